@@ -6,7 +6,6 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
-export QT_QPA_PLATFORM_TEST = offscreen
 
 .PHONY: run test bench venv clean
 
