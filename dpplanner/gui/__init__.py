@@ -1,0 +1,1 @@
+"""The desktop window: the only package that imports PySide6 and pyqtgraph."""

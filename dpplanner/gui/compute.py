@@ -1,0 +1,217 @@
+"""One compute controller, one worker thread: the latest request on each channel wins.
+
+The GUI thread hands the controller an immutable request (a frozen dataclass with a
+``request_id`` field) and a plain function ``fn(request, cancel, progress) -> result``. The
+controller stamps a fresh id on the request, cancels whatever is still running or queued on the
+same channel (through the engine's ``CancelToken``), and runs the job on its single worker thread.
+Results whose id is no longer the newest of their channel are dropped, so the order in which jobs
+finish never matters. Exceptions in ``fn`` become the ``failed`` signal; the worker keeps running.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
+
+from dpplanner.engine.types import CancelToken, Cancelled
+
+#: Minimum time between two progress signals of one job, so a tight engine loop cannot flood the
+#: GUI thread's event queue.
+PROGRESS_INTERVAL_S = 0.05
+
+ComputeFn = Callable[[Any, CancelToken, Callable[[float], None]], Any]
+
+
+@dataclass(frozen=True)
+class Job:
+    channel: str
+    request: Any
+    fn: ComputeFn
+    token: CancelToken
+
+    @property
+    def request_id(self) -> int:
+        return self.request.request_id
+
+
+class _Worker(QObject):
+    """Lives in the worker thread; runs one job at a time in the order they were queued."""
+
+    started = Signal(object)               # Job
+    finished = Signal(object, object)      # Job, result
+    failed = Signal(object, str)           # Job, message
+    cancelled = Signal(object)             # Job
+    progressed = Signal(object, float)     # Job, fraction
+
+    @Slot(object)
+    def run(self, job: Job) -> None:
+        if job.token.cancelled:            # superseded while it waited in the queue
+            self.cancelled.emit(job)
+            return
+        self.started.emit(job)
+        last = [0.0]
+
+        def progress(fraction: float) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_INTERVAL_S or fraction >= 1.0:
+                last[0] = now
+                self.progressed.emit(job, float(fraction))
+            job.token.check()
+
+        try:
+            result = job.fn(job.request, job.token, progress)
+        except Cancelled:
+            self.cancelled.emit(job)
+        except Exception as exc:  # noqa: BLE001 - every engine failure must reach the window
+            message = str(exc) or type(exc).__name__
+            if not isinstance(exc, ValueError):
+                # An unexpected failure: keep the last frame so a bug report can say where.
+                frame = traceback.extract_tb(exc.__traceback__)[-1]
+                message = f"{type(exc).__name__}: {message} ({frame.name}, line {frame.lineno})"
+            self.failed.emit(job, message)
+        else:
+            if job.token.cancelled:
+                self.cancelled.emit(job)
+            else:
+                self.finished.emit(job, result)
+
+
+class ComputeController(QObject):
+    """Owns the worker thread. Every signal is delivered on the GUI thread, only for current jobs."""
+
+    resultReady = Signal(str, object)      # channel, result
+    failed = Signal(str, str)              # channel, message
+    cancelled = Signal(str)                # channel (a job was cancelled and nothing newer is pending)
+    progressChanged = Signal(str, float)   # channel, fraction
+    busyChanged = Signal(bool)
+    _dispatch = Signal(object)
+
+    def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 100) -> None:
+        super().__init__(parent)
+        self._ids = itertools.count(1)
+        self._latest: dict[str, int] = {}
+        self._active: dict[str, Job] = {}          # newest submitted job per channel, not yet done
+        self._pending: dict[str, tuple[Any, ComputeFn]] = {}   # debounced, not yet submitted
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(debounce_ms)
+        self._debounce.timeout.connect(self._flush_debounced)
+        self._thread = QThread()
+        self._thread.setObjectName("dpplanner-compute")
+        self._worker = _Worker()
+        self._worker.moveToThread(self._thread)
+        self._dispatch.connect(self._worker.run)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.cancelled.connect(self._on_cancelled)
+        self._worker.progressed.connect(self._on_progress)
+        self._thread.start()
+        self._busy = False
+
+    # -- submitting -------------------------------------------------------------------------
+    def submit(self, channel: str, fn: ComputeFn, request: Any) -> int:
+        """Run ``fn(request)`` now on the worker; returns the id stamped on the request."""
+        self._pending.pop(channel, None)
+        return self._start(channel, fn, request)
+
+    def schedule(self, channel: str, fn: ComputeFn, request: Any) -> None:
+        """Like ``submit`` but waits for a quiet period, so a burst of edits runs once."""
+        self._pending[channel] = (request, fn)
+        # The running job on this channel is already out of date: stop it now, not in 100 ms.
+        job = self._active.get(channel)
+        if job is not None:
+            job.token.cancel()
+        self._debounce.start()
+
+    def cancel(self, channel: str | None = None) -> None:
+        """Stop the running and pending jobs of one channel (or of all channels)."""
+        channels = [channel] if channel is not None else list(set(self._active) | set(self._pending))
+        for name in channels:
+            self._pending.pop(name, None)
+            self._latest[name] = next(self._ids)   # anything still in flight is now stale
+            job = self._active.pop(name, None)
+            if job is not None:
+                job.token.cancel()
+                self.cancelled.emit(name)
+        self._update_busy()
+
+    def is_busy(self, channel: str | None = None) -> bool:
+        if channel is None:
+            return bool(self._active or self._pending)
+        return channel in self._active or channel in self._pending
+
+    def shutdown(self) -> None:
+        """Cancel everything and stop the worker thread (called when the window closes)."""
+        self._debounce.stop()
+        self._pending.clear()
+        for job in self._active.values():
+            job.token.cancel()
+        self._active.clear()
+        self._thread.quit()
+        # Jobs poll their token, so the wait is bounded by one engine loop iteration.
+        self._thread.wait()
+
+    # -- internals ---------------------------------------------------------------------------
+    def _start(self, channel: str, fn: ComputeFn, request: Any) -> int:
+        request_id = next(self._ids)
+        request = dataclasses.replace(request, request_id=request_id)
+        previous = self._active.get(channel)
+        if previous is not None:
+            previous.token.cancel()
+        job = Job(channel, request, fn, CancelToken())
+        self._latest[channel] = request_id
+        self._active[channel] = job
+        self._update_busy()
+        self._dispatch.emit(job)
+        return request_id
+
+    def _flush_debounced(self) -> None:
+        pending, self._pending = self._pending, {}
+        for channel, (request, fn) in pending.items():
+            self._start(channel, fn, request)
+
+    def _is_current(self, job: Job) -> bool:
+        return self._latest.get(job.channel) == job.request_id
+
+    def _done(self, job: Job) -> None:
+        if self._active.get(job.channel) is job:
+            del self._active[job.channel]
+        self._update_busy()
+
+    @Slot(object, object)
+    def _on_finished(self, job: Job, result: Any) -> None:
+        current = self._is_current(job)
+        self._done(job)
+        if current:
+            self.resultReady.emit(job.channel, result)
+
+    @Slot(object, str)
+    def _on_failed(self, job: Job, message: str) -> None:
+        current = self._is_current(job)
+        self._done(job)
+        if current:
+            self.failed.emit(job.channel, message)
+
+    @Slot(object)
+    def _on_cancelled(self, job: Job) -> None:
+        current = self._is_current(job)
+        self._done(job)
+        if current:
+            self.cancelled.emit(job.channel)
+
+    @Slot(object, float)
+    def _on_progress(self, job: Job, fraction: float) -> None:
+        if self._is_current(job):
+            self.progressChanged.emit(job.channel, fraction)
+
+    def _update_busy(self) -> None:
+        busy = bool(self._active or self._pending)
+        if busy != self._busy:
+            self._busy = busy
+            self.busyChanged.emit(busy)

@@ -1,0 +1,161 @@
+"""The compute controller with a fake slow engine: latest request wins, cancel works, errors surface."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import pytest
+
+from dpplanner.gui.compute import ComputeController
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    value: int
+    request_id: int = 0
+
+
+class SlowEngine:
+    """Blocks each call until released (or cancelled), recording what it saw."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.entered = threading.Event()
+        self.calls: list[int] = []
+        self.cancelled_ids: list[int] = []
+
+    def __call__(self, request, cancel, progress):
+        self.calls.append(request.value)
+        self.entered.set()
+        while not self.release.wait(0.005):
+            if cancel.cancelled:
+                self.cancelled_ids.append(request.request_id)
+            progress(0.5)       # raises Cancelled once the token is set
+        return ("result", request.value, request.request_id)
+
+
+@pytest.fixture
+def controller(qtbot):
+    ctl = ComputeController(debounce_ms=20)
+    yield ctl
+    ctl.shutdown()
+
+
+def test_result_carries_the_stamped_request_id(qtbot, controller):
+    def fast(request, cancel, progress):
+        return request.request_id, request.value * 2
+
+    with qtbot.waitSignal(controller.resultReady, timeout=5000) as blocker:
+        rid = controller.submit("evaluate", fast, FakeRequest(21))
+    assert blocker.args == ["evaluate", (rid, 42)]
+
+
+def test_newer_request_cancels_the_running_one_and_stale_results_are_dropped(qtbot, controller):
+    engine = SlowEngine()
+    results = []
+    controller.resultReady.connect(lambda channel, result: results.append(result))
+    controller.submit("evaluate", engine, FakeRequest(1))
+    assert engine.entered.wait(5)
+    second = controller.submit("evaluate", engine, FakeRequest(2))
+    # The first job sees its token cancelled while it is still running ...
+    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
+    assert second not in engine.cancelled_ids
+    engine.release.set()
+    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
+    # ... and only the second job's result reaches the window.
+    assert results == [("result", 2, second)]
+
+
+def test_stale_result_that_finishes_anyway_is_dropped(qtbot, controller):
+    """A job that ignores its token and returns late must not overwrite a newer answer."""
+    gate = threading.Event()
+    seen = []
+
+    def stubborn(request, cancel, progress):
+        if request.value == 1:
+            gate.wait(5)        # never looks at the token
+        return request.value
+
+    controller.resultReady.connect(lambda channel, result: seen.append(result))
+    controller.submit("evaluate", stubborn, FakeRequest(1))
+    controller.submit("evaluate", stubborn, FakeRequest(2))
+    gate.set()
+    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
+    qtbot.wait(50)
+    # Job 1 returned a value, but its id was stale by then: only the newest job's answer arrives.
+    assert seen == [2]
+
+
+def test_cancel_stops_the_running_job_and_reports_it(qtbot, controller):
+    engine = SlowEngine()
+    results = []
+    controller.resultReady.connect(lambda channel, result: results.append(result))
+    controller.submit("evaluate", engine, FakeRequest(7))
+    assert engine.entered.wait(5)
+    with qtbot.waitSignal(controller.cancelled, timeout=5000) as blocker:
+        controller.cancel("evaluate")
+    assert blocker.args == ["evaluate"]
+    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
+    engine.release.set()
+    qtbot.wait(50)
+    assert results == []
+    assert not controller.is_busy()
+
+
+def test_engine_error_becomes_a_signal_and_the_worker_survives(qtbot, controller):
+    def broken(request, cancel, progress):
+        raise ValueError(f"epsilons[{request.value}] = -1 is negative; allowed: eps >= 0")
+
+    with qtbot.waitSignal(controller.failed, timeout=5000) as blocker:
+        controller.submit("evaluate", broken, FakeRequest(3))
+    assert blocker.args[0] == "evaluate"
+    assert "epsilons[3]" in blocker.args[1]
+
+    with qtbot.waitSignal(controller.resultReady, timeout=5000) as blocker:
+        controller.submit("evaluate", lambda r, c, p: "alive", FakeRequest(4))
+    assert blocker.args == ["evaluate", "alive"]
+
+
+def test_unexpected_exception_message_names_the_place(qtbot, controller):
+    def buggy(request, cancel, progress):
+        return 1 / 0
+
+    with qtbot.waitSignal(controller.failed, timeout=5000) as blocker:
+        controller.submit("evaluate", buggy, FakeRequest(0))
+    assert "ZeroDivisionError" in blocker.args[1]
+    assert "buggy" in blocker.args[1]
+
+
+def test_schedule_debounces_a_burst_into_one_run(qtbot, controller):
+    calls = []
+
+    def record(request, cancel, progress):
+        calls.append(request.value)
+        return request.value
+
+    with qtbot.waitSignal(controller.resultReady, timeout=5000) as blocker:
+        for value in range(10):
+            controller.schedule("evaluate", record, FakeRequest(value))
+    assert blocker.args == ["evaluate", 9]
+    qtbot.wait(60)
+    assert calls == [9]
+
+
+def test_channels_are_independent(qtbot, controller):
+    got = {}
+    controller.resultReady.connect(lambda channel, result: got.__setitem__(channel, result))
+    controller.submit("allocate", lambda r, c, p: "alloc", FakeRequest(1))
+    controller.submit("evaluate", lambda r, c, p: "eval", FakeRequest(2))
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=5000)
+    assert got == {"allocate": "alloc", "evaluate": "eval"}
+
+
+def test_progress_reaches_the_gui_thread(qtbot, controller):
+    def steps(request, cancel, progress):
+        progress(1.0)
+        return None
+
+    with qtbot.waitSignal(controller.progressChanged, timeout=5000) as blocker:
+        controller.submit("evaluate", steps, FakeRequest(0))
+    assert blocker.args == ["evaluate", 1.0]
