@@ -1,0 +1,69 @@
+"""Concurrent composition of interactive mechanisms (formulas.md §5).
+
+Two results are reported and the better valid one is used:
+
+* Vadhan–Wang 2021 for approximate DP: (sum eps_i, sum_i e^{sum_{j<i} eps_j} delta_i), in the
+  delta-minimising order (ascending (e^{eps_i} - 1)/delta_i, queries with delta_i = 0 last);
+* Lyu 2022 / Vadhan–Zhang 2023: concurrent composition is no worse than non-interactive
+  composition, so the optimal composition result applies unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .numerics import log_expm1, round_up
+from .types import Composition
+from .validation import Plan
+
+NAME = "concurrent"
+VW = "Vadhan-Wang 2021"
+LYU_VZ = "Lyu22/VZ23 (= optimal)"
+
+
+def vadhan_wang_order(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Row order minimising the VW delta: ascending log((e^eps - 1)/delta), delta = 0 last."""
+    with np.errstate(divide="ignore"):
+        log_num = np.where(eps > 0, log_expm1(np.where(eps > 0, eps, 1.0)), -np.inf)
+        key = np.where(delta > 0, log_num - np.log(np.where(delta > 0, delta, 1.0)), np.inf)
+    return np.argsort(key, kind="stable")
+
+
+def _log_geometric(eps: float, m: int) -> float:
+    """log(sum_{j<m} e^{j eps}) = log((e^{m eps} - 1)/(e^eps - 1)), stable for any eps >= 0."""
+    if eps == 0.0:
+        return float(np.log(m))
+    return float(log_expm1(m * eps) - log_expm1(eps))
+
+
+def vadhan_wang_delta(eps: np.ndarray, delta: np.ndarray, mult: np.ndarray | None = None
+                      ) -> tuple[float, list[int]]:
+    """(total delta rounded up, order of the rows) for the VW approximate-DP bound."""
+    mult = np.ones(len(eps), dtype=np.int64) if mult is None else mult
+    order = vadhan_wang_order(eps, delta)
+    logs = []
+    prefix = 0.0
+    for i in order:
+        if delta[i] > 0:
+            logs.append(np.log(delta[i]) + prefix + _log_geometric(float(eps[i]), int(mult[i])))
+        prefix += float(mult[i]) * float(eps[i])
+    if not logs:
+        return 0.0, [int(i) for i in order]
+    log_total = float(logsumexp(logs))
+    total = np.inf if log_total > 1.0 else float(np.exp(log_total))
+    return round_up(total, rel=1e-12), [int(i) for i in order]
+
+
+def concurrent(plan: Plan, delta_g: float, sum_eps_up: float, optimal: Composition) -> Composition:
+    vw_delta, order = vadhan_wang_delta(plan.eps, plan.delta, plan.mult)
+    vw_eps = sum_eps_up if vw_delta <= delta_g else np.inf
+    extra = {VW: vw_eps, "Vadhan-Wang delta": vw_delta, "Vadhan-Wang order": order,
+             LYU_VZ: optimal.epsilon}
+    if optimal.epsilon <= vw_eps and optimal.epsilon < np.inf:
+        return Composition(NAME, optimal.epsilon, optimal.delta, epsilon_lower=optimal.epsilon_lower,
+                           detail=f"{LYU_VZ}: {optimal.detail}", extra=extra)
+    if vw_eps < np.inf:
+        return Composition(NAME, vw_eps, vw_delta, detail=VW, extra=extra)
+    return Composition(NAME, np.inf, delta_g, detail="none valid", extra=extra,
+                       reason=optimal.reason or f"Vadhan-Wang delta {vw_delta:.6g} exceeds delta_g")

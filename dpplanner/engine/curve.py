@@ -1,0 +1,141 @@
+"""Total epsilon as a function of the number of queries k, computed incrementally.
+
+Closed forms (basic, advanced, filter) come from running sums, O(K) for the whole curve; the
+optimal (and concurrent) curve comes from the optimal core's incremental prefix routine; kov and
+the repeat mode use the exact homogeneous root per k.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from .advanced import advanced_epsilon
+from .basic import basic_epsilon
+from .delta import delta_bar_from_log
+from .filters import filter_epsilon
+from .stats import prefix_sums
+from .types import CancelToken, ProgressCallback
+from .validation import THEOREMS, validate_delta_g, validate_eta, validate_plan, validate_theorems
+
+MODES = ("prefix", "repeat")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """upper[name][j]: sound total eps after ks[j] queries (nan: not applicable, inf: infeasible)."""
+
+    ks: np.ndarray
+    upper: dict
+    lower: dict
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
+            or value != int(value) or value < 1:
+        raise ValueError(f"{name} = {value!r} is not allowed; it must be a whole number >= 1")
+    return int(value)
+
+
+def sample_ks(k_total: int, points: Optional[int]) -> np.ndarray:
+    """1..K, or about ``points`` evenly spaced values of k that always include K."""
+    if points is None or points >= k_total:
+        return np.arange(1, k_total + 1, dtype=np.int64)
+    ks = np.unique(np.round(np.linspace(1, k_total, points)).astype(np.int64))
+    return ks if ks[-1] == k_total else np.append(ks, k_total)
+
+
+def _homogeneous_curve(eps: float, ks: np.ndarray, delta_bars: np.ndarray, cancel, progress):
+    from .optimal import homogeneous_bracket
+
+    upper = np.full(ks.size, np.nan)
+    lower = np.full(ks.size, np.nan)
+    for j, (k, db) in enumerate(zip(ks, delta_bars)):
+        if cancel is not None:
+            cancel.check()
+        if db < 0:
+            upper[j], lower[j] = np.inf, np.inf
+        else:
+            b = homogeneous_bracket(eps, int(k), float(db))
+            upper[j], lower[j] = b.upper, b.lower
+        if progress is not None and (j % 64 == 0 or j == ks.size - 1):
+            progress((j + 1) / ks.size)
+    return upper, lower
+
+
+def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points=None,
+          theorems=THEOREMS, eta: float = 1e-2, multiplicities=None,
+          cancel: Optional[CancelToken] = None, progress: Optional[ProgressCallback] = None) -> Curve:
+    plan = validate_plan(epsilons, deltas, multiplicities)
+    delta_g = validate_delta_g(delta_g)
+    eta = validate_eta(eta)
+    names = validate_theorems(theorems)
+    if mode not in MODES:
+        raise ValueError(f"unknown curve mode {mode!r}; known modes are {', '.join(MODES)}")
+    if points is not None:
+        points = _positive_int(points, "points")
+    if mode == "prefix":
+        k_total = plan.k if k_max is None else min(_positive_int(k_max, "k_max"), plan.k)
+        eps_seq, delta_seq = (a[:k_total] for a in plan.expanded())
+    else:
+        k_total = plan.k if k_max is None else _positive_int(k_max, "k_max")
+        eps_seq = np.full(k_total, plan.eps[0])
+        delta_seq = np.full(k_total, plan.delta[0])
+
+    ks = sample_ks(k_total, points)
+    s = prefix_sums(eps_seq, delta_seq, ks)
+    delta_bars = delta_bar_from_log(delta_g, s.log_surv)
+    delta_bars = np.atleast_1d(delta_bars)
+    upper: dict = {}
+    lower: dict = {}
+
+    # kov applies to the prefixes made only of copies of the first query.
+    same = (eps_seq == eps_seq[0]) & (delta_seq == delta_seq[0])
+    homogeneous_len = int(np.argmin(same)) if not same.all() else k_total
+    need_hom = "kov" in names or (mode == "repeat" and ({"optimal", "concurrent"} & set(names)))
+    if need_hom:
+        hom = ks <= homogeneous_len
+        h_up = np.full(ks.size, np.nan)
+        h_lo = np.full(ks.size, np.nan)
+        h_up[hom], h_lo[hom] = _homogeneous_curve(float(eps_seq[0]), ks[hom], delta_bars[hom], cancel,
+                                                  progress)
+    for name in names:
+        if cancel is not None:
+            cancel.check()
+        if name == "basic":
+            upper[name], lower[name] = basic_epsilon(s, delta_g), None
+        elif name == "advanced":
+            upper[name], lower[name] = advanced_epsilon(s, delta_g), None
+        elif name == "filter":
+            upper[name], lower[name] = filter_epsilon(s, delta_g), None
+        elif name == "kov":
+            upper[name], lower[name] = h_up.copy(), h_lo.copy()
+    if {"optimal", "concurrent"} & set(names):
+        if mode == "repeat":
+            o_up, o_lo = h_up, h_lo
+        else:
+            o_up, o_lo = _optimal_prefix(eps_seq, ks, delta_bars, eta, cancel, progress)
+        # Lyu22/VZ23: concurrent composition equals non-interactive composition; the VW21 bound
+        # (sum eps) is never smaller than the optimal one wherever both are valid.
+        for name in ("optimal", "concurrent"):
+            if name in names:
+                upper[name], lower[name] = o_up.copy(), o_lo.copy()
+    return Curve(ks=ks, upper={n: upper[n] for n in names}, lower={n: lower[n] for n in names})
+
+
+def _optimal_prefix(eps_seq, ks, delta_bars, eta, cancel, progress):
+    from .optimal import optimal_prefix_curve
+
+    up = np.full(ks.size, np.inf)
+    lo = np.full(ks.size, np.inf)
+    feasible = delta_bars >= 0  # delta_bar only shrinks with k: the feasible ks are a prefix
+    if feasible.any():
+        kf = ks[feasible]
+        u, l_ = optimal_prefix_curve(eps_seq[: int(kf[-1])], delta_bars[feasible], kf, eta,
+                                     cancel=cancel, progress=progress)
+        up[feasible], lo[feasible] = u, l_
+    return up, lo

@@ -1,0 +1,137 @@
+"""Privacy filters: composition when each query's budget may be chosen adaptively (formulas.md §6).
+
+A filter with parameters (eps_g, delta_g) runs query t only if the history including t passes
+its test; the whole interaction is then (eps_g, delta_g)-DP. Three filters:
+
+* ``basic`` (RRUV16): sum eps <= eps_g and sum delta <= delta_g;
+* ``rruv``  (RRUV16 Thm 5.1, advanced): K <= eps_g and sum delta <= delta_g/2, with
+  H = eps_g^2/(28.04 ln(1/delta_g)) (the Sherpa.ai/tutorial choice, formulas.md §10.3) and
+  delta_g < 1/e;
+* ``wrrw``  (Whitehouse–Ramdas–Rogers–Wu 2023): sqrt(2 ln(1/delta') sum eps^2) + sum eps^2 / 2
+  <= eps_g and sum delta <= delta'', where delta_g = delta' + delta''.
+
+``filter_epsilon`` answers the planning question "which eps_g must a filter be given so that it
+admits the whole plan", ``filter_admits`` the converse "how many queries does it run".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .advanced import steinke_epsilon
+from .numerics import round_down, round_up
+from .stats import Sums, prefix_sums
+from .types import Composition
+from .validation import validate_delta_g, validate_epsilon_g, validate_filter, validate_plan
+
+NAME = "filter"
+RRUV_H_CONSTANT = 28.04
+_SCAN = 2.0 ** (np.arange(0, 16 * 14 + 1) / 16.0)  # lo .. 16384 lo in steps of 2^(1/16)
+
+
+def rruv_statistic(sum_kl, sum_sq, epsilon_g, delta_g):
+    """RRUV K = sum eps(e^eps - 1)/2 + sqrt(2 (V + H)(1 + ln(V/H + 1)/2) ln(2/delta_g)), rounded up.
+
+    ``sum_kl`` is sum eps (e^eps - 1); V = sum eps^2; H = eps_g^2 / (28.04 ln(1/delta_g)).
+    """
+    sum_kl, sum_sq, eg = (np.asarray(a, dtype=float) for a in (sum_kl, sum_sq, epsilon_g))
+    h = eg * eg / (RRUV_H_CONSTANT * math.log(1 / delta_g))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_term = np.where(sum_sq > 0, np.log1p(sum_sq / h), 0.0)
+        root = np.sqrt(2 * (sum_sq + h) * (1 + 0.5 * log_term) * math.log(2 / delta_g))
+    return round_up(sum_kl / 2 + root)
+
+
+def wrrw_statistic(sum_sq, delta_prime):
+    """WRRW: sqrt(2 ln(1/delta') sum eps^2) + sum eps^2 / 2 (rounded up)."""
+    return steinke_epsilon(sum_sq, delta_prime)
+
+
+def _rruv_needed(sum_kl: np.ndarray, sum_sq: np.ndarray, delta_g: float) -> np.ndarray:
+    """Least (up to bisection width) eps_g with K(eps_g) <= eps_g; the reported end satisfies it."""
+    sum_kl, sum_sq = np.atleast_1d(sum_kl).astype(float), np.atleast_1d(sum_sq).astype(float)
+    out = np.full(sum_sq.shape, np.inf)
+    zero = sum_sq == 0
+    out[zero] = 0.0  # no privacy loss at all: any eps_g > 0 admits everything
+    idx = np.flatnonzero(~zero & np.isfinite(sum_kl))
+    if idx.size == 0:
+        return out
+    kl, v = sum_kl[idx], sum_sq[idx]
+    lo = round_down(kl / 2 + np.sqrt(2 * v * math.log(2 / delta_g)))  # K(x) >= this for every x
+    grid = lo[:, None] * _SCAN[None, :]
+    ok = rruv_statistic(kl[:, None], v[:, None], grid, delta_g) <= grid
+    found = ok.any(axis=1)
+    first = np.argmax(ok, axis=1)
+    hi = grid[np.arange(idx.size), first]
+    low = np.where(first > 0, grid[np.arange(idx.size), np.maximum(first - 1, 0)], hi)
+    for _ in range(60):  # invariant: K(hi) <= hi
+        mid = 0.5 * (low + hi)
+        good = rruv_statistic(kl, v, mid, delta_g) <= mid
+        hi = np.where(good, mid, hi)
+        low = np.where(good, low, mid)
+    out[idx] = np.where(found, hi, np.inf)
+    return out
+
+
+def filter_candidates(s: Sums, delta_g: float) -> dict[str, np.ndarray]:
+    """eps_g each filter needs to admit the queries summarised by ``s`` (inf: cannot)."""
+    basic_eps = np.where(s.sum_delta <= delta_g, s.sum_eps, np.inf)
+    if 0 < delta_g < 1 / math.e:
+        rruv = np.where(s.sum_delta <= delta_g / 2, _rruv_needed(s.sum_kl_drv, s.sum_sq, delta_g), np.inf)
+    else:
+        rruv = np.full(s.sum_eps.shape, np.inf)
+    delta_prime = round_down(delta_g - s.sum_delta)
+    with np.errstate(invalid="ignore"):
+        wrrw = np.where(delta_prime > 0, wrrw_statistic(s.sum_sq, np.where(delta_prime > 0, delta_prime, 1)),
+                        np.inf)
+    return {"basic filter": basic_eps, "RRUV advanced filter": rruv, "WRRW filter": wrrw}
+
+
+def filter_epsilon(s: Sums, delta_g: float) -> np.ndarray:
+    return np.min(np.stack(list(filter_candidates(s, delta_g).values())), axis=0)
+
+
+def filter_composition(s: Sums, delta_g: float) -> Composition:
+    values = {name: float(v[0]) for name, v in filter_candidates(s, delta_g).items()}
+    winner = min(values, key=values.get)
+    if values[winner] == np.inf:
+        return Composition(NAME, np.inf, delta_g, detail="none valid", extra=values,
+                           reason=f"the query deltas sum to {float(s.sum_delta[0]):.6g}, which leaves no "
+                                  f"room in delta_g = {delta_g:.6g} for any filter")
+    return Composition(NAME, values[winner], delta_g if winner != "basic filter" else float(s.sum_delta[0]),
+                       detail=winner, extra=values)
+
+
+def filter_admits(epsilons, deltas, epsilon_g, delta_g, *, filter="wrrw", multiplicities=None,
+                  wrrw_delta_split=None) -> int:
+    """How many of the queries, in order, the filter runs before it halts.
+
+    ``wrrw_delta_split`` is the fraction of delta_g set aside as delta'' for the queries' own deltas
+    (fixed before interaction); by default 0 when every delta_i is 0, else 1/2.
+    """
+    plan = validate_plan(epsilons, deltas, multiplicities)
+    epsilon_g = validate_epsilon_g(epsilon_g)
+    delta_g = validate_delta_g(delta_g)
+    name = validate_filter(filter)
+    eps_seq, delta_seq = plan.expanded()
+    s = prefix_sums(eps_seq, delta_seq, np.arange(1, eps_seq.size + 1))
+    if name == "basic":
+        ok = (s.sum_eps <= epsilon_g) & (s.sum_delta <= delta_g)
+    elif name == "rruv":
+        if not (0 < delta_g < 1 / math.e) or epsilon_g <= 0:
+            raise ValueError(f"the RRUV filter needs 0 < delta_g < 1/e and epsilon_g > 0, got delta_g = "
+                             f"{delta_g!r}, epsilon_g = {epsilon_g!r}")
+        ok = (rruv_statistic(s.sum_kl_drv, s.sum_sq, epsilon_g, delta_g) <= epsilon_g) \
+            & (s.sum_delta <= delta_g / 2)
+    else:
+        split = (0.0 if not np.any(delta_seq > 0) else 0.5) if wrrw_delta_split is None else float(wrrw_delta_split)
+        if not (0.0 <= split < 1.0):
+            raise ValueError(f"wrrw_delta_split = {wrrw_delta_split!r} is not allowed; it must be in [0, 1)")
+        delta_pp = delta_g * split
+        delta_prime = round_down(delta_g - delta_pp)
+        if delta_prime <= 0:
+            raise ValueError(f"the WRRW filter needs delta' = delta_g - delta'' > 0, got delta_g = {delta_g!r}")
+        ok = (wrrw_statistic(s.sum_sq, delta_prime) <= epsilon_g) & (s.sum_delta <= delta_pp)
+    return int(ok.size if ok.all() else np.argmin(ok))

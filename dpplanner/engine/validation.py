@@ -1,0 +1,131 @@
+"""All input checks of the engine, in one place.
+
+Every public engine function runs its arguments through these helpers, so a bad value gets the
+same message whichever entry point it came through: what is wrong, which query (index), the
+value, and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
+FILTERS = ("basic", "rruv", "wrrw")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated plan: row i is the query (eps[i], delta[i]) repeated mult[i] times."""
+
+    eps: np.ndarray
+    delta: np.ndarray
+    mult: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return int(self.mult.sum())
+
+    def expanded(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-query (eps, delta) in plan order with multiplicities spelled out."""
+        return np.repeat(self.eps, self.mult), np.repeat(self.delta, self.mult)
+
+    def is_homogeneous(self) -> bool:
+        return bool(np.all(self.eps == self.eps[0]) and np.all(self.delta == self.delta[0]))
+
+
+def _as_sequence(values, name: str) -> list:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise ValueError(f"{name} must be a sequence of numbers, got {values!r}")
+    if isinstance(values, np.ndarray) and values.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got an array of shape {values.shape}")
+    return list(values)
+
+
+def _as_real(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+        raise ValueError(f"{what} = {value!r} is not a number")
+    return float(value)
+
+
+def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
+                  multiplicities: Optional[Sequence[int]] = None) -> Plan:
+    eps_list = _as_sequence(epsilons, "epsilons")
+    delta_list = _as_sequence(deltas, "deltas")
+    if not eps_list:
+        raise ValueError("the plan is empty: give at least one query (epsilons has length 0)")
+    if len(delta_list) != len(eps_list):
+        raise ValueError(f"epsilons has {len(eps_list)} entries but deltas has {len(delta_list)}; "
+                         "give one delta per query")
+    eps = np.empty(len(eps_list))
+    delta = np.empty(len(eps_list))
+    for i, (e, d) in enumerate(zip(eps_list, delta_list)):
+        e = _as_real(e, f"epsilons[{i}]")
+        if math.isnan(e) or math.isinf(e) or e < 0:
+            raise ValueError(f"epsilons[{i}] = {e!r} is not allowed; each epsilon must be a finite "
+                             "number >= 0")
+        d = _as_real(d, f"deltas[{i}]")
+        if not (0.0 <= d < 1.0):
+            raise ValueError(f"deltas[{i}] = {d!r} is not allowed; each delta must be in [0, 1)")
+        eps[i], delta[i] = e, d
+    mult = np.ones(len(eps_list), dtype=np.int64)
+    if multiplicities is not None:
+        mult_list = _as_sequence(multiplicities, "multiplicities")
+        if len(mult_list) != len(eps_list):
+            raise ValueError(f"epsilons has {len(eps_list)} entries but multiplicities has "
+                             f"{len(mult_list)}; give one multiplicity per query")
+        for i, m in enumerate(mult_list):
+            m_f = _as_real(m, f"multiplicities[{i}]")
+            if not math.isfinite(m_f) or m_f != int(m_f) or m_f < 1:
+                raise ValueError(f"multiplicities[{i}] = {m!r} is not allowed; a multiplicity must be "
+                                 "a whole number >= 1")
+            mult[i] = int(m_f)
+    eps.flags.writeable = False
+    delta.flags.writeable = False
+    mult.flags.writeable = False
+    return Plan(eps, delta, mult)
+
+
+def validate_delta_g(delta_g) -> float:
+    d = _as_real(delta_g, "delta_g")
+    if not (0.0 <= d < 1.0):
+        raise ValueError(f"delta_g = {d!r} is not allowed; the target delta must be in [0, 1)")
+    return d
+
+
+def validate_epsilon_g(epsilon_g) -> float:
+    e = _as_real(epsilon_g, "epsilon_g")
+    if not math.isfinite(e) or e < 0:
+        raise ValueError(f"epsilon_g = {e!r} is not allowed; the target epsilon must be a finite "
+                         "number >= 0")
+    return e
+
+
+def validate_eta(eta) -> float:
+    e = _as_real(eta, "eta")
+    if not (e > 0) or not math.isfinite(e):
+        raise ValueError(f"eta = {e!r} is not allowed; the accuracy eta must be a finite number > 0")
+    return e
+
+
+def validate_theorem(theorem) -> str:
+    if theorem not in THEOREMS:
+        raise ValueError(f"unknown theorem {theorem!r}; known theorems are {', '.join(THEOREMS)}")
+    return theorem
+
+
+def validate_theorems(theorems) -> tuple[str, ...]:
+    names = tuple(_as_sequence(theorems, "theorems"))
+    for name in names:
+        validate_theorem(name)
+    return names
+
+
+def validate_filter(name) -> str:
+    if name not in FILTERS:
+        raise ValueError(f"unknown filter {name!r}; known filters are {', '.join(FILTERS)}")
+    return name
