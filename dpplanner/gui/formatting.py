@@ -1,0 +1,49 @@
+"""Numbers for people, rounded in the safe direction.
+
+A displayed upper bound is rounded UP and a displayed lower bound DOWN, so what the window shows
+is still a valid bound after rounding (an ε of 0.250004 must never read "0.2500").
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+
+def _round(value: float, digits: int, mode: str) -> str:
+    if math.isnan(value):
+        return "n/a"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)))
+    if -4 <= exponent < 5:
+        # fixed notation with `digits` significant digits, at least 4 decimals for small budgets
+        decimals = max(digits - 1 - exponent, 0)
+        quantum = Decimal(1).scaleb(-decimals)
+        return str(Decimal(repr(value)).quantize(quantum, rounding=mode))
+    mantissa = Decimal(repr(value)).scaleb(-exponent)
+    mantissa = mantissa.quantize(Decimal(1).scaleb(-(digits - 1)), rounding=mode)
+    if abs(mantissa) >= 10:     # rounding carried into the next power of ten
+        mantissa /= 10
+        exponent += 1
+    return f"{mantissa}e{exponent:+03d}"
+
+
+def upper(value: float, digits: int = 4) -> str:
+    """Text for an upper bound: never smaller than ``value``."""
+    return _round(value, digits, ROUND_CEILING)
+
+
+def lower(value: float, digits: int = 4) -> str:
+    """Text for a lower bound: never larger than ``value``."""
+    return _round(value, digits, ROUND_FLOOR)
+
+
+def seconds(value: float) -> str:
+    if value < 1e-3:
+        return "<1 ms"
+    if value < 1.0:
+        return f"{value * 1e3:.0f} ms"
+    return f"{value:.2f} s"

@@ -1,0 +1,123 @@
+"""What the worker thread computes: immutable requests in, immutable results out.
+
+Plain top-level functions over the engine (no Qt here), so the compute controller can run them on
+its thread and tests can swap in a fake. Each function has the controller's signature
+``fn(request, cancel, progress) -> result``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from dpplanner import engine
+from dpplanner.engine.types import CancelToken, Composition
+
+Progress = Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """Everything the results panel and the plots need, snapshotted from the plan."""
+
+    epsilons: tuple[float, ...]
+    deltas: tuple[float, ...]
+    multiplicities: tuple[int, ...]
+    delta_g: float
+    eta: float
+    curve_mode: str = "prefix"            # "prefix" or "repeat"
+    curve_k_max: Optional[int] = None     # None: the plan's own k (prefix) / k (repeat)
+    curve_points: int = 100
+    repeat_index: int = 0                 # which query "repeat" mode repeats
+    profile_points: int = 120
+    theorems: tuple[str, ...] = engine.THEOREMS
+    request_id: int = 0
+
+    @property
+    def k(self) -> int:
+        return int(sum(self.multiplicities))
+
+
+@dataclass(frozen=True)
+class EvaluateResult:
+    request_id: int
+    request: EvaluateRequest
+    totals: dict[str, Composition]
+    best: Optional[str]
+    curve: Any = None                     # engine.Curve or None when it failed
+    profile: Any = None                   # engine.Profile or None when it failed
+    problems: dict[str, str] = field(default_factory=dict)   # part -> message (curve, profile)
+
+
+def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
+    """Totals under every theorem, the cost-vs-k curve and the privacy profile of one plan."""
+    eps, dels, mult = list(request.epsilons), list(request.deltas), list(request.multiplicities)
+    totals = engine.compose_all(
+        eps, dels, request.delta_g, eta=request.eta, multiplicities=mult,
+        theorems=request.theorems, cancel=cancel, progress=_part(progress, 0.0, 0.4))
+    best = _best(totals)
+    problems: dict[str, str] = {}
+
+    curve = None
+    try:
+        if request.curve_mode == "repeat":
+            i = request.repeat_index
+            k_max = request.curve_k_max or max(request.k, 1)
+            curve = engine.curve(
+                [eps[i]], [dels[i]], request.delta_g, mode="repeat", k_max=k_max,
+                points=request.curve_points, theorems=request.theorems, cancel=cancel,
+                progress=_part(progress, 0.4, 0.8))
+        else:
+            curve = engine.curve(
+                eps, dels, request.delta_g, mode="prefix", k_max=request.curve_k_max,
+                points=request.curve_points, theorems=request.theorems, multiplicities=mult,
+                cancel=cancel, progress=_part(progress, 0.4, 0.8))
+    except engine.Cancelled:
+        raise
+    except ValueError as exc:
+        problems["curve"] = str(exc)
+
+    profile = None
+    try:
+        profile = engine.privacy_profile(
+            eps, dels, eta=max(request.eta, 1e-3), multiplicities=mult, num=request.profile_points,
+            cancel=cancel, progress=_part(progress, 0.8, 1.0))
+    except engine.Cancelled:
+        raise
+    except ValueError as exc:
+        problems["profile"] = str(exc)
+    progress(1.0)
+    return EvaluateResult(request.request_id, request, totals, best, curve, profile, problems)
+
+
+@dataclass(frozen=True)
+class AllocateRequest:
+    """A redistribution: the model's allocation request plus the undo step it belongs to."""
+
+    payload: Any                          # what plan.allocation_request() returned
+    revision: int                         # the plan revision it was taken from
+    request_id: int = 0
+
+
+@dataclass(frozen=True)
+class AllocateResult:
+    request_id: int
+    request: AllocateRequest
+    allocation: Any                       # engine.Allocation
+
+
+def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) -> AllocateResult:
+    allocation = request.payload.run(cancel=cancel, progress=progress)
+    return AllocateResult(request.request_id, request, allocation)
+
+
+def _best(totals: dict[str, Composition]) -> Optional[str]:
+    try:
+        return engine.best(totals)
+    except ValueError:
+        return None             # nothing feasible: no row gets the star
+
+
+def _part(progress: Progress, start: float, stop: float) -> Progress:
+    """Map a sub-computation's [0, 1] onto [start, stop] of the whole job."""
+    return lambda fraction: progress(start + (stop - start) * min(max(fraction, 0.0), 1.0))

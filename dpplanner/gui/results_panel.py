@@ -1,0 +1,113 @@
+"""The totals under every theorem side by side, the best valid one marked."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView, QGroupBox, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QWidget,
+)
+
+from dpplanner.engine.types import Composition
+from dpplanner.gui import formatting
+
+THEOREM_HELP = {
+    "basic": "Basic composition: the ε_i and δ_i simply add up. Always valid, also for adaptively "
+             "chosen queries.",
+    "advanced": "Advanced composition (Dwork-Rothblum-Vadhan, KOV closed form, Steinke): grows like "
+                "the square root of k, paid for with extra δ.",
+    "kov": "Optimal composition for k identical queries (Kairouz-Oh-Viswanath). Only applies when "
+           "every query has the same (ε, δ).",
+    "optimal": "Optimal composition for different queries (Murtagh-Vadhan), computed to accuracy η "
+               "with a certified bracket. The smallest valid total for a fixed plan.",
+    "concurrent": "Concurrent composition of interactive mechanisms: the same total as optimal "
+                  "composition for approximate DP.",
+    "filter": "Privacy filter: the budget a filter needs when each query's ε_i may be chosen "
+              "adaptively from earlier answers.",
+}
+COLUMNS = ("theorem", "total ε", "total δ", "certified bracket", "time")
+
+
+class ResultsPanel(QGroupBox):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Totals", parent)
+        self.setToolTip("The total privacy cost of the whole plan under every composition theorem. "
+                        "★ marks the smallest valid total.")
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table.setToolTip(self.toolTip())
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.setToolTip("What the totals were computed for.")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table)
+        layout.addWidget(self.status)
+        self._best: str | None = None
+
+    def best(self) -> str | None:
+        return self._best
+
+    def set_results(self, totals: dict[str, Composition], best: str | None, note: str = "") -> None:
+        self._best = best
+        self.table.setRowCount(len(totals))
+        bold = QFont(self.font())
+        bold.setBold(True)
+        for row, (name, comp) in enumerate(totals.items()):
+            cells = self._cells(name, comp, name == best)
+            tip = THEOREM_HELP.get(name, name)
+            if comp.detail:
+                tip += f"\n\nMethod: {comp.detail}"
+            if comp.reason:
+                tip += f"\n\n{comp.reason}"
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if name == best:
+                    item.setFont(bold)
+                if col == 0:
+                    item.setData(Qt.ItemDataRole.UserRole, name)
+                self.table.setItem(row, col, item)
+        self.table.resizeRowsToContents()
+        self.status.setText(note)
+
+    def set_stale(self, message: str) -> None:
+        """Grey the numbers out while they no longer describe the plan (computing, or failed)."""
+        self.status.setText(message)
+        for row in range(self.table.rowCount()):
+            for col in range(self.table.columnCount()):
+                item = self.table.item(row, col)
+                if item is not None:
+                    item.setForeground(self.palette().placeholderText())
+
+    def text_at(self, theorem: str, column: str) -> str:
+        col = COLUMNS.index(column)
+        for row in range(self.table.rowCount()):
+            if self.table.item(row, 0).data(Qt.ItemDataRole.UserRole) == theorem:
+                return self.table.item(row, col).text()
+        raise KeyError(f"no results row for theorem '{theorem}'")
+
+    def _cells(self, name: str, comp: Composition, is_best: bool) -> list[str]:
+        label = f"{name} ★" if is_best else name
+        if not comp.applicable:
+            return [label, "n/a", "", "does not apply (see tooltip)", ""]
+        if comp.epsilon == math.inf:
+            return [label, "infeasible", formatting.upper(comp.delta, 2), comp.reason or "",
+                    formatting.seconds(comp.seconds)]
+        bracket = ""
+        if comp.epsilon_lower is not None:
+            bracket = f"[{formatting.lower(comp.epsilon_lower)}, {formatting.upper(comp.epsilon)}]"
+        # Rounded up: the text on screen is still a valid bound.
+        return [label, formatting.upper(comp.epsilon), formatting.upper(comp.delta, 2), bracket,
+                formatting.seconds(comp.seconds)]

@@ -1,0 +1,59 @@
+"""Light/dark colours for the plots, following the system colour scheme."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication, QPalette
+
+
+@dataclass(frozen=True)
+class PlotTheme:
+    name: str
+    background: str
+    foreground: str
+    grid_alpha: float
+    budget_line: str
+    marker_line: str
+    curves: dict[str, str]      # theorem -> colour
+    bar: str
+    bar_second: str
+
+
+# Colour-blind-safe (Okabe-Ito) hues; the dark variants are lightened for contrast on dark grey.
+LIGHT = PlotTheme(
+    name="light", background="#ffffff", foreground="#303030", grid_alpha=0.25,
+    budget_line="#c0392b", marker_line="#7f7f7f",
+    curves={"basic": "#000000", "advanced": "#e69f00", "kov": "#56b4e9", "optimal": "#0072b2",
+            "concurrent": "#009e73", "filter": "#cc79a7"},
+    bar="#0072b2", bar_second="#e69f00",
+)
+DARK = PlotTheme(
+    name="dark", background="#1e1e1e", foreground="#dcdcdc", grid_alpha=0.3,
+    budget_line="#ff6b5b", marker_line="#a0a0a0",
+    curves={"basic": "#f0f0f0", "advanced": "#ffc14d", "kov": "#8fd3ff", "optimal": "#4ea8ff",
+            "concurrent": "#3fd9a4", "filter": "#f2a6d4"},
+    bar="#4ea8ff", bar_second="#ffc14d",
+)
+
+
+def is_dark() -> bool:
+    app = QGuiApplication.instance()
+    if app is None:
+        return False
+    scheme = app.styleHints().colorScheme()
+    if scheme == Qt.ColorScheme.Dark:
+        return True
+    if scheme == Qt.ColorScheme.Light:
+        return False
+    # Unknown scheme (some platforms): judge by the window colour's lightness.
+    return app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def current() -> PlotTheme:
+    return DARK if is_dark() else LIGHT
+
+
+def curve_colour(theme: PlotTheme, theorem: str) -> str:
+    return theme.curves.get(theorem, theme.foreground)
