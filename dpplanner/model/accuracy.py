@@ -1,0 +1,287 @@
+"""Error bounds of each statistic at confidence 1 - beta, and the inverse (epsilon for an error).
+
+Every bound here is a "with probability at least 1 - beta, |released - true| <= error" statement
+about the noise alone (clamping to the data bounds is the data holder's job and is not counted).
+
+Sources (formulas.md section 8):
+- Laplace tail: Y ~ Lap(b) has P[|Y| >= t b] = e^{-t} (Dwork & Roth 2014, Fact 3.7), so
+  |Y| <= b ln(1/beta) with probability exactly 1 - beta. For m coordinates released together the
+  union bound gives max |Y_j| <= b ln(m/beta) (Dwork & Roth 2014, Thm 3.8).
+- Gaussian: sigma is calibrated with the analytic Gaussian mechanism of Balle & Wang 2018 (Thm 8):
+  N(0, sigma^2) on a query of L2 sensitivity D is (eps, delta)-DP iff
+  Phi(D/(2 sigma) - eps sigma/D) - e^eps Phi(-D/(2 sigma) - eps sigma/D) <= delta. The classic
+  sigma = D sqrt(2 ln(1.25/delta))/eps (Dwork & Roth Thm A.1) is never used: it is only valid for
+  eps < 1. |N(0, sigma^2)| <= sigma Phi^{-1}(1 - beta/2) with probability exactly 1 - beta; for m
+  coordinates, the union bound uses Phi^{-1}(1 - beta/(2m)).
+- Secrecy of the sample (Balle, Barthe & Gaboardi 2018; the PSI tool's "functioning epsilon"): a
+  mechanism that is (eps', delta')-DP on a uniform sample of n out of N people is (eps, delta)-DP
+  for the population with eps' = ln(1 + (N/n)(e^eps - 1)) and delta' = (N/n) delta. The noise is
+  calibrated to the functioning (eps', delta').
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from scipy.special import log_ndtr, ndtri
+
+from .statistic import Kind, Mechanism, Neighbouring, Statistic
+
+#: Relative safety margin on the analytic-Gaussian delta, so float error in Phi never lets a sigma
+#: through whose true delta is above the target.
+_DELTA_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """How much one person can move the released values: L1 (Laplace) and L2 (Gaussian) norms,
+    over ``coordinates`` values released together, measured in ``units``."""
+
+    l1: float
+    l2: float
+    coordinates: int
+    units: str
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """The accuracy of one statistic at confidence 1 - beta.
+
+    ``error`` bounds every released coordinate at once; ``scale`` is the Laplace b or the Gaussian
+    sigma actually used; ``epsilon``/``delta`` are the functioning values the noise is calibrated to.
+    """
+
+    error: float
+    scale: float
+    coordinates: int
+    units: str
+    epsilon: float
+    delta: float
+    explanation: str
+
+
+def quantile_bins(lower: float, upper: float, granularity: float) -> int:
+    """Number of grid points of a quantile/CDF statistic: ceil((upper - lower) / granularity)."""
+    return max(1, math.ceil((upper - lower) / granularity - 1e-12))
+
+
+def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optional[int] = None
+                ) -> Sensitivity:
+    """Sensitivities of ``stat`` under the neighbouring relation (fields already validated).
+
+    Count: 1. Sum of values clamped to [a, b]: max(|a|, |b|) under add/remove, b - a under
+    replace-one. Mean and proportion with public n: (b - a)/n and 1/n (under add/remove the two
+    neighbours have n and n +- 1 records; the larger denominator makes (b - a)/n a bound for both).
+    Histogram over disjoint bins: L1 1 (add/remove) or 2 (replace-one), L2 1 or sqrt(2).
+    Quantile/CDF: we assume the noisy-CDF mechanism: the m cumulative counts at the grid points
+    lower + j * granularity are released directly with independent noise; one record changes each
+    of them by at most 1, so L1 = m and L2 = sqrt(m), under either relation.
+    """
+    replace = neighbouring is Neighbouring.REPLACE_ONE
+    kind = stat.kind
+    n = stat.n if stat.n is not None else dataset_size
+    if kind is Kind.COUNT:
+        return Sensitivity(1.0, 1.0, 1, "records")
+    if kind is Kind.SUM:
+        lo, hi = float(stat.lower), float(stat.upper)
+        d = (hi - lo) if replace else max(abs(lo), abs(hi))
+        return Sensitivity(d, d, 1, _units(stat))
+    if kind is Kind.MEAN:
+        d = (float(stat.upper) - float(stat.lower)) / _need_n(stat, n)
+        return Sensitivity(d, d, 1, _units(stat))
+    if kind is Kind.PROPORTION:
+        d = 1.0 / _need_n(stat, n)
+        return Sensitivity(d, d, 1, "proportion")
+    if kind is Kind.HISTOGRAM:
+        m = int(stat.bins)
+        return Sensitivity(2.0 if replace else 1.0, math.sqrt(2.0) if replace else 1.0, m, "records")
+    if kind is Kind.QUANTILE:
+        m = quantile_bins(float(stat.lower), float(stat.upper), float(stat.granularity))
+        return Sensitivity(float(m), math.sqrt(m), m, "records")
+    raise ValueError(f"statistic {stat.name!r}: a custom statistic has no accuracy formula")
+
+
+def _need_n(stat: Statistic, n: Optional[int]) -> int:
+    if n is None:
+        raise ValueError(f"statistic {stat.name!r} ({stat.kind.value}) needs the dataset size n: "
+                         "set it on the statistic or on the plan")
+    return int(n)
+
+
+def _units(stat: Statistic) -> str:
+    return f"units of {stat.variable}" if stat.variable else "data units"
+
+
+# --- amplification by secrecy of the sample -------------------------------------------------
+
+def functioning_epsilon(epsilon: float, ratio: float) -> float:
+    """eps' = ln(1 + ratio (e^eps - 1)) with ratio = N/n >= 1."""
+    return math.log1p(ratio * math.expm1(epsilon)) if ratio != 1.0 else epsilon
+
+
+def nominal_epsilon(functioning: float, ratio: float) -> float:
+    """Inverse of functioning_epsilon, rounded up so its functioning value is >= ``functioning``."""
+    if ratio == 1.0:
+        return functioning
+    eps = math.log1p(math.expm1(functioning) / ratio)
+    while functioning_epsilon(eps, ratio) < functioning:
+        eps = math.nextafter(eps, math.inf)
+    return eps
+
+
+# --- Laplace ---------------------------------------------------------------------------------
+
+def laplace_error(l1: float, epsilon: float, beta: float, coordinates: int = 1) -> float:
+    """(l1/eps) ln(m/beta): the max over m Laplace(l1/eps) noises, with probability >= 1 - beta."""
+    return l1 / epsilon * math.log(coordinates / beta)
+
+
+def laplace_epsilon(l1: float, error: float, beta: float, coordinates: int = 1) -> float:
+    return l1 * math.log(coordinates / beta) / error
+
+
+# --- analytic Gaussian (Balle & Wang 2018, Thm 8) ----------------------------------------------
+
+def gaussian_delta(sigma: float, l2: float, epsilon: float) -> float:
+    """The exact delta of N(0, sigma^2) noise at epsilon, computed in log space."""
+    a = l2 / (2.0 * sigma)
+    b = epsilon * sigma / l2
+    log_first = float(log_ndtr(a - b))
+    log_second = epsilon + float(log_ndtr(-a - b))
+    if log_second >= log_first:
+        return 0.0
+    return math.exp(log_first) * -math.expm1(log_second - log_first)
+
+
+def _within(sigma: float, l2: float, epsilon: float, delta: float) -> bool:
+    return gaussian_delta(sigma, l2, epsilon) * (1.0 + _DELTA_MARGIN) <= delta
+
+
+def gaussian_sigma(l2: float, epsilon: float, delta: float) -> float:
+    """The smallest sigma (up to 1e-12 relative, rounded up) with (epsilon, delta)-DP."""
+    if not delta > 0:
+        raise ValueError("the Gaussian mechanism needs delta > 0; give the statistics a share of "
+                         "delta (delta split > 0) or use the Laplace mechanism")
+    hi = l2 * (1.0 + math.sqrt(2.0 * math.log(1.25 / delta))) / epsilon
+    while not _within(hi, l2, epsilon, delta):
+        hi *= 2.0
+    lo = hi
+    while _within(lo, l2, epsilon, delta) and lo > 1e-300:
+        lo /= 2.0
+    for _ in range(200):
+        if hi - lo <= 1e-13 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if _within(mid, l2, epsilon, delta):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def gaussian_epsilon(sigma: float, l2: float, delta: float, minimum: float) -> float:
+    """The smallest epsilon (rounded up) for which N(0, sigma^2) noise is (epsilon, delta)-DP."""
+    if not delta > 0:
+        raise ValueError("the Gaussian mechanism needs delta > 0; give the statistics a share of "
+                         "delta (delta split > 0) or use the Laplace mechanism")
+    if _within(sigma, l2, minimum, delta):
+        return minimum
+    hi = max(2.0 * minimum, 1.0)
+    while not _within(sigma, l2, hi, delta):
+        hi *= 2.0
+        if hi > 1e6:
+            raise ValueError("no epsilon below 1e6 reaches that accuracy with this delta")
+    lo = minimum
+    for _ in range(200):
+        if hi - lo <= 1e-13 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if _within(sigma, l2, mid, delta):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def gaussian_error(sigma: float, beta: float, coordinates: int = 1) -> float:
+    """sigma Phi^{-1}(1 - beta/(2m)), computed from the lower tail to keep precision."""
+    return sigma * -float(ndtri(beta / (2.0 * coordinates)))
+
+
+# --- per statistic ---------------------------------------------------------------------------
+
+def accuracy(stat: Statistic, epsilon: float, delta: float, *, confidence: float,
+             neighbouring: Neighbouring, dataset_size: Optional[int] = None,
+             amplification: float = 1.0) -> Accuracy:
+    """Error of ``stat`` released with budget (epsilon, delta); amplification = N/n (1: none)."""
+    sens = sensitivity(stat, neighbouring, dataset_size)
+    beta = 1.0 - confidence
+    eps_f = functioning_epsilon(epsilon, amplification)
+    delta_f = delta * amplification
+    if stat.mechanism is Mechanism.LAPLACE:
+        scale = sens.l1 / eps_f
+        err = laplace_error(sens.l1, eps_f, beta, sens.coordinates)
+    else:
+        scale = gaussian_sigma(sens.l2, eps_f, delta_f)
+        err = gaussian_error(scale, beta, sens.coordinates)
+    return Accuracy(err, scale, sens.coordinates, sens.units, eps_f, delta_f,
+                    explain(stat, err, confidence, sens))
+
+
+def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence: float,
+                      neighbouring: Neighbouring, dataset_size: Optional[int] = None,
+                      amplification: float = 1.0, minimum: float = 1e-9) -> float:
+    """The epsilon a statistic needs so that its error at confidence 1 - beta is <= ``error``."""
+    if not (error > 0 and math.isfinite(error)):
+        raise ValueError(f"statistic {stat.name!r}: target error {error!r} is not allowed; it must "
+                         "be a finite number > 0")
+    sens = sensitivity(stat, neighbouring, dataset_size)
+    beta = 1.0 - confidence
+    if stat.mechanism is Mechanism.LAPLACE:
+        eps_f = laplace_epsilon(sens.l1, error, beta, sens.coordinates)
+        # round up so that the forward error never exceeds the target
+        while laplace_error(sens.l1, eps_f, beta, sens.coordinates) > error:
+            eps_f = math.nextafter(eps_f, math.inf)
+    else:
+        sigma = error / -float(ndtri(beta / (2.0 * sens.coordinates)))
+        eps_f = gaussian_epsilon(sigma, sens.l2, delta * amplification, minimum)
+    return max(minimum, nominal_epsilon(eps_f, amplification))
+
+
+_WHAT = {
+    Kind.COUNT: ("count", "true count"),
+    Kind.SUM: ("sum", "true sum"),
+    Kind.MEAN: ("mean", "true mean"),
+    Kind.PROPORTION: ("proportion", "true proportion"),
+}
+
+
+def format_number(x: float) -> str:
+    """Four significant digits, without scientific notation for everyday magnitudes."""
+    if x == 0 or not math.isfinite(x):
+        return str(x)
+    if 1e-4 <= abs(x) < 1e7:
+        digits = max(0, 3 - int(math.floor(math.log10(abs(x)))))
+        return f"{x:.{digits}f}"
+    return f"{x:.3e}"
+
+
+def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity) -> str:
+    """One plain-language sentence saying what the error bound means."""
+    pct = f"{confidence * 100:.6g}%"
+    e = format_number(error)
+    if stat.kind in _WHAT:
+        what, truth = _WHAT[stat.kind]
+        unit = "" if stat.kind in (Kind.COUNT, Kind.PROPORTION) else f" ({sens.units})"
+        of = f" of {stat.variable}" if stat.variable else ""
+        return (f"The released {what}{of} will differ from the {truth} by at most {e}{unit} "
+                f"with probability {pct}.")
+    if stat.kind is Kind.HISTOGRAM:
+        return (f"Every one of the {sens.coordinates} released bin counts will be within {e} of its "
+                f"true count, all at the same time, with probability {pct}.")
+    return (f"Every point of the released CDF ({sens.coordinates} grid points, step "
+            f"{format_number(float(stat.granularity))}) will be within {e} records of the true "
+            f"cumulative count, all at the same time, with probability {pct}; quantiles read off it "
+            f"are resolved to one grid step.")

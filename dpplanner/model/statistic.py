@@ -1,0 +1,192 @@
+"""The pieces of a plan: enums, sensitivity presets, the immutable Statistic and the Budget.
+
+Both Statistic and Budget are frozen dataclasses: an edit makes a new value with ``replace(...)``,
+so an undo stack only has to remember the old value. Neither checks its fields here; the rules live
+in ``dpplanner.model.validation`` and every Plan method runs them before changing anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+
+class Kind(str, enum.Enum):
+    """What a statistic releases. The value is the name used in files and on the command line."""
+
+    COUNT = "count"
+    SUM = "sum"
+    MEAN = "mean"
+    PROPORTION = "proportion"
+    HISTOGRAM = "histogram"
+    QUANTILE = "quantile"
+    CUSTOM = "custom"
+
+    @property
+    def label(self) -> str:
+        return _KIND_LABELS[self]
+
+
+_KIND_LABELS = {
+    Kind.COUNT: "Count", Kind.SUM: "Sum", Kind.MEAN: "Mean", Kind.PROPORTION: "Proportion",
+    Kind.HISTOGRAM: "Histogram", Kind.QUANTILE: "Quantile / CDF", Kind.CUSTOM: "Custom (ε, δ)",
+}
+
+#: Which metadata each kind needs (the GUI greys out the others; validation requires these).
+KIND_FIELDS: dict[Kind, tuple[str, ...]] = {
+    Kind.COUNT: (),
+    Kind.SUM: ("lower", "upper"),
+    Kind.MEAN: ("lower", "upper", "n"),
+    Kind.PROPORTION: ("n",),
+    Kind.HISTOGRAM: ("bins",),
+    Kind.QUANTILE: ("lower", "upper", "granularity"),
+    Kind.CUSTOM: ("delta",),
+}
+
+
+class Mechanism(str, enum.Enum):
+    LAPLACE = "laplace"
+    GAUSSIAN = "gaussian"
+
+    @property
+    def label(self) -> str:
+        return "Laplace" if self is Mechanism.LAPLACE else "Gaussian"
+
+
+class Neighbouring(str, enum.Enum):
+    """Which datasets count as neighbours; it changes the sensitivities by up to 2x."""
+
+    ADD_REMOVE = "add-remove"
+    REPLACE_ONE = "replace-one"
+
+    @property
+    def label(self) -> str:
+        return "add / remove one record" if self is Neighbouring.ADD_REMOVE else "replace one record"
+
+
+@dataclass(frozen=True)
+class SensitivityTier:
+    """A global-budget preset by data sensitivity, as data repositories tier their holdings."""
+
+    key: str
+    label: str
+    epsilon: float
+    delta: float
+
+
+#: The tiers used by the PSI tool and data repositories; "custom" is any other budget.
+SENSITIVITY_TIERS: tuple[SensitivityTier, ...] = (
+    SensitivityTier("no-harm", "No risk of material harm", 1.0, 1e-5),
+    SensitivityTier("material-harm", "Risk of material harm", 0.25, 1e-6),
+    SensitivityTier("serious-harm", "Risk of serious harm", 0.05, 1e-7),
+)
+TIERS_BY_KEY: dict[str, SensitivityTier] = {t.key: t for t in SENSITIVITY_TIERS}
+CUSTOM_TIER = "custom"
+
+
+def tier_for(epsilon: float, delta: float) -> str:
+    """The key of the preset matching (epsilon, delta) exactly, else "custom"."""
+    for t in SENSITIVITY_TIERS:
+        if t.epsilon == epsilon and t.delta == delta:
+            return t.key
+    return CUSTOM_TIER
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One release in the plan.
+
+    ``epsilon`` is the statistic's budget share (under redistribution the plan rescales it for free
+    statistics). ``delta`` is typed by the user only for CUSTOM statistics; a Gaussian statistic
+    gets its delta from the plan's delta split, a Laplace one has delta 0. ``repetitions`` releases
+    the same statistic that many times (each with this epsilon). ``n`` is the public number of
+    records the statistic is computed over (None: the plan's dataset size). ``extra`` holds fields
+    a newer file carried that this version does not know, so they survive a round trip.
+    """
+
+    name: str
+    variable: str = ""
+    kind: Kind = Kind.COUNT
+    mechanism: Mechanism = Mechanism.LAPLACE
+    epsilon: float = 0.1
+    delta: float = 0.0
+    weight: float = 1.0
+    held: bool = False
+    repetitions: int = 1
+    lower: Optional[float] = None
+    upper: Optional[float] = None
+    bins: Optional[int] = None
+    granularity: Optional[float] = None
+    n: Optional[int] = None
+    description: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def replace(self, **changes) -> "Statistic":
+        """A copy with some fields changed (kind/mechanism may be given as their string values)."""
+        if "kind" in changes and not isinstance(changes["kind"], Kind):
+            changes["kind"] = parse_enum(Kind, changes["kind"], "kind")
+        if "mechanism" in changes and not isinstance(changes["mechanism"], Mechanism):
+            changes["mechanism"] = parse_enum(Mechanism, changes["mechanism"], "mechanism")
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The plan-wide settings.
+
+    ``delta_split`` is the fraction of ``delta`` given to the Gaussian statistics; the rest is slack
+    for the composition theorem. ``reserve`` is the fraction of ``epsilon`` kept for future
+    releases: redistribution spends (1 - reserve) * epsilon. ``population`` (N > dataset_size n)
+    turns on secrecy-of-the-sample amplification.
+    """
+
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    delta_split: float = 0.5
+    confidence: float = 0.95
+    eta: float = 1e-3
+    theorem: str = "optimal"
+    redistribute: bool = True
+    neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
+    dataset_size: Optional[int] = None
+    population: Optional[int] = None
+    reserve: float = 0.0
+
+    def replace(self, **changes) -> "Budget":
+        if "neighbouring" in changes and not isinstance(changes["neighbouring"], Neighbouring):
+            changes["neighbouring"] = parse_enum(Neighbouring, changes["neighbouring"], "neighbouring")
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def tier(self) -> str:
+        return tier_for(self.epsilon, self.delta)
+
+    @property
+    def spendable_epsilon(self) -> float:
+        """What redistribution spends: epsilon minus the reserve."""
+        return self.epsilon * (1.0 - self.reserve)
+
+    @property
+    def delta_to_statistics(self) -> float:
+        return self.delta * self.delta_split
+
+    @property
+    def delta_slack(self) -> float:
+        return self.delta - self.delta_to_statistics
+
+    @property
+    def beta(self) -> float:
+        return 1.0 - self.confidence
+
+
+def parse_enum(cls, value, what: str):
+    """Turn a string (or member) into an enum member, or raise ValueError listing what is allowed."""
+    if isinstance(value, cls):
+        return value
+    for member in cls:
+        if value == member.value or (isinstance(value, str) and value.lower() == member.name.lower()):
+            return member
+    allowed = ", ".join(m.value for m in cls)
+    raise ValueError(f"{what} = {value!r} is not allowed; use one of: {allowed}")
