@@ -82,7 +82,7 @@ def advanced_candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, 
 
     with np.errstate(invalid="ignore"):
         out = {
-            "basic": (valid(s.sum_eps, s.sum_delta <= delta_g), s.sum_delta),
+            "basic": (valid(s.sum_eps, s.delta_fits(delta_g)), s.sum_delta),
             "DRV": (valid(drv_epsilon(s.max_eps, k, drv_delta), drv_delta > 0), delta_g_arr),
             "tanh": (valid(tanh_epsilon(s.max_eps, k, hom_bar), hom_bar > 0), delta_g_arr),
             "KOV Thm 3.5 (b)": (valid(kov35_b(s.sum_tanh, s.sum_sq, kov_bar), kov_bar > 0),

@@ -12,7 +12,7 @@ NAME = "basic"
 
 def basic_epsilon(s: Sums, delta_g: float) -> np.ndarray:
     """Sum of eps (already an upper bound); inf where sum delta_i exceeds delta_g."""
-    return np.where(s.sum_delta <= delta_g, s.sum_eps, np.inf)
+    return np.where(s.delta_fits(delta_g), s.sum_eps, np.inf)
 
 
 def basic(s: Sums, delta_g: float) -> Composition:

@@ -16,6 +16,7 @@ admits the whole plan", ``filter_admits`` the converse "how many queries does it
 
 from __future__ import annotations
 
+import decimal
 import math
 
 import numpy as np
@@ -28,6 +29,7 @@ from .validation import validate_delta_g, validate_epsilon_g, validate_filter, v
 
 NAME = "filter"
 RRUV_H_CONSTANT = 28.04
+HALF = decimal.Decimal("0.5")
 _SCAN = 2.0 ** (np.arange(0, 16 * 14 + 1) / 16.0)  # lo .. 16384 lo in steps of 2^(1/16)
 
 
@@ -77,9 +79,9 @@ def _rruv_needed(sum_kl: np.ndarray, sum_sq: np.ndarray, delta_g: float) -> np.n
 
 def filter_candidates(s: Sums, delta_g: float) -> dict[str, np.ndarray]:
     """eps_g each filter needs to admit the queries summarised by ``s`` (inf: cannot)."""
-    basic_eps = np.where(s.sum_delta <= delta_g, s.sum_eps, np.inf)
+    basic_eps = np.where(s.delta_fits(delta_g), s.sum_eps, np.inf)
     if 0 < delta_g < 1 / math.e:
-        rruv = np.where(s.sum_delta <= delta_g / 2, _rruv_needed(s.sum_kl_drv, s.sum_sq, delta_g), np.inf)
+        rruv = np.where(s.delta_fits(delta_g, HALF), _rruv_needed(s.sum_kl_drv, s.sum_sq, delta_g), np.inf)
     else:
         rruv = np.full(s.sum_eps.shape, np.inf)
     delta_prime = round_down(delta_g - s.sum_delta)
@@ -118,13 +120,13 @@ def filter_admits(epsilons, deltas, epsilon_g, delta_g, *, filter="wrrw", multip
     eps_seq, delta_seq = plan.expanded()
     s = prefix_sums(eps_seq, delta_seq, np.arange(1, eps_seq.size + 1))
     if name == "basic":
-        ok = (s.sum_eps <= epsilon_g) & (s.sum_delta <= delta_g)
+        ok = s.eps_fits(epsilon_g) & s.delta_fits(delta_g)
     elif name == "rruv":
         if not (0 < delta_g < 1 / math.e) or epsilon_g <= 0:
             raise ValueError(f"the RRUV filter needs 0 < delta_g < 1/e and epsilon_g > 0, got delta_g = "
                              f"{delta_g!r}, epsilon_g = {epsilon_g!r}")
         ok = (rruv_statistic(s.sum_kl_drv, s.sum_sq, epsilon_g, delta_g) <= epsilon_g) \
-            & (s.sum_delta <= delta_g / 2)
+            & s.delta_fits(delta_g, HALF)
     else:
         split = (0.0 if not np.any(delta_seq > 0) else 0.5) if wrrw_delta_split is None else float(wrrw_delta_split)
         if not (0.0 <= split < 1.0):
@@ -133,5 +135,5 @@ def filter_admits(epsilons, deltas, epsilon_g, delta_g, *, filter="wrrw", multip
         delta_prime = round_down(delta_g - delta_pp)
         if delta_prime <= 0:
             raise ValueError(f"the WRRW filter needs delta' = delta_g - delta'' > 0, got delta_g = {delta_g!r}")
-        ok = (wrrw_statistic(s.sum_sq, delta_prime) <= epsilon_g) & (s.sum_delta <= delta_pp)
+        ok = (wrrw_statistic(s.sum_sq, delta_prime) <= epsilon_g) & s.delta_fits(delta_pp)
     return int(ok.size if ok.all() else np.argmin(ok))
