@@ -139,7 +139,7 @@ class Budget:
     ``delta_split`` is the fraction of ``delta`` given to the Gaussian statistics; the rest is slack
     for the composition theorem. ``reserve`` is the fraction of ``epsilon`` kept for future
     releases: redistribution spends (1 - reserve) * epsilon. ``population`` (N > dataset_size n)
-    turns on secrecy-of-the-sample amplification.
+    turns on secrecy-of-the-sample amplification. ``extra`` keeps unknown file fields.
     """
 
     epsilon: float = 1.0
@@ -153,6 +153,7 @@ class Budget:
     dataset_size: Optional[int] = None
     population: Optional[int] = None
     reserve: float = 0.0
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
     def replace(self, **changes) -> "Budget":
         if "neighbouring" in changes and not isinstance(changes["neighbouring"], Neighbouring):

@@ -1,0 +1,142 @@
+"""CSV import and export of the statistics table.
+
+Export writes the editable columns (the same names as in .dpplan files) followed by derived,
+read-only columns (delta_used, functioning epsilon, error, units, explanation). Import reads the
+editable columns, ignores the derived ones, and keeps any other column as an unknown field of the
+statistic. Empty cells mean "not set". Every row goes through the same validation as the GUI.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from typing import Sequence
+
+from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
+from .plan import Plan
+from .statistic import Kind, Mechanism, Statistic, parse_enum
+from .validation import MAX_STATISTICS, PlanError, validate_statistic
+
+EDITABLE_COLUMNS = ("name", "variable", "kind", "mechanism", "epsilon", "delta", "weight", "held",
+                    "repetitions", "lower", "upper", "bins", "granularity", "n", "description")
+DERIVED_COLUMNS = ("delta_used", "functioning_epsilon", "functioning_delta", "error", "units",
+                   "explanation")
+_FLOATS = ("epsilon", "delta", "weight", "lower", "upper", "granularity")
+_INTS = ("repetitions", "bins", "n")
+_TRUE = {"true", "yes", "1", "y", "x"}
+_FALSE = {"false", "no", "0", "n", ""}
+
+
+def export_csv(plan: Plan) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(EDITABLE_COLUMNS + DERIVED_COLUMNS)
+    for s, p in zip(plan.statistics, plan.privacy_all()):
+        row = []
+        for col in EDITABLE_COLUMNS:
+            v = getattr(s, col)
+            if col in ("kind", "mechanism"):
+                v = v.value
+            elif col == "held":
+                v = "true" if v else "false"
+            row.append("" if v is None else repr(v) if isinstance(v, float) else str(v))
+        row += [repr(p.delta), repr(p.functioning_epsilon), repr(p.functioning_delta),
+                "" if p.error is None else repr(p.error), p.units, p.explanation or p.problem or ""]
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def save_csv(plan: Plan, path: str | os.PathLike) -> None:
+    try:
+        atomic_write_text(path, export_csv(plan))
+    except OSError as exc:
+        raise PlanFileError(f"{path}: cannot write the CSV file: {exc.strerror or exc}") from None
+
+
+def _cell_number(value: str, col: str, line: int, integer: bool):
+    text = value.strip()
+    if text == "":
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        raise PlanFileError(f"CSV line {line}: {col} = {value!r} is not a number") from None
+    if integer:
+        if not number.is_integer():
+            raise PlanFileError(f"CSV line {line}: {col} = {value!r} must be a whole number")
+        return int(number)
+    return number
+
+
+def parse_csv(text: str, budget=None) -> list[Statistic]:
+    """CSV text -> validated statistics (against ``budget`` if given). Raises PlanFileError."""
+    if len(text) > MAX_FILE_BYTES:
+        raise PlanFileError("the CSV file is too large")
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "name" not in [f.strip() for f in reader.fieldnames]:
+        raise PlanFileError("the CSV file needs a header row with at least a 'name' column; known "
+                            f"columns: {', '.join(EDITABLE_COLUMNS)}")
+    stats: list[Statistic] = []
+    for row in reader:
+        line = reader.line_num
+        if len(stats) >= MAX_STATISTICS:
+            raise PlanFileError(f"the CSV file has more than {MAX_STATISTICS} statistics")
+        row = {(k or "").strip(): (v if isinstance(v, str) else "") for k, v in row.items()}
+        if not any(v.strip() for v in row.values()):
+            continue
+        fields: dict = {"extra": {}}
+        for col, value in row.items():
+            if col in DERIVED_COLUMNS or col == "":
+                continue
+            if col not in EDITABLE_COLUMNS:
+                if value != "":
+                    fields["extra"][col] = value
+                continue
+            if col in _FLOATS or col in _INTS:
+                number = _cell_number(value, col, line, col in _INTS)
+                if number is not None or col in ("lower", "upper", "bins", "granularity", "n"):
+                    fields[col] = number
+            elif col == "held":
+                flag = value.strip().lower()
+                if flag not in _TRUE | _FALSE:
+                    raise PlanFileError(f"CSV line {line}: held = {value!r} must be true or false")
+                fields["held"] = flag in _TRUE
+            elif col in ("kind", "mechanism"):
+                if value.strip():
+                    try:
+                        fields[col] = parse_enum(Kind if col == "kind" else Mechanism,
+                                                 value.strip(), col)
+                    except ValueError as exc:
+                        raise PlanFileError(f"CSV line {line}: {exc}") from None
+            else:
+                fields[col] = value
+        try:
+            stats.append(validate_statistic(Statistic(**fields), len(stats), budget))
+        except PlanError as exc:
+            raise PlanFileError(f"CSV line {line}: {exc}") from None
+    return stats
+
+
+def load_csv(path: str | os.PathLike, budget=None) -> list[Statistic]:
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise PlanFileError(f"{path}: the CSV file is too large")
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise PlanFileError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise PlanFileError(f"{path}: the file is not UTF-8 text") from None
+    return parse_csv(text, budget)
+
+
+def import_csv(plan: Plan, path: str | os.PathLike, *, rebalance: bool = False) -> Sequence[Statistic]:
+    """Replace the plan's statistics with the CSV's (one "reset" event)."""
+    stats = load_csv(path, plan.budget)
+    try:
+        plan.replace_all(stats, rebalance=rebalance)
+    except PlanError as exc:
+        raise PlanFileError(f"{path}: {exc}") from None
+    return stats

@@ -1,0 +1,116 @@
+"""Regenerate the example plans in this folder: python resources/examples/generate.py
+
+The budgets are redistributed with the engine under each plan's theorem (falling back to the
+advanced theorem if the optimal engine is unavailable), so the files open already balanced.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic  # noqa: E402
+from dpplanner.model.files import save_plan  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
+
+
+def balanced(plan: Plan) -> Plan:
+    try:
+        plan.rebalance()
+    except Exception as exc:  # optimal core not available: a sound, looser theorem instead
+        print(f"  {plan.title}: {exc!s:.80}; using 'advanced'")
+        theorem = plan.budget.theorem
+        plan.set_budget(theorem="advanced", rebalance=True)
+        plan.set_budget(theorem=theorem)
+    return plan
+
+
+def psi_survey() -> Plan:
+    b = Budget(epsilon=1.0, delta=1e-6, dataset_size=2500, neighbouring=Neighbouring.REPLACE_ONE)
+    s = [
+        Statistic("respondents", "", Kind.COUNT, L, description="number of respondents"),
+        Statistic("mean age", "age", Kind.MEAN, L, lower=18, upper=100),
+        Statistic("mean income", "income", Kind.MEAN, L, lower=0, upper=250_000, weight=2.0),
+        Statistic("age histogram", "age", Kind.HISTOGRAM, L, bins=9),
+        Statistic("share employed", "employed", Kind.PROPORTION, L),
+        Statistic("median income", "income", Kind.QUANTILE, L, lower=0, upper=250_000,
+                  granularity=5000),
+        Statistic("education", "education", Kind.HISTOGRAM, G, bins=6),
+        Statistic("mean household size", "household", Kind.MEAN, G, lower=1, upper=12),
+    ]
+    return balanced(Plan(b, s, title="PSI-style survey release",
+                         description="A small release from a 2,500-person survey, as in the PSI tool."))
+
+
+def census() -> Plan:
+    b = Budget(epsilon=0.25, delta=1e-6, dataset_size=100_000, delta_split=0.5,
+               neighbouring=Neighbouring.ADD_REMOVE)
+    stats = []
+    regions = ["north", "south", "east", "west", "centre"]
+    for r in regions:
+        stats.append(Statistic(f"population {r}", "region", Kind.COUNT, L))
+        stats.append(Statistic(f"mean income {r}", "income", Kind.MEAN, G, lower=0, upper=200_000,
+                               n=15_000))
+        stats.append(Statistic(f"age pyramid {r}", "age", Kind.HISTOGRAM, L, bins=20))
+        stats.append(Statistic(f"median rent {r}", "rent", Kind.QUANTILE, L, lower=0, upper=5000,
+                               granularity=100))
+        stats.append(Statistic(f"household size {r}", "household", Kind.HISTOGRAM, G, bins=8))
+        stats.append(Statistic(f"share owners {r}", "tenure", Kind.PROPORTION, L, n=15_000))
+    for v, lo, hi in (("income", 0, 200_000), ("age", 0, 110), ("rent", 0, 5000),
+                      ("commute minutes", 0, 180)):
+        stats.append(Statistic(f"national mean {v}", v, Kind.MEAN, G, lower=lo, upper=hi, weight=2.0))
+        stats.append(Statistic(f"national total {v}", v, Kind.SUM, L, lower=lo, upper=hi))
+        stats.append(Statistic(f"national deciles {v}", v, Kind.QUANTILE, L, lower=lo, upper=hi,
+                               granularity=(hi - lo) / 100))
+    for v, bins in (("occupation", 25), ("industry", 21), ("education", 9), ("marital status", 6),
+                    ("country of birth", 40), ("language at home", 30), ("tenure", 4),
+                    ("dwelling type", 7), ("vehicles", 5), ("internet access", 3)):
+        stats.append(Statistic(f"{v} categories", v, Kind.HISTOGRAM, L, bins=bins))
+    stats.append(Statistic("total households", "household", Kind.COUNT, L, held=True, epsilon=0.005))
+    stats.append(Statistic("total persons", "all", Kind.COUNT, L, weight=0.5))
+    stats.append(Statistic("pre-released headline", "", Kind.CUSTOM, L, epsilon=0.01, delta=1e-8,
+                           held=True, description="already published; enters as custom (eps, delta)"))
+    stats.append(Statistic("share with disability", "disability", Kind.PROPORTION, G))
+    stats.append(Statistic("mean persons per dwelling", "household", Kind.MEAN, L, lower=1,
+                           upper=15))
+    stats.append(Statistic("monthly counts", "all", Kind.COUNT, L, repetitions=2, weight=0.5))
+    return balanced(Plan(b, stats, title="Census-style release",
+                         description="About 60 statistics over several variables from a 100,000-"
+                                     "record census extract (risk-of-material-harm tier)."))
+
+
+def synthetic(n_queries: int, seed: int) -> Plan:
+    rng = random.Random(seed)
+    b = Budget(epsilon=1.0, delta=1e-7, dataset_size=1_000_000, eta=1e-2)
+    stats = []
+    kinds = [Kind.COUNT, Kind.MEAN, Kind.HISTOGRAM, Kind.PROPORTION]
+    i = 0
+    while sum(s.repetitions for s in stats) < n_queries:
+        kind = kinds[i % len(kinds)]
+        mech = G if i % 5 == 0 else L
+        reps = 1 if i % 7 else 3
+        reps = min(reps, n_queries - sum(s.repetitions for s in stats))
+        extra = {"lower": 0, "upper": 1000} if kind is Kind.MEAN else {}
+        if kind is Kind.HISTOGRAM:
+            extra = {"bins": rng.randint(2, 20)}
+        stats.append(Statistic(f"query {i + 1}", f"v{i % 17}", kind, mech, weight=rng.choice(
+            [0.5, 1.0, 1.0, 2.0]), repetitions=reps, **extra))
+        i += 1
+    return balanced(Plan(b, stats, title=f"Synthetic plan with {n_queries} queries",
+                         description="Generated for performance checks (resources/examples/"
+                                     "generate.py, fixed seed)."))
+
+
+if __name__ == "__main__":
+    for name, make in (("psi-survey", psi_survey), ("census", census),
+                       ("synthetic-100", lambda: synthetic(100, 100)),
+                       ("synthetic-1000", lambda: synthetic(1000, 1000))):
+        plan = make()
+        save_plan(plan, HERE / f"{name}.dpplan")
+        print(f"{name}: {len(plan)} statistics, k = {plan.k}")
