@@ -32,3 +32,29 @@ bench: $(VENV)/.stamp-bench
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
+
+# --- packaging (packaging/, README "Build the package") -----------------------------------------
+.PHONY: package package-test package-deb deps-linux
+
+# dist/dpplanner/ + dist/dpplanner-<version>-<os>-<arch>.tar.gz (.zip on Windows, .dmg on macOS)
+package: $(VENV)/.stamp-package
+	$(PY) packaging/build.py
+
+# Builds, then runs the frozen app's --smoke-test offscreen and prints its start-up time.
+package-test: $(VENV)/.stamp-package
+	$(PY) packaging/package_test.py
+
+# Also dist/dpplanner_<version>_<arch>.deb (menu entry, icons, .dpplan file type). Linux only.
+package-deb: $(VENV)/.stamp-package
+	$(PY) packaging/build.py --deb
+
+# Debian packages Qt loads at run time, offscreen (libegl1 ... libglib2.0-0) and on an X11/Wayland
+# desktop (the xcb and wayland ones). Installed on the build machine, the second group is copied
+# into the bundle by PyInstaller; without them the package still builds and passes package-test.
+QT_DEBIAN_PACKAGES := libegl1 libgl1 libxkbcommon0 libfontconfig1 libfreetype6 libdbus-1-3 \
+	libglib2.0-0 libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 \
+	libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 \
+	libxkbcommon-x11-0 libx11-xcb1 libwayland-client0 libwayland-cursor0 libwayland-egl1
+deps-linux:
+	apt-get update
+	apt-get install -y --no-install-recommends $(QT_DEBIAN_PACKAGES)
