@@ -21,6 +21,7 @@ Sources (formulas.md section 8):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -75,9 +76,9 @@ def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optio
     replace-one. Mean and proportion with public n: (b - a)/n and 1/n (under add/remove the two
     neighbours have n and n +- 1 records; the larger denominator makes (b - a)/n a bound for both).
     Histogram over disjoint bins: L1 1 (add/remove) or 2 (replace-one), L2 1 or sqrt(2).
-    Quantile/CDF: we assume the noisy-CDF mechanism: the m cumulative counts at the grid points
-    lower + j * granularity are released directly with independent noise; one record changes each
-    of them by at most 1, so L1 = m and L2 = sqrt(m), under either relation.
+    Quantile/CDF: we assume the noisy-histogram CDF: counts of the m grid cells
+    [lower + j g, lower + (j+1) g) get independent noise like a histogram (same sensitivities), and
+    the CDF is their running sum (post-processing, no extra privacy cost); quantiles are read off it.
     """
     replace = neighbouring is Neighbouring.REPLACE_ONE
     kind = stat.kind
@@ -99,7 +100,7 @@ def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optio
         return Sensitivity(2.0 if replace else 1.0, math.sqrt(2.0) if replace else 1.0, m, "records")
     if kind is Kind.QUANTILE:
         m = quantile_bins(float(stat.lower), float(stat.upper), float(stat.granularity))
-        return Sensitivity(float(m), math.sqrt(m), m, "records")
+        return Sensitivity(2.0 if replace else 1.0, math.sqrt(2.0) if replace else 1.0, m, "records")
     raise ValueError(f"statistic {stat.name!r}: a custom statistic has no accuracy formula")
 
 
@@ -140,6 +141,35 @@ def laplace_error(l1: float, epsilon: float, beta: float, coordinates: int = 1) 
 
 def laplace_epsilon(l1: float, error: float, beta: float, coordinates: int = 1) -> float:
     return l1 * math.log(coordinates / beta) / error
+
+
+@functools.lru_cache(maxsize=4096)
+def laplace_prefix_factor(m: int, beta: float) -> float:
+    """s with P[max_J |Y_1 + ... + Y_J| >= s b] <= beta for m iid Lap(b) noises (J = 1..m).
+
+    Chernoff bound: E exp(u S_J / b) = (1 - u^2)^{-J} for |u| < 1, so
+    P[|S_J| >= s b] <= 2 exp(-u s) (1 - u^2)^{-J}, largest at J = m; the union bound over the m
+    prefixes multiplies by m. The best u solves s u^2 + 2 m u - s = 0. s is found by bisection and
+    rounded up, so the returned factor always satisfies the bound.
+    """
+    target = math.log(beta)
+
+    def log_tail(s: float) -> float:
+        u = s / (m + math.sqrt(m * m + s * s))   # the positive root, written without cancellation
+        return math.log(2.0 * m) - u * s - m * math.log1p(-u * u)
+
+    lo, hi = 0.0, 1.0
+    while log_tail(hi) > target:
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        if hi - lo <= 1e-12 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if log_tail(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 # --- analytic Gaussian (Balle & Wang 2018, Thm 8) ----------------------------------------------
@@ -212,6 +242,21 @@ def gaussian_error(sigma: float, beta: float, coordinates: int = 1) -> float:
 
 # --- per statistic ---------------------------------------------------------------------------
 
+def _laplace_factor(stat: Statistic, beta: float, m: int) -> float:
+    """error / b for Laplace noise of scale b."""
+    if stat.kind is Kind.QUANTILE:
+        # also valid: every |Y_j| <= b ln(m/beta) at once, so |S_J| <= m b ln(m/beta); this
+        # is the tighter of the two for very few cells
+        return min(laplace_prefix_factor(m, beta), m * math.log(m / beta))
+    return math.log(m / beta)
+
+
+def _gaussian_factor(stat: Statistic, beta: float, m: int) -> float:
+    """error / sigma. A CDF point is a sum of J <= m cells' noises, N(0, J sigma^2)."""
+    z = -float(ndtri(beta / (2.0 * m)))
+    return z * math.sqrt(m) if stat.kind is Kind.QUANTILE else z
+
+
 def accuracy(stat: Statistic, epsilon: float, delta: float, *, confidence: float,
              neighbouring: Neighbouring, dataset_size: Optional[int] = None,
              amplification: float = 1.0) -> Accuracy:
@@ -222,10 +267,10 @@ def accuracy(stat: Statistic, epsilon: float, delta: float, *, confidence: float
     delta_f = delta * amplification
     if stat.mechanism is Mechanism.LAPLACE:
         scale = sens.l1 / eps_f
-        err = laplace_error(sens.l1, eps_f, beta, sens.coordinates)
+        err = scale * _laplace_factor(stat, beta, sens.coordinates)
     else:
         scale = gaussian_sigma(sens.l2, eps_f, delta_f)
-        err = gaussian_error(scale, beta, sens.coordinates)
+        err = scale * _gaussian_factor(stat, beta, sens.coordinates)
     return Accuracy(err, scale, sens.coordinates, sens.units, eps_f, delta_f,
                     explain(stat, err, confidence, sens))
 
@@ -240,12 +285,13 @@ def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence
     sens = sensitivity(stat, neighbouring, dataset_size)
     beta = 1.0 - confidence
     if stat.mechanism is Mechanism.LAPLACE:
-        eps_f = laplace_epsilon(sens.l1, error, beta, sens.coordinates)
+        factor = _laplace_factor(stat, beta, sens.coordinates)
+        eps_f = sens.l1 * factor / error
         # round up so that the forward error never exceeds the target
-        while laplace_error(sens.l1, eps_f, beta, sens.coordinates) > error:
+        while sens.l1 / eps_f * factor > error:
             eps_f = math.nextafter(eps_f, math.inf)
     else:
-        sigma = error / -float(ndtri(beta / (2.0 * sens.coordinates)))
+        sigma = error / _gaussian_factor(stat, beta, sens.coordinates)
         eps_f = gaussian_epsilon(sigma, sens.l2, delta * amplification, minimum)
     return max(minimum, nominal_epsilon(eps_f, amplification))
 

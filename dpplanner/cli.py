@@ -1,0 +1,279 @@
+"""dpplanner-cli: the plan tools without a window.
+
+Every command reads a .dpplan file (or the name of a shipped example, e.g. "census"), goes
+through the same validation as the window, and prints plain text or, with --json, one JSON
+document. Exit status: 0 on success, 2 on bad input (the message goes to stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from dpplanner.model.accuracy import format_number
+from dpplanner.model.examples import example_paths
+from dpplanner.model.files import PlanFileError, load_plan, save_plan
+from dpplanner.model.plan import Plan
+from dpplanner.model.report import plan_curve, plan_totals, save_report
+from dpplanner.model.validation import ALLOCATION_THEOREMS, PlanError
+
+THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
+
+DESCRIPTION = """\
+Plan differential-privacy budgets from the command line.
+
+A plan (.dpplan file) lists the statistics you want to release from one dataset and a global
+budget (epsilon_g, delta_g). These commands show what the plan costs in total under every
+composition theorem, redistribute the budget, and export curves and reports.
+PLAN is a path to a .dpplan file or the name of a shipped example (%s).
+"""
+
+EPILOG = """\
+examples:
+  dpplanner-cli compose census                 totals under every theorem
+  dpplanner-cli allocate my.dpplan -o new.dpplan   rebalance and save
+  dpplanner-cli curve census --theorem optimal -o curve.csv
+  dpplanner-cli report census -o report.html
+  dpplanner-cli validate my.dpplan --json
+"""
+
+
+class UserError(Exception):
+    """Bad input from the user: printed on stderr, exit status 2."""
+
+
+def _finite(x) -> Optional[float]:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _load(spec: str) -> Plan:
+    path = Path(spec)
+    if not path.exists():
+        examples = example_paths()
+        stem = spec[:-len(".dpplan")] if spec.endswith(".dpplan") else spec
+        if stem in examples and path.parent == Path("."):
+            path = examples[stem]
+        else:
+            raise UserError(f"{spec}: no such file (and not an example name; examples: "
+                            f"{', '.join(examples) or 'none found'})")
+    return load_plan(path)
+
+
+def _print_json(doc) -> None:
+    print(json.dumps(doc, indent=2, allow_nan=False))
+
+
+def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [r[c].rjust(widths[c]) if c in right else r[c].ljust(widths[c]) for c in range(len(r))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _g(x, digits: int = 6) -> str:
+    if x is None:
+        return "-"
+    x = float(x)
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.{digits}g}"
+
+
+def _ms(seconds: float) -> str:
+    return "<1 ms" if seconds < 1e-3 else f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
+
+
+def _header(plan: Plan) -> str:
+    b = plan.budget
+    return (f"plan: {plan.title or '(untitled)'}: {len(plan)} statistics, k = {plan.k} queries\n"
+            f"global budget: epsilon = {b.epsilon:g}, delta = {b.delta:g}"
+            + (f" (reserve {b.reserve:.0%}: spend {b.spendable_epsilon:g})" if b.reserve else ""))
+
+
+# --- commands ----------------------------------------------------------------------------------
+
+def cmd_compose(args) -> int:
+    plan = _load(args.plan)
+    totals, best = plan_totals(plan, args.theorem or None)
+    if args.json:
+        _print_json({"plan": plan.title, "statistics": len(plan), "k": plan.k,
+                     "epsilon_g": plan.budget.epsilon, "delta_g": plan.budget.delta, "best": best,
+                     "totals": {n: {"epsilon": _finite(c.epsilon), "delta": _finite(c.delta),
+                                    "epsilon_lower": _finite(c.epsilon_lower),
+                                    "applicable": c.applicable, "feasible": c.feasible,
+                                    "detail": c.detail, "reason": c.reason,
+                                    "seconds": c.seconds} for n, c in totals.items()}})
+        return 0
+    rows = [["theorem", "total eps", "total delta", "certified bracket", "time", "detail"]]
+    for name, c in totals.items():
+        bracket = (f"[{_g(c.epsilon_lower)}, {_g(c.epsilon)}]" if c.epsilon_lower is not None
+                   and c.applicable else "")
+        note = c.reason if (c.reason or not c.applicable) else c.detail
+        rows.append([name + (" *" if name == best else ""), _g(c.epsilon), _g(c.delta, 3), bracket,
+                     _ms(c.seconds), note or ""])
+    print(_header(plan))
+    print(_table(rows, right=(1, 2)))
+    if best:
+        eps = totals[best].epsilon
+        print(f"* best valid total: {best}, epsilon = {_g(eps)} "
+              f"({eps / plan.budget.epsilon:.1%} of the global epsilon)")
+    return 0
+
+
+def cmd_allocate(args) -> int:
+    plan = _load(args.plan)
+    if args.theorem:
+        plan.set_budget(theorem=args.theorem)
+    plan.rebalance()
+    if args.output:
+        save_plan(plan, args.output)
+    privacy = plan.privacy_all()
+    if args.json:
+        _print_json({"plan": plan.title, "theorem": plan.budget.theorem,
+                     "epsilon_g": plan.budget.epsilon, "delta_g": plan.budget.delta,
+                     "spent_epsilon": _finite(plan.total().epsilon), "saved_to": args.output,
+                     "statistics": [{"name": s.name, "kind": s.kind.value,
+                                     "mechanism": s.mechanism.value, "held": s.held,
+                                     "repetitions": s.repetitions, "epsilon": p.epsilon,
+                                     "delta": p.delta, "error": _finite(p.error), "units": p.units,
+                                     "explanation": p.explanation or p.problem}
+                                    for s, p in zip(plan.statistics, privacy)]})
+        return 0
+    print(_header(plan))
+    rows = [["#", "name", "kind", "mech", "epsilon", "delta", "reps", "held", "error", "units"]]
+    for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
+        rows.append([str(i + 1), s.name, s.kind.value, s.mechanism.value[:3], _g(p.epsilon),
+                     _g(p.delta, 3), str(s.repetitions), "H" if s.held else "",
+                     format_number(p.error) if p.error is not None else "-", p.units])
+    print(_table(rows, right=(0, 4, 5, 6, 8)))
+    total = plan.total()
+    print(f"spent under {plan.budget.theorem}: epsilon = {_g(total.epsilon)} of "
+          f"{plan.budget.spendable_epsilon:g}")
+    if args.output:
+        print(f"saved to {args.output}")
+    return 0
+
+
+def cmd_curve(args) -> int:
+    plan = _load(args.plan)
+    curve = plan_curve(plan, args.theorem or None, points=args.points)
+    names = list(curve.upper)
+    if args.json:
+        _print_json({"k": [int(k) for k in curve.ks],
+                     "upper": {n: [_finite(v) for v in curve.upper[n]] for n in names},
+                     "lower": {n: None if curve.lower.get(n) is None else
+                               [_finite(v) for v in curve.lower[n]] for n in names}})
+        return 0
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["k"] + names)
+    for j, k in enumerate(curve.ks):
+        writer.writerow([int(k)] + [repr(float(curve.upper[n][j])) for n in names])
+    if args.output:
+        from dpplanner.model.files import atomic_write_text
+        try:
+            atomic_write_text(args.output, buf.getvalue())
+        except OSError as exc:
+            raise UserError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
+        print(f"wrote {len(curve.ks)} rows x {len(names)} theorems to {args.output}")
+    else:
+        sys.stdout.write(buf.getvalue())
+    return 0
+
+
+def cmd_report(args) -> int:
+    plan = _load(args.plan)
+    save_report(plan, args.output)
+    if args.json:
+        _print_json({"report": args.output, "statistics": len(plan), "k": plan.k})
+    else:
+        print(f"wrote {args.output} ({len(plan)} statistics, k = {plan.k})")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    plan = _load(args.plan)
+    warnings = plan.warnings()
+    problems = [f"statistic {i + 1} ({s.name}): {p.problem}"
+                for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())) if p.problem]
+    if args.json:
+        _print_json({"valid": True, "statistics": len(plan), "k": plan.k,
+                     "warnings": warnings + problems})
+    else:
+        print(f"{args.plan}: valid: {len(plan)} statistics, k = {plan.k} queries")
+        for w in warnings + problems:
+            print(f"warning: {w}")
+    return 0
+
+
+# --- parser ------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    names = ", ".join(example_paths()) or "none found"
+    parser = argparse.ArgumentParser(prog="dpplanner-cli", description=DESCRIPTION % names,
+                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name, help_text, func):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("plan", metavar="PLAN", help=".dpplan file or example name")
+        p.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+        p.set_defaults(func=func)
+        return p
+
+    p = add("compose", "total epsilon and delta of the plan under every composition theorem "
+            "(certified bracket and time; the best valid one marked *)", cmd_compose)
+    p.add_argument("--theorem", action="append", choices=THEOREMS,
+                   help="only this theorem (repeatable; default: all)")
+    p = add("allocate", "redistribute the global budget over the free statistics (held ones keep "
+            "their epsilon) and print each statistic's epsilon, delta and error", cmd_allocate)
+    p.add_argument("-o", "--output", metavar="OUT", help="save the rebalanced plan to OUT")
+    p.add_argument("--theorem", choices=ALLOCATION_THEOREMS,
+                   help="theorem to spend the budget under (default: the plan's)")
+    p = add("curve", "total epsilon of the first k queries (plan order) for k = 1..K, as CSV",
+            cmd_curve)
+    p.add_argument("--theorem", action="append", choices=THEOREMS,
+                   help="only this theorem (repeatable; default: all)")
+    p.add_argument("-o", "--output", metavar="CSV", help="write the CSV here instead of stdout")
+    p.add_argument("--points", type=int, default=100,
+                   help="evaluate at about this many k values (default 100)")
+    p = add("report", "write a self-contained HTML report (budgets, errors, totals, plot)", cmd_report)
+    p.add_argument("-o", "--output", metavar="HTML", required=True, help="where to write the report")
+    add("validate", "check a plan file and print warnings", cmd_validate)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed usage/help
+        return int(exc.code or 0)
+    if getattr(args, "points", None) is not None and args.points < 2:
+        print("dpplanner-cli: error: --points must be at least 2", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except (UserError, PlanFileError, PlanError) as exc:
+        print(f"dpplanner-cli: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # engine input checks (e.g. an inapplicable theorem)
+        print(f"dpplanner-cli: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
