@@ -12,7 +12,9 @@ QT_MODULES = ("PySide6", "pyqtgraph", "shiboken6")
 def test_engine_and_model_import_no_qt():
     packages = ["dpplanner.engine"]
     if importlib.util.find_spec("dpplanner.model") is not None:
-        packages.append("dpplanner.model")
+        # every model module (files, CSV, report) and the command line must stay Qt-free too
+        packages += ["dpplanner.model", "dpplanner.model.files", "dpplanner.model.csvio",
+                     "dpplanner.model.report", "dpplanner.model.examples", "dpplanner.cli"]
     code = (
         "import sys\n"
         + "".join(f"import {p}\n" for p in packages)
