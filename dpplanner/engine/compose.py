@@ -104,10 +104,12 @@ def compose_all(epsilons, deltas, delta_g, eta: float = 1e-3, multiplicities=Non
         if progress is not None:
             def sub(f, j=j):
                 progress((j + min(max(f, 0.0), 1.0)) / len(names))
+        start = time.perf_counter()
         try:
             results[name] = _timed(name, plan, delta_g, eta, cancel, sub, cache)
         except NotApplicable as exc:
-            results[name] = Composition(name, math.nan, delta_g, applicable=False, reason=str(exc))
+            results[name] = Composition(name, math.nan, delta_g, applicable=False, reason=str(exc),
+                                        seconds=time.perf_counter() - start)
         if progress is not None:
             progress((j + 1) / len(names))
     return results

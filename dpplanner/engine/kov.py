@@ -61,9 +61,9 @@ def kov_grid_epsilon(eps: float, k: int, delta_bar_value: float) -> float:
 
 
 def kov(plan: Plan, delta_g: float) -> Composition:
+    require_homogeneous(plan)
     from .optimal import homogeneous_bracket  # the optimal core (engine/optimal/)
 
-    require_homogeneous(plan)
     db = delta_bar(delta_g, plan.delta, plan.mult)
     if db < 0:
         forced = float(total_delta_up(0.0, log_survival(plan.delta, plan.mult)))

@@ -34,7 +34,7 @@ def _eps_grid(eps_values, num, sum_eps: float) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"eps_values[{i}] = {values[i]!r} is not allowed; each must be a finite number >= 0")
+        raise ValueError(f"eps_values[{i}] = {float(values[i])!r} is not allowed; each must be a finite number >= 0")
     return values
 
 

@@ -1,0 +1,97 @@
+"""kov (§3) and optimal (§4) through the public API: §9 vectors and the oracle."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpplanner.engine import compose, delta_for_epsilon, privacy_profile
+from dpplanner.engine.kov import kov_grid_epsilon
+
+import composition_oracle as oracle
+
+
+@pytest.mark.parametrize("eps, delta, k, delta_g, grid, continuous", [
+    (0.1, 0.0, 100, 1e-6, 4.8, 4.774567588),
+    (1.0, 0.0, 10, 1e-5, 10.0, 9.999770635),
+    (0.001, 0.0, 500, 1e-6, 0.08, 0.07978885417),
+    (1.0, 0.001, 30, 0.06, 22.0, 21.70961262),
+    (1.0, 0.001, 30, 0.1, 20.0, 19.81737917),
+    (0.1, 1e-9, 100, 1e-6, 4.8, 4.787723761),
+])
+def test_kov_vectors(eps, delta, k, delta_g, grid, continuous):
+    r = compose([eps], [delta], delta_g, "kov", multiplicities=[k])
+    assert r.epsilon >= continuous * (1 - 1e-9)
+    assert r.epsilon == pytest.approx(continuous, rel=1e-8)
+    assert r.epsilon_lower <= r.epsilon and r.epsilon_lower == pytest.approx(continuous, rel=1e-8)
+    assert r.extra["grid (Thm 3.3)"] == pytest.approx(grid, rel=1e-12)
+    assert r.delta == delta_g
+
+
+def test_kov_infeasible_vector():
+    r = compose([0.1], [1e-7], 1e-6, "kov", multiplicities=[100])
+    assert r.epsilon == math.inf and "too small" in r.reason
+
+
+def test_kov_grid_is_never_below_continuous():
+    for eps, k, dg in [(0.3, 40, 1e-5), (0.05, 200, 1e-8), (2.0, 7, 1e-3)]:
+        cont = compose([eps], [0.0], dg, "kov", multiplicities=[k]).epsilon
+        assert kov_grid_epsilon(eps, k, dg) >= cont * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("eps, deltas, delta_g, exact", [
+    ([0.1] * 5 + [0.5] * 5, [0.0] * 10, 1e-5, 2.997312688),
+    ([0.1] * 5 + [0.5] * 5, [0.0] * 10, 1e-2, 2.469764492),
+    ([0.2, 0.4, 0.7], [1e-6] * 3, 1e-5, 1.299968174),
+    ([0.01] * 50 + [0.05] * 50, [0.0] * 100, 1e-6, 1.527469144),
+    ([0.013] * 50 + [0.047] * 50, [0.0] * 100, 1e-6, 1.458584073),
+])
+@pytest.mark.parametrize("eta", [1e-1, 1e-3])
+def test_optimal_vectors_are_bracketed(eps, deltas, delta_g, exact, eta):
+    r = compose(eps, deltas, delta_g, "optimal", eta=eta)
+    assert r.epsilon >= exact * (1 - 1e-9)
+    assert r.epsilon_lower <= exact * (1 + 1e-9)
+    assert r.epsilon - exact <= eta * (1 + 1e-9)
+    assert r.delta == delta_g
+
+
+def test_optimal_with_multiplicities_equals_expanded():
+    a = compose([0.1, 0.5], [0.0, 1e-7], 1e-5, "optimal", eta=1e-3, multiplicities=[5, 5])
+    b = compose([0.1] * 5 + [0.5] * 5, [0.0] * 5 + [1e-7] * 5, 1e-5, "optimal", eta=1e-3)
+    exact = float(oracle.opt_comp([0.1, 0.5], [0.0, 1e-7], 1e-5, [5, 5]))
+    for r in (a, b):
+        assert r.epsilon_lower <= exact <= r.epsilon <= exact + 1e-3
+
+
+def test_homogeneous_optimal_delta_vector():
+    up, lo = delta_for_epsilon([0.1], [0.0], 4.0, multiplicities=[100])
+    assert lo <= 3.422312319e-5 * (1 + 1e-9)
+    assert up >= 3.422312319e-5 * (1 - 1e-9)
+    assert up == pytest.approx(3.422312319e-5, rel=1e-2)
+
+
+def test_privacy_profile_includes_query_deltas_and_is_sound():
+    eps, deltas = [0.2, 0.4, 0.7], [1e-6] * 3
+    p = privacy_profile(eps, deltas, eta=1e-3, eps_values=[0.5, 1.0, 1.299968174, 1.3, 2.0])
+    assert p.eps.tolist() == [0.5, 1.0, 1.299968174, 1.3, 2.0]
+    assert (p.delta_lower <= p.delta_upper).all()
+    # at eps = 1.299968174 (10 s.f.) the exact total delta is 1e-5 (§9 vector)
+    assert p.delta_upper[2] == pytest.approx(1e-5, rel=1e-5) and p.delta_lower[2] == pytest.approx(1e-5, rel=1e-5)
+    # beyond sum eps only the queries' own deltas remain: 1 - (1 - 1e-6)^3
+    forced = -math.expm1(3 * math.log1p(-1e-6))
+    assert p.delta_upper[4] >= forced * (1 - 1e-12) and p.delta_upper[4] == pytest.approx(forced, rel=1e-9)
+    for j, e in enumerate(p.eps):
+        exact_bar = oracle.opt_delta(eps, e)
+        exact_total = 1 - (1 - exact_bar) * (1 - oracle.mp.mpf("1e-6")) ** 3
+        assert p.delta_lower[j] <= exact_total * (1 + 1e-12) and p.delta_upper[j] >= exact_total * (1 - 1e-12)
+
+
+def test_privacy_profile_default_grid_and_monotone():
+    p = privacy_profile([0.1, 0.3], [0.0, 0.0], num=50)
+    assert p.eps.size == 50 and p.eps[0] == 0 and p.eps[-1] == pytest.approx(0.4, rel=1e-12)
+    assert (p.delta_upper[:-1] >= p.delta_upper[1:] - 1e-15).all()
+    with pytest.raises(ValueError, match=r"num = 1 is not allowed"):
+        privacy_profile([0.1], [0.0], num=1)
+    with pytest.raises(ValueError, match=r"eps_values\[1\] = -1.0 is not allowed"):
+        privacy_profile([0.1], [0.0], eps_values=[0.1, -1.0])
