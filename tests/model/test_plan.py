@@ -1,0 +1,321 @@
+"""Plan rules, notifications, snapshots and redistribution (including the refusals)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from dpplanner import engine
+from dpplanner.model import (BUDGET_RULES, FIELD_RULES, AllocationRequest, Budget, Kind, Mechanism,
+                             Neighbouring, Plan, PlanError, PlanEvent, Statistic)
+
+L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
+
+
+def _plan(theorem="basic", **budget):
+    b = Budget(epsilon=1.0, delta=1e-6, dataset_size=10_000, theorem=theorem, **budget)
+    stats = [Statistic("count", epsilon=0.2),
+             Statistic("mean", "income", Kind.MEAN, G, epsilon=0.3, lower=0, upper=100),
+             Statistic("hist", "age", Kind.HISTOGRAM, epsilon=0.1, bins=10, weight=2.0)]
+    return Plan(b, stats)
+
+
+class Recorder:
+    def __init__(self, plan):
+        self.events: list[PlanEvent] = []
+        plan.subscribe(self.events.append)
+
+
+def _assert_refused(plan, rec, call, match):
+    before = plan.snapshot()
+    revision = plan.revision
+    with pytest.raises(PlanError, match=match):
+        call()
+    assert plan.snapshot() == before and plan.revision == revision and rec.events == []
+
+
+# --- construction and validation --------------------------------------------------------------
+
+def test_bad_statistic_is_refused_naming_row_and_range_and_plan_is_unchanged():
+    plan = _plan()
+    rec = Recorder(plan)
+    bad = plan[1].replace(epsilon=-1.0)
+    _assert_refused(plan, rec, lambda: plan.update_statistic(1, bad),
+                    r"statistic 2 \('mean'\): epsilon = -1.0 is not allowed; it must be a number in "
+                    r"\(0, 100\]")
+    _assert_refused(plan, rec, lambda: plan.insert(0, Statistic("")), "name must be a non-empty")
+    _assert_refused(plan, rec, lambda: plan.insert(0, Statistic("h", kind=Kind.HISTOGRAM)),
+                    "histogram statistic needs number of bins")
+    _assert_refused(plan, rec, lambda: plan.update_statistic(
+        1, plan[1].replace(lower=5, upper=5)), "lower bound 5 must be below the upper bound 5")
+    _assert_refused(plan, rec, lambda: plan.remove(7), "row 7 does not exist")
+    _assert_refused(plan, rec, lambda: plan.insert(0, Statistic("r", repetitions=2.5)),
+                    "repetitions = 2.5 is not allowed; it must be a whole number")
+
+
+def test_field_rules_are_the_single_source_of_limits():
+    rule = FIELD_RULES["epsilon"]
+    assert rule.minimum == 0 and not rule.min_inclusive and rule.maximum == 100
+    assert BUDGET_RULES["confidence"].describe() == "a number in [0.5, 1)"
+    with pytest.raises(PlanError, match="weight = 0 is not allowed"):
+        FIELD_RULES["weight"].check(0, "statistic 1")
+
+
+def test_budget_rules():
+    plan = _plan()
+    rec = Recorder(plan)
+    _assert_refused(plan, rec, lambda: plan.set_budget(delta=1e-4),
+                    r"global delta = 0.0001 is not allowed for a dataset of n = 10000 records; delta "
+                    r"must be below 1/n")
+    _assert_refused(plan, rec, lambda: plan.set_budget(population=5000),
+                    "population N = 5000 must be larger than the dataset size")
+    _assert_refused(plan, rec, lambda: plan.set_budget(delta=0.0),
+                    "uses the Gaussian mechanism, which needs delta > 0")
+    _assert_refused(plan, rec, lambda: plan.set_budget(theorem="filter"),
+                    "theorem = 'filter' is not allowed for redistribution")
+    _assert_refused(plan, rec, lambda: plan.set_budget(dataset_size=None),
+                    "a mean statistic needs dataset size n")
+    _assert_refused(plan, rec, lambda: plan.apply_tier("bogus"), "unknown sensitivity tier")
+
+
+def test_epsilon_warning_and_tiers():
+    plan = _plan()
+    assert plan.warnings() == []
+    plan.set_budget(epsilon=2.0)
+    assert "above 1" in plan.warnings()[0]
+    plan.apply_tier("serious-harm")
+    assert (plan.budget.epsilon, plan.budget.delta, plan.budget.tier) == (0.05, 1e-7, "serious-harm")
+    plan.set_budget(epsilon=0.07)
+    assert plan.budget.tier == "custom"
+
+
+def test_delta_split_goes_to_gaussian_releases_only():
+    plan = _plan(delta_split=0.4)
+    plan.insert(0, Statistic("g2", kind=Kind.HISTOGRAM, mechanism=G, bins=3, repetitions=3))
+    deltas = plan.deltas()
+    share = 1e-6 * 0.4 / 4                  # four Gaussian releases (1 + 3 repetitions)
+    assert deltas == pytest.approx([share, 0.0, share, 0.0])
+    assert plan.budget.delta_slack == pytest.approx(0.6e-6)
+    inp = plan.composition_inputs()
+    assert inp.multiplicities == (3, 1, 1, 1) and inp.delta_g == 1e-6
+
+
+def test_custom_deltas_must_fit_in_the_slack():
+    plan = _plan()
+    rec = Recorder(plan)
+    _assert_refused(plan, rec, lambda: plan.append(Statistic("pre", kind=Kind.CUSTOM, delta=6e-7)),
+                    "custom statistics' deltas add up to 6e-07, more than the delta slack 5e-07")
+    plan.append(Statistic("pre", kind=Kind.CUSTOM, delta=4e-7, epsilon=0.05))
+    assert plan.deltas()[-1] == 4e-7 and plan.privacy(3).error is None
+
+
+def test_amplification_refuses_functioning_delta_at_least_one():
+    plan = Plan(Budget(epsilon=1, delta=0.4, dataset_size=2, delta_split=0.99),
+                [Statistic("g", kind=Kind.HISTOGRAM, mechanism=G, bins=2)])
+    rec = Recorder(plan)
+    _assert_refused(plan, rec, lambda: plan.set_budget(population=6),
+                    r"functioning delta 1.19 is >= 1")
+
+
+def test_amplification_shows_functioning_epsilon():
+    plan = _plan()
+    before = plan.privacy(0)
+    plan.set_budget(population=100_000)
+    after = plan.privacy(0)
+    assert after.epsilon == before.epsilon == 0.2
+    assert after.functioning_epsilon == pytest.approx(math.log1p(10 * math.expm1(0.2)))
+    assert after.error < before.error
+
+
+# --- notifications and snapshots -------------------------------------------------------------------
+
+def test_events_say_what_changed():
+    plan = _plan()
+    rec = Recorder(plan)
+    plan.insert(1, Statistic("new"))
+    plan.update_statistic(2, plan[2].replace(weight=3.0))
+    plan.move(0, 3)
+    plan.remove(1)
+    plan.set_budget(confidence=0.9)
+    plan.replace_all([Statistic("only")])
+    assert rec.events == [PlanEvent("inserted", (1,)), PlanEvent("changed", (2,)),
+                          PlanEvent("moved", (0, 3), source=0, destination=3),
+                          PlanEvent("removed", (1,)), PlanEvent("budget"), PlanEvent("reset")]
+    plan.unsubscribe(rec.events.append)
+    plan.append(Statistic("quiet"))
+    assert len(rec.events) == 6
+
+
+def test_move_reorders():
+    plan = _plan()
+    plan.move(0, 2)
+    assert [s.name for s in plan] == ["mean", "hist", "count"]
+
+
+def test_snapshot_restore_is_exact_and_statistics_are_immutable():
+    plan = _plan()
+    snap = plan.snapshot()
+    plan.update_statistic(0, plan[0].replace(name="renamed", epsilon=0.9))
+    plan.set_budget(epsilon=0.5)
+    rec = Recorder(plan)
+    plan.restore(snap)
+    assert plan.snapshot() == snap and rec.events == [PlanEvent("reset")]
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign"):
+        plan[0].epsilon = 1.0  # type: ignore[misc]
+
+
+def test_kind_and_mechanism_accept_their_names():
+    s = Statistic("x").replace(kind="histogram", mechanism="gaussian", bins=4)
+    assert (s.kind, s.mechanism) == (Kind.HISTOGRAM, G)
+    with pytest.raises(ValueError, match="kind = 'pie' is not allowed; use one of: count, sum"):
+        Statistic("x").replace(kind="pie")
+
+
+# --- redistribution ---------------------------------------------------------------------------------
+
+def _spent_basic(plan):
+    return sum(s.epsilon * s.repetitions for s in plan)
+
+
+def test_rebalance_spends_the_budget_with_weights_and_holds():
+    plan = _plan()
+    plan.update_statistic(0, plan[0].replace(held=True, epsilon=0.2))
+    plan.rebalance()
+    assert plan[0].epsilon == 0.2
+    assert plan[2].epsilon == pytest.approx(2 * plan[1].epsilon, rel=1e-9)   # weight 2 vs 1
+    assert _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
+    assert _spent_basic(plan) <= 1.0 + 1e-12
+
+
+def test_reserve_keeps_part_of_the_budget():
+    plan = _plan(reserve=0.25)
+    plan.rebalance()
+    assert _spent_basic(plan) == pytest.approx(0.75, rel=1e-6)
+
+
+def test_rebalance_on_edit_is_atomic_and_notifies_once_per_part():
+    plan = _plan()
+    rec = Recorder(plan)
+    plan.append(Statistic("extra"), rebalance=True)
+    assert _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
+    assert rec.events[0] == PlanEvent("inserted", (3,))
+    assert rec.events[1].kind == "changed" and len(rec.events) == 2
+
+
+def test_held_statistics_alone_over_budget_are_refused_by_name():
+    plan = _plan()
+    plan.update_statistic(0, plan[0].replace(held=True, epsilon=0.6))
+    rec = Recorder(plan)
+    too_much = plan[2].replace(held=True, epsilon=0.5)
+    with pytest.raises(PlanError, match=r"release \(or lower\) some of: 1 \('count'\), 3 \('hist'\)") as info:
+        plan.update_statistic(2, too_much, rebalance=True)
+    assert info.value.held_indices == (0, 2)
+    assert rec.events == [] and plan[2].held is False
+    _assert_refused(plan, rec, lambda: plan.update_statistic(2, too_much, rebalance=True),
+                    "the held statistics alone need epsilon 1.1")
+
+
+def test_at_least_one_statistic_stays_free():
+    plan = _plan()
+    rec = Recorder(plan)
+    plan.update_statistics({0: plan[0].replace(held=True), 1: plan[1].replace(held=True)})
+    rec.events.clear()
+    _assert_refused(plan, rec, lambda: plan.update_statistic(2, plan[2].replace(held=True),
+                                                             rebalance=True),
+                    "every statistic is held: at least one must stay free")
+
+
+def test_target_error_edit_holds_that_statistic_for_the_update():
+    plan = _plan()
+    plan.rebalance()
+    target = plan.privacy(0).error / 2           # twice as accurate
+    plan.set_target_error(0, target, rebalance=True)
+    assert plan.privacy(0).error <= target * (1 + 1e-12)
+    assert plan.privacy(0).error == pytest.approx(target, rel=1e-9)
+    assert plan[0].held is False                  # held only for that update
+    assert _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_custom_statistic_has_no_target_error():
+    plan = _plan()
+    plan.append(Statistic("pre", kind=Kind.CUSTOM, epsilon=0.05))
+    with pytest.raises(PlanError, match="is custom: type its epsilon directly"):
+        plan.epsilon_for_error(3, 1.0)
+
+
+def test_allocation_request_and_apply_for_a_worker_thread():
+    plan = _plan()
+    plan.update_statistic(0, plan[0].replace(held=True))
+    req = plan.allocation_request()
+    assert isinstance(req, AllocationRequest) and req.held == (True, False, False)
+    assert req.epsilon_g == 1.0 and req.theorem == "basic" and req.revision == plan.revision
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign"):
+        req.epsilon_g = 2.0  # type: ignore[misc]
+    result = req.run()
+    plan.apply_allocation(list(result.epsilons), held=req.held, revision=req.revision)
+    assert plan[0].epsilon == 0.2 and _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
+    # a result computed for an older state is refused
+    rec = Recorder(plan)
+    _assert_refused(plan, rec, lambda: plan.apply_allocation([0.1, 0.1, 0.1], revision=req.revision),
+                    "computed for revision")
+
+
+def test_check_holds_is_synchronous_and_names_statistics():
+    plan = _plan()
+    plan.update_statistic(1, plan[1].replace(held=True, epsilon=1.5))
+    with pytest.raises(PlanError, match=r"2 \('mean'\)"):
+        plan.check_holds()
+    plan.update_statistic(1, plan[1].replace(epsilon=0.5))
+    plan.check_holds()
+    with pytest.raises(PlanError, match="every statistic is held"):
+        plan.check_holds(extra_held=(0, 2))
+
+
+def test_manual_mode_shows_over_budget():
+    plan = _plan()
+    plan.set_budget(redistribute=False)
+    plan.update_statistic(0, plan[0].replace(epsilon=2.0))
+    assert plan.total("basic").epsilon == pytest.approx(2.4)
+
+
+def test_rebalance_under_advanced_spends_at_most_the_budget():
+    plan = _plan(theorem="advanced")
+    for i in range(30):
+        plan.append(Statistic(f"c{i}", epsilon=0.01))
+    plan.rebalance()
+    total = plan.total("advanced").epsilon
+    assert total <= 1.0 and total == pytest.approx(1.0, rel=1e-5)
+
+
+def test_rebalance_under_optimal():
+    pytest.importorskip("dpplanner.engine.optimal", reason="optimal engine core not built yet")
+    if not hasattr(__import__("dpplanner.engine.optimal", fromlist=["x"]), "optimal_bracket"):
+        pytest.skip("optimal engine core not built yet")
+    plan = _plan(theorem="optimal")
+    plan.set_budget(eta=1e-2)
+    for i in range(20):
+        plan.append(Statistic(f"c{i}", epsilon=0.01))
+    plan.rebalance()
+    total = plan.total("optimal")
+    assert total.epsilon <= 1.0 and total.epsilon == pytest.approx(1.0, rel=1e-5)
+    assert _spent_basic(plan) > 1.0            # optimal composition buys more than basic
+
+
+def test_engine_allocation_matches_its_contract():
+    # the request hands the engine exactly the plan's per-statistic rows
+    plan = _plan()
+    req = plan.allocation_request()
+    direct = engine.allocate(list(req.epsilons), list(req.deltas), list(req.held), list(req.weights),
+                             1.0, 1e-6, theorem="basic", multiplicities=list(req.multiplicities))
+    assert list(direct.epsilons) == pytest.approx(list(req.run().epsilons))
+
+
+def test_neighbouring_changes_errors():
+    plan = _plan()
+    e_add = plan.privacy(2).error
+    plan.set_budget(neighbouring=Neighbouring.REPLACE_ONE)
+    assert plan.privacy(2).error == pytest.approx(2 * e_add)
+    plan.set_budget(neighbouring="add-remove")
+    assert plan.budget.neighbouring is Neighbouring.ADD_REMOVE
