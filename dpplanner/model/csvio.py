@@ -1,7 +1,7 @@
 """CSV import and export of the statistics table.
 
-Export writes the editable columns (the same names as in .dpplan files) followed by derived,
-read-only columns (delta_used, functioning epsilon, error, units, explanation). Import reads the
+Export writes the editable columns (the same names as in .dpplan files), then any unknown fields
+the statistics carry (non-text values as JSON), then derived, read-only columns (delta_used, functioning epsilon, error, units, explanation). Import reads the
 editable columns, ignores the derived ones, and keeps any other column as an unknown field of the
 statistic. Empty cells mean "not set". Every row goes through the same validation as the GUI.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from pathlib import Path
 from typing import Sequence
@@ -32,7 +33,11 @@ _FALSE = {"false", "no", "0", "n", ""}
 def export_csv(plan: Plan) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(EDITABLE_COLUMNS + DERIVED_COLUMNS)
+    extra_cols: list[str] = []
+    for s in plan.statistics:
+        extra_cols += [k for k in s.extra if k not in extra_cols and k not in EDITABLE_COLUMNS
+                       and k not in DERIVED_COLUMNS]
+    writer.writerow(EDITABLE_COLUMNS + tuple(extra_cols) + DERIVED_COLUMNS)
     for s, p in zip(plan.statistics, plan.privacy_all()):
         row = []
         for col in EDITABLE_COLUMNS:
@@ -42,6 +47,9 @@ def export_csv(plan: Plan) -> str:
             elif col == "held":
                 v = "true" if v else "false"
             row.append("" if v is None else repr(v) if isinstance(v, float) else str(v))
+        for col in extra_cols:
+            v = s.extra.get(col, "")
+            row.append(v if isinstance(v, str) else json.dumps(v))
         row += [repr(p.delta), repr(p.functioning_epsilon), repr(p.functioning_delta),
                 "" if p.error is None else repr(p.error), p.units, p.explanation or p.problem or ""]
         writer.writerow(row)

@@ -1,0 +1,92 @@
+"""CSV import/export of the statistics table, the SVG plot and the HTML report."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from dpplanner import engine
+from dpplanner.model import Budget, Kind, Mechanism, Plan, Statistic
+from dpplanner.model.csvio import export_csv, import_csv, parse_csv, save_csv
+from dpplanner.model.files import PlanFileError
+from dpplanner.model.report import render_report
+from dpplanner.model.svgplot import line_plot, nice_ticks
+
+
+def _plan():
+    return Plan(Budget(epsilon=1, delta=1e-6, dataset_size=1000, theorem="basic"),
+                [Statistic("n <all>", epsilon=0.3, extra={"owner": "ana"}),
+                 Statistic("mean, age", "age", Kind.MEAN, Mechanism.GAUSSIAN, epsilon=0.4, lower=0,
+                           upper=100, held=True, repetitions=2),
+                 Statistic("q", "rent", Kind.QUANTILE, epsilon=0.3, lower=0, upper=500,
+                           granularity=25, description='says "hi"')],
+                title="Report <test> & co")
+
+
+def test_csv_round_trip(tmp_path):
+    plan = _plan()
+    path = tmp_path / "stats.csv"
+    save_csv(plan, path)
+    header = path.read_text().splitlines()[0]
+    assert header.startswith("name,variable,kind,mechanism,epsilon") and header.endswith("explanation")
+    other = Plan(plan.budget, [Statistic("placeholder")])
+    import_csv(other, path)
+    assert other.statistics == plan.statistics       # including the unknown field "owner"
+
+
+def test_csv_keeps_unknown_columns_and_ignores_derived_ones():
+    text = "name,kind,bins,error,colour\nages,histogram,5,999,blue\n"
+    (stat,) = parse_csv(text)
+    assert stat.kind is Kind.HISTOGRAM and stat.bins == 5 and stat.extra == {"colour": "blue"}
+
+
+@pytest.mark.parametrize("text, match", [
+    ("kind\ncount\n", "needs a header row with at least a 'name' column"),
+    ("name,epsilon\na,lots\n", "CSV line 2: epsilon = 'lots' is not a number"),
+    ("name,bins\na,2.5\n", "CSV line 2: bins = '2.5' must be a whole number"),
+    ("name,kind\na,histogram\n", r"CSV line 2: statistic 1 \('a'\): a histogram statistic needs"),
+    ("name,held\na,maybe\n", "held = 'maybe' must be true or false"),
+    ("name,kind\na,pie\n", "kind = 'pie' is not allowed"),
+])
+def test_csv_errors_name_the_line(text, match):
+    with pytest.raises(PlanFileError, match=match):
+        parse_csv(text)
+
+
+def test_csv_export_has_errors_in_units():
+    rows = export_csv(_plan()).splitlines()
+    assert len(rows) == 4 and "units of age" in rows[2]
+
+
+def test_nice_ticks():
+    assert nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert nice_ticks(0, 7.3) == [0, 2, 4, 6]
+    assert nice_ticks(3, 3) == [3]
+
+
+def test_svg_plot_is_valid_xml_and_breaks_lines_at_inf_and_nan():
+    svg = line_plot([1, 2, 3, 4], {"a": [0.1, 0.2, float("inf"), 0.4], "b & c": [float("nan")] * 4},
+                    hline=0.3, hline_label="budget", vline=2, title="t")
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(root.findall(f"{ns}polyline")) == 1        # [1,2] joined; 4 alone is a dot
+    assert len(root.findall(f"{ns}circle")) == 1
+    assert "b &amp; c" in svg
+
+
+def test_report_is_self_contained_and_escaped():
+    plan = _plan()
+    totals = engine.compose_all([0.3, 0.4, 0.3], plan.deltas(), 1e-6, multiplicities=[1, 2, 1],
+                                theorems=("basic", "advanced", "kov"))
+    curve = engine.curve([0.3, 0.4, 0.3], plan.deltas(), 1e-6, multiplicities=[1, 2, 1],
+                         theorems=("basic", "advanced"))
+    html = render_report(plan, totals=totals, best=engine.best(totals), curve=curve)
+    assert "<svg" in html and "Report &lt;test&gt; &amp; co" in html and "n &lt;all&gt;" in html
+    assert not re.search(r"<(script|link|img)\b", html)     # nothing fetched from elsewhere
+    assert 'class="best"' in html and "Balle &amp; Wang 2018" in html
+    assert "kov applies only when all queries are equal" in html     # the reason, not a number
+    for s, p in zip(plan.statistics, plan.privacy_all()):
+        if p.error is not None:
+            assert p.explanation.replace('"', "&quot;")[:40] in html
