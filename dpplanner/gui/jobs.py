@@ -74,8 +74,8 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
                 cancel=cancel, progress=_part(progress, 0.4, 0.8))
     except engine.Cancelled:
         raise
-    except ValueError as exc:
-        problems["curve"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - the totals are still worth showing
+        problems["curve"] = _describe(exc)
 
     profile = None
     try:
@@ -84,8 +84,8 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
             cancel=cancel, progress=_part(progress, 0.8, 1.0))
     except engine.Cancelled:
         raise
-    except ValueError as exc:
-        problems["profile"] = str(exc)
+    except Exception as exc:  # noqa: BLE001
+        problems["profile"] = _describe(exc)
     progress(1.0)
     return EvaluateResult(request.request_id, request, totals, best, curve, profile, problems)
 
@@ -109,6 +109,11 @@ class AllocateResult:
 def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) -> AllocateResult:
     allocation = request.payload.run(cancel=cancel, progress=progress)
     return AllocateResult(request.request_id, request, allocation)
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
 
 
 def _best(totals: dict[str, Composition]) -> Optional[str]:

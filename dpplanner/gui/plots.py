@@ -95,7 +95,8 @@ class CostPlot(QWidget):
         self.plot_item: pg.PlotItem = self.view.getPlotItem()
         self.plot_item.setLabel("left", "total ε")
         self.plot_item.setLabel("bottom", "k (number of queries)")
-        self.legend = self.plot_item.addLegend(offset=(-10, 10), labelTextColor=self._theme.foreground)
+        # Bottom right: every curve rises with k, so that corner stays empty.
+        self.legend = self.plot_item.addLegend(offset=(-10, -10), labelTextColor=self._theme.foreground)
         self.items: dict[str, pg.PlotDataItem] = {}
         self._hidden: set[str] = set()
         self._ks = np.zeros(0)
@@ -107,7 +108,7 @@ class CostPlot(QWidget):
         for line in (self.k_line, self.budget_line, self.hover_line):
             self.plot_item.addItem(line, ignoreBounds=True)
         self.hover_line.hide()
-        self.budget_label = pg.TextItem(anchor=(0, 1))
+        self.budget_label = pg.TextItem(anchor=(1, 1))
         self.plot_item.addItem(self.budget_label, ignoreBounds=True)
 
         self.readout = QLabel(" ")
@@ -198,8 +199,8 @@ class CostPlot(QWidget):
         self.budget_line.setPos(epsilon_g)
         self.budget_line.show()
         self.budget_label.setText(f"ε_g = {epsilon_g:g}")
-        x0 = float(self._ks[0]) if len(self._ks) else 0.0
-        self.budget_label.setPos(x0, epsilon_g)
+        x_end = float(self._ks[-1]) if len(self._ks) else 1.0
+        self.budget_label.setPos(x_end, epsilon_g)
         self.budget_label.show()
 
     def clear(self) -> None:
@@ -382,9 +383,11 @@ class SharesPlot(QWidget):
         self.errors = _finite_or_nan(errors)
         x = np.arange(len(eps))
         colours = [self._theme.bar_second if h else self._theme.bar for h in held]
-        self.share_bars.setOpts(x=x, height=self.shares, width=0.7, brushes=colours, pens=colours)
+        # pyqtgraph 0.14 fails on an empty per-bar colour list: give one brush then.
+        style = dict(brushes=colours) if colours else dict(brush=self._theme.bar)
         err = np.nan_to_num(self.errors, nan=0.0)
-        self.error_bars.setOpts(x=x, height=err, width=0.7, brushes=colours, pens=colours)
+        self.share_bars.setOpts(x=x, height=self.shares, width=0.7, pen=None, **style)
+        self.error_bars.setOpts(x=x, height=err, width=0.7, pen=None, **style)
         ticks = [[(i, _short(n)) for i, n in enumerate(names)]]
         # With many statistics, label only a readable subset of them.
         step = max(1, math.ceil(len(names) / 20))

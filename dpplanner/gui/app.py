@@ -1,0 +1,49 @@
+"""Start the application: QApplication, the main window, the first plan, the recovery offer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtWidgets import QApplication
+
+import dpplanner
+
+ORGANIZATION = "dpplanner"
+APPLICATION = "dpplanner"
+DEFAULT_EXAMPLE = "psi-survey"
+
+
+def make_application(argv: Optional[list[str]] = None) -> QApplication:
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
+    QCoreApplication.setOrganizationName(ORGANIZATION)
+    QCoreApplication.setApplicationName(APPLICATION)
+    QCoreApplication.setApplicationVersion(dpplanner.__version__)
+    app.setDesktopFileName("dpplanner")
+    return app
+
+
+def open_initial_plan(window, plan_path: Optional[str]) -> None:
+    """The plan given on the command line, else the example plan (what a first start shows)."""
+    from dpplanner.model.examples import example_paths
+
+    if plan_path:
+        if window.open_path(plan_path, confirm=False):
+            return
+    examples = example_paths()
+    if DEFAULT_EXAMPLE in examples:
+        window.open_example(examples[DEFAULT_EXAMPLE])
+
+
+def run(plan_path: Optional[str] = None) -> int:
+    app = make_application()
+    from dpplanner.gui.main_window import MainWindow
+
+    window = MainWindow()
+    open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
+    window.show()
+    # Offer a recovery copy once the window is up (after a crash last time).
+    QTimer.singleShot(0, window.offer_recovery)
+    return app.exec()

@@ -1,0 +1,171 @@
+"""The statistics table with its own buttons: add (per kind), duplicate, remove, move."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QMenu, QTableView, QToolButton, QToolTip,
+    QVBoxLayout, QWidget,
+)
+
+from dpplanner.gui.add_dialog import AddStatisticDialog
+from dpplanner.gui.delegates import StatisticDelegate
+from dpplanner.gui.editing import PlanEditor, Refusal
+from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
+from dpplanner.model import Kind, Statistic
+
+
+class StatisticsPanel(QGroupBox):
+    selectionChanged = Signal(int)      # current row, -1 when none
+
+    def __init__(self, editor: PlanEditor, parent: QWidget | None = None) -> None:
+        super().__init__("Statistics", parent)
+        self.editor = editor
+        self.model = StatisticsTableModel(editor.plan, editor, self)
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setItemDelegate(StatisticDelegate(self.view))
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                                  | QAbstractItemView.EditTrigger.EditKeyPressed
+                                  | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.view.setAlternatingRowColors(True)
+        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(COLUMN_INDEX["name"], QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(40)
+        for key, width in (("variable", 72), ("kind", 78), ("mechanism", 66), ("epsilon", 62),
+                           ("delta", 66), ("error", 66), ("held", 38), ("weight", 50), ("repetitions", 40)):
+            self.view.setColumnWidth(COLUMN_INDEX[key], width)
+        self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
+                             "target error to get the ε it needs; tick hold to keep an ε fixed.")
+        self.view.selectionModel().currentRowChanged.connect(
+            lambda current, _previous: self.selectionChanged.emit(current.row() if current.isValid() else -1))
+
+        self.add_menu = QMenu(self)
+        for kind in Kind:
+            action = self.add_menu.addAction(kind.label)
+            action.setToolTip(f"Add a {kind.label.lower()} statistic")
+            action.triggered.connect(lambda _checked=False, k=kind: self.add_statistic(k))
+        self.add_button = self._button("+ Statistic", "Add a statistic: choose its kind")
+        self.add_button.setMenu(self.add_menu)
+        self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.duplicate_action = self._action("Duplicate", "Duplicate the selected statistic",
+                                             QKeySequence("Ctrl+D"), self.duplicate_selected)
+        self.remove_action = self._action("Remove", "Remove the selected statistics",
+                                          QKeySequence(QKeySequence.StandardKey.Delete), self.remove_selected)
+        self.up_action = self._action("Move up", "Move the selected statistic up (order matters for "
+                                      "the prefix curve)", QKeySequence("Ctrl+Up"), lambda: self.move_selected(-1))
+        self.down_action = self._action("Move down", "Move the selected statistic down",
+                                        QKeySequence("Ctrl+Down"), lambda: self.move_selected(+1))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.add_button)
+        for action in (self.duplicate_action, self.remove_action, self.up_action, self.down_action):
+            button = QToolButton()
+            button.setDefaultAction(action)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addWidget(self.view)
+        editor.refused.connect(self.show_refusal)
+
+    def _button(self, text: str, tip: str) -> QToolButton:
+        button = QToolButton()
+        button.setText(text)
+        button.setToolTip(tip)
+        return button
+
+    def _action(self, text: str, tip: str, shortcut: QKeySequence, slot) -> QAction:
+        action = QAction(text, self)
+        action.setToolTip(f"{tip} ({shortcut.toString(QKeySequence.SequenceFormat.NativeText)})")
+        action.setShortcut(shortcut)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.triggered.connect(slot)
+        self.view.addAction(action)
+        return action
+
+    # -- selection ----------------------------------------------------------------------------
+    def selected_rows(self) -> list[int]:
+        return sorted({i.row() for i in self.view.selectionModel().selectedRows()})
+
+    def current_row(self) -> int:
+        index = self.view.currentIndex()
+        return index.row() if index.isValid() else -1
+
+    def select_row(self, row: int) -> None:
+        if 0 <= row < self.model.rowCount():
+            self.view.selectRow(row)
+            self.view.setCurrentIndex(self.model.index(row, 0))
+
+    # -- actions ------------------------------------------------------------------------------
+    def add_statistic(self, kind: Kind, stat: Optional[Statistic] = None) -> bool:
+        """Open the dialog for ``kind`` (or insert ``stat`` directly, used by tests and scripts)."""
+        if stat is None:
+            dialog = AddStatisticDialog(kind, self.editor.plan.budget,
+                                        name=self._fresh_name(kind.label.split(" ")[0].lower()), parent=self)
+            if dialog.exec() != AddStatisticDialog.DialogCode.Accepted:
+                return False
+            stat = dialog.result_statistic()
+        row = self.current_row() + 1 if self.current_row() >= 0 else len(self.editor.plan)
+        if self.editor.insert_statistic(row, stat):
+            self.select_row(row)
+            return True
+        return False
+
+    def duplicate_selected(self) -> bool:
+        row = self.current_row()
+        if row < 0:
+            return False
+        original = self.editor.plan[row]
+        copy = original.replace(name=self._fresh_name(original.name))
+        if self.editor.insert_statistic(row + 1, copy):
+            self.select_row(row + 1)
+            return True
+        return False
+
+    def remove_selected(self) -> bool:
+        rows = self.selected_rows() or ([self.current_row()] if self.current_row() >= 0 else [])
+        if not rows:
+            return False
+        ok = self.editor.remove_statistics(rows)
+        if ok and len(self.editor.plan):
+            self.select_row(min(rows[0], len(self.editor.plan) - 1))
+        return ok
+
+    def move_selected(self, step: int) -> bool:
+        row = self.current_row()
+        if row < 0:
+            return False
+        if self.editor.move_statistic(row, row + step):
+            self.select_row(row + step)
+            return True
+        return False
+
+    def _fresh_name(self, base: str) -> str:
+        names = {s.name for s in self.editor.plan.statistics}
+        if base not in names:
+            return base
+        i = 2
+        while f"{base} ({i})" in names:
+            i += 1
+        return f"{base} ({i})"
+
+    # -- refusals -------------------------------------------------------------------------------
+    def show_refusal(self, refusal: Refusal) -> None:
+        """Show the reason next to the cell that was refused (the status bar shows it too)."""
+        if refusal.row is None or not (0 <= refusal.row < self.model.rowCount()):
+            return
+        column = COLUMN_INDEX.get(refusal.field or "", COLUMN_INDEX["name"])
+        rect = self.view.visualRect(self.model.index(refusal.row, column))
+        point = self.view.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom()))
+        QToolTip.showText(point, refusal.message, self.view, rect, 8000)
+        self.view.setCurrentIndex(self.model.index(refusal.row, column))
+
+    def index_of(self, row: int, key: str) -> QModelIndex:
+        return self.model.index(row, COLUMN_INDEX[key])

@@ -1,0 +1,263 @@
+"""A thin QAbstractTableModel over the plan's statistics.
+
+It translates PlanEvents into Qt's row signals and reads everything it shows from the plan.
+Because the plan has already changed when its event arrives, the model keeps its own copy of the
+rows and swaps it in between ``begin*`` and ``end*``, so views (and ``qtmodeltester``) always see
+row counts that match the signals. Edits are not applied here: ``setData`` hands them to the
+PlanEditor, which validates, applies, records undo and redistributes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor
+
+from dpplanner.gui import formatting
+from dpplanner.gui.editing import PlanEditor
+from dpplanner.model import Kind, Mechanism, Plan, PlanEvent, Statistic, StatisticPrivacy
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    tooltip: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("name", "name", "The statistic's name (shown in plots and reports)."),
+    Column("variable", "variable", "The variable (column of the dataset) the statistic is computed on."),
+    Column("kind", "kind", "What is released: count, sum, mean, proportion, histogram, quantile/CDF, "
+                           "or custom (you type ε_i and δ_i)."),
+    Column("mechanism", "mech", "Noise mechanism: Laplace (pure ε) or Gaussian (needs δ)."),
+    Column("epsilon", "ε_i", "Privacy budget of one release of this statistic. Typing a value holds "
+                             "it while the free statistics are redistributed."),
+    Column("delta", "δ_i", "δ of one release: 0 for Laplace, a share of the δ split for Gaussian, "
+                           "typed for custom statistics."),
+    Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
+                             "units. Type a target error to get the ε_i it needs."),
+    Column("held", "hold", "Held statistics keep their ε_i when the budget is redistributed."),
+    Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
+                               "is redistributed."),
+    Column("repetitions", "reps", "How many times this statistic is released (each with ε_i, δ_i)."),
+)
+COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
+NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
+
+#: Role with the raw Python value of a cell (floats unrounded, enums as members).
+RawRole = Qt.ItemDataRole.UserRole + 1
+
+
+class StatisticsTableModel(QAbstractTableModel):
+    def __init__(self, plan: Plan, editor: Optional[PlanEditor] = None, parent=None) -> None:
+        super().__init__(parent)
+        self._plan = plan
+        self._editor = editor
+        self._rows: tuple[Statistic, ...] = plan.statistics
+        self._privacy: Optional[list[StatisticPrivacy]] = None
+        plan.subscribe(self._on_plan_event)
+
+    def detach(self) -> None:
+        self._plan.unsubscribe(self._on_plan_event)
+
+    # -- reading --------------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == Qt.ItemDataRole.DisplayRole:
+                return COLUMNS[section].title
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return COLUMNS[section].tooltip
+        if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
+            return str(section + 1)
+        return None
+
+    def privacy(self, row: int) -> StatisticPrivacy:
+        if self._privacy is None:
+            self._privacy = self._plan.privacy_all()
+        return self._privacy[row]
+
+    def statistic(self, row: int) -> Statistic:
+        return self._rows[row]
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
+            return None
+        stat = self._rows[index.row()]
+        key = COLUMNS[index.column()].key
+        if role == Qt.ItemDataRole.CheckStateRole and key == "held":
+            return Qt.CheckState.Checked if stat.held else Qt.CheckState.Unchecked
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(index.row(), stat, key)
+        if role == Qt.ItemDataRole.EditRole:
+            value = self._raw(index.row(), stat, key)
+            return value.value if isinstance(value, (Kind, Mechanism)) else value
+        if role == RawRole:
+            return self._raw(index.row(), stat, key)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(index.row(), stat, key)
+        if role == Qt.ItemDataRole.TextAlignmentRole and key in NUMERIC:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and not self._editable(stat, key) and key != "held":
+            return QBrush(QColor(128, 128, 128))
+        return None
+
+    def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        stat = self._rows[index.row()]
+        key = COLUMNS[index.column()].key
+        if key == "held":
+            return base | Qt.ItemFlag.ItemIsUserCheckable
+        if self._editable(stat, key):
+            return base | Qt.ItemFlag.ItemIsEditable
+        return base
+
+    # -- writing --------------------------------------------------------------------------------
+    def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,
+                role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if not index.isValid() or self._editor is None:
+            return False
+        row = index.row()
+        stat = self._rows[row]
+        key = COLUMNS[index.column()].key
+        if key == "held" and role == Qt.ItemDataRole.CheckStateRole:
+            held = Qt.CheckState(value) == Qt.CheckState.Checked
+            text = f"{'Hold' if held else 'Release'} {stat.name!r}"
+            return self._editor.update_statistic(row, stat.replace(held=held), text)
+        if role != Qt.ItemDataRole.EditRole or not self._editable(stat, key):
+            return False
+        if key == "error":
+            return self._editor.set_target_error(row, _number(value))
+        if key in NUMERIC:
+            value = _number(value)
+            if key == "repetitions" and value is not None and math.isfinite(value) and value == int(value):
+                value = int(value)
+        elif key in ("kind", "mechanism"):
+            value = str(value)
+        elif key in ("name", "variable"):
+            value = str(value).strip() if key == "name" else str(value)
+        try:
+            new = stat.replace(**{key: value})
+        except ValueError as exc:
+            from dpplanner.gui.editing import Refusal
+
+            self._editor.refused.emit(Refusal(str(exc), row, key))
+            return False
+        if new == stat:
+            return True
+        # A typed epsilon is the user's decision: hold it for this redistribution.
+        return self._editor.update_statistic(row, new, f"Edit {COLUMNS[index.column()].title} of "
+                                             f"{stat.name!r}", hold_for_rebalance=(key == "epsilon"))
+
+    # -- plan events ----------------------------------------------------------------------------
+    def _on_plan_event(self, event: PlanEvent) -> None:
+        new_rows = self._plan.statistics
+        self._privacy = None
+        if event.kind == "inserted" and len(event.rows) == 1 and len(new_rows) == len(self._rows) + 1:
+            row = event.rows[0]
+            self.beginInsertRows(QModelIndex(), row, row)
+            self._rows = new_rows
+            self.endInsertRows()
+        elif event.kind == "removed" and len(event.rows) == 1 and len(new_rows) == len(self._rows) - 1:
+            row = event.rows[0]
+            self.beginRemoveRows(QModelIndex(), row, row)
+            self._rows = new_rows
+            self.endRemoveRows()
+        elif event.kind == "moved" and event.source is not None and event.destination is not None:
+            src, dst = event.source, event.destination
+            # Qt's destination is the row *before which* the moved row lands, in old numbering.
+            self.beginMoveRows(QModelIndex(), src, src, QModelIndex(), dst + 1 if dst > src else dst)
+            self._rows = new_rows
+            self.endMoveRows()
+        elif event.kind in ("changed", "budget", "metadata") and len(new_rows) == len(self._rows):
+            self._rows = new_rows
+            if self._rows:
+                # Deltas and errors of other rows depend on the budget and on the Gaussian count.
+                self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(COLUMNS) - 1))
+        else:
+            self.beginResetModel()
+            self._rows = new_rows
+            self.endResetModel()
+
+    # -- cell helpers ---------------------------------------------------------------------------
+    @staticmethod
+    def _editable(stat: Statistic, key: str) -> bool:
+        if key == "delta":
+            return stat.kind is Kind.CUSTOM
+        if key == "error":
+            return stat.kind is not Kind.CUSTOM
+        if key == "mechanism":
+            return stat.kind is not Kind.CUSTOM
+        return True
+
+    def _raw(self, row: int, stat: Statistic, key: str) -> Any:
+        if key == "delta":
+            return self.privacy(row).delta
+        if key == "error":
+            return self.privacy(row).error
+        return getattr(stat, key)
+
+    def _display(self, row: int, stat: Statistic, key: str) -> Any:
+        if key == "held":
+            return None
+        if key == "kind":
+            return stat.kind.label
+        if key == "mechanism":
+            return "—" if stat.kind is Kind.CUSTOM else stat.mechanism.label
+        if key == "epsilon":
+            return formatting.upper(stat.epsilon)
+        if key == "delta":
+            d = self.privacy(row).delta
+            return "0" if d == 0 else formatting.upper(d, 3)
+        if key == "error":
+            p = self.privacy(row)
+            if p.problem:
+                return "⚠"
+            if p.error is None:
+                return "—"
+            # An error bound is an upper bound too: round it up.
+            return formatting.upper(p.error)
+        if key == "weight":
+            return f"{stat.weight:g}"
+        if key == "repetitions":
+            return str(stat.repetitions)
+        return getattr(stat, key)
+
+    def _tooltip(self, row: int, stat: Statistic, key: str) -> str:
+        column = COLUMNS[COLUMN_INDEX[key]]
+        if key == "error":
+            p = self.privacy(row)
+            if p.problem:
+                return f"This statistic cannot be released as set up: {p.problem}"
+            units = f" ({p.units})" if p.units else ""
+            return f"{p.explanation}{units}\n\n{column.tooltip}" if p.explanation else column.tooltip
+        if key == "epsilon":
+            p = self.privacy(row)
+            text = f"ε_i = {stat.epsilon!r}"
+            if p.functioning_epsilon != stat.epsilon:
+                text += f" (functioning ε after amplification: {p.functioning_epsilon:.6g})"
+            return f"{text}\n\n{column.tooltip}"
+        if key == "name" and stat.description:
+            return f"{stat.description}\n\n{column.tooltip}"
+        return column.tooltip
+
+
+def _number(value: Any) -> Any:
+    """Numbers typed as text become floats; anything else goes to the model to refuse."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value.strip()
+    return value
