@@ -24,6 +24,10 @@ $(VENV)/.stamp-base: pyproject.toml | $(PY)
 
 venv: $(VENV)/.stamp-base
 
+# Opens the window with the small PSI-style example plan.
+run: $(VENV)/.stamp-base
+	$(VENV)/bin/dpplanner resources/examples/psi-survey.dpplan
+
 test: $(VENV)/.stamp-test
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 
