@@ -58,23 +58,28 @@ def _rruv_needed(sum_kl: np.ndarray, sum_sq: np.ndarray, delta_g: float) -> np.n
     zero = sum_sq == 0
     out[zero] = 0.0  # no privacy loss at all: any eps_g > 0 admits everything
     idx = np.flatnonzero(~zero & np.isfinite(sum_kl))
-    if idx.size == 0:
-        return out
-    kl, v = sum_kl[idx], sum_sq[idx]
+    for start in range(0, idx.size, 2048):  # chunks keep the scan grid small in memory
+        part = idx[start:start + 2048]
+        out[part] = _rruv_least_root(sum_kl[part], sum_sq[part], delta_g)
+    return out
+
+
+def _rruv_least_root(kl: np.ndarray, v: np.ndarray, delta_g: float) -> np.ndarray:
+    """Scan up from a lower bound to the first eps_g with K <= eps_g, then bisect that cell."""
     lo = round_down(kl / 2 + np.sqrt(2 * v * math.log(2 / delta_g)))  # K(x) >= this for every x
     grid = lo[:, None] * _SCAN[None, :]
     ok = rruv_statistic(kl[:, None], v[:, None], grid, delta_g) <= grid
     found = ok.any(axis=1)
     first = np.argmax(ok, axis=1)
-    hi = grid[np.arange(idx.size), first]
-    low = np.where(first > 0, grid[np.arange(idx.size), np.maximum(first - 1, 0)], hi)
+    rows = np.arange(kl.size)
+    hi = grid[rows, first]
+    low = np.where(first > 0, grid[rows, np.maximum(first - 1, 0)], hi)
     for _ in range(60):  # invariant: K(hi) <= hi
         mid = 0.5 * (low + hi)
         good = rruv_statistic(kl, v, mid, delta_g) <= mid
         hi = np.where(good, mid, hi)
         low = np.where(good, low, mid)
-    out[idx] = np.where(found, hi, np.inf)
-    return out
+    return np.where(found, hi, np.inf)
 
 
 def filter_candidates(s: Sums, delta_g: float) -> dict[str, np.ndarray]:
