@@ -1,0 +1,185 @@
+"""dpplanner-cli end to end on the shipped examples: in-process main(argv) and one subprocess."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dpplanner.cli import main
+from dpplanner.model.examples import example_path
+from dpplanner.model.files import load_plan
+
+
+def _optimal_ready() -> bool:
+    try:
+        from dpplanner import engine
+        engine.compose([0.1, 0.2], [0, 0], 1e-6, theorem="optimal")
+        return True
+    except ImportError:
+        return False
+
+
+needs_optimal = pytest.mark.skipif(not _optimal_ready(), reason="optimal engine core not built yet")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compose_text_marks_the_best(capsys):
+    code, out, err = run(capsys, "compose", "psi-survey", "--theorem", "basic", "--theorem", "advanced",
+                         "--theorem", "kov")
+    assert code == 0 and err == ""
+    assert "plan: PSI-style survey release: 8 statistics, k = 8 queries" in out
+    lines = out.splitlines()
+    assert lines[2].split()[:3] == ["theorem", "total", "eps"]
+    assert any(line.startswith("basic *") or line.startswith("advanced *") for line in lines)
+    assert "kov applies only when all queries are equal" in out
+    assert "* best valid total:" in out
+
+
+def test_compose_json(capsys):
+    code, out, _ = run(capsys, "compose", "census", "--json", "--theorem", "basic",
+                       "--theorem", "advanced")
+    doc = json.loads(out)
+    assert code == 0 and doc["statistics"] == len(load_plan(example_path("census")))
+    assert set(doc["totals"]) == {"basic", "advanced"}
+    assert doc["best"] in doc["totals"]
+    assert doc["totals"]["advanced"]["epsilon"] <= doc["totals"]["basic"]["epsilon"] + 1e-12
+
+
+@needs_optimal
+@pytest.mark.parametrize("name", ["psi-survey", "census", "synthetic-100"])
+def test_compose_every_theorem_on_examples(capsys, name):
+    code, out, _ = run(capsys, "compose", name, "--json")
+    doc = json.loads(out)
+    assert code == 0 and set(doc["totals"]) == {"basic", "advanced", "kov", "optimal", "concurrent",
+                                                "filter"}
+    opt = doc["totals"]["optimal"]
+    assert opt["epsilon_lower"] <= opt["epsilon"] <= doc["totals"]["basic"]["epsilon"] + 1e-9
+
+
+def test_allocate_saves_a_balanced_plan(tmp_path, capsys):
+    out_path = tmp_path / "balanced.dpplan"
+    code, out, err = run(capsys, "allocate", "psi-survey", "--theorem", "basic", "-o", str(out_path))
+    assert code == 0 and err == "" and f"saved to {out_path}" in out
+    plan = load_plan(out_path)
+    assert plan.budget.theorem == "basic"
+    assert sum(s.epsilon * s.repetitions for s in plan) == pytest.approx(plan.budget.epsilon, rel=1e-6)
+    assert "mean income" in out and "units of income" in out
+
+
+def test_allocate_json(capsys):
+    code, out, _ = run(capsys, "allocate", "census", "--theorem", "advanced", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["theorem"] == "advanced"
+    assert doc["spent_epsilon"] <= doc["epsilon_g"] and doc["spent_epsilon"] == pytest.approx(
+        doc["epsilon_g"], rel=1e-5)
+    held = [s for s in doc["statistics"] if s["held"]]
+    assert held and all(s["epsilon"] > 0 for s in doc["statistics"])
+
+
+def test_curve_csv(tmp_path, capsys):
+    out_path = tmp_path / "curve.csv"
+    code, out, _ = run(capsys, "curve", "census", "--theorem", "basic", "--theorem", "advanced",
+                       "--points", "20", "-o", str(out_path))
+    assert code == 0 and "theorems to" in out
+    rows = list(csv.reader(io.StringIO(out_path.read_text())))
+    assert rows[0] == ["k", "basic", "advanced"]
+    ks = [int(r[0]) for r in rows[1:]]
+    assert ks == sorted(ks) and ks[-1] == load_plan(example_path("census")).k
+    basic = [float(r[1]) for r in rows[1:]]
+    assert basic == sorted(basic)
+
+
+def test_curve_json_to_stdout(capsys):
+    code, out, _ = run(capsys, "curve", "psi-survey", "--theorem", "basic", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["k"][-1] == 8 and len(doc["upper"]["basic"]) == len(doc["k"])
+
+
+def test_report(tmp_path, capsys, monkeypatch):
+    # the report composes every theorem; without the optimal core, restrict to the closed forms
+    if not _optimal_ready():
+        import dpplanner.model.report as report
+        real = report.plan_totals
+        monkeypatch.setattr(report, "plan_totals",
+                            lambda plan, theorems=None: real(plan, ("basic", "advanced")))
+        real_curve = report.plan_curve
+        monkeypatch.setattr(report, "plan_curve",
+                            lambda plan, theorems=None, points=60: real_curve(plan, ("basic",), points))
+    out_path = tmp_path / "r.html"
+    code, out, _ = run(capsys, "report", "psi-survey", "-o", str(out_path))
+    assert code == 0 and "wrote" in out
+    html = out_path.read_text()
+    assert html.startswith("<!DOCTYPE html>") and "<svg" in html and "mean income" in html
+
+
+def test_validate(capsys):
+    code, out, _ = run(capsys, "validate", "census")
+    assert code == 0 and "valid: 58 statistics" in out
+    code, out, _ = run(capsys, "validate", "census", "--json")
+    assert json.loads(out)["valid"] is True
+
+
+@pytest.mark.parametrize("content, match", [
+    ('{"format_version": 9}', "newer dpplanner"),
+    ('{"format_version": 1, "statistics": [{"name": "x", "epsilon": 0}]}',
+     r"statistic 1 \('x'\): epsilon = 0 is not allowed"),
+    ("not json", "not valid JSON"),
+])
+def test_bad_input_exits_2_with_message_and_no_traceback(tmp_path, capsys, content, match):
+    bad = tmp_path / "bad.dpplan"
+    bad.write_text(content)
+    code, out, err = run(capsys, "validate", str(bad))
+    assert code == 2 and out == ""
+    assert err.startswith("dpplanner-cli: error:") and "Traceback" not in err
+    import re
+    assert re.search(match, err)
+
+
+def test_missing_file_and_bad_arguments(capsys):
+    code, _, err = run(capsys, "compose", "no-such-plan")
+    assert code == 2 and "no such file (and not an example name; examples: psi-survey" in err
+    code, _, err = run(capsys, "curve", "census", "--points", "1")
+    assert code == 2 and "--points must be at least 2" in err
+    code, _, err = run(capsys, "frobnicate", "census")
+    assert code == 2 and "invalid choice" in err
+    code, _, err = run(capsys, "allocate", "census", "--theorem", "filter")
+    assert code == 2 and "invalid choice" in err
+
+
+def test_allocate_refusal_is_a_user_error(tmp_path, capsys):
+    plan = tmp_path / "held.dpplan"
+    plan.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6,
+                                                                "theorem": "basic"},
+                                "statistics": [{"name": "a", "epsilon": 2.0, "held": True},
+                                               {"name": "b", "epsilon": 0.1}]}))
+    code, out, err = run(capsys, "allocate", str(plan))
+    assert code == 2 and "release (or lower) some of: 1 ('a')" in err and "Traceback" not in err
+
+
+def test_help_is_useful(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for word in ("compose", "allocate", "curve", "report", "validate", "examples:"):
+        assert word in out
+
+
+def test_console_script_in_a_subprocess(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "dpplanner.cli", "compose", "psi-survey", "--json",
+                          "--theorem", "basic"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    plan = load_plan(example_path("psi-survey"))
+    assert json.loads(out.stdout)["totals"]["basic"]["epsilon"] == pytest.approx(
+        sum(s.epsilon * s.repetitions for s in plan), rel=1e-9)
+    bad = subprocess.run([sys.executable, "-m", "dpplanner.cli", "validate", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
