@@ -3,8 +3,8 @@
 Opens the main window offscreen, loads an example plan, runs one full composition through the
 compute controller's worker thread, saves and reloads the plan in a temporary folder and checks
 the reloaded plan is the same. Exit code 0 on success; otherwise 1 with the failing step on stderr
-(2 if a step hangs past the time limit). Settings and files go to a temporary folder, never the
-user's. Prints ``startup_seconds=`` (process launch to shown window) when the launcher passes its
+(2 if a step hangs past the time limit). Settings, the recovery copy and the saved plan go to a
+temporary folder, never the user's. Prints ``startup_seconds=`` (process launch to shown window) when the launcher passes its
 launch time in ``DPPLANNER_LAUNCH_TIME`` (packaging/package_test.py does), and
 ``window_seconds=`` (this function's start to shown window) always.
 """
@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 #: The whole smoke test must finish within this many seconds (a frozen cold start included).
 SMOKE_TIMEOUT_S = 120.0
@@ -69,99 +69,131 @@ def _give_up(timeout_s: float) -> None:
 
 def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str]:
     _isolate(tmp)
-    from PySide6.QtCore import QCoreApplication
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtCore import QSettings
 
-    from dpplanner.gui.compute import ComputeController
-    from dpplanner.gui.jobs import EvaluateRequest, evaluate
+    from dpplanner.gui.app import make_application
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
     from dpplanner.model import files
     from dpplanner.model.examples import example_path
 
-    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "dpplanner"])
-    QCoreApplication.setOrganizationName("dpplanner-smoke-test")
+    app = make_application()
     report: list[str] = []
 
-    # -- load an example plan -------------------------------------------------------------------
-    try:
-        source = example_path(example)
-        plan = files.load_plan(source)
-    except ValueError as exc:
-        raise SmokeFailure("load example", str(exc)) from None
-    report.append(f"smoke: loaded {source.name} ({len(plan)} statistics, k={plan.k})")
+    # -- the main window, shown (offscreen) -------------------------------------------------------
+    settings = Settings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings=settings, recovery_dir=str(tmp / "recovery"), debounce_ms=0)
+    window.show()
+    _spin(app)                       # deliver the show, expose and first paint events
+    if not window.isVisible() or window.windowHandle() is None or not window.windowHandle().isExposed():
+        raise SmokeFailure("show window", "the main window was not shown")
+    shown = time.perf_counter()
+    report.append(f"window_seconds={shown - started:.3f}")
+    launched = os.environ.get("DPPLANNER_LAUNCH_TIME")
+    if launched:
+        report.append(f"startup_seconds={time.time() - float(launched):.3f}")
 
-    # -- one full composition through the worker thread -------------------------------------------
-    controller = ComputeController(debounce_ms=0)
     try:
-        inputs = plan.composition_inputs()
-        request = EvaluateRequest(inputs.epsilons, inputs.deltas, inputs.multiplicities,
-                                  inputs.delta_g, inputs.eta)
-        result = _wait_for_result(app, controller, "smoke", evaluate, request, deadline)
+        # -- load an example plan ---------------------------------------------------------------
+        try:
+            source = example_path(example)
+        except ValueError as exc:
+            raise SmokeFailure("load example", str(exc)) from None
+        if not window.open_example(source):
+            raise SmokeFailure("load example", f"the window could not open {source}")
+        if len(window.plan) == 0:
+            raise SmokeFailure("load example", f"{source.name} opened with no statistics")
+        report.append(f"smoke: opened {source.name} ({len(window.plan)} statistics, k={window.plan.k})")
+
+        # -- one full composition through the window's worker thread ------------------------------
+        result = _wait_for_evaluation(app, window, deadline)
+        report.append(_check_totals(result))
+
+        # -- save, then reopen through the window, in the temporary folder --------------------
+        saved = tmp / "smoke.dpplan"
+        expected = files.dumps_plan(window.plan)
+        try:
+            files.save_plan(window.plan, saved)
+        except ValueError as exc:
+            raise SmokeFailure("save", str(exc)) from None
+        if not window.open_path(saved, confirm=False):
+            raise SmokeFailure("reload", f"the window could not reopen {saved}")
+        if files.dumps_plan(window.plan) != expected:
+            raise SmokeFailure("reload", f"{saved.name} reopened differs from the plan that was saved")
+        report.append(f"smoke: saved and reopened {saved.name} ({saved.stat().st_size} bytes), identical")
     finally:
-        controller.shutdown()
-    report.append(_check_totals(result))
-
-    # -- save and reload in the temporary folder ------------------------------------------------
-    saved = tmp / "smoke.dpplan"
-    try:
-        files.save_plan(plan, saved)
-        reloaded = files.load_plan(saved)
-    except ValueError as exc:
-        raise SmokeFailure("save and reload", str(exc)) from None
-    if files.dumps_plan(reloaded) != files.dumps_plan(plan):
-        raise SmokeFailure("save and reload", f"{saved} reloaded differs from the plan that was saved")
-    report.append(f"smoke: saved and reloaded {saved.name} ({saved.stat().st_size} bytes), identical")
+        # -- close: the window saves its state to the temporary settings and stops the worker ----
+        window.close()
+    if window.isVisible():
+        raise SmokeFailure("close", "the main window refused to close")
     return report
 
 
+def _spin(app: Any) -> None:
+    """Run the event loop until the events queued so far (show, expose, paint) are handled."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(0, loop.quit)
+    loop.exec()
+
+
 def _isolate(tmp: Path) -> None:
-    """Offscreen, with settings and app data in ``tmp``: a smoke test leaves no trace."""
+    """Offscreen, with settings in ``tmp``: a smoke test leaves no trace in the user's settings.
+
+    The window gets its own settings file and recovery folder explicitly; the default QSettings
+    location is redirected as well, for anything that opens ``QSettings()`` on its own.
+    """
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     if QApplication.instance() is None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
-        os.environ[name] = str(tmp / name.lower())
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
 
 
-def _wait_for_result(app: Any, controller: Any, channel: str, fn: Callable, request: Any,
-                     deadline: float) -> Any:
-    """Submit one job and run the event loop until its result (or failure) arrives."""
-    from PySide6.QtCore import QEventLoop, QTimer
+def _wait_for_evaluation(app: Any, window: Any, deadline: float) -> Any:
+    """Run the event loop until the window's worker has delivered the totals of the plan as it
+    stands (a redistribution on load may change the plan and trigger another evaluation)."""
+    import dataclasses
 
-    outcome: dict[str, Any] = {}
+    from PySide6.QtCore import QEventLoop, Qt, QTimer
+
+    failures: list[str] = []
     loop = QEventLoop()
 
-    def on_result(name: str, result: Any) -> None:
-        if name == channel:
-            outcome["result"] = result
+    def current() -> bool:
+        result, request = window.last_result, window.evaluation_request()
+        return (result is not None and request is not None and not window.controller.is_busy()
+                and dataclasses.replace(result.request, request_id=0) == request)
+
+    def check(*_args: Any) -> None:
+        if current():
             loop.quit()
 
-    def on_failed(name: str, message: str) -> None:
-        if name == channel:
-            outcome["error"] = message
-            loop.quit()
+    def on_failed(channel: str, message: str) -> None:
+        failures.append(f"{channel}: {message}")
+        loop.quit()
 
-    controller.resultReady.connect(on_result)
-    controller.failed.connect(on_failed)
-    request_id = controller.submit(channel, fn, request)
+    # Queued, so the window's own slots have stored the result (and the controller has updated
+    # its busy state) before ``current()`` looks.
+    window.controller.resultReady.connect(check, Qt.ConnectionType.QueuedConnection)
+    window.controller.busyChanged.connect(check, Qt.ConnectionType.QueuedConnection)
+    window.controller.failed.connect(on_failed)
     timer = QTimer()
     timer.setSingleShot(True)
     timer.timeout.connect(loop.quit)
     timer.start(max(1, int((deadline - time.monotonic()) * 1000)))
-    loop.exec()
+    if not current():
+        loop.exec()
     timer.stop()
-    if "error" in outcome:
-        raise SmokeFailure("composition", f"the worker reported: {outcome['error']}")
-    if "result" not in outcome:
-        raise SmokeFailure("composition", "no result from the worker thread before the time limit")
-    result = outcome["result"]
-    if result.request_id != request_id:
-        raise SmokeFailure("composition", f"got the result of request {result.request_id}, "
-                                          f"expected {request_id}")
-    return result
+    if failures:
+        raise SmokeFailure("composition", "the worker reported: " + "; ".join(failures))
+    if not current():
+        raise SmokeFailure("composition", "no up-to-date result from the worker thread before the "
+                                          "time limit")
+    return window.last_result
 
 
 def _check_totals(result: Any) -> str:

@@ -1,0 +1,73 @@
+"""``dpplanner --smoke-test``: passes on a working app, fails loudly (and in time) otherwise."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dpplanner.gui import smoke
+
+SUBPROCESS_TIMEOUT_S = 300
+
+# Qt's offscreen platform plugin has no window manager to pass size hints to; harmless here.
+pytestmark = pytest.mark.qt_log_ignore(r"^This plugin does not support propagateSizeHints\(\)$")
+
+
+def test_smoke_test_passes_in_process(qapp, capsys):
+    assert smoke.run() == 0
+    out = capsys.readouterr().out
+    assert "smoke: opened psi-survey.dpplan" in out
+    assert "smoke: composed" in out and "best " in out
+    assert "identical" in out
+    assert out.rstrip().endswith("smoke test passed")
+
+
+def test_unknown_example_fails_with_the_step_and_the_known_names(qapp, capsys):
+    assert smoke.run(example="no-such-plan") == 1
+    err = capsys.readouterr().err
+    assert "smoke test FAILED at load example: no example plan called 'no-such-plan'" in err
+    assert "psi-survey" in err
+
+
+def test_worker_failure_fails_the_smoke_test(qapp, capsys, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("engine broken on purpose")
+
+    monkeypatch.setattr("dpplanner.engine.compose_all", broken)   # what jobs.evaluate calls
+    assert smoke.run() == 1
+    err = capsys.readouterr().err
+    assert "FAILED at composition: the worker reported: evaluate: engine broken on purpose" in err
+
+
+def run_smoke_subprocess(code: str, **env) -> subprocess.CompletedProcess:
+    environment = dict(os.environ, QT_QPA_PLATFORM="offscreen", **env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=environment, timeout=SUBPROCESS_TIMEOUT_S)
+
+
+def test_hung_step_ends_the_process_with_the_timeout_code():
+    # The worker sleeps far longer than the smoke test's time limit: the watchdog must end it.
+    code = ("import sys, time\n"
+            "import dpplanner.engine as engine\n"
+            "engine.compose_all = lambda *args, **kwargs: time.sleep(600)\n"
+            "from dpplanner.gui import smoke\n"
+            "sys.exit(smoke.run(timeout_s=3))\n")
+    proc = run_smoke_subprocess(code)
+    assert proc.returncode == smoke.TIMEOUT_EXIT_CODE, proc.stderr
+    assert "smoke test FAILED: no result within 3 s" in proc.stderr
+
+
+def test_command_line_flag_reports_startup_time():
+    launched = time.time()
+    code = "import sys\nfrom dpplanner.__main__ import main\nsys.exit(main(['--smoke-test']))\n"
+    proc = run_smoke_subprocess(code, DPPLANNER_LAUNCH_TIME=repr(launched))
+    assert proc.returncode == 0, proc.stderr
+    lines = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    startup = float(lines["startup_seconds"])
+    window = float(lines["window_seconds"])
+    # Launch-to-window includes interpreter start-up and imports, so it cannot be shorter.
+    assert 0 < window <= startup <= time.time() - launched
