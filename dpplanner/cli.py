@@ -160,7 +160,7 @@ def cmd_allocate(args) -> int:
                      format_number(p.error) if p.error is not None else "-", p.units])
     print(_table(rows, right=(0, 4, 5, 6, 8)))
     total = plan.total()
-    print(f"spent under {plan.budget.theorem}: epsilon = {_g(total.epsilon)} of "
+    print(f"spent under {plan.budget.theorem}: epsilon = {_g(total.epsilon, 10)} of "
           f"{plan.budget.spendable_epsilon:g}")
     if args.output:
         print(f"saved to {args.output}")
@@ -169,7 +169,7 @@ def cmd_allocate(args) -> int:
 
 def cmd_curve(args) -> int:
     plan = _load(args.plan)
-    curve = plan_curve(plan, args.theorem or None, points=args.points)
+    curve = plan_curve(plan, args.theorem or None, points=args.points, eta=args.eta)
     names = list(curve.upper)
     if args.json:
         _print_json({"k": [int(k) for k in curve.ks],
@@ -250,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="CSV", help="write the CSV here instead of stdout")
     p.add_argument("--points", type=int, default=100,
                    help="evaluate at about this many k values (default 100)")
+    p.add_argument("--eta", type=float, default=None,
+                   help="engine accuracy for the optimal curve (default: the plan's eta, at least "
+                        "0.01 above 200 queries)")
     p = add("report", "write a self-contained HTML report (budgets, errors, totals, plot)", cmd_report)
     p.add_argument("-o", "--output", metavar="HTML", required=True, help="where to write the report")
     add("validate", "check a plan file and print warnings", cmd_validate)
@@ -264,6 +267,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return int(exc.code or 0)
     if getattr(args, "points", None) is not None and args.points < 2:
         print("dpplanner-cli: error: --points must be at least 2", file=sys.stderr)
+        return 2
+    if getattr(args, "eta", None) is not None and not (0 < args.eta <= 1):
+        print(f"dpplanner-cli: error: --eta {args.eta} is not allowed; it must be in (0, 1]",
+              file=sys.stderr)
         return 2
     try:
         return args.func(args)

@@ -114,7 +114,8 @@ def test_report(tmp_path, capsys, monkeypatch):
                             lambda plan, theorems=None: real(plan, ("basic", "advanced")))
         real_curve = report.plan_curve
         monkeypatch.setattr(report, "plan_curve",
-                            lambda plan, theorems=None, points=60: real_curve(plan, ("basic",), points))
+                            lambda plan, theorems=None, points=60, eta=None:
+                            real_curve(plan, ("basic",), points))
     out_path = tmp_path / "r.html"
     code, out, _ = run(capsys, "report", "psi-survey", "-o", str(out_path))
     assert code == 0 and "wrote" in out
@@ -150,6 +151,8 @@ def test_missing_file_and_bad_arguments(capsys):
     assert code == 2 and "no such file (and not an example name; examples: psi-survey" in err
     code, _, err = run(capsys, "curve", "census", "--points", "1")
     assert code == 2 and "--points must be at least 2" in err
+    code, _, err = run(capsys, "curve", "census", "--eta", "0")
+    assert code == 2 and "--eta 0.0 is not allowed; it must be in (0, 1]" in err
     code, _, err = run(capsys, "frobnicate", "census")
     assert code == 2 and "invalid choice" in err
     code, _, err = run(capsys, "allocate", "census", "--theorem", "filter")

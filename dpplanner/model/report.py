@@ -73,11 +73,25 @@ def plan_totals(plan: Plan, theorems: Optional[Sequence[str]] = None):
     return results, best
 
 
-def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int = 60):
+#: Above this many queries the curve uses a coarser engine accuracy (it is many compositions).
+CURVE_FINE_K = 200
+CURVE_COARSE_ETA = 1e-2
+
+
+def curve_eta(plan: Plan) -> float:
+    """The plan's eta for small plans; at least 1e-2 for large ones (every point is sound)."""
+    eta = plan.budget.eta
+    return eta if plan.k <= CURVE_FINE_K else max(eta, CURVE_COARSE_ETA)
+
+
+def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int = 60,
+               eta: Optional[float] = None):
+    """engine.curve over the plan's prefixes (plan order, repetitions expanded)."""
     from dpplanner import engine
     inp = plan.composition_inputs()
     return engine.curve(list(inp.epsilons), list(inp.deltas), inp.delta_g, mode="prefix",
-                        points=points, theorems=tuple(theorems or engine.THEOREMS), eta=1e-2,
+                        points=points, theorems=tuple(theorems or engine.THEOREMS),
+                        eta=eta if eta is not None else curve_eta(plan),
                         multiplicities=list(inp.multiplicities))
 
 
