@@ -111,6 +111,8 @@ def cmd_compose(args) -> int:
     if args.json:
         _print_json({"plan": plan.title, "statistics": len(plan), "k": plan.k,
                      "epsilon_g": plan.budget.epsilon, "delta_g": plan.budget.delta, "best": best,
+                     "spendable_epsilon": plan.budget.spendable_epsilon,
+                     "over_budget": plan.balance(totals[best].epsilon).over if best else None,
                      "totals": {n: {"epsilon": _finite(c.epsilon), "delta": _finite(c.delta),
                                     "epsilon_lower": _finite(c.epsilon_lower),
                                     "applicable": c.applicable, "feasible": c.feasible,
@@ -127,9 +129,8 @@ def cmd_compose(args) -> int:
     print(_header(plan))
     print(_table(rows, right=(1, 2)))
     if best:
-        eps = totals[best].epsilon
-        print(f"* best valid total: {best}, epsilon = {_g(eps)} "
-              f"({eps / plan.budget.epsilon:.1%} of the global epsilon)")
+        print(f"* best valid total: {best}, epsilon = {_g(totals[best].epsilon)}: "
+              f"{plan.balance(totals[best].epsilon).describe()}")
     return 0
 
 

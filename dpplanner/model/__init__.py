@@ -8,7 +8,7 @@ validates first (``PlanError`` and nothing changed on failure) and then notifies
 """
 
 from .accuracy import Accuracy, Sensitivity, format_number, quantile_bins, sensitivity
-from .plan import (AllocationRequest, CompositionInputs, Plan, PlanEvent, PlanSnapshot,
+from .plan import (AllocationRequest, BudgetBalance, CompositionInputs, Plan, PlanEvent, PlanSnapshot,
                    StatisticPrivacy)
 from .statistic import (CUSTOM_TIER, KIND_FIELDS, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind,
                         Mechanism, Neighbouring, SensitivityTier, Statistic, tier_for)
@@ -16,7 +16,7 @@ from .validation import (ALLOCATION_THEOREMS, BUDGET_RULES, FIELD_RULES, FieldRu
                          budget_warnings, validate_budget, validate_statistic)
 
 __all__ = [
-    "Accuracy", "AllocationRequest", "ALLOCATION_THEOREMS", "Budget", "BUDGET_RULES",
+    "Accuracy", "AllocationRequest", "ALLOCATION_THEOREMS", "Budget", "BudgetBalance", "BUDGET_RULES",
     "CompositionInputs", "CUSTOM_TIER", "FIELD_RULES", "FieldRule", "format_number", "Kind",
     "KIND_FIELDS", "Mechanism", "Neighbouring", "Plan", "PlanError", "PlanEvent", "PlanSnapshot",
     "quantile_bins", "SENSITIVITY_TIERS", "Sensitivity", "SensitivityTier", "sensitivity",

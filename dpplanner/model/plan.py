@@ -105,6 +105,36 @@ class StatisticPrivacy:
     problem: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class BudgetBalance:
+    """How a total epsilon compares with what the plan may spend ((1 - reserve) * epsilon_g)."""
+
+    spent: float
+    allowed: float
+
+    @property
+    def difference(self) -> float:
+        """allowed - spent: positive = left over, negative = over budget."""
+        return self.allowed - self.spent
+
+    @property
+    def fraction(self) -> float:
+        return self.spent / self.allowed
+
+    @property
+    def over(self) -> bool:
+        return self.spent > self.allowed
+
+    def describe(self) -> str:
+        if not math.isfinite(self.spent):
+            return "infeasible: the target delta cannot be met (see the theorem's reason)"
+        if self.over:
+            return (f"over budget by {self.spent - self.allowed:.6g} "
+                    f"({self.fraction:.1%} of the spendable epsilon {self.allowed:.6g})")
+        return (f"within budget: {self.fraction:.1%} of the spendable epsilon {self.allowed:.6g} "
+                f"({self.difference:.6g} left)")
+
+
 # --- pure functions over (budget, statistics) -------------------------------------------------
 
 def statistic_deltas(budget: Budget, stats: Sequence[Statistic]) -> list[float]:
@@ -490,6 +520,11 @@ class Plan:
         return engine.compose(list(inp.epsilons), list(inp.deltas), inp.delta_g,
                               theorem=theorem or self._budget.theorem, eta=inp.eta,
                               multiplicities=list(inp.multiplicities))
+
+    def balance(self, total_epsilon: float) -> BudgetBalance:
+        """Compare a total (e.g. the best valid one from the engine) with the spendable budget;
+        with redistribution off this says how far over or under budget the plan is."""
+        return BudgetBalance(float(total_epsilon), self._budget.spendable_epsilon)
 
     def warnings(self) -> list[str]:
         return budget_warnings(self._budget)

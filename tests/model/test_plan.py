@@ -274,10 +274,17 @@ def test_check_holds_is_synchronous_and_names_statistics():
 
 
 def test_manual_mode_shows_over_budget():
-    plan = _plan()
+    plan = _plan(reserve=0.5)
     plan.set_budget(redistribute=False)
     plan.update_statistic(0, plan[0].replace(epsilon=2.0))
-    assert plan.total("basic").epsilon == pytest.approx(2.4)
+    total = plan.total("basic").epsilon
+    assert total == pytest.approx(2.4)
+    balance = plan.balance(total)
+    assert balance.over and balance.allowed == 0.5
+    assert balance.describe().startswith("over budget by 1.9 (480.0% of the spendable epsilon 0.5)")
+    assert plan.balance(0.4).describe() == ("within budget: 80.0% of the spendable epsilon 0.5 "
+                                            "(0.1 left)")
+    assert plan.balance(float("inf")).describe().startswith("infeasible")
 
 
 def test_rebalance_under_advanced_spends_at_most_the_budget():
