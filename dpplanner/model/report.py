@@ -98,8 +98,8 @@ def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int
 def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
     """The HTML text. ``totals``/``curve`` are computed here when not given."""
     if totals is None:
-        totals, best = plan_totals(plan)
-    if curve is None:
+        totals, best = plan_totals(plan) if len(plan) else ({}, None)
+    if curve is None and len(plan):
         try:
             curve = plan_curve(plan)
         except ValueError:
@@ -131,6 +131,8 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
     for w in plan.warnings():
         out.append(f"<p><strong>Warning:</strong> {escape(w)}</p>")
 
+    if not len(plan):
+        out.append("<p>The plan has no statistics yet, so there is nothing to compose.</p>")
     out.append("<h2>Totals under every theorem</h2><table><tr><th>theorem</th><th>total ε</th>"
                "<th>total δ</th><th>certified lower bound</th><th>detail</th></tr>")
     for name, c in totals.items():

@@ -90,3 +90,8 @@ def test_report_is_self_contained_and_escaped():
     for s, p in zip(plan.statistics, plan.privacy_all()):
         if p.error is not None:
             assert p.explanation.replace('"', "&quot;")[:40] in html
+
+
+def test_report_of_an_empty_plan_says_so():
+    html = render_report(Plan(Budget(epsilon=0.5, delta=1e-7), [], title="empty"))
+    assert "no statistics yet" in html and "<svg" not in html
