@@ -73,8 +73,10 @@ def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optio
     """Sensitivities of ``stat`` under the neighbouring relation (fields already validated).
 
     Count: 1. Sum of values clamped to [a, b]: max(|a|, |b|) under add/remove, b - a under
-    replace-one. Mean and proportion with public n: (b - a)/n and 1/n (under add/remove the two
-    neighbours have n and n +- 1 records; the larger denominator makes (b - a)/n a bound for both).
+    replace-one. Mean and proportion: the released value is the clamped sum divided by the public
+    n (a constant, so the mechanism is defined on datasets of any size): the sum's sensitivity over
+    n, i.e. max(|a|, |b|)/n under add/remove and (b - a)/n under replace-one; a proportion is the
+    mean of 0/1 values, 1/n under both.
     Histogram over disjoint bins: L1 1 (add/remove) or 2 (replace-one), L2 1 or sqrt(2).
     Quantile/CDF: we assume the noisy-histogram CDF: counts of the m grid cells
     [lower + j g, lower + (j+1) g) get independent noise like a histogram (same sensitivities), and
@@ -90,7 +92,8 @@ def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optio
         d = (hi - lo) if replace else max(abs(lo), abs(hi))
         return Sensitivity(d, d, 1, _units(stat))
     if kind is Kind.MEAN:
-        d = (float(stat.upper) - float(stat.lower)) / _need_n(stat, n)
+        lo, hi = float(stat.lower), float(stat.upper)
+        d = ((hi - lo) if replace else max(abs(lo), abs(hi))) / _need_n(stat, n)
         return Sensitivity(d, d, 1, _units(stat))
     if kind is Kind.PROPORTION:
         d = 1.0 / _need_n(stat, n)

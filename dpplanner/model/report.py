@@ -29,8 +29,8 @@ SOURCES = [
     ("Gaussian calibration", "σ is the smallest value with Φ(Δ₂/2σ − εσ/Δ₂) − e^ε·Φ(−Δ₂/2σ − εσ/Δ₂) ≤ δ "
      "(Balle &amp; Wang 2018, Thm 8, the analytic Gaussian mechanism); the classic formula is not used."),
     ("Gaussian error", "|noise| ≤ σ·Φ⁻¹(1 − β/(2m)) with probability ≥ 1−β over m coordinates."),
-    ("Sensitivities", "count 1; sum max(|a|,|b|) (add/remove) or b−a (replace-one); mean (b−a)/n; "
-     "proportion 1/n; histogram Δ₁ = 1 or 2, Δ₂ = 1 or √2; quantile/CDF: noisy CDF over "
+    ("Sensitivities", "count 1; sum max(|a|,|b|) (add/remove) or b−a (replace-one); mean: the "
+     "clamped sum over the public n, so the sum's sensitivity / n; proportion 1/n; histogram Δ₁ = 1 or 2, Δ₂ = 1 or √2; quantile/CDF: noisy CDF over "
      "m = ⌈(b−a)/granularity⌉ grid points, Δ₁ = m, Δ₂ = √m."),
     ("Amplification by sampling", "functioning ε′ = ln(1 + (N/n)(e^ε − 1)), δ′ = (N/n)·δ "
      "(secrecy of the sample; Balle, Barthe &amp; Gaboardi 2018, as used by the PSI tool)."),

@@ -65,6 +65,8 @@ def test_gaussian_abs_noise_quantile_vector():
     (Statistic("s", kind=Kind.SUM, lower=-5, upper=20), ADD, 20, 20),
     (Statistic("s", kind=Kind.SUM, lower=-5, upper=20), REPLACE, 25, 25),
     (Statistic("m", kind=Kind.MEAN, lower=0, upper=50, n=100), ADD, 0.5, 0.5),
+    (Statistic("m", kind=Kind.MEAN, lower=20, upper=50, n=100), ADD, 0.5, 0.5),
+    (Statistic("m", kind=Kind.MEAN, lower=20, upper=50, n=100), REPLACE, 0.3, 0.3),
     (Statistic("p", kind=Kind.PROPORTION, n=400), REPLACE, 0.0025, 0.0025),
     (Statistic("h", kind=Kind.HISTOGRAM, bins=7), REPLACE, 2, math.sqrt(2)),
     (Statistic("q", kind=Kind.QUANTILE, lower=0, upper=10, granularity=0.5), ADD, 1, 1),
