@@ -48,13 +48,12 @@ def control_text(version: str, arch: str, installed_kib: int) -> str:
     return (f"Package: {build_info.APP_NAME}\n"
             f"Version: {version}\n"
             f"Architecture: {arch}\n"
-            f"Maintainer: The dpplanner developers <dpplanner@users.noreply.github.com>\n"
+            f"Maintainer: The dpplanner developers\n"
             f"Installed-Size: {installed_kib}\n"
             f"Depends: {', '.join(depends)}\n"
             f"Recommends: {', '.join(SYSTEM_RECOMMENDS)}\n"
             f"Section: science\n"
             f"Priority: optional\n"
-            f"Homepage: https://github.com/dpplanner/dpplanner\n"
             f"Description: {DESCRIPTION}\n")
 
 
