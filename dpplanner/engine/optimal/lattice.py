@@ -1,0 +1,186 @@
+"""Probability mass functions on a lattice offset + step * Z, composed with certified error bounds.
+
+Used by the fast (PLD) path and by the exact common-lattice path. Every operation keeps the
+bookkeeping of ``Atoms`` (relative error ``rel``, absolute l1 error ``err``, mass at +infinity
+``inf_mass``) so that the read-out stays sound:
+
+* direct convolution / shifted adds: every output entry is a sum of non-negative products, so its
+  relative error is at most gamma_n = n u / (1 - n u) (Higham, Accuracy and Stability, §3.1);
+* FFT convolution: absolute error. Higham Thm 24.2 bounds the computed radix-2 FFT by
+  ||y_hat - y||_2 <= (eta log2 N / (1 - eta log2 N)) ||y||_2 with eta = mu + gamma_4 (sqrt 2 + mu)
+  ~ 6.7u for accurately computed twiddles. A convolution is two forward transforms, a pointwise
+  product (|B_hat| <= ||b||_1 <= 1) and one inverse, which gives
+  ||c_hat - c||_2 <= ~3 eta log2 N (||a||_2 + ||b||_2 + ||c||_2). We charge 30 u (log2 N + 2)
+  (||a||_2 + ||b||_2 + ||c||_2), a safety factor > 4 that also covers pocketfft's mixed radices,
+  and convert to l1 with sqrt(n). Clipping negative outputs to 0 moves entries towards the exact
+  (non-negative) values, so it never increases the error. A test checks the bound empirically;
+* truncation: for an UPPER pmf mass cut from the top goes to +infinity and mass cut from the
+  bottom is moved up to the lowest kept point (both can only increase delta(x) = E[(1-e^{x-L})^+],
+  an increasing function of L); for a LOWER pmf cut mass is dropped (delta only decreases).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import fft as sfft
+
+from .atoms import Atoms, U
+
+FFT_C = 30.0
+
+
+@dataclass(frozen=True)
+class LatticePMF:
+    step: float
+    start: int           # p[j] sits at offset + (start + j) * step
+    p: np.ndarray
+    offset: float        # already rounded in the safe direction (up for upper, down for lower)
+    upper: bool
+    rel: float = 0.0
+    err: float = 0.0
+    inf_mass: float = 0.0
+
+    def atoms(self) -> Atoms:
+        idx = self.start + np.arange(self.p.size, dtype=float)
+        l = self.offset + self.step * idx
+        lam = 4 * U * (abs(self.offset) + self.step * (abs(self.start) + self.p.size))
+        return Atoms(l, self.p, self.upper, rel=self.rel, err=self.err, inf_mass=self.inf_mass, lam=lam)
+
+
+def _gamma(n: int) -> float:
+    return 1.01 * (n + 2) * U
+
+
+def add_offsets(a: float, b: float, upper: bool) -> float:
+    s = a + b
+    return math.nextafter(s, math.inf) if upper else math.nextafter(s, -math.inf)
+
+
+def _combine_errors(a: LatticePMF, b: LatticePMF, rel_op: float, abs_op: float):
+    rel = a.rel + b.rel + a.rel * b.rel
+    rel = rel + rel_op + rel * rel_op
+    err = (a.err + b.err) * (1 + a.rel + b.rel + 4 * U) + a.err * b.err + abs_op * (1 + rel)
+    return rel, err
+
+
+def sparse_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
+    """a * b where b has few non-zeros: shifted adds. Returns (c, number of terms per entry)."""
+    nz = np.flatnonzero(b)
+    out = np.zeros(a.size + b.size - 1)
+    for j in nz.tolist():
+        out[j:j + a.size] += b[j] * a
+    return out, max(int(nz.size), 1)
+
+
+def fft_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """FFT convolution and an l1 bound on its absolute rounding error (see module docstring)."""
+    n = a.size + b.size - 1
+    N = sfft.next_fast_len(n, real=True)
+    c = sfft.irfft(sfft.rfft(a, N) * sfft.rfft(b, N), N)[:n]
+    e2 = FFT_C * U * (math.log2(N) + 2) * (np.linalg.norm(a) + np.linalg.norm(b) + np.linalg.norm(c))
+    np.maximum(c, 0.0, out=c)
+    return c, float(math.sqrt(n) * e2 * (1 + 1e-6))
+
+
+def fft_error_estimate(a: np.ndarray, b: np.ndarray) -> float:
+    n = a.size + b.size - 1
+    N = sfft.next_fast_len(n, real=True)
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    return float(math.sqrt(n) * FFT_C * U * (math.log2(N) + 2) * (na + nb + min(na, nb) * 1.01))
+
+
+def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> LatticePMF:
+    """The pmf of the sum of independent a and b, truncated with at most ``tail`` cut per side."""
+    if a.p.size < b.p.size:
+        a, b = b, a
+    la, lb = a.p.size, b.p.size
+    n = la + lb - 1
+    N = sfft.next_fast_len(n, real=True)
+    fft_cost = 40.0 * N * math.log2(N)
+    nnz = int(np.count_nonzero(b.p))
+    abs_op = 0.0
+    if nnz * float(la) <= fft_cost or nnz <= 4:
+        # few non-zeros (kernels and their first products): exact shifted adds, relative error only
+        c, terms = sparse_convolve(a.p, b.p)
+        rel_op = _gamma(terms)
+    else:
+        direct_cost = float(la) * lb
+        use_direct = direct_cost <= fft_cost
+        if not use_direct and direct_cost <= 2e8 and fft_error_estimate(a.p, b.p) > fft_budget:
+            use_direct = True  # tiny delta: rounding of the FFT would eat the budget
+        if use_direct:
+            c = np.convolve(a.p, b.p)
+            rel_op = _gamma(lb)
+        else:
+            c, abs_op = fft_convolve(a.p, b.p)
+            rel_op = 0.0
+    rel, err = _combine_errors(a, b, rel_op, abs_op)
+    out = LatticePMF(a.step, a.start + b.start, c, add_offsets(a.offset, b.offset, a.upper), a.upper,
+                     rel=rel, err=err, inf_mass=(a.inf_mass + b.inf_mass) * (1 + 2 * U))
+    return truncate(out, tail)
+
+
+def truncate(x: LatticePMF, tail: float) -> LatticePMF:
+    """Cut at most ``tail`` (computed) mass from each end, soundly for the pmf's direction."""
+    p = x.p
+    nz = np.flatnonzero(p)
+    if nz.size == 0:
+        return x
+    lo_i, hi_i = int(nz[0]), int(nz[-1]) + 1
+    p = p[lo_i:hi_i]
+    start = x.start + lo_i
+    rel, inf_mass = x.rel, x.inf_mass
+    if tail > 0 and p.size > 1:
+        cs = np.cumsum(p)
+        i = int(np.searchsorted(cs, tail, side="right"))  # entries [0, i) carry mass <= tail
+        i = min(i, p.size - 1)
+        rs = np.cumsum(p[::-1])
+        j = int(np.searchsorted(rs, tail, side="right"))  # the top j entries carry mass <= tail
+        j = min(j, p.size - 1 - i)
+        if i > 0 or j > 0:
+            g = _gamma(p.size)
+            if x.upper:
+                low_mass = float(cs[i - 1]) if i > 0 else 0.0
+                top_mass = float(rs[j - 1]) if j > 0 else 0.0
+                p = p[i:p.size - j].copy()
+                if i > 0:
+                    p[0] += low_mass           # moved up: only increases delta
+                    rel = rel + g + 2 * U + rel * g
+                inf_mass = inf_mass + top_mass * (1 + rel + g + 4 * U)  # to +inf: counts in full
+            else:
+                p = p[i:p.size - j]            # dropped: only decreases delta
+            start += i
+    return replace(x, p=p, start=start, rel=rel, inf_mass=inf_mass)
+
+
+def compose_all(items: list[LatticePMF], tail: float, fft_budget: float, cancel=None) -> LatticePMF:
+    """Balanced composition: always convolve the two shortest pmfs next (Huffman order)."""
+    heap = [(it.p.size, i, it) for i, it in enumerate(items)]
+    heapq.heapify(heap)
+    counter = len(items)
+    while len(heap) > 1:
+        if cancel is not None:
+            cancel.check()
+        _, _, a = heapq.heappop(heap)
+        _, _, b = heapq.heappop(heap)
+        c = convolve(a, b, tail, fft_budget)
+        heapq.heappush(heap, (c.p.size, counter, c))
+        counter += 1
+    return heap[0][2]
+
+
+def power(x: LatticePMF, m: int, tail: float, fft_budget: float) -> LatticePMF:
+    """x composed with itself m times, by repeated squaring."""
+    result = None
+    base = x
+    while True:
+        if m & 1:
+            result = base if result is None else convolve(result, base, tail, fft_budget)
+        m >>= 1
+        if not m:
+            return result
+        base = convolve(base, base, tail, fft_budget)

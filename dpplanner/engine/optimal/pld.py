@@ -1,0 +1,242 @@
+"""The fast path: privacy-loss distributions on a lattice, upper and lower, refined adaptively.
+
+Write each query's loss as L_i = -eps_i + Y_i with Y_i in {0, 2 eps_i} (RR(eps): Y_i = 2 eps_i with
+probability p_i = 1/(1 + e^-eps_i)). Only the Y_i live on the lattice D Z (D a power of two, so
+2 eps / D, floors and products n D are exact in floating point); the offsets -eps_i stay real.
+
+UPPER ("connect the dots", Doroshenko-Ghazi-Kamath-Kumar-Manurangsi, PETS 2022): the atom 2 eps,
+between grid points g = nD and g + D, is split into masses on g and g + D with the same total mass
+and the same E[e^{-Y}]. Soundness: conditionally on the other queries (independent), delta(x) is
+E[phi(e^{-Y_i})] with phi(u) = (1 - c u)^+ convex in u (c = e^{x - rest} > 0). The split is a
+mean-preserving spread in u, so by Jensen (convex order) E[phi] can only grow; doing it for one
+query at a time (conditioning each time) bounds delta(x) for every x. We round the weight of the
+upper point up, which moves mass to a larger loss and again only increases delta.
+
+LOWER: each query is replaced by RR(eps_i^-) with eps_i^- = floor(2 eps_i / D) D / 2 <= eps_i, so Y
+stays on the lattice. RR(eps^-) is a post-processing of RR(eps) (class inclusion), hence
+OptComp(eps^-) <= OptComp(eps) (formulas.md §4.1, monotonicity). Among distributions supported on
+the lattice this per-query choice is the largest in the decreasing-convex order, so no per-query
+lattice twin does better; its error is first order, about sum_i (eps_i - eps_i^-) eps_i (1 + z/sigma).
+
+Equal epsilons are grouped: m copies are a binomial (lower) or the CTD kernel raised to the m-th
+power by repeated squaring (upper). Groups are composed shortest-first (a balanced tree).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from fractions import Fraction
+from typing import Optional
+
+import numpy as np
+
+from .atoms import U, sup_root
+from .binomial import binomial_pmf, log_rr
+from .lattice import LatticePMF, compose_all, power
+from .result import Bracket
+
+#: Largest lattice (number of points of the composed pmf) the adaptive loop will try.
+MAX_POINTS = 1 << 23
+#: Fraction of delta_bar spent on truncation (each side) and on FFT rounding.
+TAIL_FRACTION = 1e-3
+FFT_FRACTION = 1e-3
+
+
+def _directed(x: float, upper: bool) -> float:
+    return math.nextafter(x, math.inf) if upper else math.nextafter(x, -math.inf)
+
+
+def _binomial_on_stride(m: int, eps_eff: float, stride: int) -> tuple[np.ndarray, float, float]:
+    p, rel, lost = binomial_pmf(m, eps_eff)
+    if stride == 0:
+        return np.ones(1), 0.0, 0.0
+    out = np.zeros(m * stride + 1)
+    out[::stride] = p
+    return out, rel, lost
+
+
+def upper_kernel(eps: float, step: float) -> LatticePMF:
+    """Connect-the-dots pmf of Y for one RR(eps) query on the lattice step * Z (step a power of 2)."""
+    t = 2.0 * eps / step
+    n = math.floor(t)
+    frac = 2.0 * eps - n * step  # exact (Sterbenz, or n = 0)
+    lp, lq = log_rr(eps)
+    p, q = math.exp(lp), math.exp(lq)
+    if frac == 0.0:
+        ker = np.zeros(n + 1)
+        ker[0] += q
+        ker[n] += p
+    else:
+        # weight on the upper point that keeps E[e^{-Y}]: (1 - e^{-frac}) / (1 - e^{-step}),
+        # computed to ~3 ulps and rounded up (more mass up only increases delta).
+        w = math.expm1(-frac) / math.expm1(-step)
+        w = min(1.0, w * (1 + 16 * U) + 1e-300)
+        ker = np.zeros(n + 2)
+        ker[0] += q
+        ker[n] += p * (1.0 - w)
+        ker[n + 1] += p * w
+    rel = 16 * U + 4 * U * (abs(lp) + abs(lq) + 1)
+    return LatticePMF(step, 0, ker, -eps, True, rel=rel)
+
+
+def _group_pmf(eps: float, m: int, step: float, upper: bool, tail: float, budget: float) -> LatticePMF:
+    if upper:
+        ker = upper_kernel(eps, step)
+        if m == 1:
+            return ker
+        g = power(ker, m, tail, budget)
+        return g
+    n = math.floor(2.0 * eps / step)
+    eps_lo = n * step / 2.0  # exact: n < 2^53 and step a power of two
+    arr, rel, lost = _binomial_on_stride(m, eps_lo, n)
+    offset = _directed(-(m * eps_lo), False)
+    return LatticePMF(step, 0, arr, offset, False, rel=rel, err=lost)
+
+
+def plan_pmf(eps: np.ndarray, mult: np.ndarray, step: float, upper: bool, delta_bar: float,
+             cancel=None) -> LatticePMF:
+    """The composed pmf of the whole plan on lattice ``step`` (upper or lower twin)."""
+    n_ops = int(sum(2 * max(1, int(m)).bit_length() for m in mult)) + len(eps) + 2
+    tail = TAIL_FRACTION * delta_bar / n_ops
+    budget = FFT_FRACTION * delta_bar / n_ops
+    items = []
+    for e, m in zip(eps.tolist(), mult.tolist()):
+        if cancel is not None:
+            cancel.check()
+        items.append(_group_pmf(float(e), int(m), step, upper, tail, budget))
+    return compose_all(items, tail, budget, cancel)
+
+
+def pld_side(eps, mult, step, upper, delta_bar, cancel=None) -> float:
+    return sup_root(plan_pmf(eps, mult, step, upper, delta_bar, cancel).atoms(), delta_bar)
+
+
+def initial_step(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float) -> float:
+    """A power of two for which the first-order lower-bound error is about eta / 2."""
+    s1 = float(np.sum(mult * eps))
+    sigma = math.sqrt(float(np.sum(mult * eps * eps)))
+    z = math.sqrt(2.0 * math.log(1.0 / min(delta_bar, 0.5)))
+    coef = s1 * (1.0 + z / max(sigma, 1e-12)) / 4.0
+    d = 0.5 * eta / max(coef, 1e-300)
+    return 2.0 ** min(-4, math.floor(math.log2(d)))
+
+
+def lattice_points(eps: np.ndarray, mult: np.ndarray, step: float) -> float:
+    """Rough size of the composed pmf on this lattice (after truncation to ~ +-8 sigma)."""
+    span = 2.0 * float(np.sum(mult * eps))
+    sigma = math.sqrt(float(np.sum(mult * eps * eps)))
+    return min(span, 18.0 * sigma + 4.0 * float(np.max(eps))) / step
+
+
+def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float, *,
+                cancel=None, progress=None, step: Optional[float] = None,
+                max_points: int = MAX_POINTS) -> Bracket:
+    """Adaptive grids until upper - lower <= eta (or the lattice would exceed ``max_points``).
+
+    The CTD upper error is second order in the step, so the upper side starts coarse (~0.1
+    sqrt(eta)) and is refined (x 1/4) only while that still lowers it by a noticeable share of the
+    width. The lower error is first order, so its step is aimed directly at eta / 2 and, if the
+    width is still too large, rescaled by the measured ratio (assuming error ~ step).
+    """
+    d_lo = step if step is not None else initial_step(eps, mult, delta_bar, eta)
+    d_up = step if step is not None else max(d_lo, 2.0 ** min(-6, math.floor(math.log2(0.1 * math.sqrt(eta)))))
+    while lattice_points(eps, mult, d_lo) > max_points:
+        d_lo *= 2
+    up = pld_side(eps, mult, d_up, True, delta_bar, cancel)
+    if progress is not None:
+        progress(0.1)
+    lo = pld_side(eps, mult, d_lo, False, delta_bar, cancel)
+    if progress is not None:
+        progress(0.5)
+    for _ in range(8):
+        width = up - lo
+        if width <= eta:
+            break
+        if d_up > 2.0 ** -40 and lattice_points(eps, mult, d_up / 4) <= max_points:
+            new_up = pld_side(eps, mult, d_up / 4, True, delta_bar, cancel)
+            gain = up - new_up
+            d_up /= 4
+            up = min(up, new_up)
+            if up - lo <= eta:
+                break
+            if gain > 0.1 * width:
+                continue  # the upper side was the loose one; look again before refining lower
+        ratio = 0.7 * eta / max(up - lo, 1e-300)
+        new_lo = d_lo * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 64)))
+        new_lo = min(new_lo, d_lo / 2)
+        if lattice_points(eps, mult, new_lo) > max_points:
+            new_lo = d_lo / 2
+            if lattice_points(eps, mult, new_lo) > max_points:
+                break
+        d_lo = new_lo
+        lo = max(lo, pld_side(eps, mult, d_lo, False, delta_bar, cancel))
+        if progress is not None:
+            progress(0.8)
+    method = f"pld d_up=2^{int(math.log2(d_up))} d_lo=2^{int(math.log2(d_lo))}"
+    return Bracket(_round_up(up), _round_down(lo), method)
+
+
+# ---- exact common lattice ----------------------------------------------------------------------
+
+def common_lattice(eps: np.ndarray, max_den: int = 10_000):
+    """Integers a_g and steps d_up >= (exact) eps_g / a_g >= d_lo, or None if no small lattice.
+
+    Binary doubles are not decimals: 0.3 is not exactly 6 x 0.05. We find small integers a_g from
+    the decimals and then pick the doubles d_up, d_lo so that a_g d_up >= eps_g >= a_g d_lo hold
+    exactly (checked with Fraction on the actual doubles).
+    """
+    fr = [Fraction(float(e)).limit_denominator(max_den) for e in eps]
+    for f, e in zip(fr, eps):
+        if f <= 0 or abs(float(f) - float(e)) > 1e-12 * float(e):
+            return None
+    den = math.lcm(*[f.denominator for f in fr])
+    num = [f.numerator * (den // f.denominator) for f in fr]
+    g = math.gcd(*num)
+    a = [n // g for n in num]
+    exact = [Fraction(float(e)) for e in eps]
+    d_up = max(float(e) / ai for e, ai in zip(eps, a))
+    while any(ai * Fraction(d_up) < ex for ai, ex in zip(a, exact)):
+        d_up = math.nextafter(d_up, math.inf)
+    d_lo = min(float(e) / ai for e, ai in zip(eps, a))
+    while any(ai * Fraction(d_lo) > ex for ai, ex in zip(a, exact)):
+        d_lo = math.nextafter(d_lo, 0.0)
+    return np.array(a, dtype=np.int64), d_up, d_lo
+
+
+def lattice_pmf(a: np.ndarray, mult: np.ndarray, d: float, upper: bool, delta_bar: float,
+                cancel=None) -> LatticePMF:
+    """Exact composition of RR(a_g d) groups: binomials on stride a_g of the Y-lattice 2d."""
+    n_ops = len(a) + 2
+    tail = TAIL_FRACTION * delta_bar / n_ops
+    budget = FFT_FRACTION * delta_bar / n_ops
+    items = []
+    for ai, m in zip(a.tolist(), mult.tolist()):
+        e_eff = float(Fraction(ai) * Fraction(d))  # the query actually composed is RR(a_g d)
+        arr, rel, lost = _binomial_on_stride(int(m), e_eff, int(ai))
+        rel += 4 * U * int(m) * e_eff  # e_eff is a_g d rounded: |log p| moves by <= |delta eps|
+        items.append(LatticePMF(2 * d, 0, arr, 0.0, upper, rel=rel, err=lost))
+    pmf = compose_all(items, tail, budget, cancel)
+    total = int(sum(int(ai) * int(m) for ai, m in zip(a.tolist(), mult.tolist())))
+    exact_off = -Fraction(total) * Fraction(d)
+    off = float(exact_off)
+    if upper and Fraction(off) < exact_off:
+        off = math.nextafter(off, math.inf)
+    if not upper and Fraction(off) > exact_off:
+        off = math.nextafter(off, -math.inf)
+    return replace(pmf, offset=off)
+
+
+def lattice_bracket(eps, mult, delta_bar, lat, cancel=None) -> Bracket:
+    a, d_up, d_lo = lat
+    up = sup_root(lattice_pmf(a, mult, d_up, True, delta_bar, cancel).atoms(), delta_bar)
+    lo = sup_root(lattice_pmf(a, mult, d_lo, False, delta_bar, cancel).atoms(), delta_bar)
+    return Bracket(_round_up(up), _round_down(lo), f"exact (lattice d={d_up:.6g})")
+
+
+def _round_up(x: float) -> float:
+    return x if not math.isfinite(x) else x * (1 + 1e-12) + 1e-15
+
+
+def _round_down(x: float) -> float:
+    return max(0.0, x * (1 - 1e-12) - 1e-15) if math.isfinite(x) else x

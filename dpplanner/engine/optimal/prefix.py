@@ -1,0 +1,96 @@
+"""The optimal bracket for every prefix of a plan, computed incrementally.
+
+The running upper (connect-the-dots) and lower (rounded-down) lattice pmfs of Y = L + sum eps are
+extended by one query at a time: a 2- or 3-atom kernel, i.e. a few shifted adds of the running
+array (no FFT, so only relative rounding errors, gamma_3 per step). The root is read only at the
+requested prefix lengths. One lattice step is chosen for the whole plan so that the first-order
+lower-bound error at the full length K is about ``width`` / 2 (widths grow with k).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .atoms import U, sup_root
+from .bracket import merge_groups
+from .binomial import log_rr
+from .lattice import LatticePMF, sparse_convolve, truncate
+from .pld import initial_step, lattice_points, upper_kernel
+
+#: Bound on the running lattice size (points) of the prefix curve.
+PREFIX_MAX_POINTS = 1 << 21
+
+
+def _lower_kernel(eps: float, step: float) -> LatticePMF:
+    n = math.floor(2.0 * eps / step)
+    e_lo = n * step / 2.0
+    lp, lq = log_rr(e_lo)
+    ker = np.zeros(n + 1)
+    ker[0] += math.exp(lq)
+    ker[n] += math.exp(lp)
+    return LatticePMF(step, 0, ker, -e_lo, False, rel=16 * U + 4 * U * (abs(lp) + abs(lq) + 1))
+
+
+def _extend(run: LatticePMF, ker: LatticePMF, tail: float) -> LatticePMF:
+    c, terms = sparse_convolve(run.p, ker.p)
+    g = 1.01 * (terms + 2) * U
+    rel = run.rel + ker.rel + run.rel * ker.rel
+    rel = rel + g + rel * g
+    off = run.offset + ker.offset
+    off = math.nextafter(off, math.inf) if run.upper else math.nextafter(off, -math.inf)
+    nxt = LatticePMF(run.step, run.start + ker.start, c, off, run.upper, rel=rel,
+                     err=run.err, inf_mass=run.inf_mass)
+    return truncate(nxt, tail)
+
+
+def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None):
+    """(upper, lower) arrays of OptComp(eps[:k], delta_bars[j]) for each k = ks[j] (ascending)."""
+    eps = np.asarray(eps, dtype=float)
+    delta_bars = np.asarray(delta_bars, dtype=float)
+    ks = np.asarray(ks, dtype=np.int64)
+    K = int(ks[-1]) if ks.size else 0
+    upper = np.zeros(ks.size)
+    lower = np.zeros(ks.size)
+    if K == 0:
+        return upper, lower
+    e, m = merge_groups(eps[:K], np.ones(K, dtype=np.int64))
+    pos = delta_bars[delta_bars > 0]
+    dmin = float(pos.min()) if pos.size else 1e-12
+    if e.size == 0:
+        step = 1.0
+    else:
+        step = initial_step(e, m, dmin, width) / 2  # a little finer: no second chance to refine
+        while lattice_points(e, m, step) > PREFIX_MAX_POINTS:
+            step *= 2
+    tail = 1e-3 * dmin / K
+    run_up = LatticePMF(step, 0, np.ones(1), 0.0, True)
+    run_lo = LatticePMF(step, 0, np.ones(1), 0.0, False)
+    j = 0
+    for i in range(K):
+        if cancel is not None and i % 16 == 0:
+            cancel.check()
+        run_up = _extend(run_up, upper_kernel(float(eps[i]), step), tail)
+        run_lo = _extend(run_lo, _lower_kernel(float(eps[i]), step), tail)
+        while j < ks.size and ks[j] == i + 1:
+            db = float(delta_bars[j])
+            if db < 0:
+                upper[j] = lower[j] = math.inf
+            elif db == 0:
+                s_up = math.fsum(eps[: i + 1].tolist())
+                upper[j] = math.nextafter(s_up, math.inf) * (1 + 2 * U * (i + 1))
+                lower[j] = max(0.0, s_up * (1 - 2 * U * (i + 1)))
+            elif db >= 1:
+                upper[j] = lower[j] = 0.0
+            else:
+                u = sup_root(run_up.atoms(), db)
+                lo = sup_root(run_lo.atoms(), db)
+                upper[j] = u * (1 + 1e-12) + 1e-15 if math.isfinite(u) else u
+                lower[j] = max(0.0, lo * (1 - 1e-12) - 1e-15)
+            j += 1
+        if progress is not None and i % 64 == 0:
+            progress((i + 1) / K)
+    if progress is not None:
+        progress(1.0)
+    return upper, lower
