@@ -88,8 +88,9 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
 
     ks = sample_ks(k_total, points)
     s = prefix_sums(eps_seq, delta_seq, ks)
-    delta_bars = delta_bar_from_log(delta_g, s.log_surv)
-    delta_bars = np.atleast_1d(delta_bars)
+    delta_bars = np.atleast_1d(delta_bar_from_log(delta_g, s.log_surv))
+    # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar)
+    delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
     upper: dict = {}
     lower: dict = {}
 

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .exact import exact_cumsum, fits
+
 # log1p and products are correctly rounded to within an ulp or two; 1e-15 is ~4.5 ulps.
 _LOG_MARGIN = 1e-15
 
@@ -45,7 +47,20 @@ def delta_bar_from_log(delta_g: float | np.ndarray, log_surv: float | np.ndarray
 
 def delta_bar(delta_g: float, deltas: np.ndarray, mult: np.ndarray) -> float:
     """delta_bar = 1 - (1 - delta_g)/prod(1 - delta_i)^m_i, rounded down (< 0: infeasible)."""
-    return delta_bar_from_log(delta_g, log_survival(deltas, mult))
+    value = delta_bar_from_log(delta_g, log_survival(deltas, mult))
+    if value < 0 and sum_fits(deltas, mult, delta_g):
+        # prod(1 - delta_i) >= 1 - sum delta_i >= 1 - delta_g, so delta_bar >= 0 exactly; the log
+        # margins only blurred the sign (e.g. one query with delta_i == delta_g).
+        return 0.0
+    return value
+
+
+def sum_fits(deltas: np.ndarray, mult: np.ndarray, delta_g: float) -> bool:
+    """sum m_i delta_i <= delta_g exactly, in the user's decimals."""
+    sums = exact_cumsum(np.asarray(deltas, dtype=float), np.asarray(mult))
+    if sums is None:
+        return False
+    return bool(fits(np.array(sums[-1:], dtype=object), np.zeros(1), delta_g)[0])
 
 
 def total_delta_up(delta_bar_value: float | np.ndarray, log_surv: float | np.ndarray):

@@ -18,9 +18,13 @@ import numpy as np
 _CTX = decimal.Context(prec=2000, traps=[])
 
 
+_TINY = 2.2250738585072014e-308  # below this doubles are subnormal and repr drops precision
+
+
 def dec(x: float) -> decimal.Decimal:
-    """The shortest decimal that round-trips to the double x."""
-    return decimal.Decimal(repr(float(x)))
+    """The shortest decimal that round-trips to the double x (its exact value if subnormal)."""
+    x = float(x)
+    return decimal.Decimal(repr(x)) if abs(x) >= _TINY or x == 0 else decimal.Decimal(x)
 
 
 def to_float_up(d: decimal.Decimal) -> float:
