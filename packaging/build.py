@@ -74,19 +74,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clean", action="store_true", help="discard PyInstaller's cache first")
     parser.add_argument("--deb", action="store_true", help="also build a .deb (Linux only)")
+    parser.add_argument("--skip-build", action="store_true",
+                        help="only pack the existing dist/ folder (e.g. after code signing)")
     args = parser.parse_args(argv)
     if args.deb and not sys.platform.startswith("linux"):
         parser.error("--deb: a .deb can only be built on Linux")
 
+    folder = build_info.DIST / (f"{build_info.APP_NAME}.app" if sys.platform == "darwin"
+                                else build_info.APP_NAME)
+    if args.skip_build and not folder.is_dir():
+        parser.error(f"--skip-build: there is no {folder} to pack; build it first")
     version = build_info.read_version()
     started = time.perf_counter()
-    run_pyinstaller(args.clean)
+    if not args.skip_build:
+        run_pyinstaller(args.clean)
     built = time.perf_counter()
     archive = make_archive(version)
     packed = time.perf_counter()
 
-    folder = build_info.DIST / (f"{build_info.APP_NAME}.app" if sys.platform == "darwin"
-                                else build_info.APP_NAME)
     print(f"package: {folder.relative_to(build_info.ROOT)} "
           f"({folder_size(folder) / 2**20:.0f} MiB unpacked)")
     print(f"package: {archive.relative_to(build_info.ROOT)} ({archive.stat().st_size / 2**20:.0f} MiB)")
