@@ -39,8 +39,8 @@ from .result import Bracket
 #: Largest lattice (number of points of the composed pmf) the adaptive loop will try.
 MAX_POINTS = 1 << 23
 #: Fraction of delta_bar spent on truncation (each side) and on FFT rounding.
-TAIL_FRACTION = 1e-3
-FFT_FRACTION = 1e-3
+TAIL_FRACTION = 1e-6
+FFT_FRACTION = 1e-4
 
 
 def _directed(x: float, upper: bool) -> float:
@@ -208,7 +208,7 @@ def lattice_pmf(a: np.ndarray, mult: np.ndarray, d: float, upper: bool, delta_ba
                 cancel=None) -> LatticePMF:
     """Exact composition of RR(a_g d) groups: binomials on stride a_g of the Y-lattice 2d."""
     n_ops = len(a) + 2
-    tail = TAIL_FRACTION * delta_bar / n_ops
+    tail = 1e-9 * delta_bar / n_ops  # "exact": truncation must stay far below the float error
     budget = FFT_FRACTION * delta_bar / n_ops
     items = []
     for ai, m in zip(a.tolist(), mult.tolist()):

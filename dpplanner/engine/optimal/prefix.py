@@ -64,7 +64,7 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
         step = initial_step(e, m, dmin, width) / 2  # a little finer: no second chance to refine
         while lattice_points(e, m, step) > PREFIX_MAX_POINTS:
             step *= 2
-    tail = 1e-3 * dmin / K
+    tail = 1e-6 * dmin / K
     run_up = LatticePMF(step, 0, np.ones(1), 0.0, True)
     run_lo = LatticePMF(step, 0, np.ones(1), 0.0, False)
     j = 0

@@ -18,7 +18,11 @@ from .pld import common_lattice, initial_step, lattice_pmf, lattice_points, plan
 PROFILE_DELTA_SCALE = 1e-12
 
 
-def _atom_pair(e: np.ndarray, m: np.ndarray, eta: float) -> tuple[Atoms, Atoms]:
+def _atom_pair(e: np.ndarray, m: np.ndarray, eta: float, force_pld: bool = False) -> tuple[Atoms, Atoms]:
+    if force_pld:
+        step = initial_step(e, m, 1e-6, eta)
+        db = PROFILE_DELTA_SCALE
+        return plan_pmf(e, m, step, True, db).atoms(), plan_pmf(e, m, step, False, db).atoms()
     if e.size == 1:
         return homogeneous_atoms(float(e[0]), int(m[0]), True), homogeneous_atoms(float(e[0]), int(m[0]), False)
     if grouped_outcomes(e, m) <= GROUPED_MAX_OUTCOMES:
@@ -34,9 +38,13 @@ def _atom_pair(e: np.ndarray, m: np.ndarray, eta: float) -> tuple[Atoms, Atoms]:
 
 def optimal_delta(eps, mult, epsilon_values, eta: float) -> tuple[np.ndarray, np.ndarray]:
     """(upper, lower) bounds on delta_bar(x) = sup hockey-stick of the pure-eps composition."""
+    return _optimal_delta(eps, mult, epsilon_values, eta)
+
+
+def _optimal_delta(eps, mult, epsilon_values, eta, force_pld=False):
     xs = np.asarray(epsilon_values, dtype=float)
     e, m = merge_groups(eps, mult)
     if e.size == 0:
         return np.zeros(xs.size), np.zeros(xs.size)
-    up, lo = _atom_pair(e, m, eta)
+    up, lo = _atom_pair(e, m, eta, force_pld)
     return delta_at(up, xs), delta_at(lo, xs)

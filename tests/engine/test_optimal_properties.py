@@ -1,0 +1,164 @@
+"""Properties of the optimal core: monotonicity, soundness of each approximation, no overflow."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpplanner.engine.optimal import (homogeneous_bracket, optimal_bracket, optimal_delta,
+                                      optimal_prefix_curve)
+from dpplanner.engine.optimal.bracket import _bracket
+from dpplanner.engine.optimal.lattice import fft_convolve
+from dpplanner.engine.optimal.pld import pld_side
+from dpplanner.engine.optimal.profile import _optimal_delta
+from dpplanner.engine.types import CancelToken, Cancelled
+from oracle import Oracle
+
+
+def kov_exact(eps: float, k: int, delta_bar: float) -> float:
+    """Homogeneous OptComp by mpmath bisection on MV Thm 1.4 (binomial sum, 50 digits)."""
+    mp.mp.dps = 50
+    e = mp.mpf(eps)
+    den = (1 + mp.exp(e)) ** k
+    terms = [(mp.binomial(k, l), l) for l in range(k + 1)]
+
+    def lhs(x):
+        return mp.fsum(c * (mp.exp(l * e) - mp.exp(x) * mp.exp((k - l) * e))
+                       for c, l in terms if (2 * l - k) * e > x) / den
+
+    lo, hi = mp.mpf(0), k * e + 1
+    if lhs(0) <= delta_bar:
+        return 0.0
+    for _ in range(120):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if lhs(mid) <= delta_bar else (mid, hi)
+    return float(hi)
+
+
+@pytest.mark.parametrize("eps, k, db", [(0.1, 100, 1e-6), (0.5, 40, 1e-10), (0.02, 400, 1e-3),
+                                        (1.0, 50, 1e-15)])
+def test_homogeneous_equals_exact_kov(eps, k, db):
+    exact = kov_exact(eps, k, db)
+    b = homogeneous_bracket(eps, k, db)
+    assert b.lower <= exact <= b.upper
+    assert b.upper - b.lower < 1e-9
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(0.0, 1.5), min_size=2, max_size=9), st.integers(0, 8),
+       st.floats(0.0, 0.5), st.floats(-12, -1))
+def test_monotone_in_every_eps(eps, which, bump, log_db):
+    """Raising one eps never lowers the certified interval: lower(eps) <= upper(eps + bump)."""
+    db = 10.0 ** log_db
+    i = which % len(eps)
+    bigger = list(eps)
+    bigger[i] += bump
+    for force in (False, True):
+        a = _bracket(np.array(eps), np.ones(len(eps), dtype=int), db, 1e-3, force_pld=force)
+        b = _bracket(np.array(bigger), np.ones(len(eps), dtype=int), db, 1e-3, force_pld=force)
+        assert a.lower <= b.upper
+        if not force:  # exact paths: monotone up to their float-level width
+            assert a.upper <= b.upper + 1e-9
+
+
+def _nearest_rounding_upper(eps, step, db):
+    """What a naive discretisation (round each +-eps to the nearest grid point) would report."""
+    from dpplanner.engine.optimal.atoms import Atoms, sup_root
+    l, p = np.zeros(1), np.ones(1)
+    for e in eps:
+        g = round(e / step) * step
+        pe = 1 / (1 + math.exp(-e))
+        l = np.concatenate([l - g, l + g])
+        p = np.concatenate([p * (1 - pe), p * pe])
+    o = np.argsort(l)
+    return sup_root(Atoms(l[o], p[o], True), db)
+
+
+def test_fast_path_contains_exact_where_rounding_to_nearest_fails():
+    """Connect-the-dots must stay above the exact value even on a coarse grid; rounding each
+    loss to the nearest grid point (what CTD replaces) falls below it on this plan."""
+    eps = [0.3, 0.3 + 1 / 64, 0.55, 0.7, 0.9, 0.41, 0.17, 1.1]
+    step = 2.0 ** -3
+    for db in (1e-2, 1e-5, 1e-9):
+        exact = float(Oracle(eps).opt_comp(db))
+        naive = _nearest_rounding_upper(eps, step, db)
+        e, m = np.sort(np.array(eps)), np.ones(len(eps), dtype=int)
+        up = pld_side(e, m, step, True, db)
+        lo = pld_side(e, m, step, False, db)
+        assert naive < exact, "the plan must discriminate CTD from nearest rounding"
+        assert lo <= exact <= up
+
+
+def test_fft_error_bound_holds():
+    """The charged FFT rounding bound covers the actual difference to a direct convolution."""
+    rng = np.random.default_rng(7)
+    for n in (100, 3000, 70000):
+        a = rng.random(n) ** 8
+        b = rng.random(n // 3 + 5) ** 8
+        a /= a.sum()
+        b /= b.sum()
+        c, bound = fft_convolve(a, b)
+        exact = np.convolve(a.astype(np.longdouble), b.astype(np.longdouble))
+        assert float(np.abs(c - exact).sum()) <= bound
+
+
+def test_homogeneous_large_k_and_large_sum_do_not_overflow():
+    b = homogeneous_bracket(0.1, 100_000, 1e-6)
+    assert math.isfinite(b.upper) and 0 < b.lower <= b.upper and b.upper - b.lower < 1e-5
+    b = homogeneous_bracket(1.0, 5000, 1e-15)  # sum of eps 5000
+    assert math.isfinite(b.upper) and b.upper < 5000 and b.upper - b.lower < 1e-6
+
+
+def test_heterogeneous_large_sum_does_not_overflow():
+    rng = np.random.default_rng(3)
+    eps = rng.uniform(0.5, 1.5, 3000)  # sum ~ 3000
+    b = optimal_bracket(eps, np.ones(eps.size, dtype=int), 1e-8, 1.0)
+    assert math.isfinite(b.upper) and b.lower <= b.upper <= eps.sum()
+    assert b.upper - b.lower <= 1.0
+
+
+def test_pure_and_degenerate_cases():
+    assert optimal_bracket(np.array([0.1, 0.2]), np.array([3, 1]), 0.0, 1e-3).upper == pytest.approx(0.5)
+    assert optimal_bracket(np.array([0.0, 0.0]), np.array([3, 1]), 1e-6, 1e-3).upper == 0.0
+    assert optimal_bracket(np.array([0.3]), np.array([2]), -1e-9, 1e-3).upper == math.inf
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(0.0, 1.2), min_size=1, max_size=9), st.floats(-10, -2))
+def test_prefix_curve_contains_exact_for_every_prefix(eps, log_db):
+    db = 10.0 ** log_db
+    ks = np.arange(1, len(eps) + 1)
+    up, lo = optimal_prefix_curve(np.array(eps), np.full(ks.size, db), ks, 0.05)
+    for j, k in enumerate(ks):
+        exact = float(Oracle(eps[:k]).opt_comp(db))
+        assert lo[j] <= exact <= up[j], (k, lo[j], exact, up[j])
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(0.0, 1.2), min_size=1, max_size=9))
+def test_profile_brackets_exact_delta(eps):
+    orc = Oracle(eps)
+    xs = np.array([0.0, 0.1, 0.5, 1.0, 2.5])
+    for force_pld in (False, True):
+        up, lo = _optimal_delta(np.array(eps), np.ones(len(eps), dtype=int), xs, 1e-3, force_pld=force_pld)
+        for x, u, l_ in zip(xs, up, lo):
+            exact = float(orc.delta(x))
+            assert l_ <= exact * (1 + 1e-12) + 1e-300 and exact <= u * (1 + 1e-12)
+
+
+def test_cancel_and_progress():
+    rng = np.random.default_rng(5)
+    eps = rng.uniform(0.01, 0.3, 300)
+    seen = []
+    b = optimal_bracket(eps, np.ones(eps.size, dtype=int), 1e-6, 1e-2, progress=seen.append)
+    assert seen and seen[-1] == 1.0 and all(0 <= s <= 1 for s in seen)
+    assert b.upper - b.lower <= 1e-2
+    tok = CancelToken()
+    tok.cancel()
+    with pytest.raises(Cancelled, match="cancelled"):
+        optimal_bracket(eps, np.ones(eps.size, dtype=int), 1e-6, 1e-2, cancel=tok)
