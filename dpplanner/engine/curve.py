@@ -98,12 +98,14 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     same = (eps_seq == eps_seq[0]) & (delta_seq == delta_seq[0])
     homogeneous_len = int(np.argmin(same)) if not same.all() else k_total
     need_hom = "kov" in names or (mode == "repeat" and ({"optimal", "concurrent"} & set(names)))
+    need_prefix = mode == "prefix" and ({"optimal", "concurrent"} & set(names))
+    hom_progress, prefix_progress = _split_progress(progress, bool(need_hom), bool(need_prefix))
     if need_hom:
         hom = ks <= homogeneous_len
         h_up = np.full(ks.size, np.nan)
         h_lo = np.full(ks.size, np.nan)
         h_up[hom], h_lo[hom] = _homogeneous_curve(float(eps_seq[0]), ks[hom], delta_bars[hom], cancel,
-                                                  progress)
+                                                  hom_progress)
     for name in names:
         if cancel is not None:
             cancel.check()
@@ -119,13 +121,22 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
         if mode == "repeat":
             o_up, o_lo = h_up, h_lo
         else:
-            o_up, o_lo = _optimal_prefix(eps_seq, ks, delta_bars, eta, cancel, progress)
+            o_up, o_lo = _optimal_prefix(eps_seq, ks, delta_bars, eta, cancel, prefix_progress)
         # Lyu22/VZ23: concurrent composition equals non-interactive composition; the VW21 bound
         # (sum eps) is never smaller than the optimal one wherever both are valid.
         for name in ("optimal", "concurrent"):
             if name in names:
                 upper[name], lower[name] = o_up.copy(), o_lo.copy()
+    if progress is not None:
+        progress(1.0)
     return Curve(ks=ks, upper={n: upper[n] for n in names}, lower={n: lower[n] for n in names})
+
+
+def _split_progress(progress, first: bool, second: bool):
+    """Map the two long phases (homogeneous roots, optimal prefix curve) onto one 0..1 scale."""
+    if progress is None or not (first and second):
+        return progress, progress
+    return (lambda f: progress(0.5 * f)), (lambda f: progress(0.5 + 0.5 * f))
 
 
 def _optimal_prefix(eps_seq, ks, delta_bars, eta, cancel, progress):

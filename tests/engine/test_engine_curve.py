@@ -74,3 +74,11 @@ def test_curve_cancel():
     token.cancel()
     with pytest.raises(Cancelled):
         curve([0.1], [0.0], 1e-6, mode="repeat", k_max=50, theorems=("kov",), cancel=token)
+
+
+def test_curve_progress_is_monotone_and_ends_at_one():
+    seen = []
+    curve([0.1, 0.1, 0.2], [0.0] * 3, 1e-6, mode="prefix", eta=1e-2, multiplicities=[30, 5, 10],
+          progress=seen.append)
+    assert seen and seen[-1] == 1.0
+    assert all(0.0 <= f <= 1.0 for f in seen) and seen == sorted(seen)
