@@ -51,3 +51,15 @@ def test_no_free_query():
 def test_infeasible_deltas_are_a_budget_error():
     with pytest.raises(BudgetError, match="no allocation is possible: delta_g"):
         allocate([0.1, 0.1], [1e-5, 0.0], [True, False], [1, 1], 1.0, 1e-6, theorem="advanced")
+
+
+def test_allocation_reports_progress_and_can_be_cancelled():
+    from dpplanner.engine import CancelToken, Cancelled
+
+    seen = []
+    allocate([0.1, 0.1], [0.0, 0.0], [True, False], [1, 1], 1.0, 1e-6, theorem="advanced", progress=seen.append)
+    assert seen and seen[-1] == 1.0 and seen == sorted(seen)
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled, match="cancelled"):
+        allocate([0.1, 0.1], [0.0, 0.0], [True, False], [1, 1], 1.0, 1e-6, theorem="optimal", cancel=token)

@@ -131,3 +131,20 @@ def test_compose_all_never_raises(plan, delta_g):
     for name, r in results.items():
         assert r.applicable or (name == "kov" and math.isnan(r.epsilon))
         assert r.epsilon >= 0 or math.isnan(r.epsilon)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plans(max_size=4), delta_g_value, st.floats(min_value=0.5, max_value=10.0), st.data())
+def test_optimal_allocation_never_exceeds_the_budget(plan, delta_g, epsilon_g, data):
+    eps, deltas, mult = plan
+    n = len(eps)
+    held = [False] + data.draw(st.lists(st.booleans(), min_size=n - 1, max_size=n - 1))
+    weights = data.draw(st.lists(st.floats(min_value=0.1, max_value=5.0), min_size=n, max_size=n))
+    try:
+        a = allocate(eps, deltas, held, weights, epsilon_g, delta_g, theorem="optimal", eta=1e-2,
+                     multiplicities=mult)
+    except BudgetError:
+        return
+    forward = compose(a.epsilons.tolist(), deltas, delta_g, "optimal", eta=1e-2, multiplicities=mult)
+    assert forward.epsilon <= epsilon_g
+    assert a.waste < 1e-6
