@@ -63,3 +63,16 @@ def test_allocation_reports_progress_and_can_be_cancelled():
     token.cancel()
     with pytest.raises(Cancelled, match="cancelled"):
         allocate([0.1, 0.1], [0.0, 0.0], [True, False], [1, 1], 1.0, 1e-6, theorem="optimal", cancel=token)
+
+
+@pytest.mark.parametrize("theorem, per_query", [
+    ("basic", 0.01),
+    ("advanced", 0.01984700011),   # KOV Thm 3.5 wins among the advanced forms
+    ("kov", 0.02401108040),
+    ("optimal", 0.02401108040),
+])
+def test_inverse_vector_per_query_epsilon(theorem, per_query):
+    # formulas.md §9 "inverse": per-query eps for (eps_g, delta_g) = (1, 1e-6), k = 100, delta_i = 0
+    a = allocate([0.0], [0.0], [False], [1.0], 1.0, 1e-6, theorem=theorem, multiplicities=[100])
+    assert a.epsilons[0] == pytest.approx(per_query, rel=1e-6)
+    assert a.composition.epsilon <= 1.0 and a.waste < 1e-6

@@ -95,3 +95,13 @@ def test_privacy_profile_default_grid_and_monotone():
         privacy_profile([0.1], [0.0], num=1)
     with pytest.raises(ValueError, match=r"eps_values\[1\] = -1.0 is not allowed"):
         privacy_profile([0.1], [0.0], eps_values=[0.1, -1.0])
+
+
+@pytest.mark.parametrize("theorem", ["optimal", "kov", "advanced", "filter"])
+def test_tiny_delta_g_stays_sound(theorem):
+    eps, k = 0.3, 12
+    r = compose([eps], [0.0], 1e-15, theorem, eta=1e-3, multiplicities=[k])
+    exact = float(oracle.opt_comp([eps], [0.0], 1e-15, [k]))
+    assert r.epsilon >= exact
+    if r.epsilon_lower is not None:
+        assert r.epsilon_lower <= exact
