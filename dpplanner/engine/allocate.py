@@ -120,8 +120,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
                          cancel=cancel)
         if result.epsilon <= epsilon_g:
             break
-        t *= 1.0 - step
-        step *= 4.0
+        t *= 1.0 - step  # t -> 0 eventually, where the held queries alone fit (checked above)
+        step = min(step * 4.0, 0.5)
     if progress is not None:
         progress(1.0)
     waste = (epsilon_g - result.epsilon) / epsilon_g if epsilon_g > 0 else 0.0

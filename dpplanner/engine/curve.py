@@ -70,6 +70,13 @@ def _homogeneous_curve(eps: float, ks: np.ndarray, delta_bars: np.ndarray, cance
 def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points=None,
           theorems=THEOREMS, eta: float = 1e-2, multiplicities=None,
           cancel: Optional[CancelToken] = None, progress: Optional[ProgressCallback] = None) -> Curve:
+    """Sound total epsilon under each theorem after k = 1..K queries.
+
+    ``mode="prefix"``: the first k queries of the plan in order (multiplicities expanded), K = the
+    plan's size (or ``k_max`` if smaller). ``mode="repeat"``: the query (epsilons[0], deltas[0])
+    repeated k times, K = ``k_max`` (default: the plan's size). ``points`` evaluates only about that
+    many evenly spaced k, always including K.
+    """
     plan = validate_plan(epsilons, deltas, multiplicities)
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)

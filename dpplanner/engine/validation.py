@@ -34,9 +34,6 @@ class Plan:
         """Per-query (eps, delta) in plan order with multiplicities spelled out."""
         return np.repeat(self.eps, self.mult), np.repeat(self.delta, self.mult)
 
-    def is_homogeneous(self) -> bool:
-        return bool(np.all(self.eps == self.eps[0]) and np.all(self.delta == self.delta[0]))
-
 
 def _as_sequence(values, name: str) -> list:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
