@@ -4,9 +4,9 @@ Opens the main window offscreen, loads an example plan, runs one full compositio
 compute controller's worker thread, saves and reloads the plan in a temporary folder and checks
 the reloaded plan is the same. Exit code 0 on success; otherwise 1 with the failing step on stderr
 (2 if a step hangs past the time limit). Settings, the recovery copy and the saved plan go to a
-temporary folder, never the user's. Prints ``startup_seconds=`` (process launch to shown window) when the launcher passes its
-launch time in ``DPPLANNER_LAUNCH_TIME`` (packaging/package_test.py does), and
-``window_seconds=`` (this function's start to shown window) always.
+temporary folder, never the user's. Prints ``startup_seconds=`` (process launch to shown window)
+when the launcher passes its launch time in ``DPPLANNER_LAUNCH_TIME`` (packaging/package_test.py
+does), and ``window_seconds=`` (this function's start to shown window) always.
 """
 
 from __future__ import annotations
@@ -83,17 +83,21 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
     # -- the main window, shown (offscreen) -------------------------------------------------------
     settings = Settings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
     window = MainWindow(settings=settings, recovery_dir=str(tmp / "recovery"), debounce_ms=0)
-    window.show()
-    _spin(app)                       # deliver the show, expose and first paint events
-    if not window.isVisible() or window.windowHandle() is None or not window.windowHandle().isExposed():
-        raise SmokeFailure("show window", "the main window was not shown")
-    shown = time.perf_counter()
-    report.append(f"window_seconds={shown - started:.3f}")
-    launched = os.environ.get("DPPLANNER_LAUNCH_TIME")
-    if launched:
-        report.append(f"startup_seconds={time.time() - float(launched):.3f}")
-
     try:
+        window.show()
+        _spin(app)                       # deliver the show, expose and first paint events
+        if not window.isVisible() or window.windowHandle() is None or not window.windowHandle().isExposed():
+            raise SmokeFailure("show window", "the main window was not shown")
+        shown = time.perf_counter()
+        report.append(f"window_seconds={shown - started:.3f}")
+        launched = os.environ.get("DPPLANNER_LAUNCH_TIME")
+        if launched:
+            report.append(f"startup_seconds={time.time() - float(launched):.3f}")
+        # The icon is read from resources/icons (next to the examples, or in the frozen bundle): a
+        # null icon means the package lost its resources.
+        if window.windowIcon().isNull():
+            raise SmokeFailure("show window", "the main window has no icon (resources/icons not found)")
+
         # -- load an example plan ---------------------------------------------------------------
         try:
             source = example_path(example)

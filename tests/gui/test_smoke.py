@@ -71,3 +71,10 @@ def test_command_line_flag_reports_startup_time():
     window = float(lines["window_seconds"])
     # Launch-to-window includes interpreter start-up and imports, so it cannot be shorter.
     assert 0 < window <= startup <= time.time() - launched
+
+
+def test_missing_icon_fails_the_smoke_test(qapp, capsys, monkeypatch):
+    # What a bundle that lost resources/icons looks like to the window.
+    monkeypatch.setattr("dpplanner.gui.main_window._app_icon", lambda: None)
+    assert smoke.run() == 1
+    assert "FAILED at show window: the main window has no icon" in capsys.readouterr().err
