@@ -76,7 +76,10 @@ def check_archive(version: str) -> list[str]:
         if not archive.is_file():
             return [f"archive {archive} was not built"]
         with tarfile.open(archive) as tar:
-            member = tar.getmember(f"{top}/{build_info.APP_NAME}")
+            try:
+                member = tar.getmember(f"{top}/{build_info.APP_NAME}")
+            except KeyError:
+                return [f"{archive}: {top}/{build_info.APP_NAME} missing"]
             if not member.isfile() or not member.mode & 0o111:
                 return [f"{archive}: {member.name} is not an executable file"]
     elif sys.platform == "win32":

@@ -53,3 +53,25 @@ def test_skip_build_without_a_folder_is_refused(monkeypatch, tmp_path, capsys):
     with pytest.raises(SystemExit, match="^2$"):   # argparse usage error
         build.main(["--skip-build"])
     assert "there is no" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux archive is a .tar.gz")
+def test_package_test_rejects_an_archive_without_the_executable(folder, tmp_path, monkeypatch):
+    import package_test
+
+    monkeypatch.setattr(package_test.build_info, "DIST", tmp_path)
+    stem = package_test.build_info.archive_stem("1.0.0")
+    (folder / "dpplanner").unlink()
+    build.make_tar_gz(folder, tmp_path / f"{stem}.tar.gz", "dpplanner-1.0.0")
+    assert package_test.check_archive("1.0.0") == [
+        f"{tmp_path / (stem + '.tar.gz')}: dpplanner-1.0.0/dpplanner missing"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux archive is a .tar.gz")
+def test_package_test_accepts_a_good_archive(folder, tmp_path, monkeypatch):
+    import package_test
+
+    monkeypatch.setattr(package_test.build_info, "DIST", tmp_path)
+    stem = package_test.build_info.archive_stem("1.0.0")
+    build.make_tar_gz(folder, tmp_path / f"{stem}.tar.gz", "dpplanner-1.0.0")
+    assert package_test.check_archive("1.0.0") == []
