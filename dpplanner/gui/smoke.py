@@ -77,15 +77,16 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
     from dpplanner.model import files
     from dpplanner.model.examples import example_path
 
-    app = make_application()
+    app = make_application()         # held until the window is closed: Qt needs it alive
     report: list[str] = []
 
     # -- the main window, shown (offscreen) -------------------------------------------------------
     settings = Settings(QSettings(str(tmp / "settings.ini"), QSettings.Format.IniFormat))
     window = MainWindow(settings=settings, recovery_dir=str(tmp / "recovery"), debounce_ms=0)
+    dialogs = _DialogGuard()
     try:
         window.show()
-        _spin(app)                       # deliver the show, expose and first paint events
+        _spin()                          # deliver the show, expose and first paint events
         if not window.isVisible() or window.windowHandle() is None or not window.windowHandle().isExposed():
             raise SmokeFailure("show window", "the main window was not shown")
         shown = time.perf_counter()
@@ -103,14 +104,17 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
             source = example_path(example)
         except ValueError as exc:
             raise SmokeFailure("load example", str(exc)) from None
-        if not window.open_example(source):
+        opened = window.open_example(source)
+        dialogs.check("load example")
+        if not opened:
             raise SmokeFailure("load example", f"the window could not open {source}")
         if len(window.plan) == 0:
             raise SmokeFailure("load example", f"{source.name} opened with no statistics")
         report.append(f"smoke: opened {source.name} ({len(window.plan)} statistics, k={window.plan.k})")
 
         # -- one full composition through the window's worker thread ------------------------------
-        result = _wait_for_evaluation(app, window, deadline)
+        result = _wait_for_evaluation(window, deadline)
+        dialogs.check("composition")
         report.append(_check_totals(result))
 
         # -- save, then reopen through the window, in the temporary folder --------------------
@@ -120,7 +124,9 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
             files.save_plan(window.plan, saved)
         except ValueError as exc:
             raise SmokeFailure("save", str(exc)) from None
-        if not window.open_path(saved, confirm=False):
+        reopened = window.open_path(saved, confirm=False)
+        dialogs.check("reload")
+        if not reopened:
             raise SmokeFailure("reload", f"the window could not reopen {saved}")
         if files.dumps_plan(window.plan) != expected:
             raise SmokeFailure("reload", f"{saved.name} reopened differs from the plan that was saved")
@@ -128,12 +134,48 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
     finally:
         # -- close: the window saves its state to the temporary settings and stops the worker ----
         window.close()
+        dialogs.stop()
+        if window.isVisible():           # refused (a dialog was dismissed): stop the worker anyway
+            window.controller.shutdown()
+    dialogs.check("close")
     if window.isVisible():
         raise SmokeFailure("close", "the main window refused to close")
     return report
 
 
-def _spin(app: Any) -> None:
+class _DialogGuard:
+    """Dismisses any modal dialog (an error box, a save prompt) and remembers what it said, so a
+    smoke test never waits for a click that nobody will make offscreen."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.seen: list[str] = []
+        self._timer = QTimer()
+        self._timer.setInterval(50)
+        self._timer.timeout.connect(self._dismiss)
+        self._timer.start()
+
+    def _dismiss(self) -> None:
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        dialog = QApplication.activeModalWidget()
+        if dialog is None:
+            return
+        text = dialog.text() if isinstance(dialog, QMessageBox) else ""
+        self.seen.append(f"{dialog.windowTitle()}: {text}" if text else dialog.windowTitle())
+        dialog.reject()
+
+    def check(self, step: str) -> None:
+        if self.seen:
+            seen, self.seen = self.seen, []
+            raise SmokeFailure(step, "a dialog appeared: " + " | ".join(seen))
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+
+def _spin() -> None:
     """Run the event loop until the events queued so far (show, expose, paint) are handled."""
     from PySide6.QtCore import QEventLoop, QTimer
 
@@ -157,7 +199,7 @@ def _isolate(tmp: Path) -> None:
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
 
 
-def _wait_for_evaluation(app: Any, window: Any, deadline: float) -> Any:
+def _wait_for_evaluation(window: Any, deadline: float) -> Any:
     """Run the event loop until the window's worker has delivered the totals of the plan as it
     stands (a redistribution on load may change the plan and trigger another evaluation)."""
     import dataclasses

@@ -78,3 +78,22 @@ def test_missing_icon_fails_the_smoke_test(qapp, capsys, monkeypatch):
     monkeypatch.setattr("dpplanner.gui.main_window._app_icon", lambda: None)
     assert smoke.run() == 1
     assert "FAILED at show window: the main window has no icon" in capsys.readouterr().err
+
+
+def test_error_dialog_is_dismissed_and_reported(qapp, capsys, monkeypatch):
+    # Reopening the saved plan fails: the window shows a warning box, which nobody can click
+    # offscreen. The smoke test must close it, report what it said, and not hang.
+    from dpplanner.model import files
+
+    real_load = files.load_plan
+
+    def load_plan(path):
+        if str(path).endswith("smoke.dpplan"):
+            raise files.PlanFileError(f"{path}: unreadable on purpose")
+        return real_load(path)
+
+    monkeypatch.setattr(files, "load_plan", load_plan)
+    assert smoke.run(timeout_s=60) == 1
+    err = capsys.readouterr().err
+    assert "FAILED at reload: a dialog appeared: Cannot open the plan: " in err
+    assert "unreadable on purpose" in err
