@@ -77,7 +77,7 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
     from dpplanner.model import files
     from dpplanner.model.examples import example_path
 
-    app = make_application()         # held until the window is closed: Qt needs it alive
+    _app = make_application()        # held until the window is closed: Qt needs it alive
     report: list[str] = []
 
     # -- the main window, shown (offscreen) -------------------------------------------------------
