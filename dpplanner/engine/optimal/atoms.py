@@ -86,6 +86,21 @@ def _seg_roots(l, p, delta_bar, a: Atoms, left0: float, shift: float):
     return float(cand.max())
 
 
+def _count_from_top(p: np.ndarray, level: float) -> int:
+    """Number of top entries whose suffix sum stays <= level (scans only what it needs)."""
+    n = p.size
+    chunk, done, acc = 2048, 0, 0.0
+    while done < n:
+        part = np.cumsum(p[n - done - 1::-1][:chunk]) + acc
+        k = int(np.searchsorted(part, level, side="right"))
+        if k < part.size:
+            return done + k
+        acc = float(part[-1])
+        done += part.size
+        chunk *= 4
+    return n
+
+
 def sup_root(a: Atoms, delta_bar: float) -> float:
     """Least x >= 0 with delta_fn(x) <= delta_bar, read so that it is >= (upper) / <= (lower) exact."""
     if a.upper and (a.err + a.inf_mass) * (1 + 4 * U) >= delta_bar:
@@ -96,11 +111,10 @@ def sup_root(a: Atoms, delta_bar: float) -> float:
         return 0.0
     # Slice near the root: if the mass at or above atom s exceeds 4 delta_bar, delta(s - ln 2) >
     # 2 delta_bar, so segments below s - 1 cannot hold the sup. Verified: if the slice yields no
-    # candidate we redo the whole positive range.
-    A = np.cumsum(p[::-1])[::-1]
-    q = int(np.count_nonzero(A > 4 * delta_bar))
-    if q >= 1:
-        s = float(l[q - 1])
+    # candidate we redo the whole positive range. Only the top of the array is scanned.
+    q = _count_from_top(p, 4 * delta_bar)
+    if q < p.size:
+        s = float(l[p.size - 1 - q])
         js = int(np.searchsorted(l, s - 1.0, side="left"))
         if js > 0:
             best = _seg_roots(l[js:], p[js:], delta_bar, a, float(l[js - 1]), s - 1.0)

@@ -44,11 +44,17 @@ class LatticePMF:
     err: float = 0.0
     inf_mass: float = 0.0
 
-    def atoms(self) -> Atoms:
-        idx = self.start + np.arange(self.p.size, dtype=float)
+    def atoms(self, above: float | None = None) -> Atoms:
+        """As ``Atoms``; with ``above``, only the atoms > above - step (all a root >= above needs)."""
+        j0 = 0
+        if above is not None:
+            j0 = int(min(max(math.floor((above - self.offset) / self.step) - self.start - 1, 0), self.p.size))
+        idx = np.arange(self.start + j0, self.start + self.p.size, dtype=float)
         l = self.offset + self.step * idx
         lam = 4 * U * (abs(self.offset) + self.step * (abs(self.start) + self.p.size))
-        return Atoms(l, self.p, self.upper, rel=self.rel, err=self.err, inf_mass=self.inf_mass, lam=lam)
+        # the relative summation bound of the read-out depends on the full length
+        return Atoms(l, self.p[j0:], self.upper, rel=self.rel + 1.01 * (self.p.size + 4) * U,
+                     err=self.err, inf_mass=self.inf_mass, lam=lam)
 
 
 def _gamma(n: int) -> float:
@@ -69,21 +75,46 @@ def _combine_errors(a: LatticePMF, b: LatticePMF, rel_op: float, abs_op: float):
 
 def sparse_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     """a * b where b has few non-zeros: shifted adds. Returns (c, number of terms per entry)."""
-    nz = np.flatnonzero(b)
-    out = np.zeros(a.size + b.size - 1)
-    for j in nz.tolist():
+    nz = np.flatnonzero(b).tolist()
+    out = np.empty(a.size + b.size - 1)
+    j = nz[0]
+    out[:j] = 0.0
+    np.multiply(a, b[j], out=out[j:j + a.size])
+    out[j + a.size:] = 0.0
+    for j in nz[1:]:
         out[j:j + a.size] += b[j] * a
-    return out, max(int(nz.size), 1)
+    return out, max(len(nz), 1)
 
 
 def fft_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     """FFT convolution and an l1 bound on its absolute rounding error (see module docstring)."""
     n = a.size + b.size - 1
     N = sfft.next_fast_len(n, real=True)
-    c = sfft.irfft(sfft.rfft(a, N) * sfft.rfft(b, N), N)[:n]
-    e2 = FFT_C * U * (math.log2(N) + 2) * (np.linalg.norm(a) + np.linalg.norm(b) + np.linalg.norm(c))
+    c = sfft.irfft(sfft.rfft(a, N, workers=-1) * sfft.rfft(b, N, workers=-1), N, workers=-1)[:n]
+    na, nb = _norm2(a), _norm2(b)
+    # ||c||_2 <= ||a||_2 ||b||_1 (Young), and ||b||_1 <= 1 + tiny for a (sub-)probability vector
+    e2 = FFT_C * U * (math.log2(N) + 2) * (na + nb + na * float(b.sum()) * (1 + 1e-9))
     np.maximum(c, 0.0, out=c)
     return c, float(math.sqrt(n) * e2 * (1 + 1e-6))
+
+
+def _norm2(x: np.ndarray) -> float:
+    return math.sqrt(float(np.dot(x, x)))
+
+
+def _edge_count(p: np.ndarray, tail: float) -> int:
+    """How many leading entries of p carry (computed) mass <= tail, scanning only what is needed."""
+    n = p.size
+    chunk, done, acc = 1024, 0, 0.0
+    while done < n:
+        part = np.cumsum(p[done:done + chunk]) + acc
+        k = int(np.searchsorted(part, tail, side="right"))
+        if k < part.size:
+            return done + k
+        acc = float(part[-1])
+        done += part.size
+        chunk *= 4
+    return n
 
 
 def fft_error_estimate(a: np.ndarray, b: np.ndarray) -> float:
@@ -126,6 +157,8 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
 
 def truncate(x: LatticePMF, tail: float) -> LatticePMF:
     """Cut at most ``tail`` (computed) mass from each end, soundly for the pmf's direction."""
+    if tail <= 0:
+        return x
     p = x.p
     nz = np.flatnonzero(p)
     if nz.size == 0:
@@ -135,17 +168,13 @@ def truncate(x: LatticePMF, tail: float) -> LatticePMF:
     start = x.start + lo_i
     rel, inf_mass = x.rel, x.inf_mass
     if tail > 0 and p.size > 1:
-        cs = np.cumsum(p)
-        i = int(np.searchsorted(cs, tail, side="right"))  # entries [0, i) carry mass <= tail
-        i = min(i, p.size - 1)
-        rs = np.cumsum(p[::-1])
-        j = int(np.searchsorted(rs, tail, side="right"))  # the top j entries carry mass <= tail
-        j = min(j, p.size - 1 - i)
+        i = min(_edge_count(p, tail), p.size - 1)   # entries [0, i) carry mass <= tail
+        j = min(_edge_count(p[::-1], tail), p.size - 1 - i)  # so do the top j entries
         if i > 0 or j > 0:
             g = _gamma(p.size)
             if x.upper:
-                low_mass = float(cs[i - 1]) if i > 0 else 0.0
-                top_mass = float(rs[j - 1]) if j > 0 else 0.0
+                low_mass = float(p[:i].sum()) if i > 0 else 0.0
+                top_mass = float(p[p.size - j:].sum()) if j > 0 else 0.0
                 p = p[i:p.size - j].copy()
                 if i > 0:
                     p[0] += low_mass           # moved up: only increases delta

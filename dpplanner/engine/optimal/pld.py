@@ -109,7 +109,7 @@ def plan_pmf(eps: np.ndarray, mult: np.ndarray, step: float, upper: bool, delta_
 
 
 def pld_side(eps, mult, step, upper, delta_bar, cancel=None) -> float:
-    return sup_root(plan_pmf(eps, mult, step, upper, delta_bar, cancel).atoms(), delta_bar)
+    return sup_root(plan_pmf(eps, mult, step, upper, delta_bar, cancel).atoms(above=0.0), delta_bar)
 
 
 def initial_step(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float) -> float:

@@ -20,7 +20,7 @@ from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import initial_step, lattice_points, upper_kernel
 
 #: Bound on the running lattice size (points) of the prefix curve.
-PREFIX_MAX_POINTS = 1 << 21
+PREFIX_MAX_POINTS = 1 << 20
 
 
 def _lower_kernel(eps: float, step: float) -> LatticePMF:
@@ -61,7 +61,7 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     if e.size == 0:
         step = 1.0
     else:
-        step = initial_step(e, m, dmin, width) / 2  # a little finer: no second chance to refine
+        step = initial_step(e, m, dmin, width)
         while lattice_points(e, m, step) > PREFIX_MAX_POINTS:
             step *= 2
     tail = 1e-6 * dmin / K
@@ -71,8 +71,9 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     for i in range(K):
         if cancel is not None and i % 16 == 0:
             cancel.check()
-        run_up = _extend(run_up, upper_kernel(float(eps[i]), step), tail)
-        run_lo = _extend(run_lo, _lower_kernel(float(eps[i]), step), tail)
+        trim = tail if i % 8 == 7 else 0.0  # truncating every 8th step is enough and cheaper
+        run_up = _extend(run_up, upper_kernel(float(eps[i]), step), trim * 8)
+        run_lo = _extend(run_lo, _lower_kernel(float(eps[i]), step), trim * 8)
         while j < ks.size and ks[j] == i + 1:
             db = float(delta_bars[j])
             if db < 0:
@@ -84,8 +85,8 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
             elif db >= 1:
                 upper[j] = lower[j] = 0.0
             else:
-                u = sup_root(run_up.atoms(), db)
-                lo = sup_root(run_lo.atoms(), db)
+                u = sup_root(run_up.atoms(above=0.0), db)
+                lo = sup_root(run_lo.atoms(above=0.0), db)
                 upper[j] = u * (1 + 1e-12) + 1e-15 if math.isfinite(u) else u
                 lower[j] = max(0.0, lo * (1 - 1e-12) - 1e-15)
             j += 1
