@@ -139,8 +139,12 @@ def test_prefix_curve_contains_exact_for_every_prefix(eps, log_db):
         assert lo[j] <= exact <= up[j], (k, lo[j], exact, up[j])
 
 
+# the 50-digit oracle cannot resolve delta ~ eps for eps ~ 1e-100: keep eps 0 or >= 1e-4
+_eps = st.one_of(st.just(0.0), st.floats(1e-4, 1.2))
+
+
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.floats(0.0, 1.2), min_size=1, max_size=9))
+@given(st.lists(_eps, min_size=1, max_size=9))
 def test_profile_brackets_exact_delta(eps):
     orc = Oracle(eps)
     xs = np.array([0.0, 0.1, 0.5, 1.0, 2.5])
