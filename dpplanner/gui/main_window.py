@@ -94,6 +94,9 @@ class MainWindow(QMainWindow):
         self._progress_delay.setSingleShot(True)
         self._progress_delay.setInterval(PROGRESS_DELAY_MS)
         self._progress_delay.timeout.connect(self._show_progress)
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.timeout.connect(self._clear_message)
 
         self.plan.subscribe(self._on_plan_event)
         self.controller.resultReady.connect(self._on_result)
@@ -560,13 +563,14 @@ class MainWindow(QMainWindow):
         self.status_label.setStyleSheet("color: #c0392b" if error else "")
         self.status_label.setText(text)
         self.status_label.setToolTip(text or "What happened last.")
+        # A timer owned by the window, so it dies with it (a bare singleShot could fire later).
+        self._message_timer.stop()
         if timeout_ms:
-            QTimer.singleShot(timeout_ms, lambda t=text: self._clear_message(t))
+            self._message_timer.start(timeout_ms)
 
-    def _clear_message(self, text: str) -> None:
-        if self.status_label.text() == text:
-            self.status_label.setText("")
-            self.status_label.setStyleSheet("")
+    def _clear_message(self) -> None:
+        self.status_label.setText("")
+        self.status_label.setStyleSheet("")
 
     def show_error(self, title: str, text: str) -> None:
         self.show_message(f"{title}: {text}", 15000, error=True)

@@ -1,0 +1,385 @@
+"""The whole window: edits through the table, redistribution, undo, files, recovery, plots."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QMessageBox
+
+from dpplanner import engine
+from dpplanner.gui import jobs
+from dpplanner.gui.main_window import MainWindow
+from dpplanner.gui.recovery import RecoveryStore
+from dpplanner.gui.settings import Settings
+from dpplanner.gui.table_model import COLUMN_INDEX
+from dpplanner.model import Kind, Statistic, files
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path):
+    def make(**kwargs) -> MainWindow:
+        settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+        kwargs.setdefault("recovery_dir", str(tmp_path / "recovery"))
+        window = MainWindow(settings=settings, debounce_ms=10, **kwargs)
+        # No "save changes?" box when pytest-qt closes the window at teardown.
+        qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+        return window
+
+    return make
+
+
+def wait_idle(qtbot, window):
+    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing(),
+                    timeout=20000)
+
+
+def total_basic(plan) -> float:
+    return sum(s.epsilon * s.repetitions for s in plan)
+
+
+def cell(window, row, key):
+    model = window.statistics_panel.model
+    return model.index(row, COLUMN_INDEX[key])
+
+
+def test_add_remove_reorder_through_the_table_with_undo(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    panel = window.statistics_panel
+    panel.select_row(0)
+    assert panel.add_statistic(Kind.COUNT, Statistic("new", kind=Kind.COUNT, epsilon=0.1))
+    assert [s.name for s in window.plan] == ["count a", "new", "mean b", "hist c"]
+    assert window.isWindowModified()
+    panel.select_row(1)
+    assert panel.move_selected(+1)
+    assert [s.name for s in window.plan] == ["count a", "mean b", "new", "hist c"]
+    assert panel.duplicate_selected()
+    assert [s.name for s in window.plan][3] == "new (2)"
+    panel.select_row(0)
+    assert panel.remove_selected()
+    assert [s.name for s in window.plan] == ["mean b", "new", "new (2)", "hist c"]
+    stack = window.editor.undo_stack
+    for _ in range(4):
+        stack.undo()
+    assert window.plan.statistics == small_plan(redistribute=False).statistics
+    assert not window.isWindowModified()
+    for _ in range(4):
+        stack.redo()
+    assert [s.name for s in window.plan] == ["mean b", "new", "new (2)", "hist c"]
+
+
+def test_editing_an_error_sets_that_epsilon_and_redistributes_the_others(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(), None, "t")
+    original = window.plan.snapshot()
+    model = window.statistics_panel.model
+    target = 1.0        # mean of income in [0, 100] over 1000 records, to within 1.0
+    assert model.setData(cell(window, 1, "error"), str(target))
+    wait_idle(qtbot, window)
+    plan = window.plan
+    needed = plan.epsilon_for_error(1, target)
+    assert plan[1].epsilon == needed
+    assert plan.privacy(1).error <= target
+    # the free rows were rescaled (weights 1 and 1) to spend exactly the budget under basic
+    assert plan[0].epsilon == pytest.approx(plan[2].epsilon)
+    assert total_basic(plan) == pytest.approx(1.0, rel=1e-6)
+    assert total_basic(plan) <= 1.0 + 1e-12
+    assert not plan[1].held          # held only for that one update
+    # One undo takes back the edit together with its redistribution.
+    window.editor.undo_stack.undo()
+    assert window.plan.snapshot() == original
+    window.editor.undo_stack.redo()
+    assert window.plan[1].epsilon == needed
+    assert total_basic(window.plan) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(), None, "t")
+    before = window.plan.snapshot()
+    # An error so small that this one statistic alone needs more than the whole budget.
+    with qtbot.waitSignal(window.editor.refused) as blocker:
+        assert not window.statistics_panel.model.setData(cell(window, 1, "error"), "0.01")
+    assert "release (or lower) some of: 2 ('mean b')" in blocker.args[0].message
+    assert window.plan.snapshot() == before
+    assert window.editor.undo_stack.count() == 0
+    assert "Not changed" in window.status_label.text()
+    # Holding every statistic leaves nothing free: refused as well.
+    model = window.statistics_panel.model
+    from PySide6.QtCore import Qt
+    assert model.setData(cell(window, 0, "held"), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    wait_idle(qtbot, window)
+    assert model.setData(cell(window, 1, "held"), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    wait_idle(qtbot, window)
+    held_state = window.plan.snapshot()
+    with qtbot.waitSignal(window.editor.refused) as blocker:
+        assert not model.setData(cell(window, 2, "held"), Qt.CheckState.Checked.value,
+                                 Qt.ItemDataRole.CheckStateRole)
+    assert "at least one must stay free" in blocker.args[0].message
+    assert window.plan.snapshot() == held_state
+
+
+def test_budget_edit_redistributes_and_a_bad_budget_is_refused(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(), None, "t")
+    window.budget_panel.epsilon.setValue(0.5)
+    wait_idle(qtbot, window)
+    assert window.plan.budget.epsilon == 0.5
+    assert total_basic(window.plan) == pytest.approx(0.5, rel=1e-6)
+    before = window.plan.snapshot()
+    window.budget_panel.delta.setText("0.01")           # >= 1/n for n = 1000
+    window.budget_panel.delta.editingFinished.emit()
+    assert window.plan.snapshot() == before
+    assert "below 1/n" in window.budget_panel.message.text()
+    assert window.budget_panel.delta.text() == "1e-06"  # the field shows the plan's value again
+    window.editor.undo_stack.undo()
+    assert window.plan.budget.epsilon == 1.0
+    assert window.budget_panel.epsilon.value() == 1.0
+
+
+def test_save_close_and_reopen(qtbot, make_window, small_plan, tmp_path):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.statistics_panel.model.setData(cell(window, 0, "name"), "renamed")
+    assert window.isWindowModified()
+    path = tmp_path / "plan.dpplan"
+    assert window._save_to(path)
+    assert not window.isWindowModified()
+    assert window.windowTitle().startswith("plan.dpplan")
+    saved = window.plan.snapshot()
+    window.close()
+    again = make_window()
+    assert str(path.resolve()) in again.settings.recent_files()
+    assert again.open_path(path, confirm=False)
+    assert again.plan.snapshot().statistics == saved.statistics
+    assert again.plan.budget == saved.budget
+    assert not again.isWindowModified()
+
+
+def test_closing_with_unsaved_changes_asks_first(qtbot, make_window, small_plan, monkeypatch):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.show()
+    window.statistics_panel.model.setData(cell(window, 0, "name"), "renamed")
+    asked = []
+    monkeypatch.setattr(QMessageBox, "warning",
+                        lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Cancel)
+    assert not window.close()
+    assert window.isVisible()
+    assert "unsaved changes" in asked[0]
+
+
+def test_recovery_after_a_simulated_crash(qtbot, make_window, small_plan, tmp_path):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.statistics_panel.model.setData(cell(window, 0, "name"), "unsaved work")
+    window.write_recovery_copy()
+    copy = window.recovery.file
+    assert copy.exists()
+    # A crash leaves the copy behind under a process id that no longer runs.
+    crashed = copy.with_name("recovery-4194999-1.json")
+    copy.rename(crashed)
+    expected = window.plan.snapshot()
+    window.editor.undo_stack.setClean()
+
+    after = make_window()
+    offered = []
+    assert after.offer_recovery(ask=lambda c: offered.append(c.describe()) or True)
+    assert "unsaved plan" in offered[0]
+    assert after.plan.statistics == expected.statistics
+    assert after.isWindowModified()          # recovered work still needs saving
+    assert not crashed.exists()
+    assert RecoveryStore(tmp_path / "recovery").orphans() == []
+
+
+def test_a_clean_close_leaves_no_recovery_copy(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.statistics_panel.model.setData(cell(window, 0, "name"), "x")
+    window.write_recovery_copy()
+    assert window.recovery.file.exists()
+    window.editor.undo_stack.undo()          # back to clean: the copy is dropped
+    assert not window.recovery.file.exists()
+
+
+def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: window.last_result is not None and window._result_is_current(window.last_result),
+                    timeout=20000)
+    inputs = window.plan.composition_inputs()
+    expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
+                            points=window.settings.get("curve_points"),
+                            multiplicities=list(inputs.multiplicities))
+    assert window.cost_plot.items, "nothing was plotted"
+    for name, item in window.cost_plot.items.items():
+        x, y = window.cost_plot.curve_data(name)
+        assert np.array_equal(x, expected.ks)
+        want = np.asarray(expected.upper[name], dtype=float)
+        finite = np.isfinite(want)
+        assert np.array_equal(np.isfinite(y), finite)
+        assert np.array_equal(y[finite], want[finite])
+    assert window.cost_plot.k_line.value() == window.plan.k
+    # and the totals shown are the engine's, rounded up
+    totals = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
+                                eta=inputs.eta, multiplicities=list(inputs.multiplicities))
+    best = engine.best(totals)
+    assert window.results_panel.best() == best
+    shown = float(window.results_panel.text_at("basic", "total ε"))
+    assert shown >= totals["basic"].epsilon
+
+
+def test_repeat_mode_plots_the_selected_query(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.statistics_panel.select_row(1)
+    window.cost_plot.k_max.setValue(20)
+    window.cost_plot.set_mode("repeat")
+    qtbot.waitUntil(lambda: window.last_result is not None
+                    and window.last_result.request.curve_mode == "repeat", timeout=20000)
+    x, y = window.cost_plot.curve_data("basic")
+    assert x[-1] == 20
+    assert y[-1] == pytest.approx(20 * window.plan[1].epsilon)
+
+
+class SlowFakeEngine:
+    """Blocks until released; records the plans it was asked about."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.seen = []
+        self.cancelled = 0
+
+    def __call__(self, request, cancel, progress):
+        self.seen.append(request.epsilons)
+        while not self.release.wait(0.005):
+            if cancel.cancelled:
+                self.cancelled += 1
+                cancel.check()
+        return jobs.EvaluateResult(request.request_id, request, {
+            "basic": engine.Composition("basic", sum(e * m for e, m in zip(request.epsilons, request.multiplicities)),
+                                        request.delta_g)}, "basic")
+
+
+def test_stale_results_are_dropped_and_the_newest_plan_is_shown(qtbot, make_window, small_plan):
+    fake = SlowFakeEngine()
+    window = make_window(evaluate_fn=fake)
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: len(fake.seen) == 1, timeout=5000)
+    # Three quick edits while the first computation still runs.
+    for value in ("0.3", "0.35", "0.4"):
+        window.statistics_panel.model.setData(cell(window, 0, "epsilon"), value)
+    qtbot.waitUntil(lambda: fake.cancelled >= 1, timeout=5000)
+    fake.release.set()
+    qtbot.waitUntil(lambda: window.last_result is not None and not window.controller.is_busy(), timeout=5000)
+    assert window.last_result.request.epsilons[0] == 0.4
+    assert window._result_is_current(window.last_result)
+    assert window.results_panel.text_at("basic", "total ε") == "1.150"
+
+
+def test_cancel_button_stops_the_computation(qtbot, make_window, small_plan):
+    fake = SlowFakeEngine()
+    window = make_window(evaluate_fn=fake)
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.show()
+    qtbot.waitUntil(lambda: len(fake.seen) == 1, timeout=5000)
+    qtbot.waitUntil(window.cancel_button.isVisible, timeout=5000)
+    window.cancel_button.click()
+    qtbot.waitUntil(lambda: fake.cancelled >= 1, timeout=5000)
+    qtbot.waitUntil(lambda: not window.controller.is_busy(), timeout=5000)
+    assert window.last_result is None
+    assert "cancelled" in window.status_label.text().lower()
+    assert not window.cancel_button.isVisible()
+    fake.release.set()
+
+
+def test_engine_errors_are_shown_and_the_worker_survives(qtbot, make_window, small_plan):
+    calls = []
+
+    def flaky(request, cancel, progress):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("deltas[2] = 1.5 is outside [0, 1)")
+        return jobs.evaluate(request, cancel, progress)
+
+    window = make_window(evaluate_fn=flaky)
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: "deltas[2]" in window.status_label.text(), timeout=5000)
+    assert "failed" in window.results_panel.status.text()
+    window.statistics_panel.model.setData(cell(window, 0, "epsilon"), "0.3")
+    qtbot.waitUntil(lambda: window.last_result is not None, timeout=20000)
+
+
+def test_drop_of_a_plan_file_opens_it(qtbot, make_window, small_plan, tmp_path):
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    path = tmp_path / "dropped.dpplan"
+    files.save_plan(small_plan(), path)
+    window = make_window()
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    event = QDropEvent(QPointF(QPoint(10, 10)), Qt.DropAction.CopyAction, mime,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert window.display_name == "dropped.dpplan"
+    assert len(window.plan) == 3
+
+
+def test_exports_write_files(qtbot, make_window, small_plan, tmp_path):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.resize(1200, 800)
+    assert window.export_plot(tmp_path / "cost.png")
+    window.plots.setCurrentIndex(2)
+    assert window.export_plot(tmp_path / "shares.svg")
+    assert (tmp_path / "cost.png").stat().st_size > 1000
+    assert b"<svg" in (tmp_path / "shares.svg").read_bytes()[:2000]
+
+
+def test_import_csv_replaces_the_statistics_in_one_undo_step(qtbot, make_window, small_plan, tmp_path):
+    from dpplanner.model import csvio
+
+    source = small_plan(redistribute=False)
+    source.update_statistic(0, source[0].replace(name="from csv"))
+    path = tmp_path / "stats.csv"
+    csvio.save_csv(source, path)
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    assert window.import_csv(path)
+    assert window.plan[0].name == "from csv"
+    window.editor.undo_stack.undo()
+    assert window.plan[0].name == "count a"
+
+
+def test_every_visible_control_has_a_tooltip(qtbot, make_window, small_plan):
+    from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit
+
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.show()
+    missing = []
+    for kind in (QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit):
+        for widget in window.findChildren(kind):
+            if widget.objectName().startswith("qt_"):
+                continue        # Qt's own parts of a composite widget (spin box line edit, corner)
+            if widget.isVisible() and not widget.toolTip() and not _has_action_tip(widget):
+                label = widget.text() if hasattr(widget, "text") else ""
+                missing.append(f"{type(widget).__name__} {label!r}")
+    assert missing == []
+
+
+def _has_action_tip(widget) -> bool:
+    action = getattr(widget, "defaultAction", lambda: None)()
+    return action is not None and bool(action.toolTip())
+
+
+def test_the_empty_plan_shows_a_hint_not_an_error(qtbot, make_window):
+    window = make_window()
+    assert len(window.plan) == 0
+    assert "Add a statistic" in window.results_panel.status.text()
+    assert math.isnan(float("nan"))

@@ -1,0 +1,107 @@
+"""The statistics table model over a plan: Qt's model contract, edits, refusals."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from PySide6.QtCore import Qt
+
+from dpplanner.gui.compute import ComputeController
+from dpplanner.gui.editing import PlanEditor
+from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
+from dpplanner.model import Kind, Statistic
+
+
+@pytest.fixture
+def editor(qtbot, small_plan):
+    controller = ComputeController(debounce_ms=10)
+    ed = PlanEditor(small_plan(redistribute=False), controller)
+    yield ed
+    controller.shutdown()
+
+
+def cell(model, row, key):
+    return model.index(row, COLUMN_INDEX[key])
+
+
+def test_qtmodeltester_through_inserts_removes_moves_and_resets(qtmodeltester, editor):
+    model = StatisticsTableModel(editor.plan, editor)
+    qtmodeltester.check(model, force_py=True)
+    editor.insert_statistic(1, Statistic("new count", kind=Kind.COUNT, epsilon=0.1))
+    editor.move_statistic(0, 2)
+    editor.remove_statistics([1])
+    editor.undo_stack.undo()
+    editor.undo_stack.undo()
+    editor.undo_stack.redo()
+    qtmodeltester.check(model, force_py=True)
+    assert [model.data(cell(model, r, "name")) for r in range(model.rowCount())] == \
+        [s.name for s in editor.plan]
+
+
+def test_rows_follow_the_plan(qtbot, editor):
+    model = StatisticsTableModel(editor.plan, editor)
+    assert model.rowCount() == 3
+    with qtbot.waitSignal(model.rowsInserted):
+        editor.insert_statistic(3, Statistic("extra", kind=Kind.COUNT, epsilon=0.1))
+    assert model.rowCount() == 4
+    with qtbot.waitSignal(model.rowsMoved):
+        editor.move_statistic(3, 0)
+    assert model.data(cell(model, 0, "name")) == "extra"
+    with qtbot.waitSignal(model.rowsRemoved):
+        editor.remove_statistics([0])
+    assert model.rowCount() == 3
+
+
+def test_editing_a_cell_changes_the_plan_and_is_undoable(editor, small_plan):
+    model = StatisticsTableModel(editor.plan, editor)
+    assert model.setData(cell(model, 0, "name"), "households")
+    assert editor.plan[0].name == "households"
+    assert model.setData(cell(model, 1, "epsilon"), "0.3")
+    assert editor.plan[1].epsilon == 0.3
+    assert model.setData(cell(model, 2, "repetitions"), "4")
+    assert editor.plan[2].repetitions == 4
+    assert model.setData(cell(model, 0, "held"), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    assert editor.plan[0].held is True
+    for _ in range(4):
+        editor.undo_stack.undo()
+    assert editor.plan.statistics == small_plan(redistribute=False).statistics
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("epsilon", "-1", r"epsilon = -1\.0 is not allowed; it must be a number in \(0, 100\]"),
+    ("epsilon", "abc", r"epsilon = 'abc' is not a number"),
+    ("repetitions", "2.5", r"repetitions = 2\.5 is not allowed; it must be a whole number"),
+    ("name", "   ", r"the name must be a non-empty text"),
+    ("error", "0", r"target error = 0\.0 is not allowed"),
+])
+def test_invalid_input_is_refused_with_the_reason_and_nothing_changes(qtbot, editor, key, value, expected):
+    model = StatisticsTableModel(editor.plan, editor)
+    before = editor.plan.snapshot()
+    with qtbot.waitSignal(editor.refused) as blocker:
+        assert not model.setData(cell(model, 1, key), value)
+    refusal = blocker.args[0]
+    assert refusal.row == 1
+    assert refusal.message
+    assert re.search(expected, refusal.message), refusal.message
+    assert editor.plan.snapshot() == before
+    assert editor.undo_stack.count() == 0
+
+
+def test_custom_rows_edit_delta_but_have_no_error(editor):
+    model = StatisticsTableModel(editor.plan, editor)
+    editor.insert_statistic(0, Statistic("custom", kind=Kind.CUSTOM, epsilon=0.1, delta=1e-8))
+    assert model.flags(cell(model, 0, "delta")) & Qt.ItemFlag.ItemIsEditable
+    assert not model.flags(cell(model, 0, "error")) & Qt.ItemFlag.ItemIsEditable
+    assert not model.flags(cell(model, 1, "delta")) & Qt.ItemFlag.ItemIsEditable
+    assert model.data(cell(model, 0, "error")) == "—"
+    assert model.setData(cell(model, 0, "delta"), "2e-8")
+    assert editor.plan[0].delta == 2e-8
+
+
+def test_displayed_numbers_are_rounded_up(editor):
+    model = StatisticsTableModel(editor.plan, editor)
+    editor.update_statistic(0, editor.plan[0].replace(epsilon=0.1234501), "eps")
+    assert model.data(cell(model, 0, "epsilon")) == "0.1235"
+    error = editor.plan.privacy(1).error
+    assert float(model.data(cell(model, 1, "error"))) >= error
