@@ -19,8 +19,9 @@ def _round(value: float, digits: int, mode: str) -> str:
         return "0"
     exponent = math.floor(math.log10(abs(value)))
     if -4 <= exponent < 5:
-        # fixed notation with `digits` significant digits, at least 4 decimals for small budgets
-        decimals = max(digits - 1 - exponent, 0)
+        # Fixed notation: `digits` decimals from 0.1 up to 10 (so a column of totals lines up),
+        # `digits` significant digits below 0.1, fewer decimals for large values.
+        decimals = max(digits - max(exponent, 0), 0) if exponent >= -1 else digits - 1 - exponent
         quantum = Decimal(1).scaleb(-decimals)
         return str(Decimal(repr(value)).quantize(quantum, rounding=mode))
     mantissa = Decimal(repr(value)).scaleb(-exponent)

@@ -634,8 +634,8 @@ class MainWindow(QMainWindow):
         self.main_split.setSizes([left, width - left])
         budget = self.budget_panel.sizeHint().height()
         self.left.setSizes([budget, max(height - budget, 200)])
-        results = self.results_panel.sizeHint().height()
-        self.right.setSizes([min(results, 280), max(height - 280, 300)])
+        results = self.results_panel.preferred_height()
+        self.right.setSizes([results, max(height - results, 300)])
 
     def _splitters(self) -> dict[str, QSplitter]:
         return {"main": self.main_split, "left": self.left, "right": self.right}

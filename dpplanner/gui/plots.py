@@ -38,10 +38,20 @@ def _finite_or_nan(values) -> np.ndarray:
     return arr
 
 
+# Theorems whose curve often coincides with another one (concurrent = optimal for approximate
+# DP, kov = optimal on equal queries) are dashed so the one underneath stays visible.
+_DASHED = {"concurrent": Qt.PenStyle.DashLine, "kov": Qt.PenStyle.DotLine}
+
+
+def curve_pen(theme: themes.PlotTheme, name: str):
+    return pg.mkPen(themes.curve_colour(theme, name), width=2, style=_DASHED.get(name, Qt.PenStyle.SolidLine))
+
+
 def _style_plot(plot: pg.PlotItem, theme: themes.PlotTheme) -> None:
     plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
     for name in ("left", "bottom"):
         axis = plot.getAxis(name)
+        axis.enableAutoSIPrefix(False)      # "total ε (x0.001)" reads worse than 0.25
         axis.setPen(pg.mkPen(theme.foreground))
         axis.setTextPen(pg.mkPen(theme.foreground))
 
@@ -238,12 +248,11 @@ class CostPlot(QWidget):
         self.budget_label.setColor(theme.budget_line)
         self.legend.setLabelTextColor(theme.foreground)
         for name, item in self.items.items():
-            item.setPen(pg.mkPen(themes.curve_colour(theme, name), width=2))
+            item.setPen(curve_pen(theme, name))
 
     # -- internals ----------------------------------------------------------------------------
     def _add_item(self, name: str) -> pg.PlotDataItem:
-        pen = pg.mkPen(themes.curve_colour(self._theme, name), width=2)
-        item = self.plot_item.plot([], [], pen=pen, name=THEOREM_LABELS.get(name, name))
+        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name), name=THEOREM_LABELS.get(name, name))
         item.setVisible(name not in self._hidden)
         # The legend's click toggles visibility; remember it so the choice survives redraws.
         item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))
@@ -350,7 +359,7 @@ def _positive_or_nan(values) -> np.ndarray:
 
 
 class SharesPlot(QWidget):
-    """Per-statistic bars: each statistic's share of the summed ε, and its error."""
+    """Per statistic: its share of the summed ε (bars) and its error (points, log scale)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -358,52 +367,73 @@ class SharesPlot(QWidget):
         self.view = pg.GraphicsLayoutWidget()
         self.view.setToolTip("Top: each statistic's share of the summed ε_i (held statistics in the "
                              "second colour). Bottom: each statistic's error at the chosen confidence, "
-                             "in the statistic's own units.")
+                             "in the statistic's own units (log scale, since units differ).")
         self.share_plot: pg.PlotItem = self.view.addPlot(row=0, col=0)
         self.error_plot: pg.PlotItem = self.view.addPlot(row=1, col=0)
         self.error_plot.setXLink(self.share_plot)
-        self.share_plot.setLabel("left", "share of Σε_i", units="%")
-        self.error_plot.setLabel("left", "error")
+        self.share_plot.setLabel("left", "share of Σε_i (%)")
+        self.error_plot.setLabel("left", "error (own units)")
+        self.error_plot.setLogMode(x=False, y=True)
         self.share_bars = pg.BarGraphItem(x=[], height=[], width=0.7)
-        self.error_bars = pg.BarGraphItem(x=[], height=[], width=0.7)
         self.share_plot.addItem(self.share_bars)
-        self.error_plot.addItem(self.error_bars)
+        self.error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
         self.shares = np.zeros(0)
         self.errors = np.zeros(0)
+        self._names: list[str] = []
+        self.readout = QLabel(" ")
+        self.readout.setToolTip("The statistic under the mouse pointer.")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.readout)
+        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.apply_theme(self._theme)
 
     def set_rows(self, names: Sequence[str], epsilons: Sequence[float], errors: Sequence[float],
                  held: Sequence[bool]) -> None:
         eps = np.asarray(epsilons, dtype=float)
         total = float(eps.sum()) if len(eps) else 0.0
+        self._names = list(names)
         self.shares = 100.0 * eps / total if total > 0 else np.zeros_like(eps)
         self.errors = _finite_or_nan(errors)
         x = np.arange(len(eps))
         colours = [self._theme.bar_second if h else self._theme.bar for h in held]
         # pyqtgraph 0.14 fails on an empty per-bar colour list: give one brush then.
         style = dict(brushes=colours) if colours else dict(brush=self._theme.bar)
-        err = np.nan_to_num(self.errors, nan=0.0)
         self.share_bars.setOpts(x=x, height=self.shares, width=0.7, pen=None, **style)
-        self.error_bars.setOpts(x=x, height=err, width=0.7, pen=None, **style)
-        ticks = [[(i, _short(n)) for i, n in enumerate(names)]]
-        # With many statistics, label only a readable subset of them.
-        step = max(1, math.ceil(len(names) / 20))
-        ticks = [[t for i, t in enumerate(ticks[0]) if i % step == 0]]
+        self.error_points.setData(x, _positive_or_nan(self.errors), symbolBrush=colours or None,
+                                  symbolPen=None)
+        # Name every statistic when they fit, otherwise a readable subset (the hover names all).
+        step = max(1, math.ceil(len(names) / 8))
+        ticks = [[(i, _short(n)) for i, n in enumerate(names) if i % step == 0]]
         self.error_plot.getAxis("bottom").setTicks(ticks)
         self.share_plot.getAxis("bottom").setTicks(ticks)
+        self.share_plot.getAxis("bottom").setStyle(showValues=False)
         if len(x):
             self.share_plot.setXRange(-0.6, len(x) - 0.4, padding=0)
         self.share_plot.enableAutoRange(axis="y")
         self.error_plot.enableAutoRange(axis="y")
+
+    def readout_at(self, j: int) -> str:
+        if not 0 <= j < len(self._names):
+            return ""
+        err = self.errors[j]
+        err_text = "no error formula" if math.isnan(err) else f"error {err:.4g}"
+        return f"{self._names[j]}: {self.shares[j]:.3g}% of Σε_i, {err_text}"
 
     def apply_theme(self, theme: themes.PlotTheme) -> None:
         self._theme = theme
         self.view.setBackground(theme.background)
         _style_plot(self.share_plot, theme)
         _style_plot(self.error_plot, theme)
+
+    def _on_mouse_moved(self, pos) -> None:
+        for plot in (self.share_plot, self.error_plot):
+            if plot.sceneBoundingRect().contains(pos) and len(self._names):
+                j = int(round(plot.vb.mapSceneToView(pos).x()))
+                if 0 <= j < len(self._names):
+                    self.readout.setText(self.readout_at(j))
+                return
 
 
 def _short(name: str, limit: int = 12) -> str:

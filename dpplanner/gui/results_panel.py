@@ -54,6 +54,14 @@ class ResultsPanel(QGroupBox):
         layout.addWidget(self.status)
         self._best: str | None = None
 
+    def preferred_height(self, rows: int = 6) -> int:
+        """Tall enough for every theorem's row and the note, no taller."""
+        table = (self.table.horizontalHeader().sizeHint().height()
+                 + rows * self.table.verticalHeader().defaultSectionSize() + 2 * self.table.frameWidth())
+        margins = self.layout().contentsMargins()
+        return (table + self.status.sizeHint().height() * 2 + margins.top() + margins.bottom()
+                + self.layout().spacing() + 24)
+
     def best(self) -> str | None:
         return self._best
 

@@ -39,7 +39,7 @@ class StatisticsPanel(QGroupBox):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(COLUMN_INDEX["name"], QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(40)
-        for key, width in (("variable", 72), ("kind", 78), ("mechanism", 66), ("epsilon", 62),
+        for key, width in (("variable", 72), ("kind", 78), ("mechanism", 66), ("epsilon", 72),
                            ("delta", 66), ("error", 66), ("held", 38), ("weight", 50), ("repetitions", 40)):
             self.view.setColumnWidth(COLUMN_INDEX[key], width)
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "

@@ -14,7 +14,7 @@ def test_upper_text_is_never_below_the_value(value):
 def test_rounding_direction_matters():
     assert formatting.upper(0.250004) == "0.2501"
     assert formatting.lower(0.250004) == "0.2500"
-    assert formatting.upper(9.99996) == "10.000"
+    assert formatting.upper(9.99996) == "10.0000"
     assert formatting.upper(3.2e-7) == "3.200e-07"
 
 

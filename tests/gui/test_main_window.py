@@ -278,7 +278,7 @@ def test_stale_results_are_dropped_and_the_newest_plan_is_shown(qtbot, make_wind
     qtbot.waitUntil(lambda: window.last_result is not None and not window.controller.is_busy(), timeout=5000)
     assert window.last_result.request.epsilons[0] == 0.4
     assert window._result_is_current(window.last_result)
-    assert window.results_panel.text_at("basic", "total ε") == "1.150"
+    assert window.results_panel.text_at("basic", "total ε") == "1.1500"
 
 
 def test_cancel_button_stops_the_computation(qtbot, make_window, small_plan):

@@ -1,0 +1,78 @@
+"""Render the real dpplanner window with an example plan to docs/screenshot.png.
+
+    .venv/bin/python tools/screenshot.py [--example census] [--out docs/screenshot.png]
+
+Works under Xvfb (``xvfb-run -a .venv/bin/python tools/screenshot.py``) or offscreen
+(``QT_QPA_PLATFORM=offscreen``). Uses a throw-away settings folder, so the user's window layout
+and recent files are neither used nor changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def wait(ms: int) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--example", default="psi-survey", help="example plan name (default psi-survey)")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "screenshot.png"))
+    parser.add_argument("--size", default="1440x900", help="window size WIDTHxHEIGHT")
+    parser.add_argument("--tab", type=int, default=0, help="plot tab to show (0 cost, 1 profile, 2 shares)")
+    parser.add_argument("--select", type=int, default=2, help="table row to select (-1: none)")
+    args = parser.parse_args(argv)
+
+    scratch = tempfile.mkdtemp(prefix="dpplanner-shot-")
+    os.environ["XDG_CONFIG_HOME"] = os.path.join(scratch, "config")
+    os.environ["XDG_DATA_HOME"] = os.path.join(scratch, "data")
+
+    from PySide6.QtCore import QSettings
+
+    from dpplanner.gui.app import make_application
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
+    from dpplanner.model.examples import example_path
+
+    app = make_application([sys.argv[0]])
+    settings = Settings(QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"))
+    width, height = (int(v) for v in args.size.split("x"))
+    window.resize(width, height)
+    window._default_layout()
+    window.open_example(example_path(args.example))
+    window.show()
+    if args.select >= 0:
+        window.statistics_panel.select_row(args.select)
+    window.plots.setCurrentIndex(args.tab)
+    for _ in range(300):                  # up to 30 s for the first result
+        wait(100)
+        if window.last_result is not None and not window.controller.is_busy():
+            break
+    wait(300)                             # let the plots repaint
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(out)):
+        print(f"could not write {out}", file=sys.stderr)
+        return 1
+    print(f"wrote {out} ({width}x{height}, example {args.example})")
+    window.editor.undo_stack.setClean()
+    window.close()
+    del app
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
