@@ -202,6 +202,36 @@ def compose_all(items: list[LatticePMF], tail: float, fft_budget: float, cancel=
     return heap[0][2]
 
 
+def compose_balanced(builders: list, weights: list[float], tail_total: float, fft_total: float,
+                     cancel=None) -> LatticePMF:
+    """Compose lazily built pmfs depth-first, splitting the list where the weights halve.
+
+    Same balanced tree as a level-by-level merge, but only one root-to-leaf path of partial
+    results is alive at a time. Each node may cut tail_total * (its weight share) / depth per side
+    (and prefers exact direct sums when its FFT error would exceed fft_total * share / depth):
+    the nodes of one tree level share at most the total weight, so all cuts together stay below
+    tail_total. (Big nodes get big budgets, so the FFT noise floor in their tails can be cut.)
+    """
+    cum = np.concatenate([[0.0], np.cumsum(np.asarray(weights, dtype=float))])
+    total = float(cum[-1])
+    n = len(builders)
+    depth = 2 * max(1, math.ceil(math.log2(max(n, 2)))) + 2  # weight splits are not exact halves
+
+    def rec(lo: int, hi: int, level: int) -> LatticePMF:
+        if cancel is not None:
+            cancel.check()
+        if hi - lo == 1:
+            return builders[lo]()
+        mid = int(np.searchsorted(cum, (cum[lo] + cum[hi]) / 2))
+        mid = min(max(mid, lo + 1), hi - 1)
+        if level >= depth:
+            mid = (lo + hi) // 2
+        share = float(cum[hi] - cum[lo]) / total / (2 * depth)
+        return convolve(rec(lo, mid, level + 1), rec(mid, hi, level + 1), tail_total * share, fft_total * share)
+
+    return rec(0, n, 0)
+
+
 def power(x: LatticePMF, m: int, tail: float, fft_budget: float) -> LatticePMF:
     """x composed with itself m times, by repeated squaring."""
     result = None

@@ -33,7 +33,7 @@ import numpy as np
 
 from .atoms import U, sup_root
 from .binomial import binomial_pmf, log_rr
-from .lattice import LatticePMF, compose_all, power
+from .lattice import LatticePMF, compose_all, compose_balanced, power
 from .result import Bracket
 
 #: Largest lattice (number of points of the composed pmf) the adaptive loop will try.
@@ -100,12 +100,12 @@ def plan_pmf(eps: np.ndarray, mult: np.ndarray, step: float, upper: bool, delta_
     n_ops = int(sum(2 * max(1, int(m)).bit_length() for m in mult)) + len(eps) + 2
     tail = TAIL_FRACTION * delta_bar / n_ops
     budget = FFT_FRACTION * delta_bar / n_ops
-    items = []
-    for e, m in zip(eps.tolist(), mult.tolist()):
-        if cancel is not None:
-            cancel.check()
-        items.append(_group_pmf(float(e), int(m), step, upper, tail, budget))
-    return compose_all(items, tail, budget, cancel)
+    builders = [
+        (lambda e=float(e), m=int(m): _group_pmf(e, m, step, upper, tail, budget))
+        for e, m in zip(eps.tolist(), mult.tolist())
+    ]
+    weights = (np.asarray(mult, dtype=float) * np.asarray(eps, dtype=float) + step).tolist()
+    return compose_balanced(builders, weights, TAIL_FRACTION * delta_bar / 2, FFT_FRACTION * delta_bar / 2, cancel)
 
 
 def pld_side(eps, mult, step, upper, delta_bar, cancel=None) -> float:
