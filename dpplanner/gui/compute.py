@@ -121,13 +121,36 @@ class ComputeController(QObject):
         return self._start(channel, fn, request)
 
     def schedule(self, channel: str, fn: ComputeFn, request: Any) -> None:
-        """Like ``submit`` but waits for a quiet period, so a burst of edits runs once."""
+        """Like ``submit``, but a burst of requests runs once.
+
+        Leading edge: when the channel is idle and quiet, the request starts at once (an isolated
+        edit pays no debounce delay). Within ``debounce_ms`` of the previous request, or while
+        the channel is still computing, only the newest request is kept and starts when the burst
+        has been quiet for ``debounce_ms``. A request equal to the one already running or waiting
+        (ignoring its id) is a no-op.
+        """
+        if self._same_as_queued(channel, request):
+            return
+        if channel not in self._active and not self._debounce.isActive():
+            self._pending.pop(channel, None)
+            self._start(channel, fn, request)
+            self._debounce.start()          # opens the quiet period
+            return
         self._pending[channel] = (request, fn)
-        # The running job on this channel is already out of date: stop it now, not in 100 ms.
+        # The running job on this channel is already out of date: stop it now, not later.
         job = self._active.get(channel)
         if job is not None:
             job.token.cancel()
         self._debounce.start()
+        self._update_busy()
+
+    def _same_as_queued(self, channel: str, request: Any) -> bool:
+        probe = dataclasses.replace(request, request_id=0)
+        if channel in self._pending:
+            return dataclasses.replace(self._pending[channel][0], request_id=0) == probe
+        job = self._active.get(channel)
+        return (job is not None and not job.token.cancelled
+                and dataclasses.replace(job.request, request_id=0) == probe)
 
     def cancel(self, channel: str | None = None) -> None:
         """Stop the running and pending jobs of one channel (or of all channels)."""

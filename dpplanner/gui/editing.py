@@ -55,6 +55,7 @@ class PlanEditor(QObject):
         self.allocate_fn = allocate_fn
         self.undo_stack = QUndoStack(self)
         self._pending: Optional[tuple[PlanStateCommand, int]] = None   # (command, plan revision)
+        self._expect_rebalance = False
         controller.resultReady.connect(self._on_result)
         controller.failed.connect(self._on_failed)
         controller.cancelled.connect(self._on_cancelled)
@@ -136,7 +137,8 @@ class PlanEditor(QObject):
                           lambda p: None, rebalance=True, force=True)
 
     def is_redistributing(self) -> bool:
-        return self._pending is not None
+        """True from the moment an edit that will be rebalanced starts until the rebalance ends."""
+        return self._pending is not None or self._expect_rebalance
 
     # -- internals ------------------------------------------------------------------------------
     def _edit(self, text: str, budget: Budget, stats: list[Statistic], apply: Callable[[Plan], None],
@@ -153,12 +155,17 @@ class PlanEditor(QObject):
                                       exc.field or field))
             return False
         before = self.plan.snapshot()
+        # Listeners that see the plan change during apply() must already know a rebalance
+        # follows (the window does not evaluate an unbalanced intermediate state).
+        self._expect_rebalance = bool(rebalance and checked)
         try:
             apply(self.plan)
         except PlanError as exc:    # the model refused: it is unchanged
+            self._expect_rebalance = False
             self.refused.emit(Refusal(str(exc), exc.index if exc.index is not None else row,
                                       exc.field or field))
             return False
+        self._expect_rebalance = False
         after = self.plan.snapshot()
         if after == before and not force:
             return True
@@ -176,28 +183,33 @@ class PlanEditor(QObject):
             return
         command, revision = self._pending
         self._pending = None
-        self.redistributing.emit(False)
         request = result.request.payload
-        if revision != self.plan.revision or not self._is_top(command):
-            return                  # the plan moved on (another edit, an undo): drop it
         try:
-            self.plan.apply_allocation(list(result.allocation.epsilons), held=list(request.held),
-                                       revision=revision)
-        except PlanError as exc:
-            self._undo_failed(command, f"redistribution could not be applied: {exc}")
-            return
-        command.set_after(self.plan.snapshot())
+            if revision != self.plan.revision or not self._is_top(command):
+                return              # the plan moved on (another edit, an undo): drop it
+            try:
+                self.plan.apply_allocation(list(result.allocation.epsilons), held=list(request.held),
+                                           revision=revision)
+            except PlanError as exc:
+                self._undo_failed(command, f"redistribution could not be applied: {exc}")
+                return
+            command.set_after(self.plan.snapshot())
+        finally:
+            # Emitted after the plan holds its final state, so followers see that state.
+            self.redistributing.emit(False)
 
     def _on_failed(self, channel: str, message: str) -> None:
         if channel != ALLOCATE or self._pending is None:
             return
         command, revision = self._pending
         self._pending = None
-        self.redistributing.emit(False)
-        if revision == self.plan.revision and self._is_top(command):
-            self._undo_failed(command, f"redistribution failed, the edit was taken back: {message}")
-        else:
-            self.redistributionFailed.emit(f"redistribution failed: {message}")
+        try:
+            if revision == self.plan.revision and self._is_top(command):
+                self._undo_failed(command, f"redistribution failed, the edit was taken back: {message}")
+            else:
+                self.redistributionFailed.emit(f"redistribution failed: {message}")
+        finally:
+            self.redistributing.emit(False)
 
     def _on_cancelled(self, channel: str) -> None:
         if channel == ALLOCATE and self._pending is not None:

@@ -105,8 +105,7 @@ class MainWindow(QMainWindow):
         self.controller.progressChanged.connect(self._on_progress)
         self.controller.busyChanged.connect(self._on_busy)
         self.editor.refused.connect(self._on_refused)
-        self.editor.redistributing.connect(
-            lambda on: self.show_message("Redistributing the budget…" if on else "", 0))
+        self.editor.redistributing.connect(self._on_redistributing)
         self.editor.redistributionFailed.connect(lambda m: self.show_message(m, 10000, error=True))
         self.editor.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.cost_plot.optionsChanged.connect(self._on_plot_options)
@@ -451,6 +450,13 @@ class MainWindow(QMainWindow):
         if not self.editor.undo_stack.isClean():
             self._autosave.start()
 
+    def _on_redistributing(self, active: bool) -> None:
+        self.show_message("Redistributing the budget…" if active else "", 0)
+        if not active:
+            # Rebalanced, cancelled or failed: evaluate whatever the plan is now (a no-op when
+            # that evaluation is already running).
+            self.schedule_evaluation()
+
     def _refresh_views(self) -> None:
         """Cheap, synchronous views (bars, k line) now; the engine's numbers from the worker."""
         plan = self.plan
@@ -458,8 +464,10 @@ class MainWindow(QMainWindow):
         self.shares_plot.set_rows([s.name for s in plan], [s.epsilon * s.repetitions for s in plan],
                                   [p.error if p.error is not None else math.nan for p in privacy],
                                   [s.held for s in plan])
-        self.cost_plot.set_budget(plan.budget.epsilon)
-        self.schedule_evaluation()
+        self.cost_plot.set_budget(plan.budget.spendable_epsilon)
+        if not self.editor.is_redistributing():
+            # An edit that is being rebalanced is evaluated once its rebalance lands.
+            self.schedule_evaluation()
 
     def evaluation_request(self) -> Optional[jobs.EvaluateRequest]:
         if not len(self.plan):
