@@ -166,3 +166,18 @@ def test_cancel_and_progress():
     tok.cancel()
     with pytest.raises(Cancelled, match="cancelled"):
         optimal_bracket(eps, np.ones(eps.size, dtype=int), 1e-6, 1e-2, cancel=tok)
+
+
+def test_prefix_curve_on_a_common_lattice_is_exact():
+    """Typed decimals share a lattice: the incremental curve then matches the exact brackets."""
+    eps = [0.05, 0.1, 0.3, 0.05, 0.0, 0.25, 0.1] * 6
+    ks = np.arange(1, len(eps) + 1)
+    dbs = np.full(ks.size, 1e-7)
+    up, lo = optimal_prefix_curve(np.array(eps), dbs, ks, 1e-2)
+    for j in (0, 4, 9, 20, len(eps) - 1):
+        k = int(ks[j])
+        exact = optimal_bracket(np.array(eps[:k]), np.ones(k, dtype=int), 1e-7, 1e-3)
+        assert exact.method.startswith("exact")
+        assert lo[j] <= exact.upper and exact.lower <= up[j]
+        assert up[j] - lo[j] < 1e-6
+    assert all(float(Oracle(eps[:k]).opt_comp(1e-7)) <= up[k - 1] for k in (3, 7, 12))

@@ -10,6 +10,7 @@ lower-bound error at the full length K is about ``width`` / 2 (widths grow with 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from .atoms import U, sup_root
 from .bracket import merge_groups
 from .binomial import log_rr
 from .lattice import LatticePMF, sparse_convolve, truncate
-from .pld import initial_step, lattice_points, upper_kernel
+from .pld import common_lattice, initial_step, lattice_points, upper_kernel
 
 #: Bound on the running lattice size (points) of the prefix curve.
 PREFIX_MAX_POINTS = 1 << 20
@@ -33,6 +34,27 @@ def _lower_kernel(eps: float, step: float) -> LatticePMF:
     return LatticePMF(step, 0, ker, -e_lo, False, rel=16 * U + 4 * U * (abs(lp) + abs(lq) + 1))
 
 
+def _directed_fraction(x: Fraction, upper: bool) -> float:
+    f = float(x)
+    if upper and Fraction(f) < x:
+        f = math.nextafter(f, math.inf)
+    if not upper and Fraction(f) > x:
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+def _lattice_kernel(a: int, d: float, upper: bool) -> LatticePMF:
+    """RR(a d) exactly on the Y-lattice 2d (stride a): the common-lattice (exact) prefix path."""
+    exact = Fraction(a) * Fraction(d)
+    e_eff = float(exact)
+    lp, lq = log_rr(e_eff)
+    ker = np.zeros(a + 1)
+    ker[0] += math.exp(lq)
+    ker[a] += math.exp(lp)
+    rel = 16 * U + 4 * U * (abs(lp) + abs(lq) + 1) + 4 * U * e_eff  # e_eff is a d rounded
+    return LatticePMF(2 * d, 0, ker, _directed_fraction(-exact, upper), upper, rel=rel)
+
+
 def _extend(run: LatticePMF, ker: LatticePMF, tail: float) -> LatticePMF:
     c, terms = sparse_convolve(run.p, ker.p)
     g = 1.01 * (terms + 2) * U
@@ -43,6 +65,10 @@ def _extend(run: LatticePMF, ker: LatticePMF, tail: float) -> LatticePMF:
     nxt = LatticePMF(run.step, run.start + ker.start, c, off, run.upper, rel=rel,
                      err=run.err, inf_mass=run.inf_mass)
     return truncate(nxt, tail)
+
+
+_ZERO_UP = LatticePMF(1.0, 0, np.ones(1), 0.0, True)   # RR(0): loss 0 with probability 1
+_ZERO_LO = LatticePMF(1.0, 0, np.ones(1), 0.0, False)
 
 
 def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None):
@@ -58,22 +84,39 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     e, m = merge_groups(eps[:K], np.ones(K, dtype=np.int64))
     pos = delta_bars[delta_bars > 0]
     dmin = float(pos.min()) if pos.size else 1e-12
-    if e.size == 0:
-        step = 1.0
+    lat = common_lattice(e) if e.size else None
+    if lat is not None and lattice_points(e, m, 2 * lat[1]) <= PREFIX_MAX_POINTS:
+        # all epsilons on one small lattice (typed decimals): exact kernels, no discretisation
+        a_of = {float(v): int(ai) for v, ai in zip(e.tolist(), lat[0].tolist())}
+        d_up, d_lo = lat[1], lat[2]
+
+        def kernels(x: float):
+            if x == 0.0:
+                return _ZERO_UP, _ZERO_LO
+            return _lattice_kernel(a_of[x], d_up, True), _lattice_kernel(a_of[x], d_lo, False)
+        step_up, step_lo = 2 * d_up, 2 * d_lo
     else:
-        step = initial_step(e, m, dmin, width)
-        while lattice_points(e, m, step) > PREFIX_MAX_POINTS:
-            step *= 2
+        if e.size == 0:
+            step = 1.0
+        else:
+            step = initial_step(e, m, dmin, width)
+            while lattice_points(e, m, step) > PREFIX_MAX_POINTS:
+                step *= 2
+
+        def kernels(x: float):
+            return upper_kernel(x, step), _lower_kernel(x, step)
+        step_up = step_lo = step
     tail = 1e-6 * dmin / K
-    run_up = LatticePMF(step, 0, np.ones(1), 0.0, True)
-    run_lo = LatticePMF(step, 0, np.ones(1), 0.0, False)
+    run_up = LatticePMF(step_up, 0, np.ones(1), 0.0, True)
+    run_lo = LatticePMF(step_lo, 0, np.ones(1), 0.0, False)
     j = 0
     for i in range(K):
         if cancel is not None and i % 16 == 0:
             cancel.check()
         trim = tail if i % 8 == 7 else 0.0  # truncating every 8th step is enough and cheaper
-        run_up = _extend(run_up, upper_kernel(float(eps[i]), step), trim * 8)
-        run_lo = _extend(run_lo, _lower_kernel(float(eps[i]), step), trim * 8)
+        k_up, k_lo = kernels(float(eps[i]))
+        run_up = _extend(run_up, k_up, trim * 8)
+        run_lo = _extend(run_lo, k_lo, trim * 8)
         while j < ks.size and ks[j] == i + 1:
             db = float(delta_bars[j])
             if db < 0:
