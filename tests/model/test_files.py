@@ -217,3 +217,16 @@ def test_fuzz_loader_on_arbitrary_text(text):
         loads_plan(text)
     except PlanFileError:
         pass
+
+
+def test_examples_are_found_in_a_frozen_bundle(tmp_path, monkeypatch):
+    import shutil
+    import sys
+
+    from dpplanner.model import examples
+    bundle = tmp_path / "resources" / "examples"
+    bundle.mkdir(parents=True)
+    shutil.copy(example_path("psi-survey"), bundle / "psi-survey.dpplan")
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    assert examples.examples_dir() == bundle
+    assert examples.example_paths() == {"psi-survey": bundle / "psi-survey.dpplan"}
