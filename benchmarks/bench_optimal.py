@@ -13,7 +13,6 @@ larger than our width (or the finest d if none is). The issue's targets are prin
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpplanner.engine.optimal import (homogeneous_bracket, optimal_bracket, optimal_delta,
+from dpplanner.engine.optimal import (homogeneous_bracket, optimal_bracket,
                                       optimal_prefix_curve)
 from dpplanner.engine.optimal.bracket import _bracket
 from dpplanner.engine.optimal.lattice import fft_convolve
