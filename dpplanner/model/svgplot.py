@@ -8,6 +8,8 @@ from typing import Mapping, Optional, Sequence
 
 #: Colour-blind-safe palette (Okabe & Ito), one colour per theorem in a stable order.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+#: Later series are dashed so a curve equal to an earlier one (concurrent = optimal) shows both.
+DASHES = ("", "", "", "", "7 4", "2 3", "7 2 2 2", "")
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -83,6 +85,8 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
                    f'stroke-dasharray="2 3"/>')
     for n, (name, ys) in enumerate(series.items()):
         colour = PALETTE[n % len(PALETTE)]
+        dash = DASHES[n % len(DASHES)]
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         segments, current = [], []
         for x, y in zip(xs, ys):
             if y is None or not math.isfinite(y) or y > y_hi:
@@ -98,11 +102,11 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
                 cx, cy = seg[0].split(",")
                 out.append(f'<circle cx="{cx}" cy="{cy}" r="2.5" fill="{colour}"/>')
             else:
-                out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
+                out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dash_attr} '
                            f'points="{" ".join(seg)}"/>')
         ly = top + 14 + 18 * n
         out.append(f'<line x1="{left + pw + 12}" y1="{ly - 4}" x2="{left + pw + 32}" y2="{ly - 4}" '
-                   f'stroke="{colour}" stroke-width="2"/>')
+                   f'stroke="{colour}" stroke-width="2"{dash_attr}/>')
         out.append(f'<text x="{left + pw + 38}" y="{ly}">{escape(name)}</text>')
     out.append("</svg>")
     return "\n".join(out)
