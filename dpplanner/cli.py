@@ -208,14 +208,24 @@ def cmd_report(args) -> int:
 def cmd_validate(args) -> int:
     plan = _load(args.plan)
     warnings = plan.warnings()
-    problems = [f"statistic {i + 1} ({s.name}): {p.problem}"
-                for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())) if p.problem]
+    warnings += [f"statistic {i + 1} ({s.name}): {p.problem}"
+                 for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())) if p.problem]
+    total = plan.total() if len(plan) else None
+    balance = plan.balance(total.epsilon) if total is not None else None
+    if balance is not None and (balance.over or not total.feasible):
+        warnings.append(f"under the {plan.budget.theorem} theorem the plan is "
+                        f"{balance.describe()}")
     if args.json:
         _print_json({"valid": True, "statistics": len(plan), "k": plan.k,
-                     "warnings": warnings + problems})
+                     "theorem": plan.budget.theorem,
+                     "total_epsilon": _finite(total.epsilon) if total else None,
+                     "over_budget": balance.over if balance else None, "warnings": warnings})
     else:
         print(f"{args.plan}: valid: {len(plan)} statistics, k = {plan.k} queries")
-        for w in warnings + problems:
+        if balance is not None:
+            print(f"total under {plan.budget.theorem}: epsilon = {_g(total.epsilon)}: "
+                  f"{balance.describe()}")
+        for w in warnings:
             print(f"warning: {w}")
     return 0
 

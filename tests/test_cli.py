@@ -125,9 +125,23 @@ def test_report(tmp_path, capsys, monkeypatch):
 
 def test_validate(capsys):
     code, out, _ = run(capsys, "validate", "census")
-    assert code == 0 and "valid: 58 statistics" in out
+    assert code == 0 and "valid: 58 statistics" in out and "within budget" in out
     code, out, _ = run(capsys, "validate", "census", "--json")
-    assert json.loads(out)["valid"] is True
+    doc = json.loads(out)
+    assert doc["valid"] is True and doc["over_budget"] is False and doc["warnings"] == []
+
+
+def test_validate_warns_when_a_manual_plan_is_over_budget(tmp_path, capsys):
+    path = tmp_path / "over.dpplan"
+    path.write_text(json.dumps({"format_version": 1,
+                                "budget": {"epsilon": 2.0, "delta": 1e-6, "theorem": "basic",
+                                           "redistribute": False},
+                                "statistics": [{"name": "a", "epsilon": 1.5},
+                                               {"name": "b", "epsilon": 1.0}]}))
+    code, out, _ = run(capsys, "validate", str(path))
+    assert code == 0
+    assert "warning: global epsilon 2 is above 1" in out
+    assert "warning: under the basic theorem the plan is over budget by 0.5" in out
 
 
 @pytest.mark.parametrize("content, match", [
