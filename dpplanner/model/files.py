@@ -20,7 +20,7 @@ import math
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from .plan import Plan
 from .statistic import Budget, Kind, Mechanism, Neighbouring, Statistic, parse_enum
@@ -232,10 +232,6 @@ def load_plan(path: str | os.PathLike) -> Plan:
 
 
 # --- writing -----------------------------------------------------------------------------------
-
-def _number(x: Optional[float]):
-    return None if x is None else x
-
 
 def plan_to_document(plan: Plan) -> dict:
     b = plan.budget

@@ -550,7 +550,3 @@ def _privacy(budget: Budget, stat: Statistic, delta: float) -> StatisticPrivacy:
                                 problem=str(exc))
     return StatisticPrivacy(stat.epsilon, delta, a.epsilon, a.delta, a.error, a.scale, a.units,
                             a.explanation)
-
-
-def is_finite_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

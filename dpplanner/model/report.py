@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Optional, Sequence
 
-from .accuracy import format_number, sensitivity
+from .accuracy import format_number
 from .files import PlanFileError, atomic_write_text
 from .plan import Plan
 from .svgplot import line_plot
@@ -181,4 +181,4 @@ def save_report(plan: Plan, path: str | os.PathLike, **kwargs) -> None:
         raise PlanFileError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
 
 
-__all__ = ["render_report", "save_report", "plan_totals", "plan_curve", "sensitivity"]
+__all__ = ["render_report", "save_report", "plan_totals", "plan_curve", "curve_eta"]
