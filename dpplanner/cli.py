@@ -149,17 +149,27 @@ def cmd_allocate(args) -> int:
                      "statistics": [{"name": s.name, "kind": s.kind.value,
                                      "mechanism": s.mechanism.value, "held": s.held,
                                      "repetitions": s.repetitions, "epsilon": p.epsilon,
-                                     "delta": p.delta, "error": _finite(p.error), "units": p.units,
+                                     "delta": p.delta,
+                                     "functioning_epsilon": p.functioning_epsilon,
+                                     "functioning_delta": p.functioning_delta,
+                                     "error": _finite(p.error), "units": p.units,
                                      "explanation": p.explanation or p.problem}
                                     for s, p in zip(plan.statistics, privacy)]})
         return 0
     print(_header(plan))
-    rows = [["#", "name", "kind", "mech", "epsilon", "delta", "reps", "held", "error", "units"]]
+    amplified = plan.amplification() != 1.0
+    rows = [["#", "name", "kind", "mech", "epsilon", "delta"]
+            + (["functioning eps"] if amplified else []) + ["reps", "held", "error", "units"]]
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         rows.append([str(i + 1), s.name, s.kind.value, s.mechanism.value[:3], _g(p.epsilon),
-                     _g(p.delta, 3), str(s.repetitions), "H" if s.held else "",
-                     format_number(p.error) if p.error is not None else "-", p.units])
-    print(_table(rows, right=(0, 4, 5, 6, 8)))
+                     _g(p.delta, 3)] + ([_g(p.functioning_epsilon)] if amplified else [])
+                    + [str(s.repetitions), "H" if s.held else "",
+                       format_number(p.error) if p.error is not None else "-", p.units])
+    shift = 1 if amplified else 0
+    print(_table(rows, right=(0, 4, 5, 6, 6 + shift, 8 + shift)))
+    if amplified:
+        print(f"amplification by sampling: N/n = {plan.amplification():.6g}; the noise is calibrated "
+              "to the functioning epsilon and delta")
     total = plan.total()
     print(f"spent under {plan.budget.theorem}: epsilon = {_g(total.epsilon, 10)} of "
           f"{plan.budget.spendable_epsilon:g}")

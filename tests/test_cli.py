@@ -200,3 +200,18 @@ def test_console_script_in_a_subprocess(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "dpplanner.cli", "validate", str(tmp_path / "x")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
+
+
+def test_allocate_shows_functioning_epsilon_with_amplification(tmp_path, capsys):
+    path = tmp_path / "amp.dpplan"
+    path.write_text(json.dumps({"format_version": 1,
+                                "budget": {"epsilon": 0.5, "delta": 1e-6, "theorem": "basic",
+                                           "dataset_size": 1000, "population": 10000},
+                                "statistics": [{"name": "a"}, {"name": "b"}]}))
+    code, out, _ = run(capsys, "allocate", str(path), "--json")
+    rows = json.loads(out)["statistics"]
+    assert code == 0 and rows[0]["epsilon"] == pytest.approx(0.25, rel=1e-6)
+    import math
+    assert rows[0]["functioning_epsilon"] == pytest.approx(math.log1p(10 * math.expm1(0.25)), rel=1e-6)
+    code, out, _ = run(capsys, "allocate", str(path))
+    assert "functioning eps" in out and "amplification by sampling: N/n = 10" in out

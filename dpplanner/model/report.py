@@ -156,14 +156,16 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                              hline=b.epsilon, hline_label="global ε", vline=plan.k))
 
     out.append("<h2>Statistics</h2><table><tr><th>#</th><th>name</th><th>variable</th><th>kind</th>"
-               "<th>mechanism</th><th>ε</th><th>δ</th><th>reps</th><th>held</th><th>noise scale</th>"
-               "<th>error</th><th>what it means</th></tr>")
+               "<th>mechanism</th><th>ε</th><th>δ</th><th>functioning ε′, δ′</th><th>reps</th>"
+               "<th>held</th><th>noise scale</th><th>error</th><th>what it means</th></tr>")
     for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())):
+        functioning = (f"{_num(p.functioning_epsilon)}, {_num(p.functioning_delta, 3)}"
+                       if plan.amplification() != 1.0 else "same")
         meaning = p.explanation or p.problem or ""
         out.append(f"<tr><td>{i + 1}</td><td>{escape(s.name)}</td><td>{escape(s.variable)}</td>"
                    f"<td>{escape(s.kind.label)}</td><td>{escape(s.mechanism.label)}</td>"
                    f'<td class="num">{_num(p.epsilon)}</td><td class="num">{_num(p.delta, 3)}</td>'
-                   f'<td class="num">{s.repetitions}</td><td>{"yes" if s.held else ""}</td>'
+                   f'<td class="num">{functioning}</td><td class="num">{s.repetitions}</td><td>{"yes" if s.held else ""}</td>'
                    f'<td class="num">{_num(p.scale, 4)}</td>'
                    f'<td class="num">{format_number(p.error) if p.error is not None else "—"}</td>'
                    f"<td>{escape(meaning)}</td></tr>")
