@@ -470,12 +470,18 @@ class Plan:
         error = FIELD_RULES["error"].check(error, f"statistic {i + 1} ({s.name!r})", i)
         b = self._budget
         try:
-            return acc.epsilon_for_error(s, error, self.deltas()[i], confidence=b.confidence,
-                                         neighbouring=b.neighbouring, dataset_size=b.dataset_size,
-                                         amplification=self.amplification(),
-                                         minimum=_EPSILON_FLOOR)
+            eps = acc.epsilon_for_error(s, error, self.deltas()[i], confidence=b.confidence,
+                                        neighbouring=b.neighbouring, dataset_size=b.dataset_size,
+                                        amplification=self.amplification(),
+                                        minimum=_EPSILON_FLOOR)
         except ValueError as exc:
             raise PlanError(f"statistic {i + 1} ({s.name!r}): {exc}", index=i, field="error") from None
+        top = FIELD_RULES["epsilon"].maximum
+        if eps > top:
+            raise PlanError(f"statistic {i + 1} ({s.name!r}): an error of {error:.6g} would need "
+                            f"epsilon {eps:.4g}, above the largest allowed {top:g}; ask for a larger "
+                            "error", index=i, field="error")
+        return eps
 
     def set_target_error(self, i: int, error: float, *, rebalance: bool = False) -> None:
         """Give statistic i the epsilon its target error needs; it is held for the rebalance."""

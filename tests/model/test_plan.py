@@ -326,3 +326,13 @@ def test_neighbouring_changes_errors():
     assert plan.privacy(2).error == pytest.approx(2 * e_add)
     plan.set_budget(neighbouring="add-remove")
     assert plan.budget.neighbouring is Neighbouring.ADD_REMOVE
+
+
+def test_target_error_too_small_is_refused_with_the_epsilon_it_would_need():
+    plan = _plan()
+    rec = Recorder(plan)
+    _assert_refused(plan, rec, lambda: plan.set_target_error(0, 0.01),
+                    r"statistic 1 \('count'\): an error of 0.01 would need epsilon 299.6, above the "
+                    r"largest allowed 100")
+    _assert_refused(plan, rec, lambda: plan.set_target_error(0, -1.0),
+                    "target error = -1.0 is not allowed")
