@@ -142,7 +142,8 @@ def main() -> int:
         print("dp_accounting is not installed: `pip install -e '.[bench]'`; only our side is timed")
 
     eps = plan_k50()
-    r, sec, width, _ = run_plan("k=50 heterogeneous, eps~U[0.01,0.5]", eps, np.zeros(50), 1e-6, 1e-4, repeat=3)
+    r, sec, width, _ = run_plan("k=50 heterogeneous, eps~U[0.01,0.5]", eps, np.zeros(50), 1e-6, 1e-4,
+                                repeat=3)
     target("k=50: width <= 1e-4 in <= 50 ms", f"width {width:.1e} in {sec * 1e3:.0f} ms",
            width <= 1e-4 and sec <= 0.05)
 
@@ -157,16 +158,19 @@ def main() -> int:
         if fine:
             d, val, gap, dsec = fine[0]
             ok_ratio = dsec / sec >= 25 and width * 5 <= gap * 1.0001 + 1e-12
-            faster = f"; dp_accounting d=1e-5: gap {gap:.1e} in {dsec:.1f} s -> {dsec / sec:.1f}x, width ratio {gap / width:.1f}x"
+            faster = (f"; dp_accounting d=1e-5: gap {gap:.1e} in {dsec:.1f} s -> {dsec / sec:.1f}x, "
+                      f"width ratio {gap / width:.1f}x")
     target("k=1000: width <= 1e-3 in <= 0.3 s (>= 25x faster than dp_accounting at 5x tighter)",
            f"width {width:.1e} in {sec:.2f} s{faster}", width <= 1e-3 and sec <= 0.3 and ok_ratio)
 
     eps = plan_k10000()
     r, sec, width, _ = run_plan("k=10000 heterogeneous, eps~U[0.0005,0.05]", eps, np.zeros(10000), 1e-6, 1e-2,
                                 matched=False)
-    target("k=10000: width <= 1e-2 in <= 1.5 s", f"width {width:.1e} in {sec:.2f} s", width <= 1e-2 and sec <= 1.5)
+    target("k=10000: width <= 1e-2 in <= 1.5 s", f"width {width:.1e} in {sec:.2f} s",
+           width <= 1e-2 and sec <= 1.5)
     peak = peak_rss_k10000()
-    target("peak memory for k=10000 <= 500 MB", f"{peak:.0f} MB peak RSS of a fresh process (incl. interpreter)",
+    target("peak memory for k=10000 <= 500 MB",
+           f"{peak:.0f} MB peak RSS of a fresh process (incl. interpreter)",
            peak <= 500)
 
     geps = [0.05] * 300 + [0.1] * 200 + [0.3] * 50

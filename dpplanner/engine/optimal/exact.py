@@ -62,7 +62,8 @@ def grouped_atoms(eps: np.ndarray, mult: np.ndarray, upper: bool) -> Atoms:
     l, logw = l[order], logw[order]
     with np.errstate(under="ignore"):
         p = np.exp(logw)
-    rel_total = float(np.expm1(rel_log + (len(eps) + 2) * 4 * U * (np.max(np.abs(logw[np.isfinite(logw)])) + 1)))
+    biggest = float(np.max(np.abs(logw[np.isfinite(logw)])))
+    rel_total = float(np.expm1(rel_log + (len(eps) + 2) * 4 * U * (biggest + 1)))
     lam = 4 * U * (len(eps) + 1) * mag
     return Atoms(l, p, upper, rel=rel_total, err=p.size * 2.0 ** -1022, lam=lam)
 

@@ -31,6 +31,8 @@ from scipy import fft as sfft
 from .atoms import Atoms, U
 
 FFT_C = 30.0
+#: Threads for pocketfft (the machine has few cores; the GUI runs one worker thread anyway).
+FFT_WORKERS = -1
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,8 @@ def fft_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     """FFT convolution and an l1 bound on its absolute rounding error (see module docstring)."""
     n = a.size + b.size - 1
     N = sfft.next_fast_len(n, real=True)
-    c = sfft.irfft(sfft.rfft(a, N, workers=-1) * sfft.rfft(b, N, workers=-1), N, workers=-1)[:n]
+    w = FFT_WORKERS
+    c = sfft.irfft(sfft.rfft(a, N, workers=w) * sfft.rfft(b, N, workers=w), N, workers=w)[:n]
     na, nb = _norm2(a), _norm2(b)
     # ||c||_2 <= ||a||_2 ||b||_1 (Young), and ||b||_1 <= 1 + tiny for a (sub-)probability vector
     e2 = FFT_C * U * (math.log2(N) + 2) * (na + nb + na * float(b.sum()) * (1 + 1e-9))
@@ -183,6 +186,8 @@ def truncate(x: LatticePMF, tail: float) -> LatticePMF:
             else:
                 p = p[i:p.size - j]            # dropped: only decreases delta
             start += i
+    if p.base is not None:
+        p = p.copy()  # do not keep the (larger) FFT buffer alive through a view
     return replace(x, p=p, start=start, rel=rel, inf_mass=inf_mass)
 
 
@@ -227,7 +232,8 @@ def compose_balanced(builders: list, weights: list[float], tail_total: float, ff
         if level >= depth:
             mid = (lo + hi) // 2
         share = float(cum[hi] - cum[lo]) / total / (2 * depth)
-        return convolve(rec(lo, mid, level + 1), rec(mid, hi, level + 1), tail_total * share, fft_total * share)
+        left, right = rec(lo, mid, level + 1), rec(mid, hi, level + 1)
+        return convolve(left, right, tail_total * share, fft_total * share)
 
     return rec(0, n, 0)
 

@@ -105,7 +105,8 @@ def plan_pmf(eps: np.ndarray, mult: np.ndarray, step: float, upper: bool, delta_
         for e, m in zip(eps.tolist(), mult.tolist())
     ]
     weights = (np.asarray(mult, dtype=float) * np.asarray(eps, dtype=float) + step).tolist()
-    return compose_balanced(builders, weights, TAIL_FRACTION * delta_bar / 2, FFT_FRACTION * delta_bar / 2, cancel)
+    return compose_balanced(builders, weights, TAIL_FRACTION * delta_bar / 2, FFT_FRACTION * delta_bar / 2,
+                            cancel)
 
 
 def pld_side(eps, mult, step, upper, delta_bar, cancel=None) -> float:
@@ -140,7 +141,8 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
     width is still too large, rescaled by the measured ratio (assuming error ~ step).
     """
     d_lo = step if step is not None else initial_step(eps, mult, delta_bar, eta)
-    d_up = step if step is not None else max(d_lo, 2.0 ** min(-6, math.floor(math.log2(0.1 * math.sqrt(eta)))))
+    coarse = 2.0 ** min(-6, math.floor(math.log2(0.1 * math.sqrt(eta))))
+    d_up = step if step is not None else max(d_lo, coarse)
     while lattice_points(eps, mult, d_lo) > max_points:
         d_lo *= 2
     up = pld_side(eps, mult, d_up, True, delta_bar, cancel)

@@ -24,7 +24,8 @@ def _atom_pair(e: np.ndarray, m: np.ndarray, eta: float, force_pld: bool = False
         db = PROFILE_DELTA_SCALE
         return plan_pmf(e, m, step, True, db).atoms(), plan_pmf(e, m, step, False, db).atoms()
     if e.size == 1:
-        return homogeneous_atoms(float(e[0]), int(m[0]), True), homogeneous_atoms(float(e[0]), int(m[0]), False)
+        e0, m0 = float(e[0]), int(m[0])
+        return homogeneous_atoms(e0, m0, True), homogeneous_atoms(e0, m0, False)
     if grouped_outcomes(e, m) <= GROUPED_MAX_OUTCOMES:
         return grouped_atoms(e, m, True), grouped_atoms(e, m, False)
     lat = common_lattice(e)
