@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpplanner import engine
 from dpplanner.model import Budget, Kind, Mechanism, Plan, Statistic
@@ -95,3 +99,25 @@ def test_report_is_self_contained_and_escaped():
 def test_report_of_an_empty_plan_says_so():
     html = render_report(Plan(Budget(epsilon=0.5, delta=1e-7), [], title="empty"))
     assert "no statistics yet" in html and "<svg" not in html
+
+
+_cells = st.one_of(st.sampled_from(["", "1", "0.5", "-3", "1e999", "nan", "true", "maybe", "count",
+                                    "histogram", "gaussian", "mean", "x"]), st.text(max_size=5))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["name", "kind", "mechanism", "epsilon", "bins", "lower", "upper",
+                                 "n", "held", "repetitions", "granularity", "error", "other"]),
+                min_size=1, max_size=6, unique=True),
+       st.lists(st.lists(_cells, min_size=6, max_size=6), max_size=4))
+def test_fuzz_csv_import_only_raises_plan_file_error(header, rows):
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(row[: len(header)])
+    try:
+        stats = parse_csv(buf.getvalue())
+    except PlanFileError:
+        return
+    assert all(isinstance(s, Statistic) for s in stats)
