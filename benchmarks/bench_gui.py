@@ -53,8 +53,10 @@ def _window(scratch: str):
 
 def _settled(window) -> bool:
     result = window.last_result
+    # The privacy profile runs after the totals as its own job; the cost plot does not wait for it.
     return (result is not None and not window.editor.is_redistributing()
-            and not window.controller.is_busy() and window._result_is_current(result))
+            and not window.controller.is_busy("evaluate") and not window.controller.is_busy("allocate")
+            and window._result_is_current(result))
 
 
 def _wait_settled(window, timeout_s: float = 120.0) -> float:

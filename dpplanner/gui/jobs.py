@@ -29,7 +29,6 @@ class EvaluateRequest:
     curve_k_max: Optional[int] = None     # None: the plan's own k (prefix) / k (repeat)
     curve_points: int = 100
     repeat_index: int = 0                 # which query "repeat" mode repeats
-    profile_points: int = 120
     theorems: tuple[str, ...] = engine.THEOREMS
     request_id: int = 0
 
@@ -45,16 +44,15 @@ class EvaluateResult:
     totals: dict[str, Composition]
     best: Optional[str]
     curve: Any = None                     # engine.Curve or None when it failed
-    profile: Any = None                   # engine.Profile or None when it failed
-    problems: dict[str, str] = field(default_factory=dict)   # part -> message (curve, profile)
+    problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
 def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
-    """Totals under every theorem, the cost-vs-k curve and the privacy profile of one plan."""
+    """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update)."""
     eps, dels, mult = list(request.epsilons), list(request.deltas), list(request.multiplicities)
     totals = engine.compose_all(
         eps, dels, request.delta_g, eta=request.eta, multiplicities=mult,
-        theorems=request.theorems, cancel=cancel, progress=_part(progress, 0.0, 0.4))
+        theorems=request.theorems, cancel=cancel, progress=_part(progress, 0.0, 0.3))
     best = _best(totals)
     problems: dict[str, str] = {}
 
@@ -66,28 +64,47 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
             curve = engine.curve(
                 [eps[i]], [dels[i]], request.delta_g, mode="repeat", k_max=k_max,
                 points=request.curve_points, theorems=request.theorems, cancel=cancel,
-                progress=_part(progress, 0.4, 0.8))
+                progress=_part(progress, 0.3, 1.0))
         else:
             curve = engine.curve(
                 eps, dels, request.delta_g, mode="prefix", k_max=request.curve_k_max,
                 points=request.curve_points, theorems=request.theorems, multiplicities=mult,
-                cancel=cancel, progress=_part(progress, 0.4, 0.8))
+                cancel=cancel, progress=_part(progress, 0.3, 1.0))
     except engine.Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - the totals are still worth showing
         problems["curve"] = _describe(exc)
 
-    profile = None
-    try:
-        profile = engine.privacy_profile(
-            eps, dels, eta=max(request.eta, 1e-3), multiplicities=mult, num=request.profile_points,
-            cancel=cancel, progress=_part(progress, 0.8, 1.0))
-    except engine.Cancelled:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        problems["profile"] = _describe(exc)
     progress(1.0)
-    return EvaluateResult(request.request_id, request, totals, best, curve, profile, problems)
+    return EvaluateResult(request.request_id, request, totals, best, curve, problems)
+
+
+@dataclass(frozen=True)
+class ProfileRequest:
+    """The privacy profile is slower than the totals (about 1 s for 1000 queries at η = 1e-3), so
+    it runs as its own job after the totals, and an edit never waits for it."""
+
+    epsilons: tuple[float, ...]
+    deltas: tuple[float, ...]
+    multiplicities: tuple[int, ...]
+    eta: float
+    points: int = 120
+    request_id: int = 0
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    request_id: int
+    request: ProfileRequest
+    profile: Any                          # engine.Profile
+
+
+def profile(request: ProfileRequest, cancel: CancelToken, progress: Progress) -> ProfileResult:
+    result = engine.privacy_profile(
+        list(request.epsilons), list(request.deltas), eta=request.eta,
+        multiplicities=list(request.multiplicities), num=request.points, cancel=cancel,
+        progress=progress)
+    return ProfileResult(request.request_id, request, result)
 
 
 @dataclass(frozen=True)

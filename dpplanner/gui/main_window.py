@@ -30,19 +30,24 @@ from dpplanner.model import csvio, files, report
 from dpplanner.model.examples import example_paths
 
 EVALUATE = "evaluate"
+PROFILE = "profile"
 PLAN_FILTER = "dpplanner plans (*.dpplan);;All files (*)"
 #: Progress is only shown for jobs that are still running after this long (no flicker).
 PROGRESS_DELAY_MS = 250
 AUTOSAVE_DELAY_MS = 2000
+#: Quiet time after the totals before the (slower) privacy profile starts.
+PROFILE_DELAY_MS = 300
 
 
 class MainWindow(QMainWindow):
     def __init__(self, *, settings: Optional[Settings] = None,
                  evaluate_fn: Callable = jobs.evaluate, allocate_fn: Callable = jobs.allocate,
+                 profile_fn: Callable = jobs.profile,
                  recovery_dir: Optional[str] = None, debounce_ms: int = 100) -> None:
         super().__init__()
         self.settings = settings or Settings()
         self.evaluate_fn = evaluate_fn
+        self.profile_fn = profile_fn
         self.plan = Plan()
         self.path: Optional[Path] = None
         self.display_name = "untitled"
@@ -94,6 +99,14 @@ class MainWindow(QMainWindow):
         self._progress_delay.setSingleShot(True)
         self._progress_delay.setInterval(PROGRESS_DELAY_MS)
         self._progress_delay.timeout.connect(self._show_progress)
+        self._profile_wanted: Optional[jobs.ProfileRequest] = None
+        self._profile_delay = QTimer(self)
+        self._profile_delay.setSingleShot(True)
+        self._profile_delay.setInterval(PROFILE_DELAY_MS)
+        self._profile_delay.timeout.connect(self._start_profile)
+        self.plots.currentChanged.connect(lambda _i: self._start_profile())
+        self.plots.currentChanged.connect(lambda _i: self._refresh_shares())
+        self._shares_stale = True
         self._message_timer = QTimer(self)
         self._message_timer.setSingleShot(True)
         self._message_timer.timeout.connect(self._clear_message)
@@ -446,6 +459,8 @@ class MainWindow(QMainWindow):
 
     # == computing ================================================================================
     def _on_plan_event(self, event: PlanEvent) -> None:
+        self._profile_wanted = None
+        self.controller.cancel(PROFILE)     # out of date; it follows the next totals
         self._refresh_views()
         if not self.editor.undo_stack.isClean():
             self._autosave.start()
@@ -458,16 +473,24 @@ class MainWindow(QMainWindow):
             self.schedule_evaluation()
 
     def _refresh_views(self) -> None:
-        """Cheap, synchronous views (bars, k line) now; the engine's numbers from the worker."""
-        plan = self.plan
-        privacy = plan.privacy_all() if len(plan) else []
-        self.shares_plot.set_rows([s.name for s in plan], [s.epsilon * s.repetitions for s in plan],
-                                  [p.error if p.error is not None else math.nan for p in privacy],
-                                  [s.held for s in plan])
-        self.cost_plot.set_budget(plan.budget.spendable_epsilon)
+        """Cheap synchronous views now; the engine's numbers come from the worker."""
+        self._shares_stale = True
+        self._refresh_shares()
+        self.cost_plot.set_budget(self.plan.budget.spendable_epsilon)
         if not self.editor.is_redistributing():
             # An edit that is being rebalanced is evaluated once its rebalance lands.
             self.schedule_evaluation()
+
+    def _refresh_shares(self) -> None:
+        """The bars need every row's accuracy (~20 ms per 1000 rows): only while they are shown."""
+        if not self._shares_stale or self.plots.currentWidget() is not self.shares_plot:
+            return
+        self._shares_stale = False
+        plan = self.plan
+        privacy = self.statistics_panel.model.privacy_all()
+        self.shares_plot.set_rows([s.name for s in plan], [s.epsilon * s.repetitions for s in plan],
+                                  [p.error if p.error is not None else math.nan for p in privacy],
+                                  [s.held for s in plan])
 
     def evaluation_request(self) -> Optional[jobs.EvaluateRequest]:
         if not len(self.plan):
@@ -483,6 +506,7 @@ class MainWindow(QMainWindow):
         request = self.evaluation_request()
         if request is None:
             self.controller.cancel(EVALUATE)
+            self.controller.cancel(PROFILE)
             self.last_result = None
             self.results_panel.set_results({}, None, "Add a statistic to see the totals.")
             self.cost_plot.clear()
@@ -497,6 +521,12 @@ class MainWindow(QMainWindow):
             **{**result.request.__dict__, "request_id": 0})
 
     def _on_result(self, channel: str, result) -> None:
+        if channel == PROFILE:
+            inputs = self.plan.composition_inputs()
+            if (result.request.epsilons, result.request.deltas, result.request.multiplicities) == \
+                    (inputs.epsilons, inputs.deltas, inputs.multiplicities):
+                self.profile_plot.set_profile(result.profile, self.plan.budget.delta)
+            return
         if channel != EVALUATE:
             return
         self.last_result = result
@@ -513,15 +543,29 @@ class MainWindow(QMainWindow):
             else:
                 plan_k = request.multiplicities[request.repeat_index]
             self.cost_plot.set_curve(result.curve, plan_k, budget.spendable_epsilon)
-        if result.profile is not None:
-            self.profile_plot.set_profile(result.profile, budget.delta)
+        # The profile is slower than everything above: it runs as its own job, only while its
+        # tab is shown and once edits have paused, so it never delays the next edit.
+        self._profile_wanted = jobs.ProfileRequest(
+            request.epsilons, request.deltas, request.multiplicities, eta=max(request.eta, 1e-3))
+        self._profile_delay.start()
         problems = "; ".join(f"{part}: {msg}" for part, msg in result.problems.items())
         if problems:
             self.show_message(f"Part of the computation failed - {problems}", 10000, error=True)
         elif not self.editor.is_redistributing():
             self.show_message("", 0)
 
+    def _start_profile(self) -> None:
+        if self._profile_wanted is None or self.plots.currentWidget() is not self.profile_plot:
+            return
+        if self.controller.is_busy(EVALUATE) or self.editor.is_redistributing():
+            return          # the totals of a newer plan come first; they will ask again
+        request, self._profile_wanted = self._profile_wanted, None
+        self.controller.submit(PROFILE, self.profile_fn, request)
+
     def _on_failed(self, channel: str, message: str) -> None:
+        if channel == PROFILE:
+            self.profile_plot.clear()
+            self.show_message(f"The privacy profile could not be computed: {message}", 10000, error=True)
         if channel == EVALUATE:
             self.results_panel.set_stale(f"The computation failed: {message}")
             self.show_message(f"The computation failed: {message}", 15000, error=True)

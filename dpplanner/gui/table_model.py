@@ -81,10 +81,14 @@ class StatisticsTableModel(QAbstractTableModel):
             return str(section + 1)
         return None
 
-    def privacy(self, row: int) -> StatisticPrivacy:
+    def privacy_all(self) -> list[StatisticPrivacy]:
+        """Accuracy of every row, computed once per plan change and shared with the window."""
         if self._privacy is None:
-            self._privacy = self._plan.privacy_all()
-        return self._privacy[row]
+            self._privacy = self._plan.privacy_all() if len(self._plan) else []
+        return self._privacy
+
+    def privacy(self, row: int) -> StatisticPrivacy:
+        return self.privacy_all()[row]
 
     def statistic(self, row: int) -> Statistic:
         return self._rows[row]

@@ -336,6 +336,8 @@ def test_exports_write_files(qtbot, make_window, small_plan, tmp_path):
     window.resize(1200, 800)
     assert window.export_plot(tmp_path / "cost.png")
     window.plots.setCurrentIndex(2)
+    eps = np.array([s.epsilon * s.repetitions for s in window.plan])
+    assert np.allclose(window.shares_plot.shares, 100 * eps / eps.sum())
     assert window.export_plot(tmp_path / "shares.svg")
     assert (tmp_path / "cost.png").stat().st_size > 1000
     assert b"<svg" in (tmp_path / "shares.svg").read_bytes()[:2000]
@@ -383,3 +385,18 @@ def test_the_empty_plan_shows_a_hint_not_an_error(qtbot, make_window):
     assert len(window.plan) == 0
     assert "Add a statistic" in window.results_panel.status.text()
     assert math.isnan(float("nan"))
+
+
+def test_privacy_profile_is_computed_when_its_tab_is_shown(qtbot, make_window, small_plan):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: window.last_result is not None, timeout=20000)
+    assert len(window.profile_plot._eps) == 0          # not shown yet: not computed
+    window.plots.setCurrentWidget(window.profile_plot)
+    qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0, timeout=20000)
+    inputs = window.plan.composition_inputs()
+    expected = engine.privacy_profile(list(inputs.epsilons), list(inputs.deltas), eta=max(inputs.eta, 1e-3),
+                                      multiplicities=list(inputs.multiplicities), num=120)
+    assert np.array_equal(window.profile_plot._eps, expected.eps)
+    assert np.array_equal(window.profile_plot._upper, expected.delta_upper)
+    assert window.profile_plot.target_line.value() == pytest.approx(math.log10(window.plan.budget.delta))
