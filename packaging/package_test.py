@@ -138,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3,
                         help="smoke-test runs (default 3); the first one pays for filling the disk cache")
     args = parser.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)    # keep our lines in order with the build's output
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
 
