@@ -360,6 +360,8 @@ class Plan:
         n = len(self._stats)
         if isinstance(i, bool) or not isinstance(i, int) or not (0 <= i < n + (1 if allow_end else 0)):
             top = n if allow_end else n - 1
+            if top < 0:
+                raise PlanError(f"row {i!r} does not exist; the plan has no statistics")
             raise PlanError(f"row {i!r} does not exist; rows run from 0 to {top}")
         return i
 
@@ -367,7 +369,14 @@ class Plan:
     def set_budget(self, budget: Optional[Budget] = None, *, rebalance: bool = False,
                    **changes) -> None:
         """Replace the budget (or change some of its fields by keyword)."""
-        new = (budget or self._budget).replace(**changes) if changes else (budget or self._budget)
+        unknown = sorted(set(changes) - set(Budget.__dataclass_fields__))
+        if unknown:
+            raise PlanError(f"unknown budget setting {unknown[0]!r}; the settings are: "
+                            f"{', '.join(f for f in Budget.__dataclass_fields__ if f != 'extra')}")
+        try:
+            new = (budget or self._budget).replace(**changes)
+        except ValueError as exc:       # e.g. an unknown neighbouring relation
+            raise PlanError(f"budget: {exc}", field="neighbouring") from None
         self._commit(new, self._stats, [PlanEvent("budget")], rebalance)
 
     def apply_tier(self, key: str, *, rebalance: bool = False) -> None:
@@ -516,8 +525,7 @@ class Plan:
 
     def rebalance(self) -> None:
         """Redistribute now, synchronously (check, allocate, apply) or raise and change nothing."""
-        self._commit(self._budget, self._stats,
-                     [], True)
+        self._commit(self._budget, self._stats, [], True)
 
     def total(self, theorem: Optional[str] = None):
         """engine.compose of the plan under ``theorem`` (default: the plan's), synchronously."""

@@ -78,6 +78,12 @@ def test_budget_rules():
     _assert_refused(plan, rec, lambda: plan.set_budget(dataset_size=None),
                     "a mean statistic needs dataset size n")
     _assert_refused(plan, rec, lambda: plan.apply_tier("bogus"), "unknown sensitivity tier")
+    _assert_refused(plan, rec, lambda: plan.set_budget(epsilonn=1), "unknown budget setting 'epsilonn'")
+    _assert_refused(plan, rec, lambda: plan.set_budget(neighbouring="swap"),
+                    "neighbouring = 'swap' is not allowed; use one of: add-remove, replace-one")
+    empty = Plan()
+    with pytest.raises(PlanError, match="row 0 does not exist; the plan has no statistics"):
+        empty.remove(0)
 
 
 def test_epsilon_warning_and_tiers():
