@@ -224,13 +224,19 @@ def check_holds(budget: Budget, stats: Sequence[Statistic], extra_held: Sequence
         # theorem not applicable to the held subset (kov): basic composition is always sound
         used = sum(req.epsilons[i] * req.multiplicities[i] for i in held)
     if not used < req.epsilon_g:
-        raise PlanError(_held_message(stats, held, used, req.epsilon_g), held_indices=held)
+        raise PlanError(_held_message(stats, held, used, req.epsilon_g, extra_held),
+                        held_indices=held)
 
 
-def _held_message(stats, held, used, target) -> str:
+def _held_message(stats, held, used, target, extra_held=()) -> str:
     names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in held)
-    return (f"the held statistics alone need epsilon {used:.6g}, which leaves nothing of the "
+    text = (f"the held statistics alone need epsilon {used:.6g}, which leaves nothing of the "
             f"budget {target:.6g} for the free ones; release (or lower) some of: {names}")
+    edited = [i for i in extra_held if not stats[i].held]
+    if edited:
+        text += (f" (statistic {edited[0] + 1} is held for this update because you set its target "
+                 "error: ask for a larger error, or raise the budget)")
+    return text
 
 
 def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],

@@ -342,3 +342,11 @@ def test_target_error_too_small_is_refused_with_the_epsilon_it_would_need():
                     r"largest allowed 100")
     _assert_refused(plan, rec, lambda: plan.set_target_error(0, -1.0),
                     "target error = -1.0 is not allowed")
+
+
+def test_target_error_beyond_the_budget_says_to_ask_for_a_larger_error():
+    plan = _plan()
+    rec = Recorder(plan)
+    _assert_refused(plan, rec, lambda: plan.set_target_error(0, 2.0, rebalance=True),
+                    r"release \(or lower\) some of: 1 \('count'\) \(statistic 1 is held for this "
+                    r"update because you set its target error: ask for a larger error")
