@@ -1,7 +1,7 @@
 """Regenerate the example plans in this folder: python resources/examples/generate.py
 
-The budgets are redistributed with the engine under each plan's theorem (falling back to the
-advanced theorem if the optimal engine is unavailable), so the files open already balanced.
+The budgets are redistributed with the engine under each plan's theorem (optimal), so the files
+open already balanced.
 """
 
 from __future__ import annotations
@@ -21,13 +21,7 @@ L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
 
 
 def balanced(plan: Plan) -> Plan:
-    try:
-        plan.rebalance()
-    except Exception as exc:  # optimal core not available: a sound, looser theorem instead
-        print(f"  {plan.title}: {exc!s:.80}; using 'advanced'")
-        theorem = plan.budget.theorem
-        plan.set_budget(theorem="advanced", rebalance=True)
-        plan.set_budget(theorem=theorem)
+    plan.rebalance()
     return plan
 
 
