@@ -144,7 +144,7 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
     else:
         direct_cost = float(la) * lb
         use_direct = direct_cost <= fft_cost
-        if not use_direct and direct_cost <= 2e8 and fft_error_estimate(a.p, b.p) > fft_budget:
+        if not use_direct and direct_cost <= 3e7 and fft_error_estimate(a.p, b.p) > fft_budget:
             use_direct = True  # tiny delta: rounding of the FFT would eat the budget
         if use_direct:
             c = np.convolve(a.p, b.p)

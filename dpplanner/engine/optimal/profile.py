@@ -16,11 +16,21 @@ from .pld import common_lattice, initial_step, lattice_pmf, lattice_points, plan
 #: delta level the truncation budgets of the profile are sized for (smaller deltas are still
 #: bounded soundly, only less tightly).
 PROFILE_DELTA_SCALE = 1e-12
+#: Lattice size cap for the fast path of the profile: a plotted curve does not need the fine
+#: grid of a single certified number, and the bounds stay sound on any grid.
+PROFILE_MAX_POINTS = 1 << 19
+
+
+def _profile_step(e: np.ndarray, m: np.ndarray, eta: float) -> float:
+    step = initial_step(e, m, 1e-6, eta)
+    while lattice_points(e, m, step) > PROFILE_MAX_POINTS:
+        step *= 2
+    return step
 
 
 def _atom_pair(e: np.ndarray, m: np.ndarray, eta: float, force_pld: bool = False) -> tuple[Atoms, Atoms]:
     if force_pld:
-        step = initial_step(e, m, 1e-6, eta)
+        step = _profile_step(e, m, eta)
         db = PROFILE_DELTA_SCALE
         return plan_pmf(e, m, step, True, db).atoms(), plan_pmf(e, m, step, False, db).atoms()
     if e.size == 1:
@@ -33,7 +43,7 @@ def _atom_pair(e: np.ndarray, m: np.ndarray, eta: float, force_pld: bool = False
     if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
         a, d_up, d_lo = lat
         return lattice_pmf(a, m, d_up, True, db).atoms(), lattice_pmf(a, m, d_lo, False, db).atoms()
-    step = initial_step(e, m, 1e-6, eta)
+    step = _profile_step(e, m, eta)
     return plan_pmf(e, m, step, True, db).atoms(), plan_pmf(e, m, step, False, db).atoms()
 
 
