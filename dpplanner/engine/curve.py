@@ -20,7 +20,8 @@ from .delta import delta_bar_from_log
 from .filters import filter_epsilon
 from .stats import prefix_sums
 from .types import CancelToken, ProgressCallback
-from .validation import THEOREMS, validate_delta_g, validate_eta, validate_plan, validate_theorems
+from .validation import THEOREMS, validate_delta_g, validate_eta, validate_expandable, validate_plan, \
+    validate_theorems
 
 MODES = ("prefix", "repeat")
 
@@ -87,9 +88,12 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
         points = _positive_int(points, "points")
     if mode == "prefix":
         k_total = plan.k if k_max is None else min(_positive_int(k_max, "k_max"), plan.k)
-        eps_seq, delta_seq = (a[:k_total] for a in plan.expanded())
     else:
         k_total = plan.k if k_max is None else _positive_int(k_max, "k_max")
+    validate_expandable(k_total, "curve")
+    if mode == "prefix":
+        eps_seq, delta_seq = (a[:k_total] for a in _expanded_head(plan, k_total))
+    else:
         eps_seq = np.full(k_total, plan.eps[0])
         delta_seq = np.full(k_total, plan.delta[0])
 
@@ -144,6 +148,15 @@ def _split_progress(progress, first: bool, second: bool):
     if progress is None or not (first and second):
         return progress, progress
     return (lambda f: progress(0.5 * f)), (lambda f: progress(0.5 + 0.5 * f))
+
+
+def _expanded_head(plan, k_total: int):
+    """The first k_total queries with multiplicities spelled out (without expanding the rest)."""
+    cum = np.cumsum(plan.mult)
+    rows = int(np.searchsorted(cum, k_total)) + 1  # the row holding query number k_total
+    mult = plan.mult[:rows].copy()
+    mult[-1] -= int(cum[rows - 1]) - k_total  # only the copies of the last row that are needed
+    return np.repeat(plan.eps[:rows], mult), np.repeat(plan.delta[:rows], mult)
 
 
 def _optimal_prefix(eps_seq, ks, delta_bars, eta, cancel, progress):

@@ -25,7 +25,7 @@ from .advanced import steinke_epsilon
 from .numerics import round_down, round_up
 from .stats import Sums, prefix_sums
 from .types import Composition
-from .validation import validate_delta_g, validate_epsilon_g, validate_filter, validate_plan
+from .validation import validate_delta_g, validate_epsilon_g, validate_expandable, validate_filter, validate_plan
 
 NAME = "filter"
 RRUV_H_CONSTANT = 28.04
@@ -122,6 +122,7 @@ def filter_admits(epsilons, deltas, epsilon_g, delta_g, *, filter="wrrw", multip
     epsilon_g = validate_epsilon_g(epsilon_g)
     delta_g = validate_delta_g(delta_g)
     name = validate_filter(filter)
+    validate_expandable(plan.k, "filter_admits")
     eps_seq, delta_seq = plan.expanded()
     s = prefix_sums(eps_seq, delta_seq, np.arange(1, eps_seq.size + 1))
     if name == "basic":

@@ -16,6 +16,8 @@ import numpy as np
 
 THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
 FILTERS = ("basic", "rruv", "wrrw")
+#: Per-query work (curves, filters) expands multiplicities; beyond this it would exhaust memory.
+MAX_EXPANDED = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -126,3 +128,9 @@ def validate_filter(name) -> str:
     if name not in FILTERS:
         raise ValueError(f"unknown filter {name!r}; known filters are {', '.join(FILTERS)}")
     return name
+
+
+def validate_expandable(k: int, what: str) -> None:
+    if k > MAX_EXPANDED:
+        raise ValueError(f"{what} works query by query and supports at most {MAX_EXPANDED:,} queries, "
+                         f"got {k:,}; use a smaller k_max or fewer repetitions")

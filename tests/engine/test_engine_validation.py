@@ -94,3 +94,13 @@ def test_bad_allocation_arguments():
         allocate([0.1, 0.1], [0, 0], [True, False], [1, 0], 1.0, 1e-6, theorem="basic")
     with pytest.raises(ValueError, match=r"held\[0\] = 1 is not allowed; each entry must be True or False"):
         allocate([0.1, 0.1], [0, 0], [1, 0], [1, 1], 1.0, 1e-6, theorem="basic")
+
+
+def test_per_query_work_refuses_absurd_sizes_but_prefix_k_max_limits_it():
+    with pytest.raises(ValueError, match=r"curve works query by query and supports at most 5,000,000"):
+        curve([0.1], [0.0], 1e-6, mode="repeat", k_max=10**9, theorems=["basic"])
+    with pytest.raises(ValueError, match=r"filter_admits works query by query"):
+        filter_admits([0.1], [0.0], 1.0, 1e-6, multiplicities=[10**9])
+    c = curve([0.1, 0.2], [0.0, 0.0], 1e-6, k_max=3, multiplicities=[2, 10**9], theorems=["basic"])
+    assert c.ks.tolist() == [1, 2, 3]
+    assert c.upper["basic"] == pytest.approx([0.1, 0.2, 0.4], rel=1e-12)
