@@ -181,3 +181,29 @@ def test_prefix_curve_on_a_common_lattice_is_exact():
         assert lo[j] <= exact.upper and exact.lower <= up[j]
         assert up[j] - lo[j] < 1e-6
     assert all(float(Oracle(eps[:k]).opt_comp(1e-7)) <= up[k - 1] for k in (3, 7, 12))
+
+
+@pytest.mark.parametrize("seed, delta_bar", [(11, 1e-6), (12, 1e-10)])
+def test_fast_path_on_a_large_plan_is_consistent_with_exact_neighbours(seed, delta_bar):
+    """k=300 random doubles (FFT convolutions, truncation): rounding every eps down / up to three
+    decimals gives plans with an exact (lattice) answer below / above the true value, so the fast
+    bracket must overlap [exact(floor), exact(ceil)]."""
+    rng = np.random.default_rng(seed)
+    eps = rng.uniform(0.01, 0.3, 300)
+    ones = np.ones(eps.size, dtype=int)
+    floor = np.floor(eps * 1000) / 1000
+    ceil = np.ceil(eps * 1000) / 1000
+    # the doubles of floor/ceil must really be below/above eps for the sandwich to hold
+    floor = np.minimum(floor, np.nextafter(eps, 0))
+    ceil = np.maximum(ceil, np.nextafter(eps, 1))
+    lo_ref = optimal_bracket(floor, ones, delta_bar, 1e-3)
+    hi_ref = optimal_bracket(ceil, ones, delta_bar, 1e-3)
+    assert lo_ref.method.startswith("exact") and hi_ref.method.startswith("exact")
+    b = optimal_bracket(eps, ones, delta_bar, 1e-2)
+    assert b.method.startswith("pld")
+    assert b.upper >= lo_ref.lower
+    assert b.lower <= hi_ref.upper
+    if delta_bar >= 1e-6:
+        # for tiny delta_bar the charged FFT rounding bound (absolute) widens the bracket; it stays
+        # sound (checked above) but need not reach eta
+        assert b.upper - b.lower <= 1e-2
