@@ -52,7 +52,10 @@ def vadhan_wang_delta(eps: np.ndarray, delta: np.ndarray, mult: np.ndarray | Non
         return 0.0, [int(i) for i in order]
     log_total = float(logsumexp(logs))
     total = np.inf if log_total > 1.0 else float(np.exp(log_total))
-    return round_up(total, rel=1e-12), [int(i) for i in order]
+    # Each log term carries an absolute error of about (rows) * ulp(prefix + |log delta|); e^error
+    # turns that into a relative error of the total.
+    log_error = 8 * len(order) * 2.0 ** -53 * (prefix + abs(log_total) + 50.0)
+    return round_up(total, rel=1e-12 + 2 * log_error), [int(i) for i in order]
 
 
 def concurrent(plan: Plan, delta_g: float, sum_eps_up: float, optimal: Composition) -> Composition:
