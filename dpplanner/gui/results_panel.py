@@ -39,6 +39,7 @@ class ResultsPanel(QGroupBox):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -57,10 +58,11 @@ class ResultsPanel(QGroupBox):
     def preferred_height(self, rows: int = 6) -> int:
         """Tall enough for every theorem's row and the note, no taller."""
         table = (self.table.horizontalHeader().sizeHint().height()
-                 + rows * self.table.verticalHeader().defaultSectionSize() + 2 * self.table.frameWidth())
+                 + rows * self.table.verticalHeader().defaultSectionSize() + 2 * self.table.frameWidth() + 4)
         margins = self.layout().contentsMargins()
-        return (table + self.status.sizeHint().height() * 2 + margins.top() + margins.bottom()
-                + self.layout().spacing() + 24)
+        note = self.fontMetrics().height() * 2          # the note under the table, up to two lines
+        title = self.fontMetrics().height()             # the group box title
+        return table + note + title + margins.top() + margins.bottom() + 2 * self.layout().spacing()
 
     def best(self) -> str | None:
         return self._best
@@ -87,7 +89,6 @@ class ResultsPanel(QGroupBox):
                 if col == 0:
                     item.setData(Qt.ItemDataRole.UserRole, name)
                 self.table.setItem(row, col, item)
-        self.table.resizeRowsToContents()
         self.status.setText(note)
 
     def set_stale(self, message: str) -> None:
