@@ -56,4 +56,8 @@ def _bracket(eps, mult, delta_bar, eta, *, cancel=None, progress=None, force_pld
     b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
     if progress is not None:
         progress(1.0)
+    # OptComp <= sum of eps always (delta(sum eps) = 0): a coarse lattice must not report more
+    total = _pure_sum(e, m, 0.0)
+    if b.upper > total.upper:
+        b = Bracket(total.upper, min(b.lower, total.upper), b.method)
     return b

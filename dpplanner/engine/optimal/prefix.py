@@ -109,6 +109,8 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     tail = 1e-6 * dmin / K
     run_up = LatticePMF(step_up, 0, np.ones(1), 0.0, True)
     run_lo = LatticePMF(step_lo, 0, np.ones(1), 0.0, False)
+    # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
+    sums_up = np.cumsum(eps[:K]) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
     j = 0
     for i in range(K):
         if cancel is not None and i % 16 == 0:
@@ -132,6 +134,11 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
                 lo = sup_root(run_lo.atoms(above=0.0), db)
                 upper[j] = u * (1 + 1e-12) + 1e-15 if math.isfinite(u) else u
                 lower[j] = max(0.0, lo * (1 - 1e-12) - 1e-15)
+                # OptComp <= the plain sum: a coarse lattice must not report more than that
+                s_up = float(sums_up[i])
+                if upper[j] > s_up:
+                    upper[j] = s_up
+                    lower[j] = min(lower[j], s_up)
             j += 1
         if progress is not None and i % 64 == 0:
             progress((i + 1) / K)
