@@ -20,6 +20,7 @@ class PlanStateCommand(QUndoCommand):
         self.before = before
         self.after = after
         self._applied = True      # pushed after the model already changed
+        self.drop_on_undo = False
 
     def set_after(self, after: PlanSnapshot) -> None:
         self.after = after
@@ -32,3 +33,6 @@ class PlanStateCommand(QUndoCommand):
 
     def undo(self) -> None:
         self._plan.restore(self.before)
+        if self.drop_on_undo:
+            # QUndoStack deletes a command that is obsolete after undo(): no redo of a failed edit.
+            self.setObsolete(True)

@@ -220,7 +220,7 @@ class PlanEditor(QObject):
                                            "(use Edit > Redistribute now to rebalance)")
 
     def _undo_failed(self, command: PlanStateCommand, message: str) -> None:
-        command.setObsolete(True)       # undone and dropped from the stack
+        command.drop_on_undo = True     # undone and dropped from the stack
         self.undo_stack.undo()
         self.redistributionFailed.emit(message)
 

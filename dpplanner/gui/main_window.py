@@ -30,6 +30,7 @@ from dpplanner.model import csvio, files, report
 from dpplanner.model.examples import example_paths
 
 EVALUATE = "evaluate"
+REDISTRIBUTING = "Redistributing the budget…"
 PROFILE = "profile"
 PLAN_FILTER = "dpplanner plans (*.dpplan);;All files (*)"
 #: Progress is only shown for jobs that are still running after this long (no flicker).
@@ -466,7 +467,10 @@ class MainWindow(QMainWindow):
             self._autosave.start()
 
     def _on_redistributing(self, active: bool) -> None:
-        self.show_message("Redistributing the budget…" if active else "", 0)
+        if active:
+            self.show_message(REDISTRIBUTING, 0)
+        elif self.status_label.text() == REDISTRIBUTING:
+            self.show_message("", 0)        # but keep a failure message that replaced it
         if not active:
             # Rebalanced, cancelled or failed: evaluate whatever the plan is now (a no-op when
             # that evaluation is already running).

@@ -400,3 +400,38 @@ def test_privacy_profile_is_computed_when_its_tab_is_shown(qtbot, make_window, s
     assert np.array_equal(window.profile_plot._eps, expected.eps)
     assert np.array_equal(window.profile_plot._upper, expected.delta_upper)
     assert window.profile_plot.target_line.value() == pytest.approx(math.log10(window.plan.budget.delta))
+
+
+def test_a_failed_redistribution_takes_the_edit_back(qtbot, make_window, small_plan):
+    def failing(request, cancel, progress):
+        raise ValueError("kov does not apply: the queries are not all equal")
+
+    window = make_window(allocate_fn=failing)
+    window._load_plan(small_plan(), None, "t")
+    before = window.plan.snapshot()
+    assert window.statistics_panel.model.setData(cell(window, 0, "weight"), "3")
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=5000)
+    assert window.plan.snapshot() == before
+    assert window.editor.undo_stack.count() == 0         # nothing left to undo or redo
+    assert "the edit was taken back" in window.status_label.text()
+
+
+def test_undo_while_redistributing_drops_the_late_result(qtbot, make_window, small_plan):
+    gate = threading.Event()
+
+    def slow_allocate(request, cancel, progress):
+        while not gate.wait(0.005):
+            progress(0.5)                # raises Cancelled once the undo cancelled it
+        return jobs.allocate(request, cancel, progress)
+
+    window = make_window(allocate_fn=slow_allocate)
+    window._load_plan(small_plan(), None, "t")
+    before = window.plan.snapshot()
+    assert window.statistics_panel.model.setData(cell(window, 0, "weight"), "3")
+    assert window.editor.is_redistributing()
+    window.editor.undo_stack.undo()
+    gate.set()
+    wait_idle(qtbot, window)
+    qtbot.wait(50)
+    assert window.plan.snapshot() == before
+    assert not window.isWindowModified()
