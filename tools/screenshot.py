@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="1440x900", help="window size WIDTHxHEIGHT")
     parser.add_argument("--tab", type=int, default=0, help="plot tab to show (0 cost, 1 profile, 2 shares)")
     parser.add_argument("--select", type=int, default=2, help="table row to select (-1: none)")
+    parser.add_argument("--dark", action="store_true", help="draw the plots in their dark scheme")
     args = parser.parse_args(argv)
 
     scratch = tempfile.mkdtemp(prefix="dpplanner-shot-")
@@ -47,11 +48,18 @@ def main(argv: list[str] | None = None) -> int:
     from dpplanner.model.examples import example_path
 
     app = make_application([sys.argv[0]])
+
     settings = Settings(QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat))
     window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"))
     width, height = (int(v) for v in args.size.split("x"))
     window.resize(width, height)
     window._default_layout()
+    if args.dark:
+        # Plots only: the widgets follow the platform theme, which Xvfb/offscreen do not have.
+        from dpplanner.gui import theme
+
+        for plot in (window.cost_plot, window.profile_plot, window.shares_plot):
+            plot.apply_theme(theme.DARK)
     window.open_example(example_path(args.example))
     window.show()
     if args.select >= 0:

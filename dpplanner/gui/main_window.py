@@ -35,7 +35,6 @@ PROFILE = "profile"
 PLAN_FILTER = "dpplanner plans (*.dpplan);;All files (*)"
 #: Progress is only shown for jobs that are still running after this long (no flicker).
 PROGRESS_DELAY_MS = 250
-AUTOSAVE_DELAY_MS = 2000
 #: Quiet time after the totals before the (slower) privacy profile starts.
 PROFILE_DELAY_MS = 300
 
@@ -94,7 +93,7 @@ class MainWindow(QMainWindow):
 
         self._autosave = QTimer(self)
         self._autosave.setSingleShot(True)
-        self._autosave.setInterval(AUTOSAVE_DELAY_MS)
+        self._autosave.setInterval(max(self.settings.get("autosave_seconds"), 1) * 1000)
         self._autosave.timeout.connect(self.write_recovery_copy)
         self._progress_delay = QTimer(self)
         self._progress_delay.setSingleShot(True)

@@ -27,7 +27,7 @@ PREFERENCES = {
     "curve_k_max": _Key("plots/curve_k_max", int, 0),          # 0: the plan's own k
     "curve_points": _Key("plots/curve_points", int, 100),
     "hidden_curves": _Key("plots/hidden_curves", list, []),
-    "autosave_seconds": _Key("recovery/autosave_seconds", int, 30),
+    "autosave_seconds": _Key("recovery/autosave_seconds", int, 5),   # after the last edit
 }
 
 
