@@ -499,7 +499,7 @@ class MainWindow(QMainWindow):
         if not len(self.plan):
             return None
         inputs = self.plan.composition_inputs()
-        repeat_index = max(self.statistics_panel.current_row(), 0)
+        repeat_index = min(max(self.statistics_panel.current_row(), 0), len(self.plan) - 1)
         return jobs.EvaluateRequest(
             inputs.epsilons, inputs.deltas, inputs.multiplicities, inputs.delta_g, inputs.eta,
             curve_mode=self.cost_plot.mode(), curve_k_max=self.cost_plot.k_limit(),

@@ -435,3 +435,35 @@ def test_undo_while_redistributing_drops_the_late_result(qtbot, make_window, sma
     qtbot.wait(50)
     assert window.plan.snapshot() == before
     assert not window.isWindowModified()
+
+
+def test_delete_key_inside_a_cell_editor_edits_text_not_the_plan(qtbot, make_window, small_plan):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLineEdit
+
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.show()
+    view = window.statistics_panel.view
+    view.setCurrentIndex(cell(window, 0, "name"))
+    view.edit(cell(window, 0, "name"))
+    editor = view.findChild(QLineEdit)
+    qtbot.waitUntil(lambda: editor is not None and editor.isVisible(), timeout=2000)
+    editor.setFocus()
+    editor.setCursorPosition(0)
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    assert len(window.plan) == 3
+    assert editor.text() == "ount a"
+
+
+def test_report_export_and_recent_files(qtbot, make_window, small_plan, tmp_path):
+    window = make_window()
+    window._load_plan(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: window.last_result is not None, timeout=20000)
+    assert window.export_report(tmp_path / "report.html")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "mean b" in html and "<svg" in html
+    assert window._save_to(tmp_path / "a.dpplan")
+    window._fill_recent_menu()
+    titles = [a.text() for a in window.recent_menu.actions()]
+    assert titles == ["a.dpplan"]
