@@ -91,7 +91,7 @@ def sparse_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
 def fft_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     """FFT convolution and an l1 bound on its absolute rounding error (see module docstring)."""
     n = a.size + b.size - 1
-    N = sfft.next_fast_len(n, real=True)
+    N = fft_len(n)
     w = FFT_WORKERS
     c = sfft.irfft(sfft.rfft(a, N, workers=w) * sfft.rfft(b, N, workers=w), N, workers=w)[:n]
     na, nb = _norm2(a), _norm2(b)
@@ -99,6 +99,13 @@ def fft_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     e2 = FFT_C * U * (math.log2(N) + 2) * (na + nb + na * float(b.sum()) * (1 + 1e-9))
     np.maximum(c, 0.0, out=c)
     return c, float(math.sqrt(n) * e2 * (1 + 1e-6))
+
+
+def fft_len(n: int) -> int:
+    """2^a or 3 * 2^a >= n: few distinct sizes keep pocketfft's plan cache (and memory) small."""
+    p2 = 1 << max(0, (n - 1).bit_length())
+    p3 = 3 * (1 << max(0, ((n + 2) // 3 - 1).bit_length()))
+    return min(p2, p3)
 
 
 def _norm2(x: np.ndarray) -> float:
@@ -122,7 +129,7 @@ def _edge_count(p: np.ndarray, tail: float) -> int:
 
 def fft_error_estimate(a: np.ndarray, b: np.ndarray) -> float:
     n = a.size + b.size - 1
-    N = sfft.next_fast_len(n, real=True)
+    N = fft_len(n)
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
     return float(math.sqrt(n) * FFT_C * U * (math.log2(N) + 2) * (na + nb + min(na, nb) * 1.01))
 
@@ -133,7 +140,7 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
         a, b = b, a
     la, lb = a.p.size, b.p.size
     n = la + lb - 1
-    N = sfft.next_fast_len(n, real=True)
+    N = fft_len(n)
     fft_cost = 40.0 * N * math.log2(N)
     nnz = int(np.count_nonzero(b.p))
     abs_op = 0.0
