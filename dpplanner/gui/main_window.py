@@ -290,7 +290,7 @@ class MainWindow(QMainWindow):
         path = Path(path)
         try:
             plan = files.load_plan(path)
-        except ValueError as exc:
+        except (OSError, ValueError) as exc:
             self.settings.remove_recent_file(str(path))
             self.show_error("Cannot open the plan", str(exc))
             return False
@@ -303,7 +303,7 @@ class MainWindow(QMainWindow):
             return False
         try:
             plan = files.load_plan(path)
-        except ValueError as exc:
+        except (OSError, ValueError) as exc:
             self.show_error("Cannot open the example", str(exc))
             return False
         # An example opens as an untitled copy: Save asks where, the shipped file stays intact.
@@ -371,7 +371,7 @@ class MainWindow(QMainWindow):
     def import_csv(self, path: str | Path) -> bool:
         try:
             stats = csvio.load_csv(path, self.plan.budget)
-        except ValueError as exc:
+        except (OSError, ValueError) as exc:
             self.show_error("Cannot import the CSV file", str(exc))
             return False
         return self.editor.replace_all(stats, f"Import {Path(path).name}")

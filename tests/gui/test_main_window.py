@@ -467,3 +467,22 @@ def test_report_export_and_recent_files(qtbot, make_window, small_plan, tmp_path
     window._fill_recent_menu()
     titles = [a.text() for a in window.recent_menu.actions()]
     assert titles == ["a.dpplan"]
+
+
+@pytest.mark.parametrize("content", ['{"format_version": 1, "statistics": [', '{"format_version": 99}', None])
+def test_a_bad_file_is_reported_and_the_plan_stays(qtbot, make_window, small_plan, tmp_path, monkeypatch,
+                                                   content):
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]) or QMessageBox.StandardButton.Ok)
+    window = make_window()
+    window._load_plan(small_plan(), None, "t")
+    before = window.plan.snapshot()
+    path = tmp_path / "bad.dpplan"
+    if content is None:
+        path.mkdir()                     # a folder named like a plan
+    else:
+        path.write_text(content, encoding="utf-8")
+    assert not window.open_path(path, confirm=False)
+    assert window.plan.snapshot() == before
+    assert len(shown) == 1 and shown[0].strip()      # one box, with the loader's reason
+    assert "Cannot open the plan" in window.status_label.text()
