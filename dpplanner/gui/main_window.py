@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from pathlib import Path
@@ -520,8 +521,7 @@ class MainWindow(QMainWindow):
 
     def _result_is_current(self, result: jobs.EvaluateResult) -> bool:
         request = self.evaluation_request()
-        return request is not None and request == jobs.EvaluateRequest(
-            **{**result.request.__dict__, "request_id": 0})
+        return request is not None and request == dataclasses.replace(result.request, request_id=0)
 
     def _on_result(self, channel: str, result) -> None:
         if channel == PROFILE:
