@@ -101,17 +101,23 @@ def _count_from_top(p: np.ndarray, level: float) -> int:
     return n
 
 
-def sup_root(a: Atoms, delta_bar: float) -> float:
-    """Least x >= 0 with delta_fn(x) <= delta_bar, read so that it is >= (upper) / <= (lower) exact."""
+def sup_root(a: Atoms, delta_bar: float, floor: float = 0.0) -> float:
+    """Least x >= 0 with delta_fn(x) <= delta_bar, read so that it is >= (upper) / <= (lower) exact.
+
+    ``floor`` must be a certified lower bound on the exact root (0 if nothing is known). Only
+    x >= floor is searched: there the atoms <= floor contribute nothing, and since the exact root
+    is >= floor the upper read-out stays >= it and the lower read-out stays <= it.
+    """
     if a.upper and (a.err + a.inf_mass) * (1 + 4 * U) >= delta_bar:
         return math.inf
-    j0 = int(np.searchsorted(a.l, 0.0, side="right"))
+    floor = max(float(floor), 0.0)
+    j0 = int(np.searchsorted(a.l, floor, side="right"))
     l, p = a.l[j0:], a.p[j0:]
     if l.size == 0:
-        return 0.0
+        return _finish(floor, a, floor)
     # Slice near the root: if the mass at or above atom s exceeds 4 delta_bar, delta(s - ln 2) >
     # 2 delta_bar, so segments below s - 1 cannot hold the sup. Verified: if the slice yields no
-    # candidate we redo the whole positive range. Only the top of the array is scanned.
+    # candidate we redo the whole range above the floor. Only the top of the array is scanned.
     q = _count_from_top(p, 4 * delta_bar)
     if q < p.size:
         s = float(l[p.size - 1 - q])
@@ -119,15 +125,15 @@ def sup_root(a: Atoms, delta_bar: float) -> float:
         if js > 0:
             best = _seg_roots(l[js:], p[js:], delta_bar, a, float(l[js - 1]), s - 1.0)
             if best is not None:
-                return _finish(best, a)
-    best = _seg_roots(l, p, delta_bar, a, 0.0, float(l[0]))
+                return _finish(best, a, floor)
+    best = _seg_roots(l, p, delta_bar, a, floor, float(l[0]))
     if best is None:
-        return 0.0
-    return _finish(best, a)
+        return _finish(floor, a, floor)
+    return _finish(best, a, floor)
 
 
-def _finish(x: float, a: Atoms) -> float:
-    x = max(x, 0.0)
+def _finish(x: float, a: Atoms, floor: float = 0.0) -> float:
+    x = max(x, floor)
     if a.upper:
         return x + a.lam + 4 * U * abs(x)
     return max(x - a.lam - 4 * U * abs(x), 0.0)

@@ -111,6 +111,7 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     run_lo = LatticePMF(step_lo, 0, np.ones(1), 0.0, False)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
     sums_up = np.cumsum(eps[:K]) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
+    prev_lower, prev_db = 0.0, math.inf
     j = 0
     for i in range(K):
         if cancel is not None and i % 16 == 0:
@@ -130,10 +131,14 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
             elif db >= 1:
                 upper[j] = lower[j] = 0.0
             else:
-                u = sup_root(run_up.atoms(above=0.0), db)
-                lo = sup_root(run_lo.atoms(above=0.0), db)
+                # OptComp grows with k and as delta_bar shrinks, so the previous certified lower
+                # bound is a valid floor for this root (only the atoms above it are read)
+                floor = prev_lower if db <= prev_db else 0.0
+                u = sup_root(run_up.atoms(above=floor), db, floor)
+                lo = sup_root(run_lo.atoms(above=floor), db, floor)
                 upper[j] = u * (1 + 1e-12) + 1e-15 if math.isfinite(u) else u
                 lower[j] = max(0.0, lo * (1 - 1e-12) - 1e-15)
+                prev_lower, prev_db = lower[j], db
                 # OptComp <= the plain sum: a coarse lattice must not report more than that
                 s_up = float(sums_up[i])
                 if upper[j] > s_up:
