@@ -37,11 +37,19 @@ def open_initial_plan(window, plan_path: Optional[str]) -> None:
         window.open_example(examples[DEFAULT_EXAMPLE])
 
 
+def engine_in_process() -> bool:
+    """Engine jobs in a child process unless frozen or switched off in the settings."""
+    from dpplanner.gui import engine_process
+    from dpplanner.gui.settings import Settings
+
+    return bool(Settings().get("engine_in_process")) and engine_process.available()
+
+
 def run(plan_path: Optional[str] = None) -> int:
     app = make_application()
     from dpplanner.gui.main_window import MainWindow
 
-    window = MainWindow()
+    window = MainWindow(engine_in_process=engine_in_process())
     open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
     window.show()
     # Offer a recovery copy once the window is up (after a crash last time).

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from dpplanner.engine.types import CancelToken, Cancelled
+from dpplanner.gui.engine_process import EngineProcess, JobFailed
 
 #: Minimum time between two progress signals of one job, so a tight engine loop cannot flood the
 #: GUI thread's event queue.
@@ -49,6 +50,10 @@ class _Worker(QObject):
     cancelled = Signal(object)             # Job
     progressed = Signal(object, float)     # Job, fraction
 
+    def __init__(self, engine_process: EngineProcess | None = None) -> None:
+        super().__init__()
+        self.engine_process = engine_process
+
     @Slot(object)
     def run(self, job: Job) -> None:
         if job.token.cancelled:            # superseded while it waited in the queue
@@ -65,9 +70,14 @@ class _Worker(QObject):
             job.token.check()
 
         try:
-            result = job.fn(job.request, job.token, progress)
+            if self.engine_process is not None and getattr(job.fn, "in_engine_process", False):
+                result = self.engine_process.run(job.fn, job.request, job.token, progress)
+            else:
+                result = job.fn(job.request, job.token, progress)
         except Cancelled:
             self.cancelled.emit(job)
+        except JobFailed as exc:            # already worded by the engine process
+            self.failed.emit(job, str(exc))
         except Exception as exc:  # noqa: BLE001 - every engine failure must reach the window
             message = str(exc) or type(exc).__name__
             if not isinstance(exc, ValueError):
@@ -92,7 +102,8 @@ class ComputeController(QObject):
     busyChanged = Signal(bool)
     _dispatch = Signal(object)
 
-    def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 100) -> None:
+    def __init__(self, parent: QObject | None = None, *, debounce_ms: int = 100,
+                 engine_process: EngineProcess | None = None) -> None:
         super().__init__(parent)
         self._ids = itertools.count(1)
         self._latest: dict[str, int] = {}
@@ -104,7 +115,7 @@ class ComputeController(QObject):
         self._debounce.timeout.connect(self._flush_debounced)
         self._thread = QThread()
         self._thread.setObjectName("dpplanner-compute")
-        self._worker = _Worker()
+        self._worker = _Worker(engine_process)
         self._worker.moveToThread(self._thread)
         self._dispatch.connect(self._worker.run)
         self._worker.finished.connect(self._on_finished)

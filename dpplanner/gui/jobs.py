@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 
 from dpplanner import engine
 from dpplanner.engine.types import CancelToken, Composition
+from dpplanner.gui.engine_process import in_engine_process
 
 Progress = Callable[[float], None]
 
@@ -47,6 +48,7 @@ class EvaluateResult:
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
+@in_engine_process
 def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update)."""
     eps, dels, mult = list(request.epsilons), list(request.deltas), list(request.multiplicities)
@@ -99,6 +101,7 @@ class ProfileResult:
     profile: Any                          # engine.Profile
 
 
+@in_engine_process
 def profile(request: ProfileRequest, cancel: CancelToken, progress: Progress) -> ProfileResult:
     result = engine.privacy_profile(
         list(request.epsilons), list(request.deltas), eta=request.eta,
@@ -123,6 +126,7 @@ class AllocateResult:
     allocation: Any                       # engine.Allocation
 
 
+@in_engine_process
 def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) -> AllocateResult:
     allocation = request.payload.run(cancel=cancel, progress=progress)
     return AllocateResult(request.request_id, request, allocation)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter, QTabWidget, QToolButton,
 )
 
-from dpplanner.gui import jobs, theme
+from dpplanner.gui import engine_process, jobs, theme
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.compute import ComputeController
 from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
@@ -44,7 +44,8 @@ class MainWindow(QMainWindow):
     def __init__(self, *, settings: Optional[Settings] = None,
                  evaluate_fn: Callable = jobs.evaluate, allocate_fn: Callable = jobs.allocate,
                  profile_fn: Callable = jobs.profile,
-                 recovery_dir: Optional[str] = None, debounce_ms: int = 100) -> None:
+                 recovery_dir: Optional[str] = None, debounce_ms: int = 100,
+                 engine_in_process: bool = False) -> None:
         super().__init__()
         self.settings = settings or Settings()
         self.evaluate_fn = evaluate_fn
@@ -53,7 +54,11 @@ class MainWindow(QMainWindow):
         self.path: Optional[Path] = None
         self.display_name = "untitled"
         self.last_result: Optional[jobs.EvaluateResult] = None
-        self.controller = ComputeController(self, debounce_ms=debounce_ms)
+        # The `dpplanner` app runs engine jobs in a child process (see app.py); embedders, the
+        # smoke test and fakes injected by tests use the worker thread itself.
+        self.controller = ComputeController(
+            self, debounce_ms=debounce_ms,
+            engine_process=engine_process.shared() if engine_in_process else None)
         self.editor = PlanEditor(self.plan, self.controller, allocate_fn, self)
         self.recovery = RecoveryStore(recovery_dir or _default_recovery_dir())
 

@@ -1,0 +1,188 @@
+"""Run engine jobs in a child process, so their numpy/FFT work never competes with the GUI thread
+for the interpreter lock.
+
+The compute controller's worker thread stays the single place jobs run from; for job functions
+marked with ``@in_engine_process`` it hands the (picklable, immutable) request to one shared child
+process and waits on a pipe, which releases the lock. Progress comes back over the pipe;
+cancellation goes the other way through a shared integer the child's token polls. If the child
+dies it is started again and the job fails with a message. Frozen apps (PyInstaller) keep the
+thread: spawning children of a frozen executable needs launcher support this app does not have.
+"""
+
+from __future__ import annotations
+
+import atexit
+import multiprocessing as mp
+import sys
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from dpplanner.engine.types import CancelToken, Cancelled
+
+#: Seconds between two progress messages of one job (the pipe is cheap, the GUI is not).
+PROGRESS_INTERVAL_S = 0.05
+
+
+def in_engine_process(fn: Callable) -> Callable:
+    """Mark a top-level job function as safe to run in the engine process."""
+    fn.in_engine_process = True
+    return fn
+
+
+def available() -> bool:
+    return not getattr(sys, "frozen", False)
+
+
+class JobFailed(Exception):
+    """A job raised in the child; ``value_error`` keeps ValueError's "bad input" meaning."""
+
+    def __init__(self, message: str, value_error: bool) -> None:
+        super().__init__(message)
+        self.value_error = value_error
+
+
+class _SharedCancel(CancelToken):
+    """The child's view of the GUI's token: cancelled when the parent writes this job's id."""
+
+    def __init__(self, flag, job_id: int) -> None:
+        super().__init__()
+        self._flag = flag
+        self._job_id = job_id
+
+    @property
+    def cancelled(self) -> bool:
+        return self._flag.value == self._job_id
+
+    def check(self) -> None:
+        if self.cancelled:
+            raise Cancelled("computation cancelled")
+
+
+def _child_main(conn, flag) -> None:
+    import dpplanner.gui.jobs  # noqa: F401 - warm up: the first job should not pay for imports
+
+    while True:
+        try:
+            job_id, fn, request = conn.recv()
+        except (EOFError, OSError):
+            return
+        token = _SharedCancel(flag, job_id)
+        last = [0.0]
+
+        def progress(fraction: float) -> None:
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_INTERVAL_S:
+                last[0] = now
+                conn.send(("progress", job_id, float(fraction)))
+            token.check()
+
+        try:
+            result = fn(request, token, progress)
+        except Cancelled:
+            conn.send(("cancelled", job_id, None))
+        except Exception as exc:  # noqa: BLE001 - sent to the window as a message
+            text = str(exc) or type(exc).__name__
+            if not isinstance(exc, ValueError):
+                tb = exc.__traceback__
+                while tb is not None and tb.tb_next is not None:
+                    tb = tb.tb_next
+                where = f" ({tb.tb_frame.f_code.co_name}, line {tb.tb_lineno})" if tb else ""
+                text = f"{type(exc).__name__}: {text}{where}"
+            conn.send(("error", job_id, (text, isinstance(exc, ValueError))))
+        else:
+            if token.cancelled:
+                conn.send(("cancelled", job_id, None))
+            else:
+                conn.send(("result", job_id, result))
+
+
+class EngineProcess:
+    """One child process; ``run`` is called from worker threads, one job at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids = 0
+        self._proc: Optional[mp.process.BaseProcess] = None
+        self._start()
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        self._flag = ctx.Value("q", 0, lock=False)
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_child_main, args=(child, self._flag), daemon=True,
+                                 name="dpplanner-engine")
+        self._proc.start()
+        child.close()
+
+    def run(self, fn: Callable, request: Any, token: CancelToken, progress: Callable[[float], None]) -> Any:
+        while not self._lock.acquire(timeout=0.01):
+            token.check()           # another window's job is running; ours may be cancelled first
+        try:
+            return self._run(fn, request, token, progress)
+        finally:
+            self._lock.release()
+
+    def _run(self, fn, request, token, progress):
+        self._ids += 1
+        job_id = self._ids
+        self._conn.send((job_id, fn, request))
+        cancel_sent = False
+        while True:
+            if self._conn.poll(0.01):
+                try:
+                    kind, got, payload = self._conn.recv()
+                except (EOFError, OSError):
+                    self._restart()
+                    raise JobFailed("the engine process stopped unexpectedly; it was restarted",
+                                    False) from None
+                if got != job_id:
+                    continue            # a late message of an earlier job
+                if kind == "progress":
+                    try:
+                        progress(payload)
+                    except Cancelled:
+                        pass            # the next pass tells the child; its answer ends the job
+                    continue
+                if kind == "result":
+                    return payload
+                if kind == "cancelled":
+                    raise Cancelled("computation cancelled")
+                text, value_error = payload
+                raise JobFailed(text, value_error)
+            if token.cancelled and not cancel_sent:
+                self._flag.value = job_id
+                cancel_sent = True
+            if not self._proc.is_alive():
+                self._restart()
+                raise JobFailed("the engine process stopped unexpectedly; it was restarted", False)
+
+    def _restart(self) -> None:
+        self.close()
+        self._start()
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except OSError:
+            pass
+        if self._proc is not None:
+            self._proc.join(timeout=1.0)
+            if self._proc.is_alive():
+                self._proc.terminate()
+                self._proc.join(timeout=1.0)
+
+
+_shared: Optional[EngineProcess] = None
+_shared_lock = threading.Lock()
+
+
+def shared() -> EngineProcess:
+    """The application's engine process, started on first use (and warmed up early by the
+    window, so its imports overlap the GUI's own start-up)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = EngineProcess()
+            atexit.register(_shared.close)
+        return _shared

@@ -1,0 +1,136 @@
+"""Engine jobs in the child process: same numbers, cancel, errors, a crashed child is replaced."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from dpplanner import engine
+from dpplanner.gui import engine_process, jobs
+from dpplanner.gui.compute import ComputeController
+from dpplanner.gui.engine_process import in_engine_process
+
+
+@dataclass(frozen=True)
+class Slow:
+    seconds: float
+    request_id: int = 0
+
+
+# Top-level and marked, so the child process can import and run them.
+@in_engine_process
+def slow_job(request, cancel, progress):
+    end = time.monotonic() + request.seconds
+    while time.monotonic() < end:
+        progress(0.5)               # raises Cancelled in the child once the GUI cancelled
+        time.sleep(0.002)
+    return os.getpid()
+
+
+@in_engine_process
+def failing_job(request, cancel, progress):
+    raise ValueError("epsilons[4] = -1 is negative; allowed: eps >= 0")
+
+
+@in_engine_process
+def buggy_job(request, cancel, progress):
+    return {}["missing"]
+
+
+@in_engine_process
+def dying_job(request, cancel, progress):
+    os._exit(3)
+
+
+@pytest.fixture(scope="module")
+def process():
+    proc = engine_process.EngineProcess()
+    yield proc
+    proc.close()
+
+
+@pytest.fixture
+def controller(qtbot, process):
+    ctl = ComputeController(debounce_ms=10, engine_process=process)
+    yield ctl
+    ctl.shutdown()
+
+
+def test_jobs_run_in_another_process(qtbot, controller):
+    with qtbot.waitSignal(controller.resultReady, timeout=30000) as blocker:
+        controller.submit("x", slow_job, Slow(0.01))
+    assert blocker.args[1] != os.getpid()
+
+
+def test_the_same_numbers_as_in_this_process(qtbot, controller, small_plan):
+    inputs = small_plan().composition_inputs()
+    request = jobs.EvaluateRequest(inputs.epsilons, inputs.deltas, inputs.multiplicities,
+                                   inputs.delta_g, inputs.eta)
+    with qtbot.waitSignal(controller.resultReady, timeout=30000) as blocker:
+        controller.submit("evaluate", jobs.evaluate, request)
+    remote = blocker.args[1]
+    local = jobs.evaluate(remote.request, engine.CancelToken(), lambda f: None)
+    # repr: nan (kov does not apply here) must compare equal to nan
+    assert {k: repr((v.epsilon, v.epsilon_lower, v.delta)) for k, v in remote.totals.items()} == \
+        {k: repr((v.epsilon, v.epsilon_lower, v.delta)) for k, v in local.totals.items()}
+    for name in local.curve.upper:
+        assert np.array_equal(remote.curve.upper[name], local.curve.upper[name], equal_nan=True)
+
+
+def test_cancel_reaches_the_child_and_it_stays_usable(qtbot, controller):
+    got = []
+    controller.resultReady.connect(lambda channel, result: got.append(result))
+    controller.submit("x", slow_job, Slow(60))
+    qtbot.wait(300)
+    with qtbot.waitSignal(controller.cancelled, timeout=5000):
+        controller.cancel("x")
+    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
+    with qtbot.waitSignal(controller.resultReady, timeout=30000):
+        controller.submit("x", slow_job, Slow(0.01))   # would wait 60 s if the child ignored it
+    assert len(got) == 1
+
+
+def test_errors_come_back_as_messages(qtbot, controller):
+    with qtbot.waitSignal(controller.failed, timeout=30000) as blocker:
+        controller.submit("x", failing_job, Slow(0))
+    assert blocker.args == ["x", "epsilons[4] = -1 is negative; allowed: eps >= 0"]
+    with qtbot.waitSignal(controller.failed, timeout=30000) as blocker:
+        controller.submit("x", buggy_job, Slow(0))
+    assert blocker.args[1].startswith("KeyError: 'missing' (buggy_job, line")
+
+
+def test_a_dead_child_is_replaced(qtbot, controller):
+    with qtbot.waitSignal(controller.failed, timeout=30000) as blocker:
+        controller.submit("x", dying_job, Slow(0))
+    assert "stopped unexpectedly" in blocker.args[1]
+    with qtbot.waitSignal(controller.resultReady, timeout=30000):
+        controller.submit("x", slow_job, Slow(0.01))
+
+
+def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, small_plan):
+    from PySide6.QtCore import QSettings
+
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
+
+    settings = Settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings=settings, recovery_dir=str(tmp_path / "r"), debounce_ms=10,
+                        engine_in_process=True)
+    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    window._load_plan(small_plan(), None, "t")
+    window.statistics_panel.model.setData(
+        window.statistics_panel.model.index(0, 8), "3")          # weight: redistributes remotely
+    qtbot.waitUntil(lambda: window.last_result is not None and window._result_is_current(window.last_result)
+                    and not window.editor.is_redistributing(), timeout=30000)
+    assert sum(s.epsilon for s in window.plan) == pytest.approx(1.0, rel=1e-6)
+    inputs = window.plan.composition_inputs()
+    expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
+                            points=window.settings.get("curve_points"),
+                            multiplicities=list(inputs.multiplicities))
+    x, y = window.cost_plot.curve_data("optimal")
+    assert np.array_equal(y, np.where(np.isfinite(expected.upper["optimal"]), expected.upper["optimal"], np.nan),
+                          equal_nan=True)
