@@ -86,12 +86,14 @@ def _seg_roots(l, p, delta_bar, a: Atoms, left0: float, shift: float):
     return float(cand.max())
 
 
-def _count_from_top(p: np.ndarray, level: float) -> int:
-    """Number of top entries whose suffix sum stays <= level (scans only what it needs)."""
+def edge_count(p: np.ndarray, level: float) -> int:
+    """How many leading entries of p carry (computed) mass <= level, scanning only what is needed.
+
+    Pass ``p[::-1]`` to count from the top."""
     n = p.size
-    chunk, done, acc = 2048, 0, 0.0
+    chunk, done, acc = 1024, 0, 0.0
     while done < n:
-        part = np.cumsum(p[n - done - 1::-1][:chunk]) + acc
+        part = np.cumsum(p[done:done + chunk]) + acc
         k = int(np.searchsorted(part, level, side="right"))
         if k < part.size:
             return done + k
@@ -118,7 +120,7 @@ def sup_root(a: Atoms, delta_bar: float, floor: float = 0.0) -> float:
     # Slice near the root: if the mass at or above atom s exceeds 4 delta_bar, delta(s - ln 2) >
     # 2 delta_bar, so segments below s - 1 cannot hold the sup. Verified: if the slice yields no
     # candidate we redo the whole range above the floor. Only the top of the array is scanned.
-    q = _count_from_top(p, 4 * delta_bar)
+    q = edge_count(p[::-1], 4 * delta_bar)
     if q < p.size:
         s = float(l[p.size - 1 - q])
         js = int(np.searchsorted(l, s - 1.0, side="left"))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import fft as sfft
 
-from .atoms import Atoms, U
+from .atoms import Atoms, U, edge_count
 
 FFT_C = 30.0
 #: Threads for pocketfft (the machine has few cores; the GUI runs one worker thread anyway).
@@ -112,21 +112,6 @@ def _norm2(x: np.ndarray) -> float:
     return math.sqrt(float(np.dot(x, x)))
 
 
-def _edge_count(p: np.ndarray, tail: float) -> int:
-    """How many leading entries of p carry (computed) mass <= tail, scanning only what is needed."""
-    n = p.size
-    chunk, done, acc = 1024, 0, 0.0
-    while done < n:
-        part = np.cumsum(p[done:done + chunk]) + acc
-        k = int(np.searchsorted(part, tail, side="right"))
-        if k < part.size:
-            return done + k
-        acc = float(part[-1])
-        done += part.size
-        chunk *= 4
-    return n
-
-
 def fft_error_estimate(a: np.ndarray, b: np.ndarray) -> float:
     n = a.size + b.size - 1
     N = fft_len(n)
@@ -178,8 +163,8 @@ def truncate(x: LatticePMF, tail: float) -> LatticePMF:
     start = x.start + lo_i
     rel, inf_mass = x.rel, x.inf_mass
     if tail > 0 and p.size > 1:
-        i = min(_edge_count(p, tail), p.size - 1)   # entries [0, i) carry mass <= tail
-        j = min(_edge_count(p[::-1], tail), p.size - 1 - i)  # so do the top j entries
+        i = min(edge_count(p, tail), p.size - 1)   # entries [0, i) carry mass <= tail
+        j = min(edge_count(p[::-1], tail), p.size - 1 - i)  # so do the top j entries
         if i > 0 or j > 0:
             g = _gamma(p.size)
             if x.upper:
