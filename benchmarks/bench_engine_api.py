@@ -5,7 +5,6 @@ Run: .venv/bin/python benchmarks/bench_engine_api.py
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -13,22 +12,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "engine"))
 
 import composition_oracle as oracle  # noqa: E402
 
+from timing import timed  # noqa: E402
 from dpplanner.engine import allocate, compose, compose_all, curve, filter_admits, privacy_profile  # noqa: E402
-
-
-def timed(fn, repeat: int = 3) -> float:
-    """Median wall time of ``repeat`` calls, in milliseconds."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000
 
 
 def main() -> None:

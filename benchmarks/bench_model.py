@@ -5,27 +5,18 @@ Run: .venv/bin/python benchmarks/bench_model.py
 
 from __future__ import annotations
 
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from timing import timed  # noqa: E402
 from dpplanner.model.examples import example_path  # noqa: E402
 from dpplanner.model.files import dumps_plan, load_plan, save_plan  # noqa: E402
 from dpplanner.model.report import render_report  # noqa: E402
-
-
-def timed(fn, repeat: int = 3) -> float:
-    """Median wall time of ``repeat`` calls, in milliseconds."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000
 
 
 def bench(name: str) -> dict[str, float]:
