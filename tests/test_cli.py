@@ -15,18 +15,6 @@ from dpplanner.model.examples import example_path
 from dpplanner.model.files import load_plan
 
 
-def _optimal_ready() -> bool:
-    try:
-        from dpplanner import engine
-        engine.compose([0.1, 0.2], [0, 0], 1e-6, theorem="optimal")
-        return True
-    except ImportError:
-        return False
-
-
-needs_optimal = pytest.mark.skipif(not _optimal_ready(), reason="optimal engine core not built yet")
-
-
 def run(capsys, *argv):
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -55,7 +43,6 @@ def test_compose_json(capsys):
     assert doc["totals"]["advanced"]["epsilon"] <= doc["totals"]["basic"]["epsilon"] + 1e-12
 
 
-@needs_optimal
 @pytest.mark.parametrize("name", ["psi-survey", "census", "synthetic-100"])
 def test_compose_every_theorem_on_examples(capsys, name):
     code, out, _ = run(capsys, "compose", name, "--json")
@@ -105,17 +92,7 @@ def test_curve_json_to_stdout(capsys):
     assert code == 0 and doc["k"][-1] == 8 and len(doc["upper"]["basic"]) == len(doc["k"])
 
 
-def test_report(tmp_path, capsys, monkeypatch):
-    # the report composes every theorem; without the optimal core, restrict to the closed forms
-    if not _optimal_ready():
-        import dpplanner.model.report as report
-        real = report.plan_totals
-        monkeypatch.setattr(report, "plan_totals",
-                            lambda plan, theorems=None: real(plan, ("basic", "advanced")))
-        real_curve = report.plan_curve
-        monkeypatch.setattr(report, "plan_curve",
-                            lambda plan, theorems=None, points=60, eta=None:
-                            real_curve(plan, ("basic",), points))
+def test_report(tmp_path, capsys):
     out_path = tmp_path / "r.html"
     code, out, _ = run(capsys, "report", "psi-survey", "-o", str(out_path))
     assert code == 0 and "wrote" in out
