@@ -303,9 +303,6 @@ def test_rebalance_under_advanced_spends_at_most_the_budget():
 
 
 def test_rebalance_under_optimal():
-    pytest.importorskip("dpplanner.engine.optimal", reason="optimal engine core not built yet")
-    if not hasattr(__import__("dpplanner.engine.optimal", fromlist=["x"]), "optimal_bracket"):
-        pytest.skip("optimal engine core not built yet")
     plan = _plan(theorem="optimal")
     plan.set_budget(eta=1e-2)
     for i in range(20):
