@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from dpplanner.model import display
 from dpplanner.model.accuracy import format_number
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
@@ -121,15 +122,15 @@ def cmd_compose(args) -> int:
         return 0
     rows = [["theorem", "total eps", "total delta", "certified bracket", "time", "detail"]]
     for name, c in totals.items():
-        bracket = (f"[{_g(c.epsilon_lower)}, {_g(c.epsilon)}]" if c.epsilon_lower is not None
+        bracket = (f"[{display.lower(c.epsilon_lower, 6)}, {display.upper(c.epsilon, 6)}]" if c.epsilon_lower is not None
                    and c.applicable else "")
         note = c.reason if (c.reason or not c.applicable) else c.detail
-        rows.append([name + (" *" if name == best else ""), _g(c.epsilon), _g(c.delta, 3), bracket,
+        rows.append([name + (" *" if name == best else ""), display.upper(c.epsilon, 6), display.upper(c.delta, 3), bracket,
                      _ms(c.seconds), note or ""])
     print(_header(plan))
     print(_table(rows, right=(1, 2)))
     if best:
-        print(f"* best valid total: {best}, epsilon = {_g(totals[best].epsilon)}: "
+        print(f"* best valid total: {best}, epsilon = {display.upper(totals[best].epsilon, 6)}: "
               f"{plan.balance(totals[best].epsilon).describe()}")
     return 0
 
@@ -171,7 +172,7 @@ def cmd_allocate(args) -> int:
         print(f"amplification by sampling: N/n = {plan.amplification():.6g}; the noise is calibrated "
               "to the functioning epsilon and delta")
     total = plan.total()
-    print(f"spent under {plan.budget.theorem}: epsilon = {_g(total.epsilon, 10)} of "
+    print(f"spent under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 10)} of "
           f"{plan.budget.spendable_epsilon:g}")
     if args.output:
         print(f"saved to {args.output}")
@@ -233,7 +234,7 @@ def cmd_validate(args) -> int:
     else:
         print(f"{args.plan}: valid: {len(plan)} statistics, k = {plan.k} queries")
         if balance is not None:
-            print(f"total under {plan.budget.theorem}: epsilon = {_g(total.epsilon)}: "
+            print(f"total under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 6)}: "
                   f"{balance.describe()}")
         for w in warnings:
             print(f"warning: {w}")

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Optional, Sequence
 
+from . import display
 from .accuracy import format_number
 from .files import PlanFileError, atomic_write_text
 from .plan import Plan
@@ -140,12 +141,12 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
         mark = " ★" if name == best else ""
         note = c.detail if c.applicable and c.reason is None else (c.reason or c.detail)
         out.append(f"<tr{cls}><td>{escape(THEOREM_LABELS.get(name, name))}{mark}</td>"
-                   f'<td class="num">{_num(c.epsilon)}</td><td class="num">{_num(c.delta)}</td>'
-                   f'<td class="num">{_num(c.epsilon_lower)}</td><td>{escape(note or "")}</td></tr>')
+                   f'<td class="num">{display.upper(c.epsilon, 6)}</td><td class="num">{display.upper(c.delta, 3)}</td>'
+                   f'<td class="num">{_num(c.epsilon_lower) if c.epsilon_lower is None else display.lower(c.epsilon_lower, 6)}</td><td>{escape(note or "")}</td></tr>')
     out.append("</table>")
     if best:
         spend = totals[best].epsilon
-        out.append(f"<p>Best valid total: <strong>ε = {_num(spend)}</strong> ({escape(best)}), "
+        out.append(f"<p>Best valid total: <strong>ε = {display.upper(spend, 6)}</strong> ({escape(best)}), "
                    f"{spend / b.epsilon:.1%} of the global ε.</p>")
 
     if curve is not None:
