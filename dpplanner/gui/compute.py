@@ -214,7 +214,9 @@ class ComputeController(QObject):
             self._start(channel, fn, request)
 
     def _is_current(self, job: Job) -> bool:
-        return self._latest.get(job.channel) == job.request_id
+        # A cancelled job was superseded (a newer request is running or waiting in the debounce),
+        # even if it finished before noticing: its result is stale too.
+        return self._latest.get(job.channel) == job.request_id and not job.token.cancelled
 
     def _done(self, job: Job) -> None:
         if self._active.get(job.channel) is job:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -144,6 +145,28 @@ def test_schedule_debounces_a_burst_into_one_run(qtbot, controller):
     # between never runs.
     assert calls[-1] == 9 and set(calls) <= {0, 9}
     assert results == [9]
+
+
+def test_a_job_superseded_after_it_finished_never_delivers(qtbot, controller):
+    """Job 0 finishes on the worker before the burst cancels it, but its result is still queued
+    for the GUI thread when the burst arrives: it is stale and must be dropped."""
+    done = threading.Event()
+    results = []
+
+    def quick(request, cancel, progress):
+        if request.value == 0:
+            done.set()
+        return request.value
+
+    controller.resultReady.connect(lambda channel, result: results.append(result))
+    controller.schedule("evaluate", quick, FakeRequest(0))
+    assert done.wait(5)
+    time.sleep(0.2)   # no event processing: the worker's "finished" for job 0 waits in the queue
+    for value in range(1, 4):
+        controller.schedule("evaluate", quick, FakeRequest(value))
+    qtbot.waitUntil(lambda: results == [3], timeout=5000)
+    qtbot.wait(60)
+    assert results == [3]
 
 
 def test_an_isolated_request_starts_without_waiting_for_the_debounce(qtbot):
