@@ -9,6 +9,7 @@ import numpy as np
 from .exact import GROUPED_MAX_OUTCOMES, _pure_sum, grouped_bracket, grouped_outcomes, homogeneous_bracket
 from .pld import common_lattice, lattice_bracket, lattice_points, pld_bracket
 from .result import Bracket
+from .split import split_bracket
 
 #: Largest composed lattice (points) for the exact common-lattice path.
 LATTICE_MAX_POINTS = 4_000_000
@@ -53,7 +54,9 @@ def _bracket(eps, mult, delta_bar, eta, *, cancel=None, progress=None, force_pld
         lat = common_lattice(e)
         if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
             return lattice_bracket(e, m, delta_bar, lat, cancel)
-    b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
+    b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
+    if b is None:
+        b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
     if progress is not None:
         progress(1.0)
     # OptComp <= sum of eps always (delta(sum eps) = 0): a coarse lattice must not report more

@@ -1,0 +1,311 @@
+"""The split PLD bracket: a certified second-order bound on the connect-the-dots error.
+
+Write each query's loss under P as L_i = -eps_i + Y_i, Y_i = 2 eps_i with probability p_i (else 0),
+and let delta(x) = E[(1 - e^{x - L})^+]. On the lattice D Z, with T = the true query, C = its
+connect-the-dots (CTD) twin and R = its rounded-down twin RR(eps^-) (see ``pld``):
+
+    upper:  delta_true <= delta(C_all)                                         (Jensen)
+    lower:  delta_true >= delta(R_S, T_rest)      (RR(eps^-) is a post-processing of RR(eps))
+                       >= delta(R_S, C_rest) - Err                              (below)
+
+for any subset S. Rounding down is first order in D, so S is a few queries for which it is cheap
+(2 eps_i close above a lattice point, large eps_i); they make the SMOOTHING part A = R_S. The
+connect-the-dots error of the rest is second order and certified as follows (a hybrid argument).
+
+Replace the rest's queries by their CTD twins one at a time. For query j, given the sum W_j of all
+the other losses (A, the twins before j, the true queries after j), splitting its atom Y_j = 2 eps_j
+into g_j and g_j + D raises E[(1 - c e^{-Y_j})^+] (c = e^{x - W_j + eps_j}) by the Jensen gap of a
+hinge, at most p_j G_j with
+    G_j = e^D (1 - e^{-a}) (e^{-a} - e^{-D}) / (1 - e^{-D}) <= ~D / 4,    a = 2 eps_j - g_j,
+and only if W_j lies in the open window I_j = (t_j, t_j + D), t_j = x + eps_j - g_j - D.
+So Err(x) <= sum_j p_j G_j P(W_j in I_j). Write W_j = A + B_j (independent). For any theta >= 0,
+    P(A in (s, s + D)) <= e^{-theta s} S_theta,   S_theta = max over windows of length D of
+                                                  sum_{a in window} P(A = a) e^{theta a},
+hence P(W_j in I_j) <= e^{-theta t_j} M_{B_j}(theta) S_theta, where M_{B_j} <= prod_{i != j}
+M_i(theta), M_i the MGF of the CTD twin (the split is a mean-preserving spread of u = e^{-Y} and
+e^{theta Y} = u^{-theta} is convex, so a twin's MGF bounds the true one's). With theta at the saddle
+point, P(W_j in I_j) is about D times the density of the loss near x: the bound is loose only by
+sd(loss) / sd(A) and the hinge's peak-to-mean ratio, and it shrinks like D^2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Optional
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .atoms import U, delta_at, sup_root
+from .lattice import LatticePMF, convolve
+from .pld import FFT_FRACTION, TAIL_FRACTION, lattice_points, plan_pmf
+from .result import Bracket
+
+#: Tilts tried for the error bound (every theta >= 0 is valid; the grid only tightens the bound).
+THETA_POINTS = 48
+#: Largest lattice the refinement loop will build.
+MAX_POINTS = 1 << 22
+#: Share of eta the rounded-down smoothing part may cost (its error is first order).
+SMOOTH_SHARE = 0.2
+
+
+def _split_offsets(eps: np.ndarray, step: float) -> np.ndarray:
+    """a_i = 2 eps_i - g_i in [0, D): how far above the lattice each query's atom sits (exact)."""
+    return 2.0 * eps - np.floor(2.0 * eps / step) * step
+
+
+def _sensitivity(e: np.ndarray, m: np.ndarray, delta_bar: float) -> np.ndarray:
+    """Rough d eps / d eps_i near the answer (how much rounding eps_i down lowers the bound)."""
+    sigma = math.sqrt(float(np.sum(m * e * e)))
+    z = math.sqrt(2.0 * math.log(1.0 / min(delta_bar, 0.5)))
+    return e * (1.0 + z / max(sigma, 1e-12))
+
+
+def choose_smoothing(e, m, delta_bar, step, budget) -> np.ndarray:
+    """Groups rounded down to smooth the error bound: most variance per first-order cost."""
+    a = _split_offsets(e, step)
+    cost = m * (a / 2.0) * _sensitivity(e, m, delta_bar)
+    value = m * e * e / (4.0 * np.cosh(e / 2.0) ** 2)
+    ratio = np.where(cost > 0, value / np.maximum(cost, 1e-300), np.inf)
+    take = np.zeros(e.size, dtype=bool)
+    spent = 0.0
+    for g in np.argsort(-ratio, kind="stable").tolist():
+        if spent + cost[g] > budget:
+            break
+        take[g] = True
+        spent += cost[g]
+    return take
+
+
+def _as_lower(pmf: LatticePMF, e: np.ndarray, m: np.ndarray, delta_bar: float) -> LatticePMF:
+    """Read an upper (CTD) pmf from below: drop the mass at +infinity, charge what was moved up.
+
+    The composed pmf is the exact CTD composition plus a perturbation from (a) mass cut at the
+    bottom and moved up (all cuts of one side total <= 1.5 TAIL_FRACTION delta_bar), (b) kernel
+    weights rounded up by <= ~17 ulps of each query's mass, and (c) FFT error (``err``); each moves
+    delta by at most its mass. The offset becomes the exact sum rounded down.
+    """
+    off = math.nextafter(math.nextafter(-math.fsum((m * e).tolist()), -math.inf), -math.inf)
+    extra = 2 * TAIL_FRACTION * delta_bar + float(np.sum(m)) * 40 * U
+    return replace(pmf, upper=False, offset=off, inf_mass=0.0, err=(pmf.err + extra) * (1 + 4 * U))
+
+
+def _entry_bound(a: LatticePMF, extra_mass: float):
+    """(upper bounds on the atom positions, log upper bounds on their masses, additive mass).
+
+    The exact atoms sit on o + i D with D the step, so an open window of length D holds at most
+    one of them. Every exact entry is <= p_hat (1 + rel) + e with sum(e) <= the returned mass.
+    """
+    n = a.p.size
+    idx = np.arange(a.start, a.start + n, dtype=float)
+    l = a.offset + a.step * idx
+    lam = 4 * U * (abs(a.offset) + a.step * (abs(a.start) + n) + 1.0)
+    with np.errstate(divide="ignore"):
+        logp = np.log(a.p * (1 + a.rel) * (1 + 8 * U) + 2.0 ** -1022)
+    return l + lam, logp, a.err + a.inf_mass + extra_mass
+
+
+def _log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+    """log S_theta = max_i (log p_i + theta l_i) for each theta."""
+    return np.array([float(np.max(logp + th * l)) for th in thetas.tolist()])
+
+
+def _group_terms(e: np.ndarray, m: np.ndarray, step: float, thetas: np.ndarray):
+    """Per group j: log M_j(theta) of the CTD twin, log(p_j G_j e^{-theta (eps_j - g_j - D)}), p_j G_j.
+
+    The CTD weight is rounded up as in ``upper_kernel``; a larger weight on g + D only raises M_j.
+    """
+    n = np.floor(2.0 * e / step)
+    g = n * step
+    a = 2.0 * e - g
+    lp = -np.log1p(np.exp(-e))
+    lq = lp - e
+    w = np.where(a > 0, np.expm1(-a) / np.expm1(-step), 0.0)
+    w = np.minimum(1.0, w * (1 + 16 * U) + np.where(a > 0, 1e-300, 0.0))
+    th = thetas[None, :]
+    top = (g + step)[:, None]
+    with np.errstate(under="ignore", divide="ignore"):
+        inner = (np.exp(lq)[:, None] * np.exp(-th * top) + (np.exp(lp) * (1 - w))[:, None] * np.exp(-th * step)
+                 + (np.exp(lp) * w)[:, None])
+        log_m = -th * e[:, None] + th * top + np.log(inner)
+        G = np.where(a > 0, np.exp(step) * -np.expm1(-a) * (np.exp(-a) - np.exp(-step)) / -np.expm1(-step), 0.0)
+        pg = np.exp(lp) * G
+        log_term = np.log(pg)[:, None] - th * (e - g - step)[:, None] - log_m
+    return log_m, log_term, pg
+
+
+def _rr_log_mgf(e: np.ndarray, m: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+    """sum_i m_i log E_P[e^{theta L_i}] for exact RR(eps_i) queries (the rounded-down part)."""
+    if e.size == 0:
+        return np.zeros(thetas.size)
+    lp = -np.log1p(np.exp(-e))
+    lq = lp - e
+    th = thetas[None, :]
+    # -theta eps + log(q + p e^{2 theta eps}) = theta eps + log(q e^{-2 theta eps} + p)
+    val = th * e[:, None] + np.log(np.exp(lq)[:, None] * np.exp(-2 * th * e[:, None]) + np.exp(lp)[:, None])
+    return m.astype(float) @ val
+
+
+class ChainErrorBound:
+    """Err(x) >= delta(R_S, C_rest)(x) - delta(R_S, T_rest)(x), summed over blocks of the rest.
+
+    The rest is replaced block by block (block 1 first). For j in block b the other losses contain
+    the smoothing part A_b: the rounded-down set R_S for b = 1, the CTD twins of blocks 1..b-1
+    (a computed lattice pmf) for b > 1. The tilt theta_b of each block is chosen at ``x_ref``.
+    """
+
+    def __init__(self, smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest,
+                 e_smooth_lo, m_smooth, step: float, theta_star: float, x_ref: float, delta_bar: float):
+        th = np.concatenate([[0.0], theta_star * np.geomspace(0.25, 4.0, THETA_POINTS - 1)])
+        log_m, log_term, pg = _group_terms(e_rest, m_rest, step, th)
+        mf = m_rest.astype(float)
+        log_m_smooth = _rr_log_mgf(e_smooth_lo, m_smooth, th)
+        # suffix sums over blocks of sum_i m_i log M_i
+        block_log_m = [mf[b] @ log_m[b] for b in blocks]
+        self.terms = []
+        kernel_round = float(np.sum(m_rest)) * 40 * U
+        for bi, b in enumerate(blocks):
+            if b.size == 0:
+                continue
+            later = np.sum(block_log_m[bi:], axis=0)
+            log_k = np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0)
+            if bi == 0:
+                l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar)
+                rest_mgf = later
+            else:
+                l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar + kernel_round)
+                rest_mgf = later + log_m_smooth
+            additive = float(mf[b] @ pg[b]) * extra * (1 + 1e-9)
+            if not np.isfinite(log_k).any():
+                continue  # every query of the block sits on the lattice: no error at all
+            log_s = _log_window_max(l, logp, th)
+            c = log_s + log_k + rest_mgf
+            finite = np.isfinite(c)
+            pad = np.where(finite, 64 * U * (np.abs(np.where(finite, log_s, 0)) + np.abs(np.where(finite, log_k, 0))
+                                             + np.abs(rest_mgf) + th * abs(x_ref) + 1.0), 0.0)
+            score = np.where(finite, c + pad - th * x_ref, -np.inf)
+            i = int(np.argmin(score))
+            self.terms.append((float(th[i]), float(c[i] + pad[i]), additive))
+
+    def __call__(self, x: float) -> float:
+        total = 0.0
+        for th, c, additive in self.terms:
+            ex = c - th * x + 8 * U * (th * abs(x) + 1.0)
+            total += (math.exp(ex) if ex < 700 else math.inf) * (1 + 1e-9) + additive
+        return total * (1 + 1e-12)
+
+
+def _saddle_theta(e: np.ndarray, m: np.ndarray, x: float) -> float:
+    """Where the tilted loss (under P) is centred at x: theta ~ (x - mean) / variance."""
+    t = np.tanh(e / 2)
+    mean = float(np.sum(m * e * t))
+    var = float(np.sum(m * e * e * (1 - t * t)))
+    return max((x - mean) / max(var, 1e-300), 1e-3)
+
+
+def _lower_root(h, hi: float, tol: float, first: float) -> float:
+    """The largest x found in [0, hi] with h(x) > 0, searching down from hi (0 if none).
+
+    h need not be monotone (the error bound grows away from where its tilt was chosen), so the
+    search brackets the sign change nearest below hi and returns a point where h > 0 was seen.
+    """
+    if h(hi) > 0:
+        return hi
+    prev, gap = hi, max(first, tol)
+    while True:
+        x = max(0.0, hi - gap)
+        if h(x) > 0:
+            break
+        if x == 0.0:
+            return 0.0
+        prev, gap = x, gap * 4
+    r = brentq(h, x, prev, xtol=tol, rtol=8 * U, maxiter=200)
+    for k in range(64):
+        cand = max(x, r - tol * 2.0 ** k)
+        if h(cand) > 0:
+            return cand
+    return x
+
+
+def _blocks(order: np.ndarray) -> list:
+    """Consecutive blocks of ``order`` of sizes ~n/64, n/64, n/32, ..., n/2 (each block is smoothed
+    by all the blocks before it, so the big last blocks get most of the smoothing)."""
+    n = order.size
+    sizes = []
+    left = n
+    while left > 0:
+        s = max(1, (left + 1) // 2) if left > max(2, n // 64) else left
+        sizes.append(s)
+        left -= s
+    sizes.reverse()
+    cuts = np.cumsum([0] + sizes)
+    return [order[cuts[i]:cuts[i + 1]] for i in range(len(sizes))]
+
+
+def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4) -> tuple[float, float, int]:
+    """(upper, lower, number of rounded-down smoothing groups) on one lattice step."""
+    smooth = choose_smoothing(e, m, delta_bar, step, budget)
+    rest = ~smooth
+    es, ms, er, mr = e[smooth], m[smooth], e[rest], m[rest]
+    if er.size == 0:
+        s_up = plan_pmf(es, ms, step, True, delta_bar, cancel)
+        s_lo = plan_pmf(es, ms, step, False, delta_bar, cancel)
+        return (sup_root(s_up.atoms(above=0.0), delta_bar), sup_root(s_lo.atoms(above=0.0), delta_bar),
+                int(smooth.sum()))
+    # blocks of the rest, the queries with the smallest possible error first
+    _, _, pg = _group_terms(er, mr, step, np.zeros(1))
+    blocks = _blocks(np.argsort(pg * mr, kind="stable"))
+    nb = len(blocks) + 2
+    db = delta_bar / nb  # each plan_pmf call cuts <= 1.5 TAIL_FRACTION x its delta: <= 1.5 in all
+    tail = TAIL_FRACTION * delta_bar / (4 * nb)
+    fft = FFT_FRACTION * delta_bar / (4 * nb)
+    prefixes = []
+    for b in blocks:
+        c = plan_pmf(er[b], mr[b], step, True, db, cancel)
+        prefixes.append(c if not prefixes else convolve(prefixes[-1], c, tail, fft))
+    c_rest = prefixes[-1]
+    if es.size:
+        s_up = plan_pmf(es, ms, step, True, db, cancel)
+        s_lo = plan_pmf(es, ms, step, False, db, cancel)
+        up_pmf = convolve(s_up, c_rest, tail, fft)
+        lower_pmf = convolve(s_lo, _as_lower(c_rest, er, mr, delta_bar), tail, fft)
+    else:
+        s_lo = LatticePMF(step, 0, np.ones(1), 0.0, False)  # no smoothing: a point mass at 0
+        up_pmf, lower_pmf = c_rest, _as_lower(c_rest, er, mr, delta_bar)
+    up = sup_root(up_pmf.atoms(above=0.0), delta_bar)
+    if not math.isfinite(up):
+        return up, 0.0, int(smooth.sum())
+    atoms = lower_pmf.atoms(above=0.0)
+    e_lo = np.floor(2.0 * es / step) * step / 2.0
+    err = ChainErrorBound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, _saddle_theta(e, m, up), up, delta_bar)
+    tol = max(1e-11, 1e-12 * up)
+    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - delta_bar, up, tol, first_gap)
+    return up, lo, int(smooth.sum())
+
+
+def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
+                  progress=None, max_points: int = MAX_POINTS) -> Optional[Bracket]:
+    """The bracket on lattices refined until width <= eta (error ~ D^2); None if not applicable."""
+    if e.size < 2:
+        return None
+    step = 2.0 ** min(-6, math.floor(math.log2(0.25 * math.sqrt(eta))))
+    while step < 1 and lattice_points(e, m, step) > max_points:
+        step *= 2
+    best_up, best_lo, n_smooth = math.inf, 0.0, 0
+    for it in range(6):
+        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, first_gap=eta / 4)
+        best_up, best_lo = min(best_up, up), max(best_lo, lo)
+        width = best_up - best_lo
+        if progress is not None:
+            progress(min(0.9, 0.3 * (it + 1)))
+        if width <= eta:
+            break
+        ratio = math.sqrt(0.5 * eta / max(width, 1e-300))
+        new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 16)))
+        new = min(new, step / 2)
+        if lattice_points(e, m, new) > max_points:
+            break
+        step = new
+    method = f"pld d=2^{int(math.log2(step))} (second-order lower bound, {n_smooth} groups rounded down)"
+    return Bracket(best_up * (1 + 1e-12) + 1e-15, max(0.0, best_lo * (1 - 1e-12) - 1e-15), method)

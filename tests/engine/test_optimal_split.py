@@ -1,0 +1,112 @@
+"""The second-order (split) lower bound: its error bound against exact enumeration, and the whole
+bracket against an independent fine-grid bracket."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpplanner.engine.optimal import split
+from dpplanner.engine.optimal.lattice import convolve
+from dpplanner.engine.optimal.pld import pld_bracket, plan_pmf, upper_kernel
+
+
+def _rr_atoms(eps: float) -> list[tuple[float, float]]:
+    p = 1.0 / (1.0 + math.exp(-eps))
+    return [(-eps, 1.0 - p), (eps, p)]
+
+
+def _ctd_atoms(eps: float, step: float) -> list[tuple[float, float]]:
+    ker = upper_kernel(eps, step)
+    return [(ker.offset + i * step, float(q)) for i, q in enumerate(ker.p) if q > 0]
+
+
+def _delta(parts: list[list[tuple[float, float]]], x: float) -> float:
+    """E[(1 - e^{x - L})^+] for the sum of independent finite losses, by enumeration."""
+    terms = []
+    for combo in itertools.product(*parts):
+        loss = math.fsum(a for a, _ in combo)
+        if loss > x:
+            terms.append(math.prod(q for _, q in combo) * -math.expm1(x - loss))
+    return math.fsum(terms)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.floats(0.05, 1.5), min_size=0, max_size=3),
+    st.lists(st.floats(0.05, 1.5), min_size=1, max_size=4),
+    st.integers(2, 6),
+    st.floats(0.0, 4.0),
+)
+def test_error_bound_covers_the_connect_the_dots_error(smooth_eps, rest_eps, log2_inv_step, x0):
+    """Err(x) >= delta(R_S, C_rest)(x) - delta(R_S, T_rest)(x), both sides enumerated exactly.
+
+    Coarse steps make the connect-the-dots error large; the tilt is chosen at each x, so a window
+    placed off by a fraction of a step would show up as a violation."""
+    step = 2.0 ** -log2_inv_step
+    es = np.array(smooth_eps, dtype=float)
+    er = np.array(rest_eps, dtype=float)
+    ms = np.ones(es.size, dtype=np.int64)
+    mr = np.ones(er.size, dtype=np.int64)
+    e_lo = np.floor(2.0 * es / step) * step / 2.0
+    smooth_parts = [_rr_atoms(float(v)) for v in e_lo if v > 0]
+    _, _, pg = split._group_terms(er, mr, step, np.zeros(1))
+    blocks = split._blocks(np.argsort(pg, kind="stable"))
+    prefixes = []
+    for b in blocks:
+        c = plan_pmf(er[b], mr[b], step, True, 1e-9)
+        prefixes.append(c if not prefixes else convolve(prefixes[-1], c, 0.0, 0.0))
+    if es.size:
+        s_lo = plan_pmf(es, ms, step, False, 1e-9)
+    else:
+        s_lo = split.LatticePMF(step, 0, np.ones(1), 0.0, False)
+    true_parts = smooth_parts + [_rr_atoms(float(v)) for v in er]
+    ctd_parts = smooth_parts + [_ctd_atoms(float(v), step) for v in er]
+    for x in np.linspace(x0, x0 + 2.0, 41):
+        err = split.ChainErrorBound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step,
+                                    split._saddle_theta(np.concatenate([es, er]), np.ones(es.size + er.size),
+                                                        float(x)) + 1.0, float(x), 1e-9)
+        actual = _delta(ctd_parts, float(x)) - _delta(true_parts, float(x))
+        assert actual <= err(float(x)) + 1e-13, (x, actual, err(float(x)))
+
+
+def test_blocks_partition_the_rest_in_order():
+    order = np.arange(1000)[::-1]
+    blocks = split._blocks(order)
+    assert np.array_equal(np.concatenate(blocks), order)
+    sizes = [b.size for b in blocks]
+    assert sizes[-1] >= 400 and sizes[0] <= 1000 // 64 + 1
+
+
+def test_smoothing_choice_stays_within_its_budget():
+    rng = np.random.default_rng(3)
+    e = np.sort(rng.uniform(0.001, 0.2, 500))
+    m = np.ones(e.size, dtype=np.int64)
+    step = 2.0 ** -10
+    budget = 1e-4
+    take = split.choose_smoothing(e, m, 1e-6, step, budget)
+    a = split._split_offsets(e, step)
+    cost = m * a / 2 * split._sensitivity(e, m, 1e-6)
+    assert take.any() and float(np.sum(cost[take])) <= budget
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
+    """Random-double plans, k = 20..300: the second-order bracket is tight, so if its error bound
+    were too small its lower bound would rise above the fine first-order bracket's upper bound."""
+    rng = np.random.default_rng(1000 + seed)
+    k = int(rng.integers(20, 300))
+    eps = rng.uniform(0.001, rng.uniform(0.05, 0.6), k)
+    # (below ~1e-9 the charged FFT rounding error, not the lower bound, limits the width)
+    delta_bar = 10.0 ** rng.uniform(-8, -3)
+    e, m = np.unique(eps, return_counts=True)
+    new = split.split_bracket(e, m.astype(np.int64), delta_bar, 1e-4)
+    ref = pld_bracket(e, m.astype(np.int64), delta_bar, 1e-5, step=2.0 ** -17)
+    assert new.lower <= ref.upper, (new, ref)
+    assert ref.lower <= new.upper, (new, ref)
+    assert new.upper - new.lower <= 1e-3
