@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from dpplanner.engine.optimal import split
 from dpplanner.engine.optimal.lattice import convolve
-from dpplanner.engine.optimal.pld import pld_bracket, plan_pmf, upper_kernel
+from dpplanner.engine.optimal.pld import pld_side, plan_pmf, upper_kernel
+
+
+def _reference(e, m, delta_bar, step):
+    """Independent bracket on one grid: connect-the-dots above, epsilons rounded down below."""
+    m = m.astype(np.int64)
+    return pld_side(e, m, step, True, delta_bar), pld_side(e, m, step, False, delta_bar)
 
 
 def _rr_atoms(eps: float) -> list[tuple[float, float]]:
@@ -68,7 +74,7 @@ def test_error_bound_covers_the_connect_the_dots_error(smooth_eps, rest_eps, log
     true_parts = smooth_parts + [_rr_atoms(float(v)) for v in er]
     ctd_parts = smooth_parts + [_ctd_atoms(float(v), step) for v in er]
     for x in np.linspace(x0, x0 + 2.0, 41):
-        err = split.ChainErrorBound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step,
+        err = split.chain_error_bound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step,
                                     split._saddle_theta(np.concatenate([es, er]), np.ones(es.size + er.size),
                                                         float(x)) + 1.0, float(x), 1e-9)
         actual = _delta(ctd_parts, float(x)) - _delta(true_parts, float(x))
@@ -106,7 +112,34 @@ def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
     delta_bar = 10.0 ** rng.uniform(-8, -3)
     e, m = np.unique(eps, return_counts=True)
     new = split.split_bracket(e, m.astype(np.int64), delta_bar, 1e-4)
-    ref = pld_bracket(e, m.astype(np.int64), delta_bar, 1e-5, step=2.0 ** -17)
-    assert new.lower <= ref.upper, (new, ref)
-    assert ref.lower <= new.upper, (new, ref)
+    # the reference's upper side (connect-the-dots on a 2^-15 grid) is within ~1e-6 of the truth
+    ref_up, ref_lo = _reference(e, m, delta_bar, 2.0 ** -15)
+    assert new.lower <= ref_up, (new, ref_up)
+    assert ref_lo <= new.upper, (new, ref_lo)
     assert new.upper - new.lower <= 1e-3
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_prefix_curve_second_order_path_is_sound(seed):
+    """Random doubles (no common lattice): every prefix's bracket holds the exact value for short
+    prefixes (oracle) and overlaps an independent fine-grid bracket for long ones."""
+    from dpplanner.engine.optimal import optimal_prefix_curve
+    from oracle import Oracle
+
+    rng = np.random.default_rng(2000 + seed)
+    k = 300
+    eps = rng.uniform(0.001, rng.uniform(0.05, 0.4), k)
+    delta_bar = 10.0 ** rng.uniform(-8, -3)
+    dbs = np.full(k, delta_bar)
+    ks = np.arange(1, k + 1)
+    up, lo = optimal_prefix_curve(eps, dbs, ks, 1e-2)
+    assert np.all(lo <= up)
+    for n in (1, 5, 12, 13):
+        exact = float(Oracle(eps[:n]).opt_comp(delta_bar))
+        assert lo[n - 1] <= exact <= up[n - 1], (n, lo[n - 1], exact, up[n - 1])
+    for n in (20, 65, 300):
+        # the reference's upper side (connect-the-dots at 2^-14) is within ~1e-6 of the truth
+        e, m = np.unique(eps[:n], return_counts=True)
+        ref_up, ref_lo = _reference(e, m, delta_bar, 2.0 ** -14)
+        assert lo[n - 1] <= ref_up and ref_lo <= up[n - 1], (n, lo[n - 1], up[n - 1], ref_up, ref_lo)
+        assert up[n - 1] - lo[n - 1] <= 1e-2

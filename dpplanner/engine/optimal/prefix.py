@@ -1,10 +1,16 @@
 """The optimal bracket for every prefix of a plan, computed incrementally.
 
-The running upper (connect-the-dots) and lower (rounded-down) lattice pmfs of Y = L + sum eps are
-extended by one query at a time: a 2- or 3-atom kernel, i.e. a few shifted adds of the running
-array (no FFT, so only relative rounding errors, gamma_3 per step). The root is read only at the
-requested prefix lengths. One lattice step is chosen for the whole plan so that the first-order
-lower-bound error at the full length K is about ``width`` / 2 (widths grow with k).
+Running lattice pmfs are extended by one query at a time: a 2- or 3-atom kernel, i.e. a few
+shifted adds of the running array (no FFT, so only relative rounding errors, gamma_3 per step).
+Roots are read only at the requested prefix lengths.
+
+* Typed decimals (one small common lattice): exact kernels above and below, no discretisation.
+* Otherwise: connect-the-dots above; below, the certified second-order error bound of ``split``
+  read from a running pmf in which a few cheap queries are rounded down, with the running pmf's
+  snapshots at doubling lengths as the smoothing of each block. Short prefixes are enumerated
+  exactly, and up to ``FIRST_ORDER_PREFIX`` queries a rounded-down twin on a finer grid also gives
+  a (first-order) lower bound; the better one is reported. One lattice step serves the whole
+  curve, calibrated so that the full plan's bracket is well inside ``width``.
 """
 
 from __future__ import annotations
@@ -14,24 +20,19 @@ from fractions import Fraction
 
 import numpy as np
 
-from .atoms import U, sup_root
+from dataclasses import replace
+
+from .atoms import U, delta_at, sup_root
 from .bracket import merge_groups
 from .binomial import log_rr
+from .exact import grouped_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
-from .pld import common_lattice, initial_step, lattice_points, upper_kernel
+from .pld import batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel, upper_kernel
+from .split import (SMOOTH_SHARE, ErrorSum, _entry_bound, _group_terms, _log_window_max, _lower_root,
+                    block_term, choose_smoothing, split_side)
 
 #: Bound on the running lattice size (points) of the prefix curve.
 PREFIX_MAX_POINTS = 1 << 20
-
-
-def _lower_kernel(eps: float, step: float) -> LatticePMF:
-    n = math.floor(2.0 * eps / step)
-    e_lo = n * step / 2.0
-    lp, lq = log_rr(e_lo)
-    ker = np.zeros(n + 1)
-    ker[0] += math.exp(lq)
-    ker[n] += math.exp(lp)
-    return LatticePMF(step, 0, ker, -e_lo, False, rel=16 * U + 4 * U * (abs(lp) + abs(lq) + 1))
 
 
 def _directed_fraction(x: Fraction, upper: bool) -> float:
@@ -70,6 +71,164 @@ def _extend(run: LatticePMF, ker: LatticePMF, tail: float) -> LatticePMF:
 _ZERO_UP = LatticePMF(1.0, 0, np.ones(1), 0.0, True)   # RR(0): loss 0 with probability 1
 _ZERO_LO = LatticePMF(1.0, 0, np.ones(1), 0.0, False)
 
+#: Prefixes this short are enumerated exactly on the connect-the-dots path (at most 2^12 outcomes).
+EXACT_HEAD = 12
+#: Prefixes up to this length also get the first-order (rounded-down) lower bound.
+FIRST_ORDER_PREFIX = 64
+#: Tilts tried for the prefix error bounds (one grid for every prefix).
+PREFIX_THETAS = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 95)])
+
+
+class _LatticeLower:
+    """Exact common lattice (typed decimals): a second running pmf with the rounded-down kernels."""
+
+    def __init__(self, lat, e):
+        self.a_of = {float(v): int(ai) for v, ai in zip(e.tolist(), lat[0].tolist())}
+        self.d_up, self.d_lo = lat[1], lat[2]
+        self.run = LatticePMF(2 * self.d_lo, 0, np.ones(1), 0.0, False)
+        self.step_up = 2 * self.d_up
+
+    def upper_kernel(self, x: float) -> LatticePMF:
+        return _ZERO_UP if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_up, True)
+
+    def extend(self, i: int, x: float, trim: float) -> None:
+        ker = _ZERO_LO if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_lo, False)
+        self.run = _extend(self.run, ker, trim)
+
+    def bracket(self, n: int, db: float, floor: float, up: float) -> tuple[float, float]:
+        return up, sup_root(self.run.atoms(above=floor), db, floor)
+
+
+class _SecondOrderLower:
+    """Connect-the-dots with the certified second-order error bound of ``split``.
+
+    The lower side reads delta(R_Q, C_rest) - Err from a running pmf in which a few cheap queries Q
+    among the first ``EXACT_HEAD`` are rounded down (they smooth the first block). The rest is
+    replaced block by block, blocks [head 2^(i-1), head 2^i) in query order, each smoothed by the
+    running pmf at its start (kept as a snapshot of window bounds). Prefixes up to ``EXACT_HEAD``
+    are enumerated exactly.
+    """
+
+    def __init__(self, eps: np.ndarray, step: float, width: float, dmin: float, tail: float):
+        K = eps.size
+        self.eps, self.step, self.tail = eps, step, tail
+        self.step_up = step
+        th = PREFIX_THETAS
+        ones = np.ones(K, dtype=np.int64)
+        self.log_m, log_term, pg = _group_terms(eps, ones, step, th)
+        self.cum_log_m = np.vstack([np.zeros(th.size), np.cumsum(self.log_m, axis=0)])
+        self.head = min(K, EXACT_HEAD)
+        head_e = eps[: self.head]
+        smooth = choose_smoothing(head_e, ones[: self.head], dmin, step, SMOOTH_SHARE * width)
+        smooth &= head_e > 0
+        self.q = np.zeros(K, dtype=bool)
+        self.q[: self.head] = smooth
+        q_pmf = (batch_pmf(eps[self.q].tolist(), step, False) if self.q.any()
+                 else LatticePMF(step, 0, np.ones(1), 0.0, False))
+        self.log_term, self.pg = log_term, pg
+        self.run = LatticePMF(step, 0, np.ones(1), 0.0, False)
+        # blocks: [start, log S_theta of the smoothing pmf, its extra mass, log K_b, sum p_j G_j,
+        # fixed part of log M_B]; the MGF of the rest is (running sum from start) + fixed part.
+        # The head's other queries come first, sorted by p_j G_j and in doubling sub-blocks, each
+        # smoothed by R_Q and the sub-blocks before it; then [head 2^i, head 2^(i+1)) in query
+        # order, smoothed by the running pmf at their start; the last block is open.
+        self.blocks = []
+        others = np.flatnonzero(~self.q[: self.head] & (eps[: self.head] > 0))
+        others = others[np.argsort(pg[others], kind="stable")]
+        smooth_pmf, size, pos = q_pmf, 1, 0
+        while pos < others.size:
+            sub = others[pos: pos + size]
+            l, logp, extra = _entry_bound(smooth_pmf, 40 * U * pos)
+            fixed = self.log_m[others[pos:]].sum(axis=0)
+            self.blocks.append([self.head, _log_window_max(l, logp, th), extra,
+                                np.logaddexp.reduce(log_term[sub], axis=0), float(np.sum(pg[sub])), fixed])
+            for i in sub.tolist():
+                smooth_pmf = _extend(smooth_pmf, upper_kernel(float(eps[i]), step), 0.0)
+            pos += sub.size
+            size *= 2
+        self.next_cut = self.head
+        self.cut_mass = 0.0
+        # short prefixes are too lumpy for the smoothing: also keep the rounded-down twin (its
+        # first-order error is small while the prefix is short)
+        head_lo = eps[:FIRST_ORDER_PREFIX]
+        head_lo = head_lo[head_lo > 0]
+        self.step_lo = step
+        if head_lo.size:
+            ones_lo = np.ones(head_lo.size, dtype=np.int64)
+            self.step_lo = min(step, initial_step(head_lo, ones_lo, dmin, width))
+            while lattice_points(head_lo, ones_lo, self.step_lo) > PREFIX_MAX_POINTS / 4:
+                self.step_lo *= 2
+        self.run_lo = LatticePMF(self.step_lo, 0, np.ones(1), 0.0, False)
+
+    def upper_kernel(self, x: float) -> LatticePMF:
+        return upper_kernel(x, self.step)
+
+    def extend(self, i: int, x: float, trim: float) -> None:
+        if i == self.next_cut:  # the running pmf is the smoothing of the block starting here
+            l, logp, extra = _entry_bound(self.run, self.cut_mass + 40 * U * i)
+            self.blocks.append([i, _log_window_max(l, logp, PREFIX_THETAS), extra,
+                                np.full(PREFIX_THETAS.size, -np.inf), 0.0, 0.0])
+            self.next_cut *= 2
+        if i >= self.head:
+            blk = self.blocks[-1]
+            blk[3] = np.logaddexp(blk[3], self.log_term[i])
+            blk[4] += float(self.pg[i])
+        if x == 0.0:
+            return
+        if self.run_lo is not None:
+            self.run_lo = _extend(self.run_lo, lower_kernel(x, self.step_lo), trim) if i < FIRST_ORDER_PREFIX else None
+        ker = lower_kernel(x, self.step) if self.q[i] else upper_kernel(x, self.step)
+        self.run = _extend(self.run, ker, trim)
+        self.cut_mass += 2 * trim  # dropped (lower-side truncation), both ends
+
+    def _error(self, n: int, x_ref: float) -> ErrorSum:
+        """The bound for the prefix of length n (called right after query n - 1 was added)."""
+        out = ErrorSum()
+        mag = float(np.max(np.abs(self.cum_log_m[n]))) + 1.0
+        slack = 4 * U * (n + 2) * mag  # differences of running sums
+        for s, log_s, extra, log_k, pg_sum, fixed in self.blocks:
+            rest_mgf = self.cum_log_m[n] - self.cum_log_m[s] + fixed + slack
+            out.add(block_term(PREFIX_THETAS, log_s, log_k, rest_mgf, x_ref), pg_sum * extra * (1 + 1e-9))
+        return out
+
+    def bracket(self, n: int, db: float, floor: float, up: float) -> tuple[float, float]:
+        if n <= self.head:
+            e, m = merge_groups(self.eps[:n], np.ones(n, dtype=np.int64))
+            if e.size == 0:
+                return 0.0, 0.0
+            b = grouped_bracket(e, m, db)
+            return min(up, b.upper), b.lower
+        first_order = floor
+        if self.run_lo is not None:
+            first_order = sup_root(self.run_lo.atoms(above=floor), db, floor)
+        if not math.isfinite(up):
+            return up, first_order
+        run = replace(self.run, err=self.run.err + 40 * U * n)  # kernel weights rounded up
+        atoms = run.atoms(above=floor)
+        err = self._error(n, up)
+        tol = max(1e-11, 1e-12 * up)
+
+        def h(x: float) -> float:
+            return float(delta_at(atoms, [x])[0]) - err(x) - db
+
+        return up, max(first_order, _lower_root(h, up, tol, max(1e-6, 1e-4 * up)))
+
+
+def _calibrated_step(e, m, dmin: float, width: float) -> float:
+    """A power of two at which the full plan's second-order bracket is about 0.4 x width wide."""
+    step = 2.0 ** min(-5, math.floor(math.log2(0.25 * math.sqrt(width))))
+    while lattice_points(e, m, step) > PREFIX_MAX_POINTS and step < 1:
+        step *= 2
+    up, lo, _ = split_side(e, m, dmin, step, SMOOTH_SHARE * width, first_gap=width / 4)
+    w = up - lo
+    if not (math.isfinite(w) and w > 0.4 * width):
+        return step
+    ratio = math.sqrt(0.4 * width / w)
+    new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 64)))
+    while lattice_points(e, m, new) > PREFIX_MAX_POINTS and new < step:
+        new *= 2
+    return new
+
 
 def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None):
     """(upper, lower) arrays of OptComp(eps[:k], delta_bars[j]) for each k = ks[j] (ascending)."""
@@ -81,45 +240,30 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     lower = np.zeros(ks.size)
     if K == 0:
         return upper, lower
-    e, m = merge_groups(eps[:K], np.ones(K, dtype=np.int64))
+    eps = eps[:K]
+    e, m = merge_groups(eps, np.ones(K, dtype=np.int64))
     pos = delta_bars[delta_bars > 0]
     dmin = float(pos.min()) if pos.size else 1e-12
+    tail = 1e-6 * dmin / K
     lat = common_lattice(e) if e.size else None
     if lat is not None and lattice_points(e, m, 2 * lat[1]) <= PREFIX_MAX_POINTS:
         # all epsilons on one small lattice (typed decimals): exact kernels, no discretisation
-        a_of = {float(v): int(ai) for v, ai in zip(e.tolist(), lat[0].tolist())}
-        d_up, d_lo = lat[1], lat[2]
-
-        def kernels(x: float):
-            if x == 0.0:
-                return _ZERO_UP, _ZERO_LO
-            return _lattice_kernel(a_of[x], d_up, True), _lattice_kernel(a_of[x], d_lo, False)
-        step_up, step_lo = 2 * d_up, 2 * d_lo
+        side = _LatticeLower(lat, e)
     else:
-        if e.size == 0:
-            step = 1.0
-        else:
-            step = initial_step(e, m, dmin, width)
-            while lattice_points(e, m, step) > PREFIX_MAX_POINTS:
-                step *= 2
-
-        def kernels(x: float):
-            return upper_kernel(x, step), _lower_kernel(x, step)
-        step_up = step_lo = step
-    tail = 1e-6 * dmin / K
-    run_up = LatticePMF(step_up, 0, np.ones(1), 0.0, True)
-    run_lo = LatticePMF(step_lo, 0, np.ones(1), 0.0, False)
+        step = _calibrated_step(e, m, min(dmin, 0.5), width) if e.size > 1 else 2.0 ** -10
+        side = _SecondOrderLower(eps, step, width, dmin, tail)
+    run_up = LatticePMF(side.step_up, 0, np.ones(1), 0.0, True)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
-    sums_up = np.cumsum(eps[:K]) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
+    sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
     prev_lower, prev_db = 0.0, math.inf
     j = 0
     for i in range(K):
         if cancel is not None and i % 16 == 0:
             cancel.check()
-        trim = tail if i % 8 == 7 else 0.0  # truncating every 8th step is enough and cheaper
-        k_up, k_lo = kernels(float(eps[i]))
-        run_up = _extend(run_up, k_up, trim * 8)
-        run_lo = _extend(run_lo, k_lo, trim * 8)
+        trim = tail * 8 if i % 8 == 7 else 0.0  # truncating every 8th step is enough and cheaper
+        x = float(eps[i])
+        run_up = _extend(run_up, side.upper_kernel(x), trim)
+        side.extend(i, x, trim)
         while j < ks.size and ks[j] == i + 1:
             db = float(delta_bars[j])
             if db < 0:
@@ -135,7 +279,7 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
                 # bound is a valid floor for this root (only the atoms above it are read)
                 floor = prev_lower if db <= prev_db else 0.0
                 u = sup_root(run_up.atoms(above=floor), db, floor)
-                lo = sup_root(run_lo.atoms(above=floor), db, floor)
+                u, lo = side.bracket(i + 1, db, floor, u)
                 upper[j] = u * (1 + 1e-12) + 1e-15 if math.isfinite(u) else u
                 lower[j] = max(0.0, lo * (1 - 1e-12) - 1e-15)
                 prev_lower, prev_db = lower[j], db

@@ -62,11 +62,24 @@ def _sensitivity(e: np.ndarray, m: np.ndarray, delta_bar: float) -> np.ndarray:
     return e * (1.0 + z / max(sigma, 1e-12))
 
 
+def _tilt_guess(e: np.ndarray, m: np.ndarray, delta_bar: float) -> float:
+    """The tilt near the answer, from a normal approximation (it only steers choices)."""
+    t = np.tanh(e / 2)
+    sigma = math.sqrt(max(float(np.sum(m * e * e * (1 - t * t))), 1e-300))
+    return math.sqrt(2.0 * math.log(1.0 / min(delta_bar, 0.5))) / sigma
+
+
+def _tilted_variance(e: np.ndarray, theta: float) -> np.ndarray:
+    """Variance of one query's loss under the tilt theta: tilting makes big-eps queries nearly
+    deterministic, so they smooth little and small-eps ones a lot."""
+    return e * e / np.cosh(e * (1.0 + 2.0 * theta) / 2.0) ** 2
+
+
 def choose_smoothing(e, m, delta_bar, step, budget) -> np.ndarray:
-    """Groups rounded down to smooth the error bound: most variance per first-order cost."""
+    """Groups rounded down to smooth the error bound: most tilted variance per first-order cost."""
     a = _split_offsets(e, step)
     cost = m * (a / 2.0) * _sensitivity(e, m, delta_bar)
-    value = m * e * e / (4.0 * np.cosh(e / 2.0) ** 2)
+    value = m * _tilted_variance(e, _tilt_guess(e, m, delta_bar))
     ratio = np.where(cost > 0, value / np.maximum(cost, 1e-300), np.inf)
     take = np.zeros(e.size, dtype=bool)
     spent = 0.0
@@ -147,46 +160,37 @@ def _rr_log_mgf(e: np.ndarray, m: np.ndarray, thetas: np.ndarray) -> np.ndarray:
     return m.astype(float) @ val
 
 
-class ChainErrorBound:
-    """Err(x) >= delta(R_S, C_rest)(x) - delta(R_S, T_rest)(x), summed over blocks of the rest.
+def block_term(th: np.ndarray, log_s: np.ndarray, log_k: np.ndarray, rest_mgf: np.ndarray,
+               x_ref: float) -> Optional[tuple[float, float]]:
+    """(theta, log coefficient c) of one block's bound exp(c - theta x), the tilt chosen at x_ref;
+    None if the block has no error at all. Every log here is within a few ulps of its magnitude,
+    so the exponent is padded generously."""
+    with np.errstate(invalid="ignore"):
+        c = log_s + log_k + rest_mgf
+    if not np.any(c > -np.inf):
+        return None
+    mag = np.abs(np.nan_to_num(log_s)) + np.abs(np.nan_to_num(log_k)) + np.abs(np.nan_to_num(rest_mgf))
+    pad = 64 * U * (mag + th * abs(x_ref) + 1.0)
+    with np.errstate(invalid="ignore"):
+        score = c + pad - th * x_ref
+    score = np.where(np.isnan(score), np.inf, score)
+    i = int(np.argmin(score))
+    if c[i] == -np.inf:
+        return None
+    return float(th[i]), float(c[i] + pad[i])
 
-    The rest is replaced block by block (block 1 first). For j in block b the other losses contain
-    the smoothing part A_b: the rounded-down set R_S for b = 1, the CTD twins of blocks 1..b-1
-    (a computed lattice pmf) for b > 1. The tilt theta_b of each block is chosen at ``x_ref``.
-    """
 
-    def __init__(self, smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest,
-                 e_smooth_lo, m_smooth, step: float, theta_star: float, x_ref: float, delta_bar: float):
-        th = np.concatenate([[0.0], theta_star * np.geomspace(0.25, 4.0, THETA_POINTS - 1)])
-        log_m, log_term, pg = _group_terms(e_rest, m_rest, step, th)
-        mf = m_rest.astype(float)
-        log_m_smooth = _rr_log_mgf(e_smooth_lo, m_smooth, th)
-        # suffix sums over blocks of sum_i m_i log M_i
-        block_log_m = [mf[b] @ log_m[b] for b in blocks]
-        self.terms = []
-        kernel_round = float(np.sum(m_rest)) * 40 * U
-        for bi, b in enumerate(blocks):
-            if b.size == 0:
-                continue
-            later = np.sum(block_log_m[bi:], axis=0)
-            log_k = np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0)
-            if bi == 0:
-                l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar)
-                rest_mgf = later
-            else:
-                l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar + kernel_round)
-                rest_mgf = later + log_m_smooth
-            additive = float(mf[b] @ pg[b]) * extra * (1 + 1e-9)
-            if not np.isfinite(log_k).any():
-                continue  # every query of the block sits on the lattice: no error at all
-            log_s = _log_window_max(l, logp, th)
-            c = log_s + log_k + rest_mgf
-            finite = np.isfinite(c)
-            pad = np.where(finite, 64 * U * (np.abs(np.where(finite, log_s, 0)) + np.abs(np.where(finite, log_k, 0))
-                                             + np.abs(rest_mgf) + th * abs(x_ref) + 1.0), 0.0)
-            score = np.where(finite, c + pad - th * x_ref, -np.inf)
-            i = int(np.argmin(score))
-            self.terms.append((float(th[i]), float(c[i] + pad[i]), additive))
+class ErrorSum:
+    """x -> sum over blocks of exp(c_b - theta_b x) + additive_b (each a valid bound for every x)."""
+
+    def __init__(self):
+        self.terms: list[tuple[float, float, float]] = []
+
+    def add(self, term: Optional[tuple[float, float]], additive: float) -> None:
+        if term is None:
+            self.terms.append((0.0, -math.inf, additive))
+        else:
+            self.terms.append((term[0], term[1], additive))
 
     def __call__(self, x: float) -> float:
         total = 0.0
@@ -194,6 +198,37 @@ class ChainErrorBound:
             ex = c - th * x + 8 * U * (th * abs(x) + 1.0)
             total += (math.exp(ex) if ex < 700 else math.inf) * (1 + 1e-9) + additive
         return total * (1 + 1e-12)
+
+
+def chain_error_bound(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest, e_smooth_lo,
+                      m_smooth, step: float, theta_star: float, x_ref: float, delta_bar: float) -> ErrorSum:
+    """Err(x) >= delta(R_S, C_rest)(x) - delta(R_S, T_rest)(x), summed over blocks of the rest.
+
+    The rest is replaced block by block (block 1 first). For j in block b the other losses contain
+    the smoothing part A_b: the rounded-down set R_S for b = 1, the CTD twins of blocks 1..b-1
+    (``prefixes[b - 2]``, a computed lattice pmf) for b > 1.
+    """
+    th = np.concatenate([[0.0], theta_star * np.geomspace(0.25, 4.0, THETA_POINTS - 1)])
+    log_m, log_term, pg = _group_terms(e_rest, m_rest, step, th)
+    mf = m_rest.astype(float)
+    log_m_smooth = _rr_log_mgf(e_smooth_lo, m_smooth, th)
+    block_log_m = [mf[b] @ log_m[b] for b in blocks]
+    kernel_round = float(np.sum(m_rest)) * 40 * U
+    out = ErrorSum()
+    for bi, b in enumerate(blocks):
+        if b.size == 0:
+            continue
+        later = np.sum(block_log_m[bi:], axis=0)
+        log_k = np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0)
+        if bi == 0:
+            l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar)
+            rest_mgf = later
+        else:
+            l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar + kernel_round)
+            rest_mgf = later + log_m_smooth
+        out.add(block_term(th, _log_window_max(l, logp, th), log_k, rest_mgf, x_ref),
+                float(mf[b] @ pg[b]) * extra * (1 + 1e-9))
+    return out
 
 
 def _saddle_theta(e: np.ndarray, m: np.ndarray, x: float) -> float:
@@ -253,7 +288,8 @@ def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4) -> tu
         s_lo = plan_pmf(es, ms, step, False, delta_bar, cancel)
         return (sup_root(s_up.atoms(above=0.0), delta_bar), sup_root(s_lo.atoms(above=0.0), delta_bar),
                 int(smooth.sum()))
-    # blocks of the rest, the queries with the smallest possible error first
+    # blocks of the rest, the queries with the smallest possible error first (the early blocks
+    # get the least smoothing)
     _, _, pg = _group_terms(er, mr, step, np.zeros(1))
     blocks = _blocks(np.argsort(pg * mr, kind="stable"))
     nb = len(blocks) + 2
@@ -278,7 +314,7 @@ def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4) -> tu
         return up, 0.0, int(smooth.sum())
     atoms = lower_pmf.atoms(above=0.0)
     e_lo = np.floor(2.0 * es / step) * step / 2.0
-    err = ChainErrorBound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, _saddle_theta(e, m, up), up, delta_bar)
+    err = chain_error_bound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, _saddle_theta(e, m, up), up, delta_bar)
     tol = max(1e-11, 1e-12 * up)
     lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - delta_bar, up, tol, first_gap)
     return up, lo, int(smooth.sum())
