@@ -28,8 +28,8 @@ from .binomial import log_rr
 from .exact import grouped_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel, upper_kernel
-from .split import (SMOOTH_SHARE, ErrorSum, _entry_bound, _group_terms, _log_window_max, _lower_root,
-                    block_term, choose_smoothing, split_side)
+from .split import (SMOOTH_SHARE, ErrorSum, _entry_bound, _group_terms, _log_window_max, _lower_root, _slope,
+                    block_terms, choose_smoothing, split_side)
 
 #: Bound on the running lattice size (points) of the prefix curve.
 PREFIX_MAX_POINTS = 1 << 20
@@ -76,7 +76,7 @@ EXACT_HEAD = 12
 #: Prefixes up to this length also get the first-order (rounded-down) lower bound.
 FIRST_ORDER_PREFIX = 64
 #: Tilts tried for the prefix error bounds (one grid for every prefix).
-PREFIX_THETAS = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 95)])
+PREFIX_THETAS = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 63)])
 
 
 class _LatticeLower:
@@ -111,7 +111,7 @@ class _SecondOrderLower:
 
     def __init__(self, eps: np.ndarray, step: float, width: float, dmin: float, tail: float):
         K = eps.size
-        self.eps, self.step, self.tail = eps, step, tail
+        self.eps, self.step, self.tail, self.width = eps, step, tail, width
         self.step_up = step
         th = PREFIX_THETAS
         ones = np.ones(K, dtype=np.int64)
@@ -183,13 +183,16 @@ class _SecondOrderLower:
 
     def _error(self, n: int, x_ref: float) -> ErrorSum:
         """The bound for the prefix of length n (called right after query n - 1 was added)."""
-        out = ErrorSum()
         mag = float(np.max(np.abs(self.cum_log_m[n]))) + 1.0
         slack = 4 * U * (n + 2) * mag  # differences of running sums
-        for s, log_s, extra, log_k, pg_sum, fixed in self.blocks:
-            rest_mgf = self.cum_log_m[n] - self.cum_log_m[s] + fixed + slack
-            out.add(block_term(PREFIX_THETAS, log_s, log_k, rest_mgf, x_ref), pg_sum * extra * (1 + 1e-9))
-        return out
+        starts = [b[0] for b in self.blocks]
+        fixed = np.array([np.broadcast_to(b[5], PREFIX_THETAS.shape) for b in self.blocks])
+        rest_mgf = self.cum_log_m[n][None, :] - self.cum_log_m[starts] + fixed + slack
+        log_s = np.array([b[1] for b in self.blocks])
+        log_k = np.array([b[3] for b in self.blocks])
+        additive = sum(b[2] * b[4] for b in self.blocks)
+        thetas, coefs = block_terms(PREFIX_THETAS, log_s, log_k, rest_mgf, x_ref)
+        return ErrorSum(thetas, coefs, additive * (1 + 1e-9))
 
     def bracket(self, n: int, db: float, floor: float, up: float) -> tuple[float, float]:
         if n <= self.head:
@@ -206,12 +209,12 @@ class _SecondOrderLower:
         run = replace(self.run, err=self.run.err + 40 * U * n)  # kernel weights rounded up
         atoms = run.atoms(above=floor)
         err = self._error(n, up)
-        tol = max(1e-11, 1e-12 * up)
+        tol = max(1e-11, 1e-12 * up, 1e-3 * self.width)  # a lower bound needs no more digits
 
         def h(x: float) -> float:
             return float(delta_at(atoms, [x])[0]) - err(x) - db
 
-        return up, max(first_order, _lower_root(h, up, tol, max(1e-6, 1e-4 * up)))
+        return up, max(first_order, _lower_root(h, up, tol, self.width / 8, _slope(atoms, up)))
 
 
 def _calibrated_step(e, m, dmin: float, width: float) -> float:

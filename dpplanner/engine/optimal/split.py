@@ -160,44 +160,41 @@ def _rr_log_mgf(e: np.ndarray, m: np.ndarray, thetas: np.ndarray) -> np.ndarray:
     return m.astype(float) @ val
 
 
-def block_term(th: np.ndarray, log_s: np.ndarray, log_k: np.ndarray, rest_mgf: np.ndarray,
-               x_ref: float) -> Optional[tuple[float, float]]:
-    """(theta, log coefficient c) of one block's bound exp(c - theta x), the tilt chosen at x_ref;
-    None if the block has no error at all. Every log here is within a few ulps of its magnitude,
-    so the exponent is padded generously."""
+def block_terms(th: np.ndarray, log_s: np.ndarray, log_k: np.ndarray, rest_mgf: np.ndarray,
+                x_ref: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per block (rows of the (blocks x thetas) inputs): the tilt theta_b chosen at x_ref and the
+    log coefficient c_b of its bound exp(c_b - theta_b x) (-inf: the block has no error at all).
+
+    Every log here is within a few ulps of its magnitude, so the exponent is padded generously.
+    """
     with np.errstate(invalid="ignore"):
         c = log_s + log_k + rest_mgf
-    if not np.any(c > -np.inf):
-        return None
-    mag = np.abs(np.nan_to_num(log_s)) + np.abs(np.nan_to_num(log_k)) + np.abs(np.nan_to_num(rest_mgf))
+        mag = np.abs(log_s) + np.abs(log_k) + np.abs(rest_mgf)
+    mag[~np.isfinite(mag)] = 0.0  # only where c is -inf (no error) or +inf (no bound) anyway
     pad = 64 * U * (mag + th * abs(x_ref) + 1.0)
     with np.errstate(invalid="ignore"):
         score = c + pad - th * x_ref
-    score = np.where(np.isnan(score), np.inf, score)
-    i = int(np.argmin(score))
-    if c[i] == -np.inf:
-        return None
-    return float(th[i]), float(c[i] + pad[i])
+    score[np.isnan(score)] = np.inf
+    i = np.argmin(score, axis=1)
+    rows = np.arange(c.shape[0])
+    coef = c[rows, i] + pad[rows, i]
+    coef[np.isnan(coef)] = np.inf
+    return th[i], coef
 
 
 class ErrorSum:
-    """x -> sum over blocks of exp(c_b - theta_b x) + additive_b (each a valid bound for every x)."""
+    """x -> sum over blocks of exp(c_b - theta_b x) + additive (each term valid for every x)."""
 
-    def __init__(self):
-        self.terms: list[tuple[float, float, float]] = []
-
-    def add(self, term: Optional[tuple[float, float]], additive: float) -> None:
-        if term is None:
-            self.terms.append((0.0, -math.inf, additive))
-        else:
-            self.terms.append((term[0], term[1], additive))
+    def __init__(self, thetas: np.ndarray, coefs: np.ndarray, additive: float):
+        live = coefs > -np.inf
+        self.thetas, self.coefs, self.additive = thetas[live], coefs[live], additive
 
     def __call__(self, x: float) -> float:
-        total = 0.0
-        for th, c, additive in self.terms:
-            ex = c - th * x + 8 * U * (th * abs(x) + 1.0)
-            total += (math.exp(ex) if ex < 700 else math.inf) * (1 + 1e-9) + additive
-        return total * (1 + 1e-12)
+        ex = self.coefs - self.thetas * x + 8 * U * (self.thetas * abs(x) + 1.0)
+        if ex.size and float(np.max(ex)) >= 700:
+            return math.inf
+        total = float(np.sum(np.exp(ex))) * (1 + 1e-9) * (1 + 2 * (ex.size + 1) * U)
+        return (total + self.additive) * (1 + 1e-12)
 
 
 def chain_error_bound(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest, e_smooth_lo,
@@ -214,21 +211,22 @@ def chain_error_bound(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_res
     log_m_smooth = _rr_log_mgf(e_smooth_lo, m_smooth, th)
     block_log_m = [mf[b] @ log_m[b] for b in blocks]
     kernel_round = float(np.sum(m_rest)) * 40 * U
-    out = ErrorSum()
+    rows_s, rows_k, rows_m, additive = [], [], [], 0.0
     for bi, b in enumerate(blocks):
         if b.size == 0:
             continue
         later = np.sum(block_log_m[bi:], axis=0)
-        log_k = np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0)
         if bi == 0:
             l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar)
-            rest_mgf = later
+            rows_m.append(later)
         else:
             l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar + kernel_round)
-            rest_mgf = later + log_m_smooth
-        out.add(block_term(th, _log_window_max(l, logp, th), log_k, rest_mgf, x_ref),
-                float(mf[b] @ pg[b]) * extra * (1 + 1e-9))
-    return out
+            rows_m.append(later + log_m_smooth)
+        rows_s.append(_log_window_max(l, logp, th))
+        rows_k.append(np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0))
+        additive += float(mf[b] @ pg[b]) * extra
+    thetas, coefs = block_terms(th, np.array(rows_s), np.array(rows_k), np.array(rows_m), x_ref)
+    return ErrorSum(thetas, coefs, additive * (1 + 1e-9))
 
 
 def _saddle_theta(e: np.ndarray, m: np.ndarray, x: float) -> float:
@@ -239,14 +237,26 @@ def _saddle_theta(e: np.ndarray, m: np.ndarray, x: float) -> float:
     return max((x - mean) / max(var, 1e-300), 1e-3)
 
 
-def _lower_root(h, hi: float, tol: float, first: float) -> float:
+def _lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> float:
     """The largest x found in [0, hi] with h(x) > 0, searching down from hi (0 if none).
 
     h need not be monotone (the error bound grows away from where its tilt was chosen), so the
     search brackets the sign change nearest below hi and returns a point where h > 0 was seen.
+    ``slope`` (about -h'(hi), optional) gives a first guess by one Newton step; with a loose
+    ``tol`` that guess and one secant step are usually all it takes.
     """
-    if h(hi) > 0:
+    h_hi = h(hi)
+    if h_hi > 0:
         return hi
+    if slope > 0:
+        x = hi - 1.2 * (-h_hi) / slope
+        if 0.0 < x < hi:
+            h_x = h(x)
+            if h_x > 0:
+                if hi - x <= 8 * tol:
+                    return x
+                y = x + 0.9 * (hi - x) * h_x / (h_x - h_hi)
+                return y if y > x and h(y) > 0 else x
     prev, gap = hi, max(first, tol)
     while True:
         x = max(0.0, hi - gap)
@@ -261,6 +271,13 @@ def _lower_root(h, hi: float, tol: float, first: float) -> float:
         if h(cand) > 0:
             return cand
     return x
+
+
+def _slope(atoms, x: float) -> float:
+    """-d delta / dx at x for an atoms read-out (sum of p e^{x - l} over atoms above x)."""
+    j = int(np.searchsorted(atoms.l, x, side="right"))
+    with np.errstate(under="ignore"):
+        return float(np.sum(atoms.p[j:] * np.exp(x - atoms.l[j:])))
 
 
 def _blocks(order: np.ndarray) -> list:
@@ -315,8 +332,9 @@ def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4) -> tu
     atoms = lower_pmf.atoms(above=0.0)
     e_lo = np.floor(2.0 * es / step) * step / 2.0
     err = chain_error_bound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, _saddle_theta(e, m, up), up, delta_bar)
-    tol = max(1e-11, 1e-12 * up)
-    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - delta_bar, up, tol, first_gap)
+    tol = max(1e-11, 1e-12 * up, 4e-3 * first_gap)  # a lower bound needs no more digits than that
+    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - delta_bar, up, tol, first_gap,
+                     _slope(atoms, up))
     return up, lo, int(smooth.sum())
 
 
@@ -325,20 +343,28 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     """The bracket on lattices refined until width <= eta (error ~ D^2); None if not applicable."""
     if e.size < 2:
         return None
-    step = 2.0 ** min(-6, math.floor(math.log2(0.25 * math.sqrt(eta))))
+    # measured on large plans: width ~ 0.6 k D^2; small plans are lumpier (see the module doc)
+    k = float(np.sum(m))
+    step = 2.0 ** min(-5, math.floor(math.log2(math.sqrt(0.7 * eta / (0.6 * max(k, 200.0))))))
     while step < 1 and lattice_points(e, m, step) > max_points:
         step *= 2
     best_up, best_lo, n_smooth = math.inf, 0.0, 0
+    history: list[tuple[float, float]] = []
     for it in range(6):
         up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, first_gap=eta / 4)
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo
         if progress is not None:
             progress(min(0.9, 0.3 * (it + 1)))
-        if width <= eta:
+        if width <= eta or not math.isfinite(width):
             break
-        ratio = math.sqrt(0.5 * eta / max(width, 1e-300))
-        new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 16)))
+        history.append((step, up - lo))
+        order = 1.5  # between first order (lumpy, small plans) and second order (large plans)
+        if len(history) >= 2 and history[-2][1] > history[-1][1] > 0:
+            order = math.log(history[-2][1] / history[-1][1]) / math.log(history[-2][0] / history[-1][0])
+            order = min(2.0, max(1.0, order))
+        ratio = (0.7 * eta / width) ** (1.0 / order)
+        new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 64)))
         new = min(new, step / 2)
         if lattice_points(e, m, new) > max_points:
             break
