@@ -197,15 +197,15 @@ class ErrorSum:
         return (total + self.additive) * (1 + 1e-12)
 
 
-def chain_error_bound(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest, e_smooth_lo,
-                      m_smooth, step: float, theta_star: float, x_ref: float, delta_bar: float) -> ErrorSum:
-    """Err(x) >= delta(R_S, C_rest)(x) - delta(R_S, T_rest)(x), summed over blocks of the rest.
+def _chain_rows(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest, e_smooth_lo, m_smooth,
+                step: float, th: np.ndarray, delta_bar: float):
+    """Per block of the rest: log S_theta, log K_b(theta), log M of the rest of W_j; and the
+    additive mass term, for Err(x) >= delta(R_S, C_rest)(x) - delta(R_S, T_rest)(x).
 
     The rest is replaced block by block (block 1 first). For j in block b the other losses contain
     the smoothing part A_b: the rounded-down set R_S for b = 1, the CTD twins of blocks 1..b-1
     (``prefixes[b - 2]``, a computed lattice pmf) for b > 1.
     """
-    th = np.concatenate([[0.0], theta_star * np.geomspace(0.25, 4.0, THETA_POINTS - 1)])
     log_m, log_term, pg = _group_terms(e_rest, m_rest, step, th)
     mf = m_rest.astype(float)
     log_m_smooth = _rr_log_mgf(e_smooth_lo, m_smooth, th)
@@ -225,8 +225,64 @@ def chain_error_bound(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_res
         rows_s.append(_log_window_max(l, logp, th))
         rows_k.append(np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0))
         additive += float(mf[b] @ pg[b]) * extra
-    thetas, coefs = block_terms(th, np.array(rows_s), np.array(rows_k), np.array(rows_m), x_ref)
-    return ErrorSum(thetas, coefs, additive * (1 + 1e-9))
+    return np.array(rows_s), np.array(rows_k), np.array(rows_m), additive * (1 + 1e-9)
+
+
+class SplitComposition:
+    """One lattice step: the CTD upper pmf, the lower pmf delta(R_S, C_rest) and its error rows."""
+
+    def __init__(self, e, m, delta_bar: float, step: float, budget: float, thetas: np.ndarray, cancel=None):
+        smooth = choose_smoothing(e, m, delta_bar, step, budget)
+        self.n_smooth = int(smooth.sum())
+        self.thetas = thetas
+        rest = ~smooth
+        es, ms, er, mr = e[smooth], m[smooth], e[rest], m[rest]
+        self.rows = None
+        if er.size == 0:  # everything rounded down: the lower pmf needs no error term
+            self.up_pmf = plan_pmf(es, ms, step, True, delta_bar, cancel)
+            self.lower_pmf = plan_pmf(es, ms, step, False, delta_bar, cancel)
+            return
+        # blocks of the rest, the queries with the smallest possible error first (the early
+        # blocks get the least smoothing)
+        _, _, pg = _group_terms(er, mr, step, np.zeros(1))
+        blocks = _blocks(np.argsort(pg * mr, kind="stable"))
+        nb = len(blocks) + 2
+        db = delta_bar / nb  # each plan_pmf call cuts <= 1.5 TAIL_FRACTION x its delta: <= 1.5 in all
+        tail = TAIL_FRACTION * delta_bar / (4 * nb)
+        fft = FFT_FRACTION * delta_bar / (4 * nb)
+        prefixes = []
+        for b in blocks:
+            c = plan_pmf(er[b], mr[b], step, True, db, cancel)
+            prefixes.append(c if not prefixes else convolve(prefixes[-1], c, tail, fft))
+        c_rest = prefixes[-1]
+        if es.size:
+            s_up = plan_pmf(es, ms, step, True, db, cancel)
+            s_lo = plan_pmf(es, ms, step, False, db, cancel)
+            self.up_pmf = convolve(s_up, c_rest, tail, fft)
+            self.lower_pmf = convolve(s_lo, _as_lower(c_rest, er, mr, delta_bar), tail, fft)
+        else:
+            s_lo = LatticePMF(step, 0, np.ones(1), 0.0, False)  # no smoothing: a point mass at 0
+            self.up_pmf, self.lower_pmf = c_rest, _as_lower(c_rest, er, mr, delta_bar)
+        e_lo = np.floor(2.0 * es / step) * step / 2.0
+        self.rows = _chain_rows(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, thetas, delta_bar)
+
+    def error(self, x_ref: float) -> ErrorSum:
+        """Err as a function of x, with each block's tilt chosen at x_ref."""
+        if self.rows is None:
+            return ErrorSum(np.zeros(0), np.zeros(0), 0.0)
+        log_s, log_k, rest_mgf, additive = self.rows
+        thetas, coefs = block_terms(self.thetas, log_s, log_k, rest_mgf, x_ref)
+        return ErrorSum(thetas, coefs, additive)
+
+
+def chain_error_bound(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest, e_smooth_lo,
+                      m_smooth, step: float, theta_star: float, x_ref: float, delta_bar: float) -> ErrorSum:
+    """The chain bound with a tilt grid around theta_star, each block's tilt chosen at x_ref."""
+    th = np.concatenate([[0.0], theta_star * np.geomspace(0.25, 4.0, THETA_POINTS - 1)])
+    log_s, log_k, rest_mgf, additive = _chain_rows(smooth_lo, prefixes, blocks, e_rest, m_rest, e_smooth_lo,
+                                                   m_smooth, step, th, delta_bar)
+    thetas, coefs = block_terms(th, log_s, log_k, rest_mgf, x_ref)
+    return ErrorSum(thetas, coefs, additive)
 
 
 def _saddle_theta(e: np.ndarray, m: np.ndarray, x: float) -> float:
@@ -297,45 +353,49 @@ def _blocks(order: np.ndarray) -> list:
 
 def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4) -> tuple[float, float, int]:
     """(upper, lower, number of rounded-down smoothing groups) on one lattice step."""
-    smooth = choose_smoothing(e, m, delta_bar, step, budget)
-    rest = ~smooth
-    es, ms, er, mr = e[smooth], m[smooth], e[rest], m[rest]
-    if er.size == 0:
-        s_up = plan_pmf(es, ms, step, True, delta_bar, cancel)
-        s_lo = plan_pmf(es, ms, step, False, delta_bar, cancel)
-        return (sup_root(s_up.atoms(above=0.0), delta_bar), sup_root(s_lo.atoms(above=0.0), delta_bar),
-                int(smooth.sum()))
-    # blocks of the rest, the queries with the smallest possible error first (the early blocks
-    # get the least smoothing)
-    _, _, pg = _group_terms(er, mr, step, np.zeros(1))
-    blocks = _blocks(np.argsort(pg * mr, kind="stable"))
-    nb = len(blocks) + 2
-    db = delta_bar / nb  # each plan_pmf call cuts <= 1.5 TAIL_FRACTION x its delta: <= 1.5 in all
-    tail = TAIL_FRACTION * delta_bar / (4 * nb)
-    fft = FFT_FRACTION * delta_bar / (4 * nb)
-    prefixes = []
-    for b in blocks:
-        c = plan_pmf(er[b], mr[b], step, True, db, cancel)
-        prefixes.append(c if not prefixes else convolve(prefixes[-1], c, tail, fft))
-    c_rest = prefixes[-1]
-    if es.size:
-        s_up = plan_pmf(es, ms, step, True, db, cancel)
-        s_lo = plan_pmf(es, ms, step, False, db, cancel)
-        up_pmf = convolve(s_up, c_rest, tail, fft)
-        lower_pmf = convolve(s_lo, _as_lower(c_rest, er, mr, delta_bar), tail, fft)
-    else:
-        s_lo = LatticePMF(step, 0, np.ones(1), 0.0, False)  # no smoothing: a point mass at 0
-        up_pmf, lower_pmf = c_rest, _as_lower(c_rest, er, mr, delta_bar)
-    up = sup_root(up_pmf.atoms(above=0.0), delta_bar)
+    # the tilt grid is centred where the answer will be; a rough guess is enough (any tilt is valid)
+    guess = _tilt_guess(e, m, delta_bar)
+    thetas = np.concatenate([[0.0], guess * np.geomspace(0.1, 10.0, THETA_POINTS - 1)])
+    comp = SplitComposition(e, m, delta_bar, step, budget, thetas, cancel)
+    up = sup_root(comp.up_pmf.atoms(above=0.0), delta_bar)
     if not math.isfinite(up):
-        return up, 0.0, int(smooth.sum())
-    atoms = lower_pmf.atoms(above=0.0)
-    e_lo = np.floor(2.0 * es / step) * step / 2.0
-    err = chain_error_bound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, _saddle_theta(e, m, up), up, delta_bar)
+        return up, 0.0, comp.n_smooth
+    atoms = comp.lower_pmf.atoms(above=0.0)
+    err = comp.error(up)
     tol = max(1e-11, 1e-12 * up, 4e-3 * first_gap)  # a lower bound needs no more digits than that
     lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - delta_bar, up, tol, first_gap,
                      _slope(atoms, up))
-    return up, lo, int(smooth.sum())
+    return up, lo, comp.n_smooth
+
+
+def model_step(e: np.ndarray, m: np.ndarray, eta: float) -> float:
+    """A first lattice step (a power of two) for a bracket of width about eta.
+
+    Measured on the benchmark plans: width ~ 1.7 sqrt(k) D^2 / eps_rms (the error sum grows like
+    k D^2, the density of the loss falls like 1 / (sqrt(k) eps_rms)); small plans are lumpier (see
+    the module doc), and the grid must resolve the typical epsilon.
+    """
+    k = float(np.sum(m))
+    rms = math.sqrt(float(np.sum(m * e * e)) / k)
+    typical = float(np.sum(m * e)) / k
+    d0 = min(math.sqrt(0.7 * eta * rms / (1.7 * math.sqrt(max(k, 200.0)))), typical / 4)
+    return 2.0 ** min(-5, math.floor(math.log2(d0)))
+
+
+def split_profile(e: np.ndarray, m: np.ndarray, xs: np.ndarray, eta: float, delta_scale: float,
+                  max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """(upper, lower) bounds on delta(x) for each x from one split composition."""
+    step = model_step(e, m, eta)
+    while step < 1 and lattice_points(e, m, step) > max_points:
+        step *= 2
+    thetas = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 2 * THETA_POINTS - 1)])
+    comp = SplitComposition(e, m, delta_scale, step, SMOOTH_SHARE * eta, thetas)
+    up = delta_at(comp.up_pmf.atoms(), xs)
+    atoms = comp.lower_pmf.atoms()
+    lo = delta_at(atoms, xs)
+    for i, x in enumerate(np.asarray(xs, dtype=float).tolist()):
+        lo[i] = max(0.0, lo[i] - comp.error(x)(x))
+    return up, lo
 
 
 def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
@@ -343,9 +403,7 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     """The bracket on lattices refined until width <= eta (error ~ D^2); None if not applicable."""
     if e.size < 2:
         return None
-    # measured on large plans: width ~ 0.6 k D^2; small plans are lumpier (see the module doc)
-    k = float(np.sum(m))
-    step = 2.0 ** min(-5, math.floor(math.log2(math.sqrt(0.7 * eta / (0.6 * max(k, 200.0))))))
+    step = model_step(e, m, eta)
     while step < 1 and lattice_points(e, m, step) > max_points:
         step *= 2
     best_up, best_lo, n_smooth = math.inf, 0.0, 0
