@@ -10,6 +10,7 @@ from .exact import GROUPED_MAX_OUTCOMES, _pure_sum, grouped_bracket, grouped_out
 from .pld import common_lattice, lattice_bracket, lattice_points, pld_bracket
 from .result import Bracket
 from .split import split_bracket
+from .two_sets import two_set_bracket
 
 #: Largest composed lattice (points) for the exact common-lattice path.
 LATTICE_MAX_POINTS = 4_000_000
@@ -54,6 +55,9 @@ def _bracket(eps, mult, delta_bar, eta, *, cancel=None, progress=None, force_pld
         lat = common_lattice(e)
         if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
             return lattice_bracket(e, m, delta_bar, lat, cancel)
+        b = two_set_bracket(e, m, delta_bar, cancel)
+        if b is not None:
+            return b
     b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
     if b is None:
         b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)

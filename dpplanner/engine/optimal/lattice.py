@@ -31,6 +31,8 @@ from scipy import fft as sfft
 from .atoms import Atoms, U, edge_count
 
 FFT_C = 30.0
+#: Shifted adds are used while (non-zeros x length) <= SHIFT_COST N log2 N (N the FFT length).
+SHIFT_COST = 40
 #: Threads for pocketfft (the machine has few cores; the GUI runs one worker thread anyway).
 FFT_WORKERS = -1
 
@@ -129,7 +131,9 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
     fft_cost = 40.0 * N * math.log2(N)
     nnz = int(np.count_nonzero(b.p))
     abs_op = 0.0
-    if nnz * float(la) <= fft_cost or nnz <= 4:
+    # shifted adds cost one numpy pass over a per non-zero of b (measured: ~16 passes of length
+    # N cost about one FFT convolution of length N)
+    if nnz * float(la) <= SHIFT_COST * N * math.log2(N) or nnz <= 4:
         # few non-zeros (kernels and their first products): exact shifted adds, relative error only
         c, terms = sparse_convolve(a.p, b.p)
         rel_op = _gamma(terms)

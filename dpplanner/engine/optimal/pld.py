@@ -241,21 +241,35 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
 
 # ---- exact common lattice ----------------------------------------------------------------------
 
-def common_lattice(eps: np.ndarray, max_den: int = 10_000):
-    """Integers a_g and steps d_up >= (exact) eps_g / a_g >= d_lo, or None if no small lattice.
-
-    Binary doubles are not decimals: 0.3 is not exactly 6 x 0.05. We find small integers a_g from
-    the decimals and then pick the doubles d_up, d_lo so that a_g d_up >= eps_g >= a_g d_lo hold
-    exactly (checked with Fraction on the actual doubles).
-    """
-    fr = [Fraction(float(e)).limit_denominator(max_den) for e in eps]
-    for f, e in zip(fr, eps):
-        if f <= 0 or abs(float(f) - float(e)) > 1e-12 * float(e):
+def _small_ratios(values: list, max_den: int):
+    """Coprime integers a_g proportional to the values (to ~1e-12), or None if that needs a
+    denominator above max_den."""
+    fr = [v.limit_denominator(max_den) for v in values]
+    for f, v in zip(fr, values):
+        if f <= 0 or abs(f - v) > Fraction(1, 10 ** 12) * v:
             return None
     den = math.lcm(*[f.denominator for f in fr])
     num = [f.numerator * (den // f.denominator) for f in fr]
     g = math.gcd(*num)
     a = [n // g for n in num]
+    return a if max(a) < 2 ** 40 else None  # such a lattice would be far too fine anyway
+
+
+def common_lattice(eps: np.ndarray, max_den: int = 10_000):
+    """Integers a_g and steps d_up >= (exact) eps_g / a_g >= d_lo, or None if no small lattice.
+
+    Binary doubles are not decimals: 0.3 is not exactly 6 x 0.05. We find small integers a_g from
+    the decimals (or from the ratios to the smallest epsilon) and then pick the doubles d_up, d_lo so that a_g d_up >= eps_g >= a_g d_lo hold
+    exactly (checked with Fraction on the actual doubles).
+    """
+    a = _small_ratios([Fraction(float(e)) for e in eps], max_den)
+    if a is None:
+        # not short decimals, but maybe small rational multiples of one value (a redistribution
+        # scales weights such as 1, 2, 0.5 by an arbitrary double)
+        base = Fraction(float(min(eps)))
+        a = _small_ratios([Fraction(float(e)) / base for e in eps], max_den)
+    if a is None:
+        return None
     exact = [Fraction(float(e)) for e in eps]
     d_up = max(float(e) / ai for e, ai in zip(eps, a))
     while any(ai * Fraction(d_up) < ex for ai, ex in zip(a, exact)):

@@ -228,6 +228,24 @@ def _chain_rows(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_r
     return np.array(rows_s), np.array(rows_k), np.array(rows_m), additive * (1 + 1e-9)
 
 
+def _pieces(e: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Groups cut into pieces of 1, 1, 2, 4, ... copies, so that a plan of a few large groups
+    still gets small early blocks (the hybrid replaces copies, not groups, one block at a time)."""
+    if np.all(m == 1):
+        return e, m
+    pe, pm = [], []
+    for x, k in zip(e.tolist(), m.tolist()):
+        size, left = 1, int(k)
+        while left > 0:
+            take = min(size, left)
+            pe.append(x)
+            pm.append(take)
+            left -= take
+            if len(pm) >= 2 and pe[-2] == x:
+                size *= 2
+    return np.array(pe), np.array(pm, dtype=np.int64)
+
+
 class SplitComposition:
     """One lattice step: the CTD upper pmf, the lower pmf delta(R_S, C_rest) and its error rows."""
 
@@ -242,6 +260,7 @@ class SplitComposition:
             self.up_pmf = plan_pmf(es, ms, step, True, delta_bar, cancel)
             self.lower_pmf = plan_pmf(es, ms, step, False, delta_bar, cancel)
             return
+        er, mr = _pieces(er, mr)
         # blocks of the rest, the queries with the smallest possible error first (the early
         # blocks get the least smoothing)
         _, _, pg = _group_terms(er, mr, step, np.zeros(1))
@@ -378,7 +397,7 @@ def model_step(e: np.ndarray, m: np.ndarray, eta: float) -> float:
     k = float(np.sum(m))
     rms = math.sqrt(float(np.sum(m * e * e)) / k)
     typical = float(np.sum(m * e)) / k
-    d0 = min(math.sqrt(0.7 * eta * rms / (1.7 * math.sqrt(max(k, 200.0)))), typical / 4)
+    d0 = min(math.sqrt(0.7 * eta * rms / (1.7 * math.sqrt(max(k, 400.0)))), typical / 4)
     return 2.0 ** min(-5, math.floor(math.log2(d0)))
 
 
@@ -408,7 +427,7 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
         step *= 2
     best_up, best_lo, n_smooth = math.inf, 0.0, 0
     history: list[tuple[float, float]] = []
-    for it in range(6):
+    for it in range(8):
         up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, first_gap=eta / 4)
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo
@@ -416,13 +435,16 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
             progress(min(0.9, 0.3 * (it + 1)))
         if width <= eta or not math.isfinite(width):
             break
-        history.append((step, up - lo))
-        order = 1.5  # between first order (lumpy, small plans) and second order (large plans)
-        if len(history) >= 2 and history[-2][1] > history[-1][1] > 0:
-            order = math.log(history[-2][1] / history[-1][1]) / math.log(history[-2][0] / history[-1][0])
-            order = min(2.0, max(1.0, order))
-        ratio = (0.7 * eta / width) ** (1.0 / order)
-        new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 64)))
+        if lo <= 0.0 or width >= 0.5 * up:
+            ratio = 0.25  # the error bound broke down (grid too coarse for the plan): no model
+        else:
+            history.append((step, up - lo))
+            order = 1.5  # between first order (lumpy, small plans) and second order (large plans)
+            if len(history) >= 2 and history[-2][1] > history[-1][1] > 0:
+                order = math.log(history[-2][1] / history[-1][1]) / math.log(history[-2][0] / history[-1][0])
+                order = min(2.0, max(1.0, order))
+            ratio = (0.7 * eta / width) ** (1.0 / order)
+        new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 16)))
         new = min(new, step / 2)
         if lattice_points(e, m, new) > max_points:
             break

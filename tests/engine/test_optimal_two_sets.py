@@ -1,0 +1,46 @@
+"""The exact two-set (meet-in-the-middle) path against the oracle and the exact lattice path."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpplanner.engine.optimal.pld import common_lattice, lattice_bracket
+from dpplanner.engine.optimal.two_sets import split_sets, two_set_bracket
+from oracle import Oracle
+
+groups = st.lists(st.tuples(st.floats(0.01, 1.5), st.integers(1, 4)), min_size=2, max_size=5,
+                  unique_by=lambda t: t[0])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups, st.floats(-12, -1).map(lambda t: 10.0 ** t))
+def test_two_sets_contain_the_exact_value(gs, delta_bar):
+    e = np.array([g[0] for g in gs])
+    m = np.array([g[1] for g in gs], dtype=np.int64)
+    b = two_set_bracket(e, m, delta_bar)
+    assert b is not None
+    exact = float(Oracle(list(np.repeat(e, m))).opt_comp(delta_bar))
+    assert b.lower <= exact <= b.upper, (b, exact)
+    assert b.upper - b.lower <= 1e-8 * max(1.0, exact)
+
+
+def test_two_large_groups_match_the_exact_lattice_path():
+    e = np.array([0.1, 0.3])
+    m = np.array([3000, 2000], dtype=np.int64)
+    for delta_bar in (1e-3, 1e-7, 1e-12):
+        b = two_set_bracket(e, m, delta_bar)
+        ref = lattice_bracket(e, m, delta_bar, common_lattice(e))
+        assert b.lower <= ref.upper and ref.lower <= b.upper, (b, ref)
+        assert b.upper - b.lower <= 1e-8 * b.upper
+
+
+def test_sets_respect_their_caps_or_decline():
+    assert split_sets(np.array([5000, 5000])) is not None
+    assert split_sets(np.ones(60, dtype=np.int64)) is None  # 2^60 outcomes cannot be split
+    mask = split_sets(np.ones(30, dtype=np.int64))
+    assert mask is not None and 0 < mask.sum() < 30
+    assert math.prod([2] * int(mask.sum())) <= 1 << 16
