@@ -73,9 +73,17 @@ def test_three_queries_with_deltas_vector():
 
 def test_common_lattice_is_exact_and_contains_grouped_value():
     """0.05 x 300 + 0.1 x 200 + 0.3 x 50: too many joint outcomes to enumerate, one lattice."""
-    b = optimal_bracket(np.array([0.05, 0.1, 0.3]), np.array([300, 200, 50]), 1e-6, 1e-3)
-    assert b.method.startswith("exact (lattice")
+    e, m = np.array([0.05, 0.1, 0.3]), np.array([300, 200, 50])
+    b = optimal_bracket(e, m, 1e-6, 1e-3)
+    assert b.method.startswith("exact")
     assert b.upper - b.lower < 1e-8
+    # both exact paths (the common lattice and the two enumerated sets) agree
+    from dpplanner.engine.optimal.pld import common_lattice, lattice_bracket
+    from dpplanner.engine.optimal.two_sets import two_set_bracket
+    lat = lattice_bracket(e, m, 1e-6, common_lattice(e))
+    two = two_set_bracket(e, m, 1e-6)
+    assert lat.method.startswith("exact (lattice") and two.method.startswith("exact (two")
+    assert lat.lower <= two.upper and two.lower <= lat.upper
     # the same plan through the PLD path must bracket the exact value
     from dpplanner.engine.optimal.bracket import _bracket
     f = _bracket(np.array([0.05, 0.1, 0.3]), np.array([300, 200, 50]), 1e-6, 1e-2, force_pld=True)

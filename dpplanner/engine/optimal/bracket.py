@@ -13,7 +13,7 @@ from .split import split_bracket
 from .two_sets import two_set_bracket
 
 #: Largest composed lattice (points) for the exact common-lattice path.
-LATTICE_MAX_POINTS = 4_000_000
+LATTICE_MAX_POINTS = 1 << 20
 
 
 def merge_groups(eps: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,14 +50,19 @@ def _bracket(eps, mult, delta_bar, eta, *, cancel=None, progress=None, force_pld
     if not force_pld:
         if e.size == 1:
             return homogeneous_bracket(float(e[0]), int(m[0]), delta_bar)
-        if grouped_outcomes(e, m) <= GROUPED_MAX_OUTCOMES:
+        outcomes = grouped_outcomes(e, m)
+        if outcomes <= 4096:
+            return grouped_bracket(e, m, delta_bar)
+        # two small enumerated halves cost milliseconds; enumerating everything or a fine
+        # common lattice can cost seconds
+        b = two_set_bracket(e, m, delta_bar, cancel)
+        if b is not None:
+            return b
+        if outcomes <= GROUPED_MAX_OUTCOMES:
             return grouped_bracket(e, m, delta_bar)
         lat = common_lattice(e)
         if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
             return lattice_bracket(e, m, delta_bar, lat, cancel)
-        b = two_set_bracket(e, m, delta_bar, cancel)
-        if b is not None:
-            return b
     b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
     if b is None:
         b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)

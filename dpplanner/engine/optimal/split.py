@@ -398,7 +398,7 @@ def model_step(e: np.ndarray, m: np.ndarray, eta: float) -> float:
     rms = math.sqrt(float(np.sum(m * e * e)) / k)
     typical = float(np.sum(m * e)) / k
     d0 = min(math.sqrt(0.7 * eta * rms / (1.7 * math.sqrt(max(k, 400.0)))), typical / 4)
-    return 2.0 ** min(-5, math.floor(math.log2(d0)))
+    return 2.0 ** min(-5, math.floor(math.log2(max(d0, 2.0 ** -60))))
 
 
 def split_profile(e: np.ndarray, m: np.ndarray, xs: np.ndarray, eta: float, delta_scale: float,

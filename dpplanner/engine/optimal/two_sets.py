@@ -25,8 +25,8 @@ from .exact import grouped_atoms
 from .result import Bracket
 
 #: Most joint outcomes of the set that is looped over (A) and of the one that is searched (B).
-A_MAX_OUTCOMES = 1 << 16
-B_MAX_OUTCOMES = 1 << 19
+A_MAX_OUTCOMES = 1 << 13
+B_MAX_OUTCOMES = 1 << 18
 
 
 def split_sets(m: np.ndarray) -> Optional[np.ndarray]:
@@ -125,17 +125,18 @@ def two_set_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, cancel=None)
     if mask is None:
         return None
     hi = math.nextafter(math.fsum((m * e).tolist()), math.inf) * (1 + 4 * U)
+    a_atoms = grouped_atoms(e[mask], m[mask], True)  # the upper flag only matters to sup_root
+    reader = _Reader(grouped_atoms(e[~mask], m[~mask], True))
     out = []
     for upper in (True, False):
-        a_atoms = grouped_atoms(e[mask], m[mask], upper)
-        reader = _Reader(grouped_atoms(e[~mask], m[~mask], upper))
 
-        def f(x: float, a_atoms=a_atoms, reader=reader, upper=upper) -> float:
+        def f(x: float, upper=upper) -> float:
             if cancel is not None:
                 cancel.check()
             return _delta(a_atoms, reader, x, upper) - delta_bar
 
-        out.append(_root(f, hi, upper))
+        # the lower root lies below the upper one, within float error of it
+        out.append(_root(f, hi if upper else min(hi, out[0] * (1 + 1e-6) + 1e-9), upper))
     up, lo = out
     return Bracket(up * (1 + 1e-12) + 1e-15 if math.isfinite(up) else up,
                    max(0.0, lo * (1 - 1e-12) - 1e-15), "exact (two enumerated sets)")
