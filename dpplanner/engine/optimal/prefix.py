@@ -204,8 +204,8 @@ class _SecondOrderLower:
         first_order = floor
         if self.run_lo is not None:
             first_order = sup_root(self.run_lo.atoms(above=floor), db, floor)
-        if not math.isfinite(up):
-            return up, first_order
+        if not math.isfinite(up) or up - first_order <= 0.25 * self.width:
+            return up, first_order  # short prefix: the first-order bound is already tight enough
         run = replace(self.run, err=self.run.err + 40 * U * n)  # kernel weights rounded up
         atoms = run.atoms(above=floor)
         err = self._error(n, up)

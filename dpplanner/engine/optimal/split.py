@@ -397,7 +397,8 @@ def model_step(e: np.ndarray, m: np.ndarray, eta: float) -> float:
     k = float(np.sum(m))
     rms = math.sqrt(float(np.sum(m * e * e)) / k)
     typical = float(np.sum(m * e)) / k
-    d0 = min(math.sqrt(0.7 * eta * rms / (1.7 * math.sqrt(max(k, 400.0)))), typical / 4)
+    lumpy = 1.0 + 300.0 / k  # measured: k = 100 needs about 4x the large-plan constant
+    d0 = min(math.sqrt(0.7 * eta * rms / (1.7 * lumpy * math.sqrt(max(k, 400.0)))), typical / 4)
     return 2.0 ** min(-5, math.floor(math.log2(max(d0, 2.0 ** -60))))
 
 
