@@ -31,6 +31,8 @@ from scipy import fft as sfft
 from .atoms import Atoms, U, edge_count
 
 FFT_C = 30.0
+#: Unit roundoff of long double (2^-64 on x86-64 Linux and macOS Intel; equal to U elsewhere).
+U_LONG = float(np.finfo(np.longdouble).eps) / 2
 #: Shifted adds are used while (non-zeros x length) <= SHIFT_COST N log2 N (N the FFT length).
 SHIFT_COST = 40
 #: Threads for pocketfft (the machine has few cores; the GUI runs one worker thread anyway).
@@ -90,15 +92,26 @@ def sparse_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     return out, max(len(nz), 1)
 
 
-def fft_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
-    """FFT convolution and an l1 bound on its absolute rounding error (see module docstring)."""
+def fft_convolve(a: np.ndarray, b: np.ndarray, extended: bool = False) -> tuple[np.ndarray, float]:
+    """FFT convolution and an l1 bound on its absolute rounding error (see module docstring).
+
+    ``extended``: transform in long double (pocketfft supports it; ~4x slower), which divides the
+    error bound by 2^11 on x86; the result is rounded back to double (relative U per entry, which
+    the caller adds). Where long double is double the bound is simply the double one.
+    """
     n = a.size + b.size - 1
     N = fft_len(n)
     w = FFT_WORKERS
-    c = sfft.irfft(sfft.rfft(a, N, workers=w) * sfft.rfft(b, N, workers=w), N, workers=w)[:n]
+    u = U_LONG if extended else U
+    if extended:
+        x, y = a.astype(np.longdouble), b.astype(np.longdouble)
+        c = sfft.irfft(sfft.rfft(x, N, workers=w) * sfft.rfft(y, N, workers=w), N, workers=w)[:n]
+        c = c.astype(np.float64)
+    else:
+        c = sfft.irfft(sfft.rfft(a, N, workers=w) * sfft.rfft(b, N, workers=w), N, workers=w)[:n]
     na, nb = _norm2(a), _norm2(b)
     # ||c||_2 <= ||a||_2 ||b||_1 (Young), and ||b||_1 <= 1 + tiny for a (sub-)probability vector
-    e2 = FFT_C * U * (math.log2(N) + 2) * (na + nb + na * float(b.sum()) * (1 + 1e-9))
+    e2 = FFT_C * u * (math.log2(N) + 2) * (na + nb + na * float(b.sum()) * (1 + 1e-9))
     np.maximum(c, 0.0, out=c)
     return c, float(math.sqrt(n) * e2 * (1 + 1e-6))
 
@@ -114,11 +127,11 @@ def _norm2(x: np.ndarray) -> float:
     return math.sqrt(float(np.dot(x, x)))
 
 
-def fft_error_estimate(a: np.ndarray, b: np.ndarray) -> float:
+def fft_error_estimate(a: np.ndarray, b: np.ndarray, u: float = U) -> float:
     n = a.size + b.size - 1
     N = fft_len(n)
     na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    return float(math.sqrt(n) * FFT_C * U * (math.log2(N) + 2) * (na + nb + min(na, nb) * 1.01))
+    return float(math.sqrt(n) * FFT_C * u * (math.log2(N) + 2) * (na + nb + min(na, nb) * 1.01))
 
 
 def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> LatticePMF:
@@ -131,8 +144,7 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
     fft_cost = 40.0 * N * math.log2(N)
     nnz = int(np.count_nonzero(b.p))
     abs_op = 0.0
-    # shifted adds cost one numpy pass over a per non-zero of b (measured: ~16 passes of length
-    # N cost about one FFT convolution of length N)
+    # shifted adds cost one numpy pass over a per non-zero of b
     if nnz * float(la) <= SHIFT_COST * N * math.log2(N) or nnz <= 4:
         # few non-zeros (kernels and their first products): exact shifted adds, relative error only
         c, terms = sparse_convolve(a.p, b.p)
@@ -140,14 +152,19 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
     else:
         direct_cost = float(la) * lb
         use_direct = direct_cost <= fft_cost
-        if not use_direct and direct_cost <= 3e7 and fft_error_estimate(a.p, b.p) > fft_budget:
-            use_direct = True  # tiny delta: rounding of the FFT would eat the budget
+        extended = False
+        if not use_direct and fft_error_estimate(a.p, b.p) > fft_budget:
+            # tiny delta: rounding of a double FFT would eat the budget
+            if direct_cost <= 3e7:
+                use_direct = True
+            else:
+                extended = U_LONG < U
         if use_direct:
             c = np.convolve(a.p, b.p)
             rel_op = _gamma(lb)
         else:
-            c, abs_op = fft_convolve(a.p, b.p)
-            rel_op = 0.0
+            c, abs_op = fft_convolve(a.p, b.p, extended)
+            rel_op = 1.01 * U if extended else 0.0
     rel, err = _combine_errors(a, b, rel_op, abs_op)
     out = LatticePMF(a.step, a.start + b.start, c, add_offsets(a.offset, b.offset, a.upper), a.upper,
                      rel=rel, err=err, inf_mass=(a.inf_mass + b.inf_mass) * (1 + 2 * U))

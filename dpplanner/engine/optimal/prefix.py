@@ -29,7 +29,7 @@ from .exact import grouped_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel, upper_kernel
 from .split import (SMOOTH_SHARE, ErrorSum, _entry_bound, _group_terms, _log_window_max, _lower_root, _slope,
-                    block_terms, choose_smoothing, split_side)
+                    block_terms, choose_smoothing, kernel_shift, split_side)
 
 #: Bound on the running lattice size (points) of the prefix curve.
 PREFIX_MAX_POINTS = 1 << 20
@@ -138,7 +138,7 @@ class _SecondOrderLower:
         smooth_pmf, size, pos = q_pmf, 1, 0
         while pos < others.size:
             sub = others[pos: pos + size]
-            l, logp, extra = _entry_bound(smooth_pmf, 40 * U * pos)
+            l, logp, extra = _entry_bound(smooth_pmf, 0.0)  # C' twins: see split._chain_rows
             fixed = self.log_m[others[pos:]].sum(axis=0)
             self.blocks.append([self.head, _log_window_max(l, logp, th), extra,
                                 np.logaddexp.reduce(log_term[sub], axis=0), float(np.sum(pg[sub])), fixed])
@@ -165,7 +165,7 @@ class _SecondOrderLower:
 
     def extend(self, i: int, x: float, trim: float) -> None:
         if i == self.next_cut:  # the running pmf is the smoothing of the block starting here
-            l, logp, extra = _entry_bound(self.run, self.cut_mass + 40 * U * i)
+            l, logp, extra = _entry_bound(self.run, self.cut_mass)
             self.blocks.append([i, _log_window_max(l, logp, PREFIX_THETAS), extra,
                                 np.full(PREFIX_THETAS.size, -np.inf), 0.0, 0.0])
             self.next_cut *= 2
@@ -206,7 +206,7 @@ class _SecondOrderLower:
             first_order = sup_root(self.run_lo.atoms(above=floor), db, floor)
         if not math.isfinite(up) or up - first_order <= 0.25 * self.width:
             return up, first_order  # short prefix: the first-order bound is already tight enough
-        run = replace(self.run, err=self.run.err + 40 * U * n)  # kernel weights rounded up
+        run = replace(self.run, err=self.run.err + kernel_shift(np.ones(n), self.step))  # rounded-up weights
         atoms = run.atoms(above=floor)
         err = self._error(n, up)
         tol = max(1e-11, 1e-12 * up, 1e-3 * self.width)  # a lower bound needs no more digits

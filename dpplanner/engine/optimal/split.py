@@ -91,16 +91,24 @@ def choose_smoothing(e, m, delta_bar, step, budget) -> np.ndarray:
     return take
 
 
+def kernel_shift(m: np.ndarray, step: float) -> float:
+    """Bound on how much the rounded-up CTD weights (<= 17 ulps of each query's mass moved up one
+    step) can raise delta: the moved mass times max_l |(1 - e^{x-l-D})^+ - (1 - e^{x-l})^+|."""
+    return float(np.sum(m)) * (20 * U * -math.expm1(-step) + 1e-300)
+
+
 def _as_lower(pmf: LatticePMF, e: np.ndarray, m: np.ndarray, delta_bar: float) -> LatticePMF:
     """Read an upper (CTD) pmf from below: drop the mass at +infinity, charge what was moved up.
 
     The composed pmf is the exact CTD composition plus a perturbation from (a) mass cut at the
-    bottom and moved up (all cuts of one side total <= 1.5 TAIL_FRACTION delta_bar), (b) kernel
-    weights rounded up by <= ~17 ulps of each query's mass, and (c) FFT error (``err``); each moves
-    delta by at most its mass. The offset becomes the exact sum rounded down.
+    bottom and moved up (all cuts of one side total <= 1.5 TAIL_FRACTION delta_bar) and (c) FFT
+    error (``err``), each moving delta by at most its mass; and (b) kernel weights rounded up by
+    <= ~17 ulps of each query's mass, which shifts that much mass up by one step D, and so moves
+    delta by at most (mass) x (1 - e^{-D}) (kernel_shift). The offset becomes the exact sum
+    rounded down.
     """
     off = math.nextafter(math.nextafter(-math.fsum((m * e).tolist()), -math.inf), -math.inf)
-    extra = 2 * TAIL_FRACTION * delta_bar + float(np.sum(m)) * 40 * U
+    extra = 2 * TAIL_FRACTION * delta_bar + kernel_shift(m, pmf.step)
     return replace(pmf, upper=False, offset=off, inf_mass=0.0, err=(pmf.err + extra) * (1 + 4 * U))
 
 
@@ -210,7 +218,9 @@ def _chain_rows(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_r
     mf = m_rest.astype(float)
     log_m_smooth = _rr_log_mgf(e_smooth_lo, m_smooth, th)
     block_log_m = [mf[b] @ log_m[b] for b in blocks]
-    kernel_round = float(np.sum(m_rest)) * 40 * U
+    # The hybrid's twins are the computed kernels C' (weights rounded up); C' differs from the
+    # exact CTD twin by a tiny shift that _as_lower charges (kernel_shift), so the smoothing pmfs
+    # (compositions of C') need no per-entry charge for it.
     rows_s, rows_k, rows_m, additive = [], [], [], 0.0
     for bi, b in enumerate(blocks):
         if b.size == 0:
@@ -220,7 +230,7 @@ def _chain_rows(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_r
             l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar)
             rows_m.append(later)
         else:
-            l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar + kernel_round)
+            l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar)
             rows_m.append(later + log_m_smooth)
         rows_s.append(_log_window_max(l, logp, th))
         rows_k.append(np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0))
@@ -370,12 +380,18 @@ def _blocks(order: np.ndarray) -> list:
     return [order[cuts[i]:cuts[i + 1]] for i in range(len(sizes))]
 
 
-def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4) -> tuple[float, float, int]:
-    """(upper, lower, number of rounded-down smoothing groups) on one lattice step."""
+def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
+               info: Optional[dict] = None) -> tuple[float, float, int]:
+    """(upper, lower, number of rounded-down smoothing groups) on one lattice step.
+
+    ``info["rounding_share"]``: the share of delta_bar the upper side spent on rounding and
+    truncation; when it is large a finer grid cannot help."""
     # the tilt grid is centred where the answer will be; a rough guess is enough (any tilt is valid)
     guess = _tilt_guess(e, m, delta_bar)
     thetas = np.concatenate([[0.0], guess * np.geomspace(0.1, 10.0, THETA_POINTS - 1)])
     comp = SplitComposition(e, m, delta_bar, step, budget, thetas, cancel)
+    if info is not None:
+        info["rounding_share"] = (comp.up_pmf.err + comp.up_pmf.inf_mass) / delta_bar
     up = sup_root(comp.up_pmf.atoms(above=0.0), delta_bar)
     if not math.isfinite(up):
         return up, 0.0, comp.n_smooth
@@ -429,13 +445,16 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     best_up, best_lo, n_smooth = math.inf, 0.0, 0
     history: list[tuple[float, float]] = []
     for it in range(8):
-        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, first_gap=eta / 4)
+        info: dict = {}
+        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4, info)
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo
         if progress is not None:
             progress(min(0.9, 0.3 * (it + 1)))
         if width <= eta or not math.isfinite(width):
             break
+        if info.get("rounding_share", 0.0) > 2e-3 or (history and up - lo > 0.7 * history[-1][1]):
+            break  # a finer grid no longer helps: rounding (FFT error charged to delta) dominates
         if lo <= 0.0 or width >= 0.5 * up:
             ratio = 0.25  # the error bound broke down (grid too coarse for the plan): no model
         else:
@@ -451,4 +470,6 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
             break
         step = new
     method = f"pld d=2^{int(math.log2(step))} (second-order lower bound, {n_smooth} groups rounded down)"
+    if not math.isfinite(best_up):
+        method += "; FFT rounding error exceeds delta_bar"
     return Bracket(best_up * (1 + 1e-12) + 1e-15, max(0.0, best_lo * (1 - 1e-12) - 1e-15), method)
