@@ -5,8 +5,10 @@ already validated and the per-query deltas already moved into delta_bar (formula
 
 Modules: ``atoms`` (a loss distribution with error bounds; closed-form root and delta read-out),
 ``binomial`` (RR and binomial pmfs in log space), ``exact`` (homogeneous / grouped enumeration),
-``lattice`` (lattice pmfs, sound convolution and truncation), ``pld`` (connect-the-dots upper,
-rounded-down lower, adaptive grid; exact common lattice), ``bracket`` (path selection),
+``two_sets`` (exact meet-in-the-middle of two enumerated halves), ``lattice`` (lattice pmfs, sound
+convolution and truncation), ``pld`` (connect-the-dots and rounded-down lattice pmfs; the exact
+common lattice; the older first-order bracket, kept as a fallback), ``split`` (the fast path:
+connect-the-dots with a certified second-order error bound), ``bracket`` (path selection),
 ``profile`` (delta as a function of eps), ``prefix`` (incremental curve over plan prefixes).
 """
 
