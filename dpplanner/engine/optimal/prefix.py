@@ -29,7 +29,7 @@ from .exact import grouped_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel, upper_kernel
 from .split import (SMOOTH_SHARE, ErrorSum, _entry_bound, _group_terms, _log_window_max, _lower_root, _slope,
-                    block_terms, choose_smoothing, kernel_shift, split_side)
+                    block_terms, choose_smoothing, kernel_shift, model_step)
 
 #: Bound on the running lattice size (points) of the prefix curve.
 PREFIX_MAX_POINTS = 1 << 20
@@ -217,20 +217,13 @@ class _SecondOrderLower:
         return up, max(first_order, _lower_root(h, up, tol, self.width / 8, _slope(atoms, up)))
 
 
-def _calibrated_step(e, m, dmin: float, width: float) -> float:
-    """A power of two at which the full plan's second-order bracket is about 0.4 x width wide."""
-    step = 2.0 ** min(-5, math.floor(math.log2(0.25 * math.sqrt(width))))
+def _curve_step(e, m, width: float) -> float:
+    """The lattice step for the whole curve: the split bracket's step model aimed inside
+    the width."""
+    step = model_step(e, m, 0.6 * width)
     while lattice_points(e, m, step) > PREFIX_MAX_POINTS and step < 1:
         step *= 2
-    up, lo, _ = split_side(e, m, dmin, step, SMOOTH_SHARE * width, first_gap=width / 4)
-    w = up - lo
-    if not (math.isfinite(w) and w > 0.4 * width):
-        return step
-    ratio = math.sqrt(0.4 * width / w)
-    new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 64)))
-    while lattice_points(e, m, new) > PREFIX_MAX_POINTS and new < step:
-        new *= 2
-    return new
+    return step
 
 
 def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None):
@@ -253,7 +246,7 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
         # all epsilons on one small lattice (typed decimals): exact kernels, no discretisation
         side = _LatticeLower(lat, e)
     else:
-        step = _calibrated_step(e, m, min(dmin, 0.5), width) if e.size > 1 else 2.0 ** -10
+        step = _curve_step(e, m, width) if e.size > 1 else 2.0 ** -10
         side = _SecondOrderLower(eps, step, width, dmin, tail)
     run_up = LatticePMF(side.step_up, 0, np.ones(1), 0.0, True)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
