@@ -138,7 +138,7 @@ class _SecondOrderLower:
         smooth_pmf, size, pos = q_pmf, 1, 0
         while pos < others.size:
             sub = others[pos: pos + size]
-            l, logp, extra = _entry_bound(smooth_pmf, 0.0)  # C' twins: see split._chain_rows
+            l, logp, extra = _entry_bound(smooth_pmf, 0.0, int(self.q.sum()) + pos)  # C' twins
             fixed = self.log_m[others[pos:]].sum(axis=0)
             self.blocks.append([self.head, _log_window_max(l, logp, th), extra,
                                 np.logaddexp.reduce(log_term[sub], axis=0), float(np.sum(pg[sub])), fixed])
@@ -165,7 +165,7 @@ class _SecondOrderLower:
 
     def extend(self, i: int, x: float, trim: float) -> None:
         if i == self.next_cut:  # the running pmf is the smoothing of the block starting here
-            l, logp, extra = _entry_bound(self.run, self.cut_mass)
+            l, logp, extra = _entry_bound(self.run, self.cut_mass, i)
             self.blocks.append([i, _log_window_max(l, logp, PREFIX_THETAS), extra,
                                 np.full(PREFIX_THETAS.size, -np.inf), 0.0, 0.0])
             self.next_cut *= 2

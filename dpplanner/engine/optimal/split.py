@@ -112,16 +112,19 @@ def _as_lower(pmf: LatticePMF, e: np.ndarray, m: np.ndarray, delta_bar: float) -
     return replace(pmf, upper=False, offset=off, inf_mass=0.0, err=(pmf.err + extra) * (1 + 4 * U))
 
 
-def _entry_bound(a: LatticePMF, extra_mass: float):
+def _entry_bound(a: LatticePMF, extra_mass: float, terms: int):
     """(upper bounds on the atom positions, log upper bounds on their masses, additive mass).
 
     The exact atoms sit on o + i D with D the step, so an open window of length D holds at most
     one of them. Every exact entry is <= p_hat (1 + rel) + e with sum(e) <= the returned mass.
+    ``terms``: how many kernels were composed; each addition of offsets (rounded in the pmf's own
+    direction, down for a lower pmf) is off by <= 2 ulps of the offset, so positions are raised
+    by that much as well.
     """
     n = a.p.size
     idx = np.arange(a.start, a.start + n, dtype=float)
     l = a.offset + a.step * idx
-    lam = 4 * U * (abs(a.offset) + a.step * (abs(a.start) + n) + 1.0)
+    lam = 4 * U * (abs(a.offset) * (terms + 2) + a.step * (abs(a.start) + n) + 1.0)
     with np.errstate(divide="ignore"):
         logp = np.log(a.p * (1 + a.rel) * (1 + 8 * U) + 2.0 ** -1022)
     return l + lam, logp, a.err + a.inf_mass + extra_mass
@@ -150,7 +153,9 @@ def _group_terms(e: np.ndarray, m: np.ndarray, step: float, thetas: np.ndarray):
         inner = (np.exp(lq)[:, None] * np.exp(-th * top) + (np.exp(lp) * (1 - w))[:, None] * np.exp(-th * step)
                  + (np.exp(lp) * w)[:, None])
         log_m = -th * e[:, None] + th * top + np.log(inner)
-        G = np.where(a > 0, np.exp(step) * -np.expm1(-a) * (np.exp(-a) - np.exp(-step)) / -np.expm1(-step), 0.0)
+        # e^{-a} - e^{-D} = e^{-a} (1 - e^{-(D - a)}): no cancellation as a -> D; rounded up
+        G = np.where(a > 0, np.exp(step - a) * -np.expm1(-a) * -np.expm1(-(step - a)) / -np.expm1(-step), 0.0)
+        G = G * (1 + 16 * U)
         pg = np.exp(lp) * G
         log_term = np.log(pg)[:, None] - th * (e - g - step)[:, None] - log_m
     return log_m, log_term, pg
@@ -222,15 +227,18 @@ def _chain_rows(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_r
     # exact CTD twin by a tiny shift that _as_lower charges (kernel_shift), so the smoothing pmfs
     # (compositions of C') need no per-entry charge for it.
     rows_s, rows_k, rows_m, additive = [], [], [], 0.0
+    m_total = float(np.sum(m_smooth))
     for bi, b in enumerate(blocks):
+        if bi > 0:
+            m_total += float(np.sum(m_rest[blocks[bi - 1]]))
         if b.size == 0:
             continue
         later = np.sum(block_log_m[bi:], axis=0)
         if bi == 0:
-            l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar)
+            l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar, int(np.sum(m_smooth)))
             rows_m.append(later)
         else:
-            l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar)
+            l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar, int(m_total))
             rows_m.append(later + log_m_smooth)
         rows_s.append(_log_window_max(l, logp, th))
         rows_k.append(np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0))
