@@ -244,10 +244,12 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
 def _small_ratios(values: list, max_den: int):
     """Coprime integers a_g proportional to the values (to ~1e-12), or None if that needs a
     denominator above max_den."""
-    fr = [v.limit_denominator(max_den) for v in values]
-    for f, v in zip(fr, values):
+    fr = []
+    for v in values:  # stop at the first value that is not close to a small fraction
+        f = v.limit_denominator(max_den)
         if f <= 0 or abs(f - v) > Fraction(1, 10 ** 12) * v:
             return None
+        fr.append(f)
     den = math.lcm(*[f.denominator for f in fr])
     num = [f.numerator * (den // f.denominator) for f in fr]
     g = math.gcd(*num)
