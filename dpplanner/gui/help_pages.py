@@ -34,7 +34,9 @@ releases. Computing it exactly is hard in general, so dpplanner computes it to t
 you choose and shows a <b>certified bracket</b> [lower, upper]: the true optimum lies inside, and
 the number reported as the total is the upper end, so it is always safe to use.</p>
 <p><b>When it applies:</b> the budgets are fixed in advance (the usual case for a planned release).</p>
-<p>Sources: Kairouz, Oh, Viswanath (2015); Murtagh &amp; Vadhan (2016/2018).</p>"""),
+<p>Sources: Kairouz, Oh, Viswanath (2015); Murtagh &amp; Vadhan (2016/2018); for plans of many
+different ε, the "connect the dots" discretisation of Doroshenko et al. (2022), whose error
+dpplanner bounds and subtracts for the lower end.</p>"""),
     "concurrent": ("Concurrent composition", """
 <p>For interactive mechanisms that run at the same time and whose questions may interleave.
 For (ε, δ)-DP the total is the same as optimal composition.</p>
