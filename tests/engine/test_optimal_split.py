@@ -73,10 +73,12 @@ def test_error_bound_covers_the_connect_the_dots_error(smooth_eps, rest_eps, log
         s_lo = split.LatticePMF(step, 0, np.ones(1), 0.0, False)
     true_parts = smooth_parts + [_rr_atoms(float(v)) for v in er]
     ctd_parts = smooth_parts + [_ctd_atoms(float(v), step) for v in er]
+    thetas = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 200)])
+    rows = split._chain_rows(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, thetas, 1e-9)
     for x in np.linspace(x0, x0 + 2.0, 41):
-        err = split.chain_error_bound(s_lo, prefixes, blocks, er, mr, e_lo, ms, step,
-                                    split._saddle_theta(np.concatenate([es, er]), np.ones(es.size + er.size),
-                                                        float(x)) + 1.0, float(x), 1e-9)
+        # as SplitComposition.error does, with each block's tilt chosen at this x
+        tilts, coefs = split.block_terms(thetas, rows[0], rows[1], rows[2], float(x))
+        err = split.ErrorSum(tilts, coefs, rows[3])
         actual = _delta(ctd_parts, float(x)) - _delta(true_parts, float(x))
         assert actual <= err(float(x)) + 1e-13, (x, actual, err(float(x)))
 
@@ -156,3 +158,34 @@ def test_tiny_delta_brackets_stay_finite_and_sound(delta_bar):
     assert math.isfinite(new.upper) and new.upper - new.lower <= 2e-2
     ref_up, ref_lo = _reference(e, m, delta_bar, 2.0 ** -12)
     assert new.lower <= ref_up and ref_lo <= new.upper, (new, ref_up, ref_lo)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.floats(0.05, 1.2), min_size=4, max_size=7), st.integers(2, 4), st.floats(0.0, 3.0))
+def test_prefix_error_bound_covers_the_connect_the_dots_error(eps, log2_inv_step, x0):
+    """The curve's own bound (head sub-blocks, then blocks smoothed by running-pmf snapshots) for
+    the whole prefix, against delta(R_Q, C_rest) - delta(R_Q, T_rest) enumerated exactly."""
+    from dpplanner.engine.optimal import prefix
+    from dpplanner.engine.optimal.pld import lower_kernel
+
+    step = 2.0 ** -log2_inv_step
+    eps = np.array(eps)
+    old_head = prefix.EXACT_HEAD
+    prefix.EXACT_HEAD = 3  # a short head, so that blocks after it exist in a small plan
+    try:
+        side = prefix._SecondOrderLower(eps, step, 0.2, 1e-6, 0.0)
+        for i, x in enumerate(eps.tolist()):
+            side.extend(i, x, 0.0)
+    finally:
+        prefix.EXACT_HEAD = old_head
+    q_parts = []
+    for v in eps[side.q].tolist():
+        ker = lower_kernel(v, step)
+        q_parts.append([(ker.offset + j * step, float(w)) for j, w in enumerate(ker.p) if w > 0])
+    rest = eps[~side.q].tolist()
+    true_parts = q_parts + [_rr_atoms(v) for v in rest]
+    ctd_parts = q_parts + [_ctd_atoms(v, step) for v in rest]
+    for x in np.linspace(x0, x0 + 2.0, 31):
+        err = side._error(eps.size, float(x))
+        actual = _delta(ctd_parts, float(x)) - _delta(true_parts, float(x))
+        assert actual <= err(float(x)) + 1e-13, (x, actual, err(float(x)))

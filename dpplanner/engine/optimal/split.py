@@ -312,24 +312,6 @@ class SplitComposition:
         return ErrorSum(thetas, coefs, additive)
 
 
-def chain_error_bound(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_rest, e_smooth_lo,
-                      m_smooth, step: float, theta_star: float, x_ref: float, delta_bar: float) -> ErrorSum:
-    """The chain bound with a tilt grid around theta_star, each block's tilt chosen at x_ref."""
-    th = np.concatenate([[0.0], theta_star * np.geomspace(0.25, 4.0, THETA_POINTS - 1)])
-    log_s, log_k, rest_mgf, additive = _chain_rows(smooth_lo, prefixes, blocks, e_rest, m_rest, e_smooth_lo,
-                                                   m_smooth, step, th, delta_bar)
-    thetas, coefs = block_terms(th, log_s, log_k, rest_mgf, x_ref)
-    return ErrorSum(thetas, coefs, additive)
-
-
-def _saddle_theta(e: np.ndarray, m: np.ndarray, x: float) -> float:
-    """Where the tilted loss (under P) is centred at x: theta ~ (x - mean) / variance."""
-    t = np.tanh(e / 2)
-    mean = float(np.sum(m * e * t))
-    var = float(np.sum(m * e * e * (1 - t * t)))
-    return max((x - mean) / max(var, 1e-300), 1e-3)
-
-
 def _lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> float:
     """The largest x found in [0, hi] with h(x) > 0, searching down from hi (0 if none).
 
