@@ -107,6 +107,24 @@ def test_fft_error_bound_holds():
         assert float(np.abs(c - exact).sum()) <= bound
 
 
+def test_extended_fft_error_bound_holds():
+    """Long-double FFTs: the charged bound plus the final rounding to double (relative U per entry,
+    which convolve() adds to rel) covers the actual error. Dyadic inputs with entries over 30
+    binary orders make the exact result an integer convolution (Python ints), and its small
+    entries expose any absolute error larger than the long-double bound."""
+    rng = np.random.default_rng(8)
+    for n in (100, 2000):
+        ia = (rng.random(n) ** 8 * 2.0 ** 30).astype(np.int64)
+        ib = (rng.random(n // 3 + 5) ** 8 * 2.0 ** 30).astype(np.int64)
+        sa, sb = int(ia.sum()).bit_length(), int(ib.sum()).bit_length()
+        a, b = np.ldexp(ia.astype(float), -sa), np.ldexp(ib.astype(float), -sb)
+        c, bound = fft_convolve(a, b, extended=True)
+        exact_int = np.convolve(ia.astype(object), ib.astype(object))
+        exact = np.array([math.ldexp(float(v), -(sa + sb)) for v in exact_int])  # rounded: U each
+        excess = np.maximum(np.abs(c - exact) - 2.02 * 2.0 ** -53 * exact, 0.0)
+        assert float(np.sum(excess)) <= bound
+
+
 def test_homogeneous_large_k_and_large_sum_do_not_overflow():
     b = homogeneous_bracket(0.1, 100_000, 1e-6)
     assert math.isfinite(b.upper) and 0 < b.lower <= b.upper and b.upper - b.lower < 1e-5
