@@ -56,6 +56,17 @@ def _binomial_on_stride(m: int, eps_eff: float, stride: int) -> tuple[np.ndarray
     return out, rel, lost
 
 
+def ctd_weight(frac, step: float):
+    """Connect-the-dots weight on the upper point g + D of an atom at g + frac (0 <= frac < D):
+    the one that keeps E[e^{-Y}], (1 - e^{-frac}) / (1 - e^{-D}), computed to ~3 ulps and rounded
+    up (more mass up only increases delta); 0 where frac = 0. Works on arrays, so the split error
+    bound's MGFs use exactly the kernels that are composed."""
+    frac = np.asarray(frac, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = np.expm1(-frac) / np.expm1(-step)
+    return np.where(frac > 0, np.minimum(1.0, w * (1 + 16 * U) + 1e-300), 0.0)
+
+
 def upper_kernel(eps: float, step: float) -> LatticePMF:
     """Connect-the-dots pmf of Y for one RR(eps) query on the lattice step * Z (step a power of 2)."""
     t = 2.0 * eps / step
@@ -68,10 +79,7 @@ def upper_kernel(eps: float, step: float) -> LatticePMF:
         ker[0] += q
         ker[n] += p
     else:
-        # weight on the upper point that keeps E[e^{-Y}]: (1 - e^{-frac}) / (1 - e^{-step}),
-        # computed to ~3 ulps and rounded up (more mass up only increases delta).
-        w = math.expm1(-frac) / math.expm1(-step)
-        w = min(1.0, w * (1 + 16 * U) + 1e-300)
+        w = float(ctd_weight(frac, step))
         ker = np.zeros(n + 2)
         ker[0] += q
         ker[n] += p * (1.0 - w)

@@ -39,7 +39,7 @@ from scipy.optimize import brentq
 
 from .atoms import U, delta_at, sup_root
 from .lattice import LatticePMF, convolve
-from .pld import FFT_FRACTION, TAIL_FRACTION, lattice_points, plan_pmf
+from .pld import FFT_FRACTION, TAIL_FRACTION, ctd_weight, lattice_points, plan_pmf
 from .result import Bracket
 
 #: Tilts tried for the error bound (every theta >= 0 is valid; the grid only tightens the bound).
@@ -138,15 +138,15 @@ def _log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.n
 def _group_terms(e: np.ndarray, m: np.ndarray, step: float, thetas: np.ndarray):
     """Per group j: log M_j(theta) of the CTD twin, log(p_j G_j e^{-theta (eps_j - g_j - D)}), p_j G_j.
 
-    The CTD weight is rounded up as in ``upper_kernel``; a larger weight on g + D only raises M_j.
+    The CTD weight is the kernels' own (``ctd_weight``, rounded up); a larger weight on g + D only
+    raises M_j.
     """
     n = np.floor(2.0 * e / step)
     g = n * step
     a = 2.0 * e - g
     lp = -np.log1p(np.exp(-e))
     lq = lp - e
-    w = np.where(a > 0, np.expm1(-a) / np.expm1(-step), 0.0)
-    w = np.minimum(1.0, w * (1 + 16 * U) + np.where(a > 0, 1e-300, 0.0))
+    w = ctd_weight(a, step)
     th = thetas[None, :]
     top = (g + step)[:, None]
     with np.errstate(under="ignore", divide="ignore"):
