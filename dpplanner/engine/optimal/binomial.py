@@ -14,9 +14,12 @@ from scipy.special import gammaln
 from .atoms import TINY, U
 
 
-def log_rr(eps: float) -> tuple[float, float]:
-    """(log p, log(1 - p)) for RR(eps), each accurate to a few ulps of its magnitude."""
-    lp = -float(np.log1p(np.exp(-eps)))
+def log_rr(eps):
+    """(log p, log(1 - p)) for RR(eps), each accurate to a few ulps of its magnitude (floats for a
+    float, arrays for an array)."""
+    lp = -np.log1p(np.exp(-np.asarray(eps, dtype=float)))
+    if lp.ndim == 0:
+        lp = float(lp)
     return lp, lp - eps
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .atoms import U, delta_at, sup_root
+from .binomial import log_rr
 from .lattice import LatticePMF, convolve
 from .pld import FFT_FRACTION, TAIL_FRACTION, ctd_weight, lattice_points, plan_pmf
 from .result import Bracket
@@ -144,8 +145,7 @@ def _group_terms(e: np.ndarray, m: np.ndarray, step: float, thetas: np.ndarray):
     n = np.floor(2.0 * e / step)
     g = n * step
     a = 2.0 * e - g
-    lp = -np.log1p(np.exp(-e))
-    lq = lp - e
+    lp, lq = log_rr(e)
     w = ctd_weight(a, step)
     th = thetas[None, :]
     top = (g + step)[:, None]
@@ -165,8 +165,7 @@ def _rr_log_mgf(e: np.ndarray, m: np.ndarray, thetas: np.ndarray) -> np.ndarray:
     """sum_i m_i log E_P[e^{theta L_i}] for exact RR(eps_i) queries (the rounded-down part)."""
     if e.size == 0:
         return np.zeros(thetas.size)
-    lp = -np.log1p(np.exp(-e))
-    lq = lp - e
+    lp, lq = log_rr(e)
     th = thetas[None, :]
     # -theta eps + log(q + p e^{2 theta eps}) = theta eps + log(q e^{-2 theta eps} + p)
     val = th * e[:, None] + np.log(np.exp(lq)[:, None] * np.exp(-2 * th * e[:, None]) + np.exp(lp)[:, None])
