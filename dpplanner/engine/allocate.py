@@ -93,7 +93,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             progress(min(0.99, evaluations[0] / 80))
         e = eps_at(t)
         e.flags.writeable = False
-        return _compose_one(theorem, Plan(e, plan.delta, plan.mult), delta_g, eta, cancel, None, {})
+        return _compose_one(theorem, Plan(e, plan.delta, plan.mult, plan.mech), delta_g, eta, cancel, None, {})
 
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
     base = composed(0.0)

@@ -16,17 +16,28 @@ import numpy as np
 
 THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
 FILTERS = ("basic", "rruv", "wrrw")
+#: What each release is, for the theorems that account the noise itself (pld, zcdp): "eps-delta"
+#: is any release known only by its (eps_i, delta_i); "laplace" / "gaussian" mean the release adds
+#: exactly that continuous noise, calibrated to (eps_i, delta_i) (Laplace: b = sensitivity/eps_i;
+#: Gaussian: the analytic-Gaussian sigma of Balle & Wang 2018). Generic theorems ignore the tag.
+MECHANISMS = ("eps-delta", "laplace", "gaussian")
 #: Per-query work (curves, filters) expands multiplicities; beyond this it would exhaust memory.
 MAX_EXPANDED = 5_000_000
 
 
 @dataclass(frozen=True)
 class Plan:
-    """A validated plan: row i is the query (eps[i], delta[i]) repeated mult[i] times."""
+    """A validated plan: row i is the query (eps[i], delta[i]) repeated mult[i] times; mech[i] is
+    one of MECHANISMS (what the release is, see there)."""
 
     eps: np.ndarray
     delta: np.ndarray
     mult: np.ndarray
+    mech: tuple = ()
+
+    def __post_init__(self):
+        if not self.mech:  # internal callers that build a Plan directly mean generic releases
+            object.__setattr__(self, "mech", ("eps-delta",) * int(self.eps.size))
 
     @property
     def k(self) -> int:
@@ -52,7 +63,8 @@ def _as_real(value, what: str) -> float:
 
 
 def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
-                  multiplicities: Optional[Sequence[int]] = None) -> Plan:
+                  multiplicities: Optional[Sequence[int]] = None,
+                  mechanisms: Optional[Sequence[str]] = None) -> Plan:
     eps_list = _as_sequence(epsilons, "epsilons")
     delta_list = _as_sequence(deltas, "deltas")
     if not eps_list:
@@ -83,10 +95,26 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
                 raise ValueError(f"multiplicities[{i}] = {m!r} is not allowed; a multiplicity must be "
                                  "a whole number >= 1")
             mult[i] = int(m_f)
+    mech = ("eps-delta",) * len(eps_list)
+    if mechanisms is not None:
+        mech_list = _as_sequence(mechanisms, "mechanisms")
+        if len(mech_list) != len(eps_list):
+            raise ValueError(f"epsilons has {len(eps_list)} entries but mechanisms has {len(mech_list)}; "
+                             "give one mechanism per query")
+        for i, m in enumerate(mech_list):
+            if m not in MECHANISMS:
+                raise ValueError(f"mechanisms[{i}] = {m!r} is not allowed; use one of: {', '.join(MECHANISMS)}")
+            if m == "laplace" and (delta[i] != 0.0 or eps[i] == 0.0):
+                raise ValueError(f"mechanisms[{i}] is 'laplace' but (epsilon, delta) = ({eps[i]!r}, "
+                                 f"{delta[i]!r}); a Laplace release has epsilon > 0 and delta 0")
+            if m == "gaussian" and not (delta[i] > 0.0 and eps[i] > 0.0):
+                raise ValueError(f"mechanisms[{i}] is 'gaussian' but (epsilon, delta) = ({eps[i]!r}, "
+                                 f"{delta[i]!r}); a Gaussian release needs epsilon > 0 and delta > 0")
+        mech = tuple(mech_list)
     eps.flags.writeable = False
     delta.flags.writeable = False
     mult.flags.writeable = False
-    return Plan(eps, delta, mult)
+    return Plan(eps, delta, mult, mech)
 
 
 def validate_delta_g(delta_g) -> float:
