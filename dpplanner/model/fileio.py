@@ -43,8 +43,9 @@ def read_regular_file(path: Path, max_bytes: int) -> bytes:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise PlanFileError(f"{path}: is {what} (e.g. a pipe or a device); choose a plan file")
+            what = ("a folder" if stat.S_ISDIR(info.st_mode)
+                    else "not a regular file (a pipe, socket or device)")
+            raise PlanFileError(f"{path}: is {what}; choose a plan file")
         if info.st_size > max_bytes:
             raise PlanFileError(f"{path}: the file is {info.st_size} bytes; at most {max_bytes} are "
                                 "allowed")
