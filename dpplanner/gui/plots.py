@@ -14,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (registers ImageExporter / SVGExporter)
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
@@ -82,6 +82,9 @@ def _export_svg(item, path: Path) -> None:
     generator.setSize(rect.size().toSize())
     generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
     generator.setTitle("dpplanner plot")
+    # The axes are cached as QPictures recorded at the screen's DPI; QPainter rescales a picture
+    # to the target's DPI, and the generator's default (72) would shrink the axes against the curves.
+    generator.setResolution(QPicture().logicalDpiX())
     painter = QPainter(generator)
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)

@@ -95,3 +95,30 @@ def test_export_refuses_unknown_formats(qtbot, tmp_path):
     qtbot.addWidget(plot)
     with pytest.raises(ValueError, match=r"use a \.png or \.svg"):
         export_item(plot.plot_item, tmp_path / "x.gif")
+
+
+def test_exported_svg_puts_the_curves_where_the_axes_say(qtbot, tmp_path):
+    """Issue 12.3: the SVG's axes were drawn at 72/96 of their size, so curves sat off their ticks."""
+    import svg_reading
+
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    ks = np.arange(1, 11)
+    curve = SimpleNamespace(ks=ks, upper={"basic": 0.1 * ks}, lower={"basic": None})
+    plot.set_curve(curve, plan_k=5, epsilon_g=0.25)
+    target = tmp_path / "cost.svg"
+    export_item(plot.plot_item, target)
+    shapes, labels = svg_reading.read(target)
+    colour = plot._theme.curves["basic"]
+    drawn = [s for s in shapes if s.stroke.lower() == colour and len(s.points) == len(ks)]
+    assert len(drawn) == 1
+    # y labels sit left of the plot area (x < 40), x labels below it; anchors are baseline-left,
+    # so allow a few pixels for the glyph size but nothing like the old 60 px shift.
+    y_slope, y_off = svg_reading.axis_map(labels, lambda lab: lab.y if lab.x < 45 else None)
+    x_slope, x_off = svg_reading.axis_map(labels, lambda lab: lab.x if lab.y > 315 else None)
+    x5, y5 = drawn[0].points[4]                       # the curve at the plan's k = 5: ε = 0.5
+    assert (x5 - x_off) / x_slope == pytest.approx(5, abs=0.15)
+    assert (y5 - 4 - y_off) / y_slope == pytest.approx(0.5, abs=0.02)
+    budget = [s for s in shapes if s.stroke.lower() == plot._theme.budget_line and len(s.points) == 2]
+    assert (budget[0].points[0][1] - 4 - y_off) / y_slope == pytest.approx(0.25, abs=0.02)
