@@ -122,3 +122,18 @@ def test_exported_svg_puts_the_curves_where_the_axes_say(qtbot, tmp_path):
     assert (y5 - 4 - y_off) / y_slope == pytest.approx(0.5, abs=0.02)
     budget = [s for s in shapes if s.stroke.lower() == plot._theme.budget_line and len(s.points) == 2]
     assert (budget[0].points[0][1] - 4 - y_off) / y_slope == pytest.approx(0.25, abs=0.02)
+
+
+def test_hovers_round_bounds_up(qtbot):
+    """Issue 11.5: a hover never prints "δ ≤ 1.23e-06" for 1.2349e-6."""
+    plot = ProfilePlot()
+    qtbot.addWidget(plot)
+    profile = SimpleNamespace(eps=np.array([0.12341, 0.2]), delta_upper=np.array([1.2349e-6, 1e-7]),
+                              delta_lower=np.array([1e-6, 1e-8]))
+    plot.set_profile(profile, delta_g=1e-6)
+    assert plot.readout_at(0.12) == "ε = 0.1235   δ ≤ 1.24e-06"
+    cost = CostPlot()
+    qtbot.addWidget(cost)
+    cost.set_curve(SimpleNamespace(ks=np.array([1, 2]), upper={"basic": np.array([0.12341, 0.25])},
+                                   lower={"basic": None}), plan_k=2, epsilon_g=0.25)
+    assert "basic 0.1235" in cost.readout_at(1)
