@@ -133,11 +133,14 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                    f"{spend / b.epsilon:.1%} of the global ε.</p>")
 
     if curve is not None:
-        series = {name: [float(v) for v in curve.upper[name]] for name in curve.upper}
+        # Labels, colours and dashes from the theorem registry: the window draws the same curves.
+        entries = [engine.theorem(name) for name in curve.upper]
+        series = {t.label: [float(v) for v in curve.upper[t.name]] for t in entries}
+        styles = {t.label: (t.colours[0], t.dash) for t in entries}
         out.append("<h2>Cost against the number of queries</h2>")
         out.append(line_plot([int(k) for k in curve.ks], series, title="total ε of the first k queries",
                              x_label="k (queries, in plan order)", y_label="total ε",
-                             hline=b.epsilon, hline_label="global ε", vline=plan.k))
+                             hline=b.epsilon, hline_label="global ε", vline=plan.k, styles=styles))
 
     out.append("<h2>Statistics</h2><table><tr><th>#</th><th>name</th><th>variable</th><th>kind</th>"
                "<th>mechanism</th><th>ε</th><th>δ</th><th>functioning ε′, δ′</th><th>reps</th>"
