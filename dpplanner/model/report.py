@@ -49,7 +49,7 @@ def plan_totals(plan: Plan, theorems: Optional[Sequence[str]] = None):
     """engine.compose_all over the plan and the name of the best valid total."""
     inp = plan.composition_inputs()
     results = engine.compose_all(list(inp.epsilons), list(inp.deltas), inp.delta_g, eta=inp.eta,
-                                 multiplicities=list(inp.multiplicities),
+                                 multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms),
                                  theorems=tuple(theorems or engine.THEOREMS))
     try:
         best = engine.best(results)
@@ -76,7 +76,7 @@ def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int
     return engine.curve(list(inp.epsilons), list(inp.deltas), inp.delta_g, mode="prefix",
                         points=points, theorems=tuple(theorems or engine.THEOREMS),
                         eta=eta if eta is not None else curve_eta(plan),
-                        multiplicities=list(inp.multiplicities))
+                        multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms))
 
 
 def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
