@@ -17,7 +17,7 @@ from . import accuracy as acc
 from .display import upper
 from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
 from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
-                         check_holds, statistic_deltas, validate_state)
+                         check_holds, statistic_deltas, statistic_mechanisms, validate_state)
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class CompositionInputs:
     multiplicities: tuple[int, ...]
     delta_g: float
     eta: float
+    mechanisms: tuple[str, ...] = ()      # engine.MECHANISMS per row (see statistic_mechanisms)
 
     @property
     def k(self) -> int:
@@ -75,6 +76,7 @@ class AllocationRequest:
     theorem: str
     eta: float
     revision: int = 0
+    mechanisms: tuple[str, ...] = ()
 
     def run(self, cancel=None, progress=None):
         """Call ``engine.allocate``; returns its Allocation (raises BudgetError / ValueError)."""
@@ -82,7 +84,8 @@ class AllocationRequest:
         return engine.allocate(list(self.epsilons), list(self.deltas), list(self.held),
                                list(self.weights), self.epsilon_g, self.delta_g,
                                theorem=self.theorem, eta=self.eta,
-                               multiplicities=list(self.multiplicities), cancel=cancel,
+                               multiplicities=list(self.multiplicities),
+                               mechanisms=list(self.mechanisms) or None, cancel=cancel,
                                progress=progress)
 
 
@@ -139,9 +142,10 @@ class BudgetBalance:
 # --- pure functions over (budget, statistics) -------------------------------------------------
 
 def composition_inputs(budget: Budget, stats: Sequence[Statistic]) -> CompositionInputs:
-    return CompositionInputs(tuple(float(s.epsilon) for s in stats),
-                             tuple(statistic_deltas(budget, stats)),
-                             tuple(int(s.repetitions) for s in stats), budget.delta, budget.eta)
+    deltas = tuple(statistic_deltas(budget, stats))
+    return CompositionInputs(tuple(float(s.epsilon) for s in stats), deltas,
+                             tuple(int(s.repetitions) for s in stats), budget.delta, budget.eta,
+                             statistic_mechanisms(budget, stats))
 
 
 def allocation_request(budget: Budget, stats: Sequence[Statistic], revision: int = 0) -> AllocationRequest:
@@ -149,7 +153,7 @@ def allocation_request(budget: Budget, stats: Sequence[Statistic], revision: int
     return AllocationRequest(inputs.epsilons, inputs.deltas, tuple(bool(s.held) for s in stats),
                              tuple(float(s.weight) for s in stats), inputs.multiplicities,
                              budget.spendable_epsilon, budget.delta, budget.theorem, budget.eta,
-                             revision)
+                             revision, inputs.mechanisms)
 
 
 def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
@@ -490,7 +494,7 @@ class Plan:
         inp = self.composition_inputs()
         return engine.compose(list(inp.epsilons), list(inp.deltas), inp.delta_g,
                               theorem=theorem or self._budget.theorem, eta=inp.eta,
-                              multiplicities=list(inp.multiplicities))
+                              multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms))
 
     def balance(self, total_epsilon: float) -> BudgetBalance:
         """Compare a total (e.g. the best valid one from the engine) with the spendable budget;

@@ -14,13 +14,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Optional, Sequence, Union
 
+from dpplanner.engine.theorems import ALLOCATION_THEOREMS
+
 from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic
 
 Number = Union[int, float]
-
-#: Names of the theorems redistribution can target (the engine's THEOREMS minus the filter,
-#: which answers "how many queries", not "how much epsilon").
-ALLOCATION_THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent")
 
 #: Hard limits that keep files and the engine in a sane range.
 MAX_STATISTICS = 20_000
@@ -301,6 +299,27 @@ def statistic_deltas(budget: Budget, stats: Sequence[Statistic]) -> list[float]:
     return out
 
 
+def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[str, ...]:
+    """What each release is for the noise-aware theorems (engine.MECHANISMS).
+
+    A Laplace or Gaussian statistic adds exactly that continuous noise calibrated to its (eps_i,
+    delta_i), so its own privacy curve can be composed. Custom statistics are known only by their
+    (eps_i, delta_i); so are releases under amplification by sampling, whose guarantee is the
+    amplified (eps_i, delta_i) rather than the noise's own curve.
+    """
+    if amplification_ratio(budget) != 1.0:
+        return ("eps-delta",) * len(stats)
+    out = []
+    for s in stats:
+        if s.kind is Kind.CUSTOM:
+            out.append("eps-delta")
+        elif s.mechanism is Mechanism.GAUSSIAN:
+            out.append("gaussian")  # validate_state ensures its delta share is > 0
+        else:
+            out.append("laplace")
+    return tuple(out)
+
+
 def validate_state(budget: Budget, stats: Sequence[Statistic]) -> tuple[Budget, tuple[Statistic, ...]]:
     """Validate a whole plan state; return it normalised. Raises PlanError."""
     budget = validate_budget(budget)
@@ -346,10 +365,12 @@ def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
     from .display import upper
 
     deltas = statistic_deltas(budget, stats)
+    mechanisms = statistic_mechanisms(budget, stats)
     try:
         used = engine.compose([stats[i].epsilon for i in held], [deltas[i] for i in held],
                               budget.delta, theorem=budget.theorem, eta=budget.eta,
-                              multiplicities=[stats[i].repetitions for i in held]).epsilon
+                              multiplicities=[stats[i].repetitions for i in held],
+                              mechanisms=[mechanisms[i] for i in held]).epsilon
     except ValueError:
         # theorem not applicable to the pinned subset (kov): basic composition is always sound
         used = sum(stats[i].epsilon * stats[i].repetitions for i in held)
