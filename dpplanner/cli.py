@@ -22,9 +22,8 @@ from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
 from dpplanner.model.report import plan_curve, plan_totals, save_report
-from dpplanner.model.validation import ALLOCATION_THEOREMS, PlanError
-
-THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
+from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
+from dpplanner.model.validation import PlanError
 
 DESCRIPTION = """\
 Plan differential-privacy budgets from the command line.

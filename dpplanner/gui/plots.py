@@ -20,14 +20,11 @@ from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from dpplanner import engine
 from dpplanner.gui import theme as themes
 
 pg.setConfigOptions(antialias=True)
 
-THEOREM_LABELS = {
-    "basic": "basic", "advanced": "advanced", "kov": "KOV (homogeneous)", "optimal": "optimal",
-    "concurrent": "concurrent", "filter": "filter",
-}
 K_MAX_LIMIT = 100_000
 
 
@@ -38,13 +35,15 @@ def _finite_or_nan(values) -> np.ndarray:
     return arr
 
 
-# Theorems whose curve often coincides with another one (concurrent = optimal for approximate
-# DP, kov = optimal on equal queries) are dashed so the one underneath stays visible.
-_DASHED = {"concurrent": Qt.PenStyle.DashLine, "kov": Qt.PenStyle.DotLine}
+_PEN_STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine, "dot": Qt.PenStyle.DotLine}
+
+
+def theorem_label(name: str) -> str:
+    return engine.theorem(name).label
 
 
 def curve_pen(theme: themes.PlotTheme, name: str):
-    return pg.mkPen(themes.curve_colour(theme, name), width=2, style=_DASHED.get(name, Qt.PenStyle.SolidLine))
+    return pg.mkPen(themes.curve_colour(theme, name), width=2, style=_PEN_STYLES[engine.theorem(name).dash])
 
 
 def _style_plot(plot: pg.PlotItem, theme: themes.PlotTheme) -> None:
@@ -234,7 +233,7 @@ class CostPlot(QWidget):
                 continue
             v = values[j]
             text = "∞" if v == math.inf else ("n/a" if math.isnan(v) else f"{v:.4g}")
-            parts.append(f"{THEOREM_LABELS.get(name, name)} {text}")
+            parts.append(f"{theorem_label(name)} {text}")
         return "   ".join(parts)
 
     # -- theme --------------------------------------------------------------------------------
@@ -252,7 +251,7 @@ class CostPlot(QWidget):
 
     # -- internals ----------------------------------------------------------------------------
     def _add_item(self, name: str) -> pg.PlotDataItem:
-        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name), name=THEOREM_LABELS.get(name, name))
+        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name), name=theorem_label(name))
         item.setVisible(name not in self._hidden)
         # The legend's click toggles visibility; remember it so the choice survives redraws.
         item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))

@@ -9,20 +9,13 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Optional, Sequence
 
+from dpplanner import engine
+
 from . import display
 from .accuracy import format_number
 from .files import PlanFileError, atomic_write_text
 from .plan import Plan
 from .svgplot import line_plot
-
-THEOREM_LABELS = {
-    "basic": "Basic composition (Dwork et al. 2006)",
-    "advanced": "Advanced composition (DRV10 / KOV15 Thm 3.5)",
-    "kov": "Optimal homogeneous (KOV15 Thm 3.3)",
-    "optimal": "Optimal heterogeneous (Murtagh–Vadhan 2016)",
-    "concurrent": "Concurrent composition (Vadhan–Wang 2021; VZ23)",
-    "filter": "Privacy filter (WRRW23)",
-}
 
 SOURCES = [
     ("Laplace error", "|noise| ≤ (Δ₁/ε)·ln(m/β) with probability ≥ 1−β over m coordinates "
@@ -62,10 +55,9 @@ def _num(x: Optional[float], digits: int = 6) -> str:
 
 def plan_totals(plan: Plan, theorems: Optional[Sequence[str]] = None):
     """engine.compose_all over the plan and the name of the best valid total."""
-    from dpplanner import engine
     inp = plan.composition_inputs()
     results = engine.compose_all(list(inp.epsilons), list(inp.deltas), inp.delta_g, eta=inp.eta,
-                                 multiplicities=list(inp.multiplicities),
+                                 multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms),
                                  theorems=tuple(theorems or engine.THEOREMS))
     try:
         best = engine.best(results)
@@ -88,12 +80,11 @@ def curve_eta(plan: Plan) -> float:
 def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int = 60,
                eta: Optional[float] = None):
     """engine.curve over the plan's prefixes (plan order, repetitions expanded)."""
-    from dpplanner import engine
     inp = plan.composition_inputs()
     return engine.curve(list(inp.epsilons), list(inp.deltas), inp.delta_g, mode="prefix",
                         points=points, theorems=tuple(theorems or engine.THEOREMS),
                         eta=eta if eta is not None else curve_eta(plan),
-                        multiplicities=list(inp.multiplicities))
+                        multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms))
 
 
 def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
@@ -140,7 +131,7 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
         cls = ' class="best"' if name == best else ""
         mark = " ★" if name == best else ""
         note = c.detail if c.applicable and c.reason is None else (c.reason or c.detail)
-        out.append(f"<tr{cls}><td>{escape(THEOREM_LABELS.get(name, name))}{mark}</td>"
+        out.append(f"<tr{cls}><td>{escape(engine.theorem(name).title)}{mark}</td>"
                    f'<td class="num">{display.upper(c.epsilon, 6)}</td><td class="num">{display.upper(c.delta, 3)}</td>'
                    f'<td class="num">{_num(c.epsilon_lower) if c.epsilon_lower is None else display.lower(c.epsilon_lower, 6)}</td><td>{escape(note or "")}</td></tr>')
     out.append("</table>")
