@@ -14,13 +14,14 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (registers ImageExporter / SVGExporter)
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from dpplanner import engine
+from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 
 pg.setConfigOptions(antialias=True)
@@ -81,6 +82,9 @@ def _export_svg(item, path: Path) -> None:
     generator.setSize(rect.size().toSize())
     generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
     generator.setTitle("dpplanner plot")
+    # The axes are cached as QPictures recorded at the screen's DPI; QPainter rescales a picture
+    # to the target's DPI, and the generator's default (72) would shrink the axes against the curves.
+    generator.setResolution(QPicture().logicalDpiX())
     painter = QPainter(generator)
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -207,7 +211,7 @@ class CostPlot(QWidget):
             return
         self.budget_line.setPos(epsilon_g)
         self.budget_line.show()
-        self.budget_label.setText(f"ε_g = {epsilon_g:g}")
+        self.budget_label.setText(f"ε_g = {formatting.exact(epsilon_g)}")
         x_end = float(self._ks[-1]) if len(self._ks) else 1.0
         self.budget_label.setPos(x_end, epsilon_g)
         self.budget_label.show()
@@ -232,7 +236,7 @@ class CostPlot(QWidget):
             if name not in self.items or name in self._hidden:
                 continue
             v = values[j]
-            text = "∞" if v == math.inf else ("n/a" if math.isnan(v) else f"{v:.4g}")
+            text = formatting.upper(v)     # a total ε is an upper bound: rounded up
             parts.append(f"{theorem_label(name)} {text}")
         return "   ".join(parts)
 
@@ -346,9 +350,12 @@ class ProfilePlot(QWidget):
     def _on_mouse_moved(self, pos) -> None:
         if not len(self._eps) or not self.plot_item.sceneBoundingRect().contains(pos):
             return
-        x = self.plot_item.vb.mapSceneToView(pos).x()
-        j = int(np.argmin(np.abs(self._eps - x)))
-        self.readout.setText(f"ε = {self._eps[j]:.4g}   δ ≤ {self._upper[j]:.3g}")
+        self.readout.setText(self.readout_at(self.plot_item.vb.mapSceneToView(pos).x()))
+
+    def readout_at(self, eps: float) -> str:
+        j = int(np.argmin(np.abs(self._eps - eps)))
+        # δ(ε) falls as ε grows, so rounding both up keeps the pair a valid (ε, δ) guarantee.
+        return f"ε = {formatting.upper(self._eps[j])}   δ ≤ {formatting.upper(self._upper[j], 3)}"
 
 
 def _positive_or_nan(values) -> np.ndarray:
@@ -427,7 +434,7 @@ class SharesPlot(QWidget):
         if not 0 <= j < len(self._names):
             return ""
         err = self.errors[j]
-        err_text = "no error formula" if math.isnan(err) else f"error {err:.4g}"
+        err_text = "no error formula" if math.isnan(err) else f"error {formatting.error(err)}"
         return f"{self._names[j]}: {self.shares[j]:.3g}% of Σε_i, {err_text}"
 
     def apply_theme(self, theme: themes.PlotTheme) -> None:

@@ -21,6 +21,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from dpplanner.model import display
+
 #: The whole smoke test must finish within this many seconds (a frozen cold start included).
 SMOKE_TIMEOUT_S = 120.0
 #: Small (8 statistics), so the optimal composition is quick, yet it exercises every theorem.
@@ -255,4 +257,4 @@ def _check_totals(result: Any) -> str:
         raise SmokeFailure("composition", "no theorem gave a finite total epsilon")
     best = result.totals[result.best]
     return (f"smoke: composed {len(result.totals)} theorems on the worker thread; best "
-            f"{result.best}: epsilon <= {best.epsilon:.6g} at delta {best.delta:.3g}")
+            f"{result.best}: epsilon <= {display.upper(best.epsilon, 6)} at delta {display.upper(best.delta, 3)}")
