@@ -88,7 +88,7 @@ def test_editing_an_error_sets_that_epsilon_and_redistributes_the_others(qtbot, 
     assert plan[0].epsilon == pytest.approx(plan[2].epsilon)
     assert total_basic(plan) == pytest.approx(1.0, rel=1e-6)
     assert total_basic(plan) <= 1.0 + 1e-12
-    assert not plan[1].held          # held only for that one update
+    assert plan[1].held              # pinned until the user unpins it
     # One undo takes back the edit together with its redistribution.
     window.editor.undo_stack.undo()
     assert window.plan.snapshot() == original
@@ -104,7 +104,9 @@ def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, s
     # An error so small that this one statistic alone needs more than the whole budget.
     with qtbot.waitSignal(window.editor.refused) as blocker:
         assert not window.statistics_panel.model.setData(cell(window, 1, "error"), "0.01")
-    assert "release (or lower) some of: 2 ('mean b')" in blocker.args[0].message
+    message = blocker.args[0].message
+    assert message.startswith("an error of 0.01 for 'mean b' needs ε_i = ")
+    assert "unpin or lower some of: 2 ('mean b'); ask for a larger error" in message
     assert window.plan.snapshot() == before
     assert window.editor.undo_stack.count() == 0
     assert "Not changed" in window.status.label.text()
