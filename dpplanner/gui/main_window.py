@@ -153,17 +153,34 @@ class MainWindow(QMainWindow):
         self.export_plot_action = self._action("Export &Plot…", "Save the plot shown as PNG or SVG",
                                                self.exports.export_plot_dialog)
         self.quit_action = self._action("&Quit", "Close dpplanner", self.close, S.Quit)
-        self.undo_action = self.editor.undo_stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(QKeySequence(S.Undo))
-        self.undo_action.setToolTip("Undo the last change (Ctrl+Z)")
-        self.redo_action = self.editor.undo_stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcut(QKeySequence(S.Redo))
-        self.redo_action.setToolTip("Redo the change just undone (Ctrl+Shift+Z)")
+        stack = self.editor.undo_stack
+        self.undo_action = self._step_action("&Undo", stack.undo, S.Undo, stack.canUndoChanged,
+                                             stack.undoTextChanged, "nothing to undo")
+        self.redo_action = self._step_action("&Redo", stack.redo, S.Redo, stack.canRedoChanged,
+                                             stack.redoTextChanged, "nothing to redo")
         self.rebalance_action = self._action("Redistribute &now", "Rescale the free statistics to "
                                              "spend the global ε", self.editor.rebalance_now, "Ctrl+R")
         self.cancel_action = self._action("&Cancel computation", "Stop the running computation",
                                           self.cancel_computation)
         self.cancel_action.setEnabled(False)
+
+    def _step_action(self, text: str, slot, shortcut, can_changed, text_changed, idle: str) -> QAction:
+        """Undo/Redo with a fixed label (QUndoStack's own actions put the step's name in the label,
+        which grows and gets cut in the toolbar); the step is named in the tooltip instead."""
+        action = self._action(text, "", slot, shortcut)
+        keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+        verb = text.replace("&", "")
+
+        def describe(step: str) -> None:
+            tip = f"{verb} “{step}” ({keys})" if step else f"{verb}: {idle} ({keys})"
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+
+        action.setEnabled(False)
+        describe("")
+        can_changed.connect(action.setEnabled)
+        text_changed.connect(describe)
+        return action
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
