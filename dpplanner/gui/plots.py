@@ -1,4 +1,5 @@
-"""The three plots: total epsilon against k, the privacy profile delta(eps), per-statistic bars.
+"""The three plots: total epsilon against k (here), the privacy profile delta(eps)
+(``profile_plot``), per-statistic shares and errors (``shares_plot``).
 
 Views only: each takes finished numbers (an engine Curve / Profile, or per-row values) and draws
 them. Nothing here computes a composition.
@@ -7,90 +8,24 @@ them. Nothing here computes a composition.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters  # noqa: F401  (registers ImageExporter / SVGExporter)
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QPainter, QPicture
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from dpplanner import engine
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
+from dpplanner.gui.plot_common import curve_pen, export_item, finite_or_nan, style_plot, theorem_label
+from dpplanner.gui.profile_plot import ProfilePlot
+from dpplanner.gui.shares_plot import SharesPlot
 
-pg.setConfigOptions(antialias=True)
+__all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "export_item", "K_MAX_LIMIT"]
 
 K_MAX_LIMIT = 100_000
-
-
-def _finite_or_nan(values) -> np.ndarray:
-    """pyqtgraph cannot draw inf; an infeasible k simply leaves a gap in the curve."""
-    arr = np.asarray(values, dtype=float).copy()
-    arr[~np.isfinite(arr)] = np.nan
-    return arr
-
-
-_PEN_STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine, "dot": Qt.PenStyle.DotLine}
-
-
-def theorem_label(name: str) -> str:
-    return engine.theorem(name).label
-
-
-def curve_pen(theme: themes.PlotTheme, name: str):
-    return pg.mkPen(themes.curve_colour(theme, name), width=2, style=_PEN_STYLES[engine.theorem(name).dash])
-
-
-def _style_plot(plot: pg.PlotItem, theme: themes.PlotTheme) -> None:
-    plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
-    for name in ("left", "bottom"):
-        axis = plot.getAxis(name)
-        axis.enableAutoSIPrefix(False)      # "total ε (x0.001)" reads worse than 0.25
-        axis.setPen(pg.mkPen(theme.foreground))
-        axis.setTextPen(pg.mkPen(theme.foreground))
-
-
-def export_item(item, path: str | Path) -> None:
-    """Write a plot to PNG or SVG, chosen by the file's suffix."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".svg":
-        _export_svg(item, path)
-    elif suffix == ".png":
-        exporter = pg.exporters.ImageExporter(item)
-        exporter.parameters()["width"] = max(int(item.boundingRect().width()) * 2, 800)
-        exporter.export(str(path))
-    else:
-        raise ValueError(f"cannot export a plot to '{path.name}': use a .png or .svg file name")
-
-
-def _export_svg(item, path: Path) -> None:
-    """Render the item's scene region through QSvgGenerator.
-
-    pyqtgraph 0.14's SVGExporter post-processes the SVG text Qt writes and fails on the path syntax
-    of Qt >= 6.8 ("M0,0 L..."), so the SVG is written by Qt's own generator instead.
-    """
-    rect = item.sceneBoundingRect()
-    generator = QSvgGenerator()
-    generator.setFileName(str(path))
-    generator.setSize(rect.size().toSize())
-    generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-    generator.setTitle("dpplanner plot")
-    # The axes are cached as QPictures recorded at the screen's DPI; QPainter rescales a picture
-    # to the target's DPI, and the generator's default (72) would shrink the axes against the curves.
-    generator.setResolution(QPicture().logicalDpiX())
-    painter = QPainter(generator)
-    try:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-    finally:
-        painter.end()
 
 
 class CostPlot(QWidget):
@@ -194,7 +129,7 @@ class CostPlot(QWidget):
             item = self.items.get(name)
             if item is None:
                 item = self._add_item(name)
-            item.setData(self._ks, _finite_or_nan(values), connect="finite")
+            item.setData(self._ks, finite_or_nan(values), connect="finite")
         if plan_k is not None and plan_k > 0:
             self.k_line.setPos(plan_k)
             self.k_line.show()
@@ -244,7 +179,7 @@ class CostPlot(QWidget):
     def apply_theme(self, theme: themes.PlotTheme) -> None:
         self._theme = theme
         self.view.setBackground(theme.background)
-        _style_plot(self.plot_item, theme)
+        style_plot(self.plot_item, theme)
         self.k_line.setPen(pg.mkPen(theme.marker_line, width=1, style=Qt.PenStyle.DotLine))
         self.hover_line.setPen(pg.mkPen(theme.marker_line, width=1))
         self.budget_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
@@ -287,174 +222,3 @@ class CostPlot(QWidget):
         self.hover_line.setPos(self._ks[j])
         self.hover_line.show()
         self.readout.setText(self.readout_at(self._ks[j]))
-
-
-class ProfilePlot(QWidget):
-    """The plan's privacy profile: total delta against total eps, log-scaled delta."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._theme = themes.current()
-        self.view = pg.PlotWidget(background=self._theme.background)
-        self.view.setToolTip("Privacy profile under optimal composition: every (ε, δ) pair the whole "
-                             "plan satisfies. The plan is (ε, δ)-DP for every point on or above the "
-                             "upper curve.")
-        self.plot_item: pg.PlotItem = self.view.getPlotItem()
-        self.plot_item.setLabel("left", "total δ")
-        self.plot_item.setLabel("bottom", "total ε")
-        self.plot_item.setLogMode(x=False, y=True)
-        self.legend = self.plot_item.addLegend(offset=(-10, 10))
-        self.upper_item = self.plot_item.plot([], [], name="δ(ε) upper bound")
-        self.lower_item = self.plot_item.plot([], [], name="certified lower bound")
-        self.target_line = pg.InfiniteLine(angle=0, movable=False)
-        self.plot_item.addItem(self.target_line, ignoreBounds=True)
-        self.readout = QLabel(" ")
-        self.readout.setToolTip("The total δ at the ε under the mouse pointer.")
-        self._eps = np.zeros(0)
-        self._upper = np.zeros(0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
-        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        self.apply_theme(self._theme)
-
-    def set_profile(self, profile, delta_g: float | None) -> None:
-        self._eps = np.asarray(profile.eps, dtype=float)
-        self._upper = np.asarray(profile.delta_upper, dtype=float)
-        upper = _positive_or_nan(self._upper)
-        lower = _positive_or_nan(profile.delta_lower)
-        self.upper_item.setData(self._eps, upper, connect="finite")
-        self.lower_item.setData(self._eps, lower, connect="finite")
-        if delta_g is not None and delta_g > 0:
-            self.target_line.setPos(math.log10(delta_g))   # log mode: lines live in log10 units
-            self.target_line.show()
-        else:
-            self.target_line.hide()
-
-    def clear(self) -> None:
-        self.upper_item.setData([], [])
-        self.lower_item.setData([], [])
-        self._eps = np.zeros(0)
-
-    def apply_theme(self, theme: themes.PlotTheme) -> None:
-        self._theme = theme
-        self.view.setBackground(theme.background)
-        _style_plot(self.plot_item, theme)
-        self.legend.setLabelTextColor(theme.foreground)
-        self.upper_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=2))
-        self.lower_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=1,
-                                        style=Qt.PenStyle.DashLine))
-        self.target_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
-
-    def _on_mouse_moved(self, pos) -> None:
-        if not len(self._eps) or not self.plot_item.sceneBoundingRect().contains(pos):
-            return
-        self.readout.setText(self.readout_at(self.plot_item.vb.mapSceneToView(pos).x()))
-
-    def readout_at(self, eps: float) -> str:
-        j = int(np.argmin(np.abs(self._eps - eps)))
-        # δ(ε) falls as ε grows, so rounding both up keeps the pair a valid (ε, δ) guarantee.
-        return f"ε = {formatting.upper(self._eps[j])}   δ ≤ {formatting.upper(self._upper[j], 3)}"
-
-
-def _positive_or_nan(values) -> np.ndarray:
-    arr = np.asarray(values, dtype=float).copy()
-    arr[~(np.isfinite(arr) & (arr > 0))] = np.nan
-    return arr
-
-
-class SharesPlot(QWidget):
-    """Per statistic: its share of the summed ε (bars) and its error (points, log scale)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._theme = themes.current()
-        self.view = pg.GraphicsLayoutWidget()
-        self.view.setToolTip("Top: each statistic's share of the summed ε_i (held statistics in the "
-                             "second colour). Bottom: each statistic's error at the chosen confidence, "
-                             "in the statistic's own units (log scale, since units differ).")
-        self.share_plot: pg.PlotItem = self.view.addPlot(row=0, col=0)
-        self.error_plot: pg.PlotItem = self.view.addPlot(row=1, col=0)
-        self.error_plot.setXLink(self.share_plot)
-        self.share_plot.setLabel("left", "share of Σε_i (%)")
-        self.error_plot.setLabel("left", "error (own units)")
-        self.error_plot.setLogMode(x=False, y=True)
-        # Free and held statistics as two bar sets with one brush each: per-bar brushes make
-        # pyqtgraph rebuild a pen and brush per bar (~0.1 ms each).
-        self.share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)
-        self.held_share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)
-        self.share_plot.addItem(self.share_bars)
-        self.share_plot.addItem(self.held_share_bars)
-        # Two point sets with one brush each: per-point brushes cost ~0.1 ms a point in pyqtgraph.
-        self.error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
-        self.held_error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
-        self.shares = np.zeros(0)
-        self.errors = np.zeros(0)
-        self._names: list[str] = []
-        self.readout = QLabel(" ")
-        self.readout.setToolTip("The statistic under the mouse pointer.")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
-        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        self.apply_theme(self._theme)
-
-    def set_rows(self, names: Sequence[str], epsilons: Sequence[float], errors: Sequence[float],
-                 held: Sequence[bool]) -> None:
-        eps = np.asarray(epsilons, dtype=float)
-        total = float(eps.sum()) if len(eps) else 0.0
-        self._names = list(names)
-        self.shares = 100.0 * eps / total if total > 0 else np.zeros_like(eps)
-        self.errors = _finite_or_nan(errors)
-        x = np.arange(len(eps))
-        held_mask = np.asarray(held, dtype=bool) if len(held) else np.zeros(0, dtype=bool)
-        self.share_bars.setOpts(x=x[~held_mask], height=self.shares[~held_mask], width=0.7,
-                                pen=None, brush=self._theme.bar)
-        self.held_share_bars.setOpts(x=x[held_mask], height=self.shares[held_mask], width=0.7,
-                                     pen=None, brush=self._theme.bar_second)
-        errors = _positive_or_nan(self.errors)
-        shown = np.isfinite(errors)          # custom statistics have no error to plot
-        free, kept = shown & ~held_mask, shown & held_mask
-        self.error_points.setData(x[free], errors[free])
-        self.held_error_points.setData(x[kept], errors[kept])
-        # Name every statistic when they fit, otherwise a readable subset (the hover names all).
-        step = max(1, math.ceil(len(names) / 8))
-        ticks = [[(i, _short(n)) for i, n in enumerate(names) if i % step == 0]]
-        self.error_plot.getAxis("bottom").setTicks(ticks)
-        self.share_plot.getAxis("bottom").setTicks(ticks)
-        self.share_plot.getAxis("bottom").setStyle(showValues=False)
-        if len(x):
-            self.share_plot.setXRange(-0.6, len(x) - 0.4, padding=0)
-        self.share_plot.enableAutoRange(axis="y")
-        self.error_plot.enableAutoRange(axis="y")
-
-    def readout_at(self, j: int) -> str:
-        if not 0 <= j < len(self._names):
-            return ""
-        err = self.errors[j]
-        err_text = "no error formula" if math.isnan(err) else f"error {formatting.error(err)}"
-        return f"{self._names[j]}: {self.shares[j]:.3g}% of Σε_i, {err_text}"
-
-    def apply_theme(self, theme: themes.PlotTheme) -> None:
-        self._theme = theme
-        self.view.setBackground(theme.background)
-        _style_plot(self.share_plot, theme)
-        _style_plot(self.error_plot, theme)
-        self.error_points.setSymbolBrush(theme.bar)
-        self.error_points.setSymbolPen(None)
-        self.held_error_points.setSymbolBrush(theme.bar_second)
-        self.held_error_points.setSymbolPen(None)
-
-    def _on_mouse_moved(self, pos) -> None:
-        for plot in (self.share_plot, self.error_plot):
-            if plot.sceneBoundingRect().contains(pos) and len(self._names):
-                j = int(round(plot.vb.mapSceneToView(pos).x()))
-                if 0 <= j < len(self._names):
-                    self.readout.setText(self.readout_at(j))
-                return
-
-
-def _short(name: str, limit: int = 12) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
