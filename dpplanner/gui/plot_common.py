@@ -84,3 +84,39 @@ def positive_or_nan(values) -> np.ndarray:
     arr = np.asarray(values, dtype=float).copy()
     arr[~(np.isfinite(arr) & (arr > 0))] = np.nan
     return arr
+
+
+class IntegerAxis(pg.AxisItem):
+    """An axis of counts (k queries, statistic numbers): ticks only at whole numbers, so one or two
+    statistics never read "1.2 queries"; on a log scale pyqtgraph's decades are kept."""
+
+    def tickSpacing(self, minVal, maxVal, size):
+        spacings = super().tickSpacing(minVal, maxVal, size)
+        if self.logMode:
+            return spacings
+        whole = [(float(s), offset) for s, offset in spacings if s >= 1 and float(s).is_integer()]
+        return whole or [(1.0, 0.0)]
+
+
+#: Width of one legend column; the legend takes as many columns as fit.
+LEGEND_COLUMN_PX = 165
+
+
+def legend_row(view: pg.GraphicsLayoutWidget, theme: themes.PlotTheme) -> pg.LegendItem:
+    """A legend in its own row above the plot (row 0): it can never cover a curve."""
+    legend = pg.LegendItem(colCount=3, labelTextColor=theme.foreground)
+    view.addItem(legend, row=0, col=0)
+    return legend
+
+
+def fit_legend(legend: pg.LegendItem, width: float) -> None:
+    """As many columns as the width allows; the row is exactly as tall as its entries."""
+    columns = max(1, min(len(legend.items) or 1, int(width // LEGEND_COLUMN_PX)))
+    if columns != legend.columnCount:
+        legend.setColumnCount(columns)
+    legend.setMinimumHeight(0)
+    legend.setMaximumHeight(10_000)
+    legend.updateSize()
+    height = legend.height() if legend.items else 0.0
+    legend.setMinimumHeight(height)
+    legend.setMaximumHeight(height)

@@ -14,41 +14,56 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
+    QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
-from dpplanner.gui.plot_common import curve_pen, export_item, finite_or_nan, style_plot, theorem_label
+from dpplanner.gui.plot_common import (
+    IntegerAxis, curve_pen, export_item, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
+)
 from dpplanner.gui.profile_plot import ProfilePlot
 from dpplanner.gui.shares_plot import SharesPlot
 
 __all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "export_item", "K_MAX_LIMIT"]
 
 K_MAX_LIMIT = 100_000
+#: Room above the highest curve (or ε_g) so the ε_g label is never cut at the top.
+_HEADROOM = 1.12
+#: Curves with at most this many points are drawn with markers.
+_MARKERS_UP_TO = 20
 
 
 class CostPlot(QWidget):
-    """Total epsilon against k, one curve per theorem, with the plan's k and eps_g marked."""
+    """Total epsilon against k, one curve per theorem, with the plan's k and eps_g marked.
+
+    The view is framed from the data, not left to pyqtgraph's auto-range: k from the first to the
+    last query (whole-number ticks), total ε from 0 to above the highest curve and ε_g, so a flat
+    curve of one statistic is a line, not 0.2500000-0.2500015, and an empty plan resets the frame.
+    """
 
     optionsChanged = Signal()
     hiddenChanged = Signal(list)
+    logKChanged = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        self.view = pg.PlotWidget(background=self._theme.background)
-        self.view.setToolTip("Total ε of the plan against the number of queries k, one curve per "
-                             "theorem. Click a legend entry to hide or show its curve.")
-        self.plot_item: pg.PlotItem = self.view.getPlotItem()
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setWhatsThis("Total ε of the plan against the number of queries k, one curve per "
+                               "theorem. Click a legend entry to hide or show its curve.")
+        self.legend = legend_row(self.view, self._theme)
+        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
         self.plot_item.setLabel("left", "total ε")
         self.plot_item.setLabel("bottom", "k (number of queries)")
-        # Bottom right: every curve rises with k, so that corner stays empty.
-        self.legend = self.plot_item.addLegend(offset=(-10, -10), labelTextColor=self._theme.foreground)
+        self.plot_item.setMenuEnabled(False)
         self.items: dict[str, pg.PlotDataItem] = {}
         self._hidden: set[str] = set()
         self._ks = np.zeros(0)
         self._upper: dict[str, np.ndarray] = {}
+        self._plan_k: int | None = None
+        self._epsilon_g: float | None = None
+        self._repeat_name = ""
 
         self.k_line = pg.InfiniteLine(angle=90, movable=False)
         self.budget_line = pg.InfiniteLine(angle=0, movable=False)
@@ -60,7 +75,9 @@ class CostPlot(QWidget):
         self.plot_item.addItem(self.budget_label, ignoreBounds=True)
 
         self.readout = QLabel(" ")
-        self.readout.setToolTip("Values of every curve at the k under the mouse pointer.")
+        self.readout.setToolTip("Total ε of the plan against the number of queries k, one curve per "
+                                "theorem; here, every curve's value at the k under the mouse pointer. "
+                                "Click a legend entry to hide or show its curve.")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.prefix_button = QRadioButton("plan prefixes")
@@ -71,19 +88,22 @@ class CostPlot(QWidget):
         self._mode_group = QButtonGroup(self)
         self._mode_group.addButton(self.prefix_button)
         self._mode_group.addButton(self.repeat_button)
+        self.log_k = QCheckBox("log k")
+        self.log_k.setToolTip("A logarithmic k axis: small and large numbers of queries side by side.")
         self.k_max = QSpinBox()
         self.k_max.setRange(0, K_MAX_LIMIT)
         self.k_max.setSpecialValueText("plan's k")
-        self.k_max.setPrefix("")
         self.k_max.setToolTip("Largest k on the plot (\"plan's k\": as many queries as the plan has).")
+        self.k_max.setAccessibleName("Largest k on the plot")
         self.k_max.setKeyboardTracking(False)
-        self.prefix_button.toggled.connect(lambda _checked: self.optionsChanged.emit())
+        self.prefix_button.toggled.connect(self._on_mode_toggled)
         self.k_max.valueChanged.connect(lambda _value: self.optionsChanged.emit())
+        self.log_k.toggled.connect(self._on_log_toggled)
 
         controls = QHBoxLayout()
         controls.addWidget(self.prefix_button)
-        controls.addWidget(self.repeat_button)
-        controls.addStretch(1)
+        controls.addWidget(self.repeat_button, 1)
+        controls.addWidget(self.log_k)
         controls.addWidget(QLabel("k up to"))
         controls.addWidget(self.k_max)
         layout = QVBoxLayout(self)
@@ -94,6 +114,7 @@ class CostPlot(QWidget):
 
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.apply_theme(self._theme)
+        self._frame()
 
     # -- options ------------------------------------------------------------------------------
     def mode(self) -> str:
@@ -113,6 +134,16 @@ class CostPlot(QWidget):
         for name, item in self.items.items():
             item.setVisible(name not in self._hidden)
 
+    def set_repeat_statistic(self, name: str) -> None:
+        """Name the statistic "repeat one query" repeats (the table's selection)."""
+        self._repeat_name = name
+        short = name if len(name) <= 24 else name[:23] + "…"
+        self.repeat_button.setText(f"repeat “{short}”" if name else "repeat one query")
+        self.repeat_button.setToolTip(f"Plot the total ε of “{name}” released k times (select "
+                                      "another statistic in the table to change it)." if name else
+                                      "Plot the total ε of the selected statistic repeated k times.")
+        self._label_axis()
+
     # -- data ---------------------------------------------------------------------------------
     def set_curve(self, curve, plan_k: int | None, epsilon_g: float | None) -> None:
         """Draw an engine Curve; ``plan_k`` and ``epsilon_g`` place the two marker lines."""
@@ -130,32 +161,40 @@ class CostPlot(QWidget):
             if item is None:
                 item = self._add_item(name)
             item.setData(self._ks, finite_or_nan(values), connect="finite")
-        if plan_k is not None and plan_k > 0:
-            self.k_line.setPos(plan_k)
-            self.k_line.show()
-        else:
-            self.k_line.hide()
-        self.set_budget(epsilon_g)
+            self._style_item(name, item)
+        self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
         self.hover_line.hide()
-        self.readout.setText(" ")
+        self.readout.setText(self._coincide_note())
+        self.set_budget(epsilon_g)
 
     def set_budget(self, epsilon_g: float | None) -> None:
-        if epsilon_g is None or not math.isfinite(epsilon_g):
+        self._epsilon_g = epsilon_g if epsilon_g is not None and math.isfinite(epsilon_g) else None
+        if self._epsilon_g is None:
             self.budget_line.hide()
             self.budget_label.hide()
-            return
-        self.budget_line.setPos(epsilon_g)
-        self.budget_line.show()
-        self.budget_label.setText(f"ε_g = {formatting.exact(epsilon_g)}")
-        x_end = float(self._ks[-1]) if len(self._ks) else 1.0
-        self.budget_label.setPos(x_end, epsilon_g)
-        self.budget_label.show()
+        else:
+            self.budget_line.setPos(self._epsilon_g)
+            self.budget_line.show()
+            self.budget_label.setText(f"ε_g = {formatting.exact(self._epsilon_g)}")
+            self.budget_label.show()
+        self._frame()
 
     def clear(self) -> None:
         for name in list(self.items):
             self._remove_item(name)
         self._ks = np.zeros(0)
         self._upper = {}
+        self._plan_k = None
+        self.hover_line.hide()
+        self.readout.setText(" ")
+        self._frame()
+
+    def _coincide_note(self) -> str:
+        """Curves that lie exactly on top of each other look like one: say so."""
+        drawn = [finite_or_nan(self._upper[n]) for n in self.items]
+        if len(drawn) > 1 and all(np.array_equal(drawn[0], d, equal_nan=True) for d in drawn[1:]):
+            return "Every theorem gives the same totals here: the curves lie on top of each other."
+        return " "
 
     def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """What is drawn for one theorem (x = k, y = total ε; nan where nothing is drawn)."""
@@ -166,14 +205,21 @@ class CostPlot(QWidget):
         if not len(self._ks):
             return ""
         j = int(np.argmin(np.abs(self._ks - k)))
-        parts = [f"k = {int(self._ks[j])}"]
+        parts = [f"k = {formatting.count(self._ks[j])}"]
         for name, values in self._upper.items():
             if name not in self.items or name in self._hidden:
                 continue
-            v = values[j]
-            text = formatting.upper(v)     # a total ε is an upper bound: rounded up
+            text = formatting.upper(values[j])     # a total ε is an upper bound: rounded up
             parts.append(f"{theorem_label(name)} {text}")
         return "   ".join(parts)
+
+    def x_range(self) -> tuple[float, float]:
+        """The k range shown (in k, also on a log axis)."""
+        (x0, x1), _ = self.plot_item.vb.viewRange()
+        return (10 ** x0, 10 ** x1) if self.log_k.isChecked() else (x0, x1)
+
+    def y_range(self) -> tuple[float, float]:
+        return tuple(self.plot_item.vb.viewRange()[1])
 
     # -- theme --------------------------------------------------------------------------------
     def apply_theme(self, theme: themes.PlotTheme) -> None:
@@ -186,11 +232,69 @@ class CostPlot(QWidget):
         self.budget_label.setColor(theme.budget_line)
         self.legend.setLabelTextColor(theme.foreground)
         for name, item in self.items.items():
-            item.setPen(curve_pen(theme, name))
+            self._style_item(name, item)
 
     # -- internals ----------------------------------------------------------------------------
+    def _style_item(self, name: str, item: pg.PlotDataItem) -> None:
+        item.setPen(curve_pen(self._theme, name))
+        # A few points (one or two statistics) get markers: a single k is otherwise invisible.
+        if len(self._ks) <= _MARKERS_UP_TO:
+            item.setSymbol("o")
+            item.setSymbolSize(7)
+            item.setSymbolPen(None)
+            item.setSymbolBrush(themes.curve_colour(self._theme, name))
+        else:
+            item.setSymbol(None)
+
+    def _x(self, k: float) -> float:
+        """A k as the view's x coordinate (log10 on a log axis, as pyqtgraph stores it)."""
+        return math.log10(k) if self.log_k.isChecked() else k
+
+    def _frame(self) -> None:
+        """Frame k and total ε from the data, ε_g and the plan's k (see the class docstring)."""
+        lo, hi = (float(self._ks[0]), float(self._ks[-1])) if len(self._ks) else (1.0, 10.0)
+        if self._plan_k is not None:
+            lo, hi = min(lo, self._plan_k), max(hi, self._plan_k)
+        if self.log_k.isChecked():
+            x0, x1 = math.log10(lo), max(math.log10(hi), math.log10(lo) + 1)
+            pad = 0.03 * (x1 - x0)
+        else:
+            x0, x1 = lo, hi
+            pad = 0.5 if hi - lo < 10 else 0.02 * (hi - lo)    # whole queries, never k = -2
+        tops = [float(np.nanmax(v)) for n, v in self._upper.items()
+                if n in self.items and n not in self._hidden and np.isfinite(v).any()]
+        tops = [t for t in tops if math.isfinite(t)]
+        if self._epsilon_g is not None:
+            tops.append(self._epsilon_g)
+        top = max(tops) * _HEADROOM if tops and max(tops) > 0 else 1.0
+        self.plot_item.vb.setRange(xRange=(x0 - pad, x1 + pad), yRange=(0.0, top), padding=0)
+        if self._plan_k is not None:
+            self.k_line.setPos(self._x(self._plan_k))
+            self.k_line.show()
+        else:
+            self.k_line.hide()
+        self.budget_label.setPos(x1 + pad, self._epsilon_g or 0.0)   # right edge, inside the view
+        fit_legend(self.legend, self.view.width())
+
+    def _label_axis(self) -> None:
+        if self.mode() == "repeat" and self._repeat_name:
+            self.plot_item.setLabel("bottom", f"k (times “{self._repeat_name}” is released)")
+        else:
+            self.plot_item.setLabel("bottom", "k (number of queries)")
+
+    def _on_mode_toggled(self, _checked: bool) -> None:
+        self._label_axis()
+        self.optionsChanged.emit()
+
+    def _on_log_toggled(self, checked: bool) -> None:
+        self.plot_item.setLogMode(x=checked, y=False)
+        self.hover_line.hide()
+        self._frame()
+        self.logKChanged.emit(checked)
+
     def _add_item(self, name: str) -> pg.PlotDataItem:
-        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name), name=theorem_label(name))
+        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name))
+        self.legend.addItem(item, theorem_label(name))
         item.setVisible(name not in self._hidden)
         # The legend's click toggles visibility; remember it so the choice survives redraws.
         item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))
@@ -210,15 +314,21 @@ class CostPlot(QWidget):
             self._hidden.add(name)
         if before != self._hidden:
             self.hiddenChanged.emit(sorted(self._hidden))
+            self._frame()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        fit_legend(self.legend, self.view.width())
 
     def _on_mouse_moved(self, pos) -> None:
         if not len(self._ks) or not self.plot_item.sceneBoundingRect().contains(pos):
             return
-        k = self.plot_item.vb.mapSceneToView(pos).x()
+        x = self.plot_item.vb.mapSceneToView(pos).x()
+        k = 10 ** x if self.log_k.isChecked() else x
         if k < self._ks[0] - 0.5 or k > self._ks[-1] + 0.5:
             self.hover_line.hide()
             return
         j = int(np.argmin(np.abs(self._ks - k)))
-        self.hover_line.setPos(self._ks[j])
+        self.hover_line.setPos(self._x(self._ks[j]))
         self.hover_line.show()
         self.readout.setText(self.readout_at(self._ks[j]))

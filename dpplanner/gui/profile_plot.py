@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
-from dpplanner.gui.plot_common import positive_or_nan, style_plot
+from dpplanner.gui.plot_common import fit_legend, legend_row, positive_or_nan, style_plot
 
 
 class ProfilePlot(QWidget):
@@ -20,21 +20,23 @@ class ProfilePlot(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        self.view = pg.PlotWidget(background=self._theme.background)
-        self.view.setToolTip("Privacy profile under optimal composition: every (ε, δ) pair the whole "
-                             "plan satisfies. The plan is (ε, δ)-DP for every point on or above the "
-                             "upper curve.")
-        self.plot_item: pg.PlotItem = self.view.getPlotItem()
+        self.view = pg.GraphicsLayoutWidget()
+        about = ("Privacy profile under optimal composition: every (ε, δ) pair the whole plan "
+                 "satisfies. The plan is (ε, δ)-DP for every point on or above the upper curve.")
+        self.view.setWhatsThis(about)
+        self.legend = legend_row(self.view, self._theme)
+        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0)
         self.plot_item.setLabel("left", "total δ")
         self.plot_item.setLabel("bottom", "total ε")
         self.plot_item.setLogMode(x=False, y=True)
-        self.legend = self.plot_item.addLegend(offset=(-10, 10))
-        self.upper_item = self.plot_item.plot([], [], name="δ(ε) upper bound")
-        self.lower_item = self.plot_item.plot([], [], name="certified lower bound")
+        self.upper_item = self.plot_item.plot([], [])
+        self.lower_item = self.plot_item.plot([], [])
+        self.legend.addItem(self.upper_item, "δ(ε) upper bound")
+        self.legend.addItem(self.lower_item, "certified lower bound")
         self.target_line = pg.InfiniteLine(angle=0, movable=False)
         self.plot_item.addItem(self.target_line, ignoreBounds=True)
         self.readout = QLabel(" ")
-        self.readout.setToolTip("The total δ at the ε under the mouse pointer.")
+        self.readout.setToolTip(f"{about} Here: the total δ at the ε under the mouse pointer.")
         self._eps = np.zeros(0)
         self._upper = np.zeros(0)
         layout = QVBoxLayout(self)
@@ -56,6 +58,10 @@ class ProfilePlot(QWidget):
             self.target_line.show()
         else:
             self.target_line.hide()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        fit_legend(self.legend, self.view.width())
 
     def clear(self) -> None:
         self.upper_item.setData([], [])
