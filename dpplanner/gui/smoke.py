@@ -106,7 +106,7 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
             source = example_path(example)
         except ValueError as exc:
             raise SmokeFailure("load example", str(exc)) from None
-        opened = window.open_example(source)
+        opened = window.document.open_example(source)
         dialogs.check("load example")
         if not opened:
             raise SmokeFailure("load example", f"the window could not open {source}")
@@ -126,7 +126,7 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
             files.save_plan(window.plan, saved)
         except ValueError as exc:
             raise SmokeFailure("save", str(exc)) from None
-        reopened = window.open_path(saved, confirm=False)
+        reopened = window.document.open_path(saved, confirm=False)
         dialogs.check("reload")
         if not reopened:
             raise SmokeFailure("reload", f"the window could not reopen {saved}")
@@ -212,7 +212,7 @@ def _wait_for_evaluation(window: Any, deadline: float) -> Any:
     loop = QEventLoop()
 
     def current() -> bool:
-        result, request = window.last_result, window.evaluation_request()
+        result, request = window.evaluation.last_result, window.evaluation.request()
         return (result is not None and request is not None and not window.controller.is_busy()
                 and dataclasses.replace(result.request, request_id=0) == request)
 
@@ -241,7 +241,7 @@ def _wait_for_evaluation(window: Any, deadline: float) -> Any:
     if not current():
         raise SmokeFailure("composition", "no up-to-date result from the worker thread before the "
                                           "time limit")
-    return window.last_result
+    return window.evaluation.last_result
 
 
 def _check_totals(result: Any) -> str:
