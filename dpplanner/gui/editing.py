@@ -56,6 +56,8 @@ class PlanEditor(QObject):
         self.undo_stack = QUndoStack(self)
         self._pending: Optional[tuple[PlanStateCommand, int]] = None   # (command, plan revision)
         self._expect_rebalance = False
+        #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
+        self.last_refusal: Optional[Refusal] = None
         controller.resultReady.connect(self._on_result)
         controller.failed.connect(self._on_failed)
         controller.cancelled.connect(self._on_cancelled)
@@ -132,6 +134,7 @@ class PlanEditor(QObject):
         """Try ``apply`` on a trial of the plan; refuse (plan unchanged) or adopt it as one undo
         step. A refusal names the place of the edit (``row``/``field``) when there is one;
         ``cause(trial)`` gives (what the user asked, what to do) when the pins do not fit."""
+        self.last_refusal = None
         trial = self.plan.trial()
         try:
             apply(trial)
@@ -147,7 +150,8 @@ class PlanEditor(QObject):
                 asked, remedy = cause(trial)
                 message = f"{asked}: {message}; {remedy}"
             where_row = row if row is not None or field is not None else exc.index
-            self.refused.emit(Refusal(message, where_row, field or exc.field))
+            self.last_refusal = Refusal(message, where_row, field or exc.field)
+            self.refused.emit(self.last_refusal)
             return False
         before = self.plan.snapshot()
         # Listeners that see the plan change during adopt() must already know a rebalance

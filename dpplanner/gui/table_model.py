@@ -40,7 +40,8 @@ COLUMNS: tuple[Column, ...] = (
                            "typed for custom statistics."),
     Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
                              "units. Type a target error to get the ε_i it needs."),
-    Column("held", "hold", "Held statistics keep their ε_i when the budget is redistributed."),
+    Column("held", "pin", "Pinned statistics (📌) keep their ε_i when the budget is redistributed. "
+                          "Typing an ε_i or a target error pins a statistic; untick to unpin it."),
     Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
                                "is redistributed."),
     Column("repetitions", "reps", "How many times this statistic is released (each with ε_i, δ_i)."),
@@ -137,7 +138,7 @@ class StatisticsTableModel(QAbstractTableModel):
         key = COLUMNS[index.column()].key
         if key == "held" and role == Qt.ItemDataRole.CheckStateRole:
             held = Qt.CheckState(value) == Qt.CheckState.Checked
-            text = f"{'Hold' if held else 'Release'} {stat.name!r}"
+            text = f"{'Pin' if held else 'Unpin'} {stat.name!r}"
             return self._editor.update_statistic(row, stat.replace(held=held), text)
         if role != Qt.ItemDataRole.EditRole or not self._editable(stat, key):
             return False
@@ -215,7 +216,7 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def _display(self, row: int, stat: Statistic, key: str) -> Any:
         if key == "held":
-            return None
+            return "📌" if stat.held else ""
         if key == "kind":
             return stat.kind.label
         if key == "mechanism":
