@@ -200,7 +200,7 @@ def lattice_points(eps: np.ndarray, mult: np.ndarray, step: float) -> float:
 
 def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float, *,
                 cancel=None, progress=None, step: Optional[float] = None,
-                max_points: int = MAX_POINTS) -> Bracket:
+                max_points: int = MAX_POINTS, delta_bar_hi: Optional[float] = None) -> Bracket:
     """Adaptive grids until upper - lower <= eta (or the lattice would exceed ``max_points``).
 
     The CTD upper error is second order in the step, so the upper side starts coarse (~0.1
@@ -216,7 +216,8 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
     up = pld_side(eps, mult, d_up, True, delta_bar, cancel)
     if progress is not None:
         progress(0.1)
-    lo = pld_side(eps, mult, d_lo, False, delta_bar, cancel)
+    db_hi = delta_bar if delta_bar_hi is None else delta_bar_hi
+    lo = pld_side(eps, mult, d_lo, False, db_hi, cancel)
     if progress is not None:
         progress(0.5)
     for _ in range(8):
@@ -240,7 +241,7 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
             if lattice_points(eps, mult, new_lo) > max_points:
                 break
         d_lo = new_lo
-        lo = max(lo, pld_side(eps, mult, d_lo, False, delta_bar, cancel))
+        lo = max(lo, pld_side(eps, mult, d_lo, False, db_hi, cancel))
         if progress is not None:
             progress(0.8)
     method = f"pld d_up=2^{int(math.log2(d_up))} d_lo=2^{int(math.log2(d_lo))}"
@@ -294,8 +295,8 @@ def lattice_pmf(a: np.ndarray, mult: np.ndarray, d: float, upper: bool, delta_ba
                 cancel=None) -> LatticePMF:
     """Exact composition of RR(a_g d) groups: binomials on stride a_g of the Y-lattice 2d."""
     n_ops = len(a) + 2
-    tail = 1e-9 * delta_bar / n_ops  # "exact": truncation must stay far below the float error
-    budget = FFT_FRACTION * delta_bar / n_ops
+    tail = 1e-9 * delta_bar / n_ops  # "exact": truncation and FFT error stay far below the width
+    budget = 1e-9 * delta_bar / n_ops  # (direct sums, or long double, where a double FFT is worse)
     items = []
     for ai, m in zip(a.tolist(), mult.tolist()):
         e_eff = float(Fraction(ai) * Fraction(d))  # the query actually composed is RR(a_g d)
@@ -313,10 +314,11 @@ def lattice_pmf(a: np.ndarray, mult: np.ndarray, d: float, upper: bool, delta_ba
     return replace(pmf, offset=off)
 
 
-def lattice_bracket(eps, mult, delta_bar, lat, cancel=None) -> Bracket:
+def lattice_bracket(eps, mult, delta_bar, lat, cancel=None, delta_bar_hi=None) -> Bracket:
     a, d_up, d_lo = lat
+    hi = delta_bar if delta_bar_hi is None else delta_bar_hi
     up = sup_root(lattice_pmf(a, mult, d_up, True, delta_bar, cancel).atoms(), delta_bar)
-    lo = sup_root(lattice_pmf(a, mult, d_lo, False, delta_bar, cancel).atoms(), delta_bar)
+    lo = sup_root(lattice_pmf(a, mult, d_lo, False, delta_bar, cancel).atoms(), hi)
     return Bracket(_round_up(up), _round_down(lo), f"exact (lattice d={d_up:.6g})")
 
 

@@ -370,8 +370,9 @@ def _blocks(order: np.ndarray) -> list:
 
 
 def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
-               info: Optional[dict] = None) -> tuple[float, float, int]:
-    """(upper, lower, number of rounded-down smoothing groups) on one lattice step.
+               info: Optional[dict] = None, delta_bar_hi: Optional[float] = None) -> tuple[float, float, int]:
+    """(upper, lower, number of rounded-down smoothing groups) on one lattice step; the lower
+    bound is read at ``delta_bar_hi`` >= delta_bar (default: delta_bar).
 
     ``info["rounding_share"]``: the share of delta_bar the upper side spent on rounding and
     truncation; when it is large a finer grid cannot help."""
@@ -387,7 +388,8 @@ def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
     atoms = comp.lower_pmf.atoms(above=0.0)
     err = comp.error(up)
     tol = max(1e-11, 1e-12 * up, 4e-3 * first_gap)  # a lower bound needs no more digits than that
-    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - delta_bar, up, tol, first_gap,
+    db_hi = delta_bar if delta_bar_hi is None else delta_bar_hi
+    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - db_hi, up, tol, first_gap,
                      _slope(atoms, up))
     return up, lo, comp.n_smooth
 
@@ -424,7 +426,8 @@ def split_profile(e: np.ndarray, m: np.ndarray, xs: np.ndarray, eta: float, delt
 
 
 def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
-                  progress=None, max_points: int = MAX_POINTS) -> Optional[Bracket]:
+                  progress=None, max_points: int = MAX_POINTS,
+                  delta_bar_hi: Optional[float] = None) -> Optional[Bracket]:
     """The bracket on lattices refined until width <= eta (error ~ D^2); None if not applicable."""
     if e.size < 2:
         return None
@@ -435,7 +438,8 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     history: list[tuple[float, float]] = []
     for it in range(8):
         info: dict = {}
-        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4, info)
+        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4, info,
+                                      delta_bar_hi)
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo
         if progress is not None:
