@@ -1,7 +1,8 @@
 """The composition engine: numpy + scipy only, no Qt, no files, no settings.
 
 Public API (see README, section "engine"):
-compose, compose_all, best, curve, privacy_profile, delta_for_epsilon, allocate, filter_admits.
+the theorem registry (REGISTRY, THEOREMS, theorem), compose, compose_all, best, curve,
+privacy_profile, delta_for_epsilon, allocate, filter_admits.
 """
 
 from .allocate import Allocation, allocate
@@ -11,10 +12,12 @@ from .errors import BudgetError, NotApplicable
 from .filters import filter_admits
 from .profile import Profile, delta_for_epsilon, privacy_profile
 from .types import Cancelled, CancelToken, Composition, ProgressCallback
-from .validation import THEOREMS
+from .theorems import ALLOCATION_THEOREMS, REGISTRY, THEOREMS, Theorem, theorem
+from .validation import MECHANISMS
 
 __all__ = [
-    "THEOREMS", "compose", "compose_all", "best", "curve", "Curve", "privacy_profile", "Profile",
+    "THEOREMS", "ALLOCATION_THEOREMS", "REGISTRY", "Theorem", "theorem", "MECHANISMS", "compose",
+    "compose_all", "best", "curve", "Curve", "privacy_profile", "Profile",
     "delta_for_epsilon", "allocate", "Allocation", "filter_admits", "BudgetError", "NotApplicable",
     "Cancelled", "CancelToken", "Composition", "ProgressCallback",
 ]

@@ -24,8 +24,9 @@ def require_homogeneous(plan: Plan) -> None:
     for i in range(len(plan.eps)):
         if plan.eps[i] != plan.eps[0] or plan.delta[i] != plan.delta[0]:
             raise NotApplicable(
-                f"kov applies only when all queries are equal: query {i} is (eps={plan.eps[i]:g}, "
-                f"delta={plan.delta[i]:g}) but query 0 is (eps={plan.eps[0]:g}, delta={plan.delta[0]:g}); "
+                # Queries are numbered from 1, as in the window's table and the report.
+                f"kov applies only when all queries are equal: query {i + 1} is (eps={plan.eps[i]:g}, "
+                f"delta={plan.delta[i]:g}) but query 1 is (eps={plan.eps[0]:g}, delta={plan.delta[0]:g}); "
                 "use 'optimal' for unequal queries")
 
 

@@ -30,16 +30,16 @@ def open_initial_plan(window, plan_path: Optional[str]) -> None:
     from dpplanner.model.examples import example_paths
 
     if plan_path:
-        if window.open_path(plan_path, confirm=False):
+        if window.document.open_path(plan_path, confirm=False):
             return
     examples = example_paths()
     if DEFAULT_EXAMPLE in examples:
-        window.open_example(examples[DEFAULT_EXAMPLE])
+        window.document.open_example(examples[DEFAULT_EXAMPLE])
 
 
 def engine_in_process() -> bool:
     """Engine jobs in a child process unless frozen or switched off in the settings."""
-    from dpplanner.gui import engine_process
+    from dpplanner.compute import engine_process
     from dpplanner.gui.settings import Settings
 
     return bool(Settings().get("engine_in_process")) and engine_process.available()
@@ -53,5 +53,5 @@ def run(plan_path: Optional[str] = None) -> int:
     open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
     window.show()
     # Offer a recovery copy once the window is up (after a crash last time).
-    QTimer.singleShot(0, window.offer_recovery)
+    QTimer.singleShot(0, window.document.offer_recovery)
     return app.exec()

@@ -208,7 +208,7 @@ class BudgetPanel(QGroupBox):
         ratio = comp.epsilon / available
         self.meter.setValue(int(min(ratio, 1.0) * 1000))
         over = "  (over budget)" if ratio > 1 + 1e-12 else ""
-        self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {available:.4g} "
+        self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
                              f"({math.ceil(ratio * 1000) / 10:.1f}%) under {comp.theorem}{over}")
         self.meter.setStyleSheet("QProgressBar::chunk { background: #c0392b; }" if over else "")
 

@@ -20,7 +20,7 @@ from typing import Callable, Optional, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from dpplanner.gui import jobs
+from dpplanner.compute import jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController
 from dpplanner.model import Budget, Plan, PlanError, Statistic

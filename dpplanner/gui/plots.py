@@ -14,20 +14,18 @@ import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (registers ImageExporter / SVGExporter)
 from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QPainter, QPicture
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
     QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from dpplanner import engine
+from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 
 pg.setConfigOptions(antialias=True)
 
-THEOREM_LABELS = {
-    "basic": "basic", "advanced": "advanced", "kov": "KOV (homogeneous)", "optimal": "optimal",
-    "concurrent": "concurrent", "filter": "filter",
-}
 K_MAX_LIMIT = 100_000
 
 
@@ -38,13 +36,15 @@ def _finite_or_nan(values) -> np.ndarray:
     return arr
 
 
-# Theorems whose curve often coincides with another one (concurrent = optimal for approximate
-# DP, kov = optimal on equal queries) are dashed so the one underneath stays visible.
-_DASHED = {"concurrent": Qt.PenStyle.DashLine, "kov": Qt.PenStyle.DotLine}
+_PEN_STYLES = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine, "dot": Qt.PenStyle.DotLine}
+
+
+def theorem_label(name: str) -> str:
+    return engine.theorem(name).label
 
 
 def curve_pen(theme: themes.PlotTheme, name: str):
-    return pg.mkPen(themes.curve_colour(theme, name), width=2, style=_DASHED.get(name, Qt.PenStyle.SolidLine))
+    return pg.mkPen(themes.curve_colour(theme, name), width=2, style=_PEN_STYLES[engine.theorem(name).dash])
 
 
 def _style_plot(plot: pg.PlotItem, theme: themes.PlotTheme) -> None:
@@ -82,6 +82,9 @@ def _export_svg(item, path: Path) -> None:
     generator.setSize(rect.size().toSize())
     generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
     generator.setTitle("dpplanner plot")
+    # The axes are cached as QPictures recorded at the screen's DPI; QPainter rescales a picture
+    # to the target's DPI, and the generator's default (72) would shrink the axes against the curves.
+    generator.setResolution(QPicture().logicalDpiX())
     painter = QPainter(generator)
     try:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -208,7 +211,7 @@ class CostPlot(QWidget):
             return
         self.budget_line.setPos(epsilon_g)
         self.budget_line.show()
-        self.budget_label.setText(f"ε_g = {epsilon_g:g}")
+        self.budget_label.setText(f"ε_g = {formatting.exact(epsilon_g)}")
         x_end = float(self._ks[-1]) if len(self._ks) else 1.0
         self.budget_label.setPos(x_end, epsilon_g)
         self.budget_label.show()
@@ -233,8 +236,8 @@ class CostPlot(QWidget):
             if name not in self.items or name in self._hidden:
                 continue
             v = values[j]
-            text = "∞" if v == math.inf else ("n/a" if math.isnan(v) else f"{v:.4g}")
-            parts.append(f"{THEOREM_LABELS.get(name, name)} {text}")
+            text = formatting.upper(v)     # a total ε is an upper bound: rounded up
+            parts.append(f"{theorem_label(name)} {text}")
         return "   ".join(parts)
 
     # -- theme --------------------------------------------------------------------------------
@@ -252,7 +255,7 @@ class CostPlot(QWidget):
 
     # -- internals ----------------------------------------------------------------------------
     def _add_item(self, name: str) -> pg.PlotDataItem:
-        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name), name=THEOREM_LABELS.get(name, name))
+        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name), name=theorem_label(name))
         item.setVisible(name not in self._hidden)
         # The legend's click toggles visibility; remember it so the choice survives redraws.
         item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))
@@ -347,9 +350,12 @@ class ProfilePlot(QWidget):
     def _on_mouse_moved(self, pos) -> None:
         if not len(self._eps) or not self.plot_item.sceneBoundingRect().contains(pos):
             return
-        x = self.plot_item.vb.mapSceneToView(pos).x()
-        j = int(np.argmin(np.abs(self._eps - x)))
-        self.readout.setText(f"ε = {self._eps[j]:.4g}   δ ≤ {self._upper[j]:.3g}")
+        self.readout.setText(self.readout_at(self.plot_item.vb.mapSceneToView(pos).x()))
+
+    def readout_at(self, eps: float) -> str:
+        j = int(np.argmin(np.abs(self._eps - eps)))
+        # δ(ε) falls as ε grows, so rounding both up keeps the pair a valid (ε, δ) guarantee.
+        return f"ε = {formatting.upper(self._eps[j])}   δ ≤ {formatting.upper(self._upper[j], 3)}"
 
 
 def _positive_or_nan(values) -> np.ndarray:
@@ -428,7 +434,7 @@ class SharesPlot(QWidget):
         if not 0 <= j < len(self._names):
             return ""
         err = self.errors[j]
-        err_text = "no error formula" if math.isnan(err) else f"error {err:.4g}"
+        err_text = "no error formula" if math.isnan(err) else f"error {formatting.error(err)}"
         return f"{self._names[j]}: {self.shares[j]:.3g}% of Σε_i, {err_text}"
 
     def apply_theme(self, theme: themes.PlotTheme) -> None:

@@ -230,8 +230,8 @@ class StatisticsTableModel(QAbstractTableModel):
                 return "⚠"
             if p.error is None:
                 return "—"
-            # An error bound is an upper bound too: round it up.
-            return formatting.upper(p.error)
+            # An error bound is an upper bound too: rounded up, with its units.
+            return formatting.error_with_units(p.error, p.units)
         if key == "weight":
             return f"{stat.weight:g}"
         if key == "repetitions":
@@ -244,13 +244,15 @@ class StatisticsTableModel(QAbstractTableModel):
             p = self.privacy(row)
             if p.problem:
                 return f"This statistic cannot be released as set up: {p.problem}"
-            units = f" ({p.units})" if p.units else ""
-            return f"{p.explanation}{units}\n\n{column.tooltip}" if p.explanation else column.tooltip
+            if p.error is None:
+                return column.tooltip
+            # The sentence already names the units; the full value is what the cell rounds up.
+            return f"{p.explanation}\n\nError bound in full: {formatting.exact(p.error)}\n\n{column.tooltip}"
         if key == "epsilon":
             p = self.privacy(row)
-            text = f"ε_i = {stat.epsilon!r}"
+            text = f"ε_i = {formatting.exact(stat.epsilon)}"
             if p.functioning_epsilon != stat.epsilon:
-                text += f" (functioning ε after amplification: {p.functioning_epsilon:.6g})"
+                text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
             return f"{text}\n\n{column.tooltip}"
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"

@@ -28,6 +28,7 @@ from typing import Optional
 
 from scipy.special import log_ndtr, ndtri
 
+from . import display
 from .statistic import Kind, Mechanism, Neighbouring, Statistic
 
 #: Relative safety margin on the analytic-Gaussian delta, so float error in Phi never lets a sigma
@@ -307,20 +308,10 @@ _WHAT = {
 }
 
 
-def format_number(x: float) -> str:
-    """Four significant digits, without scientific notation for everyday magnitudes."""
-    if x == 0 or not math.isfinite(x):
-        return str(x)
-    if 1e-4 <= abs(x) < 1e7:
-        digits = max(0, 3 - int(math.floor(math.log10(abs(x)))))
-        return f"{x:.{digits}f}"
-    return f"{x:.3e}"
-
-
 def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity) -> str:
     """One plain-language sentence saying what the error bound means."""
     pct = f"{confidence * 100:.6g}%"
-    e = format_number(error)
+    e = display.error(error)     # an error bound: rounded up, like everywhere else
     if stat.kind in _WHAT:
         what, truth = _WHAT[stat.kind]
         unit = "" if stat.kind in (Kind.COUNT, Kind.PROPORTION) else f" ({sens.units})"
@@ -331,6 +322,6 @@ def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity)
         return (f"Every one of the {sens.coordinates} released bin counts will be within {e} of its "
                 f"true count, all at the same time, with probability {pct}.")
     return (f"Every point of the released CDF ({sens.coordinates} grid points, step "
-            f"{format_number(float(stat.granularity))}) will be within {e} records of the true "
+            f"{display.exact(float(stat.granularity))}) will be within {e} records of the true "
             f"cumulative count, all at the same time, with probability {pct}; quantiles read off it "
             f"are resolved to one grid step.")

@@ -54,6 +54,7 @@ class CompositionInputs:
     multiplicities: tuple[int, ...]
     delta_g: float
     eta: float
+    mechanisms: tuple[str, ...] = ()      # engine.MECHANISMS per row (see statistic_mechanisms)
 
     @property
     def k(self) -> int:
@@ -74,6 +75,7 @@ class AllocationRequest:
     theorem: str
     eta: float
     revision: int = 0
+    mechanisms: tuple[str, ...] = ()
 
     def run(self, cancel=None, progress=None):
         """Call ``engine.allocate``; returns its Allocation (raises BudgetError / ValueError)."""
@@ -81,7 +83,8 @@ class AllocationRequest:
         return engine.allocate(list(self.epsilons), list(self.deltas), list(self.held),
                                list(self.weights), self.epsilon_g, self.delta_g,
                                theorem=self.theorem, eta=self.eta,
-                               multiplicities=list(self.multiplicities), cancel=cancel,
+                               multiplicities=list(self.multiplicities),
+                               mechanisms=list(self.mechanisms) or None, cancel=cancel,
                                progress=progress)
 
 
@@ -153,6 +156,27 @@ def statistic_deltas(budget: Budget, stats: Sequence[Statistic]) -> list[float]:
     return out
 
 
+def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[str, ...]:
+    """What each release is for the noise-aware theorems (engine.MECHANISMS).
+
+    A Laplace or Gaussian statistic adds exactly that continuous noise calibrated to its (eps_i,
+    delta_i), so its own privacy curve can be composed. Custom statistics are known only by their
+    (eps_i, delta_i); so are releases under amplification by sampling, whose guarantee is the
+    amplified (eps_i, delta_i) rather than the noise's own curve.
+    """
+    if amplification_ratio(budget) != 1.0:
+        return ("eps-delta",) * len(stats)
+    out = []
+    for s in stats:
+        if s.kind is Kind.CUSTOM:
+            out.append("eps-delta")
+        elif s.mechanism is Mechanism.GAUSSIAN:
+            out.append("gaussian")  # validate_state ensures its delta share is > 0
+        else:
+            out.append("laplace")
+    return tuple(out)
+
+
 def validate_state(budget: Budget, stats: Sequence[Statistic]) -> tuple[Budget, tuple[Statistic, ...]]:
     """Validate a whole plan state; return it normalised. Raises PlanError."""
     budget = validate_budget(budget)
@@ -186,9 +210,10 @@ def validate_state(budget: Budget, stats: Sequence[Statistic]) -> tuple[Budget, 
 
 
 def composition_inputs(budget: Budget, stats: Sequence[Statistic]) -> CompositionInputs:
-    return CompositionInputs(tuple(float(s.epsilon) for s in stats),
-                             tuple(statistic_deltas(budget, stats)),
-                             tuple(int(s.repetitions) for s in stats), budget.delta, budget.eta)
+    deltas = tuple(statistic_deltas(budget, stats))
+    return CompositionInputs(tuple(float(s.epsilon) for s in stats), deltas,
+                             tuple(int(s.repetitions) for s in stats), budget.delta, budget.eta,
+                             statistic_mechanisms(budget, stats))
 
 
 def allocation_request(budget: Budget, stats: Sequence[Statistic], extra_held: Sequence[int] = (),
@@ -199,7 +224,7 @@ def allocation_request(budget: Budget, stats: Sequence[Statistic], extra_held: S
                              tuple(bool(s.held or i in extra) for i, s in enumerate(stats)),
                              tuple(float(s.weight) for s in stats), inputs.multiplicities,
                              budget.spendable_epsilon, budget.delta, budget.theorem, budget.eta,
-                             revision)
+                             revision, inputs.mechanisms)
 
 
 def check_holds(budget: Budget, stats: Sequence[Statistic], extra_held: Sequence[int] = ()) -> None:
@@ -218,7 +243,8 @@ def check_holds(budget: Budget, stats: Sequence[Statistic], extra_held: Sequence
     try:
         total = engine.compose([req.epsilons[i] for i in held], [req.deltas[i] for i in held],
                                req.delta_g, theorem=req.theorem, eta=req.eta,
-                               multiplicities=[req.multiplicities[i] for i in held])
+                               multiplicities=[req.multiplicities[i] for i in held],
+                               mechanisms=[req.mechanisms[i] for i in held])
         used = total.epsilon
     except ValueError:
         # theorem not applicable to the held subset (kov): basic composition is always sound
@@ -539,7 +565,7 @@ class Plan:
         inp = self.composition_inputs()
         return engine.compose(list(inp.epsilons), list(inp.deltas), inp.delta_g,
                               theorem=theorem or self._budget.theorem, eta=inp.eta,
-                              multiplicities=list(inp.multiplicities))
+                              multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms))
 
     def balance(self, total_epsilon: float) -> BudgetBalance:
         """Compare a total (e.g. the best valid one from the engine) with the spendable budget;

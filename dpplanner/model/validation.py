@@ -12,11 +12,10 @@ import numbers
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from dpplanner.engine.theorems import ALLOCATION_THEOREMS
+
 from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic
 
-#: Names of the theorems redistribution can target (the engine's THEOREMS minus the filter,
-#: which answers "how many queries", not "how much epsilon").
-ALLOCATION_THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent")
 
 #: Hard limits that keep files and the engine in a sane range.
 MAX_STATISTICS = 20_000

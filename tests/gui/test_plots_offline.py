@@ -95,3 +95,45 @@ def test_export_refuses_unknown_formats(qtbot, tmp_path):
     qtbot.addWidget(plot)
     with pytest.raises(ValueError, match=r"use a \.png or \.svg"):
         export_item(plot.plot_item, tmp_path / "x.gif")
+
+
+def test_exported_svg_puts_the_curves_where_the_axes_say(qtbot, tmp_path):
+    """Issue 12.3: the SVG's axes were drawn at 72/96 of their size, so curves sat off their ticks."""
+    import svg_reading
+
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    ks = np.arange(1, 11)
+    curve = SimpleNamespace(ks=ks, upper={"basic": 0.1 * ks}, lower={"basic": None})
+    plot.set_curve(curve, plan_k=5, epsilon_g=0.25)
+    target = tmp_path / "cost.svg"
+    export_item(plot.plot_item, target)
+    shapes, labels = svg_reading.read(target)
+    colour = plot._theme.curves["basic"]
+    drawn = [s for s in shapes if s.stroke.lower() == colour and len(s.points) == len(ks)]
+    assert len(drawn) == 1
+    # y labels sit left of the plot area (x < 40), x labels below it; anchors are baseline-left,
+    # so allow a few pixels for the glyph size but nothing like the old 60 px shift.
+    y_slope, y_off = svg_reading.axis_map(labels, lambda lab: lab.y if lab.x < 45 else None)
+    x_slope, x_off = svg_reading.axis_map(labels, lambda lab: lab.x if lab.y > 315 else None)
+    x5, y5 = drawn[0].points[4]                       # the curve at the plan's k = 5: ε = 0.5
+    assert (x5 - x_off) / x_slope == pytest.approx(5, abs=0.15)
+    assert (y5 - 4 - y_off) / y_slope == pytest.approx(0.5, abs=0.02)
+    budget = [s for s in shapes if s.stroke.lower() == plot._theme.budget_line and len(s.points) == 2]
+    assert (budget[0].points[0][1] - 4 - y_off) / y_slope == pytest.approx(0.25, abs=0.02)
+
+
+def test_hovers_round_bounds_up(qtbot):
+    """Issue 11.5: a hover never prints "δ ≤ 1.23e-06" for 1.2349e-6."""
+    plot = ProfilePlot()
+    qtbot.addWidget(plot)
+    profile = SimpleNamespace(eps=np.array([0.12341, 0.2]), delta_upper=np.array([1.2349e-6, 1e-7]),
+                              delta_lower=np.array([1e-6, 1e-8]))
+    plot.set_profile(profile, delta_g=1e-6)
+    assert plot.readout_at(0.12) == "ε = 0.1235   δ ≤ 1.24e-06"
+    cost = CostPlot()
+    qtbot.addWidget(cost)
+    cost.set_curve(SimpleNamespace(ks=np.array([1, 2]), upper={"basic": np.array([0.12341, 0.25])},
+                                   lower={"basic": None}), plan_k=2, epsilon_g=0.25)
+    assert "basic 0.1235" in cost.readout_at(1)

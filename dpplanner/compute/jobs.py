@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from dpplanner import engine
 from dpplanner.engine.types import CancelToken, Composition
-from dpplanner.gui.engine_process import in_engine_process
+from dpplanner.compute.engine_process import in_engine_process
 
 Progress = Callable[[float], None]
 
