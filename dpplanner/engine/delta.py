@@ -112,6 +112,31 @@ def delta_bar_bounds(delta_g: float, deltas: np.ndarray, mult: np.ndarray) -> tu
     return lo, hi
 
 
+#: Most prefixes of a curve whose delta_bar bounds are refined in decimal arithmetic.
+_PREFIX_REFINE = 64
+
+
+def prefix_delta_bar_bounds(delta_g: float, delta_seq: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``delta_bar_bounds`` of the first ks[j] queries of an expanded sequence, for every j.
+
+    Running sums of the logs carry (n + 1) u |L_n| of error (recursive summation of terms of one
+    sign), so L is widened by 2 (n + 2) u |L| down for the lower end and up for the upper end; the
+    prefixes where that leaves a relatively wide interval (the queries' deltas use up almost all
+    of delta_g) are recomputed exactly, the last ``_PREFIX_REFINE`` of them (they matter most).
+    """
+    ks = np.asarray(ks, dtype=np.int64)
+    delta_seq = np.asarray(delta_seq, dtype=float)
+    s = np.cumsum(np.log1p(-delta_seq))[ks - 1]
+    widen = 2.0 * (ks + 2.0) * 2.0 ** -53
+    lo = np.atleast_1d(delta_bar_from_log(delta_g, s * (1.0 + widen))).astype(float)
+    hi = np.atleast_1d(delta_bar_up_from_log(delta_g, s * (1.0 - widen))).astype(float)
+    wide = np.flatnonzero(hi - lo > _FLOAT_WIDTH * np.maximum(np.abs(lo), np.abs(hi)))
+    for j in wide[-_PREFIX_REFINE:].tolist():
+        k = int(ks[j])
+        lo[j], hi[j] = delta_bar_bounds(delta_g, delta_seq[:k], np.ones(k, dtype=np.int64))
+    return lo, hi
+
+
 def _ln1m(d: Decimal, prec: int) -> Decimal:
     """log(1 - d) for 0 <= d < 1 to ~10^(4-p) relative, in the current (local) context."""
     if d == 0:

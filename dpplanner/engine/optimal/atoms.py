@@ -70,12 +70,12 @@ def _seg_roots(l, p, A, delta_bar, a: Atoms, left0: float, shift: float, carry: 
         r_den = r + 4 * U * WINDOW
         if carry > -math.inf:
             B = B + math.exp(carry + shift)
-            r_den += math.expm1(carry_err + 4 * U * (abs(carry + shift) + 1.0))
+            r_den += math.expm1(min(carry_err + 4 * U * (abs(carry + shift) + 1.0), 700.0))
         if a.upper:
             extra = (a.err + a.inf_mass) * (1 + 4 * U)
             num = (A * (1 + r + 4 * U) + extra) - delta_bar
             num = num * (1 + 2 * U)
-            den = B * (1 - r_den - 4 * U)
+            den = B * max(1 - r_den - 4 * U, 0.0)  # no accuracy left: a root at the atom itself
         else:
             extra = a.err * (1 + 4 * U)
             num = (A * (1 - r - 4 * U) - extra) - delta_bar

@@ -13,6 +13,8 @@ from .result import Bracket
 from .split import split_bracket
 from .two_sets import two_set_bracket
 
+#: Largest sum of epsilons the lattice (fast) paths are asked to resolve.
+FAST_MAX_SUM = 1e5
 #: Largest composed lattice (points) for the exact common-lattice path.
 LATTICE_MAX_POINTS = 1 << 20
 
@@ -65,16 +67,32 @@ def _bracket(eps, mult, delta_bar, eta, delta_bar_hi=None, *, cancel=None, progr
                        b.lower if edge[False] is None else edge[False], b.method)
     best = None
     if not force_pld:
-        for path in _exact_paths(e, m):
+        for path in _exact_paths(e, m, eta):
             best = _meet(best, _clamp(path(e, m, delta_bar, delta_bar_hi, cancel), total))
             if _done(best, eta):
                 return best
+    if float(np.sum(m * e)) > FAST_MAX_SUM:
+        return _meet(best, _beyond_lattices(e, m, delta_bar, delta_bar_hi, total))
     b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if b is None:
         b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if progress is not None:
         progress(1.0)
-    return _meet(best, _clamp(b, total))
+    out = _meet(best, _clamp(b, total))
+    if out.width > eta and "width > eta" not in out.method:
+        cut = b.method.find("; width > eta")
+        why = b.method[cut:] if cut >= 0 else f"; width > eta = {eta:.3g}: floating-point error bounds"
+        out = Bracket(out.upper, out.lower, out.method + why)
+    return out
+
+
+def _beyond_lattices(e, m, delta_bar, delta_bar_hi, total: Bracket) -> Bracket:
+    """Sum of eps above 1e5: no lattice resolves it. OptComp <= the plain sum, and OptComp of the
+    whole plan >= that of its largest group alone (dropping queries is post-processing)."""
+    g = int(np.argmax(m * e))
+    lo = homogeneous_bracket(float(e[g]), int(m[g]), delta_bar_hi).lower
+    return Bracket(total.upper, lo, f"sum of epsilons above {FAST_MAX_SUM:g}, beyond the lattice engine: "
+                                    f"the plain sum above, the largest group alone below")
 
 
 def _edge(db: float, total: Bracket, upper: bool) -> Optional[float]:
@@ -85,9 +103,12 @@ def _edge(db: float, total: Bracket, upper: bool) -> Optional[float]:
     return 0.0 if db >= 1 else None
 
 
-def _exact_paths(e: np.ndarray, m: np.ndarray):
+def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float):
     """The exact paths that apply, cheapest first (two small enumerated halves cost
     milliseconds; enumerating everything or a fine common lattice can cost seconds)."""
+    clusters = _clusters(e, m, eta)
+    if clusters is not None:
+        yield lambda e, m, db, hi, c: _clustered(e, m, clusters, db, hi, c)
     if e.size == 1:
         yield lambda e, m, db, hi, c: homogeneous_bracket(float(e[0]), int(m[0]), db, hi)
         return
@@ -101,6 +122,52 @@ def _exact_paths(e: np.ndarray, m: np.ndarray):
     lat = common_lattice(e)
     if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
         yield lambda e, m, db, hi, c: lattice_bracket(e, m, db, lat, c, hi)
+
+
+#: Most clusters the clustered path hands to the exact paths.
+CLUSTERS_MAX = 6
+
+
+def _clusters(e: np.ndarray, m: np.ndarray, eta: float) -> Optional[np.ndarray]:
+    """Cluster ids of near-equal epsilons (ascending e), or None if clustering merges nothing.
+
+    Each cluster spans at most eta / (8 k) (k = number of queries), so rounding every query to
+    its cluster's end moves the sum of the epsilons by at most eta / 8."""
+    if e.size < 2:
+        return None
+    tol = eta / (8.0 * float(np.sum(m)))
+    ids = np.zeros(e.size, dtype=np.int64)
+    lo = float(e[0])
+    for i in range(1, e.size):
+        if float(e[i]) - lo > tol:
+            lo = float(e[i])
+            ids[i] = ids[i - 1] + 1
+        else:
+            ids[i] = ids[i - 1]
+    n = int(ids[-1]) + 1
+    return ids if n < e.size and n <= CLUSTERS_MAX else None
+
+
+def _clustered(e, m, ids, db, hi, cancel) -> Optional[Bracket]:
+    """OptComp is non-decreasing in every epsilon (class inclusion, formulas.md §4.1): the plan with
+    each epsilon rounded UP to its cluster's largest bounds it from above, rounded DOWN to the
+    smallest from below; each of those few groups is then computed exactly."""
+    n = int(ids[-1]) + 1
+    mc = np.bincount(ids, weights=m.astype(float), minlength=n).astype(np.int64)
+    e_up = np.array([float(e[ids == c].max()) for c in range(n)])
+    e_lo = np.array([float(e[ids == c].min()) for c in range(n)])
+    up = lo = None
+    for path in _exact_paths(e_up, mc, math.inf):
+        up = _meet(up, path(e_up, mc, db, db, cancel))
+        if _done(up, 1e-9 * (1.0 + up.upper)):
+            break
+    for path in _exact_paths(e_lo, mc, math.inf):
+        lo = _meet(lo, path(e_lo, mc, hi, hi, cancel))
+        if _done(lo, 1e-9 * (1.0 + lo.upper)):
+            break
+    if up is None or lo is None:
+        return None
+    return Bracket(up.upper, lo.lower, f"{up.method}, {e.size} values in {n} clusters")
 
 
 def _clamp(b: Optional[Bracket], total: Bracket) -> Optional[Bracket]:

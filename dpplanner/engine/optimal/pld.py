@@ -38,6 +38,10 @@ from .result import Bracket
 
 #: Largest lattice (number of points of the composed pmf) the adaptive loop will try.
 MAX_POINTS = 1 << 23
+#: Largest kernel (points) of one query, and the coarsest lattice step: with steps up to 2^1000 no
+#: finite epsilon needs a larger kernel on a lattice sized to fit MAX_POINTS.
+MAX_KERNEL = 1 << 24
+STEP_MAX = 2.0 ** 1000
 #: Fraction of delta_bar spent on truncation (each side) and on FFT rounding.
 TAIL_FRACTION = 1e-6
 FFT_FRACTION = 1e-4
@@ -67,10 +71,19 @@ def ctd_weight(frac, step: float):
     return np.where(frac > 0, np.minimum(1.0, w * (1 + 16 * U) + 1e-300), 0.0)
 
 
+def kernel_points(eps: float, step: float) -> int:
+    """floor(2 eps / step), refused with a clear error beyond MAX_KERNEL (an unbounded allocation)."""
+    t = 2.0 * eps / step
+    if not t <= MAX_KERNEL:
+        raise ValueError(f"epsilon = {eps!r} is too large for a lattice step of {step!r} ({t:.3g} points, at "
+                         f"most {MAX_KERNEL:,} are allowed); this plan is outside what the optimal engine "
+                         "can compute")
+    return math.floor(t)
+
+
 def upper_kernel(eps: float, step: float) -> LatticePMF:
     """Connect-the-dots pmf of Y for one RR(eps) query on the lattice step * Z (step a power of 2)."""
-    t = 2.0 * eps / step
-    n = math.floor(t)
+    n = kernel_points(eps, step)
     frac = 2.0 * eps - n * step  # exact (Sterbenz, or n = 0)
     lp, lq = log_rr(eps)
     p, q = math.exp(lp), math.exp(lq)
@@ -90,7 +103,7 @@ def upper_kernel(eps: float, step: float) -> LatticePMF:
 
 def lower_kernel(eps: float, step: float) -> LatticePMF:
     """RR(eps^-) with eps^- = floor(2 eps / step) step / 2 <= eps: the rounded-down twin."""
-    n = math.floor(2.0 * eps / step)
+    n = kernel_points(eps, step)
     e_lo = n * step / 2.0  # exact: n < 2^53 and step a power of two
     lp, lq = log_rr(e_lo)
     ker = np.zeros(n + 1)
@@ -211,7 +224,7 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
     d_lo = step if step is not None else initial_step(eps, mult, delta_bar, eta)
     coarse = 2.0 ** min(-6, math.floor(math.log2(0.1 * math.sqrt(eta))))
     d_up = step if step is not None else max(d_lo, coarse)
-    while lattice_points(eps, mult, d_lo) > max_points:
+    while lattice_points(eps, mult, d_lo) > max_points and d_lo < STEP_MAX:
         d_lo *= 2
     up = pld_side(eps, mult, d_up, True, delta_bar, cancel)
     if progress is not None:
