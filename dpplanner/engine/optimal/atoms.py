@@ -65,9 +65,9 @@ def _seg_roots(l, p, A, delta_bar, a: Atoms, left0: float, shift: float, carry: 
     m = l.size
     r = _num_ops_margin(a.p.size, a.rel)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        # l - shift is in [0, WINDOW]: its rounding moves each exp by <= 2 U WINDOW relative
+        # l - shift is in [0, span]: its rounding moves each exp by <= U span (+ 1 ulp of exp)
         B = np.cumsum((p * np.exp(-(l - shift)))[::-1])[::-1]
-        r_den = r + 4 * U * WINDOW
+        r_den = r + 2 * U * (float(l[-1]) - shift + 2.0)
         if carry > -math.inf:
             B = B + math.exp(carry + shift)
             r_den += math.expm1(min(carry_err + 4 * U * (abs(carry + shift) + 1.0), 700.0))
@@ -147,7 +147,7 @@ def sup_root(a: Atoms, delta_bar: float, floor: float = 0.0) -> float:
             part = float(np.sum(p[lo:hi] * np.exp(-(l[lo:hi] - shift))))
             if part > 0:  # window sum: (n + WINDOW) ulps; each log / logaddexp: ulps of magnitudes
                 carry = float(np.logaddexp(carry, math.log(part) - shift))
-                carry_err += 4 * U * (hi - lo + WINDOW + abs(carry) + abs(shift) + 2)
+                carry_err += 4 * U * (hi - lo + float(l[hi - 1]) - shift + abs(carry) + abs(shift) + 2)
         hi = lo
     return _finish(floor, a, floor)
 
