@@ -22,7 +22,7 @@ from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
-from dpplanner.model.validation import PlanError
+from dpplanner.model.validation import BUDGET_RULES, PlanError, parse_text
 
 DESCRIPTION = """\
 Plan differential-privacy budgets from the command line.
@@ -264,9 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="CSV", help="write the CSV here instead of stdout")
     p.add_argument("--points", type=int, default=100,
                    help="evaluate at about this many k values (default 100)")
-    p.add_argument("--eta", type=float, default=None,
-                   help="engine accuracy for the optimal curve (default: the plan's eta, at least "
-                        "0.01 above 200 queries)")
+    p.add_argument("--eta", default=None,
+                   help=f"engine accuracy for the optimal curve, {BUDGET_RULES['eta'].describe()} "
+                        "(default: the plan's eta, at least 0.01 above 200 queries)")
     p = add("report", "write a self-contained HTML report (budgets, errors, totals, plot)", cmd_report)
     p.add_argument("-o", "--output", metavar="HTML", required=True, help="where to write the report")
     add("validate", "check a plan file and print warnings", cmd_validate)
@@ -282,10 +282,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if getattr(args, "points", None) is not None and args.points < 2:
         print("dpplanner-cli: error: --points must be at least 2", file=sys.stderr)
         return 2
-    if getattr(args, "eta", None) is not None and not (0 < args.eta <= 1):
-        print(f"dpplanner-cli: error: --eta {args.eta} is not allowed; it must be in (0, 1]",
-              file=sys.stderr)
-        return 2
+    if getattr(args, "eta", None) is not None:
+        try:        # the plan's own rule for eta: one source of ranges and messages
+            args.eta = parse_text(BUDGET_RULES["eta"], args.eta, "--eta")
+        except PlanError as exc:
+            print(f"dpplanner-cli: error: {exc}", file=sys.stderr)
+            return 2
     try:
         return args.func(args)
     except (UserError, PlanFileError, PlanError) as exc:

@@ -42,10 +42,18 @@ def _positive_int(value, name: str) -> int:
 
 
 def sample_ks(k_total: int, points: Optional[int]) -> np.ndarray:
-    """1..K, or about ``points`` evenly spaced values of k that always include K."""
+    """1..K, or about ``points`` values of k that always include 1 and K: half evenly spaced (a
+    linear k axis), the rest geometrically spaced (a log k axis, dense at small k)."""
     if points is None or points >= k_total:
         return np.arange(1, k_total + 1, dtype=np.int64)
-    ks = np.unique(np.round(np.linspace(1, k_total, points)).astype(np.int64))
+    linear = np.linspace(1, k_total, points - points // 2)
+    ks = np.zeros(0, dtype=np.int64)
+    # Geometric points that round onto linear ones or onto each other are lost: add more, at most
+    # `points` in all, until the union has `points` values.
+    for extra in range(points // 2, points + 1):
+        ks = np.unique(np.round(np.concatenate([linear, np.geomspace(1, k_total, extra)])).astype(np.int64))
+        if ks.size >= points:
+            break
     return ks if ks[-1] == k_total else np.append(ks, k_total)
 
 

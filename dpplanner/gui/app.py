@@ -26,12 +26,15 @@ def make_application(argv: Optional[list[str]] = None) -> QApplication:
 
 
 def open_initial_plan(window, plan_path: Optional[str]) -> None:
-    """The plan given on the command line, else the example plan (what a first start shows)."""
+    """The plan given on the command line, else the example plan (what a first start shows).
+
+    A plan that cannot be opened leaves the window empty with the error shown: silently showing
+    an example instead could be taken for the user's plan."""
     from dpplanner.model.examples import example_paths
 
     if plan_path:
-        if window.document.open_path(plan_path, confirm=False):
-            return
+        window.document.open_path(plan_path, confirm=False)
+        return
     examples = example_paths()
     if DEFAULT_EXAMPLE in examples:
         window.document.open_example(examples[DEFAULT_EXAMPLE])

@@ -17,6 +17,7 @@ from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
 from dpplanner.gui.settings import Settings
 from dpplanner.model import Plan, PlanEvent, files
+from dpplanner.model.examples import examples_dir
 
 PLAN_FILTER = "dpplanner plans (*.dpplan);;All files (*)"
 
@@ -69,6 +70,9 @@ class Document(QObject):
         if confirm and not self.maybe_save():
             return False
         path = Path(path)
+        if _is_shipped_example(path):
+            # `make run` and Open on resources/examples/ too: Save must never overwrite them.
+            return self.open_example(path, confirm=False)
         try:
             plan = files.load_plan(path)
         except (OSError, ValueError) as exc:
@@ -79,8 +83,8 @@ class Document(QObject):
         self.settings.add_recent_file(str(path.resolve()))
         return True
 
-    def open_example(self, path: Path) -> bool:
-        if not self.maybe_save():
+    def open_example(self, path: Path, *, confirm: bool = True) -> bool:
+        if confirm and not self.maybe_save():
             return False
         try:
             plan = files.load_plan(path)
@@ -205,13 +209,24 @@ class Document(QObject):
         return restored
 
     def _on_plan_event(self, _event: PlanEvent) -> None:
-        if self.modified:
+        # The timer starts at the first unsaved edit and is not restarted by later ones, so a
+        # copy is written at most N seconds after it however often the user edits (a restart on
+        # every edit would postpone the copy for as long as the edits keep coming).
+        if self.modified and not self._autosave.isActive():
             self._autosave.start()
 
     def _on_clean_changed(self, clean: bool) -> None:
         self.titleChanged.emit()
         if clean:
             self.recovery.discard()
+
+
+def _is_shipped_example(path: Path) -> bool:
+    folder = examples_dir()
+    try:
+        return folder is not None and path.resolve().parent == folder.resolve()
+    except OSError:
+        return False
 
 
 def _default_recovery_dir() -> str:

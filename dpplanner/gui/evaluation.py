@@ -72,7 +72,8 @@ class Evaluation(QObject):
         return jobs.EvaluateRequest(
             inputs.epsilons, inputs.deltas, inputs.multiplicities, inputs.delta_g, inputs.eta,
             curve_mode=self.cost_plot.mode(), curve_k_max=self.cost_plot.k_limit(),
-            curve_points=self.settings.get("curve_points"), repeat_index=repeat_index)
+            curve_points=self.settings.get("curve_points"), repeat_index=repeat_index,
+            mechanisms=inputs.mechanisms)
 
     def schedule(self) -> None:
         request = self.request()

@@ -88,7 +88,7 @@ def test_editing_an_error_sets_that_epsilon_and_redistributes_the_others(qtbot, 
     assert plan[0].epsilon == pytest.approx(plan[2].epsilon)
     assert total_basic(plan) == pytest.approx(1.0, rel=1e-6)
     assert total_basic(plan) <= 1.0 + 1e-12
-    assert not plan[1].held          # held only for that one update
+    assert plan[1].held              # pinned until the user unpins it
     # One undo takes back the edit together with its redistribution.
     window.editor.undo_stack.undo()
     assert window.plan.snapshot() == original
@@ -104,7 +104,9 @@ def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, s
     # An error so small that this one statistic alone needs more than the whole budget.
     with qtbot.waitSignal(window.editor.refused) as blocker:
         assert not window.statistics_panel.model.setData(cell(window, 1, "error"), "0.01")
-    assert "release (or lower) some of: 2 ('mean b')" in blocker.args[0].message
+    message = blocker.args[0].message
+    assert message.startswith("an error of 0.01 for 'mean b' needs ε_i = ")
+    assert "unpin or lower some of: 2 ('mean b'); ask for a larger error" in message
     assert window.plan.snapshot() == before
     assert window.editor.undo_stack.count() == 0
     assert "Not changed" in window.status.label.text()
@@ -126,19 +128,23 @@ def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, s
 def test_budget_edit_redistributes_and_a_bad_budget_is_refused(qtbot, make_window, small_plan):
     window = make_window()
     window.document.load(small_plan(), None, "t")
-    window.budget_panel.epsilon.setValue(0.5)
+    panel = window.budget_panel
+    panel.epsilon.edit.setText("0.5")
+    panel.epsilon.edit.editingFinished.emit()
     wait_idle(qtbot, window)
     assert window.plan.budget.epsilon == 0.5
     assert total_basic(window.plan) == pytest.approx(0.5, rel=1e-6)
     before = window.plan.snapshot()
-    window.budget_panel.delta.setText("0.01")           # >= 1/n for n = 1000
-    window.budget_panel.delta.editingFinished.emit()
+    panel.delta.edit.setText("0.01")           # >= 1/n for n = 1000
+    panel.delta.edit.editingFinished.emit()
     assert window.plan.snapshot() == before
-    assert "below 1/n" in window.budget_panel.message.text()
-    assert window.budget_panel.delta.text() == "1e-06"  # the field shows the plan's value again
+    assert "below 1/n" in panel.delta.message.text()
+    assert panel.delta.edit.text() == "0.01"   # what was typed stays, marked, with the reason
+    panel.delta.restore()
+    assert panel.delta.edit.text() == "1e-6"   # dismissed: the field shows the plan's value again
     window.editor.undo_stack.undo()
     assert window.plan.budget.epsilon == 1.0
-    assert window.budget_panel.epsilon.value() == 1.0
+    assert panel.epsilon.value() == 1.0 and panel.epsilon.edit.text() == "1.0"
 
 
 def test_save_close_and_reopen(qtbot, make_window, small_plan, tmp_path):
