@@ -73,6 +73,8 @@ class PlanEditor(QObject):
         #: The cost-curve view an evaluation is asked for (the window connects its own).
         self.view: Callable[[], CurveView] = CurveView
         self._pending: Optional[_Pending] = None
+        #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
+        self.last_refusal: Optional[Refusal] = None
         self.undo_stack.indexChanged.connect(self._on_undo_index)
 
     # -- statistic edits ------------------------------------------------------------------------
@@ -158,6 +160,7 @@ class PlanEditor(QObject):
         (``row``/``field``) when there is one; ``cause(trial)`` gives (what the user asked, what
         to do) when the pins do not fit."""
         self._settle()
+        self.last_refusal = None
         trial = self.plan.trial()
         try:
             apply(trial)
@@ -192,7 +195,8 @@ class PlanEditor(QObject):
             asked, remedy = cause(trial)
             message = f"{asked}: {message}; {remedy}"
         where_row = row if row is not None or field is not None else exc.index
-        self.refused.emit(Refusal(message, where_row, field or exc.field))
+        self.last_refusal = Refusal(message, where_row, field or exc.field)
+        self.refused.emit(self.last_refusal)
 
     def _take_pending(self) -> Optional[_Pending]:
         pending, self._pending = self._pending, None
@@ -240,8 +244,9 @@ class PlanEditor(QObject):
 
     def _on_failed(self, message: str) -> None:
         pending = self._take_pending()
-        self.refused.emit(Refusal(f"redistribution failed, the edit was not made: {message}",
-                                  pending.row, pending.field))
+        self.last_refusal = Refusal(f"redistribution failed, the edit was not made: {message}",
+                                    pending.row, pending.field)
+        self.refused.emit(self.last_refusal)
 
     def _on_cancelled(self) -> None:
         # Cancelled by the user: the edit was valid, so it is made, just not rebalanced.

@@ -12,6 +12,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from .display import count, exact
+
 
 class Kind(str, enum.Enum):
     """What a statistic releases. The value is the name used in files and on the command line."""
@@ -123,6 +125,10 @@ class Statistic:
     description: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
+    def __post_init__(self) -> None:
+        _coerce(self, "kind", Kind)
+        _coerce(self, "mechanism", Mechanism)
+
     def replace(self, **changes) -> "Statistic":
         """A copy with some fields changed (kind/mechanism may be given as their string values)."""
         if "kind" in changes and not isinstance(changes["kind"], Kind):
@@ -155,6 +161,9 @@ class Budget:
     reserve: float = 0.0
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
+    def __post_init__(self) -> None:
+        _coerce(self, "neighbouring", Neighbouring)
+
     def replace(self, **changes) -> "Budget":
         if "neighbouring" in changes and not isinstance(changes["neighbouring"], Neighbouring):
             changes["neighbouring"] = parse_enum(Neighbouring, changes["neighbouring"], "neighbouring")
@@ -182,6 +191,25 @@ class Budget:
         return 1.0 - self.confidence
 
 
+def assumptions(stat: Statistic, dataset_size: Optional[int] = None) -> str:
+    """What the statistic's noise is calibrated to, in words ("values in [0, 100], over the plan's
+    1,000 records"): bounds, bins, grid step and the number of records its kind uses."""
+    used = KIND_FIELDS[stat.kind]
+    parts = []
+    if "lower" in used and stat.lower is not None and stat.upper is not None:
+        parts.append(f"values in [{exact(stat.lower)}, {exact(stat.upper)}]")
+    if "bins" in used and stat.bins is not None:
+        parts.append(f"{count(stat.bins)} bins")
+    if "granularity" in used and stat.granularity is not None:
+        parts.append(f"grid step {exact(stat.granularity)}")
+    if "n" in used:
+        if stat.n is not None:
+            parts.append(f"over {count(stat.n)} records")
+        elif dataset_size is not None:
+            parts.append(f"over the plan's {count(dataset_size)} records")
+    return ", ".join(parts)
+
+
 def parse_enum(cls, value, what: str):
     """Turn a string (or member) into an enum member, or raise ValueError listing what is allowed."""
     if isinstance(value, cls):
@@ -190,4 +218,27 @@ def parse_enum(cls, value, what: str):
         if value == member.value or (isinstance(value, str) and value.lower() == member.name.lower()):
             return member
     allowed = ", ".join(m.value for m in cls)
-    raise ValueError(f"{what} = {value!r} is not allowed; use one of: {allowed}")
+    raise ValueError(f"{what} = {preview(value)} is not allowed; use one of: {allowed}")
+
+
+#: Messages show at most this many characters of an offending value (a file may hold megabytes).
+PREVIEW_CHARS = 100
+
+
+def preview(value: Any) -> str:
+    """repr(value) cut to PREVIEW_CHARS, for error messages (a long text is cut before repr)."""
+    if isinstance(value, str) and len(value) > PREVIEW_CHARS:
+        return f"{repr(value[:PREVIEW_CHARS])[:PREVIEW_CHARS]}… ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= PREVIEW_CHARS else f"{text[:PREVIEW_CHARS]}…"
+
+
+def _coerce(obj, name: str, cls) -> None:
+    """Turn a valid string value (e.g. mechanism="gaussian") into its enum member; anything else
+    is left for validation, which names the field and what is allowed."""
+    value = getattr(obj, name)
+    if not isinstance(value, cls):
+        try:
+            object.__setattr__(obj, name, parse_enum(cls, value, name))
+        except ValueError:
+            pass

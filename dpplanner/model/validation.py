@@ -16,7 +16,8 @@ from typing import Optional, Sequence, Union
 
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS
 
-from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic
+from .accuracy import sensitivity
+from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic, preview
 
 Number = Union[int, float]
 
@@ -73,7 +74,7 @@ class FieldRule:
             raise PlanError(f"{where}: {self.label} is required; it must be {self.describe()}",
                             index=index, field=self.name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise PlanError(f"{where}: {self.label} = {value!r} is not a number; it must be "
+            raise PlanError(f"{where}: {self.label} = {preview(value)} is not a number; it must be "
                             f"{self.describe()}", index=index, field=self.name)
         v = float(value)
         ok = math.isfinite(v)
@@ -138,7 +139,9 @@ def format_value(rule: FieldRule, value: Optional[Number]) -> str:
     if rule.percent:
         text = f"{Decimal(repr(float(value))) * 100:f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
-    return repr(float(value))
+    text = repr(float(value))               # the shortest text that reads back exactly
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if e else text     # "1e-7", not "1e-07"
 
 
 def _fmt(x: float) -> str:
@@ -177,7 +180,7 @@ MAX_QUANTILE_BINS = 1_000_000
 
 def _name(stat: Statistic, index: Optional[int]) -> str:
     where = f"statistic {index + 1}" if index is not None else "statistic"
-    return f"{where} ({stat.name!r})" if isinstance(stat.name, str) and stat.name else where
+    return f"{where} ({preview(stat.name)})" if isinstance(stat.name, str) and stat.name else where
 
 
 def validate_statistic(stat: Statistic, index: Optional[int] = None,
@@ -193,10 +196,10 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
         if not isinstance(getattr(stat, text_field), str):
             raise PlanError(f"{where}: {text_field} must be text", index=index, field=text_field)
     if not isinstance(stat.kind, Kind):
-        raise PlanError(f"{where}: kind = {stat.kind!r} is not allowed; use one of: "
+        raise PlanError(f"{where}: kind = {preview(stat.kind)} is not allowed; use one of: "
                         f"{', '.join(k.value for k in Kind)}", index=index, field="kind")
     if not isinstance(stat.mechanism, Mechanism):
-        raise PlanError(f"{where}: mechanism = {stat.mechanism!r} is not allowed; use one of: "
+        raise PlanError(f"{where}: mechanism = {preview(stat.mechanism)} is not allowed; use one of: "
                         f"{', '.join(m.value for m in Mechanism)}", index=index, field="mechanism")
     if not isinstance(stat.held, bool):
         raise PlanError(f"{where}: held must be true or false", index=index, field="held")
@@ -233,7 +236,32 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
                         f"{budget.dataset_size}", index=index, field="n")
     if not isinstance(stat.extra, dict):
         raise PlanError(f"{where}: extra must be a mapping", index=index, field="extra")
-    return stat.replace(**values)
+    checked = stat.replace(**values)
+    _check_sensitivity(checked, where, index, budget)
+    return checked
+
+
+#: Smallest sensitivity accepted. Far below any real data's resolution, it keeps the ratios the
+#: calibrations divide by (target error / sensitivity <= 1e18 / 1e-100) inside double range, and
+#: rules out a sensitivity that underflows to 0 (bounds 0 and 5e-324), which would divide by 0.
+MIN_SENSITIVITY = 1e-100
+
+
+def _check_sensitivity(stat: Statistic, where: str, index: Optional[int],
+                       budget: Optional[Budget]) -> None:
+    """Sums and means only: their sensitivity comes from the bounds (and n), and may be tiny.
+    Checked under both neighbouring relations, so changing the relation never breaks a row."""
+    if stat.kind not in (Kind.SUM, Kind.MEAN):
+        return
+    size = budget.dataset_size if budget is not None else None
+    smallest = min(min(s.l1, s.l2) for s in (sensitivity(stat, rel, size) for rel in Neighbouring))
+    if not smallest >= MIN_SENSITIVITY:
+        over_n = ", divided by n" if stat.kind is Kind.MEAN else ""
+        raise PlanError(f"{where}: the bounds [{stat.lower:g}, {stat.upper:g}] give a sensitivity "
+                        f"(the larger of |lower| and |upper|, or upper - lower{over_n}) of "
+                        f"{smallest:.3g}; it "
+                        f"must be at least {MIN_SENSITIVITY:g}: widen the bounds or measure the "
+                        "variable in smaller units", index=index, field="upper")
 
 
 def validate_budget(budget: Budget) -> Budget:

@@ -129,19 +129,23 @@ def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, s
 def test_budget_edit_redistributes_and_a_bad_budget_is_refused(qtbot, make_window, small_plan):
     window = make_window()
     window.document.load(small_plan(), None, "t")
-    window.budget_panel.epsilon.setValue(0.5)
+    panel = window.budget_panel
+    panel.epsilon.edit.setText("0.5")
+    panel.epsilon.edit.editingFinished.emit()
     wait_idle(qtbot, window)
     assert window.plan.budget.epsilon == 0.5
     assert total_basic(window.plan) == pytest.approx(0.5, rel=1e-6)
     before = window.plan.snapshot()
-    window.budget_panel.delta.setText("0.01")           # >= 1/n for n = 1000
-    window.budget_panel.delta.editingFinished.emit()
+    panel.delta.edit.setText("0.01")           # >= 1/n for n = 1000
+    panel.delta.edit.editingFinished.emit()
     assert window.plan.snapshot() == before
-    assert "below 1/n" in window.budget_panel.message.text()
-    assert window.budget_panel.delta.text() == "1e-06"  # the field shows the plan's value again
+    assert "below 1/n" in panel.delta.message.text()
+    assert panel.delta.edit.text() == "0.01"   # what was typed stays, marked, with the reason
+    panel.delta.restore()
+    assert panel.delta.edit.text() == "1e-6"   # dismissed: the field shows the plan's value again
     window.editor.undo_stack.undo()
     assert window.plan.budget.epsilon == 1.0
-    assert window.budget_panel.epsilon.value() == 1.0
+    assert panel.epsilon.value() == 1.0 and panel.epsilon.edit.text() == "1.0"
 
 
 def test_save_close_and_reopen(qtbot, make_window, small_plan, tmp_path):
