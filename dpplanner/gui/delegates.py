@@ -50,6 +50,7 @@ class StatisticDelegate(QStyledItemDelegate):
         elif isinstance(editor, QLineEdit):
             # Full precision (repr) so that opening and closing an editor changes nothing.
             editor.setText("" if value is None else repr(value) if isinstance(value, float) else str(value))
+            editor.setProperty("shown_text", editor.text())
 
     def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: QModelIndex) -> None:
         if isinstance(editor, QComboBox):
@@ -58,6 +59,8 @@ class StatisticDelegate(QStyledItemDelegate):
             text = editor.text()
             if text.strip() == "" and COLUMNS[index.column()].key != "variable":
                 return          # an emptied cell means "never mind", not a value
+            if text == editor.property("shown_text"):
+                return          # Enter on an untouched cell: no edit, no undo step, no rebalance
             model.setData(index, text, Qt.ItemDataRole.EditRole)
 
     def eventFilter(self, editor: QObject, event: QEvent) -> bool:
