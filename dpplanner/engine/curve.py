@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from .delta import delta_bar_from_log
+from .delta import prefix_delta_bar_bounds
 from .stats import prefix_sums
 from .theorem_inputs import CurveInputs
 from .theorems import THEOREMS, theorem as registry_entry, validate_theorems
@@ -89,10 +89,11 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
 
     ks = sample_ks(k_total, points)
     s = prefix_sums(eps_seq, delta_seq, ks)
-    delta_bars = np.atleast_1d(delta_bar_from_log(delta_g, s.log_surv))
-    # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar)
+    delta_bars, delta_bars_hi = prefix_delta_bar_bounds(delta_g, delta_seq, ks)
+    # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
-    inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, cancel)
+    inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
+                         cancel)
     upper: dict = {}
     lower: dict = {}
     for j, name in enumerate(names):

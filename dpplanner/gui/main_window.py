@@ -399,7 +399,8 @@ class MainWindow(QMainWindow):
         self.right.setSizes([results, max(height - results, 300)])
 
     def _splitters(self) -> dict[str, QSplitter]:
-        return {"main": self.main_split, "left": self.left, "right": self.right}
+        return {"main": self.main_split, "left": self.left, "right": self.right,
+                "statistics": self.statistics_panel.split}
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if _dropped_plan(event) is not None:
