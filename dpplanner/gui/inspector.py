@@ -13,7 +13,7 @@ they are typed. Selecting another statistic (or a change of the plan) drops what
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
