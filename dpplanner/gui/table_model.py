@@ -196,6 +196,9 @@ class StatisticsTableModel(QAbstractTableModel):
             self.beginResetModel()
             self._rows = new_rows
             self.endResetModel()
+        if event.rebalanced and event.kind in ("inserted", "removed", "moved") and self._rows:
+            # The same change redistributed the other rows' epsilons.
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(COLUMNS) - 1))
 
     # -- cell helpers ---------------------------------------------------------------------------
     @staticmethod
