@@ -13,7 +13,7 @@ they are typed. Selecting another statistic (or a change of the plan) drops what
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -69,8 +69,10 @@ class StatisticInspector(QGroupBox):
             widget.submitted.connect(lambda v, k=key: self._submit(k, v))
             widget.dismissed.connect(lambda k=key: self._pending.pop(k, None))
             self.numbers[key] = widget
-        self.pinned = QCheckBox("pinned: redistribution leaves its ε_i alone")
+        self.pinned = QCheckBox("pinned")
         self.pinned.setAccessibleName("Pinned")
+        self.pinned.setToolTip("A pinned statistic keeps its ε_i when the budget is redistributed. "
+                               "Typing an ε_i or a target error pins it.")
         self.pinned.toggled.connect(lambda on: self._submit("held", on))
         self.units = QLabel("")
         self.sentence = QLabel("")
@@ -79,6 +81,7 @@ class StatisticInspector(QGroupBox):
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.form = QFormLayout()
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.form.addRow("Name", self.name)
         self.form.addRow("Variable", self.variable)
         self.form.addRow("What", self.kind)
@@ -107,6 +110,9 @@ class StatisticInspector(QGroupBox):
         scroll.setWidget(inner)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        for edit in inner.findChildren(QLineEdit):
+            edit.setMinimumWidth(40)        # fields shrink with the column instead of scrolling
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(scroll)

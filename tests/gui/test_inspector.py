@@ -50,8 +50,8 @@ def test_the_inspector_shows_every_assumption_of_the_selected_statistic(window):
     inspector = window.statistics_panel.inspector
     assert named(inspector, "Statistic name").text() == "mean b"
     assert named(inspector, "Variable").text() == "income"
-    assert named(inspector, "Lower bound").text() == "0.0"
-    assert named(inspector, "Upper bound").text() == "100.0"
+    assert named(inspector, "Lower bound").text() == "0"
+    assert named(inspector, "Upper bound").text() == "100"
     assert "1,000" in named(inspector, "Records").placeholderText()     # the plan's n
     assert "mean of income" in inspector.sentence.text()
     assert not [e for e in inspector.findChildren(QLineEdit)
@@ -113,7 +113,7 @@ def test_a_refused_assumption_stays_typed_with_its_reason(qtbot, window):
     assert upper.text() == "-5"
     assert "must be below the upper bound -5" in upper.accessibleDescription()
     QTest.keyClick(upper, Qt.Key.Key_Escape)         # given up: the plan's bound is back
-    assert upper.text() == "100.0" and upper.accessibleDescription() == ""
+    assert upper.text() == "100" and upper.accessibleDescription() == ""
     records = named(inspector, "Records")
     type_into(records, "5000")                       # more than the plan's n = 1000
     assert "larger than the dataset size 1000" in records.accessibleDescription()

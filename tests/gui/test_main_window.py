@@ -145,7 +145,7 @@ def test_budget_edit_redistributes_and_a_bad_budget_is_refused(qtbot, make_windo
     assert panel.delta.edit.text() == "1e-6"   # dismissed: the field shows the plan's value again
     window.editor.undo_stack.undo()
     assert window.plan.budget.epsilon == 1.0
-    assert panel.epsilon.value() == 1.0 and panel.epsilon.edit.text() == "1.0"
+    assert panel.epsilon.value() == 1.0 and panel.epsilon.edit.text() == "1"
 
 
 def test_save_close_and_reopen(qtbot, make_window, small_plan, tmp_path):
