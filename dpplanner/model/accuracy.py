@@ -244,8 +244,13 @@ def gaussian_sigma(l2: float, epsilon: float, delta: float) -> float:
         raise ValueError("the Gaussian mechanism needs delta > 0; give the statistics a share of "
                          "delta (delta split > 0) or use the Laplace mechanism")
     hi = l2 * (1.0 + math.sqrt(2.0 * math.log(1.25 / delta))) / epsilon
-    while not _within(hi, l2, epsilon, delta):
+    # Doubling reaches inf within ~2100 steps; an infinite scale (a subnormal epsilon) has no
+    # answer, and halving inf below would never end.
+    while math.isfinite(hi) and not _within(hi, l2, epsilon, delta):
         hi *= 2.0
+    if not math.isfinite(hi):
+        raise ValueError(f"epsilon {epsilon:g} is too small for Gaussian noise: no finite noise "
+                         f"scale gives ({epsilon:g}, {delta:g})-DP")
     lo = hi
     while _within(lo, l2, epsilon, delta) and lo > 1e-300:
         lo /= 2.0

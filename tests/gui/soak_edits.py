@@ -19,7 +19,7 @@ import shiboken6
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
-    QAbstractSpinBox, QApplication, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel,
+    QApplication, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel,
     QLineEdit, QWidget,
 )
 
@@ -74,6 +74,8 @@ class Soak:
         index = self.panel.model.index(row, COLUMN_INDEX[key])
         view.scrollTo(index)
         view.setCurrentIndex(index)
+        if not self.panel.model.flags(index) & Qt.ItemFlag.ItemIsEditable:
+            return "not editable"       # a double-click opens nothing (and Qt warns on edit())
         view.edit(index)
         editor = view.indexWidget(index)
         if editor is None:
@@ -316,41 +318,48 @@ def move(s: Soak) -> str:
 
 
 # == budget and window actions =======================================================================
-def _budget_field(s: Soak, key: str) -> QWidget:
-    widget = getattr(s.window.budget_panel, key)
-    if isinstance(widget, QAbstractSpinBox):
-        return widget
-    return widget if isinstance(widget, QLineEdit) else widget.findChild(QLineEdit)
+def by_name(parent: QWidget, kind, name: str):
+    """The control a screen reader would announce as ``name`` (every control has one)."""
+    found = [w for w in parent.findChildren(kind) if w.accessibleName() == name]
+    assert len(found) == 1, f"{len(found)} controls named {name!r}"
+    return found[0]
 
 
+#: Budget fields by accessible name, with what a user might type there.
 BUDGET_VALUES: dict[str, Callable[[Soak], str]] = {
-    "epsilon": lambda s: s.number(0.05, 5.0),
-    "delta": lambda s: s.number(1e-10, 1e-5),
-    "split": lambda s: f"{s.rng.uniform(0, 99):.3g}",
-    "confidence": lambda s: f"{s.rng.uniform(50, 99.9):.3g}",
-    "eta": lambda s: s.number(1e-4, 0.1),
-    "dataset_size": lambda s: s.rng.choice(("", "100", "2500", "100000", "1000000")),
-    "population": lambda s: s.rng.choice(("", "6000", "10000", "1000000", "1e7", "2500")),
-    "reserve": lambda s: f"{s.rng.choice((0, 10, 50, 90)):g}",
+    "Global epsilon": lambda s: s.number(0.05, 5.0),
+    "Global delta": lambda s: s.number(1e-10, 1e-5),
+    "Delta to statistics": lambda s: f"{s.rng.uniform(0, 99):.3g}",
+    "Confidence": lambda s: f"{s.rng.uniform(50, 99.9):.3g}",
+    "Engine accuracy": lambda s: s.number(1e-4, 0.1),
+    "Dataset size": lambda s: s.rng.choice(("", "100", "2500", "100000", "1000000")),
+    "Population size": lambda s: s.rng.choice(("", "6000", "10000", "1000000", "1e7", "2500")),
+    "Reserve": lambda s: f"{s.rng.choice((0, 10, 50, 90)):g}",
 }
 
 
 def budget_field(s: Soak) -> str:
-    key = s.rng.choice(list(BUDGET_VALUES))
-    text = s.maybe_junk(BUDGET_VALUES[key](s), 0.1)
-    s.type_into(_budget_field(s, key), text)
-    return f"budget {key} := {text!r}"
+    name = s.rng.choice(list(BUDGET_VALUES))
+    text = s.maybe_junk(BUDGET_VALUES[name](s), 0.1)
+    field = by_name(s.window.budget_panel, QLineEdit, name)
+    s.type_into(field, text)
+    if field.accessibleDescription():   # refused: the reason is beneath it, Esc puts the value back
+        QTest.keyClick(field, Qt.Key.Key_Escape)
+        return f"budget {name} := {text!r}: refused, Esc"
+    return f"budget {name} := {text!r}"
 
 
 def budget_choice(s: Soak) -> str:
     """Step a combo box with the arrow keys (emits ``activated`` like a mouse choice), or click
     the redistribution box."""
     panel = s.window.budget_panel
-    which = s.rng.choice(("tier", "neighbouring", "theorem", "theorem", "redistribute"))
-    if which == "redistribute":
-        QTest.mouseClick(panel.redistribute, Qt.MouseButton.LeftButton)
-        return f"budget redistribute clicked: now {panel.redistribute.isChecked()}"
-    box: QComboBox = getattr(panel, which)
+    which = s.rng.choice(("Harm level", "Neighbouring datasets", "Theorem for redistribution",
+                          "Theorem for redistribution", "Redistribute automatically"))
+    if which == "Redistribute automatically":
+        box = by_name(panel, QCheckBox, which)
+        QTest.mouseClick(box, Qt.MouseButton.LeftButton)
+        return f"budget {which} clicked: now {box.isChecked()}"
+    box = by_name(panel, QComboBox, which)
     box.setFocus()
     key = s.rng.choice((Qt.Key.Key_Down, Qt.Key.Key_Up))
     QTest.keyClick(box, key)

@@ -9,6 +9,7 @@ needed to replay the run (see README, "Soak test").
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import traceback
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QLineEdit
 
 from dpplanner import engine
 from dpplanner.compute import jobs
@@ -25,13 +27,14 @@ from dpplanner.gui.evaluation import PROFILE_DELAY_MS
 from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.results_panel import COLUMNS as RESULT_COLUMNS, ResultsPanel
 from dpplanner.gui.settings import Settings
+from dpplanner.gui.shares_plot import SharesPlot
 from dpplanner.gui.table_model import COLUMNS, RawRole, StatisticsTableModel
 from dpplanner.model import files
 import soak_edits
 
 #: Start plans: (name, shipped example, population N typed into the budget panel first).
-STARTS = (("psi-survey with N = 6000", "psi-survey", "6000"), ("census", "census", None),
-          ("psi-survey", "psi-survey", None))
+STARTS = (("psi-survey with N = 6000", "psi-survey", "6000"), ("psi-survey", "psi-survey", None),
+          ("census", "census", None))
 
 
 @dataclass
@@ -83,7 +86,7 @@ def open_start(window, qtbot, folder: Path, example: str, population) -> Path:
     action.trigger()
     if population is not None:
         soak = soak_edits.Soak(window, qtbot, random.Random(0))
-        soak.type_into(soak_edits._budget_field(soak, "population"), population)
+        soak.type_into(soak_edits.by_name(window.budget_panel, QLineEdit, "Population size"), population)
         wait_idle(qtbot, window)
         assert window.plan.budget.population == int(population), "the start plan did not take N"
     path = folder / "start.dpplan"
@@ -93,7 +96,8 @@ def open_start(window, qtbot, folder: Path, example: str, population) -> Path:
     return path
 
 
-def run_soak(qtbot, folder: Path, seed: int, edits: int) -> SoakReport:
+def run_soak(qtbot, folder: Path, seed: int, edits: int, qtlog=None) -> SoakReport:
+    """``qtlog``: pytest-qt's fixture, so each Qt warning is logged at the edit it came from."""
     rng = random.Random(seed)
     start, example, population = STARTS[seed % len(STARTS)]
     report = SoakReport(seed, start, edits)
@@ -106,13 +110,16 @@ def run_soak(qtbot, folder: Path, seed: int, edits: int) -> SoakReport:
         for i in range(edits):
             edit = soak_edits.pick(rng)
             seen = len(caught)
+            logged = len(qtlog.records) if qtlog is not None else 0
             try:
                 line = edit(soak)
             except Exception:  # noqa: BLE001 - an escaping exception is what the soak looks for
                 line = f"{edit.__name__}: RAISED"
                 report.escaped.append(f"edit {i} ({edit.__name__}): {traceback.format_exc()}")
-            soak.log.append(f"{i:4d} {line}")
             qtbot.wait(rng.randint(0, 30))
+            if qtlog is not None:
+                line += "".join(f" [Qt: {r.message}]" for r in qtlog.records[logged:])
+            soak.log.append(f"{i:4d} {line}")
             report.escaped += [f"edit {i} ({line}) into Qt: {''.join(traceback.format_exception(*e))}"
                                for e in caught[seen:]]
         seen = len(caught)
@@ -163,11 +170,15 @@ def screen_mismatches(qtbot, window) -> list[str]:
                                 eta=inputs.eta, multiplicities=list(inputs.multiplicities),
                                 mechanisms=list(inputs.mechanisms) or None)
     found += _totals_mismatches(window, totals)
-    request = window.evaluation.request()
-    shown = (request.epsilons, request.deltas, request.multiplicities, request.delta_g, request.eta)
-    if shown != (inputs.epsilons, inputs.deltas, inputs.multiplicities, inputs.delta_g, inputs.eta):
-        found.append("the window's evaluation request does not describe the plan")
-        return found
+    request = fresh.evaluation_request(window.evaluation.view())
+    shown = window.evaluation.last_result
+    if shown is None:
+        return found + ["no evaluation is shown for a plan with statistics"]
+    ignored = {"request_id"} | ({"repeat_index"} if request.curve_mode == "prefix" else set())
+    differ = [f.name for f in dataclasses.fields(request) if f.name not in ignored
+              and getattr(request, f.name) != getattr(shown.request, f.name)]
+    if differ:
+        return found + [f"the totals and curve shown were computed for another {', '.join(differ)}"]
     curve = jobs.evaluate(request, CancelToken(), lambda _f: None).curve
     found += _curve_mismatches(window, curve, request)
     found += _shares_mismatches(window, fresh)
@@ -256,8 +267,12 @@ def _curve_mismatches(window, curve, request) -> list[str]:
 
 def _shares_mismatches(window, fresh) -> list[str]:
     window.plots.setCurrentWidget(window.shares_plot)       # the bars refresh while shown
-    errors = np.array([p.error if p.error is not None else np.nan for p in fresh.privacy_all()], dtype=float)
-    shown = np.asarray(window.shares_plot.errors, dtype=float)
-    if not np.array_equal(shown, np.where(np.isfinite(errors), errors, np.nan), equal_nan=True):
-        return ["the shares plot's errors differ from a fresh privacy_all()"]
-    return []
+    expected = SharesPlot()
+    expected.set_plan(fresh, fresh.privacy_all())
+    shown = window.shares_plot
+    found = []
+    for what in ("shares", "errors"):
+        if not np.array_equal(getattr(shown, what), getattr(expected, what), equal_nan=True):
+            found.append(f"the shares plot's {what} differ from a fresh plot of the plan")
+    expected.deleteLater()
+    return found
