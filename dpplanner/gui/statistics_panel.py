@@ -42,8 +42,6 @@ class StatisticsPanel(QGroupBox):
         # Columns as wide as their text, shrunk with middle elision when the window is narrow.
         self.columns = ColumnFitter(
             self.view, stretch=COLUMN_INDEX["name"],
-            hide_first=[COLUMN_INDEX[k] for k in ("weight", "repetitions", "variable", "mechanism", "delta", "kind",
-                                                  "held")],
             whole=[COLUMN_INDEX[k] for k in ("epsilon", "delta", "error", "held", "weight", "repetitions")])
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
                              "target error to get the ε it needs; tick hold to keep an ε fixed.")

@@ -1,6 +1,6 @@
 """Table columns that fit the window: each as wide as its header and the text of the first rows,
-shrunk (text elided in the middle, the full value in the tooltip) when the view is narrower, and
-when even that does not fit, the least needed columns hidden (the inspector shows them).
+shrunk (text elided in the middle, the full value in the tooltip) when the view is narrower.
+Numbers are never shrunk ("0…3" helps nobody): when even the numbers do not fit, the view scrolls.
 
 The name column stretches into what is left. Only a sample of rows is measured, so a plan of
 thousands of statistics costs the same as one of fifty.
@@ -27,15 +27,12 @@ STRETCH_MIN_PX = 90
 
 class ColumnFitter(QObject):
     """Keeps ``view``'s column widths fitted; ``stretch`` is the column that takes the rest;
-    ``hide_first`` lists the columns to hide, first one first, when the view is too narrow;
-    ``whole`` columns (numbers: "0…3" helps nobody) are never shrunk, only hidden."""
+    ``whole`` columns (numbers) are never shrunk."""
 
-    def __init__(self, view: QTableView, stretch: int, hide_first: Sequence[int] = (),
-                 whole: Sequence[int] = ()) -> None:
+    def __init__(self, view: QTableView, stretch: int, whole: Sequence[int] = ()) -> None:
         super().__init__(view)
         self._view = view
         self._stretch = stretch
-        self._hide_first = list(hide_first)
         self._whole = set(whole)
         view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = view.horizontalHeader()
@@ -66,23 +63,13 @@ class ColumnFitter(QObject):
         columns = [c for c in range(model.columnCount()) if c != self._stretch]
         wanted = {c: self.natural_width(c) for c in columns}
         room = self._view.viewport().width() - STRETCH_MIN_PX
-        def least(c: int) -> int:
-            return wanted[c] if c in self._whole else MIN_PX
-
-        hidden = set()
-        for c in self._hide_first:           # too narrow even when shrunk: hide some
-            if sum(least(c) for c in wanted.keys() - hidden) <= room:
-                break
-            hidden.add(c)
-        shown = {c: w for c, w in wanted.items() if c not in hidden}
+        shown = dict(wanted)
         total = sum(shown.values())
         if total > room > 0:
             # Shrink the text columns' excess over the minimum in proportion, so each keeps some text.
             spare = sum(w - MIN_PX for c, w in shown.items() if c not in self._whole)
             cut = min(1.0, (total - room) / spare) if spare else 0.0
             shown = {c: w if c in self._whole else int(w - (w - MIN_PX) * cut) for c, w in shown.items()}
-        for c in columns:
-            self._view.setColumnHidden(c, c in hidden)
         for c, w in shown.items():
             self._view.setColumnWidth(c, w)
 
