@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from .delta import delta_bar_from_log
+from .delta import prefix_delta_bar_bounds
 from .stats import prefix_sums
 from .theorem_inputs import CurveInputs
 from .theorems import THEOREMS, theorem as registry_entry, validate_theorems
@@ -42,10 +42,18 @@ def _positive_int(value, name: str) -> int:
 
 
 def sample_ks(k_total: int, points: Optional[int]) -> np.ndarray:
-    """1..K, or about ``points`` evenly spaced values of k that always include K."""
+    """1..K, or about ``points`` values of k that always include 1 and K: half evenly spaced (a
+    linear k axis), the rest geometrically spaced (a log k axis, dense at small k)."""
     if points is None or points >= k_total:
         return np.arange(1, k_total + 1, dtype=np.int64)
-    ks = np.unique(np.round(np.linspace(1, k_total, points)).astype(np.int64))
+    linear = np.linspace(1, k_total, points - points // 2)
+    ks = np.zeros(0, dtype=np.int64)
+    # Geometric points that round onto linear ones or onto each other are lost: add more, at most
+    # `points` in all, until the union has `points` values.
+    for extra in range(points // 2, points + 1):
+        ks = np.unique(np.round(np.concatenate([linear, np.geomspace(1, k_total, extra)])).astype(np.int64))
+        if ks.size >= points:
+            break
     return ks if ks[-1] == k_total else np.append(ks, k_total)
 
 
@@ -81,10 +89,11 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
 
     ks = sample_ks(k_total, points)
     s = prefix_sums(eps_seq, delta_seq, ks)
-    delta_bars = np.atleast_1d(delta_bar_from_log(delta_g, s.log_surv))
-    # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar)
+    delta_bars, delta_bars_hi = prefix_delta_bar_bounds(delta_g, delta_seq, ks)
+    # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
-    inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, cancel)
+    inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
+                         cancel)
     upper: dict = {}
     lower: dict = {}
     for j, name in enumerate(names):

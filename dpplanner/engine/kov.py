@@ -12,7 +12,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from .delta import delta_bar, infeasible_reason, log_survival, total_delta_up
+from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .errors import NotApplicable
 from .types import Composition
 from .validation import Plan
@@ -65,11 +65,11 @@ def kov(plan: Plan, delta_g: float) -> Composition:
     require_homogeneous(plan)
     from .optimal import homogeneous_bracket  # the optimal core (engine/optimal/)
 
-    db = delta_bar(delta_g, plan.delta, plan.mult)
+    db, db_hi = delta_bar_bounds(delta_g, plan.delta, plan.mult)  # upper read at db, lower at db_hi
     if db < 0:
         forced = float(total_delta_up(0.0, log_survival(plan.delta, plan.mult)))
         return Composition(NAME, math.inf, delta_g, detail="infeasible", reason=infeasible_reason(delta_g, forced))
-    bracket = homogeneous_bracket(float(plan.eps[0]), plan.k, db)
+    bracket = homogeneous_bracket(float(plan.eps[0]), plan.k, db, db_hi)
     extra = {"delta_bar": db}
     if plan.k <= 1_000_000:
         extra["grid (Thm 3.3)"] = kov_grid_epsilon(float(plan.eps[0]), plan.k, db)

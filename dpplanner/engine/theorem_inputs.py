@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from .delta import delta_bar, infeasible_reason, log_survival, total_delta_up
+from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .stats import Sums, plan_sums
 from .types import CancelToken, Composition, ProgressCallback
 from .validation import Plan
@@ -29,13 +29,13 @@ def optimal(plan: Plan, delta_g: float, eta: float, cancel: Optional[CancelToken
     """Murtagh–Vadhan optimal composition: delta_i moved into delta_bar, then the optimal core."""
     from .optimal import optimal_bracket  # the optimal core (engine/optimal/)
 
-    db = delta_bar(delta_g, plan.delta, plan.mult)
+    db, db_hi = delta_bar_bounds(delta_g, plan.delta, plan.mult)  # upper read at db, lower at db_hi
     if db < 0:
         forced = float(total_delta_up(0.0, log_survival(plan.delta, plan.mult)))
         return Composition("optimal", math.inf, delta_g, detail="infeasible",
                            reason=infeasible_reason(delta_g, forced))
     eps_u, mult_u = grouped(plan)
-    bracket = optimal_bracket(eps_u, mult_u, db, eta, cancel=cancel, progress=progress)
+    bracket = optimal_bracket(eps_u, mult_u, db, eta, cancel=cancel, progress=progress, delta_bar_hi=db_hi)
     return Composition("optimal", float(bracket.upper), delta_g, epsilon_lower=float(bracket.lower),
                        detail=bracket.method, extra={"delta_bar": db, "eta": eta})
 
@@ -53,7 +53,7 @@ class ComposeInputs:
 
     @cached_property
     def sums(self) -> Sums:
-        # exact decimal running sums cost ~2 us a query: only the closed forms ask for them
+        # exact running sums cost ~1 us a query: only the closed forms ask for them
         return plan_sums(self.plan)
 
     def optimal(self) -> Composition:
@@ -77,6 +77,7 @@ class CurveInputs:
     mode: str
     sums: Sums
     delta_bars: np.ndarray
+    delta_bars_hi: np.ndarray  # delta_bars rounded up (the lower bounds are read there)
     cancel: Optional[CancelToken] = None
     progress: Optional[ProgressCallback] = None
     _shared: dict = field(default_factory=dict, repr=False)
@@ -99,14 +100,14 @@ class CurveInputs:
             up = np.full(self.ks.size, np.nan)
             lo = np.full(self.ks.size, np.nan)
             eps = float(self.eps[0])
-            for j, (k, db) in enumerate(zip(self.ks, self.delta_bars)):
+            for j, (k, db, db_hi) in enumerate(zip(self.ks, self.delta_bars, self.delta_bars_hi)):
                 if k > self.homogeneous_len:
                     break
                 self.check()
                 if db < 0:
                     up[j], lo[j] = np.inf, np.inf
                 else:
-                    b = homogeneous_bracket(eps, int(k), float(db))
+                    b = homogeneous_bracket(eps, int(k), float(db), float(db_hi))
                     up[j], lo[j] = b.upper, b.lower
                 if self.progress is not None and (j % 64 == 0 or j == self.ks.size - 1):
                     self.progress((j + 1) / self.ks.size)
@@ -129,7 +130,7 @@ class CurveInputs:
                 kf = self.ks[feasible]
                 up[feasible], lo[feasible] = optimal_prefix_curve(
                     self.eps[: int(kf[-1])], self.delta_bars[feasible], kf, self.eta,
-                    cancel=self.cancel, progress=self.progress)
+                    cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible])
             self._shared["optimal"] = (up, lo)
         up, lo = self._shared["optimal"]
         return up.copy(), lo.copy()

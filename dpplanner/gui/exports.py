@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.evaluation import Evaluation
-from dpplanner.gui.plots import SharesPlot, export_item
+from dpplanner.gui.plots import export_item
 from dpplanner.model import csvio, report
 
 
@@ -69,7 +69,7 @@ class Exports(QObject):
 
     def export_plot(self, path: str | Path) -> bool:
         widget = self.plots.currentWidget()
-        item = widget.view.ci if isinstance(widget, SharesPlot) else widget.plot_item
+        item = widget.view.ci        # the whole layout: plot, legend row and axes
         return self._export(lambda: export_item(item, path), path)
 
     def _export(self, write: Callable[[], None], path) -> bool:

@@ -8,12 +8,11 @@ gui/exports.py and the status bar in gui/status.py.
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import (
-    QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon, QKeySequence,
+    QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence,
 )
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QTabWidget, QToolButton
 
@@ -25,6 +24,7 @@ from dpplanner.gui.document import Document
 from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
 from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.exports import Exports
+from dpplanner.gui.appearance import Appearance
 from dpplanner.gui.help_pages import PAGES, HelpDialog, about_html
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
 from dpplanner.gui.results_panel import ResultsPanel
@@ -46,6 +46,7 @@ class MainWindow(QMainWindow):
                  engine_in_process: bool = False) -> None:
         super().__init__()
         self.settings = settings or Settings()
+        self.appearance = Appearance(self.settings, self)     # before the plots: their colours
         self.plan = Plan()
         # The `dpplanner` app runs engine jobs in a child process (see app.py); embedders, the
         # smoke test and fakes injected by tests use the worker thread itself.
@@ -105,7 +106,7 @@ class MainWindow(QMainWindow):
         self.document.error.connect(self.show_error)
         self.exports.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
         self.exports.error.connect(self.show_error)
-        self.document.aboutToLoad.connect(self.controller.cancel)
+        self.document.aboutToLoad.connect(self._on_about_to_load)
         self.evaluation.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
         self.controller.progressChanged.connect(lambda _channel, f: self.status.set_progress(f))
         self.controller.busyChanged.connect(self._on_busy)
@@ -115,12 +116,13 @@ class MainWindow(QMainWindow):
         self.cost_plot.optionsChanged.connect(self._on_plot_options)
         self.cost_plot.hiddenChanged.connect(lambda names: self.settings.set("hidden_curves", names))
         self.statistics_panel.selectionChanged.connect(self._on_selection)
-        hints = QGuiApplication.styleHints()
-        hints.colorSchemeChanged.connect(lambda _scheme: self.apply_theme())
+        self.cost_plot.logKChanged.connect(lambda on: self.settings.set("curve_log_k", on))
+        self.appearance.changed.connect(self.apply_theme)
 
         self.cost_plot.set_mode(self.settings.get("curve_mode"))
         self.cost_plot.k_max.setValue(self.settings.get("curve_k_max"))
         self.cost_plot.set_hidden(self.settings.get("hidden_curves"))
+        self.cost_plot.log_k.setChecked(self.settings.get("curve_log_k"))
         self._restore_layout()
         self._update_title()
         self._refresh_views()
@@ -154,17 +156,23 @@ class MainWindow(QMainWindow):
                                                self.exports.export_plot_dialog)
         self.quit_action = self._action("&Quit", "Close dpplanner", self.close, S.Quit)
         stack = self.editor.undo_stack
-        self.undo_action = self._step_action("&Undo", stack.undo, S.Undo, stack.canUndoChanged,
-                                             stack.undoTextChanged, "nothing to undo")
-        self.redo_action = self._step_action("&Redo", stack.redo, S.Redo, stack.canRedoChanged,
-                                             stack.redoTextChanged, "nothing to redo")
+        editor = self.editor
+        self.undo_action = self._step_action("&Undo", editor.undo, S.Undo, stack.undoTextChanged,
+                                             "nothing to undo")
+        self.redo_action = self._step_action("&Redo", stack.redo, S.Redo, stack.redoTextChanged,
+                                             "nothing to redo")
+        # From the signals' arguments, not by asking the stack: it signals while being destroyed.
+        stack.canUndoChanged.connect(lambda can: self.undo_action.setEnabled(
+            can or editor.is_redistributing()))
+        editor.redistributing.connect(lambda _active: self.undo_action.setEnabled(editor.can_undo()))
+        stack.canRedoChanged.connect(self.redo_action.setEnabled)
         self.rebalance_action = self._action("Redistribute &now", "Rescale the free statistics to "
                                              "spend the global ε", self.editor.rebalance_now, "Ctrl+R")
         self.cancel_action = self._action("&Cancel computation", "Stop the running computation",
                                           self.cancel_computation)
         self.cancel_action.setEnabled(False)
 
-    def _step_action(self, text: str, slot, shortcut, can_changed, text_changed, idle: str) -> QAction:
+    def _step_action(self, text: str, slot, shortcut, text_changed, idle: str) -> QAction:
         """Undo/Redo with a fixed label (QUndoStack's own actions put the step's name in the label,
         which grows and gets cut in the toolbar); the step is named in the tooltip instead."""
         action = self._action(text, "", slot, shortcut)
@@ -178,7 +186,6 @@ class MainWindow(QMainWindow):
 
         action.setEnabled(False)
         describe("")
-        can_changed.connect(action.setEnabled)
         text_changed.connect(describe)
         return action
 
@@ -227,6 +234,7 @@ class MainWindow(QMainWindow):
         repeat = view_menu.addAction("Plot selected query &repeated")
         repeat.triggered.connect(lambda: self.cost_plot.set_mode("repeat"))
         view_menu.addSeparator()
+        view_menu.addMenu(self.appearance.menu(view_menu))
         reset = view_menu.addAction("Reset &layout")
         reset.setToolTip("Put the panels back to their default sizes")
         reset.triggered.connect(self._default_layout)
@@ -263,24 +271,23 @@ class MainWindow(QMainWindow):
         self.evaluation.plan_changed()
         self._refresh_views()
 
+    def _on_about_to_load(self) -> None:
+        self.editor.abandon()
+        self.controller.discard()
+
     def _on_redistributing(self, active: bool) -> None:
         if active:
             self.show_message(REDISTRIBUTING, 0)
         elif self.status.label.text() == REDISTRIBUTING:
             self.show_message("", 0)        # but keep a failure message that replaced it
-        if not active:
-            # Rebalanced, cancelled or failed: evaluate whatever the plan is now (a no-op when
-            # that evaluation is already running).
-            self.evaluation.schedule()
 
     def _refresh_views(self) -> None:
         """Cheap synchronous views now; the engine's numbers come from the worker."""
         self._shares_stale = True
         self._refresh_shares()
+        self._name_repeated()
         self.cost_plot.set_budget(self.plan.budget.spendable_epsilon)
-        if not self.editor.is_redistributing():
-            # An edit that is being rebalanced is evaluated once its rebalance lands.
-            self.evaluation.schedule()
+        self.evaluation.schedule()
 
     def _refresh_shares(self) -> None:
         """The bars need every row's accuracy (~20 ms per 1000 rows): only while they are shown."""
@@ -289,9 +296,7 @@ class MainWindow(QMainWindow):
         self._shares_stale = False
         plan = self.plan
         privacy = self.statistics_panel.model.privacy_all()
-        self.shares_plot.set_rows([s.name for s in plan], [s.epsilon * s.repetitions for s in plan],
-                                  [p.error if p.error is not None else math.nan for p in privacy],
-                                  [s.held for s in plan])
+        self.shares_plot.set_plan(plan, privacy)
 
     def _on_busy(self, busy: bool) -> None:
         self.cancel_action.setEnabled(busy)
@@ -310,7 +315,14 @@ class MainWindow(QMainWindow):
         self.settings.set("curve_k_max", self.cost_plot.k_max.value())
         self.evaluation.schedule()
 
+    def _name_repeated(self) -> None:
+        """The statistic "repeat one query" repeats: the selected row (the first if none)."""
+        plan = self.plan
+        row = min(max(self.statistics_panel.current_row(), 0), len(plan) - 1)
+        self.cost_plot.set_repeat_statistic(plan[row].name if len(plan) else "")
+
     def _on_selection(self, _row: int) -> None:
+        self._name_repeated()
         if self.cost_plot.mode() == "repeat":
             self.evaluation.schedule()
 
@@ -372,7 +384,8 @@ class MainWindow(QMainWindow):
         self.right.setSizes([results, max(height - results, 300)])
 
     def _splitters(self) -> dict[str, QSplitter]:
-        return {"main": self.main_split, "left": self.left, "right": self.right}
+        return {"main": self.main_split, "left": self.left, "right": self.right,
+                "statistics": self.statistics_panel.split}
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if _dropped_plan(event) is not None:

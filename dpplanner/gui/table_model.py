@@ -18,6 +18,7 @@ from PySide6.QtGui import QBrush, QColor
 from dpplanner.gui import formatting
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model import FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic, StatisticPrivacy
+from dpplanner.model.statistic import assumptions
 from dpplanner.model.validation import parse_text
 
 
@@ -40,7 +41,8 @@ COLUMNS: tuple[Column, ...] = (
                            "typed for custom statistics."),
     Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
                              "units. Type a target error to get the ε_i it needs."),
-    Column("held", "hold", "Held statistics keep their ε_i when the budget is redistributed."),
+    Column("held", "pin", "Pinned statistics (📌) keep their ε_i when the budget is redistributed. "
+                          "Typing an ε_i or a target error pins a statistic; untick to unpin it."),
     Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
                                "is redistributed."),
     Column("repetitions", "reps", "How many times this statistic is released (each with ε_i, δ_i)."),
@@ -137,7 +139,7 @@ class StatisticsTableModel(QAbstractTableModel):
         key = COLUMNS[index.column()].key
         if key == "held" and role == Qt.ItemDataRole.CheckStateRole:
             held = Qt.CheckState(value) == Qt.CheckState.Checked
-            text = f"{'Hold' if held else 'Release'} {stat.name!r}"
+            text = f"{'Pin' if held else 'Unpin'} {stat.name!r}"
             return self._editor.update_statistic(row, stat.replace(held=held), text)
         if role != Qt.ItemDataRole.EditRole or not self._editable(stat, key):
             return False
@@ -194,6 +196,9 @@ class StatisticsTableModel(QAbstractTableModel):
             self.beginResetModel()
             self._rows = new_rows
             self.endResetModel()
+        if event.rebalanced and event.kind in ("inserted", "removed", "moved") and self._rows:
+            # The same change redistributed the other rows' epsilons.
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(COLUMNS) - 1))
 
     # -- cell helpers ---------------------------------------------------------------------------
     @staticmethod
@@ -215,7 +220,7 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def _display(self, row: int, stat: Statistic, key: str) -> Any:
         if key == "held":
-            return None
+            return "📌" if stat.held else ""
         if key == "kind":
             return stat.kind.label
         if key == "mechanism":
@@ -255,6 +260,8 @@ class StatisticsTableModel(QAbstractTableModel):
             if p.functioning_epsilon != stat.epsilon:
                 text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
             return f"{text}\n\n{column.tooltip}"
+        if key == "kind" and assumptions(stat, self._plan.budget.dataset_size):
+            return f"{stat.kind.label}: {assumptions(stat, self._plan.budget.dataset_size)}\n\n{column.tooltip}"
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"
         return column.tooltip

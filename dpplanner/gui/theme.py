@@ -38,7 +38,21 @@ DARK = PlotTheme(
 )
 
 
+#: "system" follows the platform's colour scheme; "light" or "dark" is the user's choice (View menu).
+_preference = "system"
+PREFERENCES = ("system", "light", "dark")
+
+
+def set_preference(value: str) -> None:
+    global _preference
+    if value not in PREFERENCES:
+        raise ValueError(f"colour scheme {value!r} is not one of {', '.join(PREFERENCES)}")
+    _preference = value
+
+
 def is_dark() -> bool:
+    if _preference != "system":
+        return _preference == "dark"
     app = QGuiApplication.instance()
     if app is None:
         return False
