@@ -13,7 +13,7 @@ from plan_mutations import EDGES, numbers, plan_texts
 from dpplanner.model import PlanError, Statistic
 from dpplanner.model.files import PlanFileError, load_plan, loads_plan, save_plan
 
-EXAMPLES = int(os.environ.get("DPPLANNER_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("DPPLANNER_FUZZ_EXAMPLES", "50"))
 BUDGET_FIELDS = ("epsilon", "delta", "delta_split", "confidence", "eta", "dataset_size",
                  "population", "reserve", "theorem", "neighbouring", "redistribute")
 STAT_FIELDS = ("epsilon", "delta", "weight", "repetitions", "lower", "upper", "bins", "granularity",
