@@ -14,7 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import (
     QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence,
 )
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QTabWidget, QToolButton
+from PySide6.QtWidgets import (
+    QMainWindow, QMessageBox, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget,
+)
 
 from dpplanner.compute import engine_process, jobs
 from dpplanner.gui import theme
@@ -25,6 +27,7 @@ from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
 from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.exports import Exports
 from dpplanner.gui.appearance import Appearance
+from dpplanner.gui.guide import BASICS_TITLE, FirstStartGuide, basics_html
 from dpplanner.gui.help_pages import PAGES, HelpDialog, about_html
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
 from dpplanner.gui.results_panel import ResultsPanel
@@ -76,12 +79,21 @@ class MainWindow(QMainWindow):
         self.left.addWidget(self.budget_panel)
         self.left.addWidget(self.statistics_panel)
         self.left.setStretchFactor(1, 1)
+        self.guide = FirstStartGuide(self.plan, self.settings, (
+            lambda: (self.budget_panel.tier.setFocus(), self.budget_panel.tier.showPopup()),
+            lambda: self.budget_panel.dataset_size.edit.setFocus(),
+            lambda: self.statistics_panel.add_button.showMenu()))
+        left_column = QWidget()
+        column = QVBoxLayout(left_column)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.guide)
+        column.addWidget(self.left, 1)
         self.right = QSplitter(Qt.Orientation.Vertical)
         self.right.addWidget(self.results_panel)
         self.right.addWidget(self.plots)
         self.right.setStretchFactor(1, 1)
         self.main_split = QSplitter(Qt.Orientation.Horizontal)
-        self.main_split.addWidget(self.left)
+        self.main_split.addWidget(left_column)
         self.main_split.addWidget(self.right)
         self.main_split.setStretchFactor(0, 1)
         self.main_split.setStretchFactor(1, 1)
@@ -241,6 +253,12 @@ class MainWindow(QMainWindow):
 
         help_menu = bar.addMenu("&Help")
         help_menu.setToolTipsVisible(True)
+        basics = help_menu.addAction(BASICS_TITLE)
+        basics.triggered.connect(lambda: self.show_help(BASICS_TITLE, basics_html()))
+        guide = help_menu.addAction("&Getting started guide")
+        guide.setToolTip("Show the three first steps above the budget again")
+        guide.triggered.connect(self.guide.reopen)
+        help_menu.addSeparator()
         for key, (title, html) in PAGES.items():
             action = help_menu.addAction(title)
             action.setToolTip(f"What {title.lower()} is and when it applies")

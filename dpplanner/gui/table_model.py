@@ -34,7 +34,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("variable", "variable", "The variable (column of the dataset) the statistic is computed on."),
     Column("kind", "kind", "What is released: count, sum, mean, proportion, histogram, quantile/CDF, "
                            "or custom (you type ε_i and δ_i)."),
-    Column("mechanism", "mech", "Noise mechanism: Laplace (pure ε) or Gaussian (needs δ)."),
+    Column("mechanism", "noise", "Noise mechanism: Laplace (pure ε) or Gaussian (needs δ)."),
     Column("epsilon", "ε_i", "Privacy budget of one release of this statistic. Typing a value holds "
                              "it while the free statistics are redistributed."),
     Column("delta", "δ_i", "δ of one release: 0 for Laplace, a share of the δ split for Gaussian, "
@@ -45,7 +45,7 @@ COLUMNS: tuple[Column, ...] = (
                           "Typing an ε_i or a target error pins a statistic; untick to unpin it."),
     Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
                                "is redistributed."),
-    Column("repetitions", "reps", "How many times this statistic is released (each with ε_i, δ_i)."),
+    Column("repetitions", "releases", "How many times this statistic is released (each with ε_i, δ_i)."),
 )
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
