@@ -38,6 +38,7 @@ class StatisticsPanel(QGroupBox):
                                   | QAbstractItemView.EditTrigger.EditKeyPressed
                                   | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.view.setAlternatingRowColors(True)
+        self.view.setAccessibleName("Statistics table")
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
         # Columns as wide as their text, shrunk with middle elision when the window is narrow.
         self.columns = ColumnFitter(
