@@ -51,8 +51,7 @@ class ColumnFitter(QObject):
         for signal in (model.modelReset, model.rowsInserted, model.dataChanged, model.layoutChanged):
             signal.connect(self._timer.start)
         view.viewport().installEventFilter(self)
-        # At once, not on the timer: an editor opened on the new current cell must be visible.
-        view.selectionModel().currentChanged.connect(lambda current, _previous: self.fit())
+        view.selectionModel().currentChanged.connect(self._on_current)
         self.fit()
 
     def natural_width(self, column: int) -> int:
@@ -92,6 +91,13 @@ class ColumnFitter(QObject):
             self._view.setColumnHidden(c, c in hidden)
         for c, w in shown.items():
             self._view.setColumnWidth(c, w)
+
+    def _on_current(self, current, _previous) -> None:
+        # Show the current cell's column at once (an editor opened on it must be visible), but
+        # measure later: this can fire while the model is in the middle of removing rows.
+        if current.isValid() and self._view.isColumnHidden(current.column()):
+            self._view.setColumnHidden(current.column(), False)
+            self._timer.start()
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Resize:
