@@ -67,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         wait(100)
         if window.evaluation.last_result is not None and not window.controller.is_busy():
             break
+    for _ in range(300):                  # the profile is computed once its tab is shown
+        wait(100)
+        if not window.controller.is_busy():
+            break
     wait(300)                             # let the plots repaint
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
