@@ -1,0 +1,197 @@
+"""The certified [lower, upper] bracket on the exact epsilon of a composition of releases.
+
+EpsDelta releases are the dominating pair of (eps, delta)-DP: with probability delta_i the loss is
++infinity, otherwise that of RR(eps_i). Composed with anything, the +infinity mass is
+1 - prod(1 - delta_i), so delta_total(x) <= delta_g iff the finite part has
+delta(x) <= delta_bar = 1 - (1 - delta_g) / prod(1 - delta_i) (engine/delta.py, rounded down).
+
+All Gaussians are one Gaussian with mu^2 = sum 1/m_i^2; alone it has the closed form of
+gaussian.py. Otherwise the Laplace, RR and Gaussian pmfs (kernels.py, optimal/pld.py) are composed
+on one lattice with the optimal core's sound convolution and truncation, and read out with its
+certified root (optimal/atoms.py). Both twins share the lattice step, halved until the width is
+at most eta or the lattice would exceed MAX_POINTS.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..numerics import round_down, round_up
+from ..optimal.atoms import sup_root
+from ..optimal.lattice import compose_balanced, power
+from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION, batch_pmf, lower_kernel, upper_kernel
+from .gaussian import log_delta_bounds
+from .kernels import gaussian_pmf, laplace_lower, laplace_upper
+
+U = 2.0 ** -53
+MAX_POINTS = 1 << 22
+#: Refinements of the lattice after the first one (each halves the step or more).
+MAX_REFINE = 6
+
+
+@dataclass(frozen=True)
+class Releases:
+    """What is composed, with every parameter already rounded for both twins.
+
+    a_up >= 1/m >= a_lo per Laplace row; mu_up >= sqrt(sum 1/m_i^2) >= mu_lo for all Gaussians."""
+
+    a_up: np.ndarray
+    up_mult: np.ndarray
+    a_lo: np.ndarray
+    lo_mult: np.ndarray
+    mu_up: float
+    mu_lo: float
+    rr_eps: np.ndarray
+    rr_mult: np.ndarray
+    delta_bar: float
+
+
+def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
+    """(a_up, a_lo) bracketing a = 1/m exactly: 1/m is correctly rounded, so it is either exact
+    (then both are it) or one ulp away on a side checked in rational arithmetic."""
+    m = np.asarray(m, dtype=float)
+    a = 1.0 / m
+    up, lo = a.copy(), a.copy()
+    for i, (ai, mi) in enumerate(zip(a.tolist(), m.tolist())):
+        prod = Fraction(ai) * Fraction(mi)
+        if prod < 1:
+            up[i] = math.nextafter(ai, math.inf)
+        elif prod > 1:
+            lo[i] = math.nextafter(ai, 0.0)
+    return up, lo
+
+
+def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
+    """mu = sqrt(sum mult_i / m_i^2), bracketed: each term has relative error <= 3 U, fsum adds one
+    rounding, sqrt one more; 16 U of margin each way covers them."""
+    m = np.asarray(m, dtype=float)
+    if m.size == 0:
+        return 0.0, 0.0
+    terms = np.asarray(mult, dtype=float) / (m * m)
+    s = math.fsum(terms.tolist())
+    return math.sqrt(s * (1 + 16 * U)) * (1 + 4 * U), math.sqrt(s * (1 - 16 * U)) * (1 - 4 * U)
+
+
+def pure_sum(r: Releases, upper: bool) -> float:
+    """sum of the Laplace a_i and the RR eps_i: the exact epsilon at delta 0 (and a cap otherwise)."""
+    a, k = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
+    s = math.fsum((a * k).tolist() + (r.rr_eps * r.rr_mult).tolist())
+    return float(round_up(s) if upper else round_down(s))
+
+
+def _gaussian_root(mu: float, delta_bar: float, upper: bool) -> float:
+    """Least x >= 0 with delta_G(x) <= delta_bar: >= it (upper) or <= it (lower)."""
+    side = 1 if upper else 0
+    target = math.log(delta_bar)
+    if log_delta_bounds(mu, 0.0)[side] <= target:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu)
+    for _ in range(2200):
+        if log_delta_bounds(mu, hi)[side] <= target:
+            break
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        if hi - lo <= 1e-15 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if log_delta_bounds(mu, mid)[side] <= target:
+            hi = mid
+        else:
+            lo = mid
+    # upper: delta_up(hi) <= delta_bar, so the exact root is <= hi; lower: delta_lo(lo) > delta_bar
+    return hi if upper else lo
+
+
+def _builders(r: Releases, step: float, upper: bool, tail: float, budget: float):
+    builders, weights = [], []
+    a, mult = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
+    for ai, k in zip(a.tolist(), mult.tolist()):
+        ker = (lambda ai=ai: laplace_upper(ai, step)) if upper else (lambda ai=ai: laplace_lower(ai, step))
+        builders.append(ker if k == 1 else (lambda ker=ker, k=k: power(ker(), k, tail, budget)))
+        weights.append(2 * k * ai + step)
+    singles = [e for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()) if k == 1]
+    if singles:
+        builders.append(lambda: batch_pmf(singles, step, upper))
+        weights.append(2 * sum(singles) + step)
+    for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()):
+        if k > 1:
+            kern = upper_kernel if upper else lower_kernel
+            builders.append(lambda e=e, k=k, kern=kern: power(kern(e, step), k, tail, budget))
+            weights.append(2 * k * e + step)
+    mu = r.mu_up if upper else r.mu_lo
+    if mu > 0:
+        builders.append(lambda: gaussian_pmf(mu, step, upper, tail))
+        weights.append(2 * mu * max(mu, 8.0) + step)
+    return builders, weights
+
+
+def side(r: Releases, step: float, upper: bool, cancel=None) -> float:
+    """epsilon read from the composed upper (or lower) twin on lattice ``step``."""
+    return sup_root(composed_pmf(r, step, upper, cancel).atoms(above=0.0), r.delta_bar)
+
+
+def composed_pmf(r: Releases, step: float, upper: bool, cancel=None):
+    """The upper (or lower) twin of the whole composition on lattice ``step``; truncation and FFT
+    error budgets are shares of r.delta_bar (they count in full against delta when read)."""
+    n_ops = int(sum(2 * int(k).bit_length() for k in r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist())) + 4
+    tail = TAIL_FRACTION * r.delta_bar / n_ops
+    budget = FFT_FRACTION * r.delta_bar / n_ops
+    builders, weights = _builders(r, step, upper, tail, budget)
+    return compose_balanced(builders, weights, TAIL_FRACTION * r.delta_bar / 2, FFT_FRACTION * r.delta_bar / 2,
+                            cancel)
+
+
+def lattice_points(r: Releases, step: float) -> float:
+    """Rough size of the largest pmf on this lattice (after truncation to ~ +-9 sigma)."""
+    span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult)) + 16.0 * r.mu_up
+    var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult)) + r.mu_up ** 2
+    biggest = max([0.0] + (2 * r.a_up).tolist() + (2 * r.rr_eps).tolist() + [16 * r.mu_up])
+    return (min(span, 18.0 * math.sqrt(var)) + biggest) / step
+
+
+def initial_step(eta: float) -> float:
+    """The Gaussian cell shift costs up to one step on each side: aim at eta / 4."""
+    return 2.0 ** min(-6, math.floor(math.log2(eta / 4.0)))
+
+
+def bracket(r: Releases, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
+    """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
+    has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
+    if r.delta_bar == 0.0:
+        if r.mu_up > 0:
+            return math.inf, math.inf, "Gaussian noise has delta > 0 at every epsilon", 0.0
+        return pure_sum(r, True), pure_sum(r, False), "pure (delta = 0): the sum of the epsilons", 0.0
+    if not has_rest:
+        if r.mu_up == 0:
+            return 0.0, 0.0, "no release adds privacy loss", 0.0
+        up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar, False)
+        return float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0
+    cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
+    step = initial_step(eta)
+    up, lo, used = math.inf, 0.0, 0.0
+    note = ""
+    for it in range(MAX_REFINE + 1):
+        if lattice_points(r, step) > MAX_POINTS:
+            note = f"; the lattice limit ({MAX_POINTS:,} points) was reached"
+            break
+        used = step
+        up = min(up, side(r, step, True, cancel))
+        if progress is not None:
+            progress((it + 0.5) / (MAX_REFINE + 1))
+        lo = max(lo, side(r, step, False, cancel))
+        if progress is not None:
+            progress((it + 1) / (MAX_REFINE + 1))
+        if min(up, cap) - lo <= eta:
+            break
+        # first-order errors: scale the step by the measured ratio (at least halve it)
+        ratio = 0.7 * eta / max(min(up, cap) - lo, 1e-300)
+        step *= 2.0 ** max(-4, min(-1, math.floor(math.log2(max(ratio, 1e-300)))))
+    up = min(up, cap)
+    detail = f"pld lattice 2^{int(math.log2(used))}" if used else "pld"
+    if up - lo > eta:
+        detail += f"; width {up - lo:.3g} > eta = {eta:g}{note or '; refinement limit reached'}"
+    return float(round_up(up)), float(round_down(min(lo, up))), detail, used

@@ -1,0 +1,129 @@
+"""Lattice pmfs of the privacy loss of one Laplace release and of the composed Gaussians.
+
+Every pmf lives on offset + step * Z (step a power of two) and is an UPPER or LOWER twin in the
+sense of engine/optimal: delta(x) = E[(1 - e^{x - L})^+] read from it is >= (upper) or <= (lower)
+the exact one, for every real x and after composing with anything (the losses add).
+
+Laplace, a = 1/m (worst pair Lap(0, m) vs Lap(1, m)): L = -a + Y with Y in [0, 2a]; an atom
+e^-a / 2 at Y = 0, an atom 1/2 at Y = 2a and density e^{y/2 - a} / 4 in between (so
+delta(eps) = (1 - e^{(eps - a)/2})^+, which grows with a).
+* UPPER, connect the dots (Doroshenko et al. 2022; see optimal/pld.py for the convex-order
+  argument): each cell [js, (j+1)s] keeps its mass and E[e^-Y] on its two ends. For the
+  density, E[e^-Y | cell] = e^-(js + s/2) exactly, so the upper end gets the share 1/(1 + e^{-s/2}).
+* LOWER: Jensen (E phi(u) >= phi(E u) for convex phi, u = e^-Y) on cells of width 2s, whose
+  conditional mean point is the cell midpoint, on the lattice; the atoms need 2a on the lattice, so
+  we use a^- = s floor(a/s) <= a, a Laplace with more noise (delta grows with a, and tensor
+  products preserve the order; the pair is symmetric, so the order holds at negative eps too).
+
+Gaussian, L ~ N(mu^2/2, mu^2): the mass of each cell [js, (j+1)s] goes to its top end (upper) or
+bottom end (lower): a shift by < s of one component, so eps moves by < s. Tails beyond
++-z mu: upper puts the top tail at +infinity and the bottom tail on the lowest point; lower drops
+both.
+
+Relative errors: each entry is a short chain of exp/expm1/log (a few ulps each, budgeted
+KERNEL_ULPS) plus the rounding of the exponent's argument, |d arg| <= 4 U (a + n s), which becomes
+a relative error of exp. Underflowed entries lose at most TINY each (added to ``err``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+from ..optimal.atoms import TINY, U
+from ..optimal.lattice import LatticePMF
+from .gaussian import LOG_NDTR_ULPS
+
+KERNEL_ULPS = 64
+
+
+def laplace_upper(a: float, step: float) -> LatticePMF:
+    """Connect-the-dots pmf of a Laplace loss with a >= the exact 1/m (a an exact double)."""
+    n = math.floor(2.0 * a / step)
+    frac = 2.0 * a - n * step  # exact: Sterbenz for n >= 1, and 2a itself for n = 0
+    p = np.zeros(n + 2)
+    p[0] = 0.5 * math.exp(-a)
+    if n > 0:
+        j = np.arange(n, dtype=float)
+        with np.errstate(under="ignore"):
+            mass = 0.5 * np.exp(j * (step / 2.0) - a) * math.expm1(step / 2.0)
+        hi_share = 1.0 / (1.0 + math.exp(-step / 2.0))
+        lo_share = math.exp(-step / 2.0) * hi_share
+        p[:n] += mass * lo_share
+        p[1:n + 1] += mass * hi_share
+    if frac == 0.0:
+        p[n] += 0.5
+    else:  # the last, partial cell [ns, 2a] and the atom at 2a, split by connect the dots
+        f, s = frac, step
+        den = -math.expm1(-s)
+        hi = (0.5 * -math.expm1(-f) + 2.0 * math.exp(-f / 2.0) * math.sinh(f / 4.0) ** 2) / den
+        lo = (0.5 * math.exp(-f) * -math.expm1(-(s - f))
+              + 0.5 * math.exp(-f) * math.expm1(f / 2.0) * -math.expm1(-(s - f / 2.0))) / den
+        p[n] += lo
+        p[n + 1] += hi
+    rel = KERNEL_ULPS * U + 4 * U * (a + n * step)
+    return LatticePMF(step, 0, p, -a, True, rel=rel, err=(n + 2) * TINY)
+
+
+def laplace_lower(a: float, step: float) -> LatticePMF:
+    """Jensen pmf of the Laplace loss with a^- = step floor(a / step) <= a (a <= the exact 1/m)."""
+    n_half = math.floor(a / step)
+    if n_half == 0:  # a^- = 0: no loss at all, which every pair dominates
+        return LatticePMF(step, 0, np.ones(1), 0.0, False)
+    a_lo = n_half * step  # exact
+    p = np.zeros(2 * n_half + 1)
+    p[0] = 0.5 * math.exp(-a_lo)
+    p[2 * n_half] = 0.5
+    i = np.arange(n_half, dtype=float)
+    with np.errstate(under="ignore"):
+        p[1::2] = 0.5 * np.exp(i * step - a_lo) * math.expm1(step)
+    rel = KERNEL_ULPS * U + 4 * U * 2 * a_lo
+    return LatticePMF(step, 0, p, -a_lo, False, rel=rel)
+
+
+def _cell_masses(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """N(0,1) masses of the cells [x_j, x_{j+1}] and a relative error bound valid for all of them.
+
+    Each cell is computed on its smaller side (lower tail below 0, mirrored above) as
+    Phi(b) (1 - e^{log Phi(a) - log Phi(b)}), so no mass is lost to cancellation against 1/2.
+    """
+    lo, hi = x[:-1], x[1:]
+    upper_side = (lo + hi) > 0
+    a = np.where(upper_side, -hi, lo)
+    b = np.where(upper_side, -lo, hi)
+    la, lb = log_ndtr(a), log_ndtr(b)
+    d = la - lb  # <= 0
+    with np.errstate(divide="ignore", under="ignore"):
+        tail = -np.expm1(d)
+        mass = np.exp(lb) * tail
+    e = LOG_NDTR_ULPS * U * (np.abs(la) + np.abs(lb) + 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_tail = np.where(tail > 0, e / tail, np.inf)
+    rel = rel_tail + LOG_NDTR_ULPS * U * (np.abs(lb) + 1) + 8 * U
+    rel = np.where(mass > 0, rel, 0.0)  # an empty (underflowed) cell is charged in err instead
+    return mass, float(rel.max(initial=0.0))
+
+
+def gaussian_pmf(mu: float, step: float, upper: bool, tail: float) -> LatticePMF:
+    """The loss N(mu^2/2, mu^2) on the lattice step * Z, cells pushed up (upper) or down (lower)."""
+    c = mu * mu / 2.0
+    z = max(1.0, math.sqrt(2.0 * math.log(1.0 / min(tail, 0.25))))  # Phi(-z) <= e^{-z^2/2}/2 <= tail
+    j0 = math.floor((c - z * mu) / step)
+    j1 = math.ceil((c + z * mu) / step)
+    b = np.arange(j0, j1 + 1, dtype=float) * step  # exact multiples of the power-of-two step
+    x = (b - c) / mu
+    mass, rel = _cell_masses(x)
+    # computed x_j stand for cells [c + mu x_j, ...] within this distance of b_j: shift all of them
+    slack = 16 * U * (max(abs(b[0]), abs(b[-1])) + c + mu)
+    p = np.zeros(b.size)
+    if upper:
+        p[1:] = mass
+        p[0] += float(ndtr(x[0])) * (1 + 8 * U)          # bottom tail moved up to the lowest point
+        top = float(ndtr(-x[-1])) * (1 + 8 * U) + TINY   # top tail to +infinity
+        offset = math.nextafter(j0 * step + slack, math.inf)
+        return LatticePMF(step, 0, p, offset, True, rel=rel + 16 * U, err=b.size * TINY, inf_mass=top)
+    p[:-1] = mass
+    offset = math.nextafter(j0 * step - slack, -math.inf)
+    return LatticePMF(step, 0, p, offset, False, rel=rel + 16 * U)
