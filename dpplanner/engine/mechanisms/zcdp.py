@@ -29,15 +29,10 @@ def cks_eps_at(rho, delta, alpha):
     return alpha * rho + np.log1p(-1.0 / alpha) - (np.log(delta) + np.log(alpha)) / (alpha - 1.0)
 
 
-def cks_epsilon(rho, delta):
-    """The CKS eps for rho-zCDP at delta (arrays broadcast), rounded up; 0 where rho = 0.
-
-    The alpha search is a golden section on t = log(alpha - 1) in [-12, 40] (alpha in
-    (1 + 6e-6, 2e17)), vectorised over all entries; each final eps is rounded up with a margin
-    for the ~10 roundings of the formula (CLOSED_FORM_MARGIN in numerics)."""
-    rho = np.asarray(rho, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    rho, delta = np.broadcast_arrays(rho, delta)
+def cks_alpha(rho, delta):
+    """A near-optimal alpha for each (rho, delta): golden section on t = log(alpha - 1) in [-12, 40]
+    (alpha in (1 + 6e-6, 2e17); the objective is convex in alpha), vectorised over all entries."""
+    rho, delta = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(delta, dtype=float))
 
     def f(t):
         return cks_eps_at(rho, delta, 1.0 + np.exp(t))
@@ -55,8 +50,14 @@ def cks_epsilon(rho, delta):
         d_new = np.where(left, c, a + _GOLD * (b - a))
         c, d = c_new, d_new
         fc, fd = f(c), f(d)
-    alpha = 1.0 + np.exp(np.where(fc < fd, c, d))
-    eps = round_up(np.maximum(cks_eps_at(rho, delta, alpha), 0.0))
+    return 1.0 + np.exp(np.where(fc < fd, c, d))
+
+
+def cks_epsilon(rho, delta):
+    """The CKS eps for rho-zCDP at delta (arrays broadcast), 0 where rho = 0: the formula at
+    cks_alpha, rounded up with a margin for its ~10 roundings (CLOSED_FORM_MARGIN in numerics)."""
+    rho, delta = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(delta, dtype=float))
+    eps = round_up(np.maximum(cks_eps_at(rho, delta, cks_alpha(rho, delta)), 0.0))
     eps = np.where(rho > 0, eps, 0.0)
     return float(eps) if np.ndim(eps) == 0 else eps
 
