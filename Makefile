@@ -24,8 +24,10 @@ $(VENV)/.stamp-base: pyproject.toml | $(PY)
 
 venv: $(VENV)/.stamp-base
 
-# Opens the window with the small PSI-style example plan.
+# Opens the window with the small PSI-style example plan. The preflight checks the Qt runtime
+# libraries first: as root with apt it installs the missing ones, otherwise it names the command.
 run: $(VENV)/.stamp-base
+	@$(PY) -m dpplanner.preflight --install
 	$(VENV)/bin/dpplanner resources/examples/psi-survey.dpplan
 
 test: $(VENV)/.stamp-test

@@ -55,11 +55,11 @@ def _window(scratch: str):
 
 
 def _settled(window) -> bool:
-    result = window.last_result
+    result = window.evaluation.last_result
     # The privacy profile runs after the totals as its own job; the cost plot does not wait for it.
     return (result is not None and not window.editor.is_redistributing()
             and not window.controller.is_busy("evaluate") and not window.controller.is_busy("allocate")
-            and window._result_is_current(result))
+            and window.evaluation.result_is_current(result))
 
 
 def _wait_settled(window, timeout_s: float = 120.0) -> float:
@@ -111,7 +111,7 @@ def edit_latency(example: str, edits: int = 20, redistribute: bool = True) -> li
 
     with tempfile.TemporaryDirectory() as scratch:
         window = _window(scratch)
-        window.open_example(example_path(example))
+        window.document.open_example(example_path(example))
         _wait_settled(window)
         if not redistribute:
             window.editor.set_budget(redistribute=False)
@@ -125,7 +125,7 @@ def edit_latency(example: str, edits: int = 20, redistribute: bool = True) -> li
             _pause(150)           # a user does not type faster than this; also outside the debounce
             t0 = time.perf_counter()
             if not model.setData(_cell(window, row, "epsilon"), repr(eps)):
-                raise RuntimeError(f"edit {i} was refused: {window.status_label.text()}")
+                raise RuntimeError(f"edit {i} was refused: {window.status.label.text()}")
             times.append(_wait_settled(window) - t0)
         window.editor.undo_stack.setClean()
         window.close()
@@ -156,7 +156,7 @@ def stall_during_compute() -> dict[str, float]:
         beat.timeout.connect(lambda: ticks.append(time.perf_counter()))
 
         # (a) opening: the computation runs on the worker, the heartbeat keeps ticking.
-        window._load_plan(plan, None, "synthetic-10000")
+        window.document.load(plan, None, "synthetic-10000")
         beat.start()
         t0 = time.perf_counter()
         end = _wait_settled(window, timeout_s=300)

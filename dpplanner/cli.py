@@ -17,14 +17,12 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from dpplanner.model import display
-from dpplanner.model.accuracy import format_number
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
 from dpplanner.model.report import plan_curve, plan_totals, save_report
-from dpplanner.model.validation import ALLOCATION_THEOREMS, PlanError
-
-THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
+from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
+from dpplanner.model.validation import BUDGET_RULES, PlanError, parse_text
 
 DESCRIPTION = """\
 Plan differential-privacy budgets from the command line.
@@ -82,15 +80,9 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
     return "\n".join(lines)
 
 
-def _g(x, digits: int = 6) -> str:
-    if x is None:
-        return "-"
-    x = float(x)
-    if math.isnan(x):
-        return "n/a"
-    if math.isinf(x):
-        return "inf"
-    return f"{x:.{digits}g}"
+def _g(x, digits: int = 4) -> str:
+    """A per-statistic epsilon or delta: rounded up, as the window's table shows it."""
+    return "-" if x is None else display.upper(float(x), digits)
 
 
 def _ms(seconds: float) -> str:
@@ -100,8 +92,8 @@ def _ms(seconds: float) -> str:
 def _header(plan: Plan) -> str:
     b = plan.budget
     return (f"plan: {plan.title or '(untitled)'}: {len(plan)} statistics, k = {plan.k} queries\n"
-            f"global budget: epsilon = {b.epsilon:g}, delta = {b.delta:g}"
-            + (f" (reserve {b.reserve:.0%}: spend {b.spendable_epsilon:g})" if b.reserve else ""))
+            f"global budget: epsilon = {display.exact(b.epsilon)}, delta = {display.exact(b.delta)}"
+            + (f" (reserve {b.reserve:.0%}: spend {display.value(b.spendable_epsilon)})" if b.reserve else ""))
 
 
 # --- commands ----------------------------------------------------------------------------------
@@ -165,15 +157,15 @@ def cmd_allocate(args) -> int:
         rows.append([str(i + 1), s.name, s.kind.value, s.mechanism.value[:3], _g(p.epsilon),
                      _g(p.delta, 3)] + ([_g(p.functioning_epsilon)] if amplified else [])
                     + [str(s.repetitions), "H" if s.held else "",
-                       format_number(p.error) if p.error is not None else "-", p.units])
+                       display.error(p.error) if p.error is not None else "-", p.units])
     shift = 1 if amplified else 0
     print(_table(rows, right=(0, 4, 5, 6, 6 + shift, 8 + shift)))
     if amplified:
-        print(f"amplification by sampling: N/n = {plan.amplification():.6g}; the noise is calibrated "
+        print(f"amplification by sampling: N/n = {display.value(plan.amplification())}; the noise is calibrated "
               "to the functioning epsilon and delta")
     total = plan.total()
     print(f"spent under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 10)} of "
-          f"{plan.budget.spendable_epsilon:g}")
+          f"{display.value(plan.budget.spendable_epsilon)}")
     if args.output:
         print(f"saved to {args.output}")
     return 0
@@ -272,9 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="CSV", help="write the CSV here instead of stdout")
     p.add_argument("--points", type=int, default=100,
                    help="evaluate at about this many k values (default 100)")
-    p.add_argument("--eta", type=float, default=None,
-                   help="engine accuracy for the optimal curve (default: the plan's eta, at least "
-                        "0.01 above 200 queries)")
+    p.add_argument("--eta", default=None,
+                   help=f"engine accuracy for the optimal curve, {BUDGET_RULES['eta'].describe()} "
+                        "(default: the plan's eta, at least 0.01 above 200 queries)")
     p = add("report", "write a self-contained HTML report (budgets, errors, totals, plot)", cmd_report)
     p.add_argument("-o", "--output", metavar="HTML", required=True, help="where to write the report")
     add("validate", "check a plan file and print warnings", cmd_validate)
@@ -290,10 +282,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if getattr(args, "points", None) is not None and args.points < 2:
         print("dpplanner-cli: error: --points must be at least 2", file=sys.stderr)
         return 2
-    if getattr(args, "eta", None) is not None and not (0 < args.eta <= 1):
-        print(f"dpplanner-cli: error: --eta {args.eta} is not allowed; it must be in (0, 1]",
-              file=sys.stderr)
-        return 2
+    if getattr(args, "eta", None) is not None:
+        try:        # the plan's own rule for eta: one source of ranges and messages
+            args.eta = parse_text(BUDGET_RULES["eta"], args.eta, "--eta")
+        except PlanError as exc:
+            print(f"dpplanner-cli: error: {exc}", file=sys.stderr)
+            return 2
     try:
         return args.func(args)
     except (UserError, PlanFileError, PlanError) as exc:

@@ -143,7 +143,9 @@ def test_missing_file_and_bad_arguments(capsys):
     code, _, err = run(capsys, "curve", "census", "--points", "1")
     assert code == 2 and "--points must be at least 2" in err
     code, _, err = run(capsys, "curve", "census", "--eta", "0")
-    assert code == 2 and "--eta 0.0 is not allowed; it must be in (0, 1]" in err
+    assert code == 2 and "--eta: engine accuracy eta = 0 is not allowed; it must be a number in [1e-06, 1]" in err
+    code, _, err = run(capsys, "curve", "census", "--eta", "1e-7")
+    assert code == 2 and "must be a number in [1e-06, 1]" in err
     code, _, err = run(capsys, "frobnicate", "census")
     assert code == 2 and "invalid choice" in err
     code, _, err = run(capsys, "allocate", "census", "--theorem", "filter")
@@ -157,7 +159,7 @@ def test_allocate_refusal_is_a_user_error(tmp_path, capsys):
                                 "statistics": [{"name": "a", "epsilon": 2.0, "held": True},
                                                {"name": "b", "epsilon": 0.1}]}))
     code, out, err = run(capsys, "allocate", str(plan))
-    assert code == 2 and "release (or lower) some of: 1 ('a')" in err and "Traceback" not in err
+    assert code == 2 and "unpin or lower some of: 1 ('a')" in err and "Traceback" not in err
 
 
 def test_help_is_useful(capsys):

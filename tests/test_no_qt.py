@@ -14,7 +14,9 @@ def test_engine_and_model_import_no_qt():
     if importlib.util.find_spec("dpplanner.model") is not None:
         # every model module (files, CSV, report) and the command line must stay Qt-free too
         packages += ["dpplanner.model", "dpplanner.model.files", "dpplanner.model.csvio",
-                     "dpplanner.model.report", "dpplanner.model.examples", "dpplanner.cli"]
+                     "dpplanner.model.report", "dpplanner.model.examples", "dpplanner.cli",
+                     # what the window computes runs headless too (and in the engine process)
+                     "dpplanner.compute.jobs", "dpplanner.compute.engine_process"]
     code = (
         "import sys\n"
         + "".join(f"import {p}\n" for p in packages)

@@ -75,7 +75,7 @@ def advanced_candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, 
     hom_log_surv = k * np.log1p(-s.max_delta) * (1 + 1e-15)
     hom_bar = delta_bar_from_log(delta_g, hom_log_surv)
     kov_bar = delta_bar_from_log(delta_g, s.log_surv)
-    steinke_delta = round_down(delta_g - s.sum_delta)
+    steinke_delta = s.delta_room(delta_g)  # delta_g - sum delta_i for the binary doubles, rounded down
 
     def valid(eps, ok):
         return np.where(ok & np.isfinite(eps), eps, np.inf)

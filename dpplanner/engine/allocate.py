@@ -16,11 +16,12 @@ from typing import Optional
 import numpy as np
 from scipy.optimize import brentq
 
-from .compose import _compose_one, compose
+from .compose import compose, compose_one
 from .errors import BudgetError
 from .types import CancelToken, Composition, ProgressCallback
-from .validation import Plan, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan, \
-    validate_theorem
+from .theorem_inputs import ComposeInputs
+from .theorems import theorem as registry_entry
+from .validation import Plan, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan
 
 #: Brent's tolerance on t, relative; well inside the 1e-6 relative waste allowed. (The total is a
 #: lattice-dependent step function of t on the fast optimal path, so Brent often falls back to
@@ -67,13 +68,13 @@ def _weights(weights, free: np.ndarray) -> np.ndarray:
 
 
 def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: str = "optimal",
-             eta: float = 1e-3, multiplicities=None, cancel: Optional[CancelToken] = None,
+             eta: float = 1e-3, multiplicities=None, mechanisms=None, cancel: Optional[CancelToken] = None,
              progress: Optional[ProgressCallback] = None) -> Allocation:
-    plan = validate_plan(epsilons, deltas, multiplicities)
+    plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     epsilon_g = validate_epsilon_g(epsilon_g)
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)
-    theorem = validate_theorem(theorem)
+    theorem = registry_entry(theorem).name
     held_mask = _held_mask(held, plan.eps.size)
     free = ~held_mask
     if not free.any():
@@ -93,7 +94,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             progress(min(0.99, evaluations[0] / 80))
         e = eps_at(t)
         e.flags.writeable = False
-        return _compose_one(theorem, Plan(e, plan.delta, plan.mult, plan.mech), delta_g, eta, cancel, None, {})
+        return compose_one(theorem, ComposeInputs(Plan(e, plan.delta, plan.mult, plan.mech), delta_g, eta, cancel))
 
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
     base = composed(0.0)
@@ -119,7 +120,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     while True:
         final = eps_at(t)
         result = compose(final.tolist(), plan.delta.tolist(), delta_g, theorem, eta, plan.mult.tolist(),
-                         cancel=cancel)
+                         mechanisms=plan.mech, cancel=cancel)
         if result.epsilon <= epsilon_g:
             break
         t *= 1.0 - step  # t -> 0 eventually, where the held queries alone fit (checked above)

@@ -1,59 +1,70 @@
-"""Exact sums of the user's decimals, for the comparisons "sum <= budget" of the basic rules.
+"""Exact sums of the plan's binary doubles, for the comparisons "sum <= budget" of the rules.
 
-Users type decimals: 100 queries of eps = 0.01 spend exactly 1.0, but the binary doubles nearest
-to 0.01 sum to 1.0000000000000000208 and a rounded-up float sum would refuse the 100th query.
-Following formulas.md §4.3 (step 2: work from the user's decimals), each double is read as the
-shortest decimal that round-trips to it (``repr``), sums are exact decimals, and comparisons
-against a budget are exact. Reported sums are the exact decimal rounded UP to a double.
+The engine receives doubles and every bound it reports is certified for those binary values: a
+typed 0.01 is the double 0.01000000000000000020816..., and 100 of them spend a little more than
+1.0. (Decimals are for display only; issue 13 item 6.) Every finite double is an integer multiple
+of 2^-1074, so sums of doubles times whole multiplicities are exact Python integers in that unit;
+comparisons against a budget are then exact, and reported sums are rounded UP to a double.
 """
 
 from __future__ import annotations
 
-import decimal
 import math
 from typing import Optional
 
 import numpy as np
 
-_CTX = decimal.Context(prec=2000, traps=[])
+_BITS = 1074
+_ONE = 1 << _BITS
 
 
-_TINY = 2.2250738585072014e-308  # below this doubles are subnormal and repr drops precision
+def to_units(x: float) -> int:
+    """The double x as an exact integer multiple of 2^-1074."""
+    n, d = float(x).as_integer_ratio()
+    return n * (_ONE // d)
 
 
-def dec(x: float) -> decimal.Decimal:
-    """The shortest decimal that round-trips to the double x (its exact value if subnormal)."""
-    x = float(x)
-    return decimal.Decimal(repr(x)) if abs(x) >= _TINY or x == 0 else decimal.Decimal(x)
-
-
-def to_float_up(d: decimal.Decimal) -> float:
-    f = float(d)
-    if decimal.Decimal(f) < d:
+def units_to_float(s: int, upper: bool) -> float:
+    """s * 2^-1074 rounded to a double UP (or DOWN); int / int is correctly rounded in Python."""
+    try:
+        f = s / _ONE
+    except OverflowError:  # beyond the largest double: inf rounding up, the largest double down
+        big = math.copysign(1.7976931348623157e308, s)
+        return math.copysign(math.inf, s) if (s > 0) == upper else big
+    exact = to_units(f)
+    if upper and exact < s:
         f = math.nextafter(f, math.inf)
+    elif not upper and exact > s:
+        f = math.nextafter(f, -math.inf)
     return f
 
 
-def exact_cumsum(values: np.ndarray, mult: Optional[np.ndarray] = None) -> Optional[list]:
-    """Running exact sums sum_{j<=i} m_j dec(v_j), or None if 2000 digits were not enough."""
-    ctx = _CTX.copy()
-    total = decimal.Decimal(0)
+def exact_cumsum(values: np.ndarray, mult: Optional[np.ndarray] = None) -> list[int]:
+    """Running exact sums sum_{j<=i} m_j v_j in units of 2^-1074 (equal values are converted once)."""
+    cache: dict = {}
+    total = 0
     out = []
-    if mult is None:
-        for v in values.tolist():
-            total = ctx.add(total, dec(v))
-            out.append(total)
-    else:
-        for v, m in zip(values.tolist(), mult.tolist()):
-            total = ctx.add(total, ctx.multiply(dec(v), decimal.Decimal(int(m))))
-            out.append(total)
-    return None if ctx.flags[decimal.Inexact] else out
+    ms = [1] * len(values) if mult is None else np.asarray(mult).tolist()
+    for v, m in zip(np.asarray(values, dtype=float).tolist(), ms):
+        u = cache.get(v)
+        if u is None:
+            u = cache[v] = to_units(v)
+        total += u * int(m)
+        out.append(total)
+    return out
 
 
-def fits(sums_dec: Optional[np.ndarray], sums_up: np.ndarray, bound: float,
-         scale: decimal.Decimal = decimal.Decimal(1)) -> np.ndarray:
-    """Elementwise sum <= scale * bound, exact when the decimal sums are known."""
-    if sums_dec is None:
-        return sums_up <= float(scale) * bound
-    b = _CTX.multiply(dec(bound), scale)
-    return np.array([s <= b for s in sums_dec], dtype=bool)
+def fits(sums: list[int], bound: float, half: bool = False) -> np.ndarray:
+    """Elementwise sum <= bound (or <= bound / 2), exactly."""
+    b = to_units(bound)
+    return np.array([(2 * s if half else s) <= b for s in sums], dtype=bool)
+
+
+def floats_up(sums: list[int]) -> np.ndarray:
+    return np.array([units_to_float(s, True) for s in sums], dtype=float)
+
+
+def room_down(bound: float, sums: list[int]) -> np.ndarray:
+    """bound - sum, exactly, rounded DOWN to a double (<= 0: no room left)."""
+    b = to_units(bound)
+    return np.array([units_to_float(b - s, False) for s in sums], dtype=float)

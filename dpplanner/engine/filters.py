@@ -16,7 +16,6 @@ admits the whole plan", ``filter_admits`` the converse "how many queries does it
 
 from __future__ import annotations
 
-import decimal
 import math
 
 import numpy as np
@@ -29,7 +28,6 @@ from .validation import validate_delta_g, validate_epsilon_g, validate_expandabl
 
 NAME = "filter"
 RRUV_H_CONSTANT = 28.04
-HALF = decimal.Decimal("0.5")
 _SCAN = 2.0 ** (np.arange(0, 16 * 14 + 1) / 16.0)  # lo .. 16384 lo in steps of 2^(1/16)
 
 
@@ -86,10 +84,10 @@ def filter_candidates(s: Sums, delta_g: float) -> dict[str, np.ndarray]:
     """eps_g each filter needs to admit the queries summarised by ``s`` (inf: cannot)."""
     basic_eps = np.where(s.delta_fits(delta_g), s.sum_eps, np.inf)
     if 0 < delta_g < 1 / math.e:
-        rruv = np.where(s.delta_fits(delta_g, HALF), _rruv_needed(s.sum_kl_drv, s.sum_sq, delta_g), np.inf)
+        rruv = np.where(s.delta_fits(delta_g, half=True), _rruv_needed(s.sum_kl_drv, s.sum_sq, delta_g), np.inf)
     else:
         rruv = np.full(s.sum_eps.shape, np.inf)
-    delta_prime = round_down(delta_g - s.sum_delta)
+    delta_prime = s.delta_room(delta_g)  # exact for the binary doubles, rounded down
     with np.errstate(invalid="ignore"):
         wrrw = np.where(delta_prime > 0, wrrw_statistic(s.sum_sq, np.where(delta_prime > 0, delta_prime, 1)),
                         np.inf)
@@ -132,7 +130,7 @@ def filter_admits(epsilons, deltas, epsilon_g, delta_g, *, filter="wrrw", multip
             raise ValueError(f"the RRUV filter needs 0 < delta_g < 1/e and epsilon_g > 0, got delta_g = "
                              f"{delta_g!r}, epsilon_g = {epsilon_g!r}")
         ok = (rruv_statistic(s.sum_kl_drv, s.sum_sq, epsilon_g, delta_g) <= epsilon_g) \
-            & s.delta_fits(delta_g, HALF)
+            & s.delta_fits(delta_g, half=True)
     else:
         split = (0.0 if not np.any(delta_seq > 0) else 0.5) if wrrw_delta_split is None else float(wrrw_delta_split)
         if not (0.0 <= split < 1.0):

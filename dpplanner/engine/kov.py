@@ -12,7 +12,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from .delta import delta_bar, infeasible_reason, log_survival, total_delta_up
+from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .errors import NotApplicable
 from .types import Composition
 from .validation import Plan
@@ -24,8 +24,9 @@ def require_homogeneous(plan: Plan) -> None:
     for i in range(len(plan.eps)):
         if plan.eps[i] != plan.eps[0] or plan.delta[i] != plan.delta[0]:
             raise NotApplicable(
-                f"kov applies only when all queries are equal: query {i} is (eps={plan.eps[i]:g}, "
-                f"delta={plan.delta[i]:g}) but query 0 is (eps={plan.eps[0]:g}, delta={plan.delta[0]:g}); "
+                # Queries are numbered from 1, as in the window's table and the report.
+                f"kov applies only when all queries are equal: query {i + 1} is (eps={plan.eps[i]:g}, "
+                f"delta={plan.delta[i]:g}) but query 1 is (eps={plan.eps[0]:g}, delta={plan.delta[0]:g}); "
                 "use 'optimal' for unequal queries")
 
 
@@ -64,11 +65,11 @@ def kov(plan: Plan, delta_g: float) -> Composition:
     require_homogeneous(plan)
     from .optimal import homogeneous_bracket  # the optimal core (engine/optimal/)
 
-    db = delta_bar(delta_g, plan.delta, plan.mult)
+    db, db_hi = delta_bar_bounds(delta_g, plan.delta, plan.mult)  # upper read at db, lower at db_hi
     if db < 0:
         forced = float(total_delta_up(0.0, log_survival(plan.delta, plan.mult)))
         return Composition(NAME, math.inf, delta_g, detail="infeasible", reason=infeasible_reason(delta_g, forced))
-    bracket = homogeneous_bracket(float(plan.eps[0]), plan.k, db)
+    bracket = homogeneous_bracket(float(plan.eps[0]), plan.k, db, db_hi)
     extra = {"delta_bar": db}
     if plan.k <= 1_000_000:
         extra["grid (Thm 3.3)"] = kov_grid_epsilon(float(plan.eps[0]), plan.k, db)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-from .compose import grouped
+from .theorem_inputs import grouped
 from .delta import log_survival, total_delta_down, total_delta_up
 from .stats import plan_sums
 from .types import CancelToken, ProgressCallback

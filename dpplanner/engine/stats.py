@@ -2,20 +2,19 @@
 
 The closed forms (basic, advanced, filters) only depend on these sums, so computing them once as
 arrays lets a curve over k = 1..K cost O(K) instead of K recomputations. Sums are upper bounds on
-the exact sums; the log-survival sum is a lower bound (it only makes delta_bar smaller).
+the exact sums; the log-survival sum is a lower bound (it only makes delta_bar smaller). The sums
+of eps and delta are also kept exactly (in units of 2^-1074, see ``exact``) for exact comparisons.
 """
 
 from __future__ import annotations
 
-import decimal
 import math
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
 from .delta import log_survival, log_survival_prefix
-from .exact import exact_cumsum, fits, to_float_up
+from .exact import exact_cumsum, fits, floats_up, room_down
 from .numerics import cumsum_up, round_up
 from .validation import Plan
 
@@ -36,16 +35,20 @@ class Sums:
     max_delta: np.ndarray
     sum_delta: np.ndarray
     log_surv: np.ndarray   # sum log(1 - delta), rounded down
-    sum_eps_dec: Optional[np.ndarray] = None    # exact decimal sums (object arrays), if known
-    sum_delta_dec: Optional[np.ndarray] = None
+    sum_eps_exact: list       # exact sums of the binary doubles (see ``exact``)
+    sum_delta_exact: list
 
-    def delta_fits(self, bound: float, scale: decimal.Decimal = decimal.Decimal(1)) -> np.ndarray:
-        """sum delta_i <= scale * bound, exactly in the user's decimals when possible."""
-        return fits(self.sum_delta_dec, self.sum_delta, bound, scale)
+    def delta_fits(self, bound: float, half: bool = False) -> np.ndarray:
+        """sum delta_i <= bound (or bound / 2), exactly for the binary doubles."""
+        return fits(self.sum_delta_exact, bound, half)
 
     def eps_fits(self, bound: float) -> np.ndarray:
-        """sum eps_i <= bound, exactly in the user's decimals when possible."""
-        return fits(self.sum_eps_dec, self.sum_eps, bound)
+        """sum eps_i <= bound, exactly for the binary doubles."""
+        return fits(self.sum_eps_exact, bound)
+
+    def delta_room(self, delta_g: float) -> np.ndarray:
+        """delta_g - sum delta_i, exact and rounded DOWN (<= 0: no room)."""
+        return room_down(delta_g, self.sum_delta_exact)
 
 
 def _drv_terms(eps: np.ndarray) -> np.ndarray:
@@ -59,32 +62,16 @@ def plan_sums(plan: Plan) -> Sums:
     m = plan.mult.astype(float)
     e, d = plan.eps, plan.delta
 
-    def up(terms):  # fallback when an exact decimal sum would need more than 2000 digits
+    def up(terms):  # non-negative terms, each a few ulps off: fsum is exact, round_up covers the rest
         return np.array([round_up(math.fsum((m * terms).tolist()))])
 
-    eps_dec, delta_dec = _last(exact_cumsum(e, plan.mult)), _last(exact_cumsum(d, plan.mult))
+    eps_ex, delta_ex = exact_cumsum(e, plan.mult)[-1:], exact_cumsum(d, plan.mult)[-1:]
     return Sums(
         k=np.array([plan.k]),
-        sum_eps=up(e) if eps_dec is None else _floats_up(eps_dec),
-        sum_sq=up(e * e), sum_tanh=up(eps_tanh(e)), sum_kl_drv=up(_drv_terms(e)),
-        max_eps=np.array([e.max()]), max_delta=np.array([d.max()]),
-        sum_delta=up(d) if delta_dec is None else _floats_up(delta_dec),
-        log_surv=np.array([log_survival(d, plan.mult)]),
-        sum_eps_dec=eps_dec, sum_delta_dec=delta_dec,
+        sum_eps=floats_up(eps_ex), sum_sq=up(e * e), sum_tanh=up(eps_tanh(e)), sum_kl_drv=up(_drv_terms(e)),
+        max_eps=np.array([e.max()]), max_delta=np.array([d.max()]), sum_delta=floats_up(delta_ex),
+        log_surv=np.array([log_survival(d, plan.mult)]), sum_eps_exact=eps_ex, sum_delta_exact=delta_ex,
     )
-
-
-def _last(sums: Optional[list]) -> Optional[np.ndarray]:
-    return None if sums is None else np.array(sums[-1:], dtype=object)
-
-
-def _floats_up(decs: np.ndarray) -> np.ndarray:
-    return np.array([to_float_up(x) for x in decs], dtype=float)
-
-
-def _pick_exact(values: np.ndarray, idx: np.ndarray) -> Optional[np.ndarray]:
-    sums = exact_cumsum(values)
-    return None if sums is None else np.array(sums, dtype=object)[idx]
 
 
 def prefix_sums(eps_seq: np.ndarray, delta_seq: np.ndarray, ks: np.ndarray) -> Sums:
@@ -94,12 +81,14 @@ def prefix_sums(eps_seq: np.ndarray, delta_seq: np.ndarray, ks: np.ndarray) -> S
     def pick(arr):
         return arr[idx]
 
-    eps_dec, delta_dec = _pick_exact(eps_seq, idx), _pick_exact(delta_seq, idx)
+    eps_all, delta_all = exact_cumsum(eps_seq), exact_cumsum(delta_seq)
+    eps_ex = [eps_all[i] for i in idx.tolist()]
+    delta_ex = [delta_all[i] for i in idx.tolist()]
     return Sums(
         k=np.asarray(ks, dtype=np.int64),
-        sum_eps=pick(cumsum_up(eps_seq)) if eps_dec is None else _floats_up(eps_dec), sum_sq=pick(cumsum_up(eps_seq * eps_seq)),
+        sum_eps=floats_up(eps_ex), sum_sq=pick(cumsum_up(eps_seq * eps_seq)),
         sum_tanh=pick(cumsum_up(eps_tanh(eps_seq))), sum_kl_drv=pick(cumsum_up(_drv_terms(eps_seq))),
         max_eps=pick(np.maximum.accumulate(eps_seq)), max_delta=pick(np.maximum.accumulate(delta_seq)),
-        sum_delta=pick(cumsum_up(delta_seq)) if delta_dec is None else _floats_up(delta_dec),
-        log_surv=pick(log_survival_prefix(delta_seq)), sum_eps_dec=eps_dec, sum_delta_dec=delta_dec,
+        sum_delta=floats_up(delta_ex), log_surv=pick(log_survival_prefix(delta_seq)),
+        sum_eps_exact=eps_ex, sum_delta_exact=delta_ex,
     )

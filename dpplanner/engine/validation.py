@@ -14,7 +14,6 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
 FILTERS = ("basic", "rruv", "wrrw")
 #: What each release is, for the theorems that account the noise itself (pld, zcdp): "eps-delta"
 #: is any release known only by its (eps_i, delta_i); "laplace" / "gaussian" mean the release adds
@@ -137,19 +136,6 @@ def validate_eta(eta) -> float:
     if not (e > 0) or not math.isfinite(e):
         raise ValueError(f"eta = {e!r} is not allowed; the accuracy eta must be a finite number > 0")
     return e
-
-
-def validate_theorem(theorem) -> str:
-    if theorem not in THEOREMS:
-        raise ValueError(f"unknown theorem {theorem!r}; known theorems are {', '.join(THEOREMS)}")
-    return theorem
-
-
-def validate_theorems(theorems) -> tuple[str, ...]:
-    names = tuple(_as_sequence(theorems, "theorems"))
-    for name in names:
-        validate_theorem(name)
-    return names
 
 
 def validate_filter(name) -> str:

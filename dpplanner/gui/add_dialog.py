@@ -1,16 +1,27 @@
-"""The "Add statistic" dialog: one kind at a time, only the fields that kind needs."""
+"""The "Add statistic" dialog: one kind at a time, only the fields that kind needs.
+
+OK hands the statistic to ``submit`` (the editor's insert); when the plan refuses it - a custom
+statistic whose δ does not fit, say - the dialog stays open with everything typed and shows the
+reason at the field it concerns.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from PySide6.QtWidgets import (
     QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget,
 )
 
-from dpplanner.gui.fields import NumberEdit
+from dpplanner.gui.editing import Refusal
+from dpplanner.gui.fields import RuleField
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Budget, Kind, Mechanism, Statistic, validate_statistic
 from dpplanner.model.validation import PlanError
+
+#: Plain-English names of the dialog's fields (screen readers, tests).
+FIELD_NAMES = {"lower": "Lower bound", "upper": "Upper bound", "bins": "Number of bins",
+               "granularity": "Granularity", "n": "Records", "delta": "Statistic delta",
+               "epsilon": "Statistic epsilon"}
 
 _HELP = {
     Kind.COUNT: "How many records satisfy a condition.",
@@ -25,22 +36,28 @@ _HELP = {
 
 
 class AddStatisticDialog(QDialog):
-    def __init__(self, kind: Kind, budget: Budget, *, name: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, kind: Kind, budget: Budget, *, name: str = "",
+                 submit: Optional[Callable[[Statistic], Optional[Refusal]]] = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.kind = kind
         self.budget = budget
+        self.submit = submit
         self.setWindowTitle(f"Add statistic: {kind.label}")
         self.name_edit = QLineEdit(name)
         self.name_edit.setToolTip("A name for the statistic, shown in the table, the plots and reports.")
+        self.name_edit.setAccessibleName("Statistic name")
         self.variable_edit = QLineEdit()
         self.variable_edit.setToolTip("The variable (dataset column) it is computed on.")
+        self.variable_edit.setAccessibleName("Variable")
         self.mechanism = QComboBox()
         for m in Mechanism:
             self.mechanism.addItem(m.label, m.value)
         self.mechanism.setToolTip("Laplace noise gives pure ε-DP; Gaussian noise needs a share of δ.")
-        self.epsilon = NumberEdit(FIELD_RULES["epsilon"])
+        self.mechanism.setAccessibleName("Noise mechanism")
+        self.epsilon = RuleField(FIELD_RULES["epsilon"], FIELD_NAMES["epsilon"])
         self.epsilon.set_value(0.1)
-        self.fields: dict[str, NumberEdit] = {}
+        self.fields: dict[str, RuleField] = {}
         form = QFormLayout()
         form.addRow("Name", self.name_edit)
         form.addRow("Variable", self.variable_edit)
@@ -48,15 +65,15 @@ class AddStatisticDialog(QDialog):
             form.addRow("Mechanism", self.mechanism)
         for field_name in KIND_FIELDS[kind]:
             rule = FIELD_RULES[field_name]
-            edit = NumberEdit(rule)
+            edit = RuleField(rule, FIELD_NAMES[field_name])
             if field_name == "n" and budget.dataset_size is not None:
-                edit.setPlaceholderText(f"plan's dataset size ({budget.dataset_size})")
+                edit.edit.setPlaceholderText(f"plan's dataset size ({budget.dataset_size})")
             self.fields[field_name] = edit
             form.addRow(rule.label.capitalize(), edit)
         form.addRow("ε (initial)" if budget.redistribute else "ε", self.epsilon)
         if budget.redistribute:
-            self.epsilon.setToolTip("Starting ε; with automatic redistribution on, the free "
-                                    "statistics are rescaled to spend the global budget.")
+            self.epsilon.edit.setToolTip("Starting ε; with automatic redistribution on, the free "
+                                         "statistics are rescaled to spend the global budget.")
         self.error_label = QLabel("")
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet("color: #c0392b")
@@ -73,23 +90,41 @@ class AddStatisticDialog(QDialog):
         self._result: Optional[Statistic] = None
 
     def statistic(self) -> Statistic:
-        """The statistic described by the fields; raises ValueError (PlanError) naming the field."""
-        values = {name: edit.value() for name, edit in self.fields.items()}
-        epsilon = self.epsilon.value()
+        """The statistic described by the fields; raises PlanError naming the field."""
+        values = {name: edit.parsed() for name, edit in self.fields.items()}
+        epsilon = self.epsilon.parsed()
         stat = Statistic(
             name=self.name_edit.text().strip(), variable=self.variable_edit.text().strip(),
             kind=self.kind,
             mechanism=Mechanism(self.mechanism.currentData()) if self.kind is not Kind.CUSTOM else Mechanism.LAPLACE,
-            epsilon=epsilon if epsilon is not None else 0.1, **values)
+            epsilon=epsilon, **values)
         return validate_statistic(stat, None, self.budget)
 
     def accept(self) -> None:
+        for edit in (*self.fields.values(), self.epsilon):
+            edit.message.hide()
+        self.error_label.setText("")
         try:
-            self._result = self.statistic()
-        except (PlanError, ValueError) as exc:
-            self.error_label.setText(str(exc))
+            stat = self.statistic()
+        except PlanError as exc:
+            self._show(str(exc), exc.field)
             return
+        refusal = self.submit(stat) if self.submit is not None else None
+        if refusal is not None:
+            self._show(refusal.message, refusal.field)
+            return
+        self._result = stat
         super().accept()
+
+    def _show(self, message: str, field: Optional[str]) -> None:
+        """The reason beneath the field it concerns (or beneath the form); nothing typed is lost."""
+        target = self.fields.get(field or "") or (self.epsilon if field == "epsilon" else None)
+        if target is not None:
+            target.message.setText(message)
+            target.message.show()
+            target.edit.setFocus()
+        else:
+            self.error_label.setText(message)
 
     def result_statistic(self) -> Optional[Statistic]:
         return self._result

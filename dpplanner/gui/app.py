@@ -26,20 +26,23 @@ def make_application(argv: Optional[list[str]] = None) -> QApplication:
 
 
 def open_initial_plan(window, plan_path: Optional[str]) -> None:
-    """The plan given on the command line, else the example plan (what a first start shows)."""
+    """The plan given on the command line, else the example plan (what a first start shows).
+
+    A plan that cannot be opened leaves the window empty with the error shown: silently showing
+    an example instead could be taken for the user's plan."""
     from dpplanner.model.examples import example_paths
 
     if plan_path:
-        if window.open_path(plan_path, confirm=False):
-            return
+        window.document.open_path(plan_path, confirm=False)
+        return
     examples = example_paths()
     if DEFAULT_EXAMPLE in examples:
-        window.open_example(examples[DEFAULT_EXAMPLE])
+        window.document.open_example(examples[DEFAULT_EXAMPLE])
 
 
 def engine_in_process() -> bool:
     """Engine jobs in a child process unless frozen or switched off in the settings."""
-    from dpplanner.gui import engine_process
+    from dpplanner.compute import engine_process
     from dpplanner.gui.settings import Settings
 
     return bool(Settings().get("engine_in_process")) and engine_process.available()
@@ -53,5 +56,5 @@ def run(plan_path: Optional[str] = None) -> int:
     open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
     window.show()
     # Offer a recovery copy once the window is up (after a crash last time).
-    QTimer.singleShot(0, window.offer_recovery)
+    QTimer.singleShot(0, window.document.offer_recovery)
     return app.exec()

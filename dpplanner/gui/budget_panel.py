@@ -3,37 +3,23 @@
 from __future__ import annotations
 
 import math
+from html import escape
 from typing import Optional
 
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
-    QProgressBar, QPushButton, QWidget,
+    QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar,
+    QPushButton, QWidget,
 )
 
 from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting
 from dpplanner.gui.editing import PlanEditor, Refusal
-from dpplanner.gui.fields import NumberEdit
+from dpplanner.gui.fields import RuleField
 from dpplanner.model import (
     ALLOCATION_THEOREMS, BUDGET_RULES, CUSTOM_TIER, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget,
     Neighbouring, PlanEvent,
 )
-from dpplanner.model.validation import FieldRule
-
-
-def _percent_box(rule: FieldRule, tip: str) -> QDoubleSpinBox:
-    """A spin box in percent over a fraction rule (open ends stop one step short)."""
-    box = QDoubleSpinBox()
-    box.setDecimals(2)
-    step = 10 ** -box.decimals()
-    low = rule.minimum * 100 + (0 if rule.min_inclusive else step)
-    high = rule.maximum * 100 - (0 if rule.max_inclusive else step)
-    box.setRange(low, high)
-    box.setSuffix(" %")
-    box.setKeyboardTracking(False)
-    box.setToolTip(f"{tip}\nAllowed: {rule.label} {rule.describe()} (shown in percent).")
-    return box
 
 
 class BudgetPanel(QGroupBox):
@@ -46,48 +32,50 @@ class BudgetPanel(QGroupBox):
         for t in SENSITIVITY_TIERS:
             self.tier.addItem(f"{t.label} (ε={t.epsilon:g}, δ={t.delta:g})", t.key)
         self.tier.addItem("Custom", CUSTOM_TIER)
+        self.tier.setAccessibleName("Harm level")
         self.tier.setToolTip("Presets by data sensitivity, as data repositories tier their holdings. "
                              "Choosing one sets the global ε and δ.")
-        rule = BUDGET_RULES["epsilon"]
-        self.epsilon = QDoubleSpinBox()
-        self.epsilon.setDecimals(4)
-        self.epsilon.setRange(10 ** -4, rule.maximum)
-        self.epsilon.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
-        self.epsilon.setKeyboardTracking(False)
-        self.epsilon.setToolTip(f"Global ε: the total privacy loss the whole release may have.\n"
-                                f"Allowed: {rule.describe()}.")
-        self.delta = NumberEdit(BUDGET_RULES["delta"])
-        self.delta.setToolTip("Global δ: the probability the ε guarantee may fail. Keep it well below "
-                              f"1/n.\nAllowed: {BUDGET_RULES['delta'].describe()}.")
-        self.split = _percent_box(BUDGET_RULES["delta_split"],
-                                  "Share of the global δ given to the Gaussian statistics; the rest "
-                                  "is slack for the composition theorem.")
+        def field(key: str, name: str, tip: str) -> RuleField:
+            return RuleField(BUDGET_RULES[key], name, tip)
+
+        self.epsilon = field("epsilon", "Global epsilon",
+                             "Global ε: the total privacy loss the whole release may have.")
+        self.delta = field("delta", "Global delta", "Global δ: the probability the ε guarantee may "
+                           "fail. Keep it well below 1/n.")
+        self.split = field("delta_split", "Delta to statistics", "Share of the global δ (in %) "
+                           "given to the Gaussian statistics; the rest is slack for the composition "
+                           "theorem.")
         self.slack = QLabel()
         self.slack.setToolTip("δ left for composition: global δ × (1 − split).")
-        self.confidence = _percent_box(BUDGET_RULES["confidence"],
-                                       "Confidence level 1 − β of every error figure in the table.")
-        self.eta = NumberEdit(BUDGET_RULES["eta"])
-        self.eta.setToolTip("Accuracy η of the optimal-composition engine: the certified bracket of the "
-                            f"optimal total is at most η wide.\nAllowed: {BUDGET_RULES['eta'].describe()}.")
-        self.dataset_size = NumberEdit(BUDGET_RULES["dataset_size"])
-        self.dataset_size.setToolTip("Number of records n in the dataset (public). Needed for means "
-                                     "and proportions; δ must stay below 1/n. May be left empty.")
-        self.population = NumberEdit(BUDGET_RULES["population"])
-        self.population.setToolTip("Population size N > n when the dataset is a secret random sample "
-                                   "of it: amplifies privacy (functioning ε). May be left empty.")
-        self.reserve = _percent_box(BUDGET_RULES["reserve"],
-                                    "Fraction of the global ε kept back for future releases.")
+        self.confidence = field("confidence", "Confidence", "Confidence level 1 − β (in %) of every "
+                                "error figure in the table.")
+        self.eta = field("eta", "Engine accuracy", "Accuracy η of the optimal-composition engine: the "
+                         "certified bracket of the optimal total is at most η wide.")
+        self.dataset_size = field("dataset_size", "Dataset size", "Number of records n in the dataset "
+                                  "(public). Needed for means and proportions; δ must stay below 1/n.")
+        self.population = field("population", "Population size", "Population size N > n when the "
+                                "dataset is a secret random sample of it: amplifies privacy "
+                                "(functioning ε).")
+        self.reserve = field("reserve", "Reserve", "Share of the global ε (in %) kept back for future "
+                             "releases.")
+        self.fields = {"epsilon": self.epsilon, "delta": self.delta, "delta_split": self.split,
+                       "confidence": self.confidence, "eta": self.eta,
+                       "dataset_size": self.dataset_size, "population": self.population,
+                       "reserve": self.reserve}
         self.neighbouring = QComboBox()
         for n in Neighbouring:
             self.neighbouring.addItem(n.label, n.value)
+        self.neighbouring.setAccessibleName("Neighbouring datasets")
         self.neighbouring.setToolTip("Which datasets count as neighbours; replace-one doubles some "
                                      "sensitivities.")
         self.redistribute = QCheckBox("redistribute automatically")
+        self.redistribute.setAccessibleName("Redistribute automatically")
         self.redistribute.setToolTip("On: after every edit the free (not held) statistics are rescaled "
                                      "so the plan spends exactly the global ε under the chosen theorem.")
         self.theorem = QComboBox()
         for name in ALLOCATION_THEOREMS:
             self.theorem.addItem(name, name)
+        self.theorem.setAccessibleName("Theorem for redistribution")
         self.theorem.setToolTip("The composition theorem redistribution and the budget meter use.")
         self.rebalance_button = QPushButton("Redistribute now")
         self.rebalance_button.setToolTip("Rescale the free statistics once to spend the global ε.")
@@ -138,16 +126,10 @@ class BudgetPanel(QGroupBox):
         self.setLayout(grid)
 
         self.tier.activated.connect(self._on_tier)
-        self.epsilon.valueChanged.connect(lambda v: self._edit("global ε", epsilon=v))
-        self.delta.editingFinished.connect(lambda: self._edit_number(self.delta, "delta", "global δ"))
-        self.split.valueChanged.connect(lambda v: self._edit("δ split", delta_split=v / 100))
-        self.confidence.valueChanged.connect(lambda v: self._edit("confidence", confidence=v / 100))
-        self.eta.editingFinished.connect(lambda: self._edit_number(self.eta, "eta", "accuracy η"))
-        self.dataset_size.editingFinished.connect(
-            lambda: self._edit_number(self.dataset_size, "dataset_size", "dataset size"))
-        self.population.editingFinished.connect(
-            lambda: self._edit_number(self.population, "population", "population size"))
-        self.reserve.valueChanged.connect(lambda v: self._edit("reserve", reserve=v / 100))
+        self._source: Optional[RuleField] = None
+        for key, widget in self.fields.items():
+            widget.submitted.connect(
+                lambda v, k=key, w=widget: self._edit(w.edit.accessibleName().lower(), w, **{k: v}))
         self.neighbouring.activated.connect(
             lambda _i: self._edit("neighbours", neighbouring=Neighbouring(self.neighbouring.currentData())))
         self.redistribute.toggled.connect(lambda on: self._edit("redistribution", redistribute=on))
@@ -165,23 +147,9 @@ class BudgetPanel(QGroupBox):
 
     def refresh(self) -> None:
         b: Budget = self.editor.plan.budget
-        blockers = [QSignalBlocker(w) for w in (
-            self.tier, self.epsilon, self.delta, self.split, self.confidence, self.eta,
-            self.dataset_size, self.population, self.reserve, self.neighbouring, self.redistribute,
-            self.theorem)]
-        self.tier.setCurrentIndex(self.tier.findData(b.tier))
-        self.epsilon.setValue(b.epsilon)
-        self.delta.set_value(b.delta)
-        self.split.setValue(b.delta_split * 100)
-        self.confidence.setValue(b.confidence * 100)
-        self.eta.set_value(b.eta)
-        self.dataset_size.set_value(b.dataset_size)
-        self.population.set_value(b.population)
-        self.reserve.setValue(b.reserve * 100)
-        self.neighbouring.setCurrentIndex(self.neighbouring.findData(b.neighbouring.value))
-        self.redistribute.setChecked(b.redistribute)
-        self.theorem.setCurrentIndex(self.theorem.findData(b.theorem))
-        del blockers
+        for key, widget in self.fields.items():
+            widget.set_value(getattr(b, key))
+        self._reset_choices()
         self.rebalance_button.setEnabled(not b.redistribute)
         self.slack.setText(f"slack δ {formatting.lower(b.delta_slack, 2)}")
         self.message.setText("\n".join(self.editor.plan.warnings()))
@@ -208,7 +176,7 @@ class BudgetPanel(QGroupBox):
         ratio = comp.epsilon / available
         self.meter.setValue(int(min(ratio, 1.0) * 1000))
         over = "  (over budget)" if ratio > 1 + 1e-12 else ""
-        self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {available:.4g} "
+        self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
                              f"({math.ceil(ratio * 1000) / 10:.1f}%) under {comp.theorem}{over}")
         self.meter.setStyleSheet("QProgressBar::chunk { background: #c0392b; }" if over else "")
 
@@ -219,29 +187,32 @@ class BudgetPanel(QGroupBox):
             t = TIERS_BY_KEY[key]
             self._edit("sensitivity preset", epsilon=t.epsilon, delta=t.delta)
 
-    def _edit(self, what: str, **changes) -> None:
+    def _edit(self, what: str, source: Optional[RuleField] = None, **changes) -> None:
+        """Hand a budget change to the editor; a refusal shows at ``source`` (the field typed in),
+        which keeps the typed text, or beneath the panel for the other controls."""
         self.message.setText("")
-        if not self.editor.set_budget(f"Change {what}", **changes):
-            self.refresh_values_only()
-
-    def _edit_number(self, edit: NumberEdit, key: str, what: str) -> None:
+        self._source = source
         try:
-            value = edit.value()
-        except ValueError as exc:
-            self._on_refused(Refusal(str(exc), None, key))
-            self.refresh_values_only()
-            return
-        if value == getattr(self.editor.plan.budget, key):
-            return
-        self._edit(what, **{key: value})
+            accepted = self.editor.set_budget(f"Change {what}", **changes)
+        finally:
+            self._source = None
+        if not accepted:
+            self._reset_choices()
 
-    def refresh_values_only(self) -> None:
-        """Put the plan's (unchanged) values back after a refused edit, keeping the message."""
-        message = self.message.text()
-        self.refresh()
-        self.message.setText(message)
+    def _reset_choices(self) -> None:
+        """Put the plan's values back in the combo boxes and the check box after a refusal."""
+        b = self.editor.plan.budget
+        blockers = [QSignalBlocker(w) for w in (self.tier, self.neighbouring, self.redistribute,
+                                                self.theorem)]
+        self.tier.setCurrentIndex(self.tier.findData(b.tier))
+        self.neighbouring.setCurrentIndex(self.neighbouring.findData(b.neighbouring.value))
+        self.redistribute.setChecked(b.redistribute)
+        self.theorem.setCurrentIndex(self.theorem.findData(b.theorem))
+        del blockers
 
     def _on_refused(self, refusal: Refusal) -> None:
-        if refusal.row is None:
-            self.message.setText(f"<span style='color:#c0392b'>{refusal.message}</span>")
+        if self._source is not None:
+            self._source.show_refusal(refusal.message)
+        elif refusal.row is None:
+            self.message.setText(f"<span style='color:#c0392b'>{escape(refusal.message)}</span>")
             self.message.setTextFormat(Qt.TextFormat.RichText)

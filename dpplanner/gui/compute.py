@@ -20,7 +20,7 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from dpplanner.engine.types import CancelToken, Cancelled
-from dpplanner.gui.engine_process import EngineProcess, JobFailed
+from dpplanner.compute.engine_process import EngineProcess, JobFailed
 
 #: Minimum time between two progress signals of one job, so a tight engine loop cannot flood the
 #: GUI thread's event queue.

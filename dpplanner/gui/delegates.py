@@ -1,47 +1,55 @@
-"""Cell editors for the statistics table: number fields limited by the model's rules, combos."""
+"""Cell editors for the statistics table: plain line edits read by the model's rules, combos.
+
+A number cell takes no validator (a validator drops characters: "2.5" reps would become 25).
+Enter or Tab on a number the rule refuses keeps the editor open with the typed text and shows the
+reason at the cell; the model then refuses nothing that was not explained where it was typed.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
-from PySide6.QtWidgets import QComboBox, QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPoint, Qt
+from PySide6.QtWidgets import (
+    QComboBox, QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QToolTip, QWidget,
+)
 
-from dpplanner.gui.fields import NumberEdit
+from dpplanner.gui.fields import REFUSED_STYLE
 from dpplanner.gui.table_model import COLUMNS
-from dpplanner.model import FIELD_RULES, Kind, Mechanism
+from dpplanner.model import FIELD_RULES, Kind, Mechanism, PlanError
+from dpplanner.model.validation import parse_text
+
+#: Plain-English names of the cells for screen readers (and tests).
+ACCESSIBLE_NAMES = {"name": "Statistic name", "variable": "Variable", "kind": "Kind",
+                    "mechanism": "Noise mechanism", "epsilon": "Statistic epsilon",
+                    "delta": "Statistic delta", "error": "Target error", "weight": "Weight",
+                    "repetitions": "Repetitions"}
+_COMMIT_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
 
 
 class StatisticDelegate(QStyledItemDelegate):
     def createEditor(self, parent: QWidget, option: QStyleOptionViewItem, index: QModelIndex) -> QWidget:
         key = COLUMNS[index.column()].key
-        if key == "kind":
+        if key in ("kind", "mechanism"):
             box = QComboBox(parent)
-            for kind in Kind:
-                box.addItem(kind.label, kind.value)
+            for member in (Kind if key == "kind" else Mechanism):
+                box.addItem(member.label, member.value)
             box.setToolTip(COLUMNS[index.column()].tooltip)
+            box.setAccessibleName(ACCESSIBLE_NAMES[key])
             return box
-        if key == "mechanism":
-            box = QComboBox(parent)
-            for mech in Mechanism:
-                box.addItem(mech.label, mech.value)
-            box.setToolTip(COLUMNS[index.column()].tooltip)
-            return box
-        if key in FIELD_RULES:
-            edit = NumberEdit(FIELD_RULES[key], parent)
-            edit.setPlaceholderText("")
-            return edit
         edit = QLineEdit(parent)
-        edit.setToolTip(COLUMNS[index.column()].tooltip)
+        edit.setAccessibleName(ACCESSIBLE_NAMES.get(key, key))
+        edit.setProperty("field_key", key)
+        rule = FIELD_RULES.get(key)
+        edit.setToolTip(f"{COLUMNS[index.column()].tooltip}\nAllowed: {rule.describe()}." if rule
+                        else COLUMNS[index.column()].tooltip)
         return edit
 
     def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:
         value = index.data(Qt.ItemDataRole.EditRole)
         if isinstance(editor, QComboBox):
             editor.setCurrentIndex(max(editor.findData(value), 0))
-        elif isinstance(editor, NumberEdit):
+        elif isinstance(editor, QLineEdit):
             # Full precision (repr) so that opening and closing an editor changes nothing.
             editor.setText("" if value is None else repr(value) if isinstance(value, float) else str(value))
-        elif isinstance(editor, QLineEdit):
-            editor.setText("" if value is None else str(value))
 
     def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: QModelIndex) -> None:
         if isinstance(editor, QComboBox):
@@ -51,3 +59,21 @@ class StatisticDelegate(QStyledItemDelegate):
             if text.strip() == "" and COLUMNS[index.column()].key != "variable":
                 return          # an emptied cell means "never mind", not a value
             model.setData(index, text, Qt.ItemDataRole.EditRole)
+
+    def eventFilter(self, editor: QObject, event: QEvent) -> bool:
+        if (event.type() == QEvent.Type.KeyPress and isinstance(editor, QLineEdit)
+                and event.key() in _COMMIT_KEYS and editor.property("field_key") in FIELD_RULES
+                and editor.text().strip()):
+            try:
+                parse_text(FIELD_RULES[editor.property("field_key")], editor.text())
+            except PlanError as exc:
+                refuse_in_editor(editor, str(exc))
+                return True         # the editor stays open with what was typed
+        return super().eventFilter(editor, event)
+
+
+def refuse_in_editor(editor: QLineEdit, message: str) -> None:
+    """Mark an open cell editor and say beneath it why its text cannot be stored."""
+    editor.setStyleSheet(REFUSED_STYLE)
+    editor.setAccessibleDescription(message)
+    QToolTip.showText(editor.mapToGlobal(QPoint(0, editor.height())), message, editor)

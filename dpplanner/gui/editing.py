@@ -2,11 +2,11 @@
 
 The order matters and is the whole point of this module:
 
-1. The candidate state (budget + statistics after the edit) is validated and, when automatic
-   redistribution is on, checked with the model's cheap ``check_holds`` - an impossible hold is
-   refused **before anything changes**.
-2. The edit is applied through the Plan's own method (which validates once more) and pushed on
-   the undo stack as one command holding the state before and after.
+1. The edit is tried on a ``plan.trial()`` through the Plan's own method (which validates the
+   whole resulting state) and, when automatic redistribution is on, checked with the model's
+   ``check_holds`` - an impossible pin is refused **before anything changes**.
+2. The plan adopts the trial's state (no second validation) and the edit is pushed on the undo
+   stack as one command holding the state before and after.
 3. The redistribution (``engine.allocate``) runs on the compute worker. When it returns and the
    plan is still at the revision it was computed for, ``plan.apply_allocation`` writes it and the
    same undo command is extended, so one Undo takes back the edit and its rebalance.
@@ -20,11 +20,11 @@ from typing import Callable, Optional, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from dpplanner.gui import jobs
+from dpplanner.compute import jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController
 from dpplanner.model import Budget, Plan, PlanError, Statistic
-from dpplanner.model.plan import check_holds, validate_state
+from dpplanner.model.display import upper
 
 ALLOCATE = "allocate"
 
@@ -56,6 +56,8 @@ class PlanEditor(QObject):
         self.undo_stack = QUndoStack(self)
         self._pending: Optional[tuple[PlanStateCommand, int]] = None   # (command, plan revision)
         self._expect_rebalance = False
+        #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
+        self.last_refusal: Optional[Refusal] = None
         controller.resultReady.connect(self._on_result)
         controller.failed.connect(self._on_failed)
         controller.cancelled.connect(self._on_cancelled)
@@ -63,116 +65,109 @@ class PlanEditor(QObject):
 
     # -- statistic edits ------------------------------------------------------------------------
     def update_statistic(self, row: int, stat: Statistic, text: str, *,
-                         hold_for_rebalance: bool = False) -> bool:
-        stats = list(self.plan.statistics)
-        stats[row] = stat
-        extra = (row,) if hold_for_rebalance else ()
-        return self._edit(text, self.plan.budget, stats,
-                          lambda p: p.update_statistic(row, stat), extra_held=extra, row=row)
+                         field: Optional[str] = None) -> bool:
+        """Replace row ``row``; a refusal is reported at ``field`` of that row (the edited cell)."""
+        return self._edit(text, lambda p: p.update_statistic(row, stat), row=row, field=field)
+
+    def set_epsilon(self, row: int, epsilon: float) -> bool:
+        """A typed ε_i is the user's decision: it pins the statistic (redistribution leaves it)."""
+        stat = self.plan[row]
+        new = stat.replace(epsilon=epsilon, held=True)
+        return self._edit(f"Set ε_i of {stat.name!r}", lambda p: p.update_statistic(row, new),
+                          row=row, field="epsilon",
+                          cause=lambda _t: (f"ε_i = {epsilon!r} for {stat.name!r} does not fit", "type "
+                                            "a smaller ε_i or raise the budget"))
 
     def set_target_error(self, row: int, error: float) -> bool:
-        """PSI's interaction: the row gets the epsilon its error needs and the others rebalance."""
-        try:
-            eps = self.plan.epsilon_for_error(row, error)
-        except PlanError as exc:
-            self.refused.emit(Refusal(str(exc), row, "error"))
-            return False
-        stat = self.plan[row].replace(epsilon=eps)
-        return self.update_statistic(row, stat, f"Set error of {stat.name!r}", hold_for_rebalance=True)
+        """PSI's interaction: the row gets the ε its error needs, pinned; the others rebalance."""
+        stat = self.plan[row]
+        return self._edit(f"Set error of {stat.name!r}",
+                          lambda p: p.set_target_error(row, error), row=row, field="error",
+                          cause=lambda t: (f"an error of {error:g} for {stat.name!r} needs ε_i = "
+                                           f"{upper(t[row].epsilon, 6)}, which does not fit",
+                                           "ask for a larger error or raise the budget"))
 
     def insert_statistic(self, row: int, stat: Statistic) -> bool:
-        stats = list(self.plan.statistics)
-        stats.insert(row, stat)
-        return self._edit(f"Add {stat.name!r}", self.plan.budget, stats,
-                          lambda p: p.insert(row, stat), row=row)
+        return self._edit(f"Add {stat.name!r}", lambda p: p.insert(row, stat))
 
     def remove_statistics(self, rows: Sequence[int]) -> bool:
         rows = sorted(set(rows), reverse=True)
         if not rows:
             return False
-        stats = list(self.plan.statistics)
-        for r in rows:
-            stats.pop(r)
-
-        def apply(p: Plan) -> None:
-            p.replace_all(stats)
-
         if len(rows) == 1:
-            r = rows[0]
-
-            def apply(p: Plan) -> None:  # noqa: F811 - one row: a precise "removed" event
-                p.remove(r)
-        text = f"Remove {self.plan[rows[0]].name!r}" if len(rows) == 1 else f"Remove {len(rows)} statistics"
-        return self._edit(text, self.plan.budget, stats, apply)
+            return self._edit(f"Remove {self.plan[rows[0]].name!r}", lambda p: p.remove(rows[0]))
+        stats = [s for i, s in enumerate(self.plan.statistics) if i not in set(rows)]
+        return self._edit(f"Remove {len(rows)} statistics", lambda p: p.replace_all(stats))
 
     def move_statistic(self, row: int, to: int) -> bool:
         if not (0 <= to < len(self.plan)) or row == to:
             return False
-        stats = list(self.plan.statistics)
-        stats.insert(to, stats.pop(row))
         # Order changes no epsilon (only the prefix curve), so nothing is redistributed.
-        return self._edit(f"Move {self.plan[row].name!r}", self.plan.budget, stats,
-                          lambda p: p.move(row, to), rebalance=False)
+        return self._edit(f"Move {self.plan[row].name!r}", lambda p: p.move(row, to), rebalance=False)
 
     # -- budget and whole-plan edits ------------------------------------------------------------
     def set_budget(self, text: str = "Change budget", **changes) -> bool:
-        try:
-            budget = self.plan.budget.replace(**changes)
-        except (TypeError, ValueError) as exc:
-            self.refused.emit(Refusal(str(exc), None, next(iter(changes), None)))
-            return False
-        if budget == self.plan.budget:
-            return True
-        rebalance = bool(_REBALANCING_BUDGET_FIELDS & set(changes)) and budget.redistribute
-        return self._edit(text, budget, list(self.plan.statistics),
-                          lambda p: p.set_budget(budget), rebalance=rebalance,
-                          field=next(iter(changes), None))
+        field = next(iter(changes), None)
+        rebalance = bool(_REBALANCING_BUDGET_FIELDS & set(changes)) and \
+            changes.get("redistribute", self.plan.budget.redistribute)
+        return self._edit(text, lambda p: p.set_budget(**changes), rebalance=rebalance, field=field)
+
+    def set_metadata(self, *, title: Optional[str] = None, description: Optional[str] = None) -> bool:
+        return self._edit("Edit plan description" if title is None else "Edit plan title",
+                          lambda p: p.set_metadata(title=title, description=description),
+                          rebalance=False)
 
     def replace_all(self, stats: Sequence[Statistic], text: str, budget: Optional[Budget] = None) -> bool:
-        budget = budget or self.plan.budget
-        return self._edit(text, budget, list(stats), lambda p: p.replace_all(stats, budget))
+        return self._edit(text, lambda p: p.replace_all(stats, budget))
 
     def rebalance_now(self) -> bool:
-        return self._edit("Redistribute", self.plan.budget, list(self.plan.statistics),
-                          lambda p: None, rebalance=True, force=True)
+        return self._edit("Redistribute", lambda p: None, rebalance=True, force=True)
 
     def is_redistributing(self) -> bool:
         """True from the moment an edit that will be rebalanced starts until the rebalance ends."""
         return self._pending is not None or self._expect_rebalance
 
     # -- internals ------------------------------------------------------------------------------
-    def _edit(self, text: str, budget: Budget, stats: list[Statistic], apply: Callable[[Plan], None],
-              *, extra_held: Sequence[int] = (), rebalance: Optional[bool] = None,
-              row: Optional[int] = None, field: Optional[str] = None, force: bool = False) -> bool:
-        if rebalance is None:
-            rebalance = budget.redistribute
+    def _edit(self, text: str, apply: Callable[[Plan], None], *, rebalance: Optional[bool] = None,
+              row: Optional[int] = None, field: Optional[str] = None, force: bool = False,
+              cause: Optional[Callable[[Plan], tuple[str, str]]] = None) -> bool:
+        """Try ``apply`` on a trial of the plan; refuse (plan unchanged) or adopt it as one undo
+        step. A refusal names the place of the edit (``row``/``field``) when there is one;
+        ``cause(trial)`` gives (what the user asked, what to do) when the pins do not fit."""
+        self.last_refusal = None
+        trial = self.plan.trial()
         try:
-            budget, checked = validate_state(budget, stats)
-            if rebalance and checked:
-                check_holds(budget, checked, extra_held)
-        except PlanError as exc:
-            self.refused.emit(Refusal(str(exc), exc.index if exc.index is not None else row,
-                                      exc.field or field))
+            apply(trial)
+            if not force and trial.snapshot() == self.plan.snapshot():
+                return True         # nothing to change (e.g. the same value typed again)
+            if rebalance is None:
+                rebalance = trial.budget.redistribute
+            if rebalance and len(trial):
+                trial.check_holds()
+        except PlanError as exc:    # the model refused: the plan is unchanged
+            message = str(exc)
+            if exc.held_indices and cause is not None:
+                asked, remedy = cause(trial)
+                message = f"{asked}: {message}; {remedy}"
+            where_row = row if row is not None or field is not None else exc.index
+            self.last_refusal = Refusal(message, where_row, field or exc.field)
+            self.refused.emit(self.last_refusal)
             return False
         before = self.plan.snapshot()
-        # Listeners that see the plan change during apply() must already know a rebalance
+        # Listeners that see the plan change during adopt() must already know a rebalance
         # follows (the window does not evaluate an unbalanced intermediate state).
-        self._expect_rebalance = bool(rebalance and checked)
+        self._expect_rebalance = bool(rebalance and len(trial))
         try:
-            apply(self.plan)
-        except PlanError as exc:    # the model refused: it is unchanged
+            self.plan.adopt(trial)
+        finally:
             self._expect_rebalance = False
-            self.refused.emit(Refusal(str(exc), exc.index if exc.index is not None else row,
-                                      exc.field or field))
-            return False
-        self._expect_rebalance = False
         after = self.plan.snapshot()
         if after == before and not force:
             return True
         command = PlanStateCommand(self.plan, text, before, after)
         self.undo_stack.push(command)
         if rebalance and len(self.plan):
-            request = jobs.AllocateRequest(self.plan.allocation_request(extra_held), self.plan.revision)
+            request = jobs.AllocateRequest(self.plan.allocation_request(), self.plan.revision)
             self._pending = (command, self.plan.revision)
             self.redistributing.emit(True)
             self.controller.submit(ALLOCATE, self.allocate_fn, request)

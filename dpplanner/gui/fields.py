@@ -1,70 +1,117 @@
-"""Input widgets whose limits come from the model's validation rules (never restated here).
+"""Number fields made from the model's rules: they hold exactly what was typed, or say why not.
 
-A ``FieldRule`` of ``dpplanner.model.validation`` knows its range, whether it is a whole number and
-whether it may be empty; these helpers turn one into a spin box or a line edit with a validator.
-Optional fields use a line edit so "empty" is representable.
+A spin box silently drops characters it refuses ("150" becomes 15 when the maximum is 100). A
+``RuleField`` is a line edit without a validator: on Enter or when it loses focus it reads the text
+with ``validation.parse_text`` (the model's rule, never restated here). A number the rule or the
+plan refuses stays in the field, marked, with the reason beneath it; the plan keeps its value and
+Esc puts the plan's value back. ``set_value`` always shows the plan's value.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Optional
 
-from PySide6.QtCore import QLocale
-from PySide6.QtGui import QDoubleValidator, QIntValidator
-from PySide6.QtWidgets import QDoubleSpinBox, QLineEdit, QSpinBox, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
-from dpplanner.model.validation import FieldRule
+from dpplanner.model import FieldRule, PlanError
+from dpplanner.model.validation import Number, format_value, parse_text
 
-_INT_MAX = 2_147_483_647
-
-
-def spin_box(rule: FieldRule, parent: QWidget | None = None) -> QSpinBox | QDoubleSpinBox:
-    """A spin box limited to the rule's closed range (open ends are left to the model to refuse)."""
-    if rule.integer:
-        box = QSpinBox(parent)
-        box.setRange(int(max(rule.minimum, -_INT_MAX)), int(min(rule.maximum, _INT_MAX)))
-    else:
-        box = QDoubleSpinBox(parent)
-        box.setDecimals(rule.decimals)
-        box.setRange(rule.minimum, rule.maximum)
-        box.setStepType(QDoubleSpinBox.StepType.AdaptiveDecimalStepType)
-    box.setKeyboardTracking(False)
-    box.setToolTip(f"{rule.label}: {rule.describe()}")
-    return box
+REFUSED_STYLE = "QLineEdit { border: 1px solid #c0392b; background: rgba(192, 57, 43, 40); }"
 
 
-class NumberEdit(QLineEdit):
-    """A line edit for numbers with a very wide range (δ = 1e-9, n = 10^9) or that may be empty."""
+class _Edit(QLineEdit):
+    """The line edit of a RuleField: Esc puts the plan's value back."""
 
-    def __init__(self, rule: FieldRule, parent: QWidget | None = None) -> None:
+    escaped = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape:
+            self.escaped.emit()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class RuleField(QWidget):
+    """A number field for one ``FieldRule``; ``submitted`` carries the parsed (exact) value."""
+
+    submitted = Signal(object)          # int, float or None (an emptied optional field)
+
+    def __init__(self, rule: FieldRule, accessible_name: str, tip: str = "",
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rule = rule
-        if rule.integer:
-            validator = QIntValidator(parent)
-            validator.setRange(int(max(rule.minimum, -_INT_MAX)), int(min(rule.maximum, _INT_MAX)))
-        else:
-            validator = QDoubleValidator(parent)
-            validator.setNotation(QDoubleValidator.Notation.ScientificNotation)
-        validator.setLocale(QLocale.c())     # "0.5", never "0,5": float() reads the text
-        self.setValidator(validator)
-        empty = " (may be left empty)" if rule.optional else ""
-        self.setToolTip(f"{rule.label}: {rule.describe()}{empty}")
-        self.setPlaceholderText("—" if rule.optional else rule.describe())
+        self._value: Optional[Number] = None
+        self.edit = _Edit()
+        self.edit.setAccessibleName(accessible_name)
+        allowed = f"Allowed: {rule.describe()}" + (" or empty." if rule.optional else ".")
+        self.edit.setToolTip(f"{tip}\n{allowed}" if tip else allowed)
+        self.edit.setPlaceholderText("—" if rule.optional else "")
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #c0392b")
+        self.message.setAccessibleName(f"{accessible_name}: problem")
+        self.message.hide()
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.edit, 1)
+        if rule.percent:
+            row.addWidget(QLabel("%"))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(row)
+        layout.addWidget(self.message)
+        self.edit.editingFinished.connect(self._finish)
+        self.edit.escaped.connect(self.restore)
+        self.edit.textEdited.connect(lambda _t: self.message.isVisible() and self._clear_mark())
 
-    def value(self) -> Optional[float]:
-        """The number typed (None when empty). Raises ValueError for text that is not a number."""
-        text = self.text().strip()
-        if not text:
-            return None
+    # -- the plan's side ------------------------------------------------------------------------
+    def set_value(self, value: Optional[Number]) -> None:
+        """Show the plan's value (dropping any refused text and its reason)."""
+        self._value = value
+        self.edit.setText(format_value(self.rule, value))
+        self._clear_mark()
+        self.message.hide()
+
+    def value(self) -> Optional[Number]:
+        """The value the field stands for (the plan's, until a typed one is accepted)."""
+        return self._value
+
+    def restore(self) -> None:
+        self.set_value(self._value)
+
+    def show_refusal(self, message: str) -> None:
+        """Keep the typed text, mark it, and say beneath it why the plan did not take it."""
+        kept = format_value(self.rule, self._value) or "empty"
+        self.message.setText(f"Not applied: {message}. The plan keeps {kept} (Esc puts it back).")
+        self.message.show()
+        self.edit.setStyleSheet(REFUSED_STYLE)
+        self.edit.setAccessibleDescription(self.message.text())
+
+    def is_refused(self) -> bool:
+        return self.message.isVisible()
+
+    # -- the user's side ------------------------------------------------------------------------
+    def parsed(self) -> Optional[Number]:
+        """The typed value, exactly; raises PlanError saying why it cannot be stored."""
+        return parse_text(self.rule, self.edit.text())
+
+    def _finish(self) -> None:
+        if self.edit.text().strip() == format_value(self.rule, self._value) and not self.is_refused():
+            return          # nothing new typed
         try:
-            number = float(text)
-        except ValueError:
-            raise ValueError(f"{self.rule.label}: {text!r} is not a number; it must be "
-                             f"{self.rule.describe()}") from None
-        if self.rule.integer and math.isfinite(number) and number == math.floor(number):
-            return int(number)
-        return number
+            value = self.parsed()
+        except PlanError as exc:
+            self.show_refusal(str(exc))
+            return
+        if value == self._value and type(value) is type(self._value):
+            self.set_value(value)
+            return
+        self.submitted.emit(value)
 
-    def set_value(self, value: Optional[float]) -> None:
-        self.setText("" if value is None else f"{value:g}" if not self.rule.integer else str(int(value)))
+    def _clear_mark(self) -> None:
+        self.edit.setStyleSheet("")
+        self.edit.setAccessibleDescription("")

@@ -3,9 +3,9 @@ the report, see ``dpplanner.model.display``) and computation times."""
 
 from __future__ import annotations
 
-from dpplanner.model.display import lower, upper
+from dpplanner.model.display import count, error, error_with_units, exact, lower, upper, value
 
-__all__ = ["lower", "upper", "seconds"]
+__all__ = ["count", "error", "error_with_units", "exact", "lower", "upper", "value", "seconds"]
 
 
 def seconds(value: float) -> str:

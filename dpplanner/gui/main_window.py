@@ -1,43 +1,41 @@
-"""The main window: wiring only. Panels, plots, the editor and the compute controller do the work."""
+"""The main window: wiring and layout only.
+
+Panels and plots are widgets of their own; the editor applies edits (gui/editing.py), the document
+object opens, saves and recovers the plan (gui/document.py), the evaluation keeps the totals and
+plots current from the compute worker (gui/evaluation.py), imports and exports live in
+gui/exports.py and the status bar in gui/status.py.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import os
-from pathlib import Path
 from typing import Callable, Optional
 
-from PySide6.QtCore import QStandardPaths, Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import (
-    QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon, QKeySequence,
+    QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence,
 )
-from PySide6.QtWidgets import (
-    QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar, QSplitter, QTabWidget, QToolButton,
-)
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QTabWidget, QToolButton
 
-from dpplanner.gui import engine_process, jobs, theme
+from dpplanner.compute import engine_process, jobs
+from dpplanner.gui import theme
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.compute import ComputeController
+from dpplanner.gui.document import Document
 from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
+from dpplanner.gui.evaluation import Evaluation
+from dpplanner.gui.exports import Exports
+from dpplanner.gui.appearance import Appearance
 from dpplanner.gui.help_pages import PAGES, HelpDialog, about_html
-from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot, export_item
-from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
+from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
 from dpplanner.gui.results_panel import ResultsPanel
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.statistics_panel import StatisticsPanel
+from dpplanner.gui.status import StatusArea
 from dpplanner.model import Plan, PlanEvent
-from dpplanner.model import csvio, files, report
+from dpplanner.model import files
 from dpplanner.model.examples import example_paths
 
-EVALUATE = "evaluate"
 REDISTRIBUTING = "Redistributing the budget…"
-PROFILE = "profile"
-PLAN_FILTER = "dpplanner plans (*.dpplan);;All files (*)"
-#: Progress is only shown for jobs that are still running after this long (no flicker).
-PROGRESS_DELAY_MS = 250
-#: Quiet time after the totals before the (slower) privacy profile starts.
-PROFILE_DELAY_MS = 300
 
 
 class MainWindow(QMainWindow):
@@ -48,19 +46,15 @@ class MainWindow(QMainWindow):
                  engine_in_process: bool = False) -> None:
         super().__init__()
         self.settings = settings or Settings()
-        self.evaluate_fn = evaluate_fn
-        self.profile_fn = profile_fn
+        self.appearance = Appearance(self.settings, self)     # before the plots: their colours
         self.plan = Plan()
-        self.path: Optional[Path] = None
-        self.display_name = "untitled"
-        self.last_result: Optional[jobs.EvaluateResult] = None
         # The `dpplanner` app runs engine jobs in a child process (see app.py); embedders, the
         # smoke test and fakes injected by tests use the worker thread itself.
         self.controller = ComputeController(
             self, debounce_ms=debounce_ms,
             engine_process=engine_process.shared() if engine_in_process else None)
         self.editor = PlanEditor(self.plan, self.controller, allocate_fn, self)
-        self.recovery = RecoveryStore(recovery_dir or _default_recovery_dir())
+        self.document = Document(self, self.editor, self.settings, recovery_dir)
 
         self.budget_panel = BudgetPanel(self.editor)
         self.statistics_panel = StatisticsPanel(self.editor)
@@ -73,6 +67,11 @@ class MainWindow(QMainWindow):
         self.plots.addTab(self.profile_plot, "Privacy profile")
         self.plots.addTab(self.shares_plot, "Shares && errors")
         self.plots.setToolTip("Plots of the plan; File > Export Plot saves the one shown.")
+        self.evaluation = Evaluation(
+            self.editor, self.controller, self.settings, results_panel=self.results_panel,
+            budget_panel=self.budget_panel, cost_plot=self.cost_plot, profile_plot=self.profile_plot,
+            plots=self.plots, statistics_panel=self.statistics_panel, evaluate_fn=evaluate_fn,
+            profile_fn=profile_fn)
         self.left = QSplitter(Qt.Orientation.Vertical)
         self.left.addWidget(self.budget_panel)
         self.left.addWidget(self.statistics_panel)
@@ -88,7 +87,9 @@ class MainWindow(QMainWindow):
         self.main_split.setStretchFactor(1, 1)
         self.setCentralWidget(self.main_split)
 
-        self._build_status_bar()
+        self.exports = Exports(self, self.editor, self.evaluation, self.plots)
+        self.status = StatusArea(self.statusBar(), self._busy_text)
+        self.status.cancel_button.clicked.connect(self.cancel_computation)
         self._build_actions()
         self._build_menus()
         self._build_toolbar()
@@ -97,71 +98,36 @@ class MainWindow(QMainWindow):
         if icon is not None:
             self.setWindowIcon(icon)
 
-        self._autosave = QTimer(self)
-        self._autosave.setSingleShot(True)
-        self._autosave.setInterval(max(self.settings.get("autosave_seconds"), 1) * 1000)
-        self._autosave.timeout.connect(self.write_recovery_copy)
-        self._progress_delay = QTimer(self)
-        self._progress_delay.setSingleShot(True)
-        self._progress_delay.setInterval(PROGRESS_DELAY_MS)
-        self._progress_delay.timeout.connect(self._show_progress)
-        self._profile_wanted: Optional[jobs.ProfileRequest] = None
-        self._profile_delay = QTimer(self)
-        self._profile_delay.setSingleShot(True)
-        self._profile_delay.setInterval(PROFILE_DELAY_MS)
-        self._profile_delay.timeout.connect(self._start_profile)
-        self.plots.currentChanged.connect(lambda _i: self._start_profile())
         self.plots.currentChanged.connect(lambda _i: self._refresh_shares())
         self._shares_stale = True
-        self._message_timer = QTimer(self)
-        self._message_timer.setSingleShot(True)
-        self._message_timer.timeout.connect(self._clear_message)
-
         self.plan.subscribe(self._on_plan_event)
-        self.controller.resultReady.connect(self._on_result)
-        self.controller.failed.connect(self._on_failed)
-        self.controller.cancelled.connect(self._on_cancelled)
-        self.controller.progressChanged.connect(self._on_progress)
+        self.document.titleChanged.connect(self._update_title)
+        self.document.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
+        self.document.error.connect(self.show_error)
+        self.exports.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
+        self.exports.error.connect(self.show_error)
+        self.document.aboutToLoad.connect(self.controller.cancel)
+        self.evaluation.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
+        self.controller.progressChanged.connect(lambda _channel, f: self.status.set_progress(f))
         self.controller.busyChanged.connect(self._on_busy)
         self.editor.refused.connect(self._on_refused)
         self.editor.redistributing.connect(self._on_redistributing)
         self.editor.redistributionFailed.connect(lambda m: self.show_message(m, 10000, error=True))
-        self.editor.undo_stack.cleanChanged.connect(self._on_clean_changed)
         self.cost_plot.optionsChanged.connect(self._on_plot_options)
         self.cost_plot.hiddenChanged.connect(lambda names: self.settings.set("hidden_curves", names))
         self.statistics_panel.selectionChanged.connect(self._on_selection)
-        hints = QGuiApplication.styleHints()
-        hints.colorSchemeChanged.connect(lambda _scheme: self.apply_theme())
+        self.cost_plot.logKChanged.connect(lambda on: self.settings.set("curve_log_k", on))
+        self.appearance.changed.connect(self.apply_theme)
 
         self.cost_plot.set_mode(self.settings.get("curve_mode"))
         self.cost_plot.k_max.setValue(self.settings.get("curve_k_max"))
         self.cost_plot.set_hidden(self.settings.get("hidden_curves"))
+        self.cost_plot.log_k.setChecked(self.settings.get("curve_log_k"))
         self._restore_layout()
         self._update_title()
         self._refresh_views()
 
     # == building =================================================================================
-    def _build_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.status_label = QLabel("")
-        self.status_label.setToolTip("What happened last.")
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setMaximumWidth(180)
-        self.progress.setToolTip("Progress of the running computation.")
-        self.cancel_button = QToolButton()
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.setToolTip("Stop the running computation (the window keeps the last result).")
-        self.cancel_button.clicked.connect(self.cancel_computation)
-        self.plan_label = QLabel("")
-        self.plan_label.setToolTip("The plan file and whether it has unsaved changes.")
-        bar.addWidget(self.status_label, 1)
-        bar.addPermanentWidget(self.progress)
-        bar.addPermanentWidget(self.cancel_button)
-        bar.addPermanentWidget(self.plan_label)
-        self.progress.hide()
-        self.cancel_button.hide()
-
     def _action(self, text: str, tip: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
         if shortcut is not None:
@@ -174,30 +140,49 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         S = QKeySequence.StandardKey
-        self.new_action = self._action("&New", "Start a new, empty plan", self.new_plan, S.New)
-        self.open_action = self._action("&Open…", "Open a .dpplan file", self.open_dialog, S.Open)
-        self.save_action = self._action("&Save", "Save the plan", self.save, S.Save)
-        self.save_as_action = self._action("Save &As…", "Save the plan under a new name", self.save_as, S.SaveAs)
+        doc = self.document
+        self.new_action = self._action("&New", "Start a new, empty plan", doc.new_plan, S.New)
+        self.open_action = self._action("&Open…", "Open a .dpplan file", doc.open_dialog, S.Open)
+        self.save_action = self._action("&Save", "Save the plan", doc.save, S.Save)
+        self.save_as_action = self._action("Save &As…", "Save the plan under a new name", doc.save_as,
+                                           S.SaveAs)
         self.import_csv_action = self._action("&Import CSV…", "Replace the statistics with those of a "
-                                              "CSV file", self.import_csv_dialog)
+                                              "CSV file", self.exports.import_csv_dialog)
         self.export_csv_action = self._action("&Export CSV…", "Write the statistics table (with "
-                                              "errors) to a CSV file", self.export_csv_dialog)
+                                              "errors) to a CSV file", self.exports.export_csv_dialog)
         self.export_report_action = self._action("Export &Report…", "Write a self-contained HTML "
-                                                 "report of the plan", self.export_report_dialog)
+                                                 "report of the plan", self.exports.export_report_dialog)
         self.export_plot_action = self._action("Export &Plot…", "Save the plot shown as PNG or SVG",
-                                               self.export_plot_dialog)
+                                               self.exports.export_plot_dialog)
         self.quit_action = self._action("&Quit", "Close dpplanner", self.close, S.Quit)
-        self.undo_action = self.editor.undo_stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(QKeySequence(S.Undo))
-        self.undo_action.setToolTip("Undo the last change (Ctrl+Z)")
-        self.redo_action = self.editor.undo_stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcut(QKeySequence(S.Redo))
-        self.redo_action.setToolTip("Redo the change just undone (Ctrl+Shift+Z)")
+        stack = self.editor.undo_stack
+        self.undo_action = self._step_action("&Undo", stack.undo, S.Undo, stack.canUndoChanged,
+                                             stack.undoTextChanged, "nothing to undo")
+        self.redo_action = self._step_action("&Redo", stack.redo, S.Redo, stack.canRedoChanged,
+                                             stack.redoTextChanged, "nothing to redo")
         self.rebalance_action = self._action("Redistribute &now", "Rescale the free statistics to "
                                              "spend the global ε", self.editor.rebalance_now, "Ctrl+R")
         self.cancel_action = self._action("&Cancel computation", "Stop the running computation",
                                           self.cancel_computation)
         self.cancel_action.setEnabled(False)
+
+    def _step_action(self, text: str, slot, shortcut, can_changed, text_changed, idle: str) -> QAction:
+        """Undo/Redo with a fixed label (QUndoStack's own actions put the step's name in the label,
+        which grows and gets cut in the toolbar); the step is named in the tooltip instead."""
+        action = self._action(text, "", slot, shortcut)
+        keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+        verb = text.replace("&", "")
+
+        def describe(step: str) -> None:
+            tip = f"{verb} “{step}” ({keys})" if step else f"{verb}: {idle} ({keys})"
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+
+        action.setEnabled(False)
+        describe("")
+        can_changed.connect(action.setEnabled)
+        text_changed.connect(describe)
+        return action
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -205,13 +190,13 @@ class MainWindow(QMainWindow):
         file_menu.addActions([self.new_action, self.open_action])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.setToolTipsVisible(True)
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.recent_menu.aboutToShow.connect(lambda: self.document.fill_recent_menu(self.recent_menu))
         self.examples_menu = file_menu.addMenu("E&xamples")
         self.examples_menu.setToolTipsVisible(True)
         for name, path in example_paths().items():
             action = self.examples_menu.addAction(name)
             action.setToolTip(f"Open the example plan {path.name} (as an untitled copy)")
-            action.triggered.connect(lambda _c=False, p=path: self.open_example(p))
+            action.triggered.connect(lambda _c=False, p=path: self.document.open_example(p))
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
@@ -244,6 +229,7 @@ class MainWindow(QMainWindow):
         repeat = view_menu.addAction("Plot selected query &repeated")
         repeat.triggered.connect(lambda: self.cost_plot.set_mode("repeat"))
         view_menu.addSeparator()
+        view_menu.addMenu(self.appearance.menu(view_menu))
         reset = view_menu.addAction("Reset &layout")
         reset.setToolTip("Put the panels back to their default sizes")
         reset.triggered.connect(self._default_layout)
@@ -275,220 +261,30 @@ class MainWindow(QMainWindow):
         tools.addSeparator()
         tools.addActions([self.undo_action, self.redo_action])
 
-    # == documents ================================================================================
-    def new_plan(self) -> bool:
-        if not self.maybe_save():
-            return False
-        self._load_plan(Plan(), None, "untitled")
-        return True
-
-    def open_dialog(self) -> None:
-        if not self.maybe_save():
-            return
-        start = str(self.path.parent) if self.path else ""
-        name, _ = QFileDialog.getOpenFileName(self, "Open plan", start, PLAN_FILTER)
-        if name:
-            self.open_path(name, confirm=False)
-
-    def open_path(self, path: str | Path, *, confirm: bool = True) -> bool:
-        if confirm and not self.maybe_save():
-            return False
-        path = Path(path)
-        try:
-            plan = files.load_plan(path)
-        except (OSError, ValueError) as exc:
-            self.settings.remove_recent_file(str(path))
-            self.show_error("Cannot open the plan", str(exc))
-            return False
-        self._load_plan(plan, path, path.name)
-        self.settings.add_recent_file(str(path.resolve()))
-        return True
-
-    def open_example(self, path: Path) -> bool:
-        if not self.maybe_save():
-            return False
-        try:
-            plan = files.load_plan(path)
-        except (OSError, ValueError) as exc:
-            self.show_error("Cannot open the example", str(exc))
-            return False
-        # An example opens as an untitled copy: Save asks where, the shipped file stays intact.
-        self._load_plan(plan, None, f"{path.stem} (example)")
-        return True
-
-    def _load_plan(self, plan: Plan, path: Optional[Path], name: str) -> None:
-        self.controller.cancel()
-        self.plan.restore(plan.snapshot())
-        self.path = path
-        self.display_name = name
-        self.editor.undo_stack.clear()
-        self.editor.undo_stack.setClean()
-        self.recovery.discard()
-        self._update_title()
-        self.show_message(f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}", 5000)
-
-    def save(self) -> bool:
-        if self.path is None:
-            return self.save_as()
-        return self._save_to(self.path)
-
-    def save_as(self) -> bool:
-        start = str(self.path) if self.path else self.display_name.split(" ")[0] + files.SUFFIX
-        name, _ = QFileDialog.getSaveFileName(self, "Save plan", start, PLAN_FILTER)
-        if not name:
-            return False
-        path = Path(name)
-        if not path.suffix:
-            path = path.with_suffix(files.SUFFIX)
-        return self._save_to(path)
-
-    def _save_to(self, path: Path) -> bool:
-        try:
-            files.save_plan(self.plan, path)
-        except (OSError, ValueError) as exc:
-            self.show_error("Cannot save the plan", str(exc))
-            return False
-        self.path = path
-        self.display_name = path.name
-        self.editor.undo_stack.setClean()
-        self.recovery.discard()
-        self.settings.add_recent_file(str(path.resolve()))
-        self._update_title()
-        self.show_message(f"Saved {path}", 5000)
-        return True
-
-    def maybe_save(self) -> bool:
-        """Ask before throwing away unsaved changes. True: go ahead."""
-        if self.editor.undo_stack.isClean():
-            return True
-        answer = QMessageBox.warning(
-            self, "Unsaved changes", f"The plan {self.display_name} has unsaved changes. Save them?",
-            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save()
-        return answer == QMessageBox.StandardButton.Discard
-
-    def import_csv_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Import statistics from CSV", "", "CSV files (*.csv)")
-        if name:
-            self.import_csv(name)
-
-    def import_csv(self, path: str | Path) -> bool:
-        try:
-            stats = csvio.load_csv(path, self.plan.budget)
-        except (OSError, ValueError) as exc:
-            self.show_error("Cannot import the CSV file", str(exc))
-            return False
-        return self.editor.replace_all(stats, f"Import {Path(path).name}")
-
-    def export_csv_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Export statistics to CSV", "", "CSV files (*.csv)")
-        if name:
-            self._export(lambda: csvio.save_csv(self.plan, name), name)
-
-    def export_report_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self, "Export report", "", "HTML files (*.html)")
-        if name:
-            self.export_report(name)
-
-    def export_report(self, path: str | Path) -> bool:
-        kwargs = {}
-        if self.last_result is not None and self._result_is_current(self.last_result):
-            # Reuse what the worker computed instead of composing again on the GUI thread.
-            kwargs = dict(totals=self.last_result.totals, best=self.last_result.best)
-            if self.last_result.request.curve_mode == "prefix" and self.last_result.curve is not None:
-                kwargs["curve"] = self.last_result.curve
-        return self._export(lambda: report.save_report(self.plan, path, **kwargs), path)
-
-    def export_plot_dialog(self) -> None:
-        name, chosen = QFileDialog.getSaveFileName(self, "Export plot", "", "PNG image (*.png);;SVG image (*.svg)")
-        if name:
-            if not Path(name).suffix:
-                name += ".svg" if "svg" in chosen else ".png"
-            self.export_plot(name)
-
-    def export_plot(self, path: str | Path) -> bool:
-        widget = self.plots.currentWidget()
-        item = widget.view.ci if isinstance(widget, SharesPlot) else widget.plot_item
-        return self._export(lambda: export_item(item, path), path)
-
-    def _export(self, write: Callable[[], None], path) -> bool:
-        try:
-            write()
-        except (OSError, ValueError) as exc:
-            self.show_error("Export failed", str(exc))
-            return False
-        self.show_message(f"Wrote {path}", 5000)
-        return True
-
-    # == recovery =================================================================================
-    def write_recovery_copy(self) -> None:
-        if self.editor.undo_stack.isClean():
-            self.recovery.discard()
-            return
-        try:
-            self.recovery.save(files.dumps_plan(self.plan), str(self.path) if self.path else None)
-        except OSError as exc:
-            self.show_message(f"Could not write the recovery copy: {exc}", 10000, error=True)
-
-    def offer_recovery(self, ask: Optional[Callable[[RecoveryCopy], bool]] = None) -> bool:
-        """After a crash: offer the newest orphaned copy. ``ask`` replaces the dialog (tests)."""
-        copies = self.recovery.orphans()
-        if not copies:
-            return False
-        copy = copies[0]
-        if ask is None:
-            def ask(c: RecoveryCopy) -> bool:
-                answer = QMessageBox.question(
-                    self, "Recover unsaved changes?",
-                    f"dpplanner did not close normally last time. A recovery copy of "
-                    f"{c.describe()} exists. Restore it?")
-                return answer == QMessageBox.StandardButton.Yes
-        restored = False
-        if ask(copy):
-            try:
-                plan = files.loads_plan(copy.plan_text)
-            except ValueError as exc:
-                self.show_error("The recovery copy cannot be read", str(exc))
-            else:
-                source = Path(copy.source) if copy.source else None
-                self._load_plan(plan, source, (source.name if source else "untitled") + " (recovered)")
-                # Recovered changes are unsaved changes: mark the document modified.
-                self.editor.undo_stack.resetClean()
-                self._update_title()
-                self.write_recovery_copy()
-                restored = True
-        for c in copies:
-            RecoveryStore.forget(c)
-        return restored
-
     # == computing ================================================================================
     def _on_plan_event(self, event: PlanEvent) -> None:
-        self._profile_wanted = None
-        self.controller.cancel(PROFILE)     # out of date; it follows the next totals
+        self.evaluation.plan_changed()
         self._refresh_views()
-        if not self.editor.undo_stack.isClean():
-            self._autosave.start()
 
     def _on_redistributing(self, active: bool) -> None:
         if active:
             self.show_message(REDISTRIBUTING, 0)
-        elif self.status_label.text() == REDISTRIBUTING:
+        elif self.status.label.text() == REDISTRIBUTING:
             self.show_message("", 0)        # but keep a failure message that replaced it
         if not active:
             # Rebalanced, cancelled or failed: evaluate whatever the plan is now (a no-op when
             # that evaluation is already running).
-            self.schedule_evaluation()
+            self.evaluation.schedule()
 
     def _refresh_views(self) -> None:
         """Cheap synchronous views now; the engine's numbers come from the worker."""
         self._shares_stale = True
         self._refresh_shares()
+        self._name_repeated()
         self.cost_plot.set_budget(self.plan.budget.spendable_epsilon)
         if not self.editor.is_redistributing():
             # An edit that is being rebalanced is evaluated once its rebalance lands.
-            self.schedule_evaluation()
+            self.evaluation.schedule()
 
     def _refresh_shares(self) -> None:
         """The bars need every row's accuracy (~20 ms per 1000 rows): only while they are shown."""
@@ -497,111 +293,16 @@ class MainWindow(QMainWindow):
         self._shares_stale = False
         plan = self.plan
         privacy = self.statistics_panel.model.privacy_all()
-        self.shares_plot.set_rows([s.name for s in plan], [s.epsilon * s.repetitions for s in plan],
-                                  [p.error if p.error is not None else math.nan for p in privacy],
-                                  [s.held for s in plan])
-
-    def evaluation_request(self) -> Optional[jobs.EvaluateRequest]:
-        if not len(self.plan):
-            return None
-        inputs = self.plan.composition_inputs()
-        repeat_index = min(max(self.statistics_panel.current_row(), 0), len(self.plan) - 1)
-        return jobs.EvaluateRequest(
-            inputs.epsilons, inputs.deltas, inputs.multiplicities, inputs.delta_g, inputs.eta,
-            curve_mode=self.cost_plot.mode(), curve_k_max=self.cost_plot.k_limit(),
-            curve_points=self.settings.get("curve_points"), repeat_index=repeat_index)
-
-    def schedule_evaluation(self) -> None:
-        request = self.evaluation_request()
-        if request is None:
-            self.controller.cancel(EVALUATE)
-            self.controller.cancel(PROFILE)
-            self.last_result = None
-            self.results_panel.set_results({}, None, "Add a statistic to see the totals.")
-            self.cost_plot.clear()
-            self.profile_plot.clear()
-            self.budget_panel.set_spent(None)
-            return
-        self.controller.schedule(EVALUATE, self.evaluate_fn, request)
-
-    def _result_is_current(self, result: jobs.EvaluateResult) -> bool:
-        request = self.evaluation_request()
-        return request is not None and request == dataclasses.replace(result.request, request_id=0)
-
-    def _on_result(self, channel: str, result) -> None:
-        if channel == PROFILE:
-            inputs = self.plan.composition_inputs()
-            if (result.request.epsilons, result.request.deltas, result.request.multiplicities) == \
-                    (inputs.epsilons, inputs.deltas, inputs.multiplicities):
-                self.profile_plot.set_profile(result.profile, self.plan.budget.delta)
-            return
-        if channel != EVALUATE:
-            return
-        self.last_result = result
-        request = result.request
-        plan = self.plan
-        budget = plan.budget
-        note = (f"k = {request.k} queries, δ_g = {request.delta_g:g}, η = {request.eta:g}. "
-                "Totals are sound upper bounds, rounded up.")
-        self.results_panel.set_results(result.totals, result.best, note)
-        self.budget_panel.set_spent(result.totals.get(budget.theorem))
-        if result.curve is not None:
-            if request.curve_mode == "prefix":
-                plan_k = request.k
-            else:
-                plan_k = request.multiplicities[request.repeat_index]
-            self.cost_plot.set_curve(result.curve, plan_k, budget.spendable_epsilon)
-        # The profile is slower than everything above: it runs as its own job, only while its
-        # tab is shown and once edits have paused, so it never delays the next edit.
-        self._profile_wanted = jobs.ProfileRequest(
-            request.epsilons, request.deltas, request.multiplicities, eta=max(request.eta, 1e-3))
-        self._profile_delay.start()
-        problems = "; ".join(f"{part}: {msg}" for part, msg in result.problems.items())
-        if problems:
-            self.show_message(f"Part of the computation failed - {problems}", 10000, error=True)
-        elif not self.editor.is_redistributing():
-            self.show_message("", 0)
-
-    def _start_profile(self) -> None:
-        if self._profile_wanted is None or self.plots.currentWidget() is not self.profile_plot:
-            return
-        if self.controller.is_busy(EVALUATE) or self.editor.is_redistributing():
-            return          # the totals of a newer plan come first; they will ask again
-        request, self._profile_wanted = self._profile_wanted, None
-        self.controller.submit(PROFILE, self.profile_fn, request)
-
-    def _on_failed(self, channel: str, message: str) -> None:
-        if channel == PROFILE:
-            self.profile_plot.clear()
-            self.show_message(f"The privacy profile could not be computed: {message}", 10000, error=True)
-        if channel == EVALUATE:
-            self.results_panel.set_stale(f"The computation failed: {message}")
-            self.show_message(f"The computation failed: {message}", 15000, error=True)
-
-    def _on_cancelled(self, channel: str) -> None:
-        if channel == EVALUATE:
-            self.results_panel.set_stale("Cancelled: the totals shown are from before the last edit.")
-            self.show_message("Computation cancelled.", 5000)
-
-    def _on_progress(self, channel: str, fraction: float) -> None:
-        self.progress.setValue(int(fraction * 1000))
+        self.shares_plot.set_plan(plan, privacy)
 
     def _on_busy(self, busy: bool) -> None:
         self.cancel_action.setEnabled(busy)
-        if busy:
-            self.progress.setValue(0)
-            self._progress_delay.start()
-        else:
-            self._progress_delay.stop()
-            self.progress.hide()
-            self.cancel_button.hide()
+        self.status.set_busy(busy)
 
-    def _show_progress(self) -> None:
-        if self.controller.is_busy():
-            what = "Redistributing" if self.controller.is_busy(ALLOCATE) else "Computing compositions"
-            self.status_label.setText(f"{what}…")
-            self.progress.show()
-            self.cancel_button.show()
+    def _busy_text(self) -> Optional[str]:
+        if not self.controller.is_busy():
+            return None
+        return "Redistributing" if self.controller.is_busy(ALLOCATE) else "Computing compositions"
 
     def cancel_computation(self) -> None:
         self.controller.cancel()
@@ -609,28 +310,25 @@ class MainWindow(QMainWindow):
     def _on_plot_options(self) -> None:
         self.settings.set("curve_mode", self.cost_plot.mode())
         self.settings.set("curve_k_max", self.cost_plot.k_max.value())
-        self.schedule_evaluation()
+        self.evaluation.schedule()
+
+    def _name_repeated(self) -> None:
+        """The statistic "repeat one query" repeats: the selected row (the first if none)."""
+        plan = self.plan
+        row = min(max(self.statistics_panel.current_row(), 0), len(plan) - 1)
+        self.cost_plot.set_repeat_statistic(plan[row].name if len(plan) else "")
 
     def _on_selection(self, _row: int) -> None:
+        self._name_repeated()
         if self.cost_plot.mode() == "repeat":
-            self.schedule_evaluation()
+            self.evaluation.schedule()
 
     # == messages =================================================================================
     def _on_refused(self, refusal: Refusal) -> None:
         self.show_message(f"Not changed: {refusal.message}", 15000, error=True)
 
     def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
-        self.status_label.setStyleSheet("color: #c0392b" if error else "")
-        self.status_label.setText(text)
-        self.status_label.setToolTip(text or "What happened last.")
-        # A timer owned by the window, so it dies with it (a bare singleShot could fire later).
-        self._message_timer.stop()
-        if timeout_ms:
-            self._message_timer.start(timeout_ms)
-
-    def _clear_message(self) -> None:
-        self.status_label.setText("")
-        self.status_label.setStyleSheet("")
+        self.status.show_message(text, timeout_ms, error=error)
 
     def show_error(self, title: str, text: str) -> None:
         self.show_message(f"{title}: {text}", 15000, error=True)
@@ -642,27 +340,12 @@ class MainWindow(QMainWindow):
         dialog.show()
 
     # == window ===================================================================================
-    def _on_clean_changed(self, clean: bool) -> None:
-        self._update_title()
-        if clean:
-            self.recovery.discard()
-
     def _update_title(self) -> None:
-        self.setWindowTitle(f"{self.display_name}[*] — dpplanner")
-        self.setWindowModified(not self.editor.undo_stack.isClean())
+        name = self.document.display_name
+        self.setWindowTitle(f"{name}[*] — dpplanner")
+        self.setWindowModified(self.document.modified)
         modified = " (modified)" if self.isWindowModified() else ""
-        self.plan_label.setText(f"plan: {self.display_name}{modified}")
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        recent = self.settings.recent_files()
-        for path in recent:
-            action = self.recent_menu.addAction(os.path.basename(path))
-            action.setToolTip(path)
-            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
-        if not recent:
-            empty = self.recent_menu.addAction("(no recent plans)")
-            empty.setEnabled(False)
+        self.status.plan_label.setText(f"plan: {name}{modified}")
 
     def apply_theme(self) -> None:
         current = theme.current()
@@ -708,18 +391,17 @@ class MainWindow(QMainWindow):
         path = _dropped_plan(event)
         if path is not None:
             event.acceptProposedAction()
-            self.open_path(path)
+            self.document.open_path(path)
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self.maybe_save():
+        if not self.document.maybe_save():
             event.ignore()
             return
         self.settings.save_window(self.saveGeometry(), self.saveState(),
                                   {n: s.saveState() for n, s in self._splitters().items()})
         self.settings.sync()
         self.controller.shutdown()
-        self._autosave.stop()
-        self.recovery.discard()
+        self.document.close()
         event.accept()
 
 
@@ -731,11 +413,6 @@ def _dropped_plan(event) -> Optional[str]:
         if url.isLocalFile() and url.toLocalFile().endswith(files.SUFFIX):
             return url.toLocalFile()
     return None
-
-
-def _default_recovery_dir() -> str:
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
-    return os.path.join(base or os.path.expanduser("~/.dpplanner"), "recovery")
 
 
 def _app_icon() -> Optional[QIcon]:

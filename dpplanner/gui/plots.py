@@ -1,4 +1,5 @@
-"""The three plots: total epsilon against k, the privacy profile delta(eps), per-statistic bars.
+"""The three plots: total epsilon against k (here), the privacy profile delta(eps)
+(``profile_plot``), per-statistic shares and errors (``shares_plot``).
 
 Views only: each takes finished numbers (an engine Curve / Profile, or per-row values) and draws
 them. Nothing here computes a composition.
@@ -7,110 +8,62 @@ them. Nothing here computes a composition.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters  # noqa: F401  (registers ImageExporter / SVGExporter)
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtGui import QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
+    QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
+from dpplanner.gui.plot_common import (
+    IntegerAxis, curve_pen, export_item, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
+)
+from dpplanner.gui.profile_plot import ProfilePlot
+from dpplanner.gui.shares_plot import SharesPlot
 
-pg.setConfigOptions(antialias=True)
+__all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "export_item", "K_MAX_LIMIT"]
 
-THEOREM_LABELS = {
-    "basic": "basic", "advanced": "advanced", "kov": "KOV (homogeneous)", "optimal": "optimal",
-    "concurrent": "concurrent", "filter": "filter",
-}
 K_MAX_LIMIT = 100_000
-
-
-def _finite_or_nan(values) -> np.ndarray:
-    """pyqtgraph cannot draw inf; an infeasible k simply leaves a gap in the curve."""
-    arr = np.asarray(values, dtype=float).copy()
-    arr[~np.isfinite(arr)] = np.nan
-    return arr
-
-
-# Theorems whose curve often coincides with another one (concurrent = optimal for approximate
-# DP, kov = optimal on equal queries) are dashed so the one underneath stays visible.
-_DASHED = {"concurrent": Qt.PenStyle.DashLine, "kov": Qt.PenStyle.DotLine}
-
-
-def curve_pen(theme: themes.PlotTheme, name: str):
-    return pg.mkPen(themes.curve_colour(theme, name), width=2, style=_DASHED.get(name, Qt.PenStyle.SolidLine))
-
-
-def _style_plot(plot: pg.PlotItem, theme: themes.PlotTheme) -> None:
-    plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
-    for name in ("left", "bottom"):
-        axis = plot.getAxis(name)
-        axis.enableAutoSIPrefix(False)      # "total ε (x0.001)" reads worse than 0.25
-        axis.setPen(pg.mkPen(theme.foreground))
-        axis.setTextPen(pg.mkPen(theme.foreground))
-
-
-def export_item(item, path: str | Path) -> None:
-    """Write a plot to PNG or SVG, chosen by the file's suffix."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".svg":
-        _export_svg(item, path)
-    elif suffix == ".png":
-        exporter = pg.exporters.ImageExporter(item)
-        exporter.parameters()["width"] = max(int(item.boundingRect().width()) * 2, 800)
-        exporter.export(str(path))
-    else:
-        raise ValueError(f"cannot export a plot to '{path.name}': use a .png or .svg file name")
-
-
-def _export_svg(item, path: Path) -> None:
-    """Render the item's scene region through QSvgGenerator.
-
-    pyqtgraph 0.14's SVGExporter post-processes the SVG text Qt writes and fails on the path syntax
-    of Qt >= 6.8 ("M0,0 L..."), so the SVG is written by Qt's own generator instead.
-    """
-    rect = item.sceneBoundingRect()
-    generator = QSvgGenerator()
-    generator.setFileName(str(path))
-    generator.setSize(rect.size().toSize())
-    generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-    generator.setTitle("dpplanner plot")
-    painter = QPainter(generator)
-    try:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-    finally:
-        painter.end()
+#: Room above the highest curve (or ε_g) so the ε_g label is never cut at the top.
+_HEADROOM = 1.12
+#: Curves with at most this many points are drawn with markers.
+_MARKERS_UP_TO = 20
 
 
 class CostPlot(QWidget):
-    """Total epsilon against k, one curve per theorem, with the plan's k and eps_g marked."""
+    """Total epsilon against k, one curve per theorem, with the plan's k and eps_g marked.
+
+    The view is framed from the data, not left to pyqtgraph's auto-range: k from the first to the
+    last query (whole-number ticks), total ε from 0 to above the highest curve and ε_g, so a flat
+    curve of one statistic is a line, not 0.2500000-0.2500015, and an empty plan resets the frame.
+    """
 
     optionsChanged = Signal()
     hiddenChanged = Signal(list)
+    logKChanged = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        self.view = pg.PlotWidget(background=self._theme.background)
-        self.view.setToolTip("Total ε of the plan against the number of queries k, one curve per "
-                             "theorem. Click a legend entry to hide or show its curve.")
-        self.plot_item: pg.PlotItem = self.view.getPlotItem()
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setWhatsThis("Total ε of the plan against the number of queries k, one curve per "
+                               "theorem. Click a legend entry to hide or show its curve.")
+        self.legend = legend_row(self.view, self._theme)
+        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
         self.plot_item.setLabel("left", "total ε")
         self.plot_item.setLabel("bottom", "k (number of queries)")
-        # Bottom right: every curve rises with k, so that corner stays empty.
-        self.legend = self.plot_item.addLegend(offset=(-10, -10), labelTextColor=self._theme.foreground)
+        self.plot_item.setMenuEnabled(False)
         self.items: dict[str, pg.PlotDataItem] = {}
         self._hidden: set[str] = set()
         self._ks = np.zeros(0)
         self._upper: dict[str, np.ndarray] = {}
+        self._plan_k: int | None = None
+        self._epsilon_g: float | None = None
+        self._repeat_name = ""
 
         self.k_line = pg.InfiniteLine(angle=90, movable=False)
         self.budget_line = pg.InfiniteLine(angle=0, movable=False)
@@ -122,7 +75,9 @@ class CostPlot(QWidget):
         self.plot_item.addItem(self.budget_label, ignoreBounds=True)
 
         self.readout = QLabel(" ")
-        self.readout.setToolTip("Values of every curve at the k under the mouse pointer.")
+        self.readout.setToolTip("Total ε of the plan against the number of queries k, one curve per "
+                                "theorem; here, every curve's value at the k under the mouse pointer. "
+                                "Click a legend entry to hide or show its curve.")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.prefix_button = QRadioButton("plan prefixes")
@@ -133,19 +88,22 @@ class CostPlot(QWidget):
         self._mode_group = QButtonGroup(self)
         self._mode_group.addButton(self.prefix_button)
         self._mode_group.addButton(self.repeat_button)
+        self.log_k = QCheckBox("log k")
+        self.log_k.setToolTip("A logarithmic k axis: small and large numbers of queries side by side.")
         self.k_max = QSpinBox()
         self.k_max.setRange(0, K_MAX_LIMIT)
         self.k_max.setSpecialValueText("plan's k")
-        self.k_max.setPrefix("")
         self.k_max.setToolTip("Largest k on the plot (\"plan's k\": as many queries as the plan has).")
+        self.k_max.setAccessibleName("Largest k on the plot")
         self.k_max.setKeyboardTracking(False)
-        self.prefix_button.toggled.connect(lambda _checked: self.optionsChanged.emit())
+        self.prefix_button.toggled.connect(self._on_mode_toggled)
         self.k_max.valueChanged.connect(lambda _value: self.optionsChanged.emit())
+        self.log_k.toggled.connect(self._on_log_toggled)
 
         controls = QHBoxLayout()
         controls.addWidget(self.prefix_button)
-        controls.addWidget(self.repeat_button)
-        controls.addStretch(1)
+        controls.addWidget(self.repeat_button, 1)
+        controls.addWidget(self.log_k)
         controls.addWidget(QLabel("k up to"))
         controls.addWidget(self.k_max)
         layout = QVBoxLayout(self)
@@ -156,6 +114,7 @@ class CostPlot(QWidget):
 
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.apply_theme(self._theme)
+        self._frame()
 
     # -- options ------------------------------------------------------------------------------
     def mode(self) -> str:
@@ -175,6 +134,16 @@ class CostPlot(QWidget):
         for name, item in self.items.items():
             item.setVisible(name not in self._hidden)
 
+    def set_repeat_statistic(self, name: str) -> None:
+        """Name the statistic "repeat one query" repeats (the table's selection)."""
+        self._repeat_name = name
+        short = name if len(name) <= 24 else name[:23] + "…"
+        self.repeat_button.setText(f"repeat “{short}”" if name else "repeat one query")
+        self.repeat_button.setToolTip(f"Plot the total ε of “{name}” released k times (select "
+                                      "another statistic in the table to change it)." if name else
+                                      "Plot the total ε of the selected statistic repeated k times.")
+        self._label_axis()
+
     # -- data ---------------------------------------------------------------------------------
     def set_curve(self, curve, plan_k: int | None, epsilon_g: float | None) -> None:
         """Draw an engine Curve; ``plan_k`` and ``epsilon_g`` place the two marker lines."""
@@ -191,33 +160,41 @@ class CostPlot(QWidget):
             item = self.items.get(name)
             if item is None:
                 item = self._add_item(name)
-            item.setData(self._ks, _finite_or_nan(values), connect="finite")
-        if plan_k is not None and plan_k > 0:
-            self.k_line.setPos(plan_k)
-            self.k_line.show()
-        else:
-            self.k_line.hide()
-        self.set_budget(epsilon_g)
+            item.setData(self._ks, finite_or_nan(values), connect="finite")
+            self._style_item(name, item)
+        self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
         self.hover_line.hide()
-        self.readout.setText(" ")
+        self.readout.setText(self._coincide_note())
+        self.set_budget(epsilon_g)
 
     def set_budget(self, epsilon_g: float | None) -> None:
-        if epsilon_g is None or not math.isfinite(epsilon_g):
+        self._epsilon_g = epsilon_g if epsilon_g is not None and math.isfinite(epsilon_g) else None
+        if self._epsilon_g is None:
             self.budget_line.hide()
             self.budget_label.hide()
-            return
-        self.budget_line.setPos(epsilon_g)
-        self.budget_line.show()
-        self.budget_label.setText(f"ε_g = {epsilon_g:g}")
-        x_end = float(self._ks[-1]) if len(self._ks) else 1.0
-        self.budget_label.setPos(x_end, epsilon_g)
-        self.budget_label.show()
+        else:
+            self.budget_line.setPos(self._epsilon_g)
+            self.budget_line.show()
+            self.budget_label.setText(f"ε_g = {formatting.exact(self._epsilon_g)}")
+            self.budget_label.show()
+        self._frame()
 
     def clear(self) -> None:
         for name in list(self.items):
             self._remove_item(name)
         self._ks = np.zeros(0)
         self._upper = {}
+        self._plan_k = None
+        self.hover_line.hide()
+        self.readout.setText(" ")
+        self._frame()
+
+    def _coincide_note(self) -> str:
+        """Curves that lie exactly on top of each other look like one: say so."""
+        drawn = [finite_or_nan(self._upper[n]) for n in self.items]
+        if len(drawn) > 1 and all(np.array_equal(drawn[0], d, equal_nan=True) for d in drawn[1:]):
+            return "Every theorem gives the same totals here: the curves lie on top of each other."
+        return " "
 
     def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """What is drawn for one theorem (x = k, y = total ε; nan where nothing is drawn)."""
@@ -228,31 +205,96 @@ class CostPlot(QWidget):
         if not len(self._ks):
             return ""
         j = int(np.argmin(np.abs(self._ks - k)))
-        parts = [f"k = {int(self._ks[j])}"]
+        parts = [f"k = {formatting.count(self._ks[j])}"]
         for name, values in self._upper.items():
             if name not in self.items or name in self._hidden:
                 continue
-            v = values[j]
-            text = "∞" if v == math.inf else ("n/a" if math.isnan(v) else f"{v:.4g}")
-            parts.append(f"{THEOREM_LABELS.get(name, name)} {text}")
+            text = formatting.upper(values[j])     # a total ε is an upper bound: rounded up
+            parts.append(f"{theorem_label(name)} {text}")
         return "   ".join(parts)
+
+    def x_range(self) -> tuple[float, float]:
+        """The k range shown (in k, also on a log axis)."""
+        (x0, x1), _ = self.plot_item.vb.viewRange()
+        return (10 ** x0, 10 ** x1) if self.log_k.isChecked() else (x0, x1)
+
+    def y_range(self) -> tuple[float, float]:
+        return tuple(self.plot_item.vb.viewRange()[1])
 
     # -- theme --------------------------------------------------------------------------------
     def apply_theme(self, theme: themes.PlotTheme) -> None:
         self._theme = theme
         self.view.setBackground(theme.background)
-        _style_plot(self.plot_item, theme)
+        style_plot(self.plot_item, theme)
         self.k_line.setPen(pg.mkPen(theme.marker_line, width=1, style=Qt.PenStyle.DotLine))
         self.hover_line.setPen(pg.mkPen(theme.marker_line, width=1))
         self.budget_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
         self.budget_label.setColor(theme.budget_line)
         self.legend.setLabelTextColor(theme.foreground)
         for name, item in self.items.items():
-            item.setPen(curve_pen(theme, name))
+            self._style_item(name, item)
 
     # -- internals ----------------------------------------------------------------------------
+    def _style_item(self, name: str, item: pg.PlotDataItem) -> None:
+        item.setPen(curve_pen(self._theme, name))
+        # A few points (one or two statistics) get markers: a single k is otherwise invisible.
+        if len(self._ks) <= _MARKERS_UP_TO:
+            item.setSymbol("o")
+            item.setSymbolSize(7)
+            item.setSymbolPen(None)
+            item.setSymbolBrush(themes.curve_colour(self._theme, name))
+        else:
+            item.setSymbol(None)
+
+    def _x(self, k: float) -> float:
+        """A k as the view's x coordinate (log10 on a log axis, as pyqtgraph stores it)."""
+        return math.log10(k) if self.log_k.isChecked() else k
+
+    def _frame(self) -> None:
+        """Frame k and total ε from the data, ε_g and the plan's k (see the class docstring)."""
+        lo, hi = (float(self._ks[0]), float(self._ks[-1])) if len(self._ks) else (1.0, 10.0)
+        if self._plan_k is not None:
+            lo, hi = min(lo, self._plan_k), max(hi, self._plan_k)
+        if self.log_k.isChecked():
+            x0, x1 = math.log10(lo), max(math.log10(hi), math.log10(lo) + 1)
+            pad = 0.03 * (x1 - x0)
+        else:
+            x0, x1 = lo, hi
+            pad = 0.5 if hi - lo < 10 else 0.02 * (hi - lo)    # whole queries, never k = -2
+        tops = [float(np.nanmax(v)) for n, v in self._upper.items()
+                if n in self.items and n not in self._hidden and np.isfinite(v).any()]
+        tops = [t for t in tops if math.isfinite(t)]
+        if self._epsilon_g is not None:
+            tops.append(self._epsilon_g)
+        top = max(tops) * _HEADROOM if tops and max(tops) > 0 else 1.0
+        self.plot_item.vb.setRange(xRange=(x0 - pad, x1 + pad), yRange=(0.0, top), padding=0)
+        if self._plan_k is not None:
+            self.k_line.setPos(self._x(self._plan_k))
+            self.k_line.show()
+        else:
+            self.k_line.hide()
+        self.budget_label.setPos(x1 + pad, self._epsilon_g or 0.0)   # right edge, inside the view
+        fit_legend(self.legend, self.view.width())
+
+    def _label_axis(self) -> None:
+        if self.mode() == "repeat" and self._repeat_name:
+            self.plot_item.setLabel("bottom", f"k (times “{self._repeat_name}” is released)")
+        else:
+            self.plot_item.setLabel("bottom", "k (number of queries)")
+
+    def _on_mode_toggled(self, _checked: bool) -> None:
+        self._label_axis()
+        self.optionsChanged.emit()
+
+    def _on_log_toggled(self, checked: bool) -> None:
+        self.plot_item.setLogMode(x=checked, y=False)
+        self.hover_line.hide()
+        self._frame()
+        self.logKChanged.emit(checked)
+
     def _add_item(self, name: str) -> pg.PlotDataItem:
-        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name), name=THEOREM_LABELS.get(name, name))
+        item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name))
+        self.legend.addItem(item, theorem_label(name))
         item.setVisible(name not in self._hidden)
         # The legend's click toggles visibility; remember it so the choice survives redraws.
         item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))
@@ -272,183 +314,21 @@ class CostPlot(QWidget):
             self._hidden.add(name)
         if before != self._hidden:
             self.hiddenChanged.emit(sorted(self._hidden))
+            self._frame()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        fit_legend(self.legend, self.view.width())
 
     def _on_mouse_moved(self, pos) -> None:
         if not len(self._ks) or not self.plot_item.sceneBoundingRect().contains(pos):
             return
-        k = self.plot_item.vb.mapSceneToView(pos).x()
+        x = self.plot_item.vb.mapSceneToView(pos).x()
+        k = 10 ** x if self.log_k.isChecked() else x
         if k < self._ks[0] - 0.5 or k > self._ks[-1] + 0.5:
             self.hover_line.hide()
             return
         j = int(np.argmin(np.abs(self._ks - k)))
-        self.hover_line.setPos(self._ks[j])
+        self.hover_line.setPos(self._x(self._ks[j]))
         self.hover_line.show()
         self.readout.setText(self.readout_at(self._ks[j]))
-
-
-class ProfilePlot(QWidget):
-    """The plan's privacy profile: total delta against total eps, log-scaled delta."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._theme = themes.current()
-        self.view = pg.PlotWidget(background=self._theme.background)
-        self.view.setToolTip("Privacy profile under optimal composition: every (ε, δ) pair the whole "
-                             "plan satisfies. The plan is (ε, δ)-DP for every point on or above the "
-                             "upper curve.")
-        self.plot_item: pg.PlotItem = self.view.getPlotItem()
-        self.plot_item.setLabel("left", "total δ")
-        self.plot_item.setLabel("bottom", "total ε")
-        self.plot_item.setLogMode(x=False, y=True)
-        self.legend = self.plot_item.addLegend(offset=(-10, 10))
-        self.upper_item = self.plot_item.plot([], [], name="δ(ε) upper bound")
-        self.lower_item = self.plot_item.plot([], [], name="certified lower bound")
-        self.target_line = pg.InfiniteLine(angle=0, movable=False)
-        self.plot_item.addItem(self.target_line, ignoreBounds=True)
-        self.readout = QLabel(" ")
-        self.readout.setToolTip("The total δ at the ε under the mouse pointer.")
-        self._eps = np.zeros(0)
-        self._upper = np.zeros(0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
-        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        self.apply_theme(self._theme)
-
-    def set_profile(self, profile, delta_g: float | None) -> None:
-        self._eps = np.asarray(profile.eps, dtype=float)
-        self._upper = np.asarray(profile.delta_upper, dtype=float)
-        upper = _positive_or_nan(self._upper)
-        lower = _positive_or_nan(profile.delta_lower)
-        self.upper_item.setData(self._eps, upper, connect="finite")
-        self.lower_item.setData(self._eps, lower, connect="finite")
-        if delta_g is not None and delta_g > 0:
-            self.target_line.setPos(math.log10(delta_g))   # log mode: lines live in log10 units
-            self.target_line.show()
-        else:
-            self.target_line.hide()
-
-    def clear(self) -> None:
-        self.upper_item.setData([], [])
-        self.lower_item.setData([], [])
-        self._eps = np.zeros(0)
-
-    def apply_theme(self, theme: themes.PlotTheme) -> None:
-        self._theme = theme
-        self.view.setBackground(theme.background)
-        _style_plot(self.plot_item, theme)
-        self.legend.setLabelTextColor(theme.foreground)
-        self.upper_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=2))
-        self.lower_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=1,
-                                        style=Qt.PenStyle.DashLine))
-        self.target_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
-
-    def _on_mouse_moved(self, pos) -> None:
-        if not len(self._eps) or not self.plot_item.sceneBoundingRect().contains(pos):
-            return
-        x = self.plot_item.vb.mapSceneToView(pos).x()
-        j = int(np.argmin(np.abs(self._eps - x)))
-        self.readout.setText(f"ε = {self._eps[j]:.4g}   δ ≤ {self._upper[j]:.3g}")
-
-
-def _positive_or_nan(values) -> np.ndarray:
-    arr = np.asarray(values, dtype=float).copy()
-    arr[~(np.isfinite(arr) & (arr > 0))] = np.nan
-    return arr
-
-
-class SharesPlot(QWidget):
-    """Per statistic: its share of the summed ε (bars) and its error (points, log scale)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._theme = themes.current()
-        self.view = pg.GraphicsLayoutWidget()
-        self.view.setToolTip("Top: each statistic's share of the summed ε_i (held statistics in the "
-                             "second colour). Bottom: each statistic's error at the chosen confidence, "
-                             "in the statistic's own units (log scale, since units differ).")
-        self.share_plot: pg.PlotItem = self.view.addPlot(row=0, col=0)
-        self.error_plot: pg.PlotItem = self.view.addPlot(row=1, col=0)
-        self.error_plot.setXLink(self.share_plot)
-        self.share_plot.setLabel("left", "share of Σε_i (%)")
-        self.error_plot.setLabel("left", "error (own units)")
-        self.error_plot.setLogMode(x=False, y=True)
-        # Free and held statistics as two bar sets with one brush each: per-bar brushes make
-        # pyqtgraph rebuild a pen and brush per bar (~0.1 ms each).
-        self.share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)
-        self.held_share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)
-        self.share_plot.addItem(self.share_bars)
-        self.share_plot.addItem(self.held_share_bars)
-        # Two point sets with one brush each: per-point brushes cost ~0.1 ms a point in pyqtgraph.
-        self.error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
-        self.held_error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
-        self.shares = np.zeros(0)
-        self.errors = np.zeros(0)
-        self._names: list[str] = []
-        self.readout = QLabel(" ")
-        self.readout.setToolTip("The statistic under the mouse pointer.")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
-        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
-        self.apply_theme(self._theme)
-
-    def set_rows(self, names: Sequence[str], epsilons: Sequence[float], errors: Sequence[float],
-                 held: Sequence[bool]) -> None:
-        eps = np.asarray(epsilons, dtype=float)
-        total = float(eps.sum()) if len(eps) else 0.0
-        self._names = list(names)
-        self.shares = 100.0 * eps / total if total > 0 else np.zeros_like(eps)
-        self.errors = _finite_or_nan(errors)
-        x = np.arange(len(eps))
-        held_mask = np.asarray(held, dtype=bool) if len(held) else np.zeros(0, dtype=bool)
-        self.share_bars.setOpts(x=x[~held_mask], height=self.shares[~held_mask], width=0.7,
-                                pen=None, brush=self._theme.bar)
-        self.held_share_bars.setOpts(x=x[held_mask], height=self.shares[held_mask], width=0.7,
-                                     pen=None, brush=self._theme.bar_second)
-        errors = _positive_or_nan(self.errors)
-        shown = np.isfinite(errors)          # custom statistics have no error to plot
-        free, kept = shown & ~held_mask, shown & held_mask
-        self.error_points.setData(x[free], errors[free])
-        self.held_error_points.setData(x[kept], errors[kept])
-        # Name every statistic when they fit, otherwise a readable subset (the hover names all).
-        step = max(1, math.ceil(len(names) / 8))
-        ticks = [[(i, _short(n)) for i, n in enumerate(names) if i % step == 0]]
-        self.error_plot.getAxis("bottom").setTicks(ticks)
-        self.share_plot.getAxis("bottom").setTicks(ticks)
-        self.share_plot.getAxis("bottom").setStyle(showValues=False)
-        if len(x):
-            self.share_plot.setXRange(-0.6, len(x) - 0.4, padding=0)
-        self.share_plot.enableAutoRange(axis="y")
-        self.error_plot.enableAutoRange(axis="y")
-
-    def readout_at(self, j: int) -> str:
-        if not 0 <= j < len(self._names):
-            return ""
-        err = self.errors[j]
-        err_text = "no error formula" if math.isnan(err) else f"error {err:.4g}"
-        return f"{self._names[j]}: {self.shares[j]:.3g}% of Σε_i, {err_text}"
-
-    def apply_theme(self, theme: themes.PlotTheme) -> None:
-        self._theme = theme
-        self.view.setBackground(theme.background)
-        _style_plot(self.share_plot, theme)
-        _style_plot(self.error_plot, theme)
-        self.error_points.setSymbolBrush(theme.bar)
-        self.error_points.setSymbolPen(None)
-        self.held_error_points.setSymbolBrush(theme.bar_second)
-        self.held_error_points.setSymbolPen(None)
-
-    def _on_mouse_moved(self, pos) -> None:
-        for plot in (self.share_plot, self.error_plot):
-            if plot.sceneBoundingRect().contains(pos) and len(self._names):
-                j = int(round(plot.vb.mapSceneToView(pos).x()))
-                if 0 <= j < len(self._names):
-                    self.readout.setText(self.readout_at(j))
-                return
-
-
-def _short(name: str, limit: int = 12) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"

@@ -11,23 +11,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpplanner import engine
 from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting
 
-THEOREM_HELP = {
-    "basic": "Basic composition: the ε_i and δ_i simply add up. Always valid, also for adaptively "
-             "chosen queries.",
-    "advanced": "Advanced composition (Dwork-Rothblum-Vadhan, KOV closed form, Steinke): grows like "
-                "the square root of k, paid for with extra δ.",
-    "kov": "Optimal composition for k identical queries (Kairouz-Oh-Viswanath). Only applies when "
-           "every query has the same (ε, δ).",
-    "optimal": "Optimal composition for different queries (Murtagh-Vadhan), computed to accuracy η "
-               "with a certified bracket. The smallest valid total for a fixed plan.",
-    "concurrent": "Concurrent composition of interactive mechanisms: the same total as optimal "
-                  "composition for approximate DP.",
-    "filter": "Privacy filter: the budget a filter needs when each query's ε_i may be chosen "
-              "adaptively from earlier answers.",
-}
 COLUMNS = ("theorem", "total ε", "total δ", "certified bracket", "time")
 
 
@@ -74,7 +61,7 @@ class ResultsPanel(QGroupBox):
         bold.setBold(True)
         for row, (name, comp) in enumerate(totals.items()):
             cells = self._cells(name, comp, name == best)
-            tip = THEOREM_HELP.get(name, name)
+            tip = engine.theorem(name).summary
             if comp.detail:
                 tip += f"\n\nMethod: {comp.detail}"
             if comp.reason:

@@ -27,7 +27,9 @@ PREFERENCES = {
     "curve_k_max": _Key("plots/curve_k_max", int, 0),          # 0: the plan's own k
     "curve_points": _Key("plots/curve_points", int, 100),
     "hidden_curves": _Key("plots/hidden_curves", list, []),
-    "autosave_seconds": _Key("recovery/autosave_seconds", int, 5),   # after the last edit
+    "curve_log_k": _Key("plots/curve_log_k", bool, False),
+    "colour_scheme": _Key("view/colour_scheme", str, "system"),    # "system", "light" or "dark"
+    "autosave_seconds": _Key("recovery/autosave_seconds", int, 5),   # after the first unsaved edit
     # Engine jobs in a child process (no GIL contention with the window); False: worker thread.
     "engine_in_process": _Key("engine/in_process", bool, True),
 }

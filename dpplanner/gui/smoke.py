@@ -21,6 +21,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from dpplanner.model import display
+
 #: The whole smoke test must finish within this many seconds (a frozen cold start included).
 SMOKE_TIMEOUT_S = 120.0
 #: Small (8 statistics), so the optimal composition is quick, yet it exercises every theorem.
@@ -104,7 +106,7 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
             source = example_path(example)
         except ValueError as exc:
             raise SmokeFailure("load example", str(exc)) from None
-        opened = window.open_example(source)
+        opened = window.document.open_example(source)
         dialogs.check("load example")
         if not opened:
             raise SmokeFailure("load example", f"the window could not open {source}")
@@ -124,7 +126,7 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
             files.save_plan(window.plan, saved)
         except ValueError as exc:
             raise SmokeFailure("save", str(exc)) from None
-        reopened = window.open_path(saved, confirm=False)
+        reopened = window.document.open_path(saved, confirm=False)
         dialogs.check("reload")
         if not reopened:
             raise SmokeFailure("reload", f"the window could not reopen {saved}")
@@ -210,7 +212,7 @@ def _wait_for_evaluation(window: Any, deadline: float) -> Any:
     loop = QEventLoop()
 
     def current() -> bool:
-        result, request = window.last_result, window.evaluation_request()
+        result, request = window.evaluation.last_result, window.evaluation.request()
         return (result is not None and request is not None and not window.controller.is_busy()
                 and dataclasses.replace(result.request, request_id=0) == request)
 
@@ -239,7 +241,7 @@ def _wait_for_evaluation(window: Any, deadline: float) -> Any:
     if not current():
         raise SmokeFailure("composition", "no up-to-date result from the worker thread before the "
                                           "time limit")
-    return window.last_result
+    return window.evaluation.last_result
 
 
 def _check_totals(result: Any) -> str:
@@ -255,4 +257,4 @@ def _check_totals(result: Any) -> str:
         raise SmokeFailure("composition", "no theorem gave a finite total epsilon")
     best = result.totals[result.best]
     return (f"smoke: composed {len(result.totals)} theorems on the worker thread; best "
-            f"{result.best}: epsilon <= {best.epsilon:.6g} at delta {best.delta:.3g}")
+            f"{result.best}: epsilon <= {display.upper(best.epsilon, 6)} at delta {display.upper(best.delta, 3)}")

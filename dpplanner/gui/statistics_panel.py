@@ -7,7 +7,7 @@ from typing import Optional
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QMenu, QTableView, QToolButton, QToolTip,
+    QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QTableView, QToolButton, QToolTip,
     QVBoxLayout, QWidget,
 )
 
@@ -24,6 +24,7 @@ class StatisticsPanel(QGroupBox):
     def __init__(self, editor: PlanEditor, parent: QWidget | None = None) -> None:
         super().__init__("Statistics", parent)
         self.editor = editor
+        self.add_dialog: Optional[AddStatisticDialog] = None
         self.model = StatisticsTableModel(editor.plan, editor, self)
         self.view = QTableView()
         self.view.setModel(self.model)
@@ -70,10 +71,17 @@ class StatisticsPanel(QGroupBox):
             button.setDefaultAction(action)
             buttons.addWidget(button)
         buttons.addStretch(1)
+        self.refusal = QLabel("")
+        self.refusal.setWordWrap(True)
+        self.refusal.setStyleSheet("color: #c0392b")
+        self.refusal.setAccessibleName("Why the last edit was refused")
+        self.refusal.hide()
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
         layout.addWidget(self.view)
+        layout.addWidget(self.refusal)
         editor.refused.connect(self.show_refusal)
+        editor.plan.subscribe(lambda _event: self.refusal.hide())
 
     def _button(self, text: str, tip: str) -> QToolButton:
         button = QToolButton()
@@ -106,13 +114,19 @@ class StatisticsPanel(QGroupBox):
     # -- actions ------------------------------------------------------------------------------
     def add_statistic(self, kind: Kind, stat: Optional[Statistic] = None) -> bool:
         """Open the dialog for ``kind`` (or insert ``stat`` directly, used by tests and scripts)."""
-        if stat is None:
-            dialog = AddStatisticDialog(kind, self.editor.plan.budget,
-                                        name=self._fresh_name(kind.label.split(" ")[0].lower()), parent=self)
-            if dialog.exec() != AddStatisticDialog.DialogCode.Accepted:
-                return False
-            stat = dialog.result_statistic()
         row = self.current_row() + 1 if self.current_row() >= 0 else len(self.editor.plan)
+        if stat is None:
+            def submit(new: Statistic):
+                return None if self.editor.insert_statistic(row, new) else self.editor.last_refusal
+
+            dialog = AddStatisticDialog(kind, self.editor.plan.budget, submit=submit,
+                                        name=self._fresh_name(kind.label.split(" ")[0].lower()), parent=self)
+            self.add_dialog = dialog        # reachable while open (tests, accessibility tools)
+            accepted = dialog.exec() == AddStatisticDialog.DialogCode.Accepted
+            self.add_dialog = None
+            if accepted:
+                self.select_row(row)
+            return accepted
         if self.editor.insert_statistic(row, stat):
             self.select_row(row)
             return True
@@ -158,9 +172,11 @@ class StatisticsPanel(QGroupBox):
 
     # -- refusals -------------------------------------------------------------------------------
     def show_refusal(self, refusal: Refusal) -> None:
-        """Show the reason next to the cell that was refused (the status bar shows it too)."""
+        """Show the reason beneath the table until the next change, and at the refused cell."""
         if refusal.row is None or not (0 <= refusal.row < self.model.rowCount()):
             return
+        self.refusal.setText(f"Not changed (row {refusal.row + 1}): {refusal.message}")
+        self.refusal.show()
         column = COLUMN_INDEX.get(refusal.field or "", COLUMN_INDEX["name"])
         rect = self.view.visualRect(self.model.index(refusal.row, column))
         point = self.view.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom()))

@@ -9,7 +9,6 @@ PlanEditor, which validates, applies, records undo and redistributes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -17,8 +16,9 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from dpplanner.gui import formatting
-from dpplanner.gui.editing import PlanEditor
-from dpplanner.model import Kind, Mechanism, Plan, PlanEvent, Statistic, StatisticPrivacy
+from dpplanner.gui.editing import PlanEditor, Refusal
+from dpplanner.model import FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic, StatisticPrivacy
+from dpplanner.model.validation import parse_text
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ COLUMNS: tuple[Column, ...] = (
                            "typed for custom statistics."),
     Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
                              "units. Type a target error to get the ε_i it needs."),
-    Column("held", "hold", "Held statistics keep their ε_i when the budget is redistributed."),
+    Column("held", "pin", "Pinned statistics (📌) keep their ε_i when the budget is redistributed. "
+                          "Typing an ε_i or a target error pins a statistic; untick to unpin it."),
     Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
                                "is redistributed."),
     Column("repetitions", "reps", "How many times this statistic is released (each with ε_i, δ_i)."),
@@ -137,32 +138,33 @@ class StatisticsTableModel(QAbstractTableModel):
         key = COLUMNS[index.column()].key
         if key == "held" and role == Qt.ItemDataRole.CheckStateRole:
             held = Qt.CheckState(value) == Qt.CheckState.Checked
-            text = f"{'Hold' if held else 'Release'} {stat.name!r}"
+            text = f"{'Pin' if held else 'Unpin'} {stat.name!r}"
             return self._editor.update_statistic(row, stat.replace(held=held), text)
         if role != Qt.ItemDataRole.EditRole or not self._editable(stat, key):
             return False
+        if key in NUMERIC and isinstance(value, str):
+            try:        # exactly what was typed, or the reason it cannot be stored
+                value = parse_text(FIELD_RULES[key], value, f"statistic {row + 1} ({stat.name!r})", row)
+            except PlanError as exc:
+                self._editor.refused.emit(Refusal(str(exc), row, key))
+                return False
         if key == "error":
-            return self._editor.set_target_error(row, _number(value))
-        if key in NUMERIC:
-            value = _number(value)
-            if key == "repetitions" and value is not None and math.isfinite(value) and value == int(value):
-                value = int(value)
-        elif key in ("kind", "mechanism"):
+            return self._editor.set_target_error(row, value)
+        if key == "epsilon":
+            return self._editor.set_epsilon(row, value)
+        if key in ("kind", "mechanism"):
             value = str(value)
         elif key in ("name", "variable"):
             value = str(value).strip() if key == "name" else str(value)
         try:
             new = stat.replace(**{key: value})
         except ValueError as exc:
-            from dpplanner.gui.editing import Refusal
-
             self._editor.refused.emit(Refusal(str(exc), row, key))
             return False
         if new == stat:
             return True
-        # A typed epsilon is the user's decision: hold it for this redistribution.
         return self._editor.update_statistic(row, new, f"Edit {COLUMNS[index.column()].title} of "
-                                             f"{stat.name!r}", hold_for_rebalance=(key == "epsilon"))
+                                             f"{stat.name!r}", field=key)
 
     # -- plan events ----------------------------------------------------------------------------
     def _on_plan_event(self, event: PlanEvent) -> None:
@@ -214,7 +216,7 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def _display(self, row: int, stat: Statistic, key: str) -> Any:
         if key == "held":
-            return None
+            return "📌" if stat.held else ""
         if key == "kind":
             return stat.kind.label
         if key == "mechanism":
@@ -230,8 +232,8 @@ class StatisticsTableModel(QAbstractTableModel):
                 return "⚠"
             if p.error is None:
                 return "—"
-            # An error bound is an upper bound too: round it up.
-            return formatting.upper(p.error)
+            # An error bound is an upper bound too: rounded up, with its units.
+            return formatting.error_with_units(p.error, p.units)
         if key == "weight":
             return f"{stat.weight:g}"
         if key == "repetitions":
@@ -244,24 +246,16 @@ class StatisticsTableModel(QAbstractTableModel):
             p = self.privacy(row)
             if p.problem:
                 return f"This statistic cannot be released as set up: {p.problem}"
-            units = f" ({p.units})" if p.units else ""
-            return f"{p.explanation}{units}\n\n{column.tooltip}" if p.explanation else column.tooltip
+            if p.error is None:
+                return column.tooltip
+            # The sentence already names the units; the full value is what the cell rounds up.
+            return f"{p.explanation}\n\nError bound in full: {formatting.exact(p.error)}\n\n{column.tooltip}"
         if key == "epsilon":
             p = self.privacy(row)
-            text = f"ε_i = {stat.epsilon!r}"
+            text = f"ε_i = {formatting.exact(stat.epsilon)}"
             if p.functioning_epsilon != stat.epsilon:
-                text += f" (functioning ε after amplification: {p.functioning_epsilon:.6g})"
+                text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
             return f"{text}\n\n{column.tooltip}"
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"
         return column.tooltip
-
-
-def _number(value: Any) -> Any:
-    """Numbers typed as text become floats; anything else goes to the model to refuse."""
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return value.strip()
-    return value

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QPalette
 
+from dpplanner.engine.theorems import REGISTRY
+
 
 @dataclass(frozen=True)
 class PlotTheme:
@@ -25,20 +27,32 @@ class PlotTheme:
 LIGHT = PlotTheme(
     name="light", background="#ffffff", foreground="#303030", grid_alpha=0.25,
     budget_line="#c0392b", marker_line="#7f7f7f",
-    curves={"basic": "#000000", "advanced": "#e69f00", "kov": "#56b4e9", "optimal": "#0072b2",
-            "concurrent": "#009e73", "filter": "#cc79a7"},
+    curves={t.name: t.colours[0] for t in REGISTRY},
     bar="#0072b2", bar_second="#e69f00",
 )
 DARK = PlotTheme(
     name="dark", background="#1e1e1e", foreground="#dcdcdc", grid_alpha=0.3,
     budget_line="#ff6b5b", marker_line="#a0a0a0",
-    curves={"basic": "#f0f0f0", "advanced": "#ffc14d", "kov": "#8fd3ff", "optimal": "#4ea8ff",
-            "concurrent": "#3fd9a4", "filter": "#f2a6d4"},
+    curves={t.name: t.colours[1] for t in REGISTRY},
     bar="#4ea8ff", bar_second="#ffc14d",
 )
 
 
+#: "system" follows the platform's colour scheme; "light" or "dark" is the user's choice (View menu).
+_preference = "system"
+PREFERENCES = ("system", "light", "dark")
+
+
+def set_preference(value: str) -> None:
+    global _preference
+    if value not in PREFERENCES:
+        raise ValueError(f"colour scheme {value!r} is not one of {', '.join(PREFERENCES)}")
+    _preference = value
+
+
 def is_dark() -> bool:
+    if _preference != "system":
+        return _preference == "dark"
     app = QGuiApplication.instance()
     if app is None:
         return False

@@ -7,7 +7,7 @@ validates first (``PlanError`` and nothing changed on failure) and then notifies
 ``PlanEvent``. Accuracy formulas live in ``accuracy``, files in ``files``/``csvio``/``report``.
 """
 
-from .accuracy import Accuracy, Sensitivity, format_number, quantile_bins, sensitivity
+from .accuracy import Accuracy, Sensitivity, quantile_bins, sensitivity
 from .plan import (AllocationRequest, BudgetBalance, CompositionInputs, Plan, PlanEvent, PlanSnapshot,
                    StatisticPrivacy)
 from .statistic import (CUSTOM_TIER, KIND_FIELDS, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind,
@@ -17,7 +17,7 @@ from .validation import (ALLOCATION_THEOREMS, BUDGET_RULES, FIELD_RULES, FieldRu
 
 __all__ = [
     "Accuracy", "AllocationRequest", "ALLOCATION_THEOREMS", "Budget", "BudgetBalance", "BUDGET_RULES",
-    "CompositionInputs", "CUSTOM_TIER", "FIELD_RULES", "FieldRule", "format_number", "Kind",
+    "CompositionInputs", "CUSTOM_TIER", "FIELD_RULES", "FieldRule", "Kind",
     "KIND_FIELDS", "Mechanism", "Neighbouring", "Plan", "PlanError", "PlanEvent", "PlanSnapshot",
     "quantile_bins", "SENSITIVITY_TIERS", "Sensitivity", "SensitivityTier", "sensitivity",
     "Statistic", "StatisticPrivacy", "TIERS_BY_KEY", "tier_for", "budget_warnings",

@@ -30,6 +30,7 @@ from scipy.special import ndtri
 
 from ..engine.mechanisms import gaussian as engine_gaussian
 
+from . import display
 from .statistic import Kind, Mechanism, Neighbouring, Statistic
 
 @dataclass(frozen=True)
@@ -116,20 +117,65 @@ def _units(stat: Statistic) -> str:
 
 
 # --- amplification by secrecy of the sample -------------------------------------------------
+#
+# The noise is calibrated to the functioning (eps', delta'), so overstating them would add too
+# little noise: both are rounded DOWN. The float formulas below are within 8u relative of the
+# exact value (u = 2^-53: expm1, log1p, log and exp are within 1 ulp = 2u, each product or
+# quotient adds u, the ratio N/n arrives rounded by u, and log1p/log do not amplify a relative
+# error of their argument by more than 1 at these arguments), so one factor (1 - 2^-48) = 1 - 32u
+# rounds down with room to spare.
+_DOWN = 1.0 - 2.0 ** -48
+#: Above this the e^eps forms overflow a double; the log forms below them have no cancellation.
+_LOG_FORM = 600.0
+
 
 def functioning_epsilon(epsilon: float, ratio: float) -> float:
-    """eps' = ln(1 + ratio (e^eps - 1)) with ratio = N/n >= 1."""
-    return math.log1p(ratio * math.expm1(epsilon)) if ratio != 1.0 else epsilon
+    """eps' = ln(1 + ratio (e^eps - 1)) with ratio = N/n >= 1, rounded down."""
+    if ratio == 1.0:
+        return epsilon
+    if epsilon <= _LOG_FORM:
+        return math.log1p(ratio * math.expm1(epsilon)) * _DOWN
+    # 1 + r (e^eps - 1) = r e^eps (1 - (1 - 1/r) e^-eps): no overflow for any eps
+    return (epsilon + math.log(ratio) + math.log1p(-(1.0 - 1.0 / ratio) * math.exp(-epsilon))) * _DOWN
+
+
+def functioning_delta(delta: float, ratio: float) -> float:
+    """delta' = ratio delta, rounded down (the product and the ratio are each within u)."""
+    return delta if ratio == 1.0 else delta * ratio * _DOWN
 
 
 def nominal_epsilon(functioning: float, ratio: float) -> float:
-    """Inverse of functioning_epsilon, rounded up so its functioning value is >= ``functioning``."""
+    """The smallest epsilon (up to a few ulps, rounded up) whose functioning_epsilon is at least
+    ``functioning``: the inverse ln(1 + (e^f - 1)/ratio), in log form where e^f would overflow."""
     if ratio == 1.0:
         return functioning
-    eps = math.log1p(math.expm1(functioning) / ratio)
-    while functioning_epsilon(eps, ratio) < functioning:
-        eps = math.nextafter(eps, math.inf)
-    return eps
+    if functioning <= _LOG_FORM:
+        eps = math.log1p(math.expm1(functioning) / ratio)
+    else:   # 1 + (e^f - 1)/r = (e^f / r)(1 + (r - 1) e^-f); eps >= f - ln r >= 570: no cancellation
+        eps = functioning - math.log(ratio) + math.log1p((ratio - 1.0) * math.exp(-functioning))
+    return _round_up_until(eps, lambda e: functioning_epsilon(e, ratio) >= functioning,
+                          "the nominal epsilon")
+
+
+def _round_up_until(x: float, ok, what: str) -> float:
+    """The first of x, x + 1 ulp, x + 3 ulps, x + 7 ulps, ... with ok(), for an ``ok`` that is
+    monotone in x and an x within a relative 2^-40 of the answer.
+
+    Why the loop is short: after j steps x has grown by (2^j - 1) ulp(x) >= (2^j - 1) 2^-53 x, so
+    13 steps cover a relative 2^-40. The callers' estimates are within that: their formulas are
+    within 8u of exact and the rounding-down margin above adds 32u, and the inverse of the
+    functioning epsilon stretches a relative error by 1/elasticity, where the elasticity
+    eps f'(eps) / f(eps) >= 1 / (1 + f) (as eps e^eps >= e^eps - 1) for f <= 160, and >= 0.8 for
+    larger f (then eps >= f - ln(N/n) - 1 and N/n <= 1e13). 64 steps would mean an estimate off
+    by a factor 2^11, i.e. a bug: it is reported instead of looped on.
+    """
+    step = math.ulp(x)
+    for _ in range(64):
+        if ok(x):
+            return x
+        x += step
+        step *= 2.0
+    raise ValueError(f"{what} could not be computed to double precision near {x:.17g}")
 
 
 # --- Laplace ---------------------------------------------------------------------------------
@@ -229,7 +275,7 @@ def accuracy(stat: Statistic, epsilon: float, delta: float, *, confidence: float
     sens = sensitivity(stat, neighbouring, dataset_size)
     beta = 1.0 - confidence
     eps_f = functioning_epsilon(epsilon, amplification)
-    delta_f = delta * amplification
+    delta_f = functioning_delta(delta, amplification)
     if stat.mechanism is Mechanism.LAPLACE:
         scale = sens.l1 / eps_f
         err = scale * _laplace_factor(stat, beta, sens.coordinates)
@@ -251,13 +297,14 @@ def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence
     beta = 1.0 - confidence
     if stat.mechanism is Mechanism.LAPLACE:
         factor = _laplace_factor(stat, beta, sens.coordinates)
+        if sens.l1 / functioning_epsilon(minimum, amplification) * factor <= error:
+            return minimum   # the smallest epsilon offered meets the target (so no tiny eps_f)
         eps_f = sens.l1 * factor / error
-        # round up so that the forward error never exceeds the target
-        while sens.l1 / eps_f * factor > error:
-            eps_f = math.nextafter(eps_f, math.inf)
+        # round up so that the forward error never exceeds the target (3 roundings each way)
+        eps_f = _round_up_until(eps_f, lambda e: sens.l1 / e * factor <= error, "epsilon")
     else:
         sigma = error / _gaussian_factor(stat, beta, sens.coordinates)
-        eps_f = gaussian_epsilon(sigma, sens.l2, delta * amplification, minimum)
+        eps_f = gaussian_epsilon(sigma, sens.l2, functioning_delta(delta, amplification), minimum)
     return max(minimum, nominal_epsilon(eps_f, amplification))
 
 
@@ -269,20 +316,10 @@ _WHAT = {
 }
 
 
-def format_number(x: float) -> str:
-    """Four significant digits, without scientific notation for everyday magnitudes."""
-    if x == 0 or not math.isfinite(x):
-        return str(x)
-    if 1e-4 <= abs(x) < 1e7:
-        digits = max(0, 3 - int(math.floor(math.log10(abs(x)))))
-        return f"{x:.{digits}f}"
-    return f"{x:.3e}"
-
-
 def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity) -> str:
     """One plain-language sentence saying what the error bound means."""
     pct = f"{confidence * 100:.6g}%"
-    e = format_number(error)
+    e = display.error(error)     # an error bound: rounded up, like everywhere else
     if stat.kind in _WHAT:
         what, truth = _WHAT[stat.kind]
         unit = "" if stat.kind in (Kind.COUNT, Kind.PROPORTION) else f" ({sens.units})"
@@ -293,6 +330,6 @@ def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity)
         return (f"Every one of the {sens.coordinates} released bin counts will be within {e} of its "
                 f"true count, all at the same time, with probability {pct}.")
     return (f"Every point of the released CDF ({sens.coordinates} grid points, step "
-            f"{format_number(float(stat.granularity))}) will be within {e} records of the true "
+            f"{display.exact(float(stat.granularity))}) will be within {e} records of the true "
             f"cumulative count, all at the same time, with probability {pct}; quantiles read off it "
             f"are resolved to one grid step.")

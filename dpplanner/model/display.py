@@ -1,7 +1,10 @@
-"""Numbers for people, rounded in the safe direction (used by the window, the CLI and the report).
+"""Numbers for people, rounded in the safe direction: the one formatter of the window (table,
+totals, plot hovers), the CLI and the report, so each shows the same digits.
 
-A displayed upper bound is rounded UP and a displayed lower bound DOWN, so what the window, the
-CLI or a report shows is still a valid bound after rounding (0.250004 must never read "0.2500").
+A displayed upper bound is rounded UP and a displayed lower bound DOWN, so what is shown is still a
+valid bound after rounding (0.250004 must never read "0.2500"). Error bounds are upper bounds;
+from 1,000 up they are whole numbers with grouped digits ("9,582,876"). Values the user typed are
+shown in full (``exact``), never rounded.
 """
 
 from __future__ import annotations
@@ -9,14 +12,27 @@ from __future__ import annotations
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
+#: Below this an error keeps decimals; from here on it is a whole, grouped number.
+_WHOLE_FROM = 1_000.0
+#: Above this even a whole number is written in powers of ten (grouping 16 digits helps nobody).
+_WHOLE_UP_TO = 1e15
 
-def _round(value: float, digits: int, mode: str) -> str:
+
+def _special(value: float) -> str | None:
     if math.isnan(value):
         return "n/a"
     if math.isinf(value):
         return "∞" if value > 0 else "-∞"
     if value == 0:
         return "0"
+    return None
+
+
+def _round(value: float, digits: int, mode: str) -> str:
+    value = float(value)        # numpy scalars' repr is "np.float64(...)"
+    special = _special(value)
+    if special is not None:
+        return special
     exponent = math.floor(math.log10(abs(value)))
     if -4 <= exponent < 5:
         # Fixed notation: `digits` decimals from 0.1 up to 10 (so a column of totals lines up),
@@ -40,3 +56,54 @@ def upper(value: float, digits: int = 4) -> str:
 def lower(value: float, digits: int = 4) -> str:
     """Text for a lower bound: never larger than ``value``."""
     return _round(value, digits, ROUND_FLOOR)
+
+
+def error(value: float, digits: int = 4) -> str:
+    """Text for an error bound (an upper bound): "0.01079", "38.35", "9,582,876"."""
+    text = upper(value, digits)
+    if math.isfinite(value) and value < _WHOLE_UP_TO and float(text) >= _WHOLE_FROM:
+        # ceil of a double is exact (math.ceil returns the integer, no rounding).
+        return f"{math.ceil(value):,}"
+    return text
+
+
+def unit_words(units: str) -> str:
+    """The model's unit names as a reader says them after a number ("units of income" -> "income");
+    a proportion or unnamed data has none."""
+    if units.startswith("units of "):
+        return units[len("units of "):]
+    return "" if units in ("proportion", "data units") else units
+
+
+def error_with_units(value: float, units: str = "") -> str:
+    """"± 9,582,876 records": an error bound as it reads in a table cell or a report."""
+    words = unit_words(units)
+    return f"± {error(value)}" + (f" {words}" if words else "")
+
+
+def exact(value: float) -> str:
+    """The full value, as stored (for tooltips and typed values): the shortest decimal that reads
+    back as the same double, with grouped digits for large numbers."""
+    value = float(value)
+    special = _special(value)
+    if special is not None:
+        return special
+    if value.is_integer() and abs(value) < _WHOLE_UP_TO:
+        return f"{int(value):,}"
+    text = repr(value)
+    if "e" in text or abs(value) < 10_000:
+        return text
+    whole, fraction = text.split(".")
+    return f"{int(whole):,}.{fraction}"
+
+
+def count(value: int) -> str:
+    """A whole number of things with grouped digits: "100,000"."""
+    return f"{int(value):,}"
+
+
+def value(x: float, digits: int = 6) -> str:
+    """A derived quantity that is neither a bound nor typed (a noise scale, a ratio, a spendable
+    budget): ``digits`` significant digits, rounded to nearest."""
+    special = _special(x)
+    return special if special is not None else f"{x:.{digits}g}"

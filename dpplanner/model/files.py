@@ -15,27 +15,25 @@ earlier PSI-style layout (flat global_epsilon/global_delta/delta_fraction, stati
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from . import jsontext
+from .fileio import (PlanFileError, atomic_write, atomic_write_text, plan_leftovers,
+                     read_regular_file, remove_stale_temporaries, resolve_target)
 from .plan import Plan
-from .statistic import Budget, Kind, Mechanism, Neighbouring, Statistic, parse_enum
+from .statistic import Budget, Kind, Mechanism, Neighbouring, Statistic, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError
+
+__all__ = ["FORMAT_VERSION", "SUFFIX", "MAX_FILE_BYTES", "PlanFileError", "atomic_write_text",
+           "dumps_plan", "loads_plan", "load_plan", "save_plan", "migrate", "MIGRATIONS"]
 
 FORMAT_VERSION = 1
 SUFFIX = ".dpplan"
-#: Hostile-file limits: checked before or while parsing so a bad file fails fast.
+#: Largest plan file read (and so written): checked before reading. The structural limits
+#: (nesting, number of values, digits per number) are in ``jsontext``.
 MAX_FILE_BYTES = 20 * 1024 * 1024
-MAX_DEPTH = 32
-MAX_INT_DIGITS = 30
-
-
-class PlanFileError(ValueError):
-    """A plan file cannot be read or written; the message says why (and where, if known)."""
 
 
 # --- migrations --------------------------------------------------------------------------------
@@ -44,9 +42,11 @@ def _migrate_0_to_1(doc: dict) -> dict:
     """Version 0 (PSI-style): flat budget keys, "type" for kind, "hold", nested "metadata"."""
     out: dict[str, Any] = {k: v for k, v in doc.items()
                            if k not in ("format_version", "global_epsilon", "global_delta",
-                                        "delta_fraction", "statistics", "neighbouring")}
+                                        "delta_fraction", "statistics", "neighbouring", "budget")}
     out["format_version"] = 1
-    budget: dict[str, Any] = {}
+    # version 0 had no "budget"; a field of that name was an unknown one. Version 1 uses the name,
+    # so the old value is kept as an unknown field of the new budget (and written back there).
+    budget: dict[str, Any] = {"budget": doc["budget"]} if "budget" in doc else {}
     for old, new in (("global_epsilon", "epsilon"), ("global_delta", "delta"),
                      ("delta_fraction", "delta_split"), ("neighbouring", "neighbouring")):
         if old in doc:
@@ -81,7 +81,7 @@ def migrate(doc: dict) -> dict:
     version = doc.get("format_version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise PlanFileError(f"not a dpplanner plan: 'format_version' must be a whole number, got "
-                            f"{version!r}")
+                            f"{preview(version)}")
     if version > FORMAT_VERSION:
         raise PlanFileError(f"this plan was written by a newer dpplanner (format_version {version}); "
                             f"this version reads format_version up to {FORMAT_VERSION}: please "
@@ -96,56 +96,17 @@ def migrate(doc: dict) -> dict:
 
 # --- parsing -----------------------------------------------------------------------------------
 
-def _reject_constant(name: str):
-    raise PlanFileError(f"the file contains {name}, which is not a valid number here")
-
-
-def _parse_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise PlanFileError(f"the number {text[:40]} is too large")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise PlanFileError(f"a whole number with {len(text)} digits is too large")
-    return int(text)
-
-
-def _check_depth(value: Any) -> None:
-    """Iteratively bound the nesting (unknown fields may hold anything)."""
-    stack = [(value, 0)]
-    while stack:
-        v, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise PlanFileError(f"the file is nested more than {MAX_DEPTH} levels deep")
-        if isinstance(v, dict):
-            stack.extend((x, depth + 1) for x in v.values())
-        elif isinstance(v, list):
-            stack.extend((x, depth + 1) for x in v)
-
-
 def parse_document(text: str) -> dict:
     """JSON text -> the version-1 document dict (migrated). Raises PlanFileError."""
     if len(text) > MAX_FILE_BYTES:
         raise PlanFileError(f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
-    try:
-        doc = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float,
-                         parse_int=_parse_int)
-    except PlanFileError:
-        raise
-    except RecursionError:
-        raise PlanFileError(f"the file is nested more than {MAX_DEPTH} levels deep") from None
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise PlanFileError(f"the file is not valid JSON: {exc}") from None
+    doc = jsontext.check_text(text)
     if not isinstance(doc, dict):
         raise PlanFileError("not a dpplanner plan: the file must hold a JSON object")
     stats = doc.get("statistics")
     if isinstance(stats, list) and len(stats) > MAX_STATISTICS:
         raise PlanFileError(f"the plan has {len(stats)} statistics; at most {MAX_STATISTICS} are "
                             "allowed")
-    _check_depth(doc)
     return migrate(doc)
 
 
@@ -211,16 +172,12 @@ def loads_plan(text: str) -> Plan:
 
 
 def load_plan(path: str | os.PathLike) -> Plan:
+    """Read and validate a plan file; PlanFileError naming the path. Opening a file also removes
+    its stale temporary files (what a crash during a save leaves, see ``fileio``)."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise PlanFileError(f"{path}: the file is {size} bytes; at most {MAX_FILE_BYTES} are "
-                                "allowed")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise PlanFileError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    raw = read_regular_file(path, MAX_FILE_BYTES)
+    target = resolve_target(path)
+    remove_stale_temporaries(target.parent, plan_leftovers(target))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -256,51 +213,20 @@ def plan_to_document(plan: Plan) -> dict:
 
 
 def dumps_plan(plan: Plan) -> str:
-    return json.dumps(plan_to_document(plan), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write via a temporary file in the same folder, flushed and fsynced, then os.replace.
-
-    A failure at any point leaves the previous file untouched and removes the temporary file.
-    """
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp makes the file private; keep the old file's mode, or the umask default
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable (POSIX); harmless where unsupported
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    """The text save_plan writes: indented JSON, or compact JSON when indentation would pass the
+    reader's size limit; checked with the reader's own limits. Raises PlanFileError."""
+    return jsontext.encode(plan_to_document(plan), MAX_FILE_BYTES).decode("utf-8")
 
 
 def save_plan(plan: Plan, path: str | os.PathLike) -> None:
-    """Save atomically; raises PlanFileError with the reason if the file cannot be written."""
-    text = dumps_plan(plan)
+    """Save atomically, through symbolic links; PlanFileError naming the path if the plan cannot
+    be written (the old file is then untouched)."""
     try:
-        atomic_write_text(path, text)
+        data = jsontext.encode(plan_to_document(plan), MAX_FILE_BYTES)
+    except PlanFileError as exc:
+        raise PlanFileError(f"{path}: cannot save the plan: {exc}; the file was not changed"
+                            ) from None
+    try:
+        atomic_write(path, data)
     except OSError as exc:
         raise PlanFileError(f"{path}: cannot save the plan: {exc.strerror or exc}") from None

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from . import accuracy as acc
-from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Mechanism, Statistic
-from .validation import (FIELD_RULES, MAX_QUERIES, MAX_STATISTICS, PlanError, amplification_ratio,
-                         budget_warnings, validate_budget, validate_statistic)
+from .display import upper
+from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
+from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
+                         check_holds, statistic_deltas, statistic_mechanisms, validate_state)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class CompositionInputs:
     multiplicities: tuple[int, ...]
     delta_g: float
     eta: float
+    mechanisms: tuple[str, ...] = ()      # engine.MECHANISMS per row (see statistic_mechanisms)
 
     @property
     def k(self) -> int:
@@ -74,6 +76,7 @@ class AllocationRequest:
     theorem: str
     eta: float
     revision: int = 0
+    mechanisms: tuple[str, ...] = ()
 
     def run(self, cancel=None, progress=None):
         """Call ``engine.allocate``; returns its Allocation (raises BudgetError / ValueError)."""
@@ -81,7 +84,8 @@ class AllocationRequest:
         return engine.allocate(list(self.epsilons), list(self.deltas), list(self.held),
                                list(self.weights), self.epsilon_g, self.delta_g,
                                theorem=self.theorem, eta=self.eta,
-                               multiplicities=list(self.multiplicities), cancel=cancel,
+                               multiplicities=list(self.multiplicities),
+                               mechanisms=list(self.mechanisms) or None, cancel=cancel,
                                progress=progress)
 
 
@@ -137,106 +141,19 @@ class BudgetBalance:
 
 # --- pure functions over (budget, statistics) -------------------------------------------------
 
-def statistic_deltas(budget: Budget, stats: Sequence[Statistic]) -> list[float]:
-    """delta_i per release: the split spread evenly over Gaussian releases, custom as typed."""
-    gaussian_releases = sum(s.repetitions for s in stats
-                            if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN)
-    share = budget.delta_to_statistics / gaussian_releases if gaussian_releases else 0.0
-    out = []
-    for s in stats:
-        if s.kind is Kind.CUSTOM:
-            out.append(float(s.delta))
-        elif s.mechanism is Mechanism.GAUSSIAN:
-            out.append(share)
-        else:
-            out.append(0.0)
-    return out
-
-
-def validate_state(budget: Budget, stats: Sequence[Statistic]) -> tuple[Budget, tuple[Statistic, ...]]:
-    """Validate a whole plan state; return it normalised. Raises PlanError."""
-    budget = validate_budget(budget)
-    if len(stats) > MAX_STATISTICS:
-        raise PlanError(f"the plan has {len(stats)} statistics; at most {MAX_STATISTICS} are allowed")
-    checked = tuple(validate_statistic(s, i, budget) for i, s in enumerate(stats))
-    total = sum(s.repetitions for s in checked)
-    if total > MAX_QUERIES:
-        raise PlanError(f"the plan releases {total} queries (repetitions counted); at most "
-                        f"{MAX_QUERIES} are allowed")
-    gaussian = [i for i, s in enumerate(checked)
-                if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN]
-    if gaussian and not budget.delta_to_statistics > 0:
-        i = gaussian[0]
-        raise PlanError(f"statistic {i + 1} ({checked[i].name!r}) uses the Gaussian mechanism, which "
-                        "needs delta > 0: set a global delta > 0 and a delta split > 0, or use the "
-                        "Laplace mechanism", index=i, field="mechanism")
-    custom_delta = sum(s.delta * s.repetitions for s in checked if s.kind is Kind.CUSTOM)
-    if custom_delta > budget.delta_slack:
-        raise PlanError(f"the custom statistics' deltas add up to {custom_delta:.3g}, more than the "
-                        f"delta slack {budget.delta_slack:.3g} (global delta x (1 - split)); lower "
-                        "them or the delta split", field="delta")
-    ratio = amplification_ratio(budget)
-    if ratio != 1.0:
-        for i, (s, d) in enumerate(zip(checked, statistic_deltas(budget, checked))):
-            if d * ratio >= 1.0:
-                raise PlanError(f"statistic {i + 1} ({s.name!r}): with amplification N/n = "
-                                f"{ratio:.4g} its functioning delta {d * ratio:.3g} is >= 1; lower "
-                                "the population size or the delta", index=i, field="delta")
-    return budget, checked
-
-
 def composition_inputs(budget: Budget, stats: Sequence[Statistic]) -> CompositionInputs:
-    return CompositionInputs(tuple(float(s.epsilon) for s in stats),
-                             tuple(statistic_deltas(budget, stats)),
-                             tuple(int(s.repetitions) for s in stats), budget.delta, budget.eta)
+    deltas = tuple(statistic_deltas(budget, stats))
+    return CompositionInputs(tuple(float(s.epsilon) for s in stats), deltas,
+                             tuple(int(s.repetitions) for s in stats), budget.delta, budget.eta,
+                             statistic_mechanisms(budget, stats))
 
 
-def allocation_request(budget: Budget, stats: Sequence[Statistic], extra_held: Sequence[int] = (),
-                       revision: int = 0) -> AllocationRequest:
-    extra = set(extra_held)
+def allocation_request(budget: Budget, stats: Sequence[Statistic], revision: int = 0) -> AllocationRequest:
     inputs = composition_inputs(budget, stats)
-    return AllocationRequest(inputs.epsilons, inputs.deltas,
-                             tuple(bool(s.held or i in extra) for i, s in enumerate(stats)),
+    return AllocationRequest(inputs.epsilons, inputs.deltas, tuple(bool(s.held) for s in stats),
                              tuple(float(s.weight) for s in stats), inputs.multiplicities,
                              budget.spendable_epsilon, budget.delta, budget.theorem, budget.eta,
-                             revision)
-
-
-def check_holds(budget: Budget, stats: Sequence[Statistic], extra_held: Sequence[int] = ()) -> None:
-    """Raise PlanError if no statistic is free or the held ones alone use up the budget."""
-    if not stats:
-        return
-    req = allocation_request(budget, stats, extra_held)
-    held = [i for i, h in enumerate(req.held) if h]
-    if len(held) == len(stats):
-        raise PlanError("every statistic is held: at least one must stay free for redistribution; "
-                        "release one (untick its hold box) or switch redistribution off",
-                        held_indices=held)
-    if not held:
-        return
-    from dpplanner import engine
-    try:
-        total = engine.compose([req.epsilons[i] for i in held], [req.deltas[i] for i in held],
-                               req.delta_g, theorem=req.theorem, eta=req.eta,
-                               multiplicities=[req.multiplicities[i] for i in held])
-        used = total.epsilon
-    except ValueError:
-        # theorem not applicable to the held subset (kov): basic composition is always sound
-        used = sum(req.epsilons[i] * req.multiplicities[i] for i in held)
-    if not used < req.epsilon_g:
-        raise PlanError(_held_message(stats, held, used, req.epsilon_g, extra_held),
-                        held_indices=held)
-
-
-def _held_message(stats, held, used, target, extra_held=()) -> str:
-    names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in held)
-    text = (f"the held statistics alone need epsilon {used:.6g}, which leaves nothing of the "
-            f"budget {target:.6g} for the free ones; release (or lower) some of: {names}")
-    edited = [i for i in extra_held if not stats[i].held]
-    if edited:
-        text += (f" (statistic {edited[0] + 1} is held for this update because you set its target "
-                 "error: ask for a larger error, or raise the budget)")
-    return text
+                             revision, inputs.mechanisms)
 
 
 def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
@@ -254,13 +171,12 @@ def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
     return tuple(out)
 
 
-def rebalanced(budget: Budget, stats: Sequence[Statistic], extra_held: Sequence[int] = ()
-               ) -> tuple[Statistic, ...]:
+def rebalanced(budget: Budget, stats: Sequence[Statistic]) -> tuple[Statistic, ...]:
     """The statistics after synchronous redistribution (no Plan involved). Raises PlanError."""
     if not stats:
         return tuple(stats)
-    check_holds(budget, stats, extra_held)
-    req = allocation_request(budget, stats, extra_held)
+    check_holds(budget, stats)
+    req = allocation_request(budget, stats)
     from dpplanner import engine
     try:
         result = req.run()
@@ -349,11 +265,11 @@ class Plan:
                 listener(event)
 
     def _commit(self, budget: Budget, stats: Sequence[Statistic], events: list[PlanEvent],
-                rebalance: bool, extra_held: Sequence[int] = ()) -> None:
+                rebalance: bool) -> None:
         """Validate the candidate state, redistribute if asked, then swap it in and notify."""
         budget, stats = validate_state(budget, tuple(stats))
         if rebalance and stats:
-            new_stats = rebalanced(budget, stats, extra_held)
+            new_stats = rebalanced(budget, stats)
             changed = tuple(i for i, (a, b) in enumerate(zip(stats, new_stats)) if a != b)
             stats = new_stats
             if changed and not any(e.kind == "reset" for e in events):
@@ -458,6 +374,36 @@ class Plan:
         self._revision += 1
         self._emit([PlanEvent("reset")])
 
+    # trying an edit before making it
+    def trial(self) -> "Plan":
+        """A detached copy to try an operation on: the same state, no listeners. Its methods
+        validate as usual; ``adopt`` then takes the result over without validating again."""
+        trial = Plan.__new__(Plan)
+        trial._budget, trial._stats = self._budget, self._stats
+        trial._title, trial._description = self._title, self._description
+        trial._extra = dict(self._extra)
+        trial._revision = self._revision
+        trial._listeners = []
+        trial._origin = (self, self._revision)
+        trial._recorded = []
+        trial.subscribe(trial._recorded.append)
+        return trial
+
+    def adopt(self, trial: "Plan") -> None:
+        """Take over the state a ``trial`` of this plan reached and send the events it recorded.
+        Refused if this plan changed since the trial was made."""
+        origin = getattr(trial, "_origin", None)
+        if origin is None or origin[0] is not self or origin[1] != self._revision:
+            raise PlanError("the edit was tried on an older state of the plan; try it again")
+        if trial._revision == self._revision:
+            return                      # the operation changed nothing
+        self._budget, self._stats = trial._budget, trial._stats
+        self._title, self._description = trial._title, trial._description
+        self._extra = dict(trial._extra)
+        self._revision = trial._revision
+        trial._origin = None            # a trial is adopted once
+        self._emit(trial._recorded)
+
     # accuracy
     def amplification(self) -> float:
         """N/n when amplification by sampling is on, else 1."""
@@ -499,23 +445,32 @@ class Plan:
         return eps
 
     def set_target_error(self, i: int, error: float, *, rebalance: bool = False) -> None:
-        """Give statistic i the epsilon its target error needs; it is held for the rebalance."""
+        """Give statistic i the epsilon its target error needs and pin it (``held``), so no
+        redistribution moves it until it is unpinned."""
         eps = self.epsilon_for_error(i, error)
         stats = list(self._stats)
-        stats[i] = stats[i].replace(epsilon=eps)
-        self._commit(self._budget, stats, [PlanEvent("changed", (i,))], rebalance, extra_held=(i,))
+        stats[i] = stats[i].replace(epsilon=eps, held=True)
+        try:
+            self._commit(self._budget, stats, [PlanEvent("changed", (i,))], rebalance)
+        except PlanError as exc:
+            if not exc.held_indices:
+                raise
+            raise PlanError(f"statistic {i + 1} ({stats[i].name!r}): an error of {error:g} needs "
+                            f"ε_i = {upper(eps, 6)}, more than the budget leaves: {exc}; ask for a "
+                            "larger error or raise the budget", index=i, field="error",
+                            held_indices=exc.held_indices) from None
 
     # composition and redistribution
     def composition_inputs(self) -> CompositionInputs:
         return composition_inputs(self._budget, self._stats)
 
-    def allocation_request(self, extra_held: Sequence[int] = ()) -> AllocationRequest:
+    def allocation_request(self) -> AllocationRequest:
         """Frozen inputs of ``engine.allocate`` for the current state (run it on a worker)."""
-        return allocation_request(self._budget, self._stats, extra_held, self._revision)
+        return allocation_request(self._budget, self._stats, self._revision)
 
-    def check_holds(self, extra_held: Sequence[int] = ()) -> None:
-        """Raise PlanError naming the held statistics to release if they alone use the budget."""
-        check_holds(self._budget, self._stats, extra_held)
+    def check_holds(self) -> None:
+        """Raise PlanError naming the pinned statistics to unpin if they alone use the budget."""
+        check_holds(self._budget, self._stats)
 
     def apply_allocation(self, epsilons: Sequence[float], *, held: Optional[Sequence[bool]] = None,
                          revision: Optional[int] = None) -> None:
@@ -539,7 +494,7 @@ class Plan:
         inp = self.composition_inputs()
         return engine.compose(list(inp.epsilons), list(inp.deltas), inp.delta_g,
                               theorem=theorem or self._budget.theorem, eta=inp.eta,
-                              multiplicities=list(inp.multiplicities))
+                              multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms))
 
     def balance(self, total_epsilon: float) -> BudgetBalance:
         """Compare a total (e.g. the best valid one from the engine) with the spendable budget;

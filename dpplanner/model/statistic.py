@@ -123,6 +123,10 @@ class Statistic:
     description: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
+    def __post_init__(self) -> None:
+        _coerce(self, "kind", Kind)
+        _coerce(self, "mechanism", Mechanism)
+
     def replace(self, **changes) -> "Statistic":
         """A copy with some fields changed (kind/mechanism may be given as their string values)."""
         if "kind" in changes and not isinstance(changes["kind"], Kind):
@@ -154,6 +158,9 @@ class Budget:
     population: Optional[int] = None
     reserve: float = 0.0
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def __post_init__(self) -> None:
+        _coerce(self, "neighbouring", Neighbouring)
 
     def replace(self, **changes) -> "Budget":
         if "neighbouring" in changes and not isinstance(changes["neighbouring"], Neighbouring):
@@ -190,4 +197,27 @@ def parse_enum(cls, value, what: str):
         if value == member.value or (isinstance(value, str) and value.lower() == member.name.lower()):
             return member
     allowed = ", ".join(m.value for m in cls)
-    raise ValueError(f"{what} = {value!r} is not allowed; use one of: {allowed}")
+    raise ValueError(f"{what} = {preview(value)} is not allowed; use one of: {allowed}")
+
+
+#: Messages show at most this many characters of an offending value (a file may hold megabytes).
+PREVIEW_CHARS = 100
+
+
+def preview(value: Any) -> str:
+    """repr(value) cut to PREVIEW_CHARS, for error messages (a long text is cut before repr)."""
+    if isinstance(value, str) and len(value) > PREVIEW_CHARS:
+        return f"{repr(value[:PREVIEW_CHARS])[:PREVIEW_CHARS]}… ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= PREVIEW_CHARS else f"{text[:PREVIEW_CHARS]}…"
+
+
+def _coerce(obj, name: str, cls) -> None:
+    """Turn a valid string value (e.g. mechanism="gaussian") into its enum member; anything else
+    is left for validation, which names the field and what is allowed."""
+    value = getattr(obj, name)
+    if not isinstance(value, cls):
+        try:
+            object.__setattr__(obj, name, parse_enum(cls, value, name))
+        except ValueError:
+            pass

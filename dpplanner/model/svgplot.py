@@ -6,19 +6,22 @@ import math
 from html import escape
 from typing import Mapping, Optional, Sequence
 
-#: Colour-blind-safe palette (Okabe & Ito), one colour per theorem in a stable order.
+#: Colour-blind-safe palette (Okabe & Ito) for series given no style of their own.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-#: Later series are dashed so a curve equal to an earlier one (concurrent = optimal) shows both.
-DASHES = ("", "", "", "", "7 4", "2 3", "7 2 2 2", "")
+#: The theorem registry's dash names as SVG dash arrays (the window draws the same patterns).
+DASH_ARRAYS = {"solid": "", "dash": "7 4", "dot": "2 3"}
 
 
-def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """About ``count`` round tick values covering [lo, hi]."""
+def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> list[float]:
+    """About ``count`` round tick values covering [lo, hi] (whole numbers only if ``integer``)."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo]
     raw = (hi - lo) / max(count, 1)
     mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    steps = [m * mag for m in (1, 2, 2.5, 5, 10)]
+    if integer:
+        steps = [max(1.0, round(st)) for st in steps if st >= 1 and st == round(st)] or [1.0]
+    step = next((st for st in steps if st >= raw), steps[-1])
     first = math.ceil(lo / step - 1e-9) * step
     ticks = []
     t = first
@@ -35,8 +38,12 @@ def _fmt(v: float) -> str:
 def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, width: int = 720,
               height: int = 380, title: str = "", x_label: str = "", y_label: str = "",
               hline: Optional[float] = None, hline_label: str = "",
-              vline: Optional[float] = None) -> str:
-    """An inline <svg> with one polyline per series. Non-finite values break the line."""
+              vline: Optional[float] = None,
+              styles: Optional[Mapping[str, tuple[str, str]]] = None) -> str:
+    """An inline <svg> with one polyline per series. Non-finite values break the line.
+
+    ``styles`` maps a series name to (colour, dash name of ``DASH_ARRAYS``); others take the palette.
+    """
     left, right, top, bottom = 64, 150, 28 if title else 12, 44
     pw, ph = width - left - right, height - top - bottom
     finite = [v for ys in series.values() for v in ys if v is not None and math.isfinite(v)]
@@ -63,7 +70,7 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
         y = py(t)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(t)}</text>')
-    for t in nice_ticks(x_lo, x_hi):
+    for t in nice_ticks(x_lo, x_hi, integer=all(float(x).is_integer() for x in xs)):
         x = px(t)
         out.append(f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 4}" stroke="#888"/>')
         out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{_fmt(t)}</text>')
@@ -84,8 +91,8 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
         out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#999" '
                    f'stroke-dasharray="2 3"/>')
     for n, (name, ys) in enumerate(series.items()):
-        colour = PALETTE[n % len(PALETTE)]
-        dash = DASHES[n % len(DASHES)]
+        colour, dash_name = (styles or {}).get(name, (PALETTE[n % len(PALETTE)], "solid"))
+        dash = DASH_ARRAYS[dash_name]
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         segments, current = [], []
         for x, y in zip(xs, ys):

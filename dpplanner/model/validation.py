@@ -1,7 +1,8 @@
-"""Every rule a plan must satisfy, in one place.
+"""Every rule a plan must satisfy, in one place: fields, statistics, the budget, whole plans.
 
 The Plan's mutating methods, the file loader, the CSV importer and the command line all call
-these functions; the GUI takes its spin-box limits from ``FIELD_RULES`` and ``BUDGET_RULES``.
+these functions. The window's number fields read what the user typed with ``parse_text`` and show
+plan values with ``format_value``, so a field holds exactly what was typed or says why it cannot.
 Errors are ``PlanError`` (a ValueError) naming the statistic, the field and what is allowed.
 """
 
@@ -10,13 +11,15 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Optional, Sequence, Union
 
-from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic
+from dpplanner.engine.theorems import ALLOCATION_THEOREMS
 
-#: Names of the theorems redistribution can target (the engine's THEOREMS minus the filter,
-#: which answers "how many queries", not "how much epsilon").
-ALLOCATION_THEOREMS = ("basic", "advanced", "kov", "optimal", "concurrent")
+from .accuracy import sensitivity
+from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic, preview
+
+Number = Union[int, float]
 
 #: Hard limits that keep files and the engine in a sane range.
 MAX_STATISTICS = 20_000
@@ -41,7 +44,8 @@ class PlanError(ValueError):
 
 @dataclass(frozen=True)
 class FieldRule:
-    """Allowed range of one numeric field. ``integer`` fields take whole numbers only."""
+    """Allowed range of one numeric field. ``integer`` fields take whole numbers only; ``percent``
+    fields hold a fraction that people type and read in percent (0.5 is "50")."""
 
     name: str
     label: str
@@ -51,23 +55,26 @@ class FieldRule:
     max_inclusive: bool = True
     integer: bool = False
     optional: bool = False
-    decimals: int = 6
+    percent: bool = False
 
     def describe(self) -> str:
         lo = "[" if self.min_inclusive else "("
         hi = "]" if self.max_inclusive else ")"
+        if self.percent:
+            return f"a percentage in {lo}{_fmt(self.minimum * 100)} %, {_fmt(self.maximum * 100)} %{hi}"
         kind = "a whole number" if self.integer else "a number"
         return f"{kind} in {lo}{_fmt(self.minimum)}, {_fmt(self.maximum)}{hi}"
 
-    def check(self, value, where: str, index: Optional[int] = None):
-        """Return the value as float/int, or raise PlanError saying what is allowed."""
+    def check(self, value, where: str, index: Optional[int] = None, shown: Optional[str] = None):
+        """Return the value as float/int, or raise PlanError saying what is allowed (``shown`` is
+        the value as the user typed it, for the message)."""
         if value is None:
             if self.optional:
                 return None
             raise PlanError(f"{where}: {self.label} is required; it must be {self.describe()}",
                             index=index, field=self.name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise PlanError(f"{where}: {self.label} = {value!r} is not a number; it must be "
+            raise PlanError(f"{where}: {self.label} = {preview(value)} is not a number; it must be "
                             f"{self.describe()}", index=index, field=self.name)
         v = float(value)
         ok = math.isfinite(v)
@@ -76,9 +83,65 @@ class FieldRule:
         if ok and self.integer and v != math.floor(v):
             ok = False
         if not ok:
-            raise PlanError(f"{where}: {self.label} = {value!r} is not allowed; it must be "
+            if shown is None:
+                shown = f"{_fmt(v * 100)} %" if self.percent and math.isfinite(v) else repr(value)
+            reason = (" is not a whole number" if ok_range(self, v) and self.integer
+                      else " is not allowed")
+            raise PlanError(f"{where}: {self.label} = {shown}{reason}; it must be "
                             f"{self.describe()}", index=index, field=self.name)
         return int(v) if self.integer else v
+
+
+def ok_range(rule: FieldRule, v: float) -> bool:
+    """Whether ``v`` lies in the rule's range (ignoring whole-number-ness)."""
+    return (math.isfinite(v) and (v >= rule.minimum if rule.min_inclusive else v > rule.minimum)
+            and (v <= rule.maximum if rule.max_inclusive else v < rule.maximum))
+
+
+def parse_text(rule: FieldRule, text: str, where: str = "",
+               index: Optional[int] = None) -> Optional[Number]:
+    """The value typed as ``text``, exactly (the nearest double to the decimal typed), or a
+    PlanError saying why it cannot be stored. Nothing is dropped, rounded or clamped: "150" for a
+    field that allows up to 100 is refused, never read as 15. Percent rules read "50" or "50 %"
+    as 0.5. An empty text is None for optional fields."""
+    where = where or rule.label.capitalize()
+    raw = text.strip()
+    if rule.percent and raw.endswith("%"):
+        raw = raw[:-1].strip()
+    if not raw:
+        if rule.optional:
+            return None
+        raise PlanError(f"{where}: {rule.label} is required; it must be {rule.describe()}",
+                        index=index, field=rule.name)
+    try:
+        number = Decimal(raw)
+    except InvalidOperation:
+        hint = " (write decimals with a point, e.g. 0.5)" if "," in raw else ""
+        raise PlanError(f"{where}: {text.strip()!r} is not a number{hint}; it must be "
+                        f"{rule.describe()}", index=index, field=rule.name) from None
+    shown = f"{raw} %" if rule.percent else raw
+    if not number.is_finite():
+        raise PlanError(f"{where}: {rule.label} = {shown} is not allowed; it must be "
+                        f"{rule.describe()}", index=index, field=rule.name)
+    if rule.percent:
+        number = number / 100           # exact in decimal: "33.3" becomes 0.333, not 0.33299..
+    if rule.integer and number == number.to_integral_value() and ok_range(rule, float(number)):
+        return rule.check(int(number), where, index, shown)
+    return rule.check(float(number), where, index, shown)
+
+
+def format_value(rule: FieldRule, value: Optional[Number]) -> str:
+    """The text a field shows for a stored value; ``parse_text`` reads it back to that value."""
+    if value is None:
+        return ""
+    if rule.integer:
+        return str(int(value))
+    if rule.percent:
+        text = f"{Decimal(repr(float(value))) * 100:f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    text = repr(float(value))               # the shortest text that reads back exactly
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if e else text     # "1e-7", not "1e-07"
 
 
 def _fmt(x: float) -> str:
@@ -86,9 +149,9 @@ def _fmt(x: float) -> str:
 
 
 FIELD_RULES: dict[str, FieldRule] = {r.name: r for r in (
-    FieldRule("epsilon", "epsilon", 0.0, 100.0, min_inclusive=False, decimals=6),
-    FieldRule("delta", "delta", 0.0, 1.0, max_inclusive=False, decimals=12),
-    FieldRule("weight", "weight", 0.0, 1e6, min_inclusive=False, decimals=4),
+    FieldRule("epsilon", "epsilon", 0.0, 100.0, min_inclusive=False),
+    FieldRule("delta", "delta", 0.0, 1.0, max_inclusive=False),
+    FieldRule("weight", "weight", 0.0, 1e6, min_inclusive=False),
     FieldRule("repetitions", "repetitions", 1, MAX_QUERIES, integer=True),
     FieldRule("lower", "lower bound", -1e15, 1e15, optional=True),
     FieldRule("upper", "upper bound", -1e15, 1e15, optional=True),
@@ -100,13 +163,13 @@ FIELD_RULES: dict[str, FieldRule] = {r.name: r for r in (
 
 BUDGET_RULES: dict[str, FieldRule] = {r.name: r for r in (
     FieldRule("epsilon", "global epsilon", 0.0, 100.0, min_inclusive=False),
-    FieldRule("delta", "global delta", 0.0, 1.0, max_inclusive=False, decimals=12),
-    FieldRule("delta_split", "delta split (fraction to statistics)", 0.0, 1.0, max_inclusive=False),
-    FieldRule("confidence", "confidence level", 0.5, 1.0, max_inclusive=False),
+    FieldRule("delta", "global delta", 0.0, 1.0, max_inclusive=False),
+    FieldRule("delta_split", "delta to statistics", 0.0, 1.0, max_inclusive=False, percent=True),
+    FieldRule("confidence", "confidence level", 0.5, 1.0, max_inclusive=False, percent=True),
     FieldRule("eta", "engine accuracy eta", 1e-6, 1.0),
     FieldRule("dataset_size", "dataset size n", 1, 1e12, integer=True, optional=True),
     FieldRule("population", "population size N", 1, 1e13, integer=True, optional=True),
-    FieldRule("reserve", "reserved fraction", 0.0, 1.0, max_inclusive=False),
+    FieldRule("reserve", "reserve", 0.0, 1.0, max_inclusive=False, percent=True),
 )}
 
 #: Above this global epsilon the GUI asks for confirmation (a warning, not an error).
@@ -117,7 +180,7 @@ MAX_QUANTILE_BINS = 1_000_000
 
 def _name(stat: Statistic, index: Optional[int]) -> str:
     where = f"statistic {index + 1}" if index is not None else "statistic"
-    return f"{where} ({stat.name!r})" if isinstance(stat.name, str) and stat.name else where
+    return f"{where} ({preview(stat.name)})" if isinstance(stat.name, str) and stat.name else where
 
 
 def validate_statistic(stat: Statistic, index: Optional[int] = None,
@@ -133,10 +196,10 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
         if not isinstance(getattr(stat, text_field), str):
             raise PlanError(f"{where}: {text_field} must be text", index=index, field=text_field)
     if not isinstance(stat.kind, Kind):
-        raise PlanError(f"{where}: kind = {stat.kind!r} is not allowed; use one of: "
+        raise PlanError(f"{where}: kind = {preview(stat.kind)} is not allowed; use one of: "
                         f"{', '.join(k.value for k in Kind)}", index=index, field="kind")
     if not isinstance(stat.mechanism, Mechanism):
-        raise PlanError(f"{where}: mechanism = {stat.mechanism!r} is not allowed; use one of: "
+        raise PlanError(f"{where}: mechanism = {preview(stat.mechanism)} is not allowed; use one of: "
                         f"{', '.join(m.value for m in Mechanism)}", index=index, field="mechanism")
     if not isinstance(stat.held, bool):
         raise PlanError(f"{where}: held must be true or false", index=index, field="held")
@@ -173,7 +236,32 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
                         f"{budget.dataset_size}", index=index, field="n")
     if not isinstance(stat.extra, dict):
         raise PlanError(f"{where}: extra must be a mapping", index=index, field="extra")
-    return stat.replace(**values)
+    checked = stat.replace(**values)
+    _check_sensitivity(checked, where, index, budget)
+    return checked
+
+
+#: Smallest sensitivity accepted. Far below any real data's resolution, it keeps the ratios the
+#: calibrations divide by (target error / sensitivity <= 1e18 / 1e-100) inside double range, and
+#: rules out a sensitivity that underflows to 0 (bounds 0 and 5e-324), which would divide by 0.
+MIN_SENSITIVITY = 1e-100
+
+
+def _check_sensitivity(stat: Statistic, where: str, index: Optional[int],
+                       budget: Optional[Budget]) -> None:
+    """Sums and means only: their sensitivity comes from the bounds (and n), and may be tiny.
+    Checked under both neighbouring relations, so changing the relation never breaks a row."""
+    if stat.kind not in (Kind.SUM, Kind.MEAN):
+        return
+    size = budget.dataset_size if budget is not None else None
+    smallest = min(min(s.l1, s.l2) for s in (sensitivity(stat, rel, size) for rel in Neighbouring))
+    if not smallest >= MIN_SENSITIVITY:
+        over_n = ", divided by n" if stat.kind is Kind.MEAN else ""
+        raise PlanError(f"{where}: the bounds [{stat.lower:g}, {stat.upper:g}] give a sensitivity "
+                        f"(the larger of |lower| and |upper|, or upper - lower{over_n}) of "
+                        f"{smallest:.3g}; it "
+                        f"must be at least {MIN_SENSITIVITY:g}: widen the bounds or measure the "
+                        "variable in smaller units", index=index, field="upper")
 
 
 def validate_budget(budget: Budget) -> Budget:
@@ -219,3 +307,104 @@ def amplification_ratio(budget: Budget) -> float:
     if budget.population is None or budget.dataset_size is None:
         return 1.0
     return budget.population / budget.dataset_size
+
+
+# --- whole plans -------------------------------------------------------------------------------
+
+def statistic_deltas(budget: Budget, stats: Sequence[Statistic]) -> list[float]:
+    """delta_i per release: the split spread evenly over Gaussian releases, custom as typed."""
+    gaussian_releases = sum(s.repetitions for s in stats
+                            if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN)
+    share = budget.delta_to_statistics / gaussian_releases if gaussian_releases else 0.0
+    out = []
+    for s in stats:
+        if s.kind is Kind.CUSTOM:
+            out.append(float(s.delta))
+        elif s.mechanism is Mechanism.GAUSSIAN:
+            out.append(share)
+        else:
+            out.append(0.0)
+    return out
+
+
+def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[str, ...]:
+    """What each release is for the noise-aware theorems (engine.MECHANISMS).
+
+    A Laplace or Gaussian statistic adds exactly that continuous noise calibrated to its (eps_i,
+    delta_i), so its own privacy curve can be composed. Custom statistics are known only by their
+    (eps_i, delta_i); so are releases under amplification by sampling, whose guarantee is the
+    amplified (eps_i, delta_i) rather than the noise's own curve.
+    """
+    if amplification_ratio(budget) != 1.0:
+        return ("eps-delta",) * len(stats)
+    out = []
+    for s in stats:
+        if s.kind is Kind.CUSTOM:
+            out.append("eps-delta")
+        elif s.mechanism is Mechanism.GAUSSIAN:
+            out.append("gaussian")  # validate_state ensures its delta share is > 0
+        else:
+            out.append("laplace")
+    return tuple(out)
+
+
+def validate_state(budget: Budget, stats: Sequence[Statistic]) -> tuple[Budget, tuple[Statistic, ...]]:
+    """Validate a whole plan state; return it normalised. Raises PlanError."""
+    budget = validate_budget(budget)
+    if len(stats) > MAX_STATISTICS:
+        raise PlanError(f"the plan has {len(stats)} statistics; at most {MAX_STATISTICS} are allowed")
+    checked = tuple(validate_statistic(s, i, budget) for i, s in enumerate(stats))
+    total = sum(s.repetitions for s in checked)
+    if total > MAX_QUERIES:
+        raise PlanError(f"the plan releases {total} queries (repetitions counted); at most "
+                        f"{MAX_QUERIES} are allowed")
+    gaussian = [i for i, s in enumerate(checked)
+                if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN]
+    if gaussian and not budget.delta_to_statistics > 0:
+        i = gaussian[0]
+        raise PlanError(f"statistic {i + 1} ({checked[i].name!r}) uses the Gaussian mechanism, which "
+                        "needs delta > 0: set a global delta > 0 and a delta split > 0, or use the "
+                        "Laplace mechanism", index=i, field="mechanism")
+    custom_delta = sum(s.delta * s.repetitions for s in checked if s.kind is Kind.CUSTOM)
+    if custom_delta > budget.delta_slack:
+        raise PlanError(f"the custom statistics' deltas add up to {custom_delta:.3g}, more than the "
+                        f"delta slack {budget.delta_slack:.3g} (global delta x (1 - split)); lower "
+                        "them or the delta split", field="delta")
+    ratio = amplification_ratio(budget)
+    if ratio != 1.0:
+        for i, (s, d) in enumerate(zip(checked, statistic_deltas(budget, checked))):
+            if d * ratio >= 1.0:
+                raise PlanError(f"statistic {i + 1} ({s.name!r}): with amplification N/n = "
+                                f"{ratio:.4g} its functioning delta {d * ratio:.3g} is >= 1; lower "
+                                "the population size or the delta", index=i, field="delta")
+    return budget, checked
+
+
+def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
+    """Before redistributing: raise PlanError if no statistic is free, or if the pinned ones
+    (``held``) alone use up the spendable budget under the plan's theorem."""
+    held = [i for i, s in enumerate(stats) if s.held]
+    if not held:
+        return
+    if len(held) == len(stats):
+        raise PlanError("every statistic is pinned: at least one must stay free for redistribution; "
+                        "unpin one or switch automatic redistribution off", held_indices=held)
+    from dpplanner import engine
+    from .display import upper
+
+    deltas = statistic_deltas(budget, stats)
+    mechanisms = statistic_mechanisms(budget, stats)
+    try:
+        used = engine.compose([stats[i].epsilon for i in held], [deltas[i] for i in held],
+                              budget.delta, theorem=budget.theorem, eta=budget.eta,
+                              multiplicities=[stats[i].repetitions for i in held],
+                              mechanisms=[mechanisms[i] for i in held]).epsilon
+    except ValueError:
+        # theorem not applicable to the pinned subset (kov): basic composition is always sound
+        used = sum(stats[i].epsilon * stats[i].repetitions for i in held)
+    target = budget.spendable_epsilon
+    if not used < target:
+        names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in held)
+        raise PlanError(f"the pinned statistics alone need ε {upper(used)}, which leaves nothing "
+                        f"of the spendable budget ε {target:g} for the free ones; unpin or lower "
+                        f"some of: {names}", held_indices=held)

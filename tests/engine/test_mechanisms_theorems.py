@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpplanner.engine.compose import optimal
+from dpplanner.engine.theorem_inputs import optimal
 from dpplanner.engine.mechanisms import (Gaussian, Laplace, compose_mechanisms, gaussian_multiplier,
                                          pld_composition, pld_curve, pld_delta, zcdp_composition, zcdp_curve)
 from dpplanner.engine.mechanisms.zcdp import cks_alpha, cks_epsilon

@@ -23,8 +23,8 @@ def test_the_dialog_asks_only_for_the_fields_a_kind_needs(qtbot, kind):
 def test_a_mean_from_the_dialog(qtbot):
     dialog = AddStatisticDialog(Kind.MEAN, Budget(dataset_size=500), name="mean income")
     qtbot.addWidget(dialog)
-    dialog.fields["lower"].setText("0")
-    dialog.fields["upper"].setText("1000")
+    dialog.fields["lower"].edit.setText("0")
+    dialog.fields["upper"].edit.setText("1000")
     dialog.mechanism.setCurrentIndex(dialog.mechanism.findData(Mechanism.GAUSSIAN.value))
     stat = dialog.statistic()
     assert (stat.kind, stat.mechanism, stat.lower, stat.upper, stat.n) == \
@@ -34,13 +34,13 @@ def test_a_mean_from_the_dialog(qtbot):
 def test_the_dialog_refuses_bad_bounds_and_stays_open(qtbot):
     dialog = AddStatisticDialog(Kind.SUM, Budget(), name="total")
     qtbot.addWidget(dialog)
-    dialog.fields["lower"].setText("10")
-    dialog.fields["upper"].setText("5")
+    dialog.fields["lower"].edit.setText("10")
+    dialog.fields["upper"].edit.setText("5")
     with pytest.raises(PlanError, match="lower bound 10 must be below the upper bound 5"):
         dialog.statistic()
     dialog.accept()
     assert dialog.result_statistic() is None
-    assert "must be below" in dialog.error_label.text()
+    assert "must be below" in dialog.fields["upper"].message.text()     # beneath the field
 
 
 def test_plots_take_the_dark_colours(qtbot):

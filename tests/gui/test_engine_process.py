@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dpplanner import engine
-from dpplanner.gui import engine_process, jobs
+from dpplanner.compute import engine_process, jobs
 from dpplanner.gui.compute import ComputeController
-from dpplanner.gui.engine_process import in_engine_process
+from dpplanner.compute.engine_process import in_engine_process
 
 
 @dataclass(frozen=True)
@@ -121,10 +121,10 @@ def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, sm
     window = MainWindow(settings=settings, recovery_dir=str(tmp_path / "r"), debounce_ms=10,
                         engine_in_process=True)
     qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
-    window._load_plan(small_plan(), None, "t")
+    window.document.load(small_plan(), None, "t")
     window.statistics_panel.model.setData(
         window.statistics_panel.model.index(0, 8), "3")          # weight: redistributes remotely
-    qtbot.waitUntil(lambda: window.last_result is not None and window._result_is_current(window.last_result)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and window.evaluation.result_is_current(window.evaluation.last_result)
                     and not window.editor.is_redistributing(), timeout=30000)
     assert sum(s.epsilon for s in window.plan) == pytest.approx(1.0, rel=1e-6)
     inputs = window.plan.composition_inputs()

@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 
 from dpplanner import engine
-from dpplanner.gui import jobs
+from dpplanner.compute import jobs
 from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.recovery import RecoveryStore
 from dpplanner.gui.settings import Settings
@@ -48,7 +48,7 @@ def cell(window, row, key):
 
 def test_add_remove_reorder_through_the_table_with_undo(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     panel = window.statistics_panel
     panel.select_row(0)
     assert panel.add_statistic(Kind.COUNT, Statistic("new", kind=Kind.COUNT, epsilon=0.1))
@@ -74,7 +74,7 @@ def test_add_remove_reorder_through_the_table_with_undo(qtbot, make_window, smal
 
 def test_editing_an_error_sets_that_epsilon_and_redistributes_the_others(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(), None, "t")
+    window.document.load(small_plan(), None, "t")
     original = window.plan.snapshot()
     model = window.statistics_panel.model
     target = 1.0        # mean of income in [0, 100] over 1000 records, to within 1.0
@@ -88,7 +88,7 @@ def test_editing_an_error_sets_that_epsilon_and_redistributes_the_others(qtbot, 
     assert plan[0].epsilon == pytest.approx(plan[2].epsilon)
     assert total_basic(plan) == pytest.approx(1.0, rel=1e-6)
     assert total_basic(plan) <= 1.0 + 1e-12
-    assert not plan[1].held          # held only for that one update
+    assert plan[1].held              # pinned until the user unpins it
     # One undo takes back the edit together with its redistribution.
     window.editor.undo_stack.undo()
     assert window.plan.snapshot() == original
@@ -99,15 +99,17 @@ def test_editing_an_error_sets_that_epsilon_and_redistributes_the_others(qtbot, 
 
 def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(), None, "t")
+    window.document.load(small_plan(), None, "t")
     before = window.plan.snapshot()
     # An error so small that this one statistic alone needs more than the whole budget.
     with qtbot.waitSignal(window.editor.refused) as blocker:
         assert not window.statistics_panel.model.setData(cell(window, 1, "error"), "0.01")
-    assert "release (or lower) some of: 2 ('mean b')" in blocker.args[0].message
+    message = blocker.args[0].message
+    assert message.startswith("an error of 0.01 for 'mean b' needs ε_i = ")
+    assert "unpin or lower some of: 2 ('mean b'); ask for a larger error" in message
     assert window.plan.snapshot() == before
     assert window.editor.undo_stack.count() == 0
-    assert "Not changed" in window.status_label.text()
+    assert "Not changed" in window.status.label.text()
     # Holding every statistic leaves nothing free: refused as well.
     model = window.statistics_panel.model
     from PySide6.QtCore import Qt
@@ -125,36 +127,40 @@ def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, s
 
 def test_budget_edit_redistributes_and_a_bad_budget_is_refused(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(), None, "t")
-    window.budget_panel.epsilon.setValue(0.5)
+    window.document.load(small_plan(), None, "t")
+    panel = window.budget_panel
+    panel.epsilon.edit.setText("0.5")
+    panel.epsilon.edit.editingFinished.emit()
     wait_idle(qtbot, window)
     assert window.plan.budget.epsilon == 0.5
     assert total_basic(window.plan) == pytest.approx(0.5, rel=1e-6)
     before = window.plan.snapshot()
-    window.budget_panel.delta.setText("0.01")           # >= 1/n for n = 1000
-    window.budget_panel.delta.editingFinished.emit()
+    panel.delta.edit.setText("0.01")           # >= 1/n for n = 1000
+    panel.delta.edit.editingFinished.emit()
     assert window.plan.snapshot() == before
-    assert "below 1/n" in window.budget_panel.message.text()
-    assert window.budget_panel.delta.text() == "1e-06"  # the field shows the plan's value again
+    assert "below 1/n" in panel.delta.message.text()
+    assert panel.delta.edit.text() == "0.01"   # what was typed stays, marked, with the reason
+    panel.delta.restore()
+    assert panel.delta.edit.text() == "1e-6"   # dismissed: the field shows the plan's value again
     window.editor.undo_stack.undo()
     assert window.plan.budget.epsilon == 1.0
-    assert window.budget_panel.epsilon.value() == 1.0
+    assert panel.epsilon.value() == 1.0 and panel.epsilon.edit.text() == "1.0"
 
 
 def test_save_close_and_reopen(qtbot, make_window, small_plan, tmp_path):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.statistics_panel.model.setData(cell(window, 0, "name"), "renamed")
     assert window.isWindowModified()
     path = tmp_path / "plan.dpplan"
-    assert window._save_to(path)
+    assert window.document.save_to(path)
     assert not window.isWindowModified()
     assert window.windowTitle().startswith("plan.dpplan")
     saved = window.plan.snapshot()
     window.close()
     again = make_window()
     assert str(path.resolve()) in again.settings.recent_files()
-    assert again.open_path(path, confirm=False)
+    assert again.document.open_path(path, confirm=False)
     assert again.plan.snapshot().statistics == saved.statistics
     assert again.plan.budget == saved.budget
     assert not again.isWindowModified()
@@ -162,7 +168,7 @@ def test_save_close_and_reopen(qtbot, make_window, small_plan, tmp_path):
 
 def test_closing_with_unsaved_changes_asks_first(qtbot, make_window, small_plan, monkeypatch):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.show()
     window.statistics_panel.model.setData(cell(window, 0, "name"), "renamed")
     asked = []
@@ -175,10 +181,10 @@ def test_closing_with_unsaved_changes_asks_first(qtbot, make_window, small_plan,
 
 def test_recovery_after_a_simulated_crash(qtbot, make_window, small_plan, tmp_path):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.statistics_panel.model.setData(cell(window, 0, "name"), "unsaved work")
-    window.write_recovery_copy()
-    copy = window.recovery.file
+    window.document.write_recovery_copy()
+    copy = window.document.recovery.file
     assert copy.exists()
     # A crash leaves the copy behind under a process id that no longer runs.
     crashed = copy.with_name("recovery-4194999-1.json")
@@ -188,7 +194,7 @@ def test_recovery_after_a_simulated_crash(qtbot, make_window, small_plan, tmp_pa
 
     after = make_window()
     offered = []
-    assert after.offer_recovery(ask=lambda c: offered.append(c.describe()) or True)
+    assert after.document.offer_recovery(ask=lambda c: offered.append(c.describe()) or True)
     assert "unsaved plan" in offered[0]
     assert after.plan.statistics == expected.statistics
     assert after.isWindowModified()          # recovered work still needs saving
@@ -198,18 +204,18 @@ def test_recovery_after_a_simulated_crash(qtbot, make_window, small_plan, tmp_pa
 
 def test_a_clean_close_leaves_no_recovery_copy(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.statistics_panel.model.setData(cell(window, 0, "name"), "x")
-    window.write_recovery_copy()
-    assert window.recovery.file.exists()
+    window.document.write_recovery_copy()
+    assert window.document.recovery.file.exists()
     window.editor.undo_stack.undo()          # back to clean: the copy is dropped
-    assert not window.recovery.file.exists()
+    assert not window.document.recovery.file.exists()
 
 
 def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: window.last_result is not None and window._result_is_current(window.last_result),
+    window.document.load(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and window.evaluation.result_is_current(window.evaluation.last_result),
                     timeout=20000)
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
@@ -235,12 +241,12 @@ def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan)
 
 def test_repeat_mode_plots_the_selected_query(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.statistics_panel.select_row(1)
     window.cost_plot.k_max.setValue(20)
     window.cost_plot.set_mode("repeat")
-    qtbot.waitUntil(lambda: window.last_result is not None
-                    and window.last_result.request.curve_mode == "repeat", timeout=20000)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None
+                    and window.evaluation.last_result.request.curve_mode == "repeat", timeout=20000)
     x, y = window.cost_plot.curve_data("basic")
     assert x[-1] == 20
     assert y[-1] == pytest.approx(20 * window.plan[1].epsilon)
@@ -268,32 +274,32 @@ class SlowFakeEngine:
 def test_stale_results_are_dropped_and_the_newest_plan_is_shown(qtbot, make_window, small_plan):
     fake = SlowFakeEngine()
     window = make_window(evaluate_fn=fake)
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     qtbot.waitUntil(lambda: len(fake.seen) == 1, timeout=5000)
     # Three quick edits while the first computation still runs.
     for value in ("0.3", "0.35", "0.4"):
         window.statistics_panel.model.setData(cell(window, 0, "epsilon"), value)
     qtbot.waitUntil(lambda: fake.cancelled >= 1, timeout=5000)
     fake.release.set()
-    qtbot.waitUntil(lambda: window.last_result is not None and not window.controller.is_busy(), timeout=5000)
-    assert window.last_result.request.epsilons[0] == 0.4
-    assert window._result_is_current(window.last_result)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and not window.controller.is_busy(), timeout=5000)
+    assert window.evaluation.last_result.request.epsilons[0] == 0.4
+    assert window.evaluation.result_is_current(window.evaluation.last_result)
     assert window.results_panel.text_at("basic", "total ε") == "1.1500"
 
 
 def test_cancel_button_stops_the_computation(qtbot, make_window, small_plan):
     fake = SlowFakeEngine()
     window = make_window(evaluate_fn=fake)
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.show()
     qtbot.waitUntil(lambda: len(fake.seen) == 1, timeout=5000)
-    qtbot.waitUntil(window.cancel_button.isVisible, timeout=5000)
-    window.cancel_button.click()
+    qtbot.waitUntil(window.status.cancel_button.isVisible, timeout=5000)
+    window.status.cancel_button.click()
     qtbot.waitUntil(lambda: fake.cancelled >= 1, timeout=5000)
     qtbot.waitUntil(lambda: not window.controller.is_busy(), timeout=5000)
-    assert window.last_result is None
-    assert "cancelled" in window.status_label.text().lower()
-    assert not window.cancel_button.isVisible()
+    assert window.evaluation.last_result is None
+    assert "cancelled" in window.status.label.text().lower()
+    assert not window.status.cancel_button.isVisible()
     fake.release.set()
 
 
@@ -307,11 +313,11 @@ def test_engine_errors_are_shown_and_the_worker_survives(qtbot, make_window, sma
         return jobs.evaluate(request, cancel, progress)
 
     window = make_window(evaluate_fn=flaky)
-    window._load_plan(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: "deltas[2]" in window.status_label.text(), timeout=5000)
+    window.document.load(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: "deltas[2]" in window.status.label.text(), timeout=5000)
     assert "failed" in window.results_panel.status.text()
     window.statistics_panel.model.setData(cell(window, 0, "epsilon"), "0.3")
-    qtbot.waitUntil(lambda: window.last_result is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None, timeout=20000)
 
 
 def test_drop_of_a_plan_file_opens_it(qtbot, make_window, small_plan, tmp_path):
@@ -326,19 +332,19 @@ def test_drop_of_a_plan_file_opens_it(qtbot, make_window, small_plan, tmp_path):
     event = QDropEvent(QPointF(QPoint(10, 10)), Qt.DropAction.CopyAction, mime,
                        Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     window.dropEvent(event)
-    assert window.display_name == "dropped.dpplan"
+    assert window.document.display_name == "dropped.dpplan"
     assert len(window.plan) == 3
 
 
 def test_exports_write_files(qtbot, make_window, small_plan, tmp_path):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.resize(1200, 800)
-    assert window.export_plot(tmp_path / "cost.png")
+    assert window.exports.export_plot(tmp_path / "cost.png")
     window.plots.setCurrentIndex(2)
     eps = np.array([s.epsilon * s.repetitions for s in window.plan])
     assert np.allclose(window.shares_plot.shares, 100 * eps / eps.sum())
-    assert window.export_plot(tmp_path / "shares.svg")
+    assert window.exports.export_plot(tmp_path / "shares.svg")
     assert (tmp_path / "cost.png").stat().st_size > 1000
     assert b"<svg" in (tmp_path / "shares.svg").read_bytes()[:2000]
 
@@ -351,8 +357,8 @@ def test_import_csv_replaces_the_statistics_in_one_undo_step(qtbot, make_window,
     path = tmp_path / "stats.csv"
     csvio.save_csv(source, path)
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
-    assert window.import_csv(path)
+    window.document.load(small_plan(redistribute=False), None, "t")
+    assert window.exports.import_csv(path)
     assert window.plan[0].name == "from csv"
     window.editor.undo_stack.undo()
     assert window.plan[0].name == "count a"
@@ -362,7 +368,7 @@ def test_every_visible_control_has_a_tooltip(qtbot, make_window, small_plan):
     from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit
 
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.show()
     missing = []
     for kind in (QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit):
@@ -389,8 +395,8 @@ def test_the_empty_plan_shows_a_hint_not_an_error(qtbot, make_window):
 
 def test_privacy_profile_is_computed_when_its_tab_is_shown(qtbot, make_window, small_plan):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: window.last_result is not None, timeout=20000)
+    window.document.load(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None, timeout=20000)
     assert len(window.profile_plot._eps) == 0          # not shown yet: not computed
     window.plots.setCurrentWidget(window.profile_plot)
     qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0, timeout=20000)
@@ -407,13 +413,13 @@ def test_a_failed_redistribution_takes_the_edit_back(qtbot, make_window, small_p
         raise ValueError("kov does not apply: the queries are not all equal")
 
     window = make_window(allocate_fn=failing)
-    window._load_plan(small_plan(), None, "t")
+    window.document.load(small_plan(), None, "t")
     before = window.plan.snapshot()
     assert window.statistics_panel.model.setData(cell(window, 0, "weight"), "3")
     qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=5000)
     assert window.plan.snapshot() == before
     assert window.editor.undo_stack.count() == 0         # nothing left to undo or redo
-    assert "the edit was taken back" in window.status_label.text()
+    assert "the edit was taken back" in window.status.label.text()
 
 
 def test_undo_while_redistributing_drops_the_late_result(qtbot, make_window, small_plan):
@@ -425,7 +431,7 @@ def test_undo_while_redistributing_drops_the_late_result(qtbot, make_window, sma
         return jobs.allocate(request, cancel, progress)
 
     window = make_window(allocate_fn=slow_allocate)
-    window._load_plan(small_plan(), None, "t")
+    window.document.load(small_plan(), None, "t")
     before = window.plan.snapshot()
     assert window.statistics_panel.model.setData(cell(window, 0, "weight"), "3")
     assert window.editor.is_redistributing()
@@ -442,7 +448,7 @@ def test_delete_key_inside_a_cell_editor_edits_text_not_the_plan(qtbot, make_win
     from PySide6.QtWidgets import QLineEdit
 
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
+    window.document.load(small_plan(redistribute=False), None, "t")
     window.show()
     view = window.statistics_panel.view
     view.setCurrentIndex(cell(window, 0, "name"))
@@ -458,13 +464,13 @@ def test_delete_key_inside_a_cell_editor_edits_text_not_the_plan(qtbot, make_win
 
 def test_report_export_and_recent_files(qtbot, make_window, small_plan, tmp_path):
     window = make_window()
-    window._load_plan(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: window.last_result is not None, timeout=20000)
-    assert window.export_report(tmp_path / "report.html")
+    window.document.load(small_plan(redistribute=False), None, "t")
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None, timeout=20000)
+    assert window.exports.export_report(tmp_path / "report.html")
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "mean b" in html and "<svg" in html
-    assert window._save_to(tmp_path / "a.dpplan")
-    window._fill_recent_menu()
+    assert window.document.save_to(tmp_path / "a.dpplan")
+    window.document.fill_recent_menu(window.recent_menu)
     titles = [a.text() for a in window.recent_menu.actions()]
     assert titles == ["a.dpplan"]
 
@@ -475,14 +481,14 @@ def test_a_bad_file_is_reported_and_the_plan_stays(qtbot, make_window, small_pla
     shown = []
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]) or QMessageBox.StandardButton.Ok)
     window = make_window()
-    window._load_plan(small_plan(), None, "t")
+    window.document.load(small_plan(), None, "t")
     before = window.plan.snapshot()
     path = tmp_path / "bad.dpplan"
     if content is None:
         path.mkdir()                     # a folder named like a plan
     else:
         path.write_text(content, encoding="utf-8")
-    assert not window.open_path(path, confirm=False)
+    assert not window.document.open_path(path, confirm=False)
     assert window.plan.snapshot() == before
     assert len(shown) == 1 and shown[0].strip()      # one box, with the loader's reason
-    assert "Cannot open the plan" in window.status_label.text()
+    assert "Cannot open the plan" in window.status.label.text()

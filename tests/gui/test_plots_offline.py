@@ -71,12 +71,35 @@ def test_profile_plot_uses_log_delta(qtbot):
 def test_shares_are_percentages_of_the_summed_epsilon(qtbot):
     plot = SharesPlot()
     qtbot.addWidget(plot)
-    plot.set_rows(["a", "b"], [0.1, 0.3], [4.0, math.inf], [False, True])
+    plot.set_rows(["a", "b"], [0.1, 0.3], [4.0, math.inf], [False, True], ["± 40 records", ""])
     assert np.allclose(plot.shares, [25.0, 75.0])
     assert plot.errors[0] == 4.0 and math.isnan(plot.errors[1])
-    assert plot.readout_at(1) == "b: 75% of Σε_i, no error formula"
+    assert plot.readout_at(2) == "2. b: 75% of Σε_i, no error formula"       # numbered from 1
+    assert plot.readout_at(1) == "1. a: 25% of Σε_i, error 4.0000% of its range (± 40 records)"
     x, y = plot.error_points.getData()           # the free statistic "a"
-    assert list(x) == [0] and y[0] == pytest.approx(math.log10(4.0))   # log scale
+    assert list(x) == [1] and y[0] == pytest.approx(math.log10(4.0))   # log scale
+
+
+def test_shares_show_relative_errors_and_stay_readable_at_1000_statistics(qtbot, small_plan):
+    """Issue 12.8: errors in records, dollars and proportions on one axis; 1000 names overlapping."""
+    plan = small_plan()
+    plot = SharesPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 350)
+    plot.show()
+    privacy = plan.privacy_all()
+    plot.set_plan(plan, privacy)
+    count = privacy[0].error                     # a count over n = 1000 records
+    assert plot.errors[0] == pytest.approx(100 * count / 1000)
+    mean = plan.statistics[1]                    # a mean over [0, 100]
+    assert plot.errors[1] == pytest.approx(100 * privacy[1].error / (mean.upper - mean.lower))
+    names = [f"statistic {i}" for i in range(1000)]
+    plot.set_rows(names, [1.0] * 1000, [1.0] * 1000, [False] * 1000)
+    qtbot.wait(20)
+    axis = plot.error_plot.getAxis("bottom")
+    assert axis._tickLevels is None              # numbers, not 1000 overlapping names
+    assert all(float(s).is_integer() for s, _ in axis.tickSpacing(0.4, 1000.6, 480))
+    assert plot.readout_at(1000) == "1000. statistic 999: 0.1% of Σε_i, error 1.0000% of its range"
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
@@ -95,3 +118,134 @@ def test_export_refuses_unknown_formats(qtbot, tmp_path):
     qtbot.addWidget(plot)
     with pytest.raises(ValueError, match=r"use a \.png or \.svg"):
         export_item(plot.plot_item, tmp_path / "x.gif")
+
+
+def test_exported_svg_puts_the_curves_where_the_axes_say(qtbot, tmp_path):
+    """Issue 12.3: the SVG's axes were drawn at 72/96 of their size, so curves sat off their ticks."""
+    import svg_reading
+
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 400)
+    ks = np.arange(1, 11)
+    curve = SimpleNamespace(ks=ks, upper={"basic": 0.1 * ks}, lower={"basic": None})
+    plot.set_curve(curve, plan_k=5, epsilon_g=0.25)
+    target = tmp_path / "cost.svg"
+    export_item(plot.view.ci, target)            # what File > Export Plot writes
+    shapes, labels = svg_reading.read(target)
+    colour = plot._theme.curves["basic"]
+    drawn = [s for s in shapes if s.stroke.lower() == colour and len(s.points) == len(ks)]
+    assert len(drawn) == 1
+    # The k labels share one baseline; the ε labels are the other numbers. Anchors are at the
+    # baseline's left end: allow a few pixels for the glyphs, nothing like the old 60 px shift.
+    numeric = [lab for lab in labels if lab.text.replace(".", "", 1).isdigit()]
+    baselines = [round(lab.y) for lab in numeric]
+    k_baseline = max(set(baselines), key=baselines.count)
+    y_slope, y_off = svg_reading.axis_map(numeric, lambda lab: lab.y if round(lab.y) != k_baseline else None)
+    x_slope, x_off = svg_reading.axis_map(numeric, lambda lab: lab.x if round(lab.y) == k_baseline else None)
+    (x1, y1), (x5, y5), (x10, y10) = (drawn[0].points[i] for i in (0, 4, 9))
+    # Scale: the curve spans k = 1..10 and ε = 0.1..1.0 on the axes' own scale (baseline-free).
+    assert (x10 - x1) / x_slope == pytest.approx(9, abs=0.05)
+    assert (y10 - y1) / y_slope == pytest.approx(0.9, abs=0.005)
+    # Position: the plan's k = 5 at ε = 0.5, and the ε_g line at 0.25, within the glyph offset.
+    assert (x5 - x_off) / x_slope == pytest.approx(5, abs=0.15)
+    assert (y5 - y_off) / y_slope == pytest.approx(0.5, abs=0.04)
+    budget = [s for s in shapes if s.stroke.lower() == plot._theme.budget_line and len(s.points) == 2]
+    assert (budget[0].points[0][1] - y_off) / y_slope == pytest.approx(0.25, abs=0.04)
+
+
+def test_hovers_round_bounds_up(qtbot):
+    """Issue 11.5: a hover never prints "δ ≤ 1.23e-06" for 1.2349e-6."""
+    plot = ProfilePlot()
+    qtbot.addWidget(plot)
+    profile = SimpleNamespace(eps=np.array([0.12341, 0.2]), delta_upper=np.array([1.2349e-6, 1e-7]),
+                              delta_lower=np.array([1e-6, 1e-8]))
+    plot.set_profile(profile, delta_g=1e-6)
+    assert plot.readout_at(0.12) == "ε = 0.1235   δ ≤ 1.24e-06"
+    cost = CostPlot()
+    qtbot.addWidget(cost)
+    cost.set_curve(SimpleNamespace(ks=np.array([1, 2]), upper={"basic": np.array([0.12341, 0.25])},
+                                   lower={"basic": None}), plan_k=2, epsilon_g=0.25)
+    assert "basic 0.1235" in cost.readout_at(1)
+
+
+def _flat_curve(ks, value=0.25):
+    ks = np.asarray(ks)
+    return SimpleNamespace(ks=ks, upper={"basic": np.full(len(ks), value), "optimal": np.full(len(ks), value)},
+                           lower={"basic": None, "optimal": None})
+
+
+def test_one_statistic_gets_whole_k_ticks_and_a_y_axis_from_zero(qtbot):
+    """Issue 12.8: one statistic showed k from -2 to 4 and ε from 0.2500000 to 0.2500015."""
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 350)
+    plot.set_curve(_flat_curve([1]), plan_k=1, epsilon_g=0.25)
+    x0, x1 = plot.x_range()
+    assert 0 <= x0 < 1 < x1 <= 2
+    y0, y1 = plot.y_range()
+    assert y0 == 0 and 0.25 * 1.05 < y1 < 0.5
+    axis = plot.plot_item.getAxis("bottom")
+    assert all(float(s).is_integer() for s, _ in axis.tickSpacing(0.5, 2.5, 400))
+    assert plot.items["basic"].opts["symbol"] == "o"      # a single k is still visible
+    assert "same totals" in plot.readout.text()            # coinciding curves are named as such
+
+
+def test_log_k_axis(qtbot):
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    ks = np.array([1, 10, 100, 1000, 100_000])
+    plot.set_curve(SimpleNamespace(ks=ks, upper={"basic": 1e-4 * ks}, lower={"basic": None}),
+                   plan_k=1000, epsilon_g=1.0)
+    with qtbot.waitSignal(plot.logKChanged):
+        plot.log_k.setChecked(True)
+    assert plot.plot_item.getAxis("bottom").logMode
+    assert plot.k_line.value() == pytest.approx(3)          # k = 1000 at log10 = 3
+    x0, x1 = plot.x_range()
+    assert x0 <= 1 and x1 >= 100_000
+
+
+def test_legend_sits_outside_the_plot_area(qtbot):
+    """Issue 12.8: at 1024x700 the legend covered the curves."""
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.resize(480, 330)
+    plot.show()
+    plot.set_curve(fake_curve(), plan_k=4, epsilon_g=0.35)
+    qtbot.wait(20)
+    legend = plot.legend.sceneBoundingRect()
+    assert legend.height() > 0
+    assert not legend.intersects(plot.plot_item.vb.sceneBoundingRect())
+
+
+def test_repeat_mode_names_its_statistic(qtbot):
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.set_repeat_statistic("mean income north")
+    plot.repeat_button.setChecked(True)
+    assert "mean income north" in plot.repeat_button.text()
+    assert "mean income north" in plot.plot_item.getAxis("bottom").labelText
+
+
+def test_an_empty_plan_resets_the_frame_and_keeps_the_budget_label_whole(qtbot):
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 350)
+    plot.show()
+    ks = np.arange(1, 1001)
+    plot.set_curve(SimpleNamespace(ks=ks, upper={"basic": 0.001 * ks}, lower={"basic": None}),
+                   plan_k=1000, epsilon_g=0.25)
+    plot.clear()
+    plot.set_budget(0.25)
+    qtbot.wait(20)
+    assert plot.x_range()[1] <= 11
+    view = plot.plot_item.vb.sceneBoundingRect()
+    assert view.contains(plot.budget_label.sceneBoundingRect())
+
+
+def test_plot_tooltips_do_not_cover_the_curves(qtbot):
+    for cls in (CostPlot, ProfilePlot, SharesPlot):
+        plot = cls()
+        qtbot.addWidget(plot)
+        assert plot.view.toolTip() == ""
+        assert plot.readout.toolTip()

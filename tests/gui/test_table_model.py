@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -69,11 +70,11 @@ def test_editing_a_cell_changes_the_plan_and_is_undoable(editor, small_plan):
 
 
 @pytest.mark.parametrize("key, value, expected", [
-    ("epsilon", "-1", r"epsilon = -1\.0 is not allowed; it must be a number in \(0, 100\]"),
-    ("epsilon", "abc", r"epsilon = 'abc' is not a number"),
-    ("repetitions", "2.5", r"repetitions = 2\.5 is not allowed; it must be a whole number"),
+    ("epsilon", "-1", r"epsilon = -1 is not allowed; it must be a number in \(0, 100\]"),
+    ("epsilon", "abc", r"'abc' is not a number; it must be a number in \(0, 100\]"),
+    ("repetitions", "2.5", r"repetitions = 2\.5 is not a whole number; it must be a whole number"),
     ("name", "   ", r"the name must be a non-empty text"),
-    ("error", "0", r"target error = 0\.0 is not allowed"),
+    ("error", "0", r"target error = 0 is not allowed"),
 ])
 def test_invalid_input_is_refused_with_the_reason_and_nothing_changes(qtbot, editor, key, value, expected):
     model = StatisticsTableModel(editor.plan, editor)
@@ -104,4 +105,18 @@ def test_displayed_numbers_are_rounded_up(editor):
     editor.update_statistic(0, editor.plan[0].replace(epsilon=0.1234501), "eps")
     assert model.data(cell(model, 0, "epsilon")) == "0.1235"
     error = editor.plan.privacy(1).error
-    assert float(model.data(cell(model, 1, "error"))) >= error
+    text = model.data(cell(model, 1, "error"))
+    assert text.startswith("± ")
+    assert float(text.split()[1].replace(",", "")) >= error
+
+
+def test_errors_read_with_plus_minus_units_and_grouped_digits(editor):
+    """Issue 12.9: "± 9,582,876 records", the full value in the tooltip, units said once."""
+    model = StatisticsTableModel(editor.plan, editor)
+    editor.update_statistic(0, editor.plan[0].replace(epsilon=1e-6), "tiny eps")
+    error = editor.plan.privacy(0).error
+    assert error > 1e6
+    assert model.data(cell(model, 0, "error")) == f"± {math.ceil(error):,} records"
+    tip = model.data(cell(model, 1, "error"), Qt.ItemDataRole.ToolTipRole)
+    assert tip.count("units of income") == 1        # once, in the sentence
+    assert repr(editor.plan.privacy(1).error) in tip  # the full value the cell rounds up

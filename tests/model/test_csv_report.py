@@ -121,3 +121,25 @@ def test_fuzz_csv_import_only_raises_plan_file_error(header, rows):
     except PlanFileError:
         return
     assert all(isinstance(s, Statistic) for s in stats)
+
+
+def test_integer_ticks_for_a_count_axis():
+    assert nice_ticks(1, 2, integer=True) == [1, 2]
+    assert nice_ticks(1, 6, integer=True) == [1, 2, 3, 4, 5, 6]
+    assert all(t == int(t) for t in nice_ticks(1, 13, integer=True))
+
+
+def test_report_curves_take_the_registry_colours_and_labels():
+    """Issue 12.8: the report's colours were a palette of their own, unlike the window's."""
+    plan = _plan()
+    curve = engine.curve([0.3, 0.4, 0.3], plan.deltas(), 1e-6, multiplicities=[1, 2, 1],
+                         theorems=("basic", "advanced", "concurrent"))
+    html = render_report(plan, totals={}, best=None, curve=curve)
+    svg = ET.fromstring(html[html.index("<svg"):html.index("</svg>") + 6])
+    ns = "{http://www.w3.org/2000/svg}"
+    strokes = {line.get("stroke") for line in svg.iter(f"{ns}polyline")}
+    for name in ("basic", "advanced", "concurrent"):
+        t = engine.theorem(name)
+        assert t.colours[0] in strokes and t.label in html
+    concurrent = [p for p in svg.iter(f"{ns}polyline") if p.get("stroke") == engine.theorem("concurrent").colours[0]]
+    assert concurrent[0].get("stroke-dasharray")

@@ -26,3 +26,40 @@ def test_cli_prints_totals_rounded_up(capsys, monkeypatch):
     out = capsys.readouterr().out
     # optimal spends the whole 0.25; 0.25 + 4e-7 must never be printed as 0.250000
     assert "0.250001" in out and "epsilon = 0.250001" in out
+
+
+def test_errors_round_up_and_group_their_digits():
+    assert display.error(0.010783) == "0.01079"          # psi-survey's "share employed"
+    assert display.error(9582875.2) == "9,582,876"
+    assert display.error(999.99991) == "1,000"
+    assert display.error(1000.0) == "1,000"
+    assert display.error_with_units(9582875.2, "records") == "± 9,582,876 records"
+    assert display.error_with_units(12826.1, "units of income") == "± 12,827 income"
+    assert display.error_with_units(0.0123, "proportion") == "± 0.01230"
+
+
+def test_exact_values_read_back_as_the_same_number():
+    for value in (0.1234567, 1e-06, 2500.0, 12345.678, 1.2349e-6):
+        assert float(display.exact(value).replace(",", "")) == value
+    assert display.exact(100000.0) == "100,000"
+    assert display.exact(12345.678) == "12,345.678"
+
+
+def test_psi_survey_error_reads_the_same_in_table_cli_and_report(capsys, tmp_path):
+    from dpplanner.model import report
+    from dpplanner.model.files import load_plan
+
+    assert main(["allocate", "psi-survey", "-o", str(tmp_path / "p.dpplan")]) == 0
+    plan = load_plan(tmp_path / "p.dpplan")
+    row = next(i for i, s in enumerate(plan.statistics) if s.name == "share employed")
+    text = display.error(plan.privacy_all()[row].error)
+    line = next(l for l in capsys.readouterr().out.splitlines() if "share employed" in l)
+    assert text in line.split()
+    assert f"± {text}" in report.render_report(plan, totals={}, best=None, curve=None)
+
+
+def test_numpy_scalars_format_like_floats():
+    import numpy as np
+
+    assert display.upper(np.float64(0.2)) == "0.2000"
+    assert display.exact(np.float64(0.25)) == "0.25"

@@ -52,13 +52,13 @@ def test_bad_statistic_is_refused_naming_row_and_range_and_plan_is_unchanged():
         1, plan[1].replace(lower=5, upper=5)), "lower bound 5 must be below the upper bound 5")
     _assert_refused(plan, rec, lambda: plan.remove(7), "row 7 does not exist")
     _assert_refused(plan, rec, lambda: plan.insert(0, Statistic("r", repetitions=2.5)),
-                    "repetitions = 2.5 is not allowed; it must be a whole number")
+                    "repetitions = 2.5 is not a whole number; it must be a whole number")
 
 
 def test_field_rules_are_the_single_source_of_limits():
     rule = FIELD_RULES["epsilon"]
     assert rule.minimum == 0 and not rule.min_inclusive and rule.maximum == 100
-    assert BUDGET_RULES["confidence"].describe() == "a number in [0.5, 1)"
+    assert BUDGET_RULES["confidence"].describe() == "a percentage in [50 %, 100 %)"
     with pytest.raises(PlanError, match="weight = 0 is not allowed"):
         FIELD_RULES["weight"].check(0, "statistic 1")
 
@@ -215,12 +215,12 @@ def test_held_statistics_alone_over_budget_are_refused_by_name():
     plan.update_statistic(0, plan[0].replace(held=True, epsilon=0.6))
     rec = Recorder(plan)
     too_much = plan[2].replace(held=True, epsilon=0.5)
-    with pytest.raises(PlanError, match=r"release \(or lower\) some of: 1 \('count'\), 3 \('hist'\)") as info:
+    with pytest.raises(PlanError, match=r"unpin or lower some of: 1 \('count'\), 3 \('hist'\)") as info:
         plan.update_statistic(2, too_much, rebalance=True)
     assert info.value.held_indices == (0, 2)
     assert rec.events == [] and plan[2].held is False
     _assert_refused(plan, rec, lambda: plan.update_statistic(2, too_much, rebalance=True),
-                    "the held statistics alone need epsilon 1.1")
+                    "the pinned statistics alone need ε 1.1000")
 
 
 def test_at_least_one_statistic_stays_free():
@@ -230,18 +230,20 @@ def test_at_least_one_statistic_stays_free():
     rec.events.clear()
     _assert_refused(plan, rec, lambda: plan.update_statistic(2, plan[2].replace(held=True),
                                                              rebalance=True),
-                    "every statistic is held: at least one must stay free")
+                    "every statistic is pinned: at least one must stay free")
 
 
-def test_target_error_edit_holds_that_statistic_for_the_update():
+def test_target_error_edit_pins_that_statistic():
     plan = _plan()
     plan.rebalance()
     target = plan.privacy(0).error / 2           # twice as accurate
     plan.set_target_error(0, target, rebalance=True)
     assert plan.privacy(0).error <= target * (1 + 1e-12)
     assert plan.privacy(0).error == pytest.approx(target, rel=1e-9)
-    assert plan[0].held is False                  # held only for that update
+    assert plan[0].held is True                   # pinned until the user unpins it
     assert _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
+    plan.append(Statistic("later"), rebalance=True)
+    assert plan.privacy(0).error == pytest.approx(target, rel=1e-9)
 
 
 def test_custom_statistic_has_no_target_error():
@@ -275,8 +277,9 @@ def test_check_holds_is_synchronous_and_names_statistics():
         plan.check_holds()
     plan.update_statistic(1, plan[1].replace(epsilon=0.5))
     plan.check_holds()
-    with pytest.raises(PlanError, match="every statistic is held"):
-        plan.check_holds(extra_held=(0, 2))
+    plan.update_statistics({0: plan[0].replace(held=True), 2: plan[2].replace(held=True)})
+    with pytest.raises(PlanError, match="every statistic is pinned"):
+        plan.check_holds()
 
 
 def test_manual_mode_shows_over_budget():
@@ -345,5 +348,5 @@ def test_target_error_beyond_the_budget_says_to_ask_for_a_larger_error():
     plan = _plan()
     rec = Recorder(plan)
     _assert_refused(plan, rec, lambda: plan.set_target_error(0, 2.0, rebalance=True),
-                    r"release \(or lower\) some of: 1 \('count'\) \(statistic 1 is held for this "
-                    r"update because you set its target error: ask for a larger error")
+                    r"statistic 1 \('count'\): an error of 2 needs ε_i = [0-9.]+, more than the "
+                    r"budget leaves: .*unpin or lower some of: 1 \('count'\); ask for a larger error")

@@ -47,7 +47,8 @@ class Releases:
     mu_lo: float
     rr_eps: np.ndarray
     rr_mult: np.ndarray
-    delta_bar: float
+    delta_bar: float     # rounded down: the upper twin is read there
+    delta_bar_hi: float  # rounded up: the lower twin is read there
 
 
 def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +132,7 @@ def _builders(r: Releases, step: float, upper: bool, tail: float, budget: float)
 
 def side(r: Releases, step: float, upper: bool, cancel=None) -> float:
     """epsilon read from the composed upper (or lower) twin on lattice ``step``."""
-    return sup_root(composed_pmf(r, step, upper, cancel).atoms(above=0.0), r.delta_bar)
+    return sup_root(composed_pmf(r, step, upper, cancel).atoms(above=0.0), r.delta_bar if upper else r.delta_bar_hi)
 
 
 def composed_pmf(r: Releases, step: float, upper: bool, cancel=None):
@@ -161,14 +162,15 @@ def initial_step(eta: float) -> float:
 def bracket(r: Releases, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
     """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
     has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
-    if r.delta_bar == 0.0:
+    if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
+        lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.mu_up > 0 else pure_sum(r, False))
         if r.mu_up > 0:
-            return math.inf, math.inf, "Gaussian noise has delta > 0 at every epsilon", 0.0
-        return pure_sum(r, True), pure_sum(r, False), "pure (delta = 0): the sum of the epsilons", 0.0
+            return math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0
+        return pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0
     if not has_rest:
         if r.mu_up == 0:
             return 0.0, 0.0, "no release adds privacy loss", 0.0
-        up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar, False)
+        up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
         return float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0
     cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
     step = initial_step(eta)

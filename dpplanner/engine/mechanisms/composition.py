@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..delta import delta_bar, infeasible_reason, log_survival, total_delta_up
+from ..delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from ..types import CancelToken, Composition, ProgressCallback
 from ..validation import validate_delta_g, validate_eta
 from .bracket import Releases, bracket, gaussian_params, laplace_params
@@ -23,7 +23,7 @@ def releases(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, de
     arrays bracketing each Gaussian's multiplier (m_lo gives the upper bound: less noise)."""
     rr_eps, rr_delta = np.asarray(rr_eps, dtype=float), np.asarray(rr_delta, dtype=float)
     rr_mult = np.asarray(rr_mult, dtype=np.int64)
-    db = delta_bar(delta_g, rr_delta, rr_mult) if rr_delta.size else delta_g
+    db, db_hi = delta_bar_bounds(delta_g, rr_delta, rr_mult) if rr_delta.size else (delta_g, delta_g)
     if db < 0:
         forced = float(total_delta_up(0.0, log_survival(rr_delta, rr_mult)))
         return None, infeasible_reason(delta_g, forced)
@@ -33,7 +33,7 @@ def releases(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, de
     mu_lo = gaussian_params(gauss_m[1], gauss_mult)[1]
     keep = rr_eps > 0  # an RR(0) release has no loss
     rr_eps, rr_mult = _grouped(rr_eps[keep], rr_mult[keep])
-    return Releases(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db)), None
+    return Releases(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi)), None
 
 
 def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:

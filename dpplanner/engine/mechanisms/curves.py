@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..delta import delta_bar_from_log, log_survival_prefix
+from ..delta import delta_bar_from_log, delta_bar_up_from_log, log_survival_prefix
 from ..numerics import cumsum_up, round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, convolve
@@ -65,7 +65,9 @@ def pld_curve(inputs):
     eps, delta, lap, gau, ed, m = _columns(inputs)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     delta_g, cancel, progress = float(inputs.delta_g), inputs.cancel, inputs.progress
-    dbars = np.atleast_1d(delta_bar_from_log(delta_g, log_survival_prefix(np.where(ed, delta, 0.0))[ks - 1]))
+    log_surv = log_survival_prefix(np.where(ed, delta, 0.0))[ks - 1]
+    dbars = np.atleast_1d(delta_bar_from_log(delta_g, log_surv))      # the upper twin is read here
+    dbars_hi = np.atleast_1d(delta_bar_up_from_log(delta_g, log_surv))  # the lower twin here
     feasible = dbars >= 0
     upper = np.full(ks.size, np.inf)
     lower = np.full(ks.size, np.inf)
@@ -103,7 +105,8 @@ def pld_curve(inputs):
                     rest = True
                 q += 1
             if feasible[j]:
-                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), float(dbars[j]), step,
+                db = float(dbars[j] if is_upper else dbars_hi[j])
+                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, step,
                                is_upper, TAIL_FRACTION * db_min / n_ops, FFT_FRACTION * db_min / n_ops)
             if progress is not None and j % 16 == 0:
                 progress((side_no + (j + 1) / ks.size) / 2)

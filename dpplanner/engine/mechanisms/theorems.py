@@ -50,7 +50,7 @@ def plan_releases(eps, delta, mult, lap, gau, ed, delta_g):
 
 def pld_composition(plan: Plan, delta_g: float, eta: float, cancel=None, progress=None) -> Composition:
     """Theorem "pld": the certified total of the actual releases, never above "optimal"."""
-    from ..compose import optimal  # compose.py imports the registry, which imports this module
+    from ..theorem_inputs import optimal
 
     start = time.perf_counter()
     lap, gau, ed = _split(plan)
@@ -103,7 +103,7 @@ def pld_delta(plan: Plan, eps_values, eta: float):
             lo = np.exp(log_delta_bounds(r.mu_lo, eps_values)[0]) * (1 - 4 * U)
     else:
         # the lattice is the one a bracket at a middling delta settles on; both twins are read there
-        probe = replace(r, delta_bar=PROFILE_DELTA)
+        probe = replace(r, delta_bar=PROFILE_DELTA, delta_bar_hi=PROFILE_DELTA)
         step = bracket(probe, eta)[3] or initial_step(eta)
         up = delta_at(composed_pmf(probe, step, True).atoms(), eps_values)
         lo = delta_at(composed_pmf(probe, step, False).atoms(), eps_values)

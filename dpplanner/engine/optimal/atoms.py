@@ -52,23 +52,35 @@ def _num_ops_margin(n: int, rel: float) -> float:
     return rel + gam + rel * gam + 8 * U
 
 
-def _seg_roots(l, p, delta_bar, a: Atoms, left0: float, shift: float):
-    """Candidate roots per segment of the slice (l, p); returns the max valid one or None."""
+#: Log-range of one window of sup_root: exp(-(l - shift)) stays within [e^-600, 1] there.
+WINDOW = 600.0
+
+
+def _seg_roots(l, p, A, delta_bar, a: Atoms, left0: float, shift: float, carry: float, carry_err: float):
+    """Candidate roots per segment of the window (l, p); returns the max valid one or None.
+
+    ``A``: the suffix masses of the whole array at the window's atoms; ``carry``: log of
+    sum p_i e^{-l_i} over the atoms above the window (-inf if none), within ``carry_err``.
+    """
     m = l.size
     r = _num_ops_margin(a.p.size, a.rel)
-    A = np.cumsum(p[::-1])[::-1]
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        # l - shift is in [0, span]: its rounding moves each exp by <= U span (+ 1 ulp of exp)
         B = np.cumsum((p * np.exp(-(l - shift)))[::-1])[::-1]
+        r_den = r + 2 * U * (float(l[-1]) - shift + 2.0)
+        if carry > -math.inf:
+            B = B + math.exp(carry + shift)
+            r_den += math.expm1(min(carry_err + 4 * U * (abs(carry + shift) + 1.0), 700.0))
         if a.upper:
             extra = (a.err + a.inf_mass) * (1 + 4 * U)
             num = (A * (1 + r + 4 * U) + extra) - delta_bar
             num = num * (1 + 2 * U)
-            den = B * (1 - r - 4 * U)
+            den = B * max(1 - r_den - 4 * U, 0.0)  # no accuracy left: a root at the atom itself
         else:
             extra = a.err * (1 + 4 * U)
             num = (A * (1 - r - 4 * U) - extra) - delta_bar
             num = num * (1 - 2 * U)
-            den = B * (1 + r + 4 * U) + m * TINY
+            den = B * (1 + r_den + 4 * U) + m * TINY  # underflowed products lose < TINY each
         ok = num > 0
         root = np.full(m, -np.inf)
         root[ok] = shift + np.log(num[ok] / den[ok])
@@ -109,6 +121,11 @@ def sup_root(a: Atoms, delta_bar: float, floor: float = 0.0) -> float:
     ``floor`` must be a certified lower bound on the exact root (0 if nothing is known). Only
     x >= floor is searched: there the atoms <= floor contribute nothing, and since the exact root
     is >= floor the upper read-out stays >= it and the lower read-out stays <= it.
+
+    The segments are scanned from the top in windows of log-range WINDOW, each with its own shift,
+    so that p e^{-(l - shift)} neither overflows nor underflows wholesale (a single shift over a
+    range of Sigma eps > 745 would underflow every B_j near the root); the first window with a
+    valid candidate holds the largest one.
     """
     if a.upper and (a.err + a.inf_mass) * (1 + 4 * U) >= delta_bar:
         return math.inf
@@ -117,21 +134,22 @@ def sup_root(a: Atoms, delta_bar: float, floor: float = 0.0) -> float:
     l, p = a.l[j0:], a.p[j0:]
     if l.size == 0:
         return _finish(floor, a, floor)
-    # Slice near the root: if the mass at or above atom s exceeds 4 delta_bar, delta(s - ln 2) >
-    # 2 delta_bar, so segments below s - 1 cannot hold the sup. Verified: if the slice yields no
-    # candidate we redo the whole range above the floor. Only the top of the array is scanned.
-    q = edge_count(p[::-1], 4 * delta_bar)
-    if q < p.size:
-        s = float(l[p.size - 1 - q])
-        js = int(np.searchsorted(l, s - 1.0, side="left"))
-        if js > 0:
-            best = _seg_roots(l[js:], p[js:], delta_bar, a, float(l[js - 1]), s - 1.0)
-            if best is not None:
-                return _finish(best, a, floor)
-    best = _seg_roots(l, p, delta_bar, a, floor, float(l[0]))
-    if best is None:
-        return _finish(floor, a, floor)
-    return _finish(best, a, floor)
+    A = np.cumsum(p[::-1])[::-1]
+    hi, carry, carry_err = l.size, -math.inf, 0.0
+    while hi > 0:
+        lo = int(np.searchsorted(l, l[hi - 1] - WINDOW, side="left"))
+        shift = float(l[lo])
+        left0 = floor if lo == 0 else float(l[lo - 1])
+        best = _seg_roots(l[lo:hi], p[lo:hi], A[lo:hi], delta_bar, a, left0, shift, carry, carry_err)
+        if best is not None:
+            return _finish(best, a, floor)
+        with np.errstate(divide="ignore", under="ignore"):
+            part = float(np.sum(p[lo:hi] * np.exp(-(l[lo:hi] - shift))))
+            if part > 0:  # window sum: (n + WINDOW) ulps; each log / logaddexp: ulps of magnitudes
+                carry = float(np.logaddexp(carry, math.log(part) - shift))
+                carry_err += 4 * U * (hi - lo + float(l[hi - 1]) - shift + abs(carry) + abs(shift) + 2)
+        hi = lo
+    return _finish(floor, a, floor)
 
 
 def _finish(x: float, a: Atoms, floor: float = 0.0) -> float:

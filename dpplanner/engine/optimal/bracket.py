@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import numpy as np
 
@@ -12,6 +13,8 @@ from .result import Bracket
 from .split import split_bracket
 from .two_sets import two_set_bracket
 
+#: Largest sum of epsilons the lattice (fast) paths are asked to resolve.
+FAST_MAX_SUM = 1e5
 #: Largest composed lattice (points) for the exact common-lattice path.
 LATTICE_MAX_POINTS = 1 << 20
 
@@ -27,49 +30,162 @@ def merge_groups(eps: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndar
     return u, m
 
 
-def optimal_bracket(eps, mult, delta_bar: float, eta: float, *, cancel=None, progress=None) -> Bracket:
-    """lower <= OptComp(eps, delta_bar) <= upper with upper - lower <= eta where reachable.
+def optimal_bracket(eps, mult, delta_bar: float, eta: float, *, cancel=None, progress=None,
+                    delta_bar_hi: Optional[float] = None) -> Bracket:
+    """lower <= OptComp(eps, delta_bar_exact) <= upper with upper - lower <= eta where reachable.
 
+    ``delta_bar`` <= delta_bar_exact <= ``delta_bar_hi`` (default: equal): OptComp only grows as its
+    target shrinks, so the upper bound is read at delta_bar and the lower one at delta_bar_hi.
     Inputs are validated and the per-query deltas already moved into delta_bar (formulas.md §4.1).
     Since lower <= OptComp(delta_bar) <= OptComp(e^{-eta/2} delta_bar), a width <= eta also gives
-    Thm 1.7's accuracy side upper <= OptComp(e^{-eta/2} delta_bar) + eta.
+    Thm 1.7's accuracy side upper <= OptComp(e^{-eta/2} delta_bar) + eta. Where the width stays
+    above eta, ``method`` says why.
     """
-    return _bracket(eps, mult, delta_bar, eta, cancel=cancel, progress=progress, force_pld=False)
+    hi = delta_bar if delta_bar_hi is None else max(delta_bar_hi, delta_bar)
+    return _bracket(eps, mult, delta_bar, eta, hi, cancel=cancel, progress=progress, force_pld=False)
 
 
-def _bracket(eps, mult, delta_bar, eta, *, cancel=None, progress=None, force_pld=False) -> Bracket:
+def _bracket(eps, mult, delta_bar, eta, delta_bar_hi=None, *, cancel=None, progress=None,
+             force_pld=False) -> Bracket:
+    if delta_bar_hi is None:
+        delta_bar_hi = delta_bar
     e, m = merge_groups(eps, mult)
-    if delta_bar < 0:
-        return Bracket(math.inf, math.inf, "infeasible")
     if e.size == 0:
         return Bracket(0.0, 0.0, "exact (no privacy loss)")
-    if delta_bar == 0:
-        return _pure_sum(e, m, 0.0)
-    if delta_bar >= 1:
-        return Bracket(0.0, 0.0, "exact (delta_bar >= 1)")
+    if delta_bar_hi < 0:
+        return Bracket(math.inf, math.inf, "infeasible")
+    total = _pure_sum(e, m, 0.0)
+    if not (0 < delta_bar and delta_bar_hi < 1):
+        # an edge on one side: delta_bar < 0 (no certified finite upper bound), == 0 (the plain
+        # sum, tight for pure DP), >= 1 (0); the other side, if it is not an edge too, alone
+        edge = {True: _edge(delta_bar, total, True), False: _edge(delta_bar_hi, total, False)}
+        if edge[True] is not None and edge[False] is not None:
+            return Bracket(edge[True], edge[False], "exact (sum)" if delta_bar == 0 else "exact (edge)")
+        db = delta_bar if edge[True] is None else delta_bar_hi
+        b = _bracket(e, m, db, eta, db, cancel=cancel, progress=progress, force_pld=force_pld)
+        return Bracket(b.upper if edge[True] is None else edge[True],
+                       b.lower if edge[False] is None else edge[False], b.method)
+    best = None
     if not force_pld:
-        if e.size == 1:
-            return homogeneous_bracket(float(e[0]), int(m[0]), delta_bar)
-        outcomes = grouped_outcomes(e, m)
-        if outcomes <= 4096:
-            return grouped_bracket(e, m, delta_bar)
-        # two small enumerated halves cost milliseconds; enumerating everything or a fine
-        # common lattice can cost seconds
-        b = two_set_bracket(e, m, delta_bar, cancel)
-        if b is not None:
-            return b
-        if outcomes <= GROUPED_MAX_OUTCOMES:
-            return grouped_bracket(e, m, delta_bar)
-        lat = common_lattice(e)
-        if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
-            return lattice_bracket(e, m, delta_bar, lat, cancel)
-    b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
+        for path in _exact_paths(e, m, eta):
+            best = _meet(best, _clamp(path(e, m, delta_bar, delta_bar_hi, cancel), total))
+            if _done(best, eta):
+                return best
+    if float(np.sum(m * e)) > FAST_MAX_SUM:
+        return _meet(best, _beyond_lattices(e, m, delta_bar, delta_bar_hi, total))
+    b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if b is None:
-        b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress)
+        b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if progress is not None:
         progress(1.0)
-    # OptComp <= sum of eps always (delta(sum eps) = 0): a coarse lattice must not report more
-    total = _pure_sum(e, m, 0.0)
-    if b.upper > total.upper:
-        b = Bracket(total.upper, min(b.lower, total.upper), b.method)
-    return b
+    out = _meet(best, _clamp(b, total))
+    if out.width > eta and "width > eta" not in out.method:
+        cut = b.method.find("; width > eta")
+        why = b.method[cut:] if cut >= 0 else f"; width > eta = {eta:.3g}: floating-point error bounds"
+        out = Bracket(out.upper, out.lower, out.method + why)
+    return out
+
+
+def _beyond_lattices(e, m, delta_bar, delta_bar_hi, total: Bracket) -> Bracket:
+    """Sum of eps above 1e5: no lattice resolves it. OptComp <= the plain sum, and OptComp of the
+    whole plan >= that of its largest group alone (dropping queries is post-processing)."""
+    g = int(np.argmax(m * e))
+    lo = homogeneous_bracket(float(e[g]), int(m[g]), delta_bar_hi).lower
+    return Bracket(total.upper, lo, f"sum of epsilons above {FAST_MAX_SUM:g}, beyond the lattice engine: "
+                                    f"the plain sum above, the largest group alone below")
+
+
+def _edge(db: float, total: Bracket, upper: bool) -> Optional[float]:
+    if db < 0:
+        return math.inf if upper else None
+    if db == 0:
+        return total.upper if upper else total.lower
+    return 0.0 if db >= 1 else None
+
+
+def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float):
+    """The exact paths that apply, cheapest first (two small enumerated halves cost
+    milliseconds; enumerating everything or a fine common lattice can cost seconds)."""
+    clusters = _clusters(e, m, eta)
+    if clusters is not None:
+        yield lambda e, m, db, hi, c: _clustered(e, m, clusters, db, hi, c)
+    if e.size == 1:
+        yield lambda e, m, db, hi, c: homogeneous_bracket(float(e[0]), int(m[0]), db, hi)
+        return
+    outcomes = grouped_outcomes(e, m)
+    if outcomes <= 4096:
+        yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
+        return
+    yield lambda e, m, db, hi, c: two_set_bracket(e, m, db, c, hi)
+    if outcomes <= GROUPED_MAX_OUTCOMES:
+        yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
+    lat = common_lattice(e)
+    if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
+        yield lambda e, m, db, hi, c: lattice_bracket(e, m, db, lat, c, hi)
+
+
+#: Most clusters the clustered path hands to the exact paths.
+CLUSTERS_MAX = 6
+
+
+def _clusters(e: np.ndarray, m: np.ndarray, eta: float) -> Optional[np.ndarray]:
+    """Cluster ids of near-equal epsilons (ascending e), or None if clustering merges nothing.
+
+    Each cluster spans at most eta / (8 k) (k = number of queries), so rounding every query to
+    its cluster's end moves the sum of the epsilons by at most eta / 8."""
+    if e.size < 2:
+        return None
+    tol = eta / (8.0 * float(np.sum(m)))
+    ids = np.zeros(e.size, dtype=np.int64)
+    lo = float(e[0])
+    for i in range(1, e.size):
+        if float(e[i]) - lo > tol:
+            lo = float(e[i])
+            ids[i] = ids[i - 1] + 1
+        else:
+            ids[i] = ids[i - 1]
+    n = int(ids[-1]) + 1
+    return ids if n < e.size and n <= CLUSTERS_MAX else None
+
+
+def _clustered(e, m, ids, db, hi, cancel) -> Optional[Bracket]:
+    """OptComp is non-decreasing in every epsilon (class inclusion, formulas.md §4.1): the plan with
+    each epsilon rounded UP to its cluster's largest bounds it from above, rounded DOWN to the
+    smallest from below; each of those few groups is then computed exactly."""
+    n = int(ids[-1]) + 1
+    mc = np.bincount(ids, weights=m.astype(float), minlength=n).astype(np.int64)
+    e_up = np.array([float(e[ids == c].max()) for c in range(n)])
+    e_lo = np.array([float(e[ids == c].min()) for c in range(n)])
+    up = lo = None
+    for path in _exact_paths(e_up, mc, math.inf):
+        up = _meet(up, path(e_up, mc, db, db, cancel))
+        if _done(up, 1e-9 * (1.0 + up.upper)):
+            break
+    for path in _exact_paths(e_lo, mc, math.inf):
+        lo = _meet(lo, path(e_lo, mc, hi, hi, cancel))
+        if _done(lo, 1e-9 * (1.0 + lo.upper)):
+            break
+    if up is None or lo is None:
+        return None
+    return Bracket(up.upper, lo.lower, f"{up.method}, {e.size} values in {n} clusters")
+
+
+def _clamp(b: Optional[Bracket], total: Bracket) -> Optional[Bracket]:
+    """OptComp <= the plain sum always (delta(sum eps) = 0): no path may report more (an inf from
+    error bounds that swamp a tiny delta_bar near the top becomes the sum)."""
+    if b is None or b.upper <= total.upper:
+        return b
+    return Bracket(total.upper, min(b.lower, total.upper), b.method)
+
+
+def _meet(a: Optional[Bracket], b: Optional[Bracket]) -> Optional[Bracket]:
+    """Both are certified brackets, so their intersection is one too."""
+    if a is None or b is None:
+        return b if a is None else a
+    if b.width < a.width:
+        a, b = b, a
+    return Bracket(min(a.upper, b.upper), max(a.lower, b.lower), a.method)
+
+
+def _done(b: Optional[Bracket], eta: float) -> bool:
+    return b is not None and math.isfinite(b.upper) and b.width <= eta

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Optional
 
 import numpy as np
 
@@ -27,15 +28,35 @@ def homogeneous_atoms(eps: float, k: int, upper: bool) -> Atoms:
     return Atoms(l, p, upper, rel=rel, err=lost, lam=lam)
 
 
-def homogeneous_bracket(eps: float, k: int, delta_bar: float) -> Bracket:
-    """Exact KOV / MV Thm 1.4 continuous root for k copies of pure eps (no bisection)."""
-    if delta_bar <= 0 or eps == 0 or k == 0:
-        return _pure_sum(np.array([eps]), np.array([k]), delta_bar)
-    if delta_bar >= 1:
-        return Bracket(0.0, 0.0, "exact (homogeneous)")
-    up = sup_root(homogeneous_atoms(eps, k, True), delta_bar)
-    lo = sup_root(homogeneous_atoms(eps, k, False), delta_bar)
-    return Bracket(_round_up(up), _round_down(lo), "exact (homogeneous)")
+def homogeneous_bracket(eps: float, k: int, delta_bar: float, delta_bar_hi: Optional[float] = None) -> Bracket:
+    """Exact KOV / MV Thm 1.4 continuous root for k copies of pure eps (no bisection).
+
+    The upper bound is read at ``delta_bar`` (rounded down), the lower at ``delta_bar_hi`` >= it
+    (rounded up; default: the same value)."""
+    hi = delta_bar if delta_bar_hi is None else delta_bar_hi
+    if eps == 0 or k == 0:
+        return Bracket(0.0, 0.0, "exact (no privacy loss)")
+    e, m = np.array([eps]), np.array([k])
+    return _read(lambda upper, db: sup_root(homogeneous_atoms(eps, k, upper), db), e, m, delta_bar, hi,
+                 "exact (homogeneous)")
+
+
+def _read(root, e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi: float, method: str) -> Bracket:
+    """Both read-outs, with the edge cases of each side: delta_bar <= 0 (infeasible or the plain
+    sum, tight for pure DP) and delta_bar >= 1 (0)."""
+    total = _pure_sum(e, m, 0.0)
+    out = []
+    for upper, db in ((True, delta_bar), (False, delta_bar_hi)):
+        if db < 0:
+            out.append(math.inf)
+        elif db == 0:
+            out.append(total.upper if upper else total.lower)
+        elif db >= 1:
+            out.append(0.0)
+        else:
+            out.append(root(upper, db))
+    up, lo = out
+    return Bracket(_round_up(up), _round_down(lo), method)
 
 
 def grouped_outcomes(eps: np.ndarray, mult: np.ndarray) -> int:
@@ -68,10 +89,11 @@ def grouped_atoms(eps: np.ndarray, mult: np.ndarray, upper: bool) -> Atoms:
     return Atoms(l, p, upper, rel=rel_total, err=p.size * 2.0 ** -1022, lam=lam)
 
 
-def grouped_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float) -> Bracket:
-    up = sup_root(grouped_atoms(eps, mult, True), delta_bar)
-    lo = sup_root(grouped_atoms(eps, mult, False), delta_bar)
-    return Bracket(_round_up(up), _round_down(lo), "exact (grouped)")
+def grouped_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float,
+                    delta_bar_hi: Optional[float] = None) -> Bracket:
+    hi = delta_bar if delta_bar_hi is None else delta_bar_hi
+    return _read(lambda upper, db: sup_root(grouped_atoms(eps, mult, upper), db), eps, mult, delta_bar, hi,
+                 "exact (grouped)")
 
 
 def _pure_sum(eps: np.ndarray, mult: np.ndarray, delta_bar: float) -> Bracket:

@@ -38,6 +38,10 @@ from .result import Bracket
 
 #: Largest lattice (number of points of the composed pmf) the adaptive loop will try.
 MAX_POINTS = 1 << 23
+#: Largest kernel (points) of one query, and the coarsest lattice step: with steps up to 2^1000 no
+#: finite epsilon needs a larger kernel on a lattice sized to fit MAX_POINTS.
+MAX_KERNEL = 1 << 24
+STEP_MAX = 2.0 ** 1000
 #: Fraction of delta_bar spent on truncation (each side) and on FFT rounding.
 TAIL_FRACTION = 1e-6
 FFT_FRACTION = 1e-4
@@ -67,10 +71,19 @@ def ctd_weight(frac, step: float):
     return np.where(frac > 0, np.minimum(1.0, w * (1 + 16 * U) + 1e-300), 0.0)
 
 
+def kernel_points(eps: float, step: float) -> int:
+    """floor(2 eps / step), refused with a clear error beyond MAX_KERNEL (an unbounded allocation)."""
+    t = 2.0 * eps / step
+    if not t <= MAX_KERNEL:
+        raise ValueError(f"epsilon = {eps!r} is too large for a lattice step of {step!r} ({t:.3g} points, at "
+                         f"most {MAX_KERNEL:,} are allowed); this plan is outside what the optimal engine "
+                         "can compute")
+    return math.floor(t)
+
+
 def upper_kernel(eps: float, step: float) -> LatticePMF:
     """Connect-the-dots pmf of Y for one RR(eps) query on the lattice step * Z (step a power of 2)."""
-    t = 2.0 * eps / step
-    n = math.floor(t)
+    n = kernel_points(eps, step)
     frac = 2.0 * eps - n * step  # exact (Sterbenz, or n = 0)
     lp, lq = log_rr(eps)
     p, q = math.exp(lp), math.exp(lq)
@@ -90,7 +103,7 @@ def upper_kernel(eps: float, step: float) -> LatticePMF:
 
 def lower_kernel(eps: float, step: float) -> LatticePMF:
     """RR(eps^-) with eps^- = floor(2 eps / step) step / 2 <= eps: the rounded-down twin."""
-    n = math.floor(2.0 * eps / step)
+    n = kernel_points(eps, step)
     e_lo = n * step / 2.0  # exact: n < 2^53 and step a power of two
     lp, lq = log_rr(e_lo)
     ker = np.zeros(n + 1)
@@ -200,7 +213,7 @@ def lattice_points(eps: np.ndarray, mult: np.ndarray, step: float) -> float:
 
 def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float, *,
                 cancel=None, progress=None, step: Optional[float] = None,
-                max_points: int = MAX_POINTS) -> Bracket:
+                max_points: int = MAX_POINTS, delta_bar_hi: Optional[float] = None) -> Bracket:
     """Adaptive grids until upper - lower <= eta (or the lattice would exceed ``max_points``).
 
     The CTD upper error is second order in the step, so the upper side starts coarse (~0.1
@@ -211,12 +224,13 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
     d_lo = step if step is not None else initial_step(eps, mult, delta_bar, eta)
     coarse = 2.0 ** min(-6, math.floor(math.log2(0.1 * math.sqrt(eta))))
     d_up = step if step is not None else max(d_lo, coarse)
-    while lattice_points(eps, mult, d_lo) > max_points:
+    while lattice_points(eps, mult, d_lo) > max_points and d_lo < STEP_MAX:
         d_lo *= 2
     up = pld_side(eps, mult, d_up, True, delta_bar, cancel)
     if progress is not None:
         progress(0.1)
-    lo = pld_side(eps, mult, d_lo, False, delta_bar, cancel)
+    db_hi = delta_bar if delta_bar_hi is None else delta_bar_hi
+    lo = pld_side(eps, mult, d_lo, False, db_hi, cancel)
     if progress is not None:
         progress(0.5)
     for _ in range(8):
@@ -240,7 +254,7 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
             if lattice_points(eps, mult, new_lo) > max_points:
                 break
         d_lo = new_lo
-        lo = max(lo, pld_side(eps, mult, d_lo, False, delta_bar, cancel))
+        lo = max(lo, pld_side(eps, mult, d_lo, False, db_hi, cancel))
         if progress is not None:
             progress(0.8)
     method = f"pld d_up=2^{int(math.log2(d_up))} d_lo=2^{int(math.log2(d_lo))}"
@@ -294,8 +308,8 @@ def lattice_pmf(a: np.ndarray, mult: np.ndarray, d: float, upper: bool, delta_ba
                 cancel=None) -> LatticePMF:
     """Exact composition of RR(a_g d) groups: binomials on stride a_g of the Y-lattice 2d."""
     n_ops = len(a) + 2
-    tail = 1e-9 * delta_bar / n_ops  # "exact": truncation must stay far below the float error
-    budget = FFT_FRACTION * delta_bar / n_ops
+    tail = 1e-9 * delta_bar / n_ops  # "exact": truncation and FFT error stay far below the width
+    budget = 1e-9 * delta_bar / n_ops  # (direct sums, or long double, where a double FFT is worse)
     items = []
     for ai, m in zip(a.tolist(), mult.tolist()):
         e_eff = float(Fraction(ai) * Fraction(d))  # the query actually composed is RR(a_g d)
@@ -313,10 +327,11 @@ def lattice_pmf(a: np.ndarray, mult: np.ndarray, d: float, upper: bool, delta_ba
     return replace(pmf, offset=off)
 
 
-def lattice_bracket(eps, mult, delta_bar, lat, cancel=None) -> Bracket:
+def lattice_bracket(eps, mult, delta_bar, lat, cancel=None, delta_bar_hi=None) -> Bracket:
     a, d_up, d_lo = lat
+    hi = delta_bar if delta_bar_hi is None else delta_bar_hi
     up = sup_root(lattice_pmf(a, mult, d_up, True, delta_bar, cancel).atoms(), delta_bar)
-    lo = sup_root(lattice_pmf(a, mult, d_lo, False, delta_bar, cancel).atoms(), delta_bar)
+    lo = sup_root(lattice_pmf(a, mult, d_lo, False, delta_bar, cancel).atoms(), hi)
     return Bracket(_round_up(up), _round_down(lo), f"exact (lattice d={d_up:.6g})")
 
 

@@ -23,11 +23,12 @@ import numpy as np
 from dataclasses import replace
 
 from .atoms import U, delta_at, sup_root
-from .bracket import merge_groups
 from .binomial import log_rr
-from .exact import grouped_bracket
+from .bracket import FAST_MAX_SUM, merge_groups
+from .exact import grouped_bracket, homogeneous_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
-from .pld import batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel, upper_kernel
+from .pld import (STEP_MAX, batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel,
+                  upper_kernel)
 from .split import (SMOOTH_SHARE, ErrorSum, _entry_bound, _group_terms, _log_window_max, _lower_root, _slope,
                     block_terms, choose_smoothing, kernel_shift, model_step)
 
@@ -46,6 +47,9 @@ def _directed_fraction(x: Fraction, upper: bool) -> float:
 
 def _lattice_kernel(a: int, d: float, upper: bool) -> LatticePMF:
     """RR(a d) exactly on the Y-lattice 2d (stride a): the common-lattice (exact) prefix path."""
+    if a > PREFIX_MAX_POINTS:  # the caller checked the lattice size; never allocate unboundedly
+        raise ValueError(f"a common lattice of {a:,} points per query is beyond what the prefix curve "
+                         f"can compute (at most {PREFIX_MAX_POINTS:,})")
     exact = Fraction(a) * Fraction(d)
     e_eff = float(exact)
     lp, lq = log_rr(e_eff)
@@ -95,7 +99,8 @@ class _LatticeLower:
         ker = _ZERO_LO if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_lo, False)
         self.run = _extend(self.run, ker, trim)
 
-    def bracket(self, n: int, db: float, floor: float, up: float) -> tuple[float, float]:
+    def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
+        """(upper, lower): the upper bound ``up`` was read at db_up, the lower one at db >= db_up."""
         return up, sup_root(self.run.atoms(above=floor), db, floor)
 
 
@@ -156,7 +161,7 @@ class _SecondOrderLower:
         if head_lo.size:
             ones_lo = np.ones(head_lo.size, dtype=np.int64)
             self.step_lo = min(step, initial_step(head_lo, ones_lo, dmin, width))
-            while lattice_points(head_lo, ones_lo, self.step_lo) > PREFIX_MAX_POINTS / 4:
+            while lattice_points(head_lo, ones_lo, self.step_lo) > PREFIX_MAX_POINTS / 4 and self.step_lo < STEP_MAX:
                 self.step_lo *= 2
         self.run_lo = LatticePMF(self.step_lo, 0, np.ones(1), 0.0, False)
 
@@ -194,12 +199,13 @@ class _SecondOrderLower:
         thetas, coefs = block_terms(PREFIX_THETAS, log_s, log_k, rest_mgf, x_ref)
         return ErrorSum(thetas, coefs, additive * (1 + 1e-9))
 
-    def bracket(self, n: int, db: float, floor: float, up: float) -> tuple[float, float]:
+    def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
+        """(upper, lower): the upper bound ``up`` was read at db_up, the lower one at db >= db_up."""
         if n <= self.head:
             e, m = merge_groups(self.eps[:n], np.ones(n, dtype=np.int64))
             if e.size == 0:
                 return 0.0, 0.0
-            b = grouped_bracket(e, m, db)
+            b = grouped_bracket(e, m, db_up, db)
             return min(up, b.upper), b.lower
         first_order = floor
         if self.run_lo is not None:
@@ -221,15 +227,30 @@ def _curve_step(e, m, width: float) -> float:
     """The lattice step for the whole curve: the split bracket's step model aimed inside
     the width."""
     step = model_step(e, m, 0.6 * width)
-    while lattice_points(e, m, step) > PREFIX_MAX_POINTS and step < 1:
+    while lattice_points(e, m, step) > PREFIX_MAX_POINTS and step < STEP_MAX:
         step *= 2
     return step
 
 
-def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None):
-    """(upper, lower) arrays of OptComp(eps[:k], delta_bars[j]) for each k = ks[j] (ascending)."""
+def _beyond_lattices(eps, delta_bars, hi_bars, ks):
+    """Sum of eps above FAST_MAX_SUM: the plain sum above, the largest query alone below (see
+    bracket._beyond_lattices)."""
+    sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(eps.size) + 2) * U) + 1e-300
+    biggest = np.maximum.accumulate(eps)
+    upper, lower = np.zeros(ks.size), np.zeros(ks.size)
+    for j, k in enumerate(ks.tolist()):
+        db, hi = float(delta_bars[j]), float(hi_bars[j])
+        upper[j] = math.inf if db < 0 else (0.0 if db >= 1 else float(sums_up[k - 1]))
+        lower[j] = math.inf if hi < 0 else homogeneous_bracket(float(biggest[k - 1]), 1, max(db, 0.0), hi).lower
+    return upper, lower
+
+
+def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None, delta_bars_hi=None):
+    """(upper, lower) arrays bracketing OptComp(eps[:k], delta_bar_j) for each k = ks[j] (ascending),
+    for any delta_bars[j] <= delta_bar_j <= delta_bars_hi[j] (default: equal)."""
     eps = np.asarray(eps, dtype=float)
     delta_bars = np.asarray(delta_bars, dtype=float)
+    hi_bars = delta_bars if delta_bars_hi is None else np.maximum(np.asarray(delta_bars_hi, dtype=float), delta_bars)
     ks = np.asarray(ks, dtype=np.int64)
     K = int(ks[-1]) if ks.size else 0
     upper = np.zeros(ks.size)
@@ -237,6 +258,8 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     if K == 0:
         return upper, lower
     eps = eps[:K]
+    if math.fsum(eps.tolist()) > FAST_MAX_SUM:
+        return _beyond_lattices(eps, delta_bars, hi_bars, ks)
     e, m = merge_groups(eps, np.ones(K, dtype=np.int64))
     pos = delta_bars[delta_bars > 0]
     dmin = float(pos.min()) if pos.size else 1e-12
@@ -261,26 +284,27 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
         run_up = _extend(run_up, side.upper_kernel(x), trim)
         side.extend(i, x, trim)
         while j < ks.size and ks[j] == i + 1:
-            db = float(delta_bars[j])
-            if db < 0:
-                upper[j] = lower[j] = math.inf
-            elif db == 0:
-                s_up = math.fsum(eps[: i + 1].tolist())
-                upper[j] = math.nextafter(s_up, math.inf) * (1 + 2 * U * (i + 1))
-                lower[j] = max(0.0, s_up * (1 - 2 * U * (i + 1)))
-            elif db >= 1:
-                upper[j] = lower[j] = 0.0
+            db, db_hi = float(delta_bars[j]), float(hi_bars[j])
+            s_up = float(sums_up[i])
+            if db <= 0 or db_hi >= 1:
+                # edges: no certified finite upper bound / the plain sum (tight for pure DP) / 0
+                upper[j] = math.inf if db < 0 else (s_up if db == 0 else 0.0)
+                if db_hi >= 1 or db_hi > 0 >= db:
+                    lower[j] = 0.0  # a certified lower bound, if a weak one
+                elif db_hi < 0:
+                    lower[j] = math.inf
+                else:
+                    lower[j] = max(0.0, math.fsum(eps[: i + 1].tolist()) * (1 - 2 * U * (i + 1)))
             else:
-                # OptComp grows with k and as delta_bar shrinks, so the previous certified lower
-                # bound is a valid floor for this root (only the atoms above it are read)
+                # OptComp grows with k and as delta_bar shrinks (the exact delta_bar shrinks with
+                # k), so the previous certified lower bound is a valid floor for this root
                 floor = prev_lower if db <= prev_db else 0.0
                 u = sup_root(run_up.atoms(above=floor), db, floor)
-                u, lo = side.bracket(i + 1, db, floor, u)
+                u, lo = side.bracket(i + 1, db, db_hi, floor, u)
                 upper[j] = u * (1 + 1e-12) + 1e-15 if math.isfinite(u) else u
                 lower[j] = max(0.0, lo * (1 - 1e-12) - 1e-15)
                 prev_lower, prev_db = lower[j], db
                 # OptComp <= the plain sum: a coarse lattice must not report more than that
-                s_up = float(sums_up[i])
                 if upper[j] > s_up:
                     upper[j] = s_up
                     lower[j] = min(lower[j], s_up)

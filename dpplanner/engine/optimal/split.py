@@ -31,6 +31,7 @@ sd(loss) / sd(A) and the hinge's peak-to-mean ratio, and it shrinks like D^2.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 from typing import Optional
 
@@ -40,7 +41,7 @@ from scipy.optimize import brentq
 from .atoms import U, delta_at, sup_root
 from .binomial import log_rr
 from .lattice import LatticePMF, convolve
-from .pld import FFT_FRACTION, TAIL_FRACTION, ctd_weight, lattice_points, plan_pmf
+from .pld import FFT_FRACTION, STEP_MAX, TAIL_FRACTION, ctd_weight, lattice_points, plan_pmf
 from .result import Bracket
 
 #: Tilts tried for the error bound (every theta >= 0 is valid; the grid only tightens the bound).
@@ -49,6 +50,10 @@ THETA_POINTS = 48
 MAX_POINTS = 1 << 22
 #: Share of eta the rounded-down smoothing part may cost (its error is first order).
 SMOOTH_SHARE = 0.2
+#: Most lattice refinements, and the time after which no new one is started (each is bounded by
+#: MAX_POINTS; the result then says why its width exceeds eta).
+MAX_ROUNDS = 24
+TIME_CAP = 30.0
 
 
 def _split_offsets(eps: np.ndarray, step: float) -> np.ndarray:
@@ -370,8 +375,9 @@ def _blocks(order: np.ndarray) -> list:
 
 
 def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
-               info: Optional[dict] = None) -> tuple[float, float, int]:
-    """(upper, lower, number of rounded-down smoothing groups) on one lattice step.
+               info: Optional[dict] = None, delta_bar_hi: Optional[float] = None) -> tuple[float, float, int]:
+    """(upper, lower, number of rounded-down smoothing groups) on one lattice step; the lower
+    bound is read at ``delta_bar_hi`` >= delta_bar (default: delta_bar).
 
     ``info["rounding_share"]``: the share of delta_bar the upper side spent on rounding and
     truncation; when it is large a finer grid cannot help."""
@@ -387,7 +393,8 @@ def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
     atoms = comp.lower_pmf.atoms(above=0.0)
     err = comp.error(up)
     tol = max(1e-11, 1e-12 * up, 4e-3 * first_gap)  # a lower bound needs no more digits than that
-    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - delta_bar, up, tol, first_gap,
+    db_hi = delta_bar if delta_bar_hi is None else delta_bar_hi
+    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - db_hi, up, tol, first_gap,
                      _slope(atoms, up))
     return up, lo, comp.n_smooth
 
@@ -411,7 +418,7 @@ def split_profile(e: np.ndarray, m: np.ndarray, xs: np.ndarray, eta: float, delt
                   max_points: int) -> tuple[np.ndarray, np.ndarray]:
     """(upper, lower) bounds on delta(x) for each x from one split composition."""
     step = model_step(e, m, eta)
-    while step < 1 and lattice_points(e, m, step) > max_points:
+    while step < STEP_MAX and lattice_points(e, m, step) > max_points:
         step *= 2
     thetas = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 2 * THETA_POINTS - 1)])
     comp = SplitComposition(e, m, delta_scale, step, SMOOTH_SHARE * eta, thetas)
@@ -424,26 +431,37 @@ def split_profile(e: np.ndarray, m: np.ndarray, xs: np.ndarray, eta: float, delt
 
 
 def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
-                  progress=None, max_points: int = MAX_POINTS) -> Optional[Bracket]:
+                  progress=None, max_points: int = MAX_POINTS,
+                  delta_bar_hi: Optional[float] = None) -> Optional[Bracket]:
     """The bracket on lattices refined until width <= eta (error ~ D^2); None if not applicable."""
     if e.size < 2:
         return None
     step = model_step(e, m, eta)
-    while step < 1 and lattice_points(e, m, step) > max_points:
+    while step < STEP_MAX and lattice_points(e, m, step) > max_points:
         step *= 2
+    start = time.monotonic()
     best_up, best_lo, n_smooth = math.inf, 0.0, 0
     history: list[tuple[float, float]] = []
-    for it in range(8):
+    why = ""
+    for it in range(MAX_ROUNDS):
         info: dict = {}
-        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4, info)
+        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4, info,
+                                      delta_bar_hi)
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo
         if progress is not None:
-            progress(min(0.9, 0.3 * (it + 1)))
-        if width <= eta or not math.isfinite(width):
+            progress(min(0.9, 0.1 * (it + 1)))
+        if width <= eta:
             break
-        if info.get("rounding_share", 0.0) > 2e-3 or (history and up - lo > 0.7 * history[-1][1]):
-            break  # a finer grid no longer helps: rounding (FFT error charged to delta) dominates
+        if not math.isfinite(best_up):
+            why = "FFT rounding error exceeds delta_bar (delta_bar too small for this lattice)"
+            break
+        if info.get("rounding_share", 0.0) > 0.25:
+            why = "rounding and truncation errors charged to delta_bar dominate; a finer lattice cannot help"
+            break
+        if time.monotonic() - start > TIME_CAP:
+            why = f"stopped refining after the time cap of {TIME_CAP:g} s"
+            break
         if lo <= 0.0 or width >= 0.5 * up:
             ratio = 0.25  # the error bound broke down (grid too coarse for the plan): no model
         else:
@@ -455,10 +473,15 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
             ratio = (0.7 * eta / width) ** (1.0 / order)
         new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 16)))
         new = min(new, step / 2)
+        while new < step / 2 and lattice_points(e, m, new) > max_points:
+            new *= 2  # the finest lattice within the cap
         if lattice_points(e, m, new) > max_points:
+            why = f"a finer lattice would exceed the cap of {max_points:,} points"
             break
         step = new
+    else:
+        why = f"stopped after {MAX_ROUNDS} refinements"
     method = f"pld d=2^{int(math.log2(step))} (second-order lower bound, {n_smooth} groups rounded down)"
-    if not math.isfinite(best_up):
-        method += "; FFT rounding error exceeds delta_bar"
+    if why:
+        method += f"; width > eta = {eta:.3g}: {why}"
     return Bracket(best_up * (1 + 1e-12) + 1e-15, max(0.0, best_lo * (1 - 1e-12) - 1e-15), method)

@@ -119,8 +119,10 @@ def _root(f, hi: float, want_upper: bool) -> float:
     return hi if want_upper else 0.0
 
 
-def two_set_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, cancel=None) -> Optional[Bracket]:
-    """The exact bracket if the groups split into two small sets, else None."""
+def two_set_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, cancel=None,
+                    delta_bar_hi: Optional[float] = None) -> Optional[Bracket]:
+    """The exact bracket if the groups split into two small sets, else None (0 < delta_bar <=
+    delta_bar_hi < 1; the upper bound is read at delta_bar, the lower at delta_bar_hi)."""
     mask = split_sets(m)
     if mask is None:
         return None
@@ -128,12 +130,12 @@ def two_set_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, cancel=None)
     a_atoms = grouped_atoms(e[mask], m[mask], True)  # the upper flag only matters to sup_root
     reader = _Reader(grouped_atoms(e[~mask], m[~mask], True))
     out = []
-    for upper in (True, False):
+    for upper, db in ((True, delta_bar), (False, delta_bar if delta_bar_hi is None else delta_bar_hi)):
 
-        def f(x: float, upper=upper) -> float:
+        def f(x: float, upper=upper, db=db) -> float:
             if cancel is not None:
                 cancel.check()
-            return _delta(a_atoms, reader, x, upper) - delta_bar
+            return _delta(a_atoms, reader, x, upper) - db
 
         # the lower root lies below the upper one, within float error of it
         out.append(_root(f, hi if upper else min(hi, out[0] * (1 + 1e-6) + 1e-9), upper))

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from dpplanner import engine
 from dpplanner.engine.types import CancelToken, Composition
-from dpplanner.gui.engine_process import in_engine_process
+from dpplanner.compute.engine_process import in_engine_process
 
 Progress = Callable[[float], None]
 
@@ -32,6 +32,7 @@ class EvaluateRequest:
     repeat_index: int = 0                 # which query "repeat" mode repeats
     theorems: tuple[str, ...] = engine.THEOREMS
     request_id: int = 0
+    mechanisms: tuple[str, ...] = ()      # what each release is (engine.MECHANISMS); () = generic
 
     @property
     def k(self) -> int:
@@ -52,8 +53,9 @@ class EvaluateResult:
 def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update)."""
     eps, dels, mult = list(request.epsilons), list(request.deltas), list(request.multiplicities)
+    mech = list(request.mechanisms) or ["eps-delta"] * len(eps)
     totals = engine.compose_all(
-        eps, dels, request.delta_g, eta=request.eta, multiplicities=mult,
+        eps, dels, request.delta_g, eta=request.eta, multiplicities=mult, mechanisms=mech,
         theorems=request.theorems, cancel=cancel, progress=_part(progress, 0.0, 0.3))
     best = _best(totals)
     problems: dict[str, str] = {}
@@ -64,14 +66,14 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
             i = request.repeat_index
             k_max = request.curve_k_max or max(request.k, 1)
             curve = engine.curve(
-                [eps[i]], [dels[i]], request.delta_g, mode="repeat", k_max=k_max,
+                [eps[i]], [dels[i]], request.delta_g, mode="repeat", k_max=k_max, mechanisms=[mech[i]],
                 points=request.curve_points, theorems=request.theorems, cancel=cancel,
                 progress=_part(progress, 0.3, 1.0))
         else:
             curve = engine.curve(
                 eps, dels, request.delta_g, mode="prefix", k_max=request.curve_k_max,
                 points=request.curve_points, theorems=request.theorems, multiplicities=mult,
-                cancel=cancel, progress=_part(progress, 0.3, 1.0))
+                mechanisms=mech, cancel=cancel, progress=_part(progress, 0.3, 1.0))
     except engine.Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - the totals are still worth showing

@@ -60,7 +60,7 @@ class _SharedCancel(CancelToken):
 
 
 def _child_main(conn, flag) -> None:
-    import dpplanner.gui.jobs  # noqa: F401 - warm up: the first job should not pay for imports
+    import dpplanner.engine  # noqa: F401 - warm up: the first job should not pay for imports
 
     while True:
         try:

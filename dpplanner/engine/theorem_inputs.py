@@ -1,0 +1,136 @@
+"""What a theorem's compose and curve functions receive: the validated inputs plus the work that
+several theorems share (running sums, the optimal composition, the homogeneous roots), computed
+at most once per request and only when a theorem asks for it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Optional
+
+import numpy as np
+
+from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
+from .stats import Sums, plan_sums
+from .types import CancelToken, Composition, ProgressCallback
+from .validation import Plan
+
+
+def grouped(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct eps values with their total multiplicity (deltas are already in delta_bar)."""
+    eps_u, inverse = np.unique(plan.eps, return_inverse=True)
+    mult_u = np.bincount(inverse, weights=plan.mult.astype(float)).astype(np.int64)
+    return eps_u, mult_u
+
+
+def optimal(plan: Plan, delta_g: float, eta: float, cancel: Optional[CancelToken] = None,
+            progress: Optional[ProgressCallback] = None) -> Composition:
+    """Murtagh–Vadhan optimal composition: delta_i moved into delta_bar, then the optimal core."""
+    from .optimal import optimal_bracket  # the optimal core (engine/optimal/)
+
+    db, db_hi = delta_bar_bounds(delta_g, plan.delta, plan.mult)  # upper read at db, lower at db_hi
+    if db < 0:
+        forced = float(total_delta_up(0.0, log_survival(plan.delta, plan.mult)))
+        return Composition("optimal", math.inf, delta_g, detail="infeasible",
+                           reason=infeasible_reason(delta_g, forced))
+    eps_u, mult_u = grouped(plan)
+    bracket = optimal_bracket(eps_u, mult_u, db, eta, cancel=cancel, progress=progress, delta_bar_hi=db_hi)
+    return Composition("optimal", float(bracket.upper), delta_g, epsilon_lower=float(bracket.lower),
+                       detail=bracket.method, extra={"delta_bar": db, "eta": eta})
+
+
+@dataclass
+class ComposeInputs:
+    """One plan composed under one or more theorems; ``progress`` is the current theorem's."""
+
+    plan: Plan
+    delta_g: float
+    eta: float
+    cancel: Optional[CancelToken] = None
+    progress: Optional[ProgressCallback] = None
+    _optimal: Optional[Composition] = field(default=None, repr=False)
+
+    @cached_property
+    def sums(self) -> Sums:
+        # exact running sums cost ~1 us a query: only the closed forms ask for them
+        return plan_sums(self.plan)
+
+    def optimal(self) -> Composition:
+        if self._optimal is None:
+            self._optimal = optimal(self.plan, self.delta_g, self.eta, self.cancel, self.progress)
+        return self._optimal
+
+
+@dataclass
+class CurveInputs:
+    """The queries of a curve spelled out in order (eps, delta, mech, length K) and the ks to
+    evaluate. ``mode`` is "prefix" (the first k queries) or "repeat" (query 0 k times: the
+    sequences are then already that repetition). ``sums`` and ``delta_bars`` are per k in ks."""
+
+    eps: np.ndarray
+    delta: np.ndarray
+    mech: np.ndarray
+    ks: np.ndarray
+    delta_g: float
+    eta: float
+    mode: str
+    sums: Sums
+    delta_bars: np.ndarray
+    delta_bars_hi: np.ndarray  # delta_bars rounded up (the lower bounds are read there)
+    cancel: Optional[CancelToken] = None
+    progress: Optional[ProgressCallback] = None
+    _shared: dict = field(default_factory=dict, repr=False)
+
+    def check(self) -> None:
+        if self.cancel is not None:
+            self.cancel.check()
+
+    @property
+    def homogeneous_len(self) -> int:
+        """Length of the leading run of copies of query 0 (where kov applies)."""
+        same = (self.eps == self.eps[0]) & (self.delta == self.delta[0])
+        return int(np.argmin(same)) if not same.all() else int(self.eps.size)
+
+    def homogeneous(self) -> tuple[np.ndarray, np.ndarray]:
+        """The exact homogeneous root per k (nan past the leading run of equal queries)."""
+        if "hom" not in self._shared:
+            from .optimal import homogeneous_bracket
+
+            up = np.full(self.ks.size, np.nan)
+            lo = np.full(self.ks.size, np.nan)
+            eps = float(self.eps[0])
+            for j, (k, db, db_hi) in enumerate(zip(self.ks, self.delta_bars, self.delta_bars_hi)):
+                if k > self.homogeneous_len:
+                    break
+                self.check()
+                if db < 0:
+                    up[j], lo[j] = np.inf, np.inf
+                else:
+                    b = homogeneous_bracket(eps, int(k), float(db), float(db_hi))
+                    up[j], lo[j] = b.upper, b.lower
+                if self.progress is not None and (j % 64 == 0 or j == self.ks.size - 1):
+                    self.progress((j + 1) / self.ks.size)
+            self._shared["hom"] = (up, lo)
+        up, lo = self._shared["hom"]
+        return up.copy(), lo.copy()
+
+    def optimal(self) -> tuple[np.ndarray, np.ndarray]:
+        """The optimal composition per k: homogeneous roots when repeating one query, else the
+        optimal core's incremental prefix curve."""
+        if self.mode == "repeat":
+            return self.homogeneous()
+        if "optimal" not in self._shared:
+            from .optimal import optimal_prefix_curve
+
+            up = np.full(self.ks.size, np.inf)
+            lo = np.full(self.ks.size, np.inf)
+            feasible = self.delta_bars >= 0  # delta_bar only shrinks with k: a prefix of ks
+            if feasible.any():
+                kf = self.ks[feasible]
+                up[feasible], lo[feasible] = optimal_prefix_curve(
+                    self.eps[: int(kf[-1])], self.delta_bars[feasible], kf, self.eta,
+                    cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible])
+            self._shared["optimal"] = (up, lo)
+        up, lo = self._shared["optimal"]
+        return up.copy(), lo.copy()

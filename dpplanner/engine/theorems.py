@@ -1,0 +1,157 @@
+"""The registry of composition theorems: the one place that says which theorems exist.
+
+Every list, label, colour, help page, CLI choice, report row and dispatch loops over ``REGISTRY``.
+Adding a theorem is one ``Theorem`` entry here plus its mathematics in a module of its own: a
+``compose`` function (ComposeInputs -> Composition) and a ``curve`` function (CurveInputs ->
+(upper, lower or None), arrays over ``inputs.ks``). See the README, section "Adding a theorem".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from .advanced import advanced, advanced_epsilon
+from .basic import basic, basic_epsilon
+from .concurrent import concurrent
+from .filters import filter_composition, filter_epsilon
+from .kov import kov
+from .theorem_inputs import ComposeInputs, CurveInputs
+from .types import Composition
+
+CurveArrays = tuple[np.ndarray, Optional[np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Theorem:
+    """One composition theorem and everything the program says about it.
+
+    ``allocates``: redistribution may target it (its total is monotone in every epsilon and it
+    applies to any plan). ``colours``: (light, dark) plot colours, colour-blind-safe (Okabe-Ito).
+    ``dash``: "solid", "dash" or "dot" (theorems whose curve often coincides with another's are
+    dashed so the one underneath stays visible).
+    """
+
+    name: str
+    label: str
+    title: str
+    summary: str
+    help_html: str
+    compose: Callable[[ComposeInputs], Composition]
+    curve: Callable[[CurveInputs], CurveArrays]
+    allocates: bool
+    colours: tuple[str, str]
+    dash: str = "solid"
+
+
+def _kov_curve(c: CurveInputs) -> CurveArrays:
+    return c.homogeneous()
+
+
+REGISTRY: tuple[Theorem, ...] = (
+    Theorem(
+        "basic", "basic", "Basic composition (Dwork et al. 2006)",
+        "Basic composition: the ε_i and δ_i simply add up. Always valid, also for adaptively chosen "
+        "queries.",
+        """
+<p>Add up the budgets: releasing statistics that are (ε<sub>1</sub>, δ<sub>1</sub>), …,
+(ε<sub>k</sub>, δ<sub>k</sub>)-differentially private is (Σε<sub>i</sub>, Σδ<sub>i</sub>)-DP in total.</p>
+<p><b>When it applies:</b> always - also when later queries are chosen after seeing earlier answers,
+and also when the budgets themselves are chosen adaptively.</p>
+<p><b>When to use it:</b> for a handful of statistics, or with δ<sub>g</sub> = 0, where nothing beats it.
+For many statistics it is far too pessimistic.</p>
+<p>Sources: Dwork, McSherry, Nissim, Smith (2006); Dwork et al. (2006); Dwork &amp; Roth, Thm 3.16.</p>""",
+        lambda c: basic(c.sums, c.delta_g),
+        lambda c: (basic_epsilon(c.sums, c.delta_g), None),
+        allocates=True, colours=("#000000", "#f0f0f0")),
+    Theorem(
+        "advanced", "advanced", "Advanced composition (DRV10 / KOV15 Thm 3.5)",
+        "Advanced composition (Dwork-Rothblum-Vadhan, KOV closed form, Steinke): grows like the "
+        "square root of k, paid for with extra δ.",
+        """
+<p>With a little extra δ, the total ε grows like the square root of the number of statistics
+instead of linearly: roughly ε·√(2k ln(1/δ′)) for k statistics of ε each.</p>
+<p><b>When it applies:</b> the per-statistic budgets are fixed before any answer is released.</p>
+<p><b>When to use it:</b> a quick, well-known bound for many small-ε statistics. dpplanner reports the
+best of the Dwork-Rothblum-Vadhan form, the Kairouz-Oh-Viswanath heterogeneous closed form and
+Steinke's form, and says which one won.</p>
+<p>Sources: Dwork, Rothblum, Vadhan (2010); Kairouz, Oh, Viswanath (2015) Thm 3.5.</p>""",
+        lambda c: advanced(c.sums, c.delta_g),
+        lambda c: (advanced_epsilon(c.sums, c.delta_g), None),
+        allocates=True, colours=("#e69f00", "#ffc14d")),
+    Theorem(
+        "kov", "KOV (homogeneous)", "Optimal homogeneous (KOV15 Thm 3.3)",
+        "Optimal composition for k identical queries (Kairouz-Oh-Viswanath). Only applies when every "
+        "query has the same (ε, δ).",
+        """
+<p>The exact smallest total ε when every statistic has the <i>same</i> (ε, δ).</p>
+<p><b>When it applies:</b> only when all statistics are identical; otherwise the row says
+"n/a" and the tooltip explains why.</p>
+<p>Source: Kairouz, Oh, Viswanath (2015) Thm 3.3.</p>""",
+        lambda c: kov(c.plan, c.delta_g), _kov_curve,
+        allocates=True, colours=("#56b4e9", "#8fd3ff"), dash="dot"),
+    Theorem(
+        "optimal", "optimal", "Optimal heterogeneous (Murtagh–Vadhan 2016)",
+        "Optimal composition for different queries (Murtagh-Vadhan), computed to accuracy η with a "
+        "certified bracket. The smallest valid total for a fixed list of (ε_i, δ_i) releases.",
+        """
+<p>The exact smallest total ε any analysis can prove for a fixed list of (ε<sub>i</sub>, δ<sub>i</sub>)
+releases. Computing it exactly is hard in general, so dpplanner computes it to the accuracy η
+you choose and shows a <b>certified bracket</b> [lower, upper]: the true optimum lies inside, and
+the number reported as the total is the upper end, so it is always safe to use.</p>
+<p><b>When it applies:</b> the budgets are fixed in advance (the usual case for a planned release).</p>
+<p>Sources: Kairouz, Oh, Viswanath (2015); Murtagh &amp; Vadhan (2016/2018); for plans of many
+different ε, the "connect the dots" discretisation of Doroshenko et al. (2022), whose error
+dpplanner bounds and subtracts for the lower end.</p>""",
+        lambda c: c.optimal(), lambda c: c.optimal(),
+        allocates=True, colours=("#0072b2", "#4ea8ff")),
+    Theorem(
+        "concurrent", "concurrent", "Concurrent composition (Vadhan–Wang 2021; VZ23)",
+        "Concurrent composition of interactive mechanisms: the same total as optimal composition for "
+        "approximate DP.",
+        """
+<p>For interactive mechanisms that run at the same time and whose questions may interleave.
+For (ε, δ)-DP the total is the same as optimal composition.</p>
+<p><b>When to use it:</b> when several analysts (or several interactive tools) query the data in
+parallel.</p>
+<p>Sources: Vadhan &amp; Wang (2021); Lyu (2022); Vadhan &amp; Zhang (2023).</p>""",
+        lambda c: concurrent(c.plan, c.delta_g, float(c.sums.sum_eps[0]), c.optimal()),
+        # Lyu22/VZ23: concurrent equals non-interactive composition; the VW21 bound (sum eps) is
+        # never smaller than the optimal one wherever both are valid.
+        lambda c: c.optimal(),
+        allocates=True, colours=("#009e73", "#3fd9a4"), dash="dash"),
+    Theorem(
+        "filter", "filter", "Privacy filter (WRRW23)",
+        "Privacy filter: the budget a filter needs when each query's ε_i may be chosen adaptively from "
+        "earlier answers.",
+        """
+<p>When the budget of each next statistic may itself depend on earlier answers, ordinary
+composition theorems do not apply. A privacy filter keeps a running account and halts before the
+global budget is exceeded. The row shows the global ε a filter needs to admit the whole plan.</p>
+<p><b>When to use it:</b> exploratory releases where the plan is not fixed in advance.</p>
+<p>Sources: Rogers, Roth, Ullman, Vadhan (2016); Whitehouse, Ramdas, Rogers, Wu (2023).</p>""",
+        lambda c: filter_composition(c.sums, c.delta_g),
+        lambda c: (filter_epsilon(c.sums, c.delta_g), None),
+        allocates=False, colours=("#cc79a7", "#f2a6d4")),
+)
+
+BY_NAME: dict[str, Theorem] = {t.name: t for t in REGISTRY}
+#: Names in display order; ties in ``best`` go to the earlier one.
+THEOREMS: tuple[str, ...] = tuple(t.name for t in REGISTRY)
+#: The theorems redistribution can target.
+ALLOCATION_THEOREMS: tuple[str, ...] = tuple(t.name for t in REGISTRY if t.allocates)
+
+
+def theorem(name: str) -> Theorem:
+    """The registry entry called ``name``, or ValueError listing the known ones."""
+    if not isinstance(name, str) or name not in BY_NAME:
+        raise ValueError(f"unknown theorem {name!r}; known theorems are {', '.join(THEOREMS)}")
+    return BY_NAME[name]
+
+
+def validate_theorems(names) -> tuple[str, ...]:
+    if isinstance(names, (str, bytes)) or not hasattr(names, "__len__"):
+        raise ValueError(f"theorems must be a sequence of theorem names, got {names!r}")
+    return tuple(theorem(n).name for n in names)

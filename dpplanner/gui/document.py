@@ -1,0 +1,234 @@
+"""The document life cycle of one window: new, open, save, save as, recent files and recovery.
+
+The window owns the widgets; this object owns which file the plan belongs to, whether it has
+unsaved changes (the editor's undo stack is clean or not), and the autosaved recovery copy.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+
+from dpplanner.gui.editing import PlanEditor
+from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
+from dpplanner.gui.settings import Settings
+from dpplanner.model import Plan, PlanEvent, files
+from dpplanner.model.examples import examples_dir
+
+PLAN_FILTER = "dpplanner plans (*.dpplan);;All files (*)"
+
+
+class Document(QObject):
+    """Which file the window's plan is, and getting it to and from disk without losing edits."""
+
+    titleChanged = Signal()                 # the name or the modified state changed
+    message = Signal(str, int, bool)        # text, timeout in ms, is an error (status bar)
+    error = Signal(str, str)                # title, text (status bar and a warning box)
+    aboutToLoad = Signal()                  # another plan is about to replace the window's plan
+
+    def __init__(self, window: QWidget, editor: PlanEditor, settings: Settings,
+                 recovery_dir: Optional[str] = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.editor = editor
+        self.plan: Plan = editor.plan
+        self.settings = settings
+        self.path: Optional[Path] = None
+        self.display_name = "untitled"
+        self.recovery = RecoveryStore(recovery_dir or _default_recovery_dir())
+        self._autosave = QTimer(self)
+        self._autosave.setSingleShot(True)
+        self._autosave.setInterval(max(settings.get("autosave_seconds"), 1) * 1000)
+        self._autosave.timeout.connect(self.write_recovery_copy)
+        self.plan.subscribe(self._on_plan_event)
+        editor.undo_stack.cleanChanged.connect(self._on_clean_changed)
+
+    @property
+    def modified(self) -> bool:
+        return not self.editor.undo_stack.isClean()
+
+    # -- opening --------------------------------------------------------------------------------
+    def new_plan(self) -> bool:
+        if not self.maybe_save():
+            return False
+        self.load(Plan(), None, "untitled")
+        return True
+
+    def open_dialog(self) -> None:
+        if not self.maybe_save():
+            return
+        start = str(self.path.parent) if self.path else ""
+        name, _ = QFileDialog.getOpenFileName(self.window, "Open plan", start, PLAN_FILTER)
+        if name:
+            self.open_path(name, confirm=False)
+
+    def open_path(self, path: str | Path, *, confirm: bool = True) -> bool:
+        if confirm and not self.maybe_save():
+            return False
+        path = Path(path)
+        if _is_shipped_example(path):
+            # `make run` and Open on resources/examples/ too: Save must never overwrite them.
+            return self.open_example(path, confirm=False)
+        try:
+            plan = files.load_plan(path)
+        except (OSError, ValueError) as exc:
+            self.settings.remove_recent_file(str(path))
+            self.error.emit("Cannot open the plan", str(exc))
+            return False
+        self.load(plan, path, path.name)
+        self.settings.add_recent_file(str(path.resolve()))
+        return True
+
+    def open_example(self, path: Path, *, confirm: bool = True) -> bool:
+        if confirm and not self.maybe_save():
+            return False
+        try:
+            plan = files.load_plan(path)
+        except (OSError, ValueError) as exc:
+            self.error.emit("Cannot open the example", str(exc))
+            return False
+        # An example opens as an untitled copy: Save asks where, the shipped file stays intact.
+        self.load(plan, None, f"{path.stem} (example)")
+        return True
+
+    def load(self, plan: Plan, path: Optional[Path], name: str) -> None:
+        """Make ``plan`` the window's plan, unmodified, belonging to ``path`` (None: untitled)."""
+        self.aboutToLoad.emit()
+        self.plan.restore(plan.snapshot())
+        self.path = path
+        self.display_name = name
+        self.editor.undo_stack.clear()
+        self.editor.undo_stack.setClean()
+        self.recovery.discard()
+        self.titleChanged.emit()
+        self.message.emit(f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}", 5000, False)
+
+    def fill_recent_menu(self, menu: QMenu) -> None:
+        menu.clear()
+        recent = self.settings.recent_files()
+        for path in recent:
+            action = menu.addAction(os.path.basename(path))
+            action.setToolTip(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
+        if not recent:
+            empty = menu.addAction("(no recent plans)")
+            empty.setEnabled(False)
+
+    # -- saving ---------------------------------------------------------------------------------
+    def save(self) -> bool:
+        if self.path is None:
+            return self.save_as()
+        return self.save_to(self.path)
+
+    def save_as(self) -> bool:
+        start = str(self.path) if self.path else self.display_name.split(" ")[0] + files.SUFFIX
+        name, _ = QFileDialog.getSaveFileName(self.window, "Save plan", start, PLAN_FILTER)
+        if not name:
+            return False
+        path = Path(name)
+        if not path.suffix:
+            path = path.with_suffix(files.SUFFIX)
+        return self.save_to(path)
+
+    def save_to(self, path: Path) -> bool:
+        try:
+            files.save_plan(self.plan, path)
+        except (OSError, ValueError) as exc:
+            self.error.emit("Cannot save the plan", str(exc))
+            return False
+        self.path = path
+        self.display_name = path.name
+        self.editor.undo_stack.setClean()
+        self.recovery.discard()
+        self.settings.add_recent_file(str(path.resolve()))
+        self.titleChanged.emit()
+        self.message.emit(f"Saved {path}", 5000, False)
+        return True
+
+    def maybe_save(self) -> bool:
+        """Ask before throwing away unsaved changes. True: go ahead."""
+        if not self.modified:
+            return True
+        answer = QMessageBox.warning(
+            self.window, "Unsaved changes",
+            f"The plan {self.display_name} has unsaved changes. Save them?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def close(self) -> None:
+        """The window closes cleanly: nothing is left to recover."""
+        self._autosave.stop()
+        self.recovery.discard()
+
+    # -- recovery -------------------------------------------------------------------------------
+    def write_recovery_copy(self) -> None:
+        if not self.modified:
+            self.recovery.discard()
+            return
+        try:
+            self.recovery.save(files.dumps_plan(self.plan), str(self.path) if self.path else None)
+        except OSError as exc:
+            self.message.emit(f"Could not write the recovery copy: {exc}", 10000, True)
+
+    def offer_recovery(self, ask: Optional[Callable[[RecoveryCopy], bool]] = None) -> bool:
+        """After a crash: offer the newest orphaned copy. ``ask`` replaces the dialog (tests)."""
+        copies = self.recovery.orphans()
+        if not copies:
+            return False
+        copy = copies[0]
+        if ask is None:
+            def ask(c: RecoveryCopy) -> bool:
+                answer = QMessageBox.question(
+                    self.window, "Recover unsaved changes?",
+                    f"dpplanner did not close normally last time. A recovery copy of "
+                    f"{c.describe()} exists. Restore it?")
+                return answer == QMessageBox.StandardButton.Yes
+        restored = False
+        if ask(copy):
+            try:
+                plan = files.loads_plan(copy.plan_text)
+            except ValueError as exc:
+                self.error.emit("The recovery copy cannot be read", str(exc))
+            else:
+                source = Path(copy.source) if copy.source else None
+                self.load(plan, source, (source.name if source else "untitled") + " (recovered)")
+                # Recovered changes are unsaved changes: mark the document modified.
+                self.editor.undo_stack.resetClean()
+                self.titleChanged.emit()
+                self.write_recovery_copy()
+                restored = True
+        for c in copies:
+            RecoveryStore.forget(c)
+        return restored
+
+    def _on_plan_event(self, _event: PlanEvent) -> None:
+        # The timer starts at the first unsaved edit and is not restarted by later ones, so a
+        # copy is written at most N seconds after it however often the user edits (a restart on
+        # every edit would postpone the copy for as long as the edits keep coming).
+        if self.modified and not self._autosave.isActive():
+            self._autosave.start()
+
+    def _on_clean_changed(self, clean: bool) -> None:
+        self.titleChanged.emit()
+        if clean:
+            self.recovery.discard()
+
+
+def _is_shipped_example(path: Path) -> bool:
+    folder = examples_dir()
+    try:
+        return folder is not None and path.resolve().parent == folder.resolve()
+    except OSError:
+        return False
+
+
+def _default_recovery_dir() -> str:
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    return os.path.join(base or os.path.expanduser("~/.dpplanner"), "recovery")

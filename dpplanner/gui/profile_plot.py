@@ -1,0 +1,89 @@
+"""The plan's privacy profile: total delta against total eps (log delta). A view of finished numbers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from dpplanner.gui import formatting
+from dpplanner.gui import theme as themes
+from dpplanner.gui.plot_common import fit_legend, legend_row, positive_or_nan, style_plot
+
+
+class ProfilePlot(QWidget):
+    """The plan's privacy profile: total delta against total eps, log-scaled delta."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._theme = themes.current()
+        self.view = pg.GraphicsLayoutWidget()
+        about = ("Privacy profile under optimal composition: every (ε, δ) pair the whole plan "
+                 "satisfies. The plan is (ε, δ)-DP for every point on or above the upper curve.")
+        self.view.setWhatsThis(about)
+        self.legend = legend_row(self.view, self._theme)
+        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0)
+        self.plot_item.setLabel("left", "total δ")
+        self.plot_item.setLabel("bottom", "total ε")
+        self.plot_item.setLogMode(x=False, y=True)
+        self.upper_item = self.plot_item.plot([], [])
+        self.lower_item = self.plot_item.plot([], [])
+        self.legend.addItem(self.upper_item, "δ(ε) upper bound")
+        self.legend.addItem(self.lower_item, "certified lower bound")
+        self.target_line = pg.InfiniteLine(angle=0, movable=False)
+        self.plot_item.addItem(self.target_line, ignoreBounds=True)
+        self.readout = QLabel(" ")
+        self.readout.setToolTip(f"{about} Here: the total δ at the ε under the mouse pointer.")
+        self._eps = np.zeros(0)
+        self._upper = np.zeros(0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.readout)
+        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.apply_theme(self._theme)
+
+    def set_profile(self, profile, delta_g: float | None) -> None:
+        self._eps = np.asarray(profile.eps, dtype=float)
+        self._upper = np.asarray(profile.delta_upper, dtype=float)
+        upper = positive_or_nan(self._upper)
+        lower = positive_or_nan(profile.delta_lower)
+        self.upper_item.setData(self._eps, upper, connect="finite")
+        self.lower_item.setData(self._eps, lower, connect="finite")
+        if delta_g is not None and delta_g > 0:
+            self.target_line.setPos(math.log10(delta_g))   # log mode: lines live in log10 units
+            self.target_line.show()
+        else:
+            self.target_line.hide()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        fit_legend(self.legend, self.view.width())
+
+    def clear(self) -> None:
+        self.upper_item.setData([], [])
+        self.lower_item.setData([], [])
+        self._eps = np.zeros(0)
+
+    def apply_theme(self, theme: themes.PlotTheme) -> None:
+        self._theme = theme
+        self.view.setBackground(theme.background)
+        style_plot(self.plot_item, theme)
+        self.legend.setLabelTextColor(theme.foreground)
+        self.upper_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=2))
+        self.lower_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=1,
+                                        style=Qt.PenStyle.DashLine))
+        self.target_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
+
+    def _on_mouse_moved(self, pos) -> None:
+        if not len(self._eps) or not self.plot_item.sceneBoundingRect().contains(pos):
+            return
+        self.readout.setText(self.readout_at(self.plot_item.vb.mapSceneToView(pos).x()))
+
+    def readout_at(self, eps: float) -> str:
+        j = int(np.argmin(np.abs(self._eps - eps)))
+        # δ(ε) falls as ε grows, so rounding both up keeps the pair a valid (ε, δ) guarantee.
+        return f"ε = {formatting.upper(self._eps[j])}   δ ≤ {formatting.upper(self._upper[j], 3)}"

@@ -1,0 +1,161 @@
+"""Per statistic: its share of the summed epsilon and its relative error. A view of finished numbers.
+
+Errors are shown as a percentage of each statistic's range (``model.relative_error``): records,
+dollars and proportions cannot share one axis, percentages can.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from dpplanner.gui import formatting
+from dpplanner.gui import theme as themes
+from dpplanner.gui.plot_common import IntegerAxis, finite_or_nan, positive_or_nan, style_plot
+from dpplanner.model.relative_error import relative_error_percent
+
+#: Horizontal room one statistic's name needs under the bars.
+_NAME_PX = 90
+#: Up to this many statistics the bars have gaps and the points are large.
+_FEW = 60
+
+
+class SharesPlot(QWidget):
+    """Top: each statistic's share of the summed ε (held ones in the second colour). Bottom: its
+    error as a percentage of the statistic's range (log scale)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._theme = themes.current()
+        self.view = pg.GraphicsLayoutWidget()
+        about = ("Top: each statistic's share of the summed ε_i (held statistics in the second "
+                 "colour). Bottom: each statistic's error at the chosen confidence as a percentage "
+                 "of the statistic's range (n records for counts, histograms and CDFs, b − a for "
+                 "means, n·max(|a|, |b|) for sums, 1 for proportions; log scale).")
+        self.view.setWhatsThis(about)
+        self.share_plot: pg.PlotItem = self.view.addPlot(row=0, col=0, axisItems={"bottom": IntegerAxis("bottom")})
+        self.error_plot: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
+        self.error_plot.setXLink(self.share_plot)
+        self.share_plot.setLabel("left", "share of Σε_i (%)")
+        self.error_plot.setLabel("left", "error (% of range)")
+        self.error_plot.setLogMode(x=False, y=True)
+        # Free and held statistics as two bar sets with one brush each: per-bar brushes make
+        # pyqtgraph rebuild a pen and brush per bar (~0.1 ms each).
+        self.share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)
+        self.held_share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)
+        self.share_plot.addItem(self.share_bars)
+        self.share_plot.addItem(self.held_share_bars)
+        # Two point sets with one brush each: per-point brushes cost ~0.1 ms a point in pyqtgraph.
+        self.error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
+        self.held_error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
+        self.shares = np.zeros(0)
+        self.errors = np.zeros(0)            # % of each statistic's range; nan: none
+        self._error_texts: list[str] = []
+        self._names: list[str] = []
+        self.readout = QLabel(" ")
+        self.readout.setToolTip(f"{about} Here: the statistic under the mouse pointer.")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view, 1)
+        layout.addWidget(self.readout)
+        self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.apply_theme(self._theme)
+
+    def set_plan(self, plan, privacy) -> None:
+        """Every statistic of ``plan`` with its ``privacy`` (``plan.privacy_all()``)."""
+        n = plan.budget.dataset_size
+        self.set_rows([s.name for s in plan], [s.epsilon * s.repetitions for s in plan],
+                      [relative_error_percent(s, p.error, n) for s, p in zip(plan, privacy)],
+                      [s.held for s in plan],
+                      [formatting.error_with_units(p.error, p.units) if p.error is not None else ""
+                       for p in privacy])
+
+    def set_rows(self, names: Sequence[str], epsilons: Sequence[float], relative_errors: Sequence[float],
+                 held: Sequence[bool], error_texts: Sequence[str] = ()) -> None:
+        eps = np.asarray(epsilons, dtype=float)
+        total = float(eps.sum()) if len(eps) else 0.0
+        self._names = list(names)
+        self._error_texts = list(error_texts)
+        self.shares = 100.0 * eps / total if total > 0 else np.zeros_like(eps)
+        self.errors = finite_or_nan(relative_errors)
+        x = np.arange(1, len(eps) + 1)        # statistics are numbered from 1, as in the table
+        held_mask = np.asarray(held, dtype=bool) if len(held) else np.zeros(0, dtype=bool)
+        few = len(eps) <= _FEW
+        width = 0.7 if few else 1.0           # many bars: no gaps, or they alias away
+        self.share_bars.setOpts(x=x[~held_mask], height=self.shares[~held_mask], width=width,
+                                pen=None, brush=self._theme.bar)
+        self.held_share_bars.setOpts(x=x[held_mask], height=self.shares[held_mask], width=width,
+                                     pen=None, brush=self._theme.bar_second)
+        errors = positive_or_nan(self.errors)
+        shown = np.isfinite(errors)          # custom statistics and unknown n: no relative error
+        free, kept = shown & ~held_mask, shown & held_mask
+        for item in (self.error_points, self.held_error_points):
+            item.setSymbolSize(7 if few else 4)
+        self.error_points.setData(x[free], errors[free])
+        self.held_error_points.setData(x[kept], errors[kept])
+        self._name_ticks()
+        if len(x):
+            self.share_plot.setXRange(0.4, len(x) + 0.6, padding=0)
+        self.share_plot.enableAutoRange(axis="y")
+        self.error_plot.enableAutoRange(axis="y")
+
+    def readout_at(self, number: int) -> str:
+        """The statistic numbered ``number`` (from 1)."""
+        j = number - 1
+        if not 0 <= j < len(self._names):
+            return ""
+        err = self.errors[j]
+        absolute = self._error_texts[j] if j < len(self._error_texts) and self._error_texts[j] else ""
+        if math.isnan(err):
+            err_text = f"error {absolute}" if absolute else "no error formula"
+        else:
+            err_text = f"error {formatting.error(err)}% of its range" + (f" ({absolute})" if absolute else "")
+        return f"{number}. {self._names[j]}: {formatting.value(self.shares[j], 3)}% of Σε_i, {err_text}"
+
+    def apply_theme(self, theme: themes.PlotTheme) -> None:
+        self._theme = theme
+        self.view.setBackground(theme.background)
+        style_plot(self.share_plot, theme)
+        style_plot(self.error_plot, theme)
+        self.share_bars.setOpts(brush=theme.bar)
+        self.held_share_bars.setOpts(brush=theme.bar_second)
+        self.error_points.setSymbolBrush(theme.bar)
+        self.error_points.setSymbolPen(None)
+        self.held_error_points.setSymbolBrush(theme.bar_second)
+        self.held_error_points.setSymbolPen(None)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._name_ticks()
+
+    def _name_ticks(self) -> None:
+        """Names under the bars when they fit the width; otherwise statistic numbers, whole ones
+        only (the hover names every statistic)."""
+        count = len(self._names)
+        fits = max(1, int(self.view.width() // _NAME_PX))
+        bottom, top = self.error_plot.getAxis("bottom"), self.share_plot.getAxis("bottom")
+        if count <= fits:
+            ticks = [[(i + 1, _short(n)) for i, n in enumerate(self._names)]]
+            bottom.setTicks(ticks)
+            top.setTicks(ticks)
+        else:
+            bottom.setTicks(None)
+            top.setTicks(None)
+        top.setStyle(showValues=False)
+        self.error_plot.setLabel("bottom", "" if count <= fits else "statistic number (as in the table)")
+
+    def _on_mouse_moved(self, pos) -> None:
+        for plot in (self.share_plot, self.error_plot):
+            if plot.sceneBoundingRect().contains(pos) and len(self._names):
+                number = int(round(plot.vb.mapSceneToView(pos).x()))
+                if 1 <= number <= len(self._names):
+                    self.readout.setText(self.readout_at(number))
+                return
+
+
+def _short(name: str, limit: int = 12) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"

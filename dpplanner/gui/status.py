@@ -1,0 +1,77 @@
+"""The status bar: what happened last, the plan's name, and progress with Cancel for long jobs."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton
+
+#: Progress is only shown for jobs that are still running after this long (no flicker).
+PROGRESS_DELAY_MS = 250
+
+
+class StatusArea(QObject):
+    """Fills a window's status bar; owns the timers that clear messages and delay progress."""
+
+    def __init__(self, bar: QStatusBar, busy_text: Callable[[], Optional[str]]) -> None:
+        """``busy_text()`` says what is running ("Redistributing"), None when nothing is."""
+        super().__init__(bar)
+        self.busy_text = busy_text
+        self.label = QLabel("")
+        self.label.setToolTip("What happened last.")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setMaximumWidth(180)
+        self.progress.setToolTip("Progress of the running computation.")
+        self.cancel_button = QToolButton()
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setToolTip("Stop the running computation (the window keeps the last result).")
+        self.plan_label = QLabel("")
+        self.plan_label.setToolTip("The plan file and whether it has unsaved changes.")
+        bar.addWidget(self.label, 1)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel_button)
+        bar.addPermanentWidget(self.plan_label)
+        self.progress.hide()
+        self.cancel_button.hide()
+        # Timers owned here die with the window (a bare singleShot could fire after it).
+        self._message_timer = QTimer(self)
+        self._message_timer.setSingleShot(True)
+        self._message_timer.timeout.connect(self._clear_message)
+        self._progress_delay = QTimer(self)
+        self._progress_delay.setSingleShot(True)
+        self._progress_delay.setInterval(PROGRESS_DELAY_MS)
+        self._progress_delay.timeout.connect(self._show_progress)
+
+    def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
+        self.label.setStyleSheet("color: #c0392b" if error else "")
+        self.label.setText(text)
+        self.label.setToolTip(text or "What happened last.")
+        self._message_timer.stop()
+        if timeout_ms:
+            self._message_timer.start(timeout_ms)
+
+    def _clear_message(self) -> None:
+        self.label.setText("")
+        self.label.setStyleSheet("")
+
+    def set_busy(self, busy: bool) -> None:
+        """A job started (progress shows if it is still running after a moment) or all ended."""
+        if busy:
+            self.progress.setValue(0)
+            self._progress_delay.start()
+        else:
+            self._progress_delay.stop()
+            self.progress.hide()
+            self.cancel_button.hide()
+
+    def set_progress(self, fraction: float) -> None:
+        self.progress.setValue(int(fraction * 1000))
+
+    def _show_progress(self) -> None:
+        what = self.busy_text()
+        if what is not None:
+            self.label.setText(f"{what}…")
+            self.progress.show()
+            self.cancel_button.show()

@@ -1,0 +1,84 @@
+"""The document life cycle: shipped examples are never overwritten, a failed open keeps what was
+open, and the Undo/Redo labels keep their size."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from dpplanner.gui import app
+from dpplanner.gui.main_window import MainWindow
+from dpplanner.gui.settings import Settings
+from dpplanner.model import files
+from dpplanner.model.examples import example_path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    w = MainWindow(settings=settings, recovery_dir=str(tmp_path / "recovery"), debounce_ms=10)
+    qtbot.addWidget(w, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    return w
+
+
+@pytest.fixture
+def warnings(monkeypatch):
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]))
+    return shown
+
+
+def test_make_run_then_save_asks_where_and_leaves_the_example_intact(window, monkeypatch, tmp_path):
+    source = example_path("psi-survey")
+    shipped = source.read_bytes()
+    assert window.document.open_path(source, confirm=False)      # what `make run` does
+    assert window.document.path is None
+    assert "example" in window.windowTitle()
+    stat = window.plan[0]
+    assert window.editor.update_statistic(0, stat.replace(name="mine"), "rename")
+    asked = []
+    target = tmp_path / "mine.dpplan"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *a, **k: asked.append(a[2]) or (str(target), ""))
+    assert window.document.save()                                # Ctrl+S
+    assert asked and asked[0].startswith("psi-survey")           # Save asked where
+    assert source.read_bytes() == shipped
+    assert files.load_plan(target)[0].name == "mine"
+    assert window.document.path == target
+
+
+def test_a_plan_that_cannot_be_opened_at_start_leaves_the_window_empty(window, warnings, tmp_path):
+    broken = tmp_path / "broken.dpplan"
+    broken.write_text("{ not json", encoding="utf-8")
+    app.open_initial_plan(window, str(broken))
+    assert len(window.plan) == 0                     # no example shown in its place
+    assert window.document.display_name == "untitled"
+    assert warnings                                  # the error is shown
+    assert "Cannot open" in window.status.label.text()
+
+
+def test_a_failed_open_keeps_the_plan_that_was_open(window, warnings, tmp_path):
+    assert window.document.open_example(example_path("census"))
+    before = window.plan.snapshot()
+    assert not window.document.open_path(tmp_path / "missing.dpplan", confirm=False)
+    assert window.plan.snapshot() == before
+    assert window.document.display_name == "census (example)"
+    assert warnings
+
+
+def test_undo_and_redo_labels_do_not_grow(window):
+    assert window.document.open_example(example_path("psi-survey"))
+    assert not window.undo_action.isEnabled()
+    stat = window.plan[0]
+    long_name = "a statistic with a rather long name " * 3
+    assert window.editor.update_statistic(0, stat.replace(name=long_name), "Rename " + long_name)
+    assert window.undo_action.isEnabled()
+    assert window.undo_action.text() == "&Undo"
+    assert long_name in window.undo_action.toolTip()           # the step is named, in the tip
+    window.undo_action.trigger()
+    assert window.plan[0].name == stat.name
+    assert window.redo_action.text() == "&Redo" and window.redo_action.isEnabled()
+    assert long_name in window.redo_action.toolTip()
+    window.redo_action.trigger()
+    assert window.plan[0].name == long_name

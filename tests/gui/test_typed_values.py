@@ -1,0 +1,195 @@
+"""Issue 12 items 2, 4 and 7, typed into the real widgets: what the plan stores is what was typed,
+or the plan keeps its value and the reason shows next to the field that was typed in."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
+
+from dpplanner.gui.main_window import MainWindow
+from dpplanner.gui.settings import Settings
+from dpplanner.gui.table_model import COLUMN_INDEX
+from dpplanner.model import Kind, Statistic
+
+NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "Confidence", "Reserve",
+         "Delta to statistics")
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, small_plan):
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
+    w.document.load(small_plan(), None, "t")
+    w.show()
+    return w
+
+
+def wait_idle(qtbot, w):
+    qtbot.waitUntil(lambda: not w.controller.is_busy() and not w.editor.is_redistributing(), timeout=20000)
+
+
+def field(root: QWidget, name: str) -> QLineEdit:
+    found = [e for e in root.findChildren(QLineEdit) if e.accessibleName() == name and e.isVisible()]
+    assert len(found) == 1, f"{len(found)} visible fields named {name!r}"
+    return found[0]
+
+
+def type_into(qtbot, edit: QLineEdit, text: str, key=Qt.Key.Key_Return) -> None:
+    edit.setFocus()
+    edit.selectAll()
+    QTest.keyClick(edit, Qt.Key.Key_Delete)
+    QTest.keyClicks(edit, text)
+    QTest.keyClick(edit, key)
+
+
+def message_of(edit: QLineEdit) -> str:
+    return edit.accessibleDescription()
+
+
+def test_every_budget_control_has_a_plain_english_name(window):
+    for name in NAMES:
+        assert field(window, name)
+
+
+@pytest.mark.parametrize("name, key, text, value", [
+    ("Global epsilon", "epsilon", "0.5", 0.5),
+    ("Global delta", "delta", "1e-7", 1e-7),
+    ("Dataset size", "dataset_size", "2500", 2500),
+    ("Population size", "population", "100000", 100000),
+    ("Confidence", "confidence", "99", 0.99),
+    ("Reserve", "reserve", "12.5", 0.125),
+    ("Delta to statistics", "delta_split", "33.3", 0.333),
+])
+def test_a_typed_budget_value_is_stored_exactly(qtbot, window, name, key, text, value):
+    type_into(qtbot, field(window, name), text)
+    wait_idle(qtbot, window)
+    assert getattr(window.plan.budget, key) == value
+    assert field(window, name).text() == text
+
+
+@pytest.mark.parametrize("name, key, text, reason", [
+    ("Global epsilon", "epsilon", "150", "global epsilon = 150 is not allowed"),
+    ("Global epsilon", "epsilon", "1e309", "global epsilon = 1e309 is not allowed"),
+    ("Dataset size", "dataset_size", "-250.5", "dataset size n = -250.5 is not allowed"),
+    ("Dataset size", "dataset_size", "2.5", "dataset size n = 2.5 is not a whole number"),
+    ("Reserve", "reserve", "100", "reserve = 100 % is not allowed"),
+    ("Delta to statistics", "delta_split", "100", "delta to statistics = 100 % is not allowed"),
+    ("Global delta", "delta", "0.01", "delta must be below 1/n"),        # a whole-plan rule
+])
+def test_a_refused_budget_value_stays_typed_with_the_reason_and_the_plan_keeps_its_value(
+        qtbot, window, name, key, text, reason):
+    before = window.plan.snapshot()
+    edit = field(window, name)
+    shown = edit.text()
+    type_into(qtbot, edit, text)
+    assert window.plan.snapshot() == before
+    assert edit.text() == text                      # nothing dropped: not 15, 13, 2505 or 25
+    assert reason in message_of(edit)
+    message = [label for label in window.findChildren(QWidget)
+               if label.accessibleName() == f"{name}: problem"][0]
+    assert message.isVisible() and reason in message.text()
+    QTest.keyClick(edit, Qt.Key.Key_Escape)         # dismissed: the plan's value is back
+    assert edit.text() == shown and not message.isVisible()
+
+
+def test_enter_again_on_a_refused_value_still_says_why(qtbot, window):
+    edit = field(window, "Global epsilon")
+    type_into(qtbot, edit, "1e309")
+    edit.setAccessibleDescription("")
+    QTest.keyClick(edit, Qt.Key.Key_Return)
+    assert "is not allowed" in message_of(edit)
+
+
+def type_in_cell(qtbot, editor: QLineEdit, text: str) -> None:
+    QTest.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(editor, text)
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.wait(50)          # the delegate commits a cell through a queued call
+
+
+def _open_cell(qtbot, window, row, key) -> QLineEdit:
+    view = window.statistics_panel.view
+    index = window.statistics_panel.model.index(row, COLUMN_INDEX[key])
+    view.setCurrentIndex(index)
+    view.edit(index)
+    editor = view.indexWidget(index) or QApplication.focusWidget()
+    assert isinstance(editor, QLineEdit)
+    return editor
+
+
+@pytest.mark.parametrize("key, text, reason", [
+    ("repetitions", "2.5", "repetitions = 2.5 is not a whole number"),
+    ("repetitions", "0", "repetitions = 0 is not allowed"),
+    ("epsilon", "1e309", "epsilon = 1e309 is not allowed"),
+    ("weight", "-1", "weight = -1 is not allowed"),
+])
+def test_a_refused_cell_keeps_its_editor_open_with_the_text_and_says_why(qtbot, window, key, text, reason):
+    before = window.plan.snapshot()
+    editor = _open_cell(qtbot, window, 0, key)
+    type_in_cell(qtbot, editor, text)
+    assert window.plan.snapshot() == before
+    assert editor.isVisible() and editor.text() == text
+    assert reason in editor.accessibleDescription()
+
+
+def test_a_cell_takes_exactly_what_was_typed(qtbot, window):
+    window.editor.set_budget(redistribute=False)
+    editor = _open_cell(qtbot, window, 0, "repetitions")
+    type_in_cell(qtbot, editor, "3")
+    assert window.plan[0].repetitions == 3
+
+
+def test_a_typed_target_error_is_pinned_and_survives_adding_a_statistic(qtbot, window):
+    panel = window.statistics_panel
+    editor = _open_cell(qtbot, window, 1, "error")
+    type_in_cell(qtbot, editor, "1")
+    wait_idle(qtbot, window)
+    pinned_eps = window.plan[1].epsilon
+    assert window.plan[1].held and window.plan.privacy(1).error <= 1.0
+    assert panel.model.index(1, COLUMN_INDEX["held"]).data(Qt.ItemDataRole.DisplayRole) == "📌"
+    panel.select_row(2)
+    assert panel.add_statistic(Kind.COUNT, Statistic("another", kind=Kind.COUNT))
+    wait_idle(qtbot, window)
+    assert window.plan[1].epsilon == pinned_eps     # redistribution never moves a pinned value
+    assert window.plan.privacy(1).error <= 1.0
+
+
+def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbot, window):
+    editor = _open_cell(qtbot, window, 0, "epsilon")
+    type_in_cell(qtbot, editor, "0.125")
+    wait_idle(qtbot, window)
+    assert window.plan[0].epsilon == 0.125 and window.plan[0].held
+    before = window.plan.snapshot()
+    with qtbot.waitSignal(window.editor.refused) as blocker:
+        editor = _open_cell(qtbot, window, 2, "epsilon")
+        type_in_cell(qtbot, editor, "99")
+    message = blocker.args[0].message
+    assert window.plan.snapshot() == before
+    assert message.startswith("ε_i = 99.0 for 'hist c' does not fit")
+    assert "target error" not in message
+    assert message in window.statistics_panel.refusal.text()        # shown at the table too
+
+
+def test_the_add_dialog_stays_open_with_what_was_typed_when_the_plan_refuses(qtbot, window):
+    panel = window.statistics_panel
+    seen = {}
+
+    def fill_in():
+        dialog = panel.add_dialog
+        type_into(qtbot, field(dialog, "Statistic delta"), "0.5", key=Qt.Key.Key_Tab)
+        type_into(qtbot, field(dialog, "Statistic epsilon"), "0.2", key=Qt.Key.Key_Tab)
+        dialog.accept()                              # the custom δ = 0.5 exceeds the δ slack
+        seen["open"] = dialog.isVisible()
+        seen["delta"] = field(dialog, "Statistic delta").text()
+        seen["message"] = dialog.fields["delta"].message.text()
+        dialog.reject()
+
+    before = window.plan.snapshot()
+    QTimer.singleShot(0, fill_in)
+    assert not panel.add_statistic(Kind.CUSTOM)
+    assert seen["open"] and seen["delta"] == "0.5"
+    assert "deltas add up to 0.5" in seen["message"]
+    assert window.plan.snapshot() == before

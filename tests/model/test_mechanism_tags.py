@@ -1,0 +1,29 @@
+"""The model tells the engine what each release is, so noise-aware theorems can use the noise."""
+
+from __future__ import annotations
+
+from dpplanner.model.plan import Plan
+from dpplanner.model.statistic import Budget, Kind, Mechanism, Statistic
+
+
+def _plan(**budget):
+    stats = [Statistic("a", kind=Kind.COUNT, mechanism=Mechanism.LAPLACE, epsilon=0.1),
+             Statistic("b", kind=Kind.COUNT, mechanism=Mechanism.GAUSSIAN, epsilon=0.2),
+             Statistic("c", kind=Kind.CUSTOM, epsilon=0.3, delta=1e-9)]
+    return Plan(Budget(epsilon=1.0, delta=1e-6, redistribute=False, **budget), stats)
+
+
+def test_each_statistic_is_tagged_with_its_noise():
+    inp = _plan().composition_inputs()
+    assert inp.mechanisms == ("laplace", "gaussian", "eps-delta")
+    assert inp.deltas[1] > 0 and inp.deltas[0] == 0.0
+
+
+def test_amplified_releases_are_known_only_by_their_epsilon_delta():
+    inp = _plan(dataset_size=1000, population=10_000).composition_inputs()
+    assert inp.mechanisms == ("eps-delta",) * 3
+
+
+def test_allocation_request_carries_the_tags():
+    req = _plan().allocation_request()
+    assert req.mechanisms == ("laplace", "gaussian", "eps-delta")

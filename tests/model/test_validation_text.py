@@ -1,0 +1,68 @@
+"""Typed text is read exactly or refused with the reason; plan values are shown so they read back."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpplanner.model import BUDGET_RULES, FIELD_RULES, PlanError
+from dpplanner.model.validation import format_value, parse_text
+
+
+@pytest.mark.parametrize("rule, text, value", [
+    (BUDGET_RULES["epsilon"], "0.25", 0.25),
+    (BUDGET_RULES["epsilon"], " 1e-3 ", 0.001),
+    (BUDGET_RULES["dataset_size"], "2500", 2500),
+    (BUDGET_RULES["dataset_size"], "1e3", 1000),
+    (BUDGET_RULES["dataset_size"], "", None),
+    (BUDGET_RULES["delta_split"], "33.3", 0.333),         # not 0.33299999999999996
+    (BUDGET_RULES["reserve"], "10 %", 0.1),
+    (BUDGET_RULES["confidence"], "95", 0.95),
+    (FIELD_RULES["repetitions"], "3", 3),
+])
+def test_typed_text_is_stored_exactly(rule, text, value):
+    parsed = parse_text(rule, text)
+    assert parsed == value and type(parsed) is type(value)
+
+
+@pytest.mark.parametrize("rule, text, reason", [
+    (BUDGET_RULES["epsilon"], "150", r"global epsilon = 150 is not allowed; it must be a number in \(0, 100\]"),
+    (BUDGET_RULES["epsilon"], "1e309", r"global epsilon = 1e309 is not allowed"),
+    (BUDGET_RULES["epsilon"], "nan", r"global epsilon = nan is not allowed"),
+    (BUDGET_RULES["epsilon"], "0,5", r"'0,5' is not a number \(write decimals with a point"),
+    (BUDGET_RULES["epsilon"], "", r"global epsilon is required"),
+    (BUDGET_RULES["dataset_size"], "-250.5", r"dataset size n = -250.5 is not allowed; it must be a "
+                                             r"whole number in \[1, 1e\+12\]"),
+    (BUDGET_RULES["dataset_size"], "2.5", r"dataset size n = 2.5 is not a whole number"),
+    (BUDGET_RULES["reserve"], "100", r"reserve = 100 % is not allowed; it must be a percentage in "
+                                     r"\[0 %, 100 %\)"),
+    (BUDGET_RULES["delta_split"], "100", r"delta to statistics = 100 % is not allowed"),
+    (FIELD_RULES["repetitions"], "0", r"repetitions = 0 is not allowed"),
+    (FIELD_RULES["repetitions"], "2.5", r"repetitions = 2.5 is not a whole number"),
+])
+def test_unacceptable_text_is_refused_with_the_reason(rule, text, reason):
+    with pytest.raises(PlanError, match=reason) as info:
+        parse_text(rule, text)
+    assert info.value.field == rule.name
+
+
+@given(st.floats(min_value=1e-12, max_value=100, allow_nan=False))
+def test_shown_value_reads_back_to_the_same_number(x):
+    rule = BUDGET_RULES["epsilon"]
+    assert parse_text(rule, format_value(rule, x)) == x
+
+
+@given(st.floats(min_value=0, max_value=1, exclude_max=True))
+def test_percent_fields_round_trip(x):
+    rule = BUDGET_RULES["reserve"]
+    text = format_value(rule, x)
+    assert parse_text(rule, text) == x and "e" not in text.lower()
+
+
+def test_format_shows_whole_numbers_and_empty():
+    assert format_value(BUDGET_RULES["dataset_size"], 2500) == "2500"
+    assert format_value(BUDGET_RULES["population"], None) == ""
+    assert format_value(BUDGET_RULES["delta_split"], 0.5) == "50"
+    assert format_value(BUDGET_RULES["delta"], 1e-7) == "1e-7"
+    assert format_value(BUDGET_RULES["epsilon"], 1e16) == "1e16"
