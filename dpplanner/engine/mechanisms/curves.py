@@ -111,6 +111,8 @@ def pld_curve(inputs):
             if progress is not None and j % 16 == 0:
                 progress((side_no + (j + 1) / ks.size) / 2)
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
+    if hasattr(inputs, "optimal"):  # never above the generic optimal curve of the same releases
+        upper = np.minimum(upper, inputs.optimal()[0])
     lower = np.minimum(round_down(lower), upper)
     return upper, lower
 
