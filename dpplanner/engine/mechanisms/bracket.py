@@ -23,9 +23,9 @@ import numpy as np
 from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import compose_balanced, power
-from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION, batch_pmf, lower_kernel, upper_kernel
+from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from .gaussian import log_delta_bounds
-from .kernels import gaussian_pmf, laplace_lower, laplace_upper
+from .kernels import gaussian_pmf, laplace_lower, laplace_upper, rr_lower, rr_upper
 
 U = 2.0 ** -53
 MAX_POINTS = 1 << 22
@@ -114,15 +114,10 @@ def _builders(r: Releases, step: float, upper: bool, tail: float, budget: float)
         ker = (lambda ai=ai: laplace_upper(ai, step)) if upper else (lambda ai=ai: laplace_lower(ai, step))
         builders.append(ker if k == 1 else (lambda ker=ker, k=k: power(ker(), k, tail, budget)))
         weights.append(2 * k * ai + step)
-    singles = [e for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()) if k == 1]
-    if singles:
-        builders.append(lambda: batch_pmf(singles, step, upper))
-        weights.append(2 * sum(singles) + step)
+    kern = rr_upper if upper else rr_lower
     for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()):
-        if k > 1:
-            kern = upper_kernel if upper else lower_kernel
-            builders.append(lambda e=e, k=k, kern=kern: power(kern(e, step), k, tail, budget))
-            weights.append(2 * k * e + step)
+        builders.append(lambda e=e, k=k: power(kern(e, step), k, tail, budget))
+        weights.append(2 * k * e + step)
     mu = r.mu_up if upper else r.mu_lo
     if mu > 0:
         builders.append(lambda: gaussian_pmf(mu, step, upper, tail))
@@ -159,6 +154,28 @@ def initial_step(eta: float) -> float:
     return 2.0 ** min(-6, math.floor(math.log2(eta / 4.0)))
 
 
+def aligned_step(r: Releases, target: float) -> float:
+    """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
+    possible: the lower twin rounds each a_i down to the lattice, a first-order error, so the
+    largest group (mult * a) is made exact, together with every group whose a is a small rational
+    multiple of it. Any step is valid; this one only makes the bracket tighter."""
+    if r.a_lo.size == 0:
+        return target
+    g = int(np.argmax(r.a_lo * r.lo_mult))
+    a0 = Fraction(float(r.a_lo[g]))
+    q = 1
+    for a in r.a_lo.tolist():
+        ratio = Fraction(a) / a0
+        f = ratio.limit_denominator(64)
+        if abs(f - ratio) <= ratio * Fraction(1, 10 ** 12) and math.lcm(q, f.denominator) <= 4096:
+            q = math.lcm(q, f.denominator)
+    n = q * max(1, math.ceil(float(a0) / (target * q)))
+    step = float(a0 / n)
+    while Fraction(step) * n > a0:  # n cells must fit below a0 exactly
+        step = math.nextafter(step, 0.0)
+    return step
+
+
 def bracket(r: Releases, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
     """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
     has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
@@ -173,7 +190,7 @@ def bracket(r: Releases, eta: float, cancel=None, progress=None) -> tuple[float,
         up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
         return float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0
     cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
-    step = initial_step(eta)
+    step = aligned_step(r, initial_step(eta))
     up, lo, used = math.inf, 0.0, 0.0
     note = ""
     for it in range(MAX_REFINE + 1):
@@ -191,9 +208,9 @@ def bracket(r: Releases, eta: float, cancel=None, progress=None) -> tuple[float,
             break
         # first-order errors: scale the step by the measured ratio (at least halve it)
         ratio = 0.7 * eta / max(min(up, cap) - lo, 1e-300)
-        step *= 2.0 ** max(-4, min(-1, math.floor(math.log2(max(ratio, 1e-300)))))
+        step = aligned_step(r, step * 2.0 ** max(-4, min(-1, math.floor(math.log2(max(ratio, 1e-300))))))
     up = min(up, cap)
-    detail = f"pld lattice 2^{int(math.log2(used))}" if used else "pld"
+    detail = f"pld lattice {used:.3g}" if used else "pld"
     if up - lo > eta:
         detail += f"; width {up - lo:.3g} > eta = {eta:g}{note or '; refinement limit reached'}"
     return float(round_up(up)), float(round_down(min(lo, up))), detail, used

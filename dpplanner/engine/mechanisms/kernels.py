@@ -28,21 +28,78 @@ a relative error of exp. Underflowed entries lose at most TINY each (added to ``
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from ..optimal.atoms import TINY, U
+from ..optimal.binomial import log_rr
 from ..optimal.lattice import LatticePMF
 from .gaussian import LOG_NDTR_ULPS
 
 KERNEL_ULPS = 64
 
 
+def floor_frac(x: float, step: float) -> tuple[int, float]:
+    """n = floor(x / step) and frac = x - n step >= 0 rounded UP, in exact arithmetic (any step)."""
+    fx, fs = Fraction(x), Fraction(step)
+    n = math.floor(fx / fs)
+    exact = fx - n * fs
+    frac = float(exact)
+    if Fraction(frac) < exact:
+        frac = math.nextafter(frac, math.inf)
+    return n, min(frac, step)
+
+
+def directed(exact: Fraction, upper: bool) -> float:
+    """The double next to ``exact`` on the safe side (above for upper, below for lower)."""
+    f = float(exact)
+    if upper and Fraction(f) < exact:
+        return math.nextafter(f, math.inf)
+    if not upper and Fraction(f) > exact:
+        return math.nextafter(f, -math.inf)
+    return f
+
+
+def _split_top(p: np.ndarray, n: int, frac: float, step: float, atom: float) -> None:
+    """Connect the dots for an atom at n step + frac (0 <= frac <= step): mass to n and n + 1 with
+    the same total and the same E[e^-Y]; frac rounded up only moves the atom up (safe)."""
+    if frac == 0.0:
+        p[n] += atom
+        return
+    den = -math.expm1(-step)
+    p[n] += atom * math.exp(-frac) * -math.expm1(-(step - frac)) / den
+    p[n + 1] += atom * -math.expm1(-frac) / den
+
+
+def rr_upper(eps: float, step: float) -> LatticePMF:
+    """Connect-the-dots pmf of RR(eps): Y = 0 (prob q) or 2 eps (prob p) on the lattice, L = Y - eps."""
+    n, frac = floor_frac(2.0 * eps, step)
+    lp, lq = log_rr(eps)
+    p = np.zeros(n + 2)
+    p[0] = math.exp(lq)
+    _split_top(p, n, frac, step, math.exp(lp))
+    rel = KERNEL_ULPS * U + 4 * U * (abs(lp) + abs(lq) + 1)
+    return LatticePMF(step, 0, p, -eps, True, rel=rel)
+
+
+def rr_lower(eps: float, step: float) -> LatticePMF:
+    """RR(e) with e = n step / 2 <= eps (n the largest such): a post-processing of RR(eps)."""
+    n, _ = floor_frac(2.0 * eps, step)
+    if n == 0:
+        return LatticePMF(step, 0, np.ones(1), 0.0, False)
+    half = Fraction(n) * Fraction(step) / 2
+    lp, lq = log_rr(float(half))  # |float(half) - half| <= U half: a relative error of ~U eps in p
+    p = np.zeros(n + 1)
+    p[0], p[n] = math.exp(lq), math.exp(lp)
+    rel = KERNEL_ULPS * U + 4 * U * (abs(lp) + abs(lq) + 1) + 4 * U * float(half)
+    return LatticePMF(step, 0, p, directed(-half, False), False, rel=rel)
+
+
 def laplace_upper(a: float, step: float) -> LatticePMF:
     """Connect-the-dots pmf of a Laplace loss with a >= the exact 1/m (a an exact double)."""
-    n = math.floor(2.0 * a / step)
-    frac = 2.0 * a - n * step  # exact: Sterbenz for n >= 1, and 2a itself for n = 0
+    n, frac = floor_frac(2.0 * a, step)
     p = np.zeros(n + 2)
     p[0] = 0.5 * math.exp(-a)
     if n > 0:
@@ -53,34 +110,31 @@ def laplace_upper(a: float, step: float) -> LatticePMF:
         lo_share = math.exp(-step / 2.0) * hi_share
         p[:n] += mass * lo_share
         p[1:n + 1] += mass * hi_share
-    if frac == 0.0:
-        p[n] += 0.5
-    else:  # the last, partial cell [ns, 2a] and the atom at 2a, split by connect the dots
+    _split_top(p, n, frac, step, 0.5)
+    if frac > 0.0:  # the last, partial cell [ns, 2a] of the density, split by connect the dots
         f, s = frac, step
         den = -math.expm1(-s)
-        hi = (0.5 * -math.expm1(-f) + 2.0 * math.exp(-f / 2.0) * math.sinh(f / 4.0) ** 2) / den
-        lo = (0.5 * math.exp(-f) * -math.expm1(-(s - f))
-              + 0.5 * math.exp(-f) * math.expm1(f / 2.0) * -math.expm1(-(s - f / 2.0))) / den
-        p[n] += lo
-        p[n + 1] += hi
+        p[n] += 0.5 * math.exp(-f) * math.expm1(f / 2.0) * -math.expm1(-(s - f / 2.0)) / den
+        p[n + 1] += 2.0 * math.exp(-f / 2.0) * math.sinh(f / 4.0) ** 2 / den
     rel = KERNEL_ULPS * U + 4 * U * (a + n * step)
     return LatticePMF(step, 0, p, -a, True, rel=rel, err=(n + 2) * TINY)
 
 
 def laplace_lower(a: float, step: float) -> LatticePMF:
     """Jensen pmf of the Laplace loss with a^- = step floor(a / step) <= a (a <= the exact 1/m)."""
-    n_half = math.floor(a / step)
+    n_half, _ = floor_frac(a, step)
     if n_half == 0:  # a^- = 0: no loss at all, which every pair dominates
         return LatticePMF(step, 0, np.ones(1), 0.0, False)
-    a_lo = n_half * step  # exact
+    exact = Fraction(n_half) * Fraction(step)
+    a_lo = float(exact)  # within U a^- of it: a relative error of the masses, charged in rel
     p = np.zeros(2 * n_half + 1)
     p[0] = 0.5 * math.exp(-a_lo)
     p[2 * n_half] = 0.5
     i = np.arange(n_half, dtype=float)
     with np.errstate(under="ignore"):
         p[1::2] = 0.5 * np.exp(i * step - a_lo) * math.expm1(step)
-    rel = KERNEL_ULPS * U + 4 * U * 2 * a_lo
-    return LatticePMF(step, 0, p, -a_lo, False, rel=rel)
+    rel = KERNEL_ULPS * U + 4 * U * 2 * a_lo + 4 * U * a_lo
+    return LatticePMF(step, 0, p, directed(-exact, False), False, rel=rel)
 
 
 def _cell_masses(x: np.ndarray) -> tuple[np.ndarray, float]:
