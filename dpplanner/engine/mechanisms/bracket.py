@@ -6,10 +6,11 @@ EpsDelta releases are the dominating pair of (eps, delta)-DP: with probability d
 delta(x) <= delta_bar = 1 - (1 - delta_g) / prod(1 - delta_i) (engine/delta.py, rounded down).
 
 All Gaussians are one Gaussian with mu^2 = sum 1/m_i^2; alone it has the closed form of
-gaussian.py. Otherwise the Laplace, RR and Gaussian pmfs (kernels.py, optimal/pld.py) are composed
+gaussian.py. Otherwise the Laplace and RR pmfs (kernels.py) are composed
 on one lattice with the optimal core's sound convolution and truncation, and read out with its
-certified root (optimal/atoms.py). Both twins share the lattice step, halved until the width is
-at most eta or the lattice would exceed MAX_POINTS.
+certified root (optimal/atoms.py), or, with Gaussians, with the exact Gaussian mixed in at
+read-out (readout.py). Both twins share the lattice step, refined until the width is at most eta
+or the lattice would exceed MAX_POINTS.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from ..optimal.atoms import sup_root
 from ..optimal.lattice import compose_balanced, power
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from .gaussian import log_delta_bounds
-from .kernels import gaussian_pmf, laplace_lower, laplace_upper, rr_lower, rr_upper
+from .readout import mixed_root
+from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 
 U = 2.0 ** -53
-MAX_POINTS = 1 << 22
+MAX_POINTS = 1 << 20
 #: Refinements of the lattice after the first one (each halves the step or more).
 MAX_REFINE = 6
 
@@ -118,21 +120,22 @@ def _builders(r: Releases, step: float, upper: bool, tail: float, budget: float)
     for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()):
         builders.append(lambda e=e, k=k: power(kern(e, step), k, tail, budget))
         weights.append(2 * k * e + step)
-    mu = r.mu_up if upper else r.mu_lo
-    if mu > 0:
-        builders.append(lambda: gaussian_pmf(mu, step, upper, tail))
-        weights.append(2 * mu * max(mu, 8.0) + step)
     return builders, weights
 
 
 def side(r: Releases, step: float, upper: bool, cancel=None) -> float:
     """epsilon read from the composed upper (or lower) twin on lattice ``step``."""
-    return sup_root(composed_pmf(r, step, upper, cancel).atoms(above=0.0), r.delta_bar if upper else r.delta_bar_hi)
+    db = r.delta_bar if upper else r.delta_bar_hi
+    mu = r.mu_up if upper else r.mu_lo
+    if mu > 0:
+        return mixed_root(composed_pmf(r, step, upper, cancel).atoms(), mu, db, upper)
+    return sup_root(composed_pmf(r, step, upper, cancel).atoms(above=0.0), db)
 
 
 def composed_pmf(r: Releases, step: float, upper: bool, cancel=None):
-    """The upper (or lower) twin of the whole composition on lattice ``step``; truncation and FFT
-    error budgets are shares of r.delta_bar (they count in full against delta when read)."""
+    """The upper (or lower) twin of the Laplace and RR releases on lattice ``step`` (the Gaussians
+    are added exactly at read-out); truncation and FFT error budgets are shares of r.delta_bar
+    (they count in full against delta when read)."""
     n_ops = int(sum(2 * int(k).bit_length() for k in r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist())) + 4
     tail = TAIL_FRACTION * r.delta_bar / n_ops
     budget = FFT_FRACTION * r.delta_bar / n_ops
@@ -143,15 +146,16 @@ def composed_pmf(r: Releases, step: float, upper: bool, cancel=None):
 
 def lattice_points(r: Releases, step: float) -> float:
     """Rough size of the largest pmf on this lattice (after truncation to ~ +-9 sigma)."""
-    span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult)) + 16.0 * r.mu_up
-    var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult)) + r.mu_up ** 2
-    biggest = max([0.0] + (2 * r.a_up).tolist() + (2 * r.rr_eps).tolist() + [16 * r.mu_up])
+    span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult))
+    var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult))
+    biggest = max([0.0] + (2 * r.a_up).tolist() + (2 * r.rr_eps).tolist())
     return (min(span, 18.0 * math.sqrt(var)) + biggest) / step
 
 
 def initial_step(eta: float) -> float:
-    """The Gaussian cell shift costs up to one step on each side: aim at eta / 4."""
-    return 2.0 ** min(-6, math.floor(math.log2(eta / 4.0)))
+    """The first lattice: about eta (the twins' errors are second order, or first order with small
+    weights once the largest Laplace group is aligned); refined only if the width says so."""
+    return 2.0 ** min(-6, math.floor(math.log2(eta)))
 
 
 def aligned_step(r: Releases, target: float) -> float:

@@ -7,7 +7,7 @@ repeated query, so both modes are the same prefix computation.
 pld: one lattice step for the whole curve (the one the full plan's bracket settles on). The
 Laplace and RR releases are added one at a time to running upper and lower pmfs (small kernels:
 shifted adds or direct sums, relative errors only); at each requested k the prefix's Gaussians,
-one Gaussian with mu_k^2 = sum of 1/m_i^2 so far, are convolved in once and the root is read.
+one Gaussian with mu_k^2 = sum of 1/m_i^2 so far, are mixed in exactly at read-out (readout.py).
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from ..delta import delta_bar_from_log, delta_bar_up_from_log, log_survival_pref
 from ..numerics import cumsum_up, round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, convolve
-from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION, lower_kernel, upper_kernel
+from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from .bracket import _gaussian_root, bracket
 from .composition import releases
 from .gaussian import gaussian_multipliers
-from .kernels import gaussian_pmf, laplace_lower, laplace_upper
+from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
+from .readout import mixed_root
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure
 
 U = 2.0 ** -53
@@ -106,8 +107,7 @@ def pld_curve(inputs):
                 q += 1
             if feasible[j]:
                 db = float(dbars[j] if is_upper else dbars_hi[j])
-                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, step,
-                               is_upper, TAIL_FRACTION * db_min / n_ops, FFT_FRACTION * db_min / n_ops)
+                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, is_upper)
             if progress is not None and j % 16 == 0:
                 progress((side_no + (j + 1) / ks.size) / 2)
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
@@ -128,14 +128,15 @@ def _down2(a):
 def _kernel(e: float, laplace: bool, step: float, upper: bool) -> LatticePMF:
     if laplace:
         return laplace_upper(float(_up2(e)), step) if upper else laplace_lower(float(_down2(e)), step)
-    return upper_kernel(float(e), step) if upper else lower_kernel(float(e), step)
+    return rr_upper(float(e), step) if upper else rr_lower(float(e), step)
 
 
-def _read(running, rest: bool, pure: float, mu: float, db: float, step: float, upper: bool, tail, budget):
+def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool):
     if db == 0.0:
         return math.inf if mu > 0 else (round_up(pure) if upper else round_down(pure))
     if not rest:
         return _gaussian_root(mu, db, upper) if mu > 0 else 0.0
-    full = running if mu == 0 else convolve(running, gaussian_pmf(mu, step, upper, tail), tail, budget)
-    root = sup_root(full.atoms(above=0.0), db)
-    return min(root, round_up(pure)) if (upper and mu == 0) else root
+    if mu > 0:
+        return mixed_root(running.atoms(), mu, db, upper)
+    root = sup_root(running.atoms(above=0.0), db)
+    return min(root, round_up(pure)) if upper else root

@@ -147,7 +147,8 @@ def _real(x, what: str) -> float:
 
 def gaussian_epsilon(m: float, delta: float) -> float:
     """The least eps >= 0 (to ~1e-13 relative, rounded up) at which N(0, (m D)^2) noise is
-    (eps, delta)-DP."""
+    (eps, delta)-DP, nudged up if needed so that gaussian_multiplier(eps, delta) <= m (the round
+    trip never asks for more noise than m: the delta bound is only monotone up to its margins)."""
     mu = 1.0 / _check_multiplier(m)
     delta = _check_delta(delta)
     target = math.log(delta)
@@ -168,4 +169,8 @@ def gaussian_epsilon(m: float, delta: float) -> float:
             hi = mid
         else:
             lo = mid
+    for k in range(64):
+        if gaussian_multiplier(hi, delta) <= m:
+            break
+        hi *= 1.0 + 1e-13 * 2.0 ** k
     return hi

@@ -1,4 +1,4 @@
-"""Lattice pmfs of the privacy loss of one Laplace release and of the composed Gaussians.
+"""Lattice pmfs of the privacy loss of one Laplace or randomized-response release.
 
 Every pmf lives on offset + step * Z (step a power of two) and is an UPPER or LOWER twin in the
 sense of engine/optimal: delta(x) = E[(1 - e^{x - L})^+] read from it is >= (upper) or <= (lower)
@@ -15,10 +15,10 @@ delta(eps) = (1 - e^{(eps - a)/2})^+, which grows with a).
   we use a^- = s floor(a/s) <= a, a Laplace with more noise (delta grows with a, and tensor
   products preserve the order; the pair is symmetric, so the order holds at negative eps too).
 
-Gaussian, L ~ N(mu^2/2, mu^2): the mass of each cell [js, (j+1)s] goes to its top end (upper) or
-bottom end (lower): a shift by < s of one component, so eps moves by < s. Tails beyond
-+-z mu: upper puts the top tail at +infinity and the bottom tail on the lowest point; lower drops
-both.
+RR(eps) (the dominating pair of an (eps, delta) release once delta is moved into delta_bar):
+atoms at Y = 0 and 2 eps; upper splits the top atom by connect the dots, lower is RR(e) with
+2e = n s <= 2 eps (a post-processing of RR(eps)). The step need not be a power of two: floors and
+remainders are exact (Fraction), offsets rounded to the safe side.
 
 Relative errors: each entry is a short chain of exp/expm1/log (a few ulps each, budgeted
 KERNEL_ULPS) plus the rounding of the exponent's argument, |d arg| <= 4 U (a + n s), which becomes
@@ -31,12 +31,10 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
 
 from ..optimal.atoms import TINY, U
 from ..optimal.binomial import log_rr
 from ..optimal.lattice import LatticePMF
-from .gaussian import LOG_NDTR_ULPS
 
 KERNEL_ULPS = 64
 
@@ -135,49 +133,3 @@ def laplace_lower(a: float, step: float) -> LatticePMF:
         p[1::2] = 0.5 * np.exp(i * step - a_lo) * math.expm1(step)
     rel = KERNEL_ULPS * U + 4 * U * 2 * a_lo + 4 * U * a_lo
     return LatticePMF(step, 0, p, directed(-exact, False), False, rel=rel)
-
-
-def _cell_masses(x: np.ndarray) -> tuple[np.ndarray, float]:
-    """N(0,1) masses of the cells [x_j, x_{j+1}] and a relative error bound valid for all of them.
-
-    Each cell is computed on its smaller side (lower tail below 0, mirrored above) as
-    Phi(b) (1 - e^{log Phi(a) - log Phi(b)}), so no mass is lost to cancellation against 1/2.
-    """
-    lo, hi = x[:-1], x[1:]
-    upper_side = (lo + hi) > 0
-    a = np.where(upper_side, -hi, lo)
-    b = np.where(upper_side, -lo, hi)
-    la, lb = log_ndtr(a), log_ndtr(b)
-    d = la - lb  # <= 0
-    with np.errstate(divide="ignore", under="ignore"):
-        tail = -np.expm1(d)
-        mass = np.exp(lb) * tail
-    e = LOG_NDTR_ULPS * U * (np.abs(la) + np.abs(lb) + 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel_tail = np.where(tail > 0, e / tail, np.inf)
-    rel = rel_tail + LOG_NDTR_ULPS * U * (np.abs(lb) + 1) + 8 * U
-    rel = np.where(mass > 0, rel, 0.0)  # an empty (underflowed) cell is charged in err instead
-    return mass, float(rel.max(initial=0.0))
-
-
-def gaussian_pmf(mu: float, step: float, upper: bool, tail: float) -> LatticePMF:
-    """The loss N(mu^2/2, mu^2) on the lattice step * Z, cells pushed up (upper) or down (lower)."""
-    c = mu * mu / 2.0
-    z = max(1.0, math.sqrt(2.0 * math.log(1.0 / min(tail, 0.25))))  # Phi(-z) <= e^{-z^2/2}/2 <= tail
-    j0 = math.floor((c - z * mu) / step)
-    j1 = math.ceil((c + z * mu) / step)
-    b = np.arange(j0, j1 + 1, dtype=float) * step  # exact multiples of the power-of-two step
-    x = (b - c) / mu
-    mass, rel = _cell_masses(x)
-    # computed x_j stand for cells [c + mu x_j, ...] within this distance of b_j: shift all of them
-    slack = 16 * U * (max(abs(b[0]), abs(b[-1])) + c + mu)
-    p = np.zeros(b.size)
-    if upper:
-        p[1:] = mass
-        p[0] += float(ndtr(x[0])) * (1 + 8 * U)          # bottom tail moved up to the lowest point
-        top = float(ndtr(-x[-1])) * (1 + 8 * U) + TINY   # top tail to +infinity
-        offset = math.nextafter(j0 * step + slack, math.inf)
-        return LatticePMF(step, 0, p, offset, True, rel=rel + 16 * U, err=b.size * TINY, inf_mass=top)
-    p[:-1] = mass
-    offset = math.nextafter(j0 * step - slack, -math.inf)
-    return LatticePMF(step, 0, p, offset, False, rel=rel + 16 * U)

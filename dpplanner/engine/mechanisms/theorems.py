@@ -22,6 +22,7 @@ from ..validation import Plan
 from .bracket import bracket, composed_pmf, initial_step
 from .composition import compose_releases, releases
 from .gaussian import gaussian_multipliers
+from .readout import mixed_delta
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure, sum_up
 
 U = 2.0 ** -53
@@ -105,7 +106,11 @@ def pld_delta(plan: Plan, eps_values, eta: float):
         # the lattice is the one a bracket at a middling delta settles on; both twins are read there
         probe = replace(r, delta_bar=PROFILE_DELTA, delta_bar_hi=PROFILE_DELTA)
         step = bracket(probe, eta)[3] or initial_step(eta)
-        up = delta_at(composed_pmf(probe, step, True).atoms(), eps_values)
-        lo = delta_at(composed_pmf(probe, step, False).atoms(), eps_values)
+        up_atoms, lo_atoms = composed_pmf(probe, step, True).atoms(), composed_pmf(probe, step, False).atoms()
+        if r.mu_up > 0:
+            up = mixed_delta(up_atoms, r.mu_up, eps_values, True)
+            lo = mixed_delta(lo_atoms, r.mu_lo, eps_values, False)
+        else:
+            up, lo = delta_at(up_atoms, eps_values), delta_at(lo_atoms, eps_values)
     return (np.atleast_1d(total_delta_up(np.clip(up, 0.0, 1.0), log_surv)),
             np.atleast_1d(total_delta_down(np.clip(lo, 0.0, 1.0), log_surv)))
