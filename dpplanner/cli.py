@@ -20,6 +20,7 @@ from dpplanner.model import display
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
+from dpplanner.model.redistribution import rebalance
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
 from dpplanner.model.validation import BUDGET_RULES, PlanError, parse_text
@@ -131,7 +132,7 @@ def cmd_allocate(args) -> int:
     plan = _load(args.plan)
     if args.theorem:
         plan.set_budget(theorem=args.theorem)
-    plan.rebalance()
+    rebalance(plan)
     if args.output:
         save_plan(plan, args.output)
     privacy = plan.privacy_all()

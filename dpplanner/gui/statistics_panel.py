@@ -1,4 +1,5 @@
-"""The statistics table with its own buttons: add (per kind), duplicate, remove, move."""
+"""The statistics table with its own buttons (add per kind, duplicate, remove, move) and the
+inspector of the selected statistic beside it."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from typing import Optional
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QTableView, QToolButton, QToolTip,
-    QVBoxLayout, QWidget,
+    QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QSplitter, QTableView,
+    QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
 from dpplanner.gui.add_dialog import AddStatisticDialog
 from dpplanner.gui.delegates import StatisticDelegate
 from dpplanner.gui.editing import PlanEditor, Refusal
+from dpplanner.gui.inspector import StatisticInspector
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
 from dpplanner.model import Kind, Statistic
 
@@ -76,9 +78,16 @@ class StatisticsPanel(QGroupBox):
         self.refusal.setStyleSheet("color: #c0392b")
         self.refusal.setAccessibleName("Why the last edit was refused")
         self.refusal.hide()
+        self.inspector = StatisticInspector(editor)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.addWidget(self.view)
+        self.split.addWidget(self.inspector)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.selectionChanged.connect(self.inspector.set_row)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
-        layout.addWidget(self.view)
+        layout.addWidget(self.split, 1)
         layout.addWidget(self.refusal)
         editor.refused.connect(self.show_refusal)
         editor.plan.subscribe(lambda _event: self.refusal.hide())

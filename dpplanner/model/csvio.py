@@ -140,11 +140,11 @@ def load_csv(path: str | os.PathLike, budget=None) -> list[Statistic]:
     return parse_csv(text, budget)
 
 
-def import_csv(plan: Plan, path: str | os.PathLike, *, rebalance: bool = False) -> Sequence[Statistic]:
+def import_csv(plan: Plan, path: str | os.PathLike) -> Sequence[Statistic]:
     """Replace the plan's statistics with the CSV's (one "reset" event)."""
     stats = load_csv(path, plan.budget)
     try:
-        plan.replace_all(stats, rebalance=rebalance)
+        plan.replace_all(stats)
     except PlanError as exc:
         raise PlanFileError(f"{path}: {exc}") from None
     return stats

@@ -139,7 +139,10 @@ def format_value(rule: FieldRule, value: Optional[Number]) -> str:
     if rule.percent:
         text = f"{Decimal(repr(float(value))) * 100:f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
-    text = repr(float(value))               # the shortest text that reads back exactly
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))              # "1", not "1.0"; reads back as the same float
+    text = repr(value)                      # the shortest text that reads back exactly
     mantissa, e, exponent = text.partition("e")
     return f"{mantissa}e{int(exponent)}" if e else text     # "1e-7", not "1e-07"
 

@@ -142,6 +142,14 @@ def test_a_cell_takes_exactly_what_was_typed(qtbot, window):
     assert window.plan[0].repetitions == 3
 
 
+def test_enter_on_an_unchanged_error_cell_changes_nothing(qtbot, window):
+    before = window.plan.snapshot()
+    editor = _open_cell(qtbot, window, 1, "error")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.wait(50)
+    assert window.plan.snapshot() == before and window.editor.undo_stack.count() == 0
+
+
 def test_a_typed_target_error_is_pinned_and_survives_adding_a_statistic(qtbot, window):
     panel = window.statistics_panel
     editor = _open_cell(qtbot, window, 1, "error")
