@@ -23,8 +23,8 @@ import numpy as np
 
 from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
-from ..optimal.lattice import compose_balanced, power
-from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
+from ..optimal.lattice import LatticePMF, compose_balanced, power
+from ..optimal.pld import BATCH_POINTS, BATCH_QUERIES, FFT_FRACTION, TAIL_FRACTION
 from .gaussian import log_delta_bounds
 from .readout import mixed_root
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
@@ -33,6 +33,8 @@ U = 2.0 ** -53
 MAX_POINTS = 1 << 20
 #: Refinements of the lattice after the first one (each halves the step or more).
 MAX_REFINE = 6
+#: Below this many points the lattice is refined until the width is eta / 8.
+CHEAP_POINTS = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -56,16 +58,16 @@ class Releases:
 def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
     """(a_up, a_lo) bracketing a = 1/m exactly: 1/m is correctly rounded, so it is either exact
     (then both are it) or one ulp away on a side checked in rational arithmetic."""
-    m = np.asarray(m, dtype=float)
-    a = 1.0 / m
+    m_u, inverse = np.unique(np.asarray(m, dtype=float), return_inverse=True)
+    a = 1.0 / m_u
     up, lo = a.copy(), a.copy()
-    for i, (ai, mi) in enumerate(zip(a.tolist(), m.tolist())):
+    for i, (ai, mi) in enumerate(zip(a.tolist(), m_u.tolist())):
         prod = Fraction(ai) * Fraction(mi)
         if prod < 1:
             up[i] = math.nextafter(ai, math.inf)
         elif prod > 1:
             lo[i] = math.nextafter(ai, 0.0)
-    return up, lo
+    return up[inverse], lo[inverse]
 
 
 def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
@@ -112,15 +114,42 @@ def _gaussian_root(mu: float, delta_bar: float, upper: bool) -> float:
 def _builders(r: Releases, step: float, upper: bool, tail: float, budget: float):
     builders, weights = [], []
     a, mult = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
+    lap = laplace_upper if upper else laplace_lower
+    batch: list[float] = []
     for ai, k in zip(a.tolist(), mult.tolist()):
-        ker = (lambda ai=ai: laplace_upper(ai, step)) if upper else (lambda ai=ai: laplace_lower(ai, step))
-        builders.append(ker if k == 1 else (lambda ker=ker, k=k: power(ker(), k, tail, budget)))
-        weights.append(2 * k * ai + step)
+        if k > 1:
+            builders.append(lambda ai=ai, k=k: power(lap(ai, step), k, tail, budget))
+            weights.append(2 * k * ai + step)
+            continue
+        if batch and (2 * sum(batch) / step > BATCH_POINTS or len(batch) >= BATCH_QUERIES):
+            builders.append(lambda b=tuple(batch): batch_pmf([lap(x, step) for x in b], upper))
+            weights.append(2 * sum(batch) + step)
+            batch = []
+        batch.append(ai)
+    if batch:
+        builders.append(lambda b=tuple(batch): batch_pmf([lap(x, step) for x in b], upper))
+        weights.append(2 * sum(batch) + step)
     kern = rr_upper if upper else rr_lower
     for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()):
         builders.append(lambda e=e, k=k: power(kern(e, step), k, tail, budget))
         weights.append(2 * k * e + step)
     return builders, weights
+
+
+def batch_pmf(kernels: list, upper: bool) -> LatticePMF:
+    """Single releases' kernels composed one after another by direct sums (no FFT, no truncation,
+    no per-release object overhead): every entry is a sum of at most len(kernel) non-negative
+    products, relative error gamma_len (Higham §3.1), accumulated as in optimal/pld.batch_pmf."""
+    arr, rel, err = np.ones(1), 0.0, 0.0
+    for ker in kernels:
+        arr = np.convolve(arr, ker.p)
+        g = 1.01 * (ker.p.size + 2) * U
+        rel = rel + ker.rel + rel * ker.rel
+        rel = rel + g + rel * g
+        err = err + ker.err
+    off = math.fsum(k.offset for k in kernels)  # correctly rounded: one step to the safe side
+    off = math.nextafter(off, math.inf if upper else -math.inf)
+    return LatticePMF(kernels[0].step, 0, arr, off, upper, rel=rel, err=err * (1 + rel + 4 * U))
 
 
 def side(r: Releases, step: float, upper: bool, cancel=None) -> float:
@@ -208,8 +237,9 @@ def bracket(r: Releases, eta: float, cancel=None, progress=None) -> tuple[float,
         lo = max(lo, side(r, step, False, cancel))
         if progress is not None:
             progress((it + 1) / (MAX_REFINE + 1))
-        if min(up, cap) - lo <= eta:
-            break
+        width = min(up, cap) - lo
+        if width <= eta and (width <= eta / 8 or lattice_points(r, step / 2) > CHEAP_POINTS):
+            break  # (small lattices are refined a little further: cheap, and tighter above too)
         # first-order errors: scale the step by the measured ratio (at least halve it)
         ratio = 0.7 * eta / max(min(up, cap) - lo, 1e-300)
         step = aligned_step(r, step * 2.0 ** max(-4, min(-1, math.floor(math.log2(max(ratio, 1e-300))))))

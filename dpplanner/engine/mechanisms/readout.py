@@ -58,17 +58,17 @@ def mixed_root(a: Atoms, mu: float, delta_bar: float, upper: bool) -> float:
         lo, hi = hi, hi * 2.0
     else:
         return math.inf
-    x = brentq(f, lo, hi, xtol=1e-13, rtol=1e-13, maxiter=200)
+    x = brentq(f, lo, hi, xtol=1e-12, rtol=1e-10, maxiter=200)
     if upper:
         for k in range(60):  # delta_up(x) <= delta_bar certifies exact root <= x
             if f(x) <= 0:
                 return x
-            x = min(hi, x + 1e-13 * 2.0 ** k * max(1.0, x))
+            x = min(hi, x + 1e-10 * 2.0 ** k * max(1.0, x))
         return hi
     for k in range(60):  # delta_lo(x) > delta_bar certifies exact root > x
         if x <= 0 or f(x) > 0:
             return max(x, 0.0)
-        x = max(lo, x - 1e-13 * 2.0 ** k * max(1.0, x))
+        x = max(lo, x - 1e-10 * 2.0 ** k * max(1.0, x))
         if x == lo:
             return lo
     return lo
