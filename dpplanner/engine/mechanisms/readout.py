@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from ..optimal.atoms import TINY, U, Atoms
-from .gaussian import log_delta_bounds
+from .gaussian import log_delta_bound
 
 
 def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
@@ -29,13 +29,13 @@ def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     r = a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
     out = np.empty(xs.size)
     for i, x in enumerate(xs.tolist()):
-        lo, hi = log_delta_bounds(mu, x - locs)
+        bound = log_delta_bound(mu, x - locs, upper)
         with np.errstate(under="ignore"):
             if upper:
-                s = float(np.dot(a.p, np.exp(hi)))
+                s = float(np.dot(a.p, np.exp(bound)))
                 out[i] = min(1.0, s * (1 + r) + (a.err + a.inf_mass) * (1 + 4 * U) + a.p.size * TINY)
             else:
-                s = float(np.dot(a.p, np.exp(lo)))
+                s = float(np.dot(a.p, np.exp(bound)))
                 out[i] = max(0.0, s * (1 - r) - a.err * (1 + 4 * U))
     return out
 
