@@ -189,3 +189,14 @@ def test_enum_fields_accept_their_names_as_text():
     with pytest.raises(ValueError, match="mechanism = 'gauss' is not allowed; use one of: laplace, "
                                          "gaussian"):
         Plan(Budget(), [Statistic("c", mechanism="gauss")])
+
+
+@pytest.mark.parametrize("literal", ["1e999", "1E+400", "-1e0309", "2e308", "0.5e+00000309"])
+def test_numbers_beyond_a_double_are_refused(literal):
+    with pytest.raises(PlanFileError, match="too large for a double"):
+        loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}'))
+
+
+@pytest.mark.parametrize("literal", ["1e308", "1.7976931348623157e+308", "1e-999", "-1E-400", "1e+99"])
+def test_numbers_within_a_double_load(literal):
+    assert loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}')).extra["x"] == float(literal)
