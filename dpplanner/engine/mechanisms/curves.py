@@ -22,7 +22,7 @@ from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, convolve
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from .bracket import _gaussian_root, bracket
-from .composition import releases
+from .composition import twins
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 from .readout import mixed_root
@@ -78,7 +78,7 @@ def pld_curve(inputs):
     head = slice(0, k_last)
     ones = np.ones(k_last, dtype=np.int64)
     a = eps[head][lap[head]]
-    r, _ = releases((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
+    r, _ = twins((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
                     m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
                     delta[head][ed[head]], ones[ed[head]], delta_g)
     step = bracket(r, float(inputs.eta), cancel)[3] if r is not None else 0.0
