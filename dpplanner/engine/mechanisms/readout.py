@@ -72,7 +72,12 @@ def mixed_root(a: Atoms, mu: float, delta_bar: float, upper: bool, guess: float 
         d = float(mixed_delta(a, mu, [x], upper)[0])
         return (math.log(d) if d > 0 else -1e300) - target
 
-    x = _newton(a, mu, target, guess if guess > 0 else max(float(a.l[-1]) + mu * mu / 2, 1e-3))
+    # aim Newton at what the directed bound adds (rel, err, inf_mass): certification then passes at once
+    r = a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
+    aim = (delta_bar - (a.err + a.inf_mass) * (1 + 4 * U)) / (1 + r) if upper else \
+        (delta_bar + a.err * (1 + 4 * U)) / (1 - r)
+    start = guess if guess > 0 else max(float(a.l[-1]) + mu * mu / 2, 1e-3)
+    x = _newton(a, mu, math.log(aim) if aim > 0 else target, start)
     if upper:  # delta_up(x) <= delta_bar certifies exact root <= x (also where the root is 0)
         x = x * (1 + 1e-10) + 1e-12
         for k in range(1100):
