@@ -7,8 +7,9 @@ of u = e^-L_rest, and for each fixed Gaussian loss the integrand (1 - e^{x - L_G
 a phi: so the bound survives integrating over the Gaussian, and the Gaussian is never discretised.
 
 Float bookkeeping, as in optimal/atoms.py: atom locations move by +-lam (delta_G(x - l) grows with
-l), each probability is within (1 +- rel), err and inf_mass count in full above and err is
-subtracted below; exp of a directed log bound and the products and sum add gamma_{n+4} + 8 u.
+l) and the difference x - l by its rounding, each probability is within (1 +- rel), err and
+inf_mass count in full above and err is subtracted below; exp of a directed log bound and the
+products and sum add gamma_{n+4} + 8 u.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     r = a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
     out = np.empty(xs.size)
     for i, x in enumerate(xs.tolist()):
-        bound = log_delta_bound(mu, x - locs, upper)
+        y = x - locs  # one rounding: widen it to the side where delta_G (decreasing in y) is larger/smaller
+        y = y - 2 * U * np.abs(y) if upper else y + 2 * U * np.abs(y)
+        bound = log_delta_bound(mu, y, upper)
         with np.errstate(under="ignore"):
             if upper:
                 s = float(np.dot(a.p, np.exp(bound)))
