@@ -47,7 +47,8 @@ class StatisticsPanel(QGroupBox):
                            ("delta", 66), ("error", 66), ("held", 38), ("weight", 50), ("repetitions", 40)):
             self.view.setColumnWidth(COLUMN_INDEX[key], width)
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
-                             "target error to get the ε it needs; tick hold to keep an ε fixed.")
+                             "target error (or an ε_i) to pin the statistic at it; untick its pin to let "
+                             "redistribution move it again.")
         self.view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self.selectionChanged.emit(current.row() if current.isValid() else -1))
 
