@@ -15,7 +15,7 @@ from dpplanner.engine.theorem_inputs import optimal
 from dpplanner.engine.mechanisms import (Gaussian, Laplace, compose_mechanisms, gaussian_multiplier,
                                          pld_composition, pld_curve, pld_delta, zcdp_composition, zcdp_curve)
 from dpplanner.engine.mechanisms.zcdp import cks_alpha, cks_epsilon
-from dpplanner.engine.validation import Plan, validate_plan
+from dpplanner.engine.validation import Releases, validate_plan
 
 mpmath.mp.dps = 40
 
@@ -89,7 +89,7 @@ def test_pld_never_reports_more_than_optimal():
 
 def test_zero_epsilon_rows_add_nothing():
     # allocation builds such plans directly (a release with epsilon 0 adds infinite noise)
-    with_zero = Plan(np.array([0.2, 0.0, 0.0]), np.array([1e-8, 1e-8, 0.0]), np.ones(3, dtype=np.int64),
+    with_zero = Releases(np.array([0.2, 0.0, 0.0]), np.array([1e-8, 1e-8, 0.0]), np.ones(3, dtype=np.int64),
                      ("gaussian", "gaussian", "laplace"))
     without = plan([0.2], [1e-8], ["gaussian"], [1])
     assert pld_composition(with_zero, 1e-6, 1e-3).epsilon == pld_composition(without, 1e-6, 1e-3).epsilon

@@ -1,6 +1,6 @@
-"""The two noise-aware theorems over a validated Plan: "pld" and "zcdp" (issue 10).
+"""The two noise-aware theorems over a validated Releases: "pld" and "zcdp" (issue 10).
 
-Row i of a Plan is a release tagged plan.mech[i]: "laplace" adds Lap(sensitivity / eps_i), so its
+Row i of a Releases is a release tagged plan.mech[i]: "laplace" adds Lap(sensitivity / eps_i), so its
 loss has a = eps_i; "gaussian" adds the analytic-Gaussian sigma for (eps_i, delta_i), multiplier
 m = gaussian_multiplier(eps_i, delta_i) (the model's sigma is sensitivity * m, one rounding);
 "eps-delta" is any (eps_i, delta_i)-DP release. eps_i = 0 on a Laplace or Gaussian row (built by
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..delta import log_survival, total_delta_down, total_delta_up
 from ..types import Composition
-from ..validation import Plan
+from ..validation import Releases
 from .bracket import bracket, composed_pmf, initial_step, side
 from .composition import compose_releases, releases
 from .gaussian import gaussian_multipliers
@@ -31,7 +31,7 @@ U = 2.0 ** -53
 PROFILE_DELTA = 1e-10
 
 
-def _split(plan: Plan):
+def _split(plan: Releases):
     mech = np.asarray(plan.mech)
     lap = (mech == "laplace") & (plan.eps > 0)
     gau = (mech == "gaussian") & (plan.eps > 0)
@@ -49,7 +49,7 @@ def plan_releases(eps, delta, mult, lap, gau, ed, delta_g):
                     eps[ed], delta[ed], mult[ed], delta_g)
 
 
-def pld_composition(plan: Plan, delta_g: float, eta: float, cancel=None, progress=None) -> Composition:
+def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, progress=None) -> Composition:
     """Theorem "pld": the certified total of the actual releases, never above "optimal"."""
     from ..theorem_inputs import optimal
 
@@ -68,7 +68,7 @@ def pld_composition(plan: Plan, delta_g: float, eta: float, cancel=None, progres
     return replace(result, seconds=time.perf_counter() - start)
 
 
-def _optimal_floor(plan: Plan, noisy, ed, delta_g: float, result: Composition, cancel) -> float:
+def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Composition, cancel) -> float:
     """A certified lower bound on the generic optimal total, cheap next to computing it: Laplace
     noise with a = eps_i is (eps_i, delta_i)-DP, so the worst (eps_i, delta_i) releases compose to at
     least what these Laplace releases do (their lower twin, read on the lattice pld settled on).
@@ -82,7 +82,7 @@ def _optimal_floor(plan: Plan, noisy, ed, delta_g: float, result: Composition, c
     return side(r, step, False, cancel) if r is not None else -math.inf
 
 
-def zcdp_composition(plan: Plan, delta_g: float) -> Composition:
+def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
     """Theorem "zcdp": rho = sum rho_i converted with CKS20 at delta' = delta_g - sum of the
     eps-delta rows' deltas (rounded down)."""
     start = time.perf_counter()
@@ -103,7 +103,7 @@ def zcdp_composition(plan: Plan, delta_g: float) -> Composition:
                        seconds=time.perf_counter() - start, extra={"rho": rho, "delta_used": delta_used})
 
 
-def pld_delta(plan: Plan, eps_values, eta: float):
+def pld_delta(plan: Releases, eps_values, eta: float):
     """(delta_upper, delta_lower): the total delta of the actual releases at each total eps."""
     from ..optimal.atoms import delta_at
 
