@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -57,7 +58,7 @@ def _finite(x) -> Optional[float]:
 
 def _load(spec: str) -> Plan:
     path = Path(spec)
-    if not path.exists():
+    if not os.path.lexists(spec):       # False also for a name the system refuses (too long)
         examples = example_paths()
         stem = spec[:-len(".dpplan")] if spec.endswith(".dpplan") else spec
         if stem in examples and path.parent == Path("."):

@@ -198,6 +198,8 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     for text_field in ("variable", "description"):
         if not isinstance(getattr(stat, text_field), str):
             raise PlanError(f"{where}: {text_field} must be text", index=index, field=text_field)
+    for text_field in ("name", "variable", "description"):
+        _check_unicode(getattr(stat, text_field), where, text_field, index)
     if not isinstance(stat.kind, Kind):
         raise PlanError(f"{where}: kind = {preview(stat.kind)} is not allowed; use one of: "
                         f"{', '.join(k.value for k in Kind)}", index=index, field="kind")
@@ -244,6 +246,17 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     return checked
 
 
+def _check_unicode(text: str, where: str, field: str, index: Optional[int]) -> None:
+    """A lone UTF-16 surrogate is not text a plan file (UTF-8) can hold: refused here, so that
+    every valid plan can be saved."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PlanError(f"{where}: {field} holds a lone UTF-16 surrogate "
+                        f"({exc.object[exc.start]!r}), which is not valid text", index=index,
+                        field=field) from None
+
+
 #: Smallest sensitivity accepted. Far below any real data's resolution, it keeps the ratios the
 #: calibrations divide by (target error / sensitivity <= 1e18 / 1e-100) inside double range, and
 #: rules out a sensitivity that underflows to 0 (bounds 0 and 5e-324), which would divide by 0.
@@ -273,10 +286,10 @@ def validate_budget(budget: Budget) -> Budget:
     for name, rule in BUDGET_RULES.items():
         values[name] = rule.check(getattr(budget, name), "budget", None)
     if budget.theorem not in ALLOCATION_THEOREMS:
-        raise PlanError(f"budget: theorem = {budget.theorem!r} is not allowed for redistribution; "
+        raise PlanError(f"budget: theorem = {preview(budget.theorem)} is not allowed for redistribution; "
                         f"use one of: {', '.join(ALLOCATION_THEOREMS)}", field="theorem")
     if not isinstance(budget.neighbouring, Neighbouring):
-        raise PlanError(f"budget: neighbouring = {budget.neighbouring!r} is not allowed; use one "
+        raise PlanError(f"budget: neighbouring = {preview(budget.neighbouring)} is not allowed; use one "
                         f"of: {', '.join(n.value for n in Neighbouring)}", field="neighbouring")
     if not isinstance(budget.redistribute, bool):
         raise PlanError("budget: redistribute must be true or false", field="redistribute")

@@ -145,3 +145,10 @@ def test_bad_arguments(args, match):
 def test_bad_releases(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_root_at_zero_with_a_gaussian():
+    # so much noise that delta(0) is already below delta_g: the exact epsilon is 0
+    r = compose_mechanisms([Laplace(50.0), Gaussian(50.0)], 0.1)
+    assert r.epsilon_lower == 0.0 and 0.0 <= r.epsilon <= 1e-6
+    assert with_laplace(1 / 50.0, lambda y: gauss_delta(1 / 50.0, y), 0.0) <= 0.1

@@ -1,4 +1,4 @@
-"""The registry's theorem functions: pld over a Plan, zcdp with CKS20, curves and the profile."""
+"""The registry's theorem functions: pld over validated Releases, zcdp with CKS20, curves and the profile."""
 
 from __future__ import annotations
 

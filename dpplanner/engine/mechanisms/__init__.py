@@ -4,7 +4,7 @@
 certified [lower, upper] bracket on the exact epsilon (``bracket``, ``kernels``: lattice pmfs
 composed with the optimal core's sound convolution and read-out; ``gaussian``: the analytic
 Gaussian in closed form). ``theorems`` and ``curves`` give the registry's "pld" and "zcdp" rows
-over a validated Releases; ``zcdp`` holds the zCDP accounting and the CKS20 conversion.
+over the validated Releases; ``zcdp`` holds the zCDP accounting and the CKS20 conversion.
 
 What "pld" assumes: each release adds exactly this continuous noise, with parameters fixed in
 advance; discrete or snapped noise, or adaptively chosen parameters, need the generic theorems.

@@ -25,7 +25,7 @@ from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_balanced, power
 from ..optimal.pld import BATCH_POINTS, BATCH_QUERIES, FFT_FRACTION, TAIL_FRACTION
-from .gaussian import log_delta_bounds
+from .gaussian import log_delta_bound
 from .readout import mixed_root
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 
@@ -38,8 +38,8 @@ CHEAP_POINTS = 1 << 14
 
 
 @dataclass(frozen=True)
-class Releases:
-    """What is composed, with every parameter already rounded for both twins.
+class Twins:
+    """What is composed, every parameter already rounded for the upper and the lower twin.
 
     a_up >= 1/m >= a_lo per Laplace row; mu_up >= sqrt(sum 1/m_i^2) >= mu_lo for all Gaussians."""
 
@@ -81,7 +81,7 @@ def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
     return math.sqrt(s * (1 + 16 * U)) * (1 + 4 * U), math.sqrt(s * (1 - 16 * U)) * (1 - 4 * U)
 
 
-def pure_sum(r: Releases, upper: bool) -> float:
+def pure_sum(r: Twins, upper: bool) -> float:
     """sum of the Laplace a_i and the RR eps_i: the exact epsilon at delta 0 (and a cap otherwise)."""
     a, k = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
     s = math.fsum((a * k).tolist() + (r.rr_eps * r.rr_mult).tolist())
@@ -90,20 +90,19 @@ def pure_sum(r: Releases, upper: bool) -> float:
 
 def _gaussian_root(mu: float, delta_bar: float, upper: bool) -> float:
     """Least x >= 0 with delta_G(x) <= delta_bar: >= it (upper) or <= it (lower)."""
-    side = 1 if upper else 0
     target = math.log(delta_bar)
-    if log_delta_bounds(mu, 0.0)[side] <= target:
+    if log_delta_bound(mu, 0.0, upper) <= target:
         return 0.0
     lo, hi = 0.0, max(1.0, mu * mu)
     for _ in range(2200):
-        if log_delta_bounds(mu, hi)[side] <= target:
+        if log_delta_bound(mu, hi, upper) <= target:
             break
         lo, hi = hi, hi * 2.0
     for _ in range(200):
         if hi - lo <= 1e-15 * hi:
             break
         mid = 0.5 * (lo + hi)
-        if log_delta_bounds(mu, mid)[side] <= target:
+        if log_delta_bound(mu, mid, upper) <= target:
             hi = mid
         else:
             lo = mid
@@ -111,7 +110,7 @@ def _gaussian_root(mu: float, delta_bar: float, upper: bool) -> float:
     return hi if upper else lo
 
 
-def _builders(r: Releases, step: float, upper: bool, tail: float, budget: float):
+def _builders(r: Twins, step: float, upper: bool, tail: float, budget: float):
     builders, weights = [], []
     a, mult = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
     lap = laplace_upper if upper else laplace_lower
@@ -152,7 +151,7 @@ def batch_pmf(kernels: list, upper: bool) -> LatticePMF:
     return LatticePMF(kernels[0].step, 0, arr, off, upper, rel=rel, err=err * (1 + rel + 4 * U))
 
 
-def side(r: Releases, step: float, upper: bool, cancel=None) -> float:
+def side(r: Twins, step: float, upper: bool, cancel=None) -> float:
     """epsilon read from the composed upper (or lower) twin on lattice ``step``."""
     db = r.delta_bar if upper else r.delta_bar_hi
     mu = r.mu_up if upper else r.mu_lo
@@ -161,7 +160,7 @@ def side(r: Releases, step: float, upper: bool, cancel=None) -> float:
     return sup_root(composed_pmf(r, step, upper, cancel).atoms(above=0.0), db)
 
 
-def composed_pmf(r: Releases, step: float, upper: bool, cancel=None):
+def composed_pmf(r: Twins, step: float, upper: bool, cancel=None):
     """The upper (or lower) twin of the Laplace and RR releases on lattice ``step`` (the Gaussians
     are added exactly at read-out); truncation and FFT error budgets are shares of r.delta_bar
     (they count in full against delta when read)."""
@@ -173,7 +172,7 @@ def composed_pmf(r: Releases, step: float, upper: bool, cancel=None):
                             cancel)
 
 
-def lattice_points(r: Releases, step: float) -> float:
+def lattice_points(r: Twins, step: float) -> float:
     """Rough size of the largest pmf on this lattice (after truncation to ~ +-9 sigma)."""
     span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult))
     var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult))
@@ -187,7 +186,7 @@ def initial_step(eta: float) -> float:
     return 2.0 ** min(-6, math.floor(math.log2(eta)))
 
 
-def aligned_step(r: Releases, target: float) -> float:
+def aligned_step(r: Twins, target: float) -> float:
     """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
     possible: the lower twin rounds each a_i down to the lattice, a first-order error, so the
     largest group (mult * a) is made exact, together with every group whose a is a small rational
@@ -209,7 +208,7 @@ def aligned_step(r: Releases, target: float) -> float:
     return step
 
 
-def bracket(r: Releases, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
+def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
     """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
     has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
     if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)

@@ -11,13 +11,13 @@ import numpy as np
 from ..delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from ..types import CancelToken, Composition, ProgressCallback
 from ..validation import validate_delta_g, validate_eta
-from .bracket import Releases, bracket, gaussian_params, laplace_params
+from .bracket import Twins, bracket, gaussian_params, laplace_params
 from .objects import EpsDelta, Gaussian, Laplace, validate_mechanisms
 
 
-def releases(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta_g: float
-             ) -> tuple[Optional[Releases], Optional[str]]:
-    """The Releases to bracket, or (None, reason) when the EpsDelta deltas alone exceed delta_g.
+def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta_g: float
+             ) -> tuple[Optional[Twins], Optional[str]]:
+    """The Twins to bracket, or (None, reason) when the EpsDelta deltas alone exceed delta_g.
 
     lap_a = (a_up, a_lo) arrays bracketing each Laplace release's 1/m; gauss_m = (m_lo, m_hi)
     arrays bracketing each Gaussian's multiplier (m_lo gives the upper bound: less noise)."""
@@ -33,7 +33,7 @@ def releases(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, de
     mu_lo = gaussian_params(gauss_m[1], gauss_mult)[1]
     keep = rr_eps > 0  # an RR(0) release has no loss
     rr_eps, rr_mult = _grouped(rr_eps[keep], rr_mult[keep])
-    return Releases(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi)), None
+    return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi)), None
 
 
 def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +45,7 @@ def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
     return u, np.bincount(inv, weights=np.asarray(mult, dtype=float)).astype(np.int64)
 
 
-def compose_releases(r: Optional[Releases], reason: Optional[str], delta_g: float, eta: float,
+def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, eta: float,
                      cancel=None, progress=None) -> Composition:
     start = time.perf_counter()
     if r is None:
@@ -84,6 +84,6 @@ def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=No
             ms.append(m.m), ks.append(k)
     lap_m, lap_k = cols[Laplace]
     g_m, g_k = cols[Gaussian]
-    r, reason = releases(laplace_params(lap_m), lap_k, (np.array(g_m), np.array(g_m)), g_k, *cols[EpsDelta],
+    r, reason = twins(laplace_params(lap_m), lap_k, (np.array(g_m), np.array(g_m)), g_k, *cols[EpsDelta],
                          delta_g)
     return compose_releases(r, reason, delta_g, eta, cancel, progress)

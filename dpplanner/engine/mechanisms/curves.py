@@ -22,7 +22,7 @@ from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, convolve
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from .bracket import _gaussian_root, bracket
-from .composition import releases
+from .composition import twins
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 from .readout import mixed_root
@@ -78,7 +78,7 @@ def pld_curve(inputs):
     head = slice(0, k_last)
     ones = np.ones(k_last, dtype=np.int64)
     a = eps[head][lap[head]]
-    r, _ = releases((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
+    r, _ = twins((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
                     m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
                     delta[head][ed[head]], ones[ed[head]], delta_g)
     step = bracket(r, float(inputs.eta), cancel)[3] if r is not None else 0.0
@@ -107,7 +107,8 @@ def pld_curve(inputs):
                 q += 1
             if feasible[j]:
                 db = float(dbars[j] if is_upper else dbars_hi[j])
-                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, is_upper)
+                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, is_upper,
+                               guess=float(out[j - 1]) if j and math.isfinite(out[j - 1]) else 0.0)
             if progress is not None and j % 16 == 0:
                 progress((side_no + (j + 1) / ks.size) / 2)
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
@@ -131,12 +132,12 @@ def _kernel(e: float, laplace: bool, step: float, upper: bool) -> LatticePMF:
     return rr_upper(float(e), step) if upper else rr_lower(float(e), step)
 
 
-def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool):
+def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, guess: float):
     if db == 0.0:
         return math.inf if mu > 0 else (round_up(pure) if upper else round_down(pure))
     if not rest:
         return _gaussian_root(mu, db, upper) if mu > 0 else 0.0
     if mu > 0:
-        return mixed_root(running.atoms(), mu, db, upper)
+        return mixed_root(running.atoms(), mu, db, upper, guess)
     root = sup_root(running.atoms(above=0.0), db)
     return min(root, round_up(pure)) if upper else root

@@ -27,8 +27,8 @@ U = 2.0 ** -53
 LOG_NDTR_ULPS = 16
 
 
-def log_delta_bounds(mu, eps):
-    """(lower, upper) bounds on log delta(eps) of a Gaussian with mu = 1/m (broadcasts)."""
+def log_delta_bound(mu, eps, upper: bool):
+    """An upper (or lower) bound on log delta(eps) of a Gaussian with mu = 1/m (broadcasts)."""
     mu = np.asarray(mu, dtype=float)
     eps = np.asarray(eps, dtype=float)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
@@ -41,19 +41,24 @@ def log_delta_bounds(mu, eps):
         e2 = LOG_NDTR_ULPS * U * (np.abs(l2) + np.abs(eps) + 1) + (np.abs(x2) + 1) * dx
         d = l2 - l1
         ed = e1 + e2 + 2 * U * np.abs(d)
-        # -expm1 is decreasing: d - ed gives the larger value (upper), d + ed the smaller (lower)
-        hi_tail = np.log(-np.expm1(np.minimum(d - ed, 0.0)))
-        lo_tail = np.where(d + ed < 0, np.log(-np.expm1(d + ed)), -np.inf)
         rel = 8 * U  # expm1, log and the final sum, a few ulps each
-        upper = l1 + e1 + np.where(np.isfinite(hi_tail), hi_tail + rel * (np.abs(hi_tail) + 1), 0.0)
-        upper = upper + 4 * U * np.abs(upper)
-        lower = l1 - e1 + lo_tail - rel * (np.abs(lo_tail) + 1)
-        lower = np.where(np.isfinite(lower), lower - 4 * U * np.abs(lower), -np.inf)
-    upper = np.where(np.isnan(upper), 0.0, np.minimum(upper, 0.0))  # delta <= 1 always
-    lower = np.where(np.isnan(lower), -np.inf, np.minimum(lower, upper))
-    if upper.ndim == 0:
-        return float(lower), float(upper)
-    return lower, upper
+        # -expm1 is decreasing: d - ed gives the larger value (upper), d + ed the smaller (lower)
+        if upper:
+            tail = np.log(-np.expm1(np.minimum(d - ed, 0.0)))
+            out = l1 + e1 + np.where(np.isfinite(tail), tail + rel * (np.abs(tail) + 1), 0.0)
+            out = out + 4 * U * np.abs(out)
+            out = np.where(np.isnan(out), 0.0, np.minimum(out, 0.0))  # delta <= 1 always
+        else:
+            tail = np.where(d + ed < 0, np.log(-np.expm1(d + ed)), -np.inf)
+            out = l1 - e1 + tail - rel * (np.abs(tail) + 1)
+            out = np.where(np.isfinite(out), out - 4 * U * np.abs(out), -np.inf)
+            out = np.where(np.isnan(out), -np.inf, np.minimum(out, 0.0))
+    return float(out) if out.ndim == 0 else out
+
+
+def log_delta_bounds(mu, eps):
+    """(lower, upper) bounds on log delta(eps) of a Gaussian with mu = 1/m (broadcasts)."""
+    return log_delta_bound(mu, eps, False), log_delta_bound(mu, eps, True)
 
 
 def _check_multiplier(m) -> float:
@@ -76,11 +81,11 @@ def gaussian_delta(m: float, eps: float) -> float:
     eps = float(eps)
     if math.isnan(eps):
         raise ValueError("epsilon is nan; give a number")
-    return min(1.0, math.exp(log_delta_bounds(1.0 / m, eps)[1]) * (1 + 4 * U))
+    return min(1.0, math.exp(log_delta_bound(1.0 / m, eps, True)) * (1 + 4 * U))
 
 
 def _fits(mu: np.ndarray, eps: np.ndarray, log_target: np.ndarray) -> np.ndarray:
-    return log_delta_bounds(mu, eps)[1] <= log_target
+    return log_delta_bound(mu, eps, True) <= log_target
 
 
 def gaussian_multipliers(eps, delta) -> np.ndarray:
@@ -152,11 +157,11 @@ def gaussian_epsilon(m: float, delta: float) -> float:
     mu = 1.0 / _check_multiplier(m)
     delta = _check_delta(delta)
     target = math.log(delta)
-    if log_delta_bounds(mu, 0.0)[1] <= target:
+    if log_delta_bound(mu, 0.0, True) <= target:
         return 0.0
     lo, hi = 0.0, max(1.0, mu * mu)
     for _ in range(2200):
-        if log_delta_bounds(mu, hi)[1] <= target:
+        if log_delta_bound(mu, hi, True) <= target:
             break
         lo, hi = hi, hi * 2.0
         if not math.isfinite(hi):
@@ -165,7 +170,7 @@ def gaussian_epsilon(m: float, delta: float) -> float:
         if hi - lo <= 1e-14 * hi:
             break
         mid = 0.5 * (lo + hi)
-        if log_delta_bounds(mu, mid)[1] <= target:
+        if log_delta_bound(mu, mid, True) <= target:
             hi = mid
         else:
             lo = mid

@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
+from scipy.special import log_ndtr
 
 from ..optimal.atoms import TINY, U, Atoms
-from .gaussian import log_delta_bounds
+from .gaussian import log_delta_bound
 
 
 def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
@@ -29,46 +29,59 @@ def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     r = a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
     out = np.empty(xs.size)
     for i, x in enumerate(xs.tolist()):
-        lo, hi = log_delta_bounds(mu, x - locs)
+        bound = log_delta_bound(mu, x - locs, upper)
         with np.errstate(under="ignore"):
             if upper:
-                s = float(np.dot(a.p, np.exp(hi)))
+                s = float(np.dot(a.p, np.exp(bound)))
                 out[i] = min(1.0, s * (1 + r) + (a.err + a.inf_mass) * (1 + 4 * U) + a.p.size * TINY)
             else:
-                s = float(np.dot(a.p, np.exp(lo)))
+                s = float(np.dot(a.p, np.exp(bound)))
                 out[i] = max(0.0, s * (1 - r) - a.err * (1 + 4 * U))
     return out
 
 
-def mixed_root(a: Atoms, mu: float, delta_bar: float, upper: bool) -> float:
-    """The least x >= 0 with delta(x) <= delta_bar: >= it (upper) or <= it (lower), certified by a
-    final evaluation of the directed bound (the search itself may be approximate)."""
+def _newton(a: Atoms, mu: float, target: float, x: float) -> float:
+    """Approximate root of log delta(x) = target (no rounding control: only a starting point for
+    the certified read-out). delta_G'(x) = -e^x Phi(-mu/2 - x/mu), so Newton on log delta."""
+    for _ in range(30):
+        y = x - a.l
+        l1 = log_ndtr(mu / 2 - y / mu)
+        l2 = y + log_ndtr(-mu / 2 - y / mu)
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
+            dens = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
+            slope = np.exp(l2)
+            d, ds = float(np.dot(a.p, dens)), float(np.dot(a.p, slope))
+        if not (d > 0 and ds > 0):
+            return x
+        step = (math.log(d) - target) * d / ds
+        x = max(x + step, 0.5 * x)
+        if abs(step) <= 1e-12 * max(1.0, x):
+            break
+    return x
+
+
+def mixed_root(a: Atoms, mu: float, delta_bar: float, upper: bool, guess: float = 0.0) -> float:
+    """The least x >= 0 with delta(x) <= delta_bar: >= it (upper) or <= it (lower), certified by
+    evaluations of the directed bound (the Newton search itself may be approximate)."""
     target = math.log(delta_bar)
 
     def f(x: float) -> float:
         d = float(mixed_delta(a, mu, [x], upper)[0])
         return (math.log(d) if d > 0 else -1e300) - target
 
-    if f(0.0) <= 0:
-        return 0.0
-    lo, hi = 0.0, max(1.0, float(a.l[-1]) + mu * mu)
-    for _ in range(64):
-        if f(hi) <= 0:
-            break
-        lo, hi = hi, hi * 2.0
-    else:
-        return math.inf
-    x = brentq(f, lo, hi, xtol=1e-12, rtol=1e-10, maxiter=200)
-    if upper:
-        for k in range(60):  # delta_up(x) <= delta_bar certifies exact root <= x
+    x = _newton(a, mu, target, guess if guess > 0 else max(float(a.l[-1]) + mu * mu / 2, 1e-3))
+    if upper:  # delta_up(x) <= delta_bar certifies exact root <= x (also where the root is 0)
+        x = x * (1 + 1e-10) + 1e-12
+        for k in range(1100):
             if f(x) <= 0:
                 return x
-            x = min(hi, x + 1e-10 * 2.0 ** k * max(1.0, x))
-        return hi
-    for k in range(60):  # delta_lo(x) > delta_bar certifies exact root > x
-        if x <= 0 or f(x) > 0:
-            return max(x, 0.0)
-        x = max(lo, x - 1e-10 * 2.0 ** k * max(1.0, x))
-        if x == lo:
-            return lo
-    return lo
+            x += 1e-10 * 2.0 ** k * max(1.0, x)
+        return math.inf
+    x = x * (1 - 1e-10)  # delta_lo(x) > delta_bar certifies exact root > x
+    for k in range(60 if x > 1e-12 else 0):
+        if x <= 0:
+            return 0.0
+        if f(x) > 0:
+            return x
+        x -= 1e-10 * 2.0 ** k * max(1.0, x)
+    return 0.0

@@ -1,6 +1,6 @@
-"""The two noise-aware theorems over a validated Releases: "pld" and "zcdp" (issue 10).
+"""The two noise-aware theorems over validated Releases: "pld" and "zcdp" (issue 10).
 
-Row i of a Releases is a release tagged plan.mech[i]: "laplace" adds Lap(sensitivity / eps_i), so its
+Row i of the Releases is one release tagged plan.mech[i]: "laplace" adds Lap(sensitivity / eps_i), so its
 loss has a = eps_i; "gaussian" adds the analytic-Gaussian sigma for (eps_i, delta_i), multiplier
 m = gaussian_multiplier(eps_i, delta_i) (the model's sigma is sensitivity * m, one rounding);
 "eps-delta" is any (eps_i, delta_i)-DP release. eps_i = 0 on a Laplace or Gaussian row (built by
@@ -20,7 +20,7 @@ from ..delta import log_survival, total_delta_down, total_delta_up
 from ..types import Composition
 from ..validation import Releases
 from .bracket import bracket, composed_pmf, initial_step, side
-from .composition import compose_releases, releases
+from .composition import compose_releases, twins
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure, sum_up
@@ -40,12 +40,12 @@ def _split(plan: Releases):
 
 
 def plan_releases(eps, delta, mult, lap, gau, ed, delta_g):
-    """(Releases or None, reason) of the tagged rows, parameters bracketed for both twins."""
+    """(Twins or None, reason) of the tagged rows, parameters bracketed for both twins."""
     a = eps[lap]
     a_up = np.nextafter(np.nextafter(a, np.inf), np.inf)
     a_lo = np.nextafter(np.nextafter(a, 0.0), 0.0)
     m = gaussian_multipliers(eps[gau], delta[gau]) if gau.any() else np.zeros(0)
-    return releases((a_up, a_lo), mult[lap], (m * (1 - 2 * U), m * (1 + 2 * U)), mult[gau],
+    return twins((a_up, a_lo), mult[lap], (m * (1 - 2 * U), m * (1 + 2 * U)), mult[gau],
                     eps[ed], delta[ed], mult[ed], delta_g)
 
 
@@ -77,7 +77,7 @@ def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Compositio
     if not step or not math.isfinite(result.epsilon):
         return -math.inf
     a = plan.eps[noisy]
-    r, _ = releases((a, np.nextafter(a, 0.0)), plan.mult[noisy], (np.zeros(0), np.zeros(0)), np.zeros(0),
+    r, _ = twins((a, np.nextafter(a, 0.0)), plan.mult[noisy], (np.zeros(0), np.zeros(0)), np.zeros(0),
                     plan.eps[ed], plan.delta[ed], plan.mult[ed], delta_g)
     return side(r, step, False, cancel) if r is not None else -math.inf
 
