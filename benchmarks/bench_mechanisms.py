@@ -82,7 +82,8 @@ def dp_accounting_eps(releases, mult, delta_g):
                                                value_discretization_interval=D)
         plds.append(p.self_compose(k) if k > 1 else p)
     while len(plds) > 1:
-        plds = [plds[i].compose(plds[i + 1]) if i + 1 < len(plds) else plds[i] for i in range(0, len(plds), 2)]
+        plds = [plds[i].compose(plds[i + 1]) if i + 1 < len(plds) else plds[i]
+                for i in range(0, len(plds), 2)]
     return plds[0].get_epsilon_for_delta(delta_g)
 
 
@@ -126,7 +127,8 @@ def main() -> int:
         opt = plan.total("optimal").epsilon
         ours, t_ours, _, _ = row(name, rel, mult, delta_g, opt)
         if name == "synthetic-1000":
-            target("compose_mechanisms on synthetic-1000 <= 30 ms", f"{t_ours * 1000:.1f} ms", t_ours <= 0.030)
+            target("compose_mechanisms on synthetic-1000 <= 30 ms", f"{t_ours * 1000:.1f} ms",
+                   t_ours <= 0.030)
     rel = heterogeneous(1000, 1)
     row("1000 heterogeneous", rel, [1] * len(rel), 1e-6)
     rng = np.random.default_rng(2)
@@ -135,7 +137,8 @@ def main() -> int:
     ours, t_ours, dp, t_dp = row("1000 distinct mult.", distinct, [1] * 1000, 1e-6)
     if dp is not None:
         target("1000 distinct multipliers: >= 10x faster than dp_accounting at equal or better tightness",
-               f"{t_dp / t_ours:.1f}x, {ours.epsilon:.5f} vs {dp:.5f}", t_dp >= 10 * t_ours and ours.epsilon <= dp)
+               f"{t_dp / t_ours:.1f}x, {ours.epsilon:.5f} vs {dp:.5f}",
+               t_dp >= 10 * t_ours and ours.epsilon <= dp)
     theorem_timings()
     utility()
     print()
@@ -160,14 +163,16 @@ def theorem_timings():
         p = validate_plan(inp.epsilons, inp.deltas, inp.multiplicities, mech)
         _, t_c = timed(lambda: pld_composition(p, inp.delta_g, 1e-3))
         k = int(sum(inp.multiplicities))
-        ci = SimpleNamespace(eps=np.repeat(inp.epsilons, inp.multiplicities), delta=np.repeat(inp.deltas, inp.multiplicities),
-                             mech=np.repeat(mech, inp.multiplicities), ks=np.unique(np.linspace(1, k, min(k, 200)).astype(np.int64)),
-                             delta_g=inp.delta_g, eta=1e-2, mode="prefix", cancel=None, progress=None)
+        reps = inp.multiplicities
+        ks = np.unique(np.linspace(1, k, min(k, 200)).astype(np.int64))
+        ci = SimpleNamespace(eps=np.repeat(inp.epsilons, reps), delta=np.repeat(inp.deltas, reps),
+                             mech=np.repeat(mech, reps), ks=ks, delta_g=inp.delta_g, eta=1e-2, mode="prefix",
+                             cancel=None, progress=None)
         _, t_curve = timed(lambda: pld_curve(ci), repeat=1)
         print(f"{name:<22} {t_c * 1000:19.1f} {t_curve * 1000:32.0f}")
         if name == "synthetic-100":
-            target("pld curve of the 100-query example (every k) well under 100 ms", f"{t_curve * 1000:.0f} ms",
-                   t_curve < 0.1)
+            target("pld curve of the 100-query example (every k) well under 100 ms",
+                   f"{t_curve * 1000:.0f} ms", t_curve < 0.1)
 
 
 def utility():
@@ -187,7 +192,8 @@ def utility():
         gain = 1 - errors["pld"] / errors["optimal"]
         gain = gain[np.isfinite(gain) & (np.abs(gain) > 1e-9)]
         if gain.size:
-            print(f"{name:<22} {np.min(gain) * 100:27.1f} % .. {np.max(gain) * 100:5.1f} % {seconds * 1000:8.0f}")
+            print(f"{name:<22} {np.min(gain) * 100:27.1f} % .. {np.max(gain) * 100:5.1f} % "
+                  f"{seconds * 1000:8.0f}")
 
 
 if __name__ == "__main__":

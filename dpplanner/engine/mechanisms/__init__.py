@@ -17,5 +17,6 @@ from .objects import EpsDelta, Gaussian, Laplace
 from .theorems import pld_composition, pld_delta, zcdp_composition
 
 __all__ = ["compose_mechanisms", "Laplace", "Gaussian", "EpsDelta", "pld_composition", "zcdp_composition",
-           "pld_curve", "zcdp_curve", "pld_delta", "gaussian_delta", "gaussian_epsilon", "gaussian_multiplier",
+           "pld_curve", "zcdp_curve", "pld_delta", "gaussian_delta", "gaussian_epsilon",
+           "gaussian_multiplier",
            "gaussian_multipliers"]

@@ -164,12 +164,13 @@ def composed_pmf(r: Twins, step: float, upper: bool, cancel=None):
     """The upper (or lower) twin of the Laplace and RR releases on lattice ``step`` (the Gaussians
     are added exactly at read-out); truncation and FFT error budgets are shares of r.delta_bar
     (they count in full against delta when read)."""
-    n_ops = int(sum(2 * int(k).bit_length() for k in r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist())) + 4
+    mults = r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist()
+    n_ops = int(sum(2 * int(k).bit_length() for k in mults)) + 4
     tail = TAIL_FRACTION * r.delta_bar / n_ops
     budget = FFT_FRACTION * r.delta_bar / n_ops
     builders, weights = _builders(r, step, upper, tail, budget)
-    return compose_balanced(builders, weights, TAIL_FRACTION * r.delta_bar / 2, FFT_FRACTION * r.delta_bar / 2,
-                            cancel)
+    return compose_balanced(builders, weights, TAIL_FRACTION * r.delta_bar / 2,
+                            FFT_FRACTION * r.delta_bar / 2, cancel)
 
 
 def lattice_points(r: Twins, step: float) -> float:

@@ -102,7 +102,8 @@ def pld_curve(inputs):
                 if lap[q] or (ed[q] and eps[q] > 0):
                     ker = _kernel(eps[q], bool(lap[q]), step, is_upper)
                     pure += float(_up2(eps[q]) if is_upper else _down2(eps[q]))
-                    running = convolve(running, ker, TAIL_FRACTION * db_min / n_ops, FFT_FRACTION * db_min / n_ops)
+                    running = convolve(running, ker, TAIL_FRACTION * db_min / n_ops,
+                                       FFT_FRACTION * db_min / n_ops)
                     rest = True
                 q += 1
             if feasible[j]:

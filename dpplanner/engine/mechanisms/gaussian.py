@@ -97,7 +97,8 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
         if not (0.0 < d < 1.0):
             raise ValueError(f"delta = {d!r} is not allowed; the Gaussian mechanism needs 0 < delta < 1")
         if not (e > 0 and math.isfinite(e)):
-            raise ValueError(f"epsilon = {e!r} is not allowed; the Gaussian mechanism needs a finite epsilon > 0")
+            raise ValueError(f"epsilon = {e!r} is not allowed; the Gaussian mechanism needs a finite "
+                             "epsilon > 0")
     target = np.log(delta)
     # mu = eps / (1 + sqrt(2 ln(1.25/delta))) is about the classic calibration, and mu = 2 delta
     # always fits: delta(eps) <= delta(0) = 2 Phi(mu/2) - 1 <= mu phi(0) < 0.4 mu. Bracket from there.
@@ -117,8 +118,8 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
         todo[todo] = _fits(hi[todo], eps[todo], target[todo]) & (hi[todo] <= 1e300)
     if not (np.all(lo > 0) and np.all(_fits(lo, eps, target))):
         i = int(np.flatnonzero(~((lo > 0) & _fits(lo, eps, target)))[0])
-        raise ValueError(f"epsilon = {eps.flat[i]!r} with delta = {delta.flat[i]!r} cannot be calibrated: the "
-                         "Gaussian noise would be too large for floating point")
+        raise ValueError(f"epsilon = {eps.flat[i]!r} with delta = {delta.flat[i]!r} cannot be calibrated: "
+                         "the Gaussian noise would be too large for floating point")
     todo = hi - lo > 1e-14 * hi
     for _ in range(200):
         if not todo.any():
@@ -140,7 +141,8 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
 def gaussian_multiplier(eps: float, delta: float) -> float:
     """The least noise multiplier m = sigma / D (to ~1e-14 relative, rounded up) whose Gaussian is
     (eps, delta)-DP. ValueError if eps or delta is outside what floating point can calibrate."""
-    return float(gaussian_multipliers(np.array([_real(eps, "epsilon")]), np.array([_real(delta, "delta")]))[0])
+    eps_a, delta_a = np.array([_real(eps, "epsilon")]), np.array([_real(delta, "delta")])
+    return float(gaussian_multipliers(eps_a, delta_a)[0])
 
 
 def _real(x, what: str) -> float:

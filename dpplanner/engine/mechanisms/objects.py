@@ -71,7 +71,8 @@ MECHANISM_TYPES = (Laplace, Gaussian, EpsDelta)
 def validate_mechanisms(mechanisms, multiplicities=None) -> tuple[tuple, tuple[int, ...]]:
     """The releases and their multiplicities, checked (ValueError naming the bad entry)."""
     if isinstance(mechanisms, (str, bytes)) or not hasattr(mechanisms, "__len__"):
-        raise ValueError(f"mechanisms must be a sequence of Laplace, Gaussian or EpsDelta, got {mechanisms!r}")
+        raise ValueError(f"mechanisms must be a sequence of Laplace, Gaussian or EpsDelta, got "
+                         f"{mechanisms!r}")
     mechs = tuple(mechanisms)
     if not mechs:
         raise ValueError("no releases to compose: give at least one Laplace, Gaussian or EpsDelta")

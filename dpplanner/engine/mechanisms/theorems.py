@@ -19,7 +19,7 @@ import numpy as np
 from ..delta import log_survival, total_delta_down, total_delta_up
 from ..types import Composition
 from ..validation import Releases
-from .bracket import bracket, composed_pmf, initial_step, side
+from .bracket import aligned_step, bracket, composed_pmf, initial_step, side
 from .composition import compose_releases, twins
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
@@ -56,7 +56,8 @@ def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, pro
     start = time.perf_counter()
     lap, gau, ed = _split(plan)
     if not (lap.any() or gau.any()):
-        return replace(optimal(plan, delta_g, eta, cancel, None), theorem="pld", seconds=time.perf_counter() - start)
+        generic = optimal(plan, delta_g, eta, cancel, None)
+        return replace(generic, theorem="pld", seconds=time.perf_counter() - start)
     r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g)
     result = compose_releases(r, reason, delta_g, eta, cancel, progress)
     if result.epsilon <= _optimal_floor(plan, lap | gau, ed, delta_g, result, cancel):
@@ -71,15 +72,16 @@ def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, pro
 def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Composition, cancel) -> float:
     """A certified lower bound on the generic optimal total, cheap next to computing it: Laplace
     noise with a = eps_i is (eps_i, delta_i)-DP, so the worst (eps_i, delta_i) releases compose to at
-    least what these Laplace releases do (their lower twin, read on the lattice pld settled on).
-    When the pld total is below it, "optimal" cannot be smaller and is not computed."""
+    least what these Laplace releases do (their lower twin, on a lattice 4x coarser than the one pld
+    settled on: the floor only has to clear the pld total, usually by far). When the pld total is
+    below it, "optimal" cannot be smaller and is not computed."""
     step = result.extra.get("step", 0.0) if result.extra else 0.0
     if not step or not math.isfinite(result.epsilon):
         return -math.inf
     a = plan.eps[noisy]
     r, _ = twins((a, np.nextafter(a, 0.0)), plan.mult[noisy], (np.zeros(0), np.zeros(0)), np.zeros(0),
                     plan.eps[ed], plan.delta[ed], plan.mult[ed], delta_g)
-    return side(r, step, False, cancel) if r is not None else -math.inf
+    return side(r, aligned_step(r, 4 * step), False, cancel) if r is not None else -math.inf
 
 
 def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
@@ -90,16 +92,19 @@ def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
     mult = plan.mult.astype(float)
     rho_terms = [rho_pure(plan.eps[lap | ed]) * mult[lap | ed]]
     if gau.any():
-        rho_terms.append(rho_gaussian(gaussian_multipliers(plan.eps[gau], plan.delta[gau]) * (1 - 2 * U)) * mult[gau])
+        m = gaussian_multipliers(plan.eps[gau], plan.delta[gau]) * (1 - 2 * U)  # less noise: rho up
+        rho_terms.append(rho_gaussian(m) * mult[gau])
     rho = sum_up(np.concatenate(rho_terms))
     spent = sum_up(plan.delta[ed] * mult[ed] * (1 + 2 * U))
     delta_used = (delta_g - spent) * (1 - 2 * U)  # the subtraction and this product: rounded down
     if delta_used <= 0:
-        return Composition("zcdp", math.inf, delta_g, detail="infeasible", seconds=time.perf_counter() - start,
+        return Composition("zcdp", math.inf, delta_g, detail="infeasible",
+                           seconds=time.perf_counter() - start,
                            reason=f"delta_g = {delta_g:.6g} is too small: the (epsilon, delta) releases' own "
                                   f"deltas add up to {spent:.6g}; raise delta_g or lower some delta_i")
     eps = cks_epsilon(rho, delta_used) if rho > 0 else 0.0
-    return Composition("zcdp", float(eps), delta_g, detail=f"rho = {rho:.6g}, converted at delta = {delta_used:.6g}",
+    return Composition("zcdp", float(eps), delta_g,
+                       detail=f"rho = {rho:.6g}, converted at delta = {delta_used:.6g}",
                        seconds=time.perf_counter() - start, extra={"rho": rho, "delta_used": delta_used})
 
 
