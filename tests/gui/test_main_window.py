@@ -221,7 +221,7 @@ def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan)
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
-                            multiplicities=list(inputs.multiplicities))
+                            multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms))
     assert window.cost_plot.items, "nothing was plotted"
     for name, item in window.cost_plot.items.items():
         x, y = window.cost_plot.curve_data(name)
@@ -233,7 +233,8 @@ def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan)
     assert window.cost_plot.k_line.value() == window.plan.k
     # and the totals shown are the engine's, rounded up
     totals = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
-                                eta=inputs.eta, multiplicities=list(inputs.multiplicities))
+                                eta=inputs.eta, multiplicities=list(inputs.multiplicities),
+                                mechanisms=list(inputs.mechanisms))
     best = engine.best(totals)
     assert window.results_panel.best() == best
     shown = float(window.results_panel.text_at("basic", "total ε"))
