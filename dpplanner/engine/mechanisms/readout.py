@@ -45,10 +45,10 @@ def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
         with np.errstate(under="ignore"):
             s = float(np.dot(a.p[j:], np.exp(log_delta_bound(mu, y, upper))))
             if upper:
-                if j > 0:  # the atoms left out, each at most delta_G at the largest of them
+                if j > 0:  # the atoms left out: delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= 15
                     y0 = x - (a.l[j - 1] + a.lam)
-                    y0 = y0 - 2 * U * abs(y0)
-                    s += float(np.sum(a.p[:j])) * (1 + j * U) * math.exp(log_delta_bound(mu, y0, True))
+                    t = (y0 - 2 * U * abs(y0)) / mu - mu / 2
+                    s += float(np.sum(a.p[:j])) * 2 * math.exp(-0.5 * t * t * (1 - 8 * U))
                 out[i] = min(1.0, s * (1 + r) + (a.err + a.inf_mass) * (1 + 4 * U) + a.p.size * TINY)
             else:
                 out[i] = max(0.0, s * (1 - r) - a.err * (1 + 4 * U))
