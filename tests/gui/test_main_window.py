@@ -404,7 +404,8 @@ def test_privacy_profile_is_computed_when_its_tab_is_shown(qtbot, make_window, s
     qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0, timeout=20000)
     inputs = window.plan.composition_inputs()
     expected = engine.privacy_profile(list(inputs.epsilons), list(inputs.deltas), eta=max(inputs.eta, 1e-3),
-                                      multiplicities=list(inputs.multiplicities), num=120)
+                                      multiplicities=list(inputs.multiplicities), num=120,
+                                      mechanisms=list(inputs.mechanisms))
     assert np.array_equal(window.profile_plot._eps, expected.eps)
     assert np.array_equal(window.profile_plot._upper, expected.delta_upper)
     assert window.profile_plot.target_line.value() == pytest.approx(math.log10(window.plan.budget.delta))
