@@ -430,6 +430,23 @@ def split_profile(e: np.ndarray, m: np.ndarray, xs: np.ndarray, eta: float, delt
     return up, lo
 
 
+class _OutOfTime(Exception):
+    """The refinement's time cap was reached in the middle of a lattice step."""
+
+
+class _Deadline:
+    """A cancel token for the compositions: the caller's cancellation, plus the time cap."""
+
+    def __init__(self, cancel, seconds: float):
+        self.cancel, self.end = cancel, time.monotonic() + seconds
+
+    def check(self) -> None:
+        if self.cancel is not None:
+            self.cancel.check()
+        if time.monotonic() > self.end:
+            raise _OutOfTime
+
+
 def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
                   progress=None, max_points: int = MAX_POINTS,
                   delta_bar_hi: Optional[float] = None) -> Optional[Bracket]:
@@ -439,14 +456,18 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     step = model_step(e, m, eta)
     while step < STEP_MAX and lattice_points(e, m, step) > max_points:
         step *= 2
-    start = time.monotonic()
+    deadline = _Deadline(cancel, TIME_CAP)
     best_up, best_lo, n_smooth = math.inf, 0.0, 0
     history: list[tuple[float, float]] = []
     why = ""
     for it in range(MAX_ROUNDS):
         info: dict = {}
-        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4, info,
-                                      delta_bar_hi)
+        try:
+            up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, deadline, eta / 4, info,
+                                          delta_bar_hi)
+        except _OutOfTime:
+            why = f"stopped refining at the time cap of {TIME_CAP:g} s"
+            break
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo
         if progress is not None:
@@ -458,9 +479,6 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
             break
         if info.get("rounding_share", 0.0) > 0.25:
             why = "rounding and truncation errors charged to delta_bar dominate; a finer lattice cannot help"
-            break
-        if time.monotonic() - start > TIME_CAP:
-            why = f"stopped refining after the time cap of {TIME_CAP:g} s"
             break
         if lo <= 0.0 or width >= 0.5 * up:
             ratio = 0.25  # the error bound broke down (grid too coarse for the plan): no model
