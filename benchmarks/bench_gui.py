@@ -76,7 +76,7 @@ def _wait_settled(window, timeout_s: float = 120.0) -> float:
             loop.quit()
 
     # Connected after the window's own slot, so it runs once the plots have the new data.
-    window.controller.resultReady.connect(check)
+    window.evaluation.evaluated.connect(check)
     window.editor.redistributing.connect(check)
     guard = QTimer()
     guard.setSingleShot(True)
@@ -84,7 +84,7 @@ def _wait_settled(window, timeout_s: float = 120.0) -> float:
     guard.start(int(timeout_s * 1000))
     QTimer.singleShot(0, check)
     loop.exec()
-    window.controller.resultReady.disconnect(check)
+    window.evaluation.evaluated.disconnect(check)
     window.editor.redistributing.disconnect(check)
     if not done:
         raise RuntimeError(f"the window did not settle within {timeout_s:.0f} s")

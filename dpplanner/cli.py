@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -20,6 +21,7 @@ from dpplanner.model import display
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
+from dpplanner.model.redistribution import rebalance
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
 from dpplanner.model.validation import BUDGET_RULES, PlanError, parse_text
@@ -56,7 +58,7 @@ def _finite(x) -> Optional[float]:
 
 def _load(spec: str) -> Plan:
     path = Path(spec)
-    if not path.exists():
+    if not os.path.lexists(spec):       # False also for a name the system refuses (too long)
         examples = example_paths()
         stem = spec[:-len(".dpplan")] if spec.endswith(".dpplan") else spec
         if stem in examples and path.parent == Path("."):
@@ -131,7 +133,7 @@ def cmd_allocate(args) -> int:
     plan = _load(args.plan)
     if args.theorem:
         plan.set_budget(theorem=args.theorem)
-    plan.rebalance()
+    rebalance(plan)
     if args.output:
         save_plan(plan, args.output)
     privacy = plan.privacy_all()

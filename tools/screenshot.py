@@ -55,19 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     window.resize(width, height)
     window._default_layout()
     if args.dark:
-        # Plots only: the widgets follow the platform theme, which Xvfb/offscreen do not have.
-        from dpplanner.gui import theme
-
-        for plot in (window.cost_plot, window.profile_plot, window.shares_plot):
-            plot.apply_theme(theme.DARK)
-    window.open_example(example_path(args.example))
+        window.appearance.set_scheme("dark")     # View > Colour scheme > Dark
+    window.document.open_example(example_path(args.example), confirm=False)
     window.show()
     if args.select >= 0:
         window.statistics_panel.select_row(args.select)
     window.plots.setCurrentIndex(args.tab)
     for _ in range(300):                  # up to 30 s for the first result
         wait(100)
-        if window.last_result is not None and not window.controller.is_busy():
+        if window.evaluation.last_result is not None and not window.controller.is_busy():
             break
     wait(300)                             # let the plots repaint
     out = Path(args.out)

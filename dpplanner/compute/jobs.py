@@ -1,8 +1,8 @@
-"""What the worker thread computes: immutable requests in, immutable results out.
+"""What the window computes: immutable requests (built by the model) in, immutable results out.
 
-Plain top-level functions over the engine (no Qt here), so the compute controller can run them on
-its thread and tests can swap in a fake. Each function has the controller's signature
-``fn(request, cancel, progress) -> result``.
+Plain top-level functions over the engine and the model (no Qt here), so the compute controller
+can run them on its worker thread or in the engine process, and tests can swap in a fake. Each
+has the controller's signature ``fn(request, cancel, progress) -> result``.
 """
 
 from __future__ import annotations
@@ -11,32 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from dpplanner import engine
-from dpplanner.engine.types import CancelToken, Composition
 from dpplanner.compute.engine_process import in_engine_process
+from dpplanner.engine.types import CancelToken, Composition
+from dpplanner.model.plan import composition_inputs
+from dpplanner.model.redistribution import rebalanced
+from dpplanner.model.requests import CurveView, EvaluateRequest, ProfileRequest, evaluation_request
+from dpplanner.model.statistic import Budget, Statistic
+from dpplanner.model.validation import PlanError
 
 Progress = Callable[[float], None]
-
-
-@dataclass(frozen=True)
-class EvaluateRequest:
-    """Everything the results panel and the plots need, snapshotted from the plan."""
-
-    epsilons: tuple[float, ...]
-    deltas: tuple[float, ...]
-    multiplicities: tuple[int, ...]
-    delta_g: float
-    eta: float
-    curve_mode: str = "prefix"            # "prefix" or "repeat"
-    curve_k_max: Optional[int] = None     # None: the plan's own k (prefix) / k (repeat)
-    curve_points: int = 100
-    repeat_index: int = 0                 # which query "repeat" mode repeats
-    theorems: tuple[str, ...] = engine.THEOREMS
-    request_id: int = 0
-    mechanisms: tuple[str, ...] = ()      # what each release is (engine.MECHANISMS); () = generic
-
-    @property
-    def k(self) -> int:
-        return int(sum(self.multiplicities))
 
 
 @dataclass(frozen=True)
@@ -84,19 +67,6 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
 
 
 @dataclass(frozen=True)
-class ProfileRequest:
-    """The privacy profile is slower than the totals (about 1 s for 1000 queries at η = 1e-3), so
-    it runs as its own job after the totals, and an edit never waits for it."""
-
-    epsilons: tuple[float, ...]
-    deltas: tuple[float, ...]
-    multiplicities: tuple[int, ...]
-    eta: float
-    points: int = 120
-    request_id: int = 0
-
-
-@dataclass(frozen=True)
 class ProfileResult:
     request_id: int
     request: ProfileRequest
@@ -114,10 +84,12 @@ def profile(request: ProfileRequest, cancel: CancelToken, progress: Progress) ->
 
 @dataclass(frozen=True)
 class AllocateRequest:
-    """A redistribution: the model's allocation request plus the undo step it belongs to."""
+    """An edit that redistributes: the state the edit reached (not yet in the plan) and the view
+    its evaluation is for. One job checks the pins, allocates and evaluates the result."""
 
-    payload: Any                          # what plan.allocation_request() returned
-    revision: int                         # the plan revision it was taken from
+    budget: Budget
+    statistics: tuple[Statistic, ...]
+    view: CurveView
     request_id: int = 0
 
 
@@ -125,13 +97,23 @@ class AllocateRequest:
 class AllocateResult:
     request_id: int
     request: AllocateRequest
-    allocation: Any                       # engine.Allocation
+    statistics: Optional[tuple[Statistic, ...]]     # None: refused
+    evaluation: Optional[EvaluateResult]            # of ``statistics`` under the request's view
+    refusal: Optional[str] = None                   # why not (pins that leave nothing, ...)
+    held_indices: tuple[int, ...] = ()              # the pins to release, when that is why
 
 
 @in_engine_process
 def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) -> AllocateResult:
-    allocation = request.payload.run(cancel=cancel, progress=progress)
-    return AllocateResult(request.request_id, request, allocation)
+    try:
+        stats = rebalanced(request.budget, request.statistics, cancel=cancel,
+                           progress=_part(progress, 0.0, 0.6))
+    except PlanError as exc:        # an answer, not a failure: the edit is refused
+        return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
+    # The totals of the rebalanced state come back with it: the window needs no second trip.
+    evaluation = evaluate(evaluation_request(composition_inputs(request.budget, stats), request.view),
+                          cancel, _part(progress, 0.6, 1.0))
+    return AllocateResult(request.request_id, request, stats, evaluation)
 
 
 def _describe(exc: Exception) -> str:

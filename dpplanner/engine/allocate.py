@@ -21,7 +21,7 @@ from .errors import BudgetError
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import theorem as registry_entry
-from .validation import Plan, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan
+from .validation import Releases, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan
 
 #: Brent's tolerance on t, relative; well inside the 1e-6 relative waste allowed. (The total is a
 #: lattice-dependent step function of t on the fast optimal path, so Brent often falls back to
@@ -97,7 +97,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             progress(min(0.99, evaluations[0] / 80))
         e = eps_at(t)
         e.flags.writeable = False
-        return compose_one(theorem, ComposeInputs(Plan(e, plan.delta, plan.mult, plan.mech), delta_g, eta, cancel))
+        return compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech), delta_g, eta, cancel))
 
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
     base = composed(0.0)

@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 
 from .numerics import log_expm1, round_up
 from .types import Composition
-from .validation import Plan
+from .validation import Releases
 
 NAME = "concurrent"
 VW = "Vadhan-Wang 2021"
@@ -58,7 +58,7 @@ def vadhan_wang_delta(eps: np.ndarray, delta: np.ndarray, mult: np.ndarray | Non
     return round_up(total, rel=1e-12 + 2 * log_error), [int(i) for i in order]
 
 
-def concurrent(plan: Plan, delta_g: float, sum_eps_up: float, optimal: Composition) -> Composition:
+def concurrent(plan: Releases, delta_g: float, sum_eps_up: float, optimal: Composition) -> Composition:
     vw_delta, order = vadhan_wang_delta(plan.eps, plan.delta, plan.mult)
     vw_eps = sum_eps_up if vw_delta <= delta_g else np.inf
     extra = {VW: vw_eps, "Vadhan-Wang delta": vw_delta, "Vadhan-Wang order": order,

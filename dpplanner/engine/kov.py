@@ -15,12 +15,12 @@ from scipy.special import gammaln, logsumexp
 from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .errors import NotApplicable
 from .types import Composition
-from .validation import Plan
+from .validation import Releases
 
 NAME = "kov"
 
 
-def require_homogeneous(plan: Plan) -> None:
+def require_homogeneous(plan: Releases) -> None:
     for i in range(len(plan.eps)):
         if plan.eps[i] != plan.eps[0] or plan.delta[i] != plan.delta[0]:
             raise NotApplicable(
@@ -61,7 +61,7 @@ def kov_grid_epsilon(eps: float, k: int, delta_bar_value: float) -> float:
     return float((k - 2 * lo) * eps)
 
 
-def kov(plan: Plan, delta_g: float) -> Composition:
+def kov(plan: Releases, delta_g: float) -> Composition:
     require_homogeneous(plan)
     from .optimal import homogeneous_bracket  # the optimal core (engine/optimal/)
 

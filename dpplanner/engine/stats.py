@@ -16,7 +16,7 @@ import numpy as np
 from .delta import log_survival, log_survival_prefix
 from .exact import exact_cumsum, fits, floats_up, room_down
 from .numerics import cumsum_up, round_up
-from .validation import Plan
+from .validation import Releases
 
 
 def eps_tanh(eps: np.ndarray) -> np.ndarray:
@@ -58,7 +58,7 @@ def _drv_terms(eps: np.ndarray) -> np.ndarray:
     return out
 
 
-def plan_sums(plan: Plan) -> Sums:
+def plan_sums(plan: Releases) -> Sums:
     m = plan.mult.astype(float)
     e, d = plan.eps, plan.delta
 

@@ -14,17 +14,17 @@ import numpy as np
 from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .stats import Sums, plan_sums
 from .types import CancelToken, Composition, ProgressCallback
-from .validation import Plan
+from .validation import Releases
 
 
-def grouped(plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+def grouped(plan: Releases) -> tuple[np.ndarray, np.ndarray]:
     """Distinct eps values with their total multiplicity (deltas are already in delta_bar)."""
     eps_u, inverse = np.unique(plan.eps, return_inverse=True)
     mult_u = np.bincount(inverse, weights=plan.mult.astype(float)).astype(np.int64)
     return eps_u, mult_u
 
 
-def optimal(plan: Plan, delta_g: float, eta: float, cancel: Optional[CancelToken] = None,
+def optimal(plan: Releases, delta_g: float, eta: float, cancel: Optional[CancelToken] = None,
             progress: Optional[ProgressCallback] = None) -> Composition:
     """Murtagh–Vadhan optimal composition: delta_i moved into delta_bar, then the optimal core."""
     from .optimal import optimal_bracket  # the optimal core (engine/optimal/)
@@ -44,7 +44,7 @@ def optimal(plan: Plan, delta_g: float, eta: float, cancel: Optional[CancelToken
 class ComposeInputs:
     """One plan composed under one or more theorems; ``progress`` is the current theorem's."""
 
-    plan: Plan
+    plan: Releases
     delta_g: float
     eta: float
     cancel: Optional[CancelToken] = None

@@ -25,9 +25,10 @@ MAX_EXPANDED = 5_000_000
 
 
 @dataclass(frozen=True)
-class Plan:
-    """A validated plan: row i is the query (eps[i], delta[i]) repeated mult[i] times; mech[i] is
-    one of MECHANISMS (what the release is, see there)."""
+class Releases:
+    """The validated releases of a plan: row i is the query (eps[i], delta[i]) repeated mult[i]
+    times; mech[i] is one of MECHANISMS (what the release is, see there). Not the document
+    (that is ``model.Plan``): only the numbers the engine composes."""
 
     eps: np.ndarray
     delta: np.ndarray
@@ -35,7 +36,7 @@ class Plan:
     mech: tuple = ()
 
     def __post_init__(self):
-        if not self.mech:  # internal callers that build a Plan directly mean generic releases
+        if not self.mech:  # internal callers that build Releases directly mean generic releases
             object.__setattr__(self, "mech", ("eps-delta",) * int(self.eps.size))
 
     @property
@@ -63,7 +64,7 @@ def _as_real(value, what: str) -> float:
 
 def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
                   multiplicities: Optional[Sequence[int]] = None,
-                  mechanisms: Optional[Sequence[str]] = None) -> Plan:
+                  mechanisms: Optional[Sequence[str]] = None) -> Releases:
     eps_list = _as_sequence(epsilons, "epsilons")
     delta_list = _as_sequence(deltas, "deltas")
     if not eps_list:
@@ -113,7 +114,7 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
     eps.flags.writeable = False
     delta.flags.writeable = False
     mult.flags.writeable = False
-    return Plan(eps, delta, mult, mech)
+    return Releases(eps, delta, mult, mech)
 
 
 def validate_delta_g(delta_g) -> float:

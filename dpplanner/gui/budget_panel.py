@@ -9,7 +9,7 @@ from typing import Optional
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar,
-    QPushButton, QWidget,
+    QPushButton, QToolButton, QWidget,
 )
 
 from dpplanner.engine.types import Composition
@@ -89,38 +89,57 @@ class BudgetPanel(QGroupBox):
         self.message.setToolTip("Warnings about the budget and the reason an edit was refused.")
 
         grid = QGridLayout()
-        grid.addWidget(QLabel("Sensitivity"), 0, 0)
+        grid.addWidget(QLabel("Harm level"), 0, 0)
         grid.addWidget(self.tier, 0, 1, 1, 3)
-        grid.addWidget(QLabel("ε_g"), 1, 0)
+        grid.addWidget(QLabel("Global ε"), 1, 0)
         grid.addWidget(self.epsilon, 1, 1)
-        grid.addWidget(QLabel("δ_g"), 1, 2)
+        grid.addWidget(QLabel("Global δ"), 1, 2)
         grid.addWidget(self.delta, 1, 3)
-        grid.addWidget(QLabel("δ to statistics"), 2, 0)
-        grid.addWidget(self.split, 2, 1)
-        grid.addWidget(self.slack, 2, 2, 1, 2)
-        grid.addWidget(QLabel("confidence"), 3, 0)
+        grid.addWidget(QLabel("Records n"), 2, 0)
+        grid.addWidget(self.dataset_size, 2, 1)
+        grid.addWidget(QLabel("Population N"), 2, 2)
+        grid.addWidget(self.population, 2, 3)
+        grid.addWidget(QLabel("Confidence"), 3, 0)
         grid.addWidget(self.confidence, 3, 1)
-        grid.addWidget(QLabel("accuracy η"), 3, 2)
-        grid.addWidget(self.eta, 3, 3)
-        grid.addWidget(QLabel("dataset n"), 4, 0)
-        grid.addWidget(self.dataset_size, 4, 1)
-        grid.addWidget(QLabel("population N"), 4, 2)
-        grid.addWidget(self.population, 4, 3)
-        grid.addWidget(QLabel("reserve"), 5, 0)
-        grid.addWidget(self.reserve, 5, 1)
-        grid.addWidget(QLabel("neighbours"), 5, 2)
-        grid.addWidget(self.neighbouring, 5, 3)
+        grid.addWidget(QLabel("Keep in reserve"), 3, 2)
+        grid.addWidget(self.reserve, 3, 3)
+        grid.addWidget(QLabel("δ to statistics"), 4, 0)
+        grid.addWidget(self.split, 4, 1)
         row = QHBoxLayout()
         row.addWidget(self.redistribute)
         row.addStretch(1)
-        row.addWidget(QLabel("theorem"))
-        row.addWidget(self.theorem)
         row.addWidget(self.rebalance_button)
-        grid.addLayout(row, 6, 0, 1, 4)
+        grid.addLayout(row, 5, 0, 1, 4)
         meter_row = QFormLayout()
-        meter_row.addRow("spent", self.meter)
-        grid.addLayout(meter_row, 7, 0, 1, 4)
-        grid.addWidget(self.message, 8, 0, 1, 4)
+        meter_row.addRow("Spent", self.meter)
+        grid.addLayout(meter_row, 6, 0, 1, 4)
+        # Expert settings, folded away: a newcomer needs none of them to make a first plan.
+        self.advanced_toggle = QToolButton()
+        self.advanced_toggle.setText("Advanced")
+        self.advanced_toggle.setCheckable(True)
+        self.advanced_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.advanced_toggle.setArrowType(Qt.ArrowType.RightArrow)
+        self.advanced_toggle.setAutoRaise(True)
+        self.advanced_toggle.setToolTip("Expert settings: the δ left for composition, engine "
+                                        "accuracy, neighbouring datasets and the theorem "
+                                        "redistribution uses")
+        self.advanced = QWidget()
+        expert = QGridLayout(self.advanced)
+        expert.setContentsMargins(0, 0, 0, 0)
+        expert.addWidget(self.slack, 0, 0, 1, 4)
+        expert.addWidget(QLabel("Engine accuracy η"), 1, 0)
+        expert.addWidget(self.eta, 1, 1)
+        expert.addWidget(QLabel("Neighbours"), 1, 2)
+        expert.addWidget(self.neighbouring, 1, 3)
+        expert.addWidget(QLabel("Theorem"), 2, 0)
+        expert.addWidget(self.theorem, 2, 1, 1, 3)
+        expert.setColumnStretch(1, 1)
+        expert.setColumnStretch(3, 1)
+        self.advanced.setVisible(False)
+        self.advanced_toggle.toggled.connect(self._show_advanced)
+        grid.addWidget(self.advanced_toggle, 7, 0, 1, 4)
+        grid.addWidget(self.advanced, 8, 0, 1, 4)
+        grid.addWidget(self.message, 9, 0, 1, 4)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.setLayout(grid)
@@ -151,7 +170,7 @@ class BudgetPanel(QGroupBox):
             widget.set_value(getattr(b, key))
         self._reset_choices()
         self.rebalance_button.setEnabled(not b.redistribute)
-        self.slack.setText(f"slack δ {formatting.lower(b.delta_slack, 2)}")
+        self.slack.setText(f"δ left for composition {formatting.lower(b.delta_slack, 2)}")
         self.message.setText("\n".join(self.editor.plan.warnings()))
         self._update_meter()
 
@@ -181,6 +200,10 @@ class BudgetPanel(QGroupBox):
         self.meter.setStyleSheet("QProgressBar::chunk { background: #c0392b; }" if over else "")
 
     # -- to the plan ----------------------------------------------------------------------------
+    def _show_advanced(self, shown: bool) -> None:
+        self.advanced.setVisible(shown)
+        self.advanced_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+
     def _on_tier(self, _index: int) -> None:
         key = self.tier.currentData()
         if key in TIERS_BY_KEY:
@@ -211,8 +234,12 @@ class BudgetPanel(QGroupBox):
         del blockers
 
     def _on_refused(self, refusal: Refusal) -> None:
-        if self._source is not None:
-            self._source.show_refusal(refusal.message)
+        target = self._source
+        if target is None and refusal.row is None:
+            # refused later, with the redistribution it needed: at the field it concerns
+            target = self.fields.get(refusal.field or "")
+        if target is not None:
+            target.show_refusal(refusal.message)
         elif refusal.row is None:
             self.message.setText(f"<span style='color:#c0392b'>{escape(refusal.message)}</span>")
             self.message.setTextFormat(Qt.TextFormat.RichText)

@@ -1,9 +1,8 @@
 """Undo over whole plan states.
 
 Every edit records the plan's snapshot before and after (snapshots are immutable and share their
-Statistic objects, so this is cheap). Undo restores "before", redo restores "after". A
-redistribution that finishes on the worker thread after the edit was pushed extends the same
-command (``set_after``), so one undo takes back the edit together with the rebalance it caused.
+Statistic objects, so this is cheap). Undo restores "before", redo restores "after". An edit is
+pushed once its redistribution is in the plan, so one undo takes back both.
 """
 
 from __future__ import annotations
@@ -20,10 +19,6 @@ class PlanStateCommand(QUndoCommand):
         self.before = before
         self.after = after
         self._applied = True      # pushed after the model already changed
-        self.drop_on_undo = False
-
-    def set_after(self, after: PlanSnapshot) -> None:
-        self.after = after
 
     def redo(self) -> None:
         if self._applied:         # QUndoStack.push calls redo(); the edit is already in the plan
@@ -33,6 +28,3 @@ class PlanStateCommand(QUndoCommand):
 
     def undo(self) -> None:
         self._plan.restore(self.before)
-        if self.drop_on_undo:
-            # QUndoStack deletes a command that is obsolete after undo(): no redo of a failed edit.
-            self.setObsolete(True)

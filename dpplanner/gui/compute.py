@@ -1,11 +1,13 @@
 """One compute controller, one worker thread: the latest request on each channel wins.
 
 The GUI thread hands the controller an immutable request (a frozen dataclass with a
-``request_id`` field) and a plain function ``fn(request, cancel, progress) -> result``. The
-controller stamps a fresh id on the request, cancels whatever is still running or queued on the
-same channel (through the engine's ``CancelToken``), and runs the job on its single worker thread.
-Results whose id is no longer the newest of their channel are dropped, so the order in which jobs
-finish never matters. Exceptions in ``fn`` become the ``failed`` signal; the worker keeps running.
+``request_id`` field), a plain function ``fn(request, cancel, progress) -> result`` and the
+``Handlers`` that apply its outcome: whoever builds a request applies its result. The controller
+stamps a fresh id on the request, cancels whatever is still running or queued on the same channel
+(through the engine's ``CancelToken``), and runs the job on its single worker thread. Results whose
+id is no longer the newest of their channel are dropped - ids alone decide staleness, so the order
+in which jobs finish never matters. Exceptions in ``fn`` reach ``Handlers.failed``; the worker
+keeps running.
 """
 
 from __future__ import annotations
@@ -29,12 +31,26 @@ PROGRESS_INTERVAL_S = 0.05
 ComputeFn = Callable[[Any, CancelToken, Callable[[float], None]], Any]
 
 
+def _ignore(*_args) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Handlers:
+    """What to do with a current job's outcome (called on the GUI thread)."""
+
+    result: Callable[[Any], None]
+    failed: Callable[[str], None] = _ignore
+    cancelled: Callable[[], None] = _ignore
+
+
 @dataclass(frozen=True)
 class Job:
     channel: str
     request: Any
     fn: ComputeFn
     token: CancelToken
+    handlers: Handlers
 
     @property
     def request_id(self) -> int:
@@ -93,11 +109,8 @@ class _Worker(QObject):
 
 
 class ComputeController(QObject):
-    """Owns the worker thread. Every signal is delivered on the GUI thread, only for current jobs."""
+    """Owns the worker thread. Handlers and signals run on the GUI thread, only for current jobs."""
 
-    resultReady = Signal(str, object)      # channel, result
-    failed = Signal(str, str)              # channel, message
-    cancelled = Signal(str)                # channel (a job was cancelled and nothing newer is pending)
     progressChanged = Signal(str, float)   # channel, fraction
     busyChanged = Signal(bool)
     _dispatch = Signal(object)
@@ -108,7 +121,7 @@ class ComputeController(QObject):
         self._ids = itertools.count(1)
         self._latest: dict[str, int] = {}
         self._active: dict[str, Job] = {}          # newest submitted job per channel, not yet done
-        self._pending: dict[str, tuple[Any, ComputeFn]] = {}   # debounced, not yet submitted
+        self._pending: dict[str, tuple[Any, ComputeFn, Handlers]] = {}   # debounced, not yet run
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(debounce_ms)
@@ -129,12 +142,12 @@ class ComputeController(QObject):
         self._busy = False
 
     # -- submitting -------------------------------------------------------------------------
-    def submit(self, channel: str, fn: ComputeFn, request: Any) -> int:
+    def submit(self, channel: str, fn: ComputeFn, request: Any, handlers: Handlers) -> int:
         """Run ``fn(request)`` now on the worker; returns the id stamped on the request."""
         self._pending.pop(channel, None)
-        return self._start(channel, fn, request)
+        return self._start(channel, fn, request, handlers)
 
-    def schedule(self, channel: str, fn: ComputeFn, request: Any) -> None:
+    def schedule(self, channel: str, fn: ComputeFn, request: Any, handlers: Handlers) -> None:
         """Like ``submit``, but a burst of requests runs once.
 
         Leading edge: when the channel is idle and quiet, the request starts at once (an isolated
@@ -147,10 +160,10 @@ class ComputeController(QObject):
             return
         if channel not in self._active and not self._debounce.isActive():
             self._pending.pop(channel, None)
-            self._start(channel, fn, request)
+            self._start(channel, fn, request, handlers)
             self._debounce.start()          # opens the quiet period
             return
-        self._pending[channel] = (request, fn)
+        self._pending[channel] = (request, fn, handlers)
         # The running job on this channel is already out of date: stop it now, not later.
         job = self._active.get(channel)
         if job is not None:
@@ -167,7 +180,15 @@ class ComputeController(QObject):
                 and dataclasses.replace(job.request, request_id=0) == probe)
 
     def cancel(self, channel: str | None = None) -> None:
-        """Stop the running and pending jobs of one channel (or of all channels)."""
+        """Stop the running and pending jobs of one channel (or of all channels); the running
+        jobs' ``cancelled`` handlers are called."""
+        self._stop(channel, notify=True)
+
+    def discard(self, channel: str | None = None) -> None:
+        """Like ``cancel``, silently: for a caller that no longer wants the answer."""
+        self._stop(channel, notify=False)
+
+    def _stop(self, channel: str | None, notify: bool) -> None:
         channels = [channel] if channel is not None else list(set(self._active) | set(self._pending))
         for name in channels:
             self._pending.pop(name, None)
@@ -175,7 +196,8 @@ class ComputeController(QObject):
             job = self._active.pop(name, None)
             if job is not None:
                 job.token.cancel()
-                self.cancelled.emit(name)
+                if notify:
+                    job.handlers.cancelled()
         self._update_busy()
 
     def is_busy(self, channel: str | None = None) -> bool:
@@ -195,13 +217,13 @@ class ComputeController(QObject):
         self._thread.wait()
 
     # -- internals ---------------------------------------------------------------------------
-    def _start(self, channel: str, fn: ComputeFn, request: Any) -> int:
+    def _start(self, channel: str, fn: ComputeFn, request: Any, handlers: Handlers) -> int:
         request_id = next(self._ids)
         request = dataclasses.replace(request, request_id=request_id)
         previous = self._active.get(channel)
         if previous is not None:
             previous.token.cancel()
-        job = Job(channel, request, fn, CancelToken())
+        job = Job(channel, request, fn, CancelToken(), handlers)
         self._latest[channel] = request_id
         self._active[channel] = job
         self._update_busy()
@@ -210,8 +232,8 @@ class ComputeController(QObject):
 
     def _flush_debounced(self) -> None:
         pending, self._pending = self._pending, {}
-        for channel, (request, fn) in pending.items():
-            self._start(channel, fn, request)
+        for channel, (request, fn, handlers) in pending.items():
+            self._start(channel, fn, request, handlers)
 
     def _is_current(self, job: Job) -> bool:
         # A cancelled job was superseded (a newer request is running or waiting in the debounce),
@@ -228,21 +250,21 @@ class ComputeController(QObject):
         current = self._is_current(job)
         self._done(job)
         if current:
-            self.resultReady.emit(job.channel, result)
+            job.handlers.result(result)
 
     @Slot(object, str)
     def _on_failed(self, job: Job, message: str) -> None:
         current = self._is_current(job)
         self._done(job)
         if current:
-            self.failed.emit(job.channel, message)
+            job.handlers.failed(message)
 
     @Slot(object)
     def _on_cancelled(self, job: Job) -> None:
         current = self._is_current(job)
         self._done(job)
         if current:
-            self.cancelled.emit(job.channel)
+            job.handlers.cancelled()
 
     @Slot(object, float)
     def _on_progress(self, job: Job, fraction: float) -> None:

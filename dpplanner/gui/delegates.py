@@ -48,14 +48,18 @@ class StatisticDelegate(QStyledItemDelegate):
         if isinstance(editor, QComboBox):
             editor.setCurrentIndex(max(editor.findData(value), 0))
         elif isinstance(editor, QLineEdit):
-            # Full precision (repr) so that opening and closing an editor changes nothing.
+            # Full precision (repr); the text is remembered so that Enter without a change does
+            # nothing (no undo step, no rebalance, no pin).
             editor.setText("" if value is None else repr(value) if isinstance(value, float) else str(value))
+            editor.setProperty("initial_text", editor.text())
 
     def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: QModelIndex) -> None:
         if isinstance(editor, QComboBox):
             model.setData(index, editor.currentData(), Qt.ItemDataRole.EditRole)
         elif isinstance(editor, QLineEdit):
             text = editor.text()
+            if text == editor.property("initial_text"):
+                return          # opened and closed without a change
             if text.strip() == "" and COLUMNS[index.column()].key != "variable":
                 return          # an emptied cell means "never mind", not a value
             model.setData(index, text, Qt.ItemDataRole.EditRole)

@@ -1,15 +1,18 @@
-"""Every user edit of the plan goes through here: refuse early, apply, undo, redistribute.
+"""Every user edit of the plan goes through here: try, redistribute, adopt, undo.
 
-The order matters and is the whole point of this module:
+One edit is one validation, one plan event and one worker trip:
 
-1. The edit is tried on a ``plan.trial()`` through the Plan's own method (which validates the
-   whole resulting state) and, when automatic redistribution is on, checked with the model's
-   ``check_holds`` - an impossible pin is refused **before anything changes**.
-2. The plan adopts the trial's state (no second validation) and the edit is pushed on the undo
-   stack as one command holding the state before and after.
-3. The redistribution (``engine.allocate``) runs on the compute worker. When it returns and the
-   plan is still at the revision it was computed for, ``plan.apply_allocation`` writes it and the
-   same undo command is extended, so one Undo takes back the edit and its rebalance.
+1. The edit is tried on a ``plan.trial()`` through the Plan's own method, which validates the
+   whole resulting state once. A refusal leaves the plan as it was.
+2. Without redistribution the plan adopts the trial (no second validation, one event) and the
+   evaluation of the new state is the one worker trip.
+3. With redistribution the trial goes to the compute worker in one ``allocate`` job: the pin
+   check, ``engine.allocate`` and the evaluation of the rebalanced state. Nothing composes on the
+   GUI thread, and the plan does not change until the answer is back: then the trial takes the
+   new epsilons, the plan adopts it (one event), and the evaluation that came with it is shown
+   without another trip. Pins that leave nothing are refused then, with the plan unchanged.
+
+Each adopted edit is one undo command holding the state before and after.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from PySide6.QtGui import QUndoStack
 
 from dpplanner.compute import jobs
 from dpplanner.gui.commands import PlanStateCommand
-from dpplanner.gui.compute import ComputeController
+from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
+from dpplanner.model.requests import CurveView
 from dpplanner.model.display import upper
 
 ALLOCATE = "allocate"
@@ -40,12 +44,24 @@ class Refusal:
     field: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class _Pending:
+    """An edit waiting for its redistribution: tried, valid, not yet in the plan."""
+
+    trial: Plan
+    text: str
+    row: Optional[int]
+    field: Optional[str]
+    cause: Optional[Callable[[Plan], tuple[str, str]]]
+
+
 class PlanEditor(QObject):
     """Owns the undo stack of one plan and the redistribution jobs its edits start."""
 
     refused = Signal(object)              # Refusal: shown where it happened and in the status bar
     redistributing = Signal(bool)
     redistributionFailed = Signal(str)
+    precomputed = Signal(object)          # EvaluateResult of the state about to be adopted
 
     def __init__(self, plan: Plan, controller: ComputeController,
                  allocate_fn: Callable = jobs.allocate, parent: QObject | None = None) -> None:
@@ -54,13 +70,11 @@ class PlanEditor(QObject):
         self.controller = controller
         self.allocate_fn = allocate_fn
         self.undo_stack = QUndoStack(self)
-        self._pending: Optional[tuple[PlanStateCommand, int]] = None   # (command, plan revision)
-        self._expect_rebalance = False
+        #: The cost-curve view an evaluation is asked for (the window connects its own).
+        self.view: Callable[[], CurveView] = CurveView
+        self._pending: Optional[_Pending] = None
         #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
         self.last_refusal: Optional[Refusal] = None
-        controller.resultReady.connect(self._on_result)
-        controller.failed.connect(self._on_failed)
-        controller.cancelled.connect(self._on_cancelled)
         self.undo_stack.indexChanged.connect(self._on_undo_index)
 
     # -- statistic edits ------------------------------------------------------------------------
@@ -124,107 +138,123 @@ class PlanEditor(QObject):
         return self._edit("Redistribute", lambda p: None, rebalance=True, force=True)
 
     def is_redistributing(self) -> bool:
-        """True from the moment an edit that will be rebalanced starts until the rebalance ends."""
-        return self._pending is not None or self._expect_rebalance
+        """True while an edit waits for its redistribution (the plan does not show it yet)."""
+        return self._pending is not None
+
+    def can_undo(self) -> bool:
+        return self._pending is not None or self.undo_stack.canUndo()
+
+    def undo(self) -> None:
+        """Undo: an edit still waiting for its redistribution is dropped, else the last step."""
+        if self._pending is not None:
+            self._drop_pending()
+        else:
+            self.undo_stack.undo()
 
     # -- internals ------------------------------------------------------------------------------
     def _edit(self, text: str, apply: Callable[[Plan], None], *, rebalance: Optional[bool] = None,
               row: Optional[int] = None, field: Optional[str] = None, force: bool = False,
               cause: Optional[Callable[[Plan], tuple[str, str]]] = None) -> bool:
-        """Try ``apply`` on a trial of the plan; refuse (plan unchanged) or adopt it as one undo
-        step. A refusal names the place of the edit (``row``/``field``) when there is one;
-        ``cause(trial)`` gives (what the user asked, what to do) when the pins do not fit."""
+        """Try ``apply`` on a trial of the plan; refuse (plan unchanged) or make it one undo step,
+        after its redistribution when there is one. A refusal names the place of the edit
+        (``row``/``field``) when there is one; ``cause(trial)`` gives (what the user asked, what
+        to do) when the pins do not fit."""
+        self._settle()
         self.last_refusal = None
         trial = self.plan.trial()
         try:
             apply(trial)
-            if not force and trial.snapshot() == self.plan.snapshot():
-                return True         # nothing to change (e.g. the same value typed again)
-            if rebalance is None:
-                rebalance = trial.budget.redistribute
-            if rebalance and len(trial):
-                trial.check_holds()
         except PlanError as exc:    # the model refused: the plan is unchanged
-            message = str(exc)
-            if exc.held_indices and cause is not None:
-                asked, remedy = cause(trial)
-                message = f"{asked}: {message}; {remedy}"
-            where_row = row if row is not None or field is not None else exc.index
-            self.last_refusal = Refusal(message, where_row, field or exc.field)
-            self.refused.emit(self.last_refusal)
+            self._refuse(exc, trial, row, field, cause)
             return False
-        before = self.plan.snapshot()
-        # Listeners that see the plan change during adopt() must already know a rebalance
-        # follows (the window does not evaluate an unbalanced intermediate state).
-        self._expect_rebalance = bool(rebalance and len(trial))
-        try:
-            self.plan.adopt(trial)
-        finally:
-            self._expect_rebalance = False
-        after = self.plan.snapshot()
-        if after == before and not force:
+        if not force and trial.snapshot() == self.plan.snapshot():
+            return True             # nothing to change (e.g. the same value typed again)
+        if rebalance is None:
+            rebalance = trial.budget.redistribute
+        if not (rebalance and len(trial)):
+            self._adopt(trial, text)
             return True
-        command = PlanStateCommand(self.plan, text, before, after)
-        self.undo_stack.push(command)
-        if rebalance and len(self.plan):
-            request = jobs.AllocateRequest(self.plan.allocation_request(), self.plan.revision)
-            self._pending = (command, self.plan.revision)
-            self.redistributing.emit(True)
-            self.controller.submit(ALLOCATE, self.allocate_fn, request)
+        self._pending = _Pending(trial, text, row, field, cause)
+        self.redistributing.emit(True)
+        request = jobs.AllocateRequest(trial.budget, trial.statistics, self.view())
+        self.controller.submit(ALLOCATE, self.allocate_fn, request,
+                               Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
         return True
 
-    def _on_result(self, channel: str, result) -> None:
-        if channel != ALLOCATE or self._pending is None:
-            return
-        command, revision = self._pending
+    def _adopt(self, trial: Plan, text: str) -> None:
+        before = self.plan.snapshot()
+        self.plan.adopt(trial)
+        after = self.plan.snapshot()
+        if after != before:
+            self.undo_stack.push(PlanStateCommand(self.plan, text, before, after))
+
+    def _refuse(self, exc: PlanError, trial: Plan, row: Optional[int], field: Optional[str],
+                cause: Optional[Callable[[Plan], tuple[str, str]]]) -> None:
+        message = str(exc)
+        if exc.held_indices and cause is not None:
+            asked, remedy = cause(trial)
+            message = f"{asked}: {message}; {remedy}"
+        where_row = row if row is not None or field is not None else exc.index
+        self.last_refusal = Refusal(message, where_row, field or exc.field)
+        self.refused.emit(self.last_refusal)
+
+    def _take_pending(self) -> Optional[_Pending]:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self.redistributing.emit(False)
+        return pending
+
+    def _settle(self) -> None:
+        """A new edit while one waits for its redistribution: make the waiting one now, without
+        it (the new edit's own redistribution covers both)."""
+        if self._pending is not None:
+            self.controller.discard(ALLOCATE)
+            pending = self._take_pending()
+            self._adopt(pending.trial, pending.text)
+
+    def abandon(self) -> None:
+        """Another plan replaces this one: an edit waiting for its redistribution is dropped."""
+        if self._pending is not None:
+            self._drop_pending()
+
+    def _drop_pending(self) -> None:
+        self.controller.discard(ALLOCATE)
+        self._take_pending()
+
+    def _on_allocated(self, result: jobs.AllocateResult) -> None:
+        pending = self._pending
         self._pending = None
-        request = result.request.payload
         try:
-            if revision != self.plan.revision or not self._is_top(command):
-                return              # the plan moved on (another edit, an undo): drop it
-            try:
-                self.plan.apply_allocation(list(result.allocation.epsilons), held=list(request.held),
-                                           revision=revision)
-            except PlanError as exc:
-                self._undo_failed(command, f"redistribution could not be applied: {exc}")
+            if result.refusal is not None:
+                self._refuse(PlanError(result.refusal, held_indices=result.held_indices),
+                             pending.trial, pending.row, pending.field, pending.cause)
                 return
-            command.set_after(self.plan.snapshot())
+            stats = result.statistics
+            try:
+                pending.trial.apply_allocation([s.epsilon for s in stats],
+                                               held=[s.held for s in stats])
+            except PlanError as exc:
+                self._refuse(exc, pending.trial, pending.row, pending.field, None)
+                return
+            self.precomputed.emit(result.evaluation)
+            self._adopt(pending.trial, pending.text)
         finally:
             # Emitted after the plan holds its final state, so followers see that state.
             self.redistributing.emit(False)
 
-    def _on_failed(self, channel: str, message: str) -> None:
-        if channel != ALLOCATE or self._pending is None:
-            return
-        command, revision = self._pending
-        self._pending = None
-        try:
-            if revision == self.plan.revision and self._is_top(command):
-                self._undo_failed(command, f"redistribution failed, the edit was taken back: {message}")
-            else:
-                self.redistributionFailed.emit(f"redistribution failed: {message}")
-        finally:
-            self.redistributing.emit(False)
+    def _on_failed(self, message: str) -> None:
+        pending = self._take_pending()
+        self.last_refusal = Refusal(f"redistribution failed, the edit was not made: {message}",
+                                    pending.row, pending.field)
+        self.refused.emit(self.last_refusal)
 
-    def _on_cancelled(self, channel: str) -> None:
-        if channel == ALLOCATE and self._pending is not None:
-            # The edit stays (it was valid); the plan is simply not rebalanced for it.
-            self._pending = None
-            self.redistributing.emit(False)
-            self.redistributionFailed.emit("redistribution cancelled; the statistics keep their ε_i "
-                                           "(use Edit > Redistribute now to rebalance)")
-
-    def _undo_failed(self, command: PlanStateCommand, message: str) -> None:
-        command.drop_on_undo = True     # undone and dropped from the stack
-        self.undo_stack.undo()
-        self.redistributionFailed.emit(message)
-
-    def _is_top(self, command: PlanStateCommand) -> bool:
-        index = self.undo_stack.index()
-        return index > 0 and self.undo_stack.command(index - 1) is command
+    def _on_cancelled(self) -> None:
+        # Cancelled by the user: the edit was valid, so it is made, just not rebalanced.
+        pending = self._take_pending()
+        self._adopt(pending.trial, pending.text)
+        self.redistributionFailed.emit("redistribution cancelled; the statistics keep their ε_i "
+                                       "(use Edit > Redistribute now to rebalance)")
 
     def _on_undo_index(self, _index: int) -> None:
-        if self._pending is not None and not self._is_top(self._pending[0]):
-            self._pending = None            # undone: its rebalance is no longer wanted
-            self.redistributing.emit(False)
-            self.controller.cancel(ALLOCATE)
+        if self._pending is not None:
+            self._drop_pending()        # the plan it was tried on is gone

@@ -1,9 +1,11 @@
 """Keeping the derived views current: totals, cost curve and privacy profile from the worker.
 
 After every plan change the totals and the cost-vs-k curve are recomputed on the compute worker
-(one ``evaluate`` job, debounced); the slower privacy profile follows as its own job once edits
-pause and only while its tab is shown. Results are applied to the results panel, the budget bar and
-the plots here; the window only wires.
+(one ``evaluate`` job, debounced) - unless the edit's redistribution already brought them back
+(``PlanEditor.precomputed``). The slower privacy profile follows as its own job once edits pause
+and only while its tab is shown. Results are applied here, to the results panel, the budget bar and
+the plots; request ids alone decide whether a result is still wanted (a plan change cancels the
+jobs it makes stale). The window only wires.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from PySide6.QtWidgets import QTabWidget
 
 from dpplanner.compute import jobs
 from dpplanner.gui.budget_panel import BudgetPanel
-from dpplanner.gui.compute import ComputeController
+from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.plots import CostPlot, ProfilePlot
 from dpplanner.gui.results_panel import ResultsPanel
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.statistics_panel import StatisticsPanel
+from dpplanner.model.requests import CurveView
 
 EVALUATE = "evaluate"
 PROFILE = "profile"
@@ -30,6 +33,9 @@ PROFILE_DELAY_MS = 300
 
 
 class Evaluation(QObject):
+    evaluated = Signal(object)              # EvaluateResult, now shown
+    evaluationFailed = Signal(str)
+    profiled = Signal(object)               # ProfileResult, now shown
     message = Signal(str, int, bool)        # text, timeout in ms, is an error (status bar)
 
     def __init__(self, editor: PlanEditor, controller: ComputeController, settings: Settings, *,
@@ -49,59 +55,60 @@ class Evaluation(QObject):
         self.statistics_panel = statistics_panel
         self.evaluate_fn = evaluate_fn
         self.profile_fn = profile_fn
+        #: The result shown; ``_current`` says whether it is still the plan's and view's.
         self.last_result: Optional[jobs.EvaluateResult] = None
-        self._profile_wanted: Optional[jobs.ProfileRequest] = None
+        self._current = False
+        self._prepared: Optional[jobs.EvaluateResult] = None
+        self._profile_wanted = None
         self._profile_delay = QTimer(self)
         self._profile_delay.setSingleShot(True)
         self._profile_delay.setInterval(PROFILE_DELAY_MS)
         self._profile_delay.timeout.connect(self._start_profile)
         plots.currentChanged.connect(lambda _i: self._start_profile())
-        controller.resultReady.connect(self._on_result)
-        controller.failed.connect(self._on_failed)
-        controller.cancelled.connect(self._on_cancelled)
+        editor.view = self.view
+        editor.precomputed.connect(self._prepare)
+
+    def view(self) -> CurveView:
+        return CurveView(self.cost_plot.mode(), self.cost_plot.k_limit(),
+                         self.settings.get("curve_points"), self.statistics_panel.current_row())
 
     def plan_changed(self) -> None:
+        self._current = False
         self._profile_wanted = None
-        self.controller.cancel(PROFILE)     # out of date; it follows the next totals
+        self.controller.discard(PROFILE)    # out of date; it follows the next totals
 
-    def request(self) -> Optional[jobs.EvaluateRequest]:
-        if not len(self.plan):
-            return None
-        inputs = self.plan.composition_inputs()
-        repeat_index = min(max(self.statistics_panel.current_row(), 0), len(self.plan) - 1)
-        return jobs.EvaluateRequest(
-            inputs.epsilons, inputs.deltas, inputs.multiplicities, inputs.delta_g, inputs.eta,
-            curve_mode=self.cost_plot.mode(), curve_k_max=self.cost_plot.k_limit(),
-            curve_points=self.settings.get("curve_points"), repeat_index=repeat_index,
-            mechanisms=inputs.mechanisms)
+    def result_is_current(self, result: jobs.EvaluateResult) -> bool:
+        return self._current and result is self.last_result
 
     def schedule(self) -> None:
-        request = self.request()
-        if request is None:
-            self.controller.cancel(EVALUATE)
-            self.controller.cancel(PROFILE)
+        if not len(self.plan):
+            self.controller.discard(EVALUATE)
+            self.controller.discard(PROFILE)
             self.last_result = None
+            self._current = False
             self.results_panel.set_results({}, None, "Add a statistic to see the totals.")
             self.cost_plot.clear()
             self.profile_plot.clear()
             self.budget_panel.set_spent(None)
             return
-        self.controller.schedule(EVALUATE, self.evaluate_fn, request)
-
-    def result_is_current(self, result: jobs.EvaluateResult) -> bool:
-        request = self.request()
-        return request is not None and request == dataclasses.replace(result.request, request_id=0)
-
-    def _on_result(self, channel: str, result) -> None:
-        if channel == PROFILE:
-            inputs = self.plan.composition_inputs()
-            if (result.request.epsilons, result.request.deltas, result.request.multiplicities) == \
-                    (inputs.epsilons, inputs.deltas, inputs.multiplicities):
-                self.profile_plot.set_profile(result.profile, self.plan.budget.delta)
+        request = self.plan.evaluation_request(self.view())
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared.request == request:
+            self.controller.discard(EVALUATE)   # anything running is for an older state
+            self._apply(prepared)
             return
-        if channel != EVALUATE:
-            return
+        if self._current and dataclasses.replace(self.last_result.request, request_id=0) == request:
+            return                              # shown already: nothing to recompute
+        self._current = False
+        self.controller.schedule(EVALUATE, self.evaluate_fn, request,
+                                 Handlers(self._apply, self._on_failed, self._on_cancelled))
+
+    def _prepare(self, result: jobs.EvaluateResult) -> None:
+        self._prepared = result
+
+    def _apply(self, result: jobs.EvaluateResult) -> None:
         self.last_result = result
+        self._current = True
         request = result.request
         budget = self.plan.budget
         note = (f"k = {request.k} queries, δ_g = {request.delta_g:g}, η = {request.eta:g}. "
@@ -116,14 +123,14 @@ class Evaluation(QObject):
             self.cost_plot.set_curve(result.curve, plan_k, budget.spendable_epsilon)
         # The profile is slower than everything above: it runs as its own job, only while its
         # tab is shown and once edits have paused, so it never delays the next edit.
-        self._profile_wanted = jobs.ProfileRequest(
-            request.epsilons, request.deltas, request.multiplicities, eta=max(request.eta, 1e-3))
+        self._profile_wanted = request.profile_request()
         self._profile_delay.start()
         problems = "; ".join(f"{part}: {msg}" for part, msg in result.problems.items())
         if problems:
             self.message.emit(f"Part of the computation failed - {problems}", 10000, True)
         elif not self.editor.is_redistributing():
             self.message.emit("", 0, False)
+        self.evaluated.emit(result)
 
     def _start_profile(self) -> None:
         if self._profile_wanted is None or self.plots.currentWidget() is not self.profile_plot:
@@ -131,17 +138,22 @@ class Evaluation(QObject):
         if self.controller.is_busy(EVALUATE) or self.editor.is_redistributing():
             return          # the totals of a newer plan come first; they will ask again
         request, self._profile_wanted = self._profile_wanted, None
-        self.controller.submit(PROFILE, self.profile_fn, request)
+        self.controller.submit(PROFILE, self.profile_fn, request,
+                               Handlers(self._show_profile, self._on_profile_failed))
 
-    def _on_failed(self, channel: str, message: str) -> None:
-        if channel == PROFILE:
-            self.profile_plot.clear()
-            self.message.emit(f"The privacy profile could not be computed: {message}", 10000, True)
-        if channel == EVALUATE:
-            self.results_panel.set_stale(f"The computation failed: {message}")
-            self.message.emit(f"The computation failed: {message}", 15000, True)
+    def _show_profile(self, result: jobs.ProfileResult) -> None:
+        self.profile_plot.set_profile(result.profile, self.plan.budget.delta)
+        self.profiled.emit(result)
 
-    def _on_cancelled(self, channel: str) -> None:
-        if channel == EVALUATE:
-            self.results_panel.set_stale("Cancelled: the totals shown are from before the last edit.")
-            self.message.emit("Computation cancelled.", 5000, False)
+    def _on_profile_failed(self, message: str) -> None:
+        self.profile_plot.clear()
+        self.message.emit(f"The privacy profile could not be computed: {message}", 10000, True)
+
+    def _on_failed(self, message: str) -> None:
+        self.results_panel.set_stale(f"The computation failed: {message}")
+        self.message.emit(f"The computation failed: {message}", 15000, True)
+        self.evaluationFailed.emit(message)
+
+    def _on_cancelled(self) -> None:
+        self.results_panel.set_stale("Cancelled: the totals shown are from before the last edit.")
+        self.message.emit("Computation cancelled.", 5000, False)

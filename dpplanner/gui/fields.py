@@ -9,7 +9,7 @@ Esc puts the plan's value back. ``set_value`` always shows the plan's value.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -38,11 +38,15 @@ class RuleField(QWidget):
     """A number field for one ``FieldRule``; ``submitted`` carries the parsed (exact) value."""
 
     submitted = Signal(object)          # int, float or None (an emptied optional field)
+    dismissed = Signal()                # Esc: the typed text was given up for the plan's value
 
-    def __init__(self, rule: FieldRule, accessible_name: str, tip: str = "",
-                 parent: QWidget | None = None) -> None:
+    def __init__(self, rule: FieldRule, accessible_name: str, tip: str = "", *,
+                 shown: Optional[Callable[[Number], str]] = None, parent: QWidget | None = None) -> None:
+        """``shown`` turns a plan value into text when it is derived rather than typed (an error
+        bound, rounded up); by default the field shows the exact value."""
         super().__init__(parent)
         self.rule = rule
+        self._shown = shown
         self._value: Optional[Number] = None
         self.edit = _Edit()
         self.edit.setAccessibleName(accessible_name)
@@ -66,13 +70,14 @@ class RuleField(QWidget):
         layout.addWidget(self.message)
         self.edit.editingFinished.connect(self._finish)
         self.edit.escaped.connect(self.restore)
+        self.edit.escaped.connect(self.dismissed)
         self.edit.textEdited.connect(lambda _t: self.message.isVisible() and self._clear_mark())
 
     # -- the plan's side ------------------------------------------------------------------------
     def set_value(self, value: Optional[Number]) -> None:
         """Show the plan's value (dropping any refused text and its reason)."""
         self._value = value
-        self.edit.setText(format_value(self.rule, value))
+        self.edit.setText(self._text(value))
         self._clear_mark()
         self.message.hide()
 
@@ -85,7 +90,7 @@ class RuleField(QWidget):
 
     def show_refusal(self, message: str) -> None:
         """Keep the typed text, mark it, and say beneath it why the plan did not take it."""
-        kept = format_value(self.rule, self._value) or "empty"
+        kept = self._text(self._value) or "empty"
         self.message.setText(f"Not applied: {message}. The plan keeps {kept} (Esc puts it back).")
         self.message.show()
         self.edit.setStyleSheet(REFUSED_STYLE)
@@ -100,7 +105,7 @@ class RuleField(QWidget):
         return parse_text(self.rule, self.edit.text())
 
     def _finish(self) -> None:
-        if self.edit.text().strip() == format_value(self.rule, self._value) and not self.is_refused():
+        if self.edit.text().strip() == self._text(self._value) and not self.is_refused():
             return          # nothing new typed
         try:
             value = self.parsed()
@@ -111,6 +116,11 @@ class RuleField(QWidget):
             self.set_value(value)
             return
         self.submitted.emit(value)
+
+    def _text(self, value: Optional[Number]) -> str:
+        if value is None or self._shown is None:
+            return format_value(self.rule, value)
+        return self._shown(value)
 
     def _clear_mark(self) -> None:
         self.edit.setStyleSheet("")

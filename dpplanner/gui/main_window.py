@@ -14,7 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import (
     QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence,
 )
-from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QTabWidget, QToolButton
+from PySide6.QtWidgets import (
+    QMainWindow, QMessageBox, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget,
+)
 
 from dpplanner.compute import engine_process, jobs
 from dpplanner.gui import theme
@@ -25,6 +27,7 @@ from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
 from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.exports import Exports
 from dpplanner.gui.appearance import Appearance
+from dpplanner.gui.guide import BASICS_TITLE, FirstStartGuide, basics_html
 from dpplanner.gui.help_pages import PAGES, HelpDialog, about_html
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
 from dpplanner.gui.results_panel import ResultsPanel
@@ -76,12 +79,21 @@ class MainWindow(QMainWindow):
         self.left.addWidget(self.budget_panel)
         self.left.addWidget(self.statistics_panel)
         self.left.setStretchFactor(1, 1)
+        self.guide = FirstStartGuide(self.plan, self.settings, (
+            lambda: (self.budget_panel.tier.setFocus(), self.budget_panel.tier.showPopup()),
+            lambda: self.budget_panel.dataset_size.edit.setFocus(),
+            lambda: self.statistics_panel.add_button.showMenu()))
+        left_column = QWidget()
+        column = QVBoxLayout(left_column)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.guide)
+        column.addWidget(self.left, 1)
         self.right = QSplitter(Qt.Orientation.Vertical)
         self.right.addWidget(self.results_panel)
         self.right.addWidget(self.plots)
         self.right.setStretchFactor(1, 1)
         self.main_split = QSplitter(Qt.Orientation.Horizontal)
-        self.main_split.addWidget(self.left)
+        self.main_split.addWidget(left_column)
         self.main_split.addWidget(self.right)
         self.main_split.setStretchFactor(0, 1)
         self.main_split.setStretchFactor(1, 1)
@@ -106,7 +118,7 @@ class MainWindow(QMainWindow):
         self.document.error.connect(self.show_error)
         self.exports.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
         self.exports.error.connect(self.show_error)
-        self.document.aboutToLoad.connect(self.controller.cancel)
+        self.document.aboutToLoad.connect(self._on_about_to_load)
         self.evaluation.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
         self.controller.progressChanged.connect(lambda _channel, f: self.status.set_progress(f))
         self.controller.busyChanged.connect(self._on_busy)
@@ -156,17 +168,23 @@ class MainWindow(QMainWindow):
                                                self.exports.export_plot_dialog)
         self.quit_action = self._action("&Quit", "Close dpplanner", self.close, S.Quit)
         stack = self.editor.undo_stack
-        self.undo_action = self._step_action("&Undo", stack.undo, S.Undo, stack.canUndoChanged,
-                                             stack.undoTextChanged, "nothing to undo")
-        self.redo_action = self._step_action("&Redo", stack.redo, S.Redo, stack.canRedoChanged,
-                                             stack.redoTextChanged, "nothing to redo")
+        editor = self.editor
+        self.undo_action = self._step_action("&Undo", editor.undo, S.Undo, stack.undoTextChanged,
+                                             "nothing to undo")
+        self.redo_action = self._step_action("&Redo", stack.redo, S.Redo, stack.redoTextChanged,
+                                             "nothing to redo")
+        # From the signals' arguments, not by asking the stack: it signals while being destroyed.
+        stack.canUndoChanged.connect(lambda can: self.undo_action.setEnabled(
+            can or editor.is_redistributing()))
+        editor.redistributing.connect(lambda _active: self.undo_action.setEnabled(editor.can_undo()))
+        stack.canRedoChanged.connect(self.redo_action.setEnabled)
         self.rebalance_action = self._action("Redistribute &now", "Rescale the free statistics to "
                                              "spend the global ε", self.editor.rebalance_now, "Ctrl+R")
         self.cancel_action = self._action("&Cancel computation", "Stop the running computation",
                                           self.cancel_computation)
         self.cancel_action.setEnabled(False)
 
-    def _step_action(self, text: str, slot, shortcut, can_changed, text_changed, idle: str) -> QAction:
+    def _step_action(self, text: str, slot, shortcut, text_changed, idle: str) -> QAction:
         """Undo/Redo with a fixed label (QUndoStack's own actions put the step's name in the label,
         which grows and gets cut in the toolbar); the step is named in the tooltip instead."""
         action = self._action(text, "", slot, shortcut)
@@ -180,7 +198,6 @@ class MainWindow(QMainWindow):
 
         action.setEnabled(False)
         describe("")
-        can_changed.connect(action.setEnabled)
         text_changed.connect(describe)
         return action
 
@@ -236,6 +253,12 @@ class MainWindow(QMainWindow):
 
         help_menu = bar.addMenu("&Help")
         help_menu.setToolTipsVisible(True)
+        basics = help_menu.addAction(BASICS_TITLE)
+        basics.triggered.connect(lambda: self.show_help(BASICS_TITLE, basics_html()))
+        guide = help_menu.addAction("&Getting started guide")
+        guide.setToolTip("Show the three first steps above the budget again")
+        guide.triggered.connect(self.guide.reopen)
+        help_menu.addSeparator()
         for key, (title, html) in PAGES.items():
             action = help_menu.addAction(title)
             action.setToolTip(f"What {title.lower()} is and when it applies")
@@ -266,15 +289,15 @@ class MainWindow(QMainWindow):
         self.evaluation.plan_changed()
         self._refresh_views()
 
+    def _on_about_to_load(self) -> None:
+        self.editor.abandon()
+        self.controller.discard()
+
     def _on_redistributing(self, active: bool) -> None:
         if active:
             self.show_message(REDISTRIBUTING, 0)
         elif self.status.label.text() == REDISTRIBUTING:
             self.show_message("", 0)        # but keep a failure message that replaced it
-        if not active:
-            # Rebalanced, cancelled or failed: evaluate whatever the plan is now (a no-op when
-            # that evaluation is already running).
-            self.evaluation.schedule()
 
     def _refresh_views(self) -> None:
         """Cheap synchronous views now; the engine's numbers come from the worker."""
@@ -282,9 +305,7 @@ class MainWindow(QMainWindow):
         self._refresh_shares()
         self._name_repeated()
         self.cost_plot.set_budget(self.plan.budget.spendable_epsilon)
-        if not self.editor.is_redistributing():
-            # An edit that is being rebalanced is evaluated once its rebalance lands.
-            self.evaluation.schedule()
+        self.evaluation.schedule()
 
     def _refresh_shares(self) -> None:
         """The bars need every row's accuracy (~20 ms per 1000 rows): only while they are shown."""
@@ -381,7 +402,8 @@ class MainWindow(QMainWindow):
         self.right.setSizes([results, max(height - results, 300)])
 
     def _splitters(self) -> dict[str, QSplitter]:
-        return {"main": self.main_split, "left": self.left, "right": self.right}
+        return {"main": self.main_split, "left": self.left, "right": self.right,
+                "statistics": self.statistics_panel.split}
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if _dropped_plan(event) is not None:

@@ -99,7 +99,7 @@ class IntegerAxis(pg.AxisItem):
 
 
 #: Width of one legend column; the legend takes as many columns as fit.
-LEGEND_COLUMN_PX = 165
+LEGEND_COLUMN_PX = 150
 
 
 def legend_row(view: pg.GraphicsLayoutWidget, theme: themes.PlotTheme) -> pg.LegendItem:

@@ -15,7 +15,7 @@ from dpplanner import engine
 from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting
 
-COLUMNS = ("theorem", "total ε", "total δ", "certified bracket", "time")
+COLUMNS = ("theorem", "total ε", "total δ", "exact total lies in", "time")
 
 
 class ResultsPanel(QGroupBox):
@@ -95,7 +95,7 @@ class ResultsPanel(QGroupBox):
         raise KeyError(f"no results row for theorem '{theorem}'")
 
     def _cells(self, name: str, comp: Composition, is_best: bool) -> list[str]:
-        label = f"{name} ★" if is_best else name
+        label = engine.theorem(name).label + (" ★" if is_best else "")
         if not comp.applicable:
             return [label, "n/a", "", "does not apply (see tooltip)", ""]
         if comp.epsilon == math.inf:

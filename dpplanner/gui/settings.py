@@ -29,6 +29,7 @@ PREFERENCES = {
     "hidden_curves": _Key("plots/hidden_curves", list, []),
     "curve_log_k": _Key("plots/curve_log_k", bool, False),
     "colour_scheme": _Key("view/colour_scheme", str, "system"),    # "system", "light" or "dark"
+    "show_guide": _Key("view/show_guide", bool, True),             # the first-start guide
     "autosave_seconds": _Key("recovery/autosave_seconds", int, 5),   # after the first unsaved edit
     # Engine jobs in a child process (no GIL contention with the window); False: worker thread.
     "engine_in_process": _Key("engine/in_process", bool, True),

@@ -212,23 +212,23 @@ def _wait_for_evaluation(window: Any, deadline: float) -> Any:
     loop = QEventLoop()
 
     def current() -> bool:
-        result, request = window.evaluation.last_result, window.evaluation.request()
-        return (result is not None and request is not None and not window.controller.is_busy()
-                and dataclasses.replace(result.request, request_id=0) == request)
+        result = window.evaluation.last_result
+        return (result is not None and not window.controller.is_busy()
+                and window.evaluation.result_is_current(result))
 
     def check(*_args: Any) -> None:
         if current():
             loop.quit()
 
-    def on_failed(channel: str, message: str) -> None:
-        failures.append(f"{channel}: {message}")
+    def on_failed(message: str) -> None:
+        failures.append(f"evaluate: {message}")
         loop.quit()
 
     # Queued, so the window's own slots have stored the result (and the controller has updated
     # its busy state) before ``current()`` looks.
-    window.controller.resultReady.connect(check, Qt.ConnectionType.QueuedConnection)
+    window.evaluation.evaluated.connect(check, Qt.ConnectionType.QueuedConnection)
     window.controller.busyChanged.connect(check, Qt.ConnectionType.QueuedConnection)
-    window.controller.failed.connect(on_failed)
+    window.evaluation.evaluationFailed.connect(on_failed)
     timer = QTimer()
     timer.setSingleShot(True)
     timer.timeout.connect(loop.quit)

@@ -1,4 +1,5 @@
-"""The statistics table with its own buttons: add (per kind), duplicate, remove, move."""
+"""The statistics table with its own buttons (add per kind, duplicate, remove, move) and the
+inspector of the selected statistic beside it."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ from typing import Optional
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QTableView, QToolButton, QToolTip,
-    QVBoxLayout, QWidget,
+    QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QSplitter, QTableView,
+    QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
 from dpplanner.gui.add_dialog import AddStatisticDialog
 from dpplanner.gui.delegates import StatisticDelegate
 from dpplanner.gui.editing import PlanEditor, Refusal
+from dpplanner.gui.inspector import StatisticInspector
+from dpplanner.gui.table_columns import ColumnFitter
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
 from dpplanner.model import Kind, Statistic
 
@@ -35,14 +38,12 @@ class StatisticsPanel(QGroupBox):
                                   | QAbstractItemView.EditTrigger.EditKeyPressed
                                   | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.view.setAlternatingRowColors(True)
+        self.view.setAccessibleName("Statistics table")
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
-        header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(COLUMN_INDEX["name"], QHeaderView.ResizeMode.Stretch)
-        header.setMinimumSectionSize(40)
-        for key, width in (("variable", 72), ("kind", 78), ("mechanism", 66), ("epsilon", 72),
-                           ("delta", 66), ("error", 66), ("held", 38), ("weight", 50), ("repetitions", 40)):
-            self.view.setColumnWidth(COLUMN_INDEX[key], width)
+        # Columns as wide as their text, shrunk with middle elision when the window is narrow.
+        self.columns = ColumnFitter(
+            self.view, stretch=COLUMN_INDEX["name"],
+            whole=[COLUMN_INDEX[k] for k in ("epsilon", "delta", "error", "held", "weight", "repetitions")])
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
                              "target error to get the ε it needs; tick hold to keep an ε fixed.")
         self.view.selectionModel().currentRowChanged.connect(
@@ -76,9 +77,16 @@ class StatisticsPanel(QGroupBox):
         self.refusal.setStyleSheet("color: #c0392b")
         self.refusal.setAccessibleName("Why the last edit was refused")
         self.refusal.hide()
+        self.inspector = StatisticInspector(editor)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.addWidget(self.view)
+        self.split.addWidget(self.inspector)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 2)
+        self.selectionChanged.connect(self.inspector.set_row)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
-        layout.addWidget(self.view)
+        layout.addWidget(self.split, 1)
         layout.addWidget(self.refusal)
         editor.refused.connect(self.show_refusal)
         editor.plan.subscribe(lambda _event: self.refusal.hide())

@@ -18,6 +18,7 @@ from PySide6.QtGui import QBrush, QColor
 from dpplanner.gui import formatting
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model import FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic, StatisticPrivacy
+from dpplanner.model.statistic import assumptions
 from dpplanner.model.validation import parse_text
 
 
@@ -33,7 +34,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("variable", "variable", "The variable (column of the dataset) the statistic is computed on."),
     Column("kind", "kind", "What is released: count, sum, mean, proportion, histogram, quantile/CDF, "
                            "or custom (you type ε_i and δ_i)."),
-    Column("mechanism", "mech", "Noise mechanism: Laplace (pure ε) or Gaussian (needs δ)."),
+    Column("mechanism", "noise", "Noise mechanism: Laplace (pure ε) or Gaussian (needs δ)."),
     Column("epsilon", "ε_i", "Privacy budget of one release of this statistic. Typing a value holds "
                              "it while the free statistics are redistributed."),
     Column("delta", "δ_i", "δ of one release: 0 for Laplace, a share of the δ split for Gaussian, "
@@ -44,7 +45,7 @@ COLUMNS: tuple[Column, ...] = (
                           "Typing an ε_i or a target error pins a statistic; untick to unpin it."),
     Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
                                "is redistributed."),
-    Column("repetitions", "reps", "How many times this statistic is released (each with ε_i, δ_i)."),
+    Column("repetitions", "releases", "How many times this statistic is released (each with ε_i, δ_i)."),
 )
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
@@ -195,6 +196,9 @@ class StatisticsTableModel(QAbstractTableModel):
             self.beginResetModel()
             self._rows = new_rows
             self.endResetModel()
+        if event.rebalanced and event.kind in ("inserted", "removed", "moved") and self._rows:
+            # The same change redistributed the other rows' epsilons.
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(COLUMNS) - 1))
 
     # -- cell helpers ---------------------------------------------------------------------------
     @staticmethod
@@ -256,6 +260,8 @@ class StatisticsTableModel(QAbstractTableModel):
             if p.functioning_epsilon != stat.epsilon:
                 text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
             return f"{text}\n\n{column.tooltip}"
+        if key == "kind" and assumptions(stat, self._plan.budget.dataset_size):
+            return f"{stat.kind.label}: {assumptions(stat, self._plan.budget.dataset_size)}\n\n{column.tooltip}"
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"
         return column.tooltip

@@ -124,7 +124,8 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     except FileNotFoundError:
         old_mode = None
     if old_mode is not None and not stat.S_ISREG(old_mode):
-        raise PlanFileError(f"{path}: is not a regular file; nothing was written")
+        what = "a folder" if stat.S_ISDIR(old_mode) else "not a regular file"
+        raise PlanFileError(f"{path}: is {what}; nothing was written")
     pattern = plan_leftovers(target)
     remove_stale_temporaries(folder, pattern)
     stem = temporary_stem(folder, target.name)

@@ -2,22 +2,23 @@
 
 Every mutating method validates the whole resulting state first (``validation.py``) and only
 then swaps it in, so after a PlanError the plan is exactly as it was and no event was sent.
-Redistribution is split in two for the GUI's worker thread: ``allocation_request()`` snapshots
-what ``engine.allocate`` needs into a frozen request, and ``apply_allocation(epsilons)`` writes the
-result back. ``rebalance=True`` on the mutating methods does the whole thing synchronously.
+Redistribution is not done here: ``allocation_request()`` snapshots what ``engine.allocate`` needs
+into a frozen request and ``apply_allocation(epsilons)`` writes a result back; ``redistribution.py``
+runs the two synchronously for the command line and scripts, the window runs them on its worker.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from . import accuracy as acc
-from .display import upper
 from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
+from .requests import CurveView, EvaluateRequest, evaluation_request
 from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
-                         check_holds, statistic_deltas, statistic_mechanisms, validate_state)
+                         statistic_deltas, statistic_mechanisms, validate_state)
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class PlanEvent:
     rows: tuple[int, ...] = ()
     source: Optional[int] = None
     destination: Optional[int] = None
+    rebalanced: bool = False              # redistribution also changed other rows' epsilons
 
 
 Listener = Callable[[PlanEvent], None]
@@ -171,23 +173,6 @@ def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
     return tuple(out)
 
 
-def rebalanced(budget: Budget, stats: Sequence[Statistic]) -> tuple[Statistic, ...]:
-    """The statistics after synchronous redistribution (no Plan involved). Raises PlanError."""
-    if not stats:
-        return tuple(stats)
-    check_holds(budget, stats)
-    req = allocation_request(budget, stats)
-    from dpplanner import engine
-    try:
-        result = req.run()
-    except engine.BudgetError as exc:
-        held = list(getattr(exc, "held_indices", ()) or [i for i, h in enumerate(req.held) if h])
-        raise PlanError(f"redistribution refused: {exc}", held_indices=held) from None
-    except ValueError as exc:
-        raise PlanError(f"redistribution failed under the {req.theorem} theorem: {exc}") from None
-    return with_epsilons(stats, list(result.epsilons), [not h for h in req.held])
-
-
 # --- the document ------------------------------------------------------------------------------
 
 class Plan:
@@ -264,16 +249,9 @@ class Plan:
             for listener in list(self._listeners):
                 listener(event)
 
-    def _commit(self, budget: Budget, stats: Sequence[Statistic], events: list[PlanEvent],
-                rebalance: bool) -> None:
-        """Validate the candidate state, redistribute if asked, then swap it in and notify."""
+    def _commit(self, budget: Budget, stats: Sequence[Statistic], events: list[PlanEvent]) -> None:
+        """Validate the candidate state, then swap it in and notify."""
         budget, stats = validate_state(budget, tuple(stats))
-        if rebalance and stats:
-            new_stats = rebalanced(budget, stats)
-            changed = tuple(i for i, (a, b) in enumerate(zip(stats, new_stats)) if a != b)
-            stats = new_stats
-            if changed and not any(e.kind == "reset" for e in events):
-                events = events + [PlanEvent("changed", changed)]
         self._budget, self._stats = budget, stats
         self._revision += 1
         self._emit(events)
@@ -288,8 +266,7 @@ class Plan:
         return i
 
     # editing
-    def set_budget(self, budget: Optional[Budget] = None, *, rebalance: bool = False,
-                   **changes) -> None:
+    def set_budget(self, budget: Optional[Budget] = None, **changes) -> None:
         """Replace the budget (or change some of its fields by keyword)."""
         unknown = sorted(set(changes) - set(Budget.__dataclass_fields__))
         if unknown:
@@ -299,15 +276,15 @@ class Plan:
             new = (budget or self._budget).replace(**changes)
         except ValueError as exc:       # e.g. an unknown neighbouring relation
             raise PlanError(f"budget: {exc}", field="neighbouring") from None
-        self._commit(new, self._stats, [PlanEvent("budget")], rebalance)
+        self._commit(new, self._stats, [PlanEvent("budget")])
 
-    def apply_tier(self, key: str, *, rebalance: bool = False) -> None:
+    def apply_tier(self, key: str) -> None:
         """Set epsilon_g and delta_g from a sensitivity preset (see SENSITIVITY_TIERS)."""
         if key not in TIERS_BY_KEY:
             raise PlanError(f"unknown sensitivity tier {key!r}; use one of: "
                             f"{', '.join(t.key for t in SENSITIVITY_TIERS)}", field="tier")
         t = TIERS_BY_KEY[key]
-        self.set_budget(epsilon=t.epsilon, delta=t.delta, rebalance=rebalance)
+        self.set_budget(epsilon=t.epsilon, delta=t.delta)
 
     def set_metadata(self, *, title: Optional[str] = None, description: Optional[str] = None) -> None:
         if title is not None:
@@ -317,33 +294,33 @@ class Plan:
         self._revision += 1
         self._emit([PlanEvent("metadata")])
 
-    def update_statistic(self, i: int, stat: Statistic, *, rebalance: bool = False) -> None:
+    def update_statistic(self, i: int, stat: Statistic) -> None:
         i = self._index(i)
         stats = list(self._stats)
         stats[i] = stat
-        self._commit(self._budget, stats, [PlanEvent("changed", (i,))], rebalance)
+        self._commit(self._budget, stats, [PlanEvent("changed", (i,))])
 
-    def update_statistics(self, changes: Mapping[int, Statistic], *, rebalance: bool = False) -> None:
+    def update_statistics(self, changes: Mapping[int, Statistic]) -> None:
         """Several rows at once (one validation, one event)."""
         stats = list(self._stats)
         for i, s in changes.items():
             stats[self._index(i)] = s
-        self._commit(self._budget, stats, [PlanEvent("changed", tuple(sorted(changes)))], rebalance)
+        self._commit(self._budget, stats, [PlanEvent("changed", tuple(sorted(changes)))])
 
-    def insert(self, i: int, stat: Statistic, *, rebalance: bool = False) -> None:
+    def insert(self, i: int, stat: Statistic) -> None:
         i = self._index(i, allow_end=True)
         stats = list(self._stats)
         stats.insert(i, stat)
-        self._commit(self._budget, stats, [PlanEvent("inserted", (i,))], rebalance)
+        self._commit(self._budget, stats, [PlanEvent("inserted", (i,))])
 
-    def append(self, stat: Statistic, *, rebalance: bool = False) -> None:
-        self.insert(len(self._stats), stat, rebalance=rebalance)
+    def append(self, stat: Statistic) -> None:
+        self.insert(len(self._stats), stat)
 
-    def remove(self, i: int, *, rebalance: bool = False) -> Statistic:
+    def remove(self, i: int) -> Statistic:
         i = self._index(i)
         stats = list(self._stats)
         removed = stats.pop(i)
-        self._commit(self._budget, stats, [PlanEvent("removed", (i,))], rebalance)
+        self._commit(self._budget, stats, [PlanEvent("removed", (i,))])
         return removed
 
     def move(self, i: int, j: int) -> None:
@@ -353,13 +330,11 @@ class Plan:
             return
         stats = list(self._stats)
         stats.insert(j, stats.pop(i))
-        self._commit(self._budget, stats, [PlanEvent("moved", (i, j), source=i, destination=j)],
-                     False)
+        self._commit(self._budget, stats, [PlanEvent("moved", (i, j), source=i, destination=j)])
 
-    def replace_all(self, statistics: Sequence[Statistic], budget: Optional[Budget] = None, *,
-                    rebalance: bool = False) -> None:
+    def replace_all(self, statistics: Sequence[Statistic], budget: Optional[Budget] = None) -> None:
         """New contents (e.g. a CSV import); listeners get one "reset"."""
-        self._commit(budget or self._budget, statistics, [PlanEvent("reset")], rebalance)
+        self._commit(budget or self._budget, statistics, [PlanEvent("reset")])
 
     def snapshot(self) -> PlanSnapshot:
         return PlanSnapshot(self._budget, self._stats, self._title, self._description,
@@ -402,7 +377,11 @@ class Plan:
         self._extra = dict(trial._extra)
         self._revision = trial._revision
         trial._origin = None            # a trial is adopted once
-        self._emit(trial._recorded)
+        events = trial._recorded
+        if len(events) > 1:
+            # An edit and the redistribution tried with it are one change: one event.
+            events = [dataclasses.replace(events[0], rebalanced=True)]
+        self._emit(events)
 
     # accuracy
     def amplification(self) -> float:
@@ -444,21 +423,13 @@ class Plan:
                             "error", index=i, field="error")
         return eps
 
-    def set_target_error(self, i: int, error: float, *, rebalance: bool = False) -> None:
+    def set_target_error(self, i: int, error: float) -> None:
         """Give statistic i the epsilon its target error needs and pin it (``held``), so no
         redistribution moves it until it is unpinned."""
         eps = self.epsilon_for_error(i, error)
         stats = list(self._stats)
         stats[i] = stats[i].replace(epsilon=eps, held=True)
-        try:
-            self._commit(self._budget, stats, [PlanEvent("changed", (i,))], rebalance)
-        except PlanError as exc:
-            if not exc.held_indices:
-                raise
-            raise PlanError(f"statistic {i + 1} ({stats[i].name!r}): an error of {error:g} needs "
-                            f"ε_i = {upper(eps, 6)}, more than the budget leaves: {exc}; ask for a "
-                            "larger error or raise the budget", index=i, field="error",
-                            held_indices=exc.held_indices) from None
+        self._commit(self._budget, stats, [PlanEvent("changed", (i,))])
 
     # composition and redistribution
     def composition_inputs(self) -> CompositionInputs:
@@ -468,9 +439,9 @@ class Plan:
         """Frozen inputs of ``engine.allocate`` for the current state (run it on a worker)."""
         return allocation_request(self._budget, self._stats, self._revision)
 
-    def check_holds(self) -> None:
-        """Raise PlanError naming the pinned statistics to unpin if they alone use the budget."""
-        check_holds(self._budget, self._stats)
+    def evaluation_request(self, view: CurveView) -> EvaluateRequest:
+        """What the window's totals and cost curve need, for the current state and ``view``."""
+        return evaluation_request(self.composition_inputs(), view)
 
     def apply_allocation(self, epsilons: Sequence[float], *, held: Optional[Sequence[bool]] = None,
                          revision: Optional[int] = None) -> None:
@@ -480,13 +451,14 @@ class Plan:
             raise PlanError(f"the allocation was computed for revision {revision} but the plan is at "
                             f"revision {self._revision}; recompute it")
         only = [not h for h in held] if held is not None else [not s.held for s in self._stats]
+        # Only epsilons change, each checked against its field rule by with_epsilons; no
+        # whole-plan rule involves epsilon, so the state stays valid without validating it again.
         stats = with_epsilons(self._stats, epsilons, only)
         changed = tuple(i for i, (a, b) in enumerate(zip(self._stats, stats)) if a != b)
-        self._commit(self._budget, stats, [PlanEvent("changed", changed)] if changed else [], False)
-
-    def rebalance(self) -> None:
-        """Redistribute now, synchronously (check, allocate, apply) or raise and change nothing."""
-        self._commit(self._budget, self._stats, [], True)
+        if changed:
+            self._stats = stats
+            self._revision += 1
+            self._emit([PlanEvent("changed", changed)])
 
     def total(self, theorem: Optional[str] = None):
         """engine.compose of the plan under ``theorem`` (default: the plan's), synchronously."""

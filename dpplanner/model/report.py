@@ -13,6 +13,7 @@ from dpplanner import engine
 from . import display
 from .files import PlanFileError, atomic_write_text
 from .plan import Plan
+from .statistic import assumptions
 from .svgplot import line_plot
 
 SOURCES = [
@@ -143,7 +144,7 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                              hline=b.epsilon, hline_label="global ε", vline=plan.k, styles=styles))
 
     out.append("<h2>Statistics</h2><table><tr><th>#</th><th>name</th><th>variable</th><th>kind</th>"
-               "<th>mechanism</th><th>ε</th><th>δ</th><th>functioning ε′, δ′</th><th>reps</th>"
+               "<th>mechanism</th><th>assumptions</th><th>ε</th><th>δ</th><th>functioning ε′, δ′</th><th>reps</th>"
                "<th>held</th><th>noise scale</th><th>error</th><th>what it means</th></tr>")
     for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())):
         functioning = (f"{display.upper(p.functioning_epsilon)}, {display.upper(p.functioning_delta, 3)}"
@@ -151,6 +152,7 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
         meaning = p.explanation or p.problem or ""
         out.append(f"<tr><td>{i + 1}</td><td>{escape(s.name)}</td><td>{escape(s.variable)}</td>"
                    f"<td>{escape(s.kind.label)}</td><td>{escape(s.mechanism.label)}</td>"
+                   f"<td>{escape(assumptions(s, b.dataset_size) or '—')}</td>"
                    f'<td class="num">{display.upper(p.epsilon)}</td><td class="num">{display.upper(p.delta, 3)}</td>'
                    f'<td class="num">{functioning}</td><td class="num">{s.repetitions}</td><td>{"yes" if s.held else ""}</td>'
                    f'<td class="num">{_num(p.scale, 4)}</td>'

@@ -12,6 +12,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from .display import count, exact
+
 
 class Kind(str, enum.Enum):
     """What a statistic releases. The value is the name used in files and on the command line."""
@@ -187,6 +189,25 @@ class Budget:
     @property
     def beta(self) -> float:
         return 1.0 - self.confidence
+
+
+def assumptions(stat: Statistic, dataset_size: Optional[int] = None) -> str:
+    """What the statistic's noise is calibrated to, in words ("values in [0, 100], over the plan's
+    1,000 records"): bounds, bins, grid step and the number of records its kind uses."""
+    used = KIND_FIELDS[stat.kind]
+    parts = []
+    if "lower" in used and stat.lower is not None and stat.upper is not None:
+        parts.append(f"values in [{exact(stat.lower)}, {exact(stat.upper)}]")
+    if "bins" in used and stat.bins is not None:
+        parts.append(f"{count(stat.bins)} bins")
+    if "granularity" in used and stat.granularity is not None:
+        parts.append(f"grid step {exact(stat.granularity)}")
+    if "n" in used:
+        if stat.n is not None:
+            parts.append(f"over {count(stat.n)} records")
+        elif dataset_size is not None:
+            parts.append(f"over the plan's {count(dataset_size)} records")
+    return ", ".join(parts)
 
 
 def parse_enum(cls, value, what: str):

@@ -139,7 +139,10 @@ def format_value(rule: FieldRule, value: Optional[Number]) -> str:
     if rule.percent:
         text = f"{Decimal(repr(float(value))) * 100:f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
-    text = repr(float(value))               # the shortest text that reads back exactly
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))              # "1", not "1.0"; reads back as the same float
+    text = repr(value)                      # the shortest text that reads back exactly
     mantissa, e, exponent = text.partition("e")
     return f"{mantissa}e{int(exponent)}" if e else text     # "1e-7", not "1e-07"
 
@@ -195,6 +198,8 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     for text_field in ("variable", "description"):
         if not isinstance(getattr(stat, text_field), str):
             raise PlanError(f"{where}: {text_field} must be text", index=index, field=text_field)
+    for text_field in ("name", "variable", "description"):
+        _check_unicode(getattr(stat, text_field), where, text_field, index)
     if not isinstance(stat.kind, Kind):
         raise PlanError(f"{where}: kind = {preview(stat.kind)} is not allowed; use one of: "
                         f"{', '.join(k.value for k in Kind)}", index=index, field="kind")
@@ -241,6 +246,17 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     return checked
 
 
+def _check_unicode(text: str, where: str, field: str, index: Optional[int]) -> None:
+    """A lone UTF-16 surrogate is not text a plan file (UTF-8) can hold: refused here, so that
+    every valid plan can be saved."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PlanError(f"{where}: {field} holds a lone UTF-16 surrogate "
+                        f"({exc.object[exc.start]!r}), which is not valid text", index=index,
+                        field=field) from None
+
+
 #: Smallest sensitivity accepted. Far below any real data's resolution, it keeps the ratios the
 #: calibrations divide by (target error / sensitivity <= 1e18 / 1e-100) inside double range, and
 #: rules out a sensitivity that underflows to 0 (bounds 0 and 5e-324), which would divide by 0.
@@ -270,10 +286,10 @@ def validate_budget(budget: Budget) -> Budget:
     for name, rule in BUDGET_RULES.items():
         values[name] = rule.check(getattr(budget, name), "budget", None)
     if budget.theorem not in ALLOCATION_THEOREMS:
-        raise PlanError(f"budget: theorem = {budget.theorem!r} is not allowed for redistribution; "
+        raise PlanError(f"budget: theorem = {preview(budget.theorem)} is not allowed for redistribution; "
                         f"use one of: {', '.join(ALLOCATION_THEOREMS)}", field="theorem")
     if not isinstance(budget.neighbouring, Neighbouring):
-        raise PlanError(f"budget: neighbouring = {budget.neighbouring!r} is not allowed; use one "
+        raise PlanError(f"budget: neighbouring = {preview(budget.neighbouring)} is not allowed; use one "
                         f"of: {', '.join(n.value for n in Neighbouring)}", field="neighbouring")
     if not isinstance(budget.redistribute, bool):
         raise PlanError("budget: redistribute must be true or false", field="redistribute")

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from dpplanner.gui.compute import ComputeController
+from dpplanner.gui.compute import ComputeController, Handlers
+from probe import Probe
 
 
 @dataclass(frozen=True)
@@ -37,28 +38,33 @@ class SlowEngine:
 
 
 @pytest.fixture
+def probe(qtbot):
+    return Probe()
+
+
+@pytest.fixture
 def controller(qtbot):
     ctl = ComputeController(debounce_ms=20)
     yield ctl
     ctl.shutdown()
 
 
-def test_result_carries_the_stamped_request_id(qtbot, controller):
+def test_result_carries_the_stamped_request_id(qtbot, controller, probe):
     def fast(request, cancel, progress):
         return request.request_id, request.value * 2
 
-    with qtbot.waitSignal(controller.resultReady, timeout=5000) as blocker:
-        rid = controller.submit("evaluate", fast, FakeRequest(21))
-    assert blocker.args == ["evaluate", (rid, 42)]
+    with qtbot.waitSignal(probe.result, timeout=5000) as blocker:
+        rid = controller.submit("evaluate", fast, FakeRequest(21), probe.handlers)
+    assert blocker.args == [(rid, 42)]
 
 
-def test_newer_request_cancels_the_running_one_and_stale_results_are_dropped(qtbot, controller):
+def test_newer_request_cancels_the_running_one_and_stale_results_are_dropped(qtbot, controller, probe):
     engine = SlowEngine()
     results = []
-    controller.resultReady.connect(lambda channel, result: results.append(result))
-    controller.submit("evaluate", engine, FakeRequest(1))
+    probe.result.connect(lambda result: results.append(result))
+    controller.submit("evaluate", engine, FakeRequest(1), probe.handlers)
     assert engine.entered.wait(5)
-    second = controller.submit("evaluate", engine, FakeRequest(2))
+    second = controller.submit("evaluate", engine, FakeRequest(2), probe.handlers)
     # The first job sees its token cancelled while it is still running ...
     qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
     assert second not in engine.cancelled_ids
@@ -68,7 +74,7 @@ def test_newer_request_cancels_the_running_one_and_stale_results_are_dropped(qtb
     assert results == [("result", 2, second)]
 
 
-def test_stale_result_that_finishes_anyway_is_dropped(qtbot, controller):
+def test_stale_result_that_finishes_anyway_is_dropped(qtbot, controller, probe):
     """A job that ignores its token and returns late must not overwrite a newer answer."""
     gate = threading.Event()
     seen = []
@@ -78,9 +84,9 @@ def test_stale_result_that_finishes_anyway_is_dropped(qtbot, controller):
             gate.wait(5)        # never looks at the token
         return request.value
 
-    controller.resultReady.connect(lambda channel, result: seen.append(result))
-    controller.submit("evaluate", stubborn, FakeRequest(1))
-    controller.submit("evaluate", stubborn, FakeRequest(2))
+    probe.result.connect(lambda result: seen.append(result))
+    controller.submit("evaluate", stubborn, FakeRequest(1), probe.handlers)
+    controller.submit("evaluate", stubborn, FakeRequest(2), probe.handlers)
     gate.set()
     qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
     qtbot.wait(50)
@@ -88,15 +94,14 @@ def test_stale_result_that_finishes_anyway_is_dropped(qtbot, controller):
     assert seen == [2]
 
 
-def test_cancel_stops_the_running_job_and_reports_it(qtbot, controller):
+def test_cancel_stops_the_running_job_and_reports_it(qtbot, controller, probe):
     engine = SlowEngine()
     results = []
-    controller.resultReady.connect(lambda channel, result: results.append(result))
-    controller.submit("evaluate", engine, FakeRequest(7))
+    probe.result.connect(lambda result: results.append(result))
+    controller.submit("evaluate", engine, FakeRequest(7), probe.handlers)
     assert engine.entered.wait(5)
-    with qtbot.waitSignal(controller.cancelled, timeout=5000) as blocker:
+    with qtbot.waitSignal(probe.cancelled, timeout=5000) as blocker:
         controller.cancel("evaluate")
-    assert blocker.args == ["evaluate"]
     qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
     engine.release.set()
     qtbot.wait(50)
@@ -104,31 +109,30 @@ def test_cancel_stops_the_running_job_and_reports_it(qtbot, controller):
     assert not controller.is_busy()
 
 
-def test_engine_error_becomes_a_signal_and_the_worker_survives(qtbot, controller):
+def test_engine_error_becomes_a_signal_and_the_worker_survives(qtbot, controller, probe):
     def broken(request, cancel, progress):
         raise ValueError(f"epsilons[{request.value}] = -1 is negative; allowed: eps >= 0")
 
-    with qtbot.waitSignal(controller.failed, timeout=5000) as blocker:
-        controller.submit("evaluate", broken, FakeRequest(3))
-    assert blocker.args[0] == "evaluate"
-    assert "epsilons[3]" in blocker.args[1]
+    with qtbot.waitSignal(probe.failed, timeout=5000) as blocker:
+        controller.submit("evaluate", broken, FakeRequest(3), probe.handlers)
+    assert "epsilons[3]" in blocker.args[0]
 
-    with qtbot.waitSignal(controller.resultReady, timeout=5000) as blocker:
-        controller.submit("evaluate", lambda r, c, p: "alive", FakeRequest(4))
-    assert blocker.args == ["evaluate", "alive"]
+    with qtbot.waitSignal(probe.result, timeout=5000) as blocker:
+        controller.submit("evaluate", lambda r, c, p: "alive", FakeRequest(4), probe.handlers)
+    assert blocker.args == ["alive"]
 
 
-def test_unexpected_exception_message_names_the_place(qtbot, controller):
+def test_unexpected_exception_message_names_the_place(qtbot, controller, probe):
     def buggy(request, cancel, progress):
         return 1 / 0
 
-    with qtbot.waitSignal(controller.failed, timeout=5000) as blocker:
-        controller.submit("evaluate", buggy, FakeRequest(0))
-    assert "ZeroDivisionError" in blocker.args[1]
-    assert "buggy" in blocker.args[1]
+    with qtbot.waitSignal(probe.failed, timeout=5000) as blocker:
+        controller.submit("evaluate", buggy, FakeRequest(0), probe.handlers)
+    assert "ZeroDivisionError" in blocker.args[0]
+    assert "buggy" in blocker.args[0]
 
 
-def test_schedule_debounces_a_burst_into_one_run(qtbot, controller):
+def test_schedule_debounces_a_burst_into_one_run(qtbot, controller, probe):
     calls = []
 
     def record(request, cancel, progress):
@@ -136,9 +140,9 @@ def test_schedule_debounces_a_burst_into_one_run(qtbot, controller):
         return request.value
 
     results = []
-    controller.resultReady.connect(lambda channel, result: results.append(result))
+    probe.result.connect(lambda result: results.append(result))
     for value in range(10):
-        controller.schedule("evaluate", record, FakeRequest(value))
+        controller.schedule("evaluate", record, FakeRequest(value), probe.handlers)
     qtbot.waitUntil(lambda: results == [9], timeout=5000)
     qtbot.wait(60)
     # The first request may start at once (leading edge) but is superseded; the burst in
@@ -147,7 +151,7 @@ def test_schedule_debounces_a_burst_into_one_run(qtbot, controller):
     assert results == [9]
 
 
-def test_a_job_superseded_after_it_finished_never_delivers(qtbot, controller):
+def test_a_job_superseded_after_it_finished_never_delivers(qtbot, controller, probe):
     """Job 0 finishes on the worker before the burst cancels it, but its result is still queued
     for the GUI thread when the burst arrives: it is stale and must be dropped."""
     done = threading.Event()
@@ -158,52 +162,67 @@ def test_a_job_superseded_after_it_finished_never_delivers(qtbot, controller):
             done.set()
         return request.value
 
-    controller.resultReady.connect(lambda channel, result: results.append(result))
-    controller.schedule("evaluate", quick, FakeRequest(0))
+    probe.result.connect(lambda result: results.append(result))
+    controller.schedule("evaluate", quick, FakeRequest(0), probe.handlers)
     assert done.wait(5)
     time.sleep(0.2)   # no event processing: the worker's "finished" for job 0 waits in the queue
     for value in range(1, 4):
-        controller.schedule("evaluate", quick, FakeRequest(value))
+        controller.schedule("evaluate", quick, FakeRequest(value), probe.handlers)
     qtbot.waitUntil(lambda: results == [3], timeout=5000)
     qtbot.wait(60)
     assert results == [3]
 
 
-def test_an_isolated_request_starts_without_waiting_for_the_debounce(qtbot):
+def test_an_isolated_request_starts_without_waiting_for_the_debounce(qtbot, probe):
     controller = ComputeController(debounce_ms=60_000)
     try:
-        with qtbot.waitSignal(controller.resultReady, timeout=5000) as blocker:
-            controller.schedule("evaluate", lambda r, c, p: r.value, FakeRequest(5))
-        assert blocker.args == ["evaluate", 5]
+        with qtbot.waitSignal(probe.result, timeout=5000) as blocker:
+            controller.schedule("evaluate", lambda r, c, p: r.value, FakeRequest(5), probe.handlers)
+        assert blocker.args == [5]
     finally:
         controller.shutdown()
 
 
-def test_scheduling_the_same_request_again_is_a_no_op(qtbot, controller):
+def test_scheduling_the_same_request_again_is_a_no_op(qtbot, controller, probe):
     engine = SlowEngine()
-    controller.schedule("evaluate", engine, FakeRequest(1))
+    controller.schedule("evaluate", engine, FakeRequest(1), probe.handlers)
     assert engine.entered.wait(5)
-    controller.schedule("evaluate", engine, FakeRequest(1))
+    controller.schedule("evaluate", engine, FakeRequest(1), probe.handlers)
     engine.release.set()
     qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
     assert engine.calls == [1]
     assert engine.cancelled_ids == []
 
 
-def test_channels_are_independent(qtbot, controller):
+def test_channels_are_independent_and_each_result_goes_to_its_requester(qtbot, controller):
     got = {}
-    controller.resultReady.connect(lambda channel, result: got.__setitem__(channel, result))
-    controller.submit("allocate", lambda r, c, p: "alloc", FakeRequest(1))
-    controller.submit("evaluate", lambda r, c, p: "eval", FakeRequest(2))
+    for channel, value in (("allocate", "alloc"), ("evaluate", "eval")):
+        handlers = Handlers(lambda result, channel=channel: got.__setitem__(channel, result))
+        controller.submit(channel, lambda r, c, p, value=value: value, FakeRequest(1), handlers)
     qtbot.waitUntil(lambda: len(got) == 2, timeout=5000)
     assert got == {"allocate": "alloc", "evaluate": "eval"}
 
 
-def test_progress_reaches_the_gui_thread(qtbot, controller):
+def test_discard_stops_a_job_without_calling_its_handlers(qtbot, controller, probe):
+    engine = SlowEngine()
+    heard = []
+    probe.cancelled.connect(lambda: heard.append("cancelled"))
+    probe.result.connect(heard.append)
+    controller.submit("evaluate", engine, FakeRequest(1), probe.handlers)
+    assert engine.entered.wait(5)
+    controller.discard("evaluate")
+    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
+    engine.release.set()
+    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
+    qtbot.wait(50)
+    assert heard == []
+
+
+def test_progress_reaches_the_gui_thread(qtbot, controller, probe):
     def steps(request, cancel, progress):
         progress(1.0)
         return None
 
     with qtbot.waitSignal(controller.progressChanged, timeout=5000) as blocker:
-        controller.submit("evaluate", steps, FakeRequest(0))
+        controller.submit("evaluate", steps, FakeRequest(0), probe.handlers)
     assert blocker.args == ["evaluate", 1.0]

@@ -29,7 +29,8 @@ def warnings(monkeypatch):
     return shown
 
 
-def test_make_run_then_save_asks_where_and_leaves_the_example_intact(window, monkeypatch, tmp_path):
+def test_make_run_then_save_asks_where_and_leaves_the_example_intact(qtbot, window, monkeypatch,
+                                                                    tmp_path):
     source = example_path("psi-survey")
     shipped = source.read_bytes()
     assert window.document.open_path(source, confirm=False)      # what `make run` does
@@ -37,6 +38,7 @@ def test_make_run_then_save_asks_where_and_leaves_the_example_intact(window, mon
     assert "example" in window.windowTitle()
     stat = window.plan[0]
     assert window.editor.update_statistic(0, stat.replace(name="mine"), "rename")
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=10000)
     asked = []
     target = tmp_path / "mine.dpplan"
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
@@ -67,8 +69,10 @@ def test_a_failed_open_keeps_the_plan_that_was_open(window, warnings, tmp_path):
     assert warnings
 
 
-def test_undo_and_redo_labels_do_not_grow(window):
+def test_undo_and_redo_labels_do_not_grow(qtbot, window):
     assert window.document.open_example(example_path("psi-survey"))
+    window.editor.set_budget(redistribute=False)
+    window.editor.undo_stack.clear()
     assert not window.undo_action.isEnabled()
     stat = window.plan[0]
     long_name = "a statistic with a rather long name " * 3

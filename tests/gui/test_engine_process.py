@@ -13,6 +13,8 @@ from dpplanner import engine
 from dpplanner.compute import engine_process, jobs
 from dpplanner.gui.compute import ComputeController
 from dpplanner.compute.engine_process import in_engine_process
+from dpplanner.model.requests import CurveView
+from probe import Probe
 
 
 @dataclass(frozen=True)
@@ -54,25 +56,28 @@ def process():
 
 
 @pytest.fixture
+def probe(qtbot):
+    return Probe()
+
+
+@pytest.fixture
 def controller(qtbot, process):
     ctl = ComputeController(debounce_ms=10, engine_process=process)
     yield ctl
     ctl.shutdown()
 
 
-def test_jobs_run_in_another_process(qtbot, controller):
-    with qtbot.waitSignal(controller.resultReady, timeout=30000) as blocker:
-        controller.submit("x", slow_job, Slow(0.01))
-    assert blocker.args[1] != os.getpid()
+def test_jobs_run_in_another_process(qtbot, controller, probe):
+    with qtbot.waitSignal(probe.result, timeout=30000) as blocker:
+        controller.submit("x", slow_job, Slow(0.01), probe.handlers)
+    assert blocker.args[0] != os.getpid()
 
 
-def test_the_same_numbers_as_in_this_process(qtbot, controller, small_plan):
-    inputs = small_plan().composition_inputs()
-    request = jobs.EvaluateRequest(inputs.epsilons, inputs.deltas, inputs.multiplicities,
-                                   inputs.delta_g, inputs.eta)
-    with qtbot.waitSignal(controller.resultReady, timeout=30000) as blocker:
-        controller.submit("evaluate", jobs.evaluate, request)
-    remote = blocker.args[1]
+def test_the_same_numbers_as_in_this_process(qtbot, controller, probe, small_plan):
+    request = small_plan().evaluation_request(CurveView())
+    with qtbot.waitSignal(probe.result, timeout=30000) as blocker:
+        controller.submit("evaluate", jobs.evaluate, request, probe.handlers)
+    remote = blocker.args[0]
     local = jobs.evaluate(remote.request, engine.CancelToken(), lambda f: None)
     # repr: nan (kov does not apply here) must compare equal to nan
     assert {k: repr((v.epsilon, v.epsilon_lower, v.delta)) for k, v in remote.totals.items()} == \
@@ -81,34 +86,34 @@ def test_the_same_numbers_as_in_this_process(qtbot, controller, small_plan):
         assert np.array_equal(remote.curve.upper[name], local.curve.upper[name], equal_nan=True)
 
 
-def test_cancel_reaches_the_child_and_it_stays_usable(qtbot, controller):
+def test_cancel_reaches_the_child_and_it_stays_usable(qtbot, controller, probe):
     got = []
-    controller.resultReady.connect(lambda channel, result: got.append(result))
-    controller.submit("x", slow_job, Slow(60))
+    probe.result.connect(lambda result: got.append(result))
+    controller.submit("x", slow_job, Slow(60), probe.handlers)
     qtbot.wait(300)
-    with qtbot.waitSignal(controller.cancelled, timeout=5000):
+    with qtbot.waitSignal(probe.cancelled, timeout=5000):
         controller.cancel("x")
     qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
-    with qtbot.waitSignal(controller.resultReady, timeout=30000):
-        controller.submit("x", slow_job, Slow(0.01))   # would wait 60 s if the child ignored it
+    with qtbot.waitSignal(probe.result, timeout=30000):
+        controller.submit("x", slow_job, Slow(0.01), probe.handlers)   # would wait 60 s if the child ignored it
     assert len(got) == 1
 
 
-def test_errors_come_back_as_messages(qtbot, controller):
-    with qtbot.waitSignal(controller.failed, timeout=30000) as blocker:
-        controller.submit("x", failing_job, Slow(0))
-    assert blocker.args == ["x", "epsilons[4] = -1 is negative; allowed: eps >= 0"]
-    with qtbot.waitSignal(controller.failed, timeout=30000) as blocker:
-        controller.submit("x", buggy_job, Slow(0))
-    assert blocker.args[1].startswith("KeyError: 'missing' (buggy_job, line")
+def test_errors_come_back_as_messages(qtbot, controller, probe):
+    with qtbot.waitSignal(probe.failed, timeout=30000) as blocker:
+        controller.submit("x", failing_job, Slow(0), probe.handlers)
+    assert blocker.args == ["epsilons[4] = -1 is negative; allowed: eps >= 0"]
+    with qtbot.waitSignal(probe.failed, timeout=30000) as blocker:
+        controller.submit("x", buggy_job, Slow(0), probe.handlers)
+    assert blocker.args[0].startswith("KeyError: 'missing' (buggy_job, line")
 
 
-def test_a_dead_child_is_replaced(qtbot, controller):
-    with qtbot.waitSignal(controller.failed, timeout=30000) as blocker:
-        controller.submit("x", dying_job, Slow(0))
-    assert "stopped unexpectedly" in blocker.args[1]
-    with qtbot.waitSignal(controller.resultReady, timeout=30000):
-        controller.submit("x", slow_job, Slow(0.01))
+def test_a_dead_child_is_replaced(qtbot, controller, probe):
+    with qtbot.waitSignal(probe.failed, timeout=30000) as blocker:
+        controller.submit("x", dying_job, Slow(0), probe.handlers)
+    assert "stopped unexpectedly" in blocker.args[0]
+    with qtbot.waitSignal(probe.result, timeout=30000):
+        controller.submit("x", slow_job, Slow(0.01), probe.handlers)
 
 
 def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, small_plan):

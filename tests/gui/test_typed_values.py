@@ -95,6 +95,19 @@ def test_a_refused_budget_value_stays_typed_with_the_reason_and_the_plan_keeps_i
     assert edit.text() == shown and not message.isVisible()
 
 
+def test_a_budget_too_small_for_the_pins_is_refused_at_the_field_typed_in(qtbot, window):
+    editor = _open_cell(qtbot, window, 0, "epsilon")
+    type_in_cell(qtbot, editor, "0.5")
+    wait_idle(qtbot, window)
+    assert window.plan[0].held
+    before = window.plan.snapshot()
+    edit = field(window, "Global epsilon")
+    type_into(qtbot, edit, "0.4")               # refused once the redistribution has run
+    wait_idle(qtbot, window)
+    assert window.plan.snapshot() == before and edit.text() == "0.4"
+    assert "the pinned statistics alone need ε 0.5000" in message_of(edit)
+
+
 def test_enter_again_on_a_refused_value_still_says_why(qtbot, window):
     edit = field(window, "Global epsilon")
     type_into(qtbot, edit, "1e309")
@@ -140,6 +153,14 @@ def test_a_cell_takes_exactly_what_was_typed(qtbot, window):
     editor = _open_cell(qtbot, window, 0, "repetitions")
     type_in_cell(qtbot, editor, "3")
     assert window.plan[0].repetitions == 3
+
+
+def test_enter_on_an_unchanged_error_cell_changes_nothing(qtbot, window):
+    before = window.plan.snapshot()
+    editor = _open_cell(qtbot, window, 1, "error")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.wait(50)
+    assert window.plan.snapshot() == before and window.editor.undo_stack.count() == 0
 
 
 def test_a_typed_target_error_is_pinned_and_survives_adding_a_statistic(qtbot, window):

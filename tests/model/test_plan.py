@@ -10,6 +10,8 @@ import pytest
 from dpplanner import engine
 from dpplanner.model import (BUDGET_RULES, FIELD_RULES, AllocationRequest, Budget, Kind, Mechanism,
                              Neighbouring, Plan, PlanError, PlanEvent, Statistic)
+from dpplanner.model.redistribution import rebalance, rebalanced_edit
+from dpplanner.model.validation import check_holds
 
 L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
 
@@ -188,7 +190,7 @@ def _spent_basic(plan):
 def test_rebalance_spends_the_budget_with_weights_and_holds():
     plan = _plan()
     plan.update_statistic(0, plan[0].replace(held=True, epsilon=0.2))
-    plan.rebalance()
+    rebalance(plan)
     assert plan[0].epsilon == 0.2
     assert plan[2].epsilon == pytest.approx(2 * plan[1].epsilon, rel=1e-9)   # weight 2 vs 1
     assert _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
@@ -197,17 +199,16 @@ def test_rebalance_spends_the_budget_with_weights_and_holds():
 
 def test_reserve_keeps_part_of_the_budget():
     plan = _plan(reserve=0.25)
-    plan.rebalance()
+    rebalance(plan)
     assert _spent_basic(plan) == pytest.approx(0.75, rel=1e-6)
 
 
-def test_rebalance_on_edit_is_atomic_and_notifies_once_per_part():
+def test_rebalanced_edit_is_atomic_and_notifies_once():
     plan = _plan()
     rec = Recorder(plan)
-    plan.append(Statistic("extra"), rebalance=True)
+    rebalanced_edit(plan, lambda p: p.append(Statistic("extra")))
     assert _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
-    assert rec.events[0] == PlanEvent("inserted", (3,))
-    assert rec.events[1].kind == "changed" and len(rec.events) == 2
+    assert rec.events == [PlanEvent("inserted", (3,), rebalanced=True)]
 
 
 def test_held_statistics_alone_over_budget_are_refused_by_name():
@@ -216,10 +217,10 @@ def test_held_statistics_alone_over_budget_are_refused_by_name():
     rec = Recorder(plan)
     too_much = plan[2].replace(held=True, epsilon=0.5)
     with pytest.raises(PlanError, match=r"unpin or lower some of: 1 \('count'\), 3 \('hist'\)") as info:
-        plan.update_statistic(2, too_much, rebalance=True)
+        rebalanced_edit(plan, lambda p: p.update_statistic(2, too_much))
     assert info.value.held_indices == (0, 2)
     assert rec.events == [] and plan[2].held is False
-    _assert_refused(plan, rec, lambda: plan.update_statistic(2, too_much, rebalance=True),
+    _assert_refused(plan, rec, lambda: rebalanced_edit(plan, lambda p: p.update_statistic(2, too_much)),
                     "the pinned statistics alone need ε 1.1000")
 
 
@@ -228,21 +229,21 @@ def test_at_least_one_statistic_stays_free():
     rec = Recorder(plan)
     plan.update_statistics({0: plan[0].replace(held=True), 1: plan[1].replace(held=True)})
     rec.events.clear()
-    _assert_refused(plan, rec, lambda: plan.update_statistic(2, plan[2].replace(held=True),
-                                                             rebalance=True),
+    _assert_refused(plan, rec, lambda: rebalanced_edit(
+        plan, lambda p: p.update_statistic(2, plan[2].replace(held=True))),
                     "every statistic is pinned: at least one must stay free")
 
 
 def test_target_error_edit_pins_that_statistic():
     plan = _plan()
-    plan.rebalance()
+    rebalance(plan)
     target = plan.privacy(0).error / 2           # twice as accurate
-    plan.set_target_error(0, target, rebalance=True)
+    rebalanced_edit(plan, lambda p: p.set_target_error(0, target))
     assert plan.privacy(0).error <= target * (1 + 1e-12)
     assert plan.privacy(0).error == pytest.approx(target, rel=1e-9)
     assert plan[0].held is True                   # pinned until the user unpins it
     assert _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
-    plan.append(Statistic("later"), rebalance=True)
+    rebalanced_edit(plan, lambda p: p.append(Statistic("later")))
     assert plan.privacy(0).error == pytest.approx(target, rel=1e-9)
 
 
@@ -270,16 +271,16 @@ def test_allocation_request_and_apply_for_a_worker_thread():
                     "computed for revision")
 
 
-def test_check_holds_is_synchronous_and_names_statistics():
+def test_check_holds_names_statistics():
     plan = _plan()
     plan.update_statistic(1, plan[1].replace(held=True, epsilon=1.5))
     with pytest.raises(PlanError, match=r"2 \('mean'\)"):
-        plan.check_holds()
+        check_holds(plan.budget, plan.statistics)
     plan.update_statistic(1, plan[1].replace(epsilon=0.5))
-    plan.check_holds()
+    check_holds(plan.budget, plan.statistics)
     plan.update_statistics({0: plan[0].replace(held=True), 2: plan[2].replace(held=True)})
     with pytest.raises(PlanError, match="every statistic is pinned"):
-        plan.check_holds()
+        check_holds(plan.budget, plan.statistics)
 
 
 def test_manual_mode_shows_over_budget():
@@ -300,7 +301,7 @@ def test_rebalance_under_advanced_spends_at_most_the_budget():
     plan = _plan(theorem="advanced")
     for i in range(30):
         plan.append(Statistic(f"c{i}", epsilon=0.01))
-    plan.rebalance()
+    rebalance(plan)
     total = plan.total("advanced").epsilon
     assert total <= 1.0 and total == pytest.approx(1.0, rel=1e-5)
 
@@ -310,7 +311,7 @@ def test_rebalance_under_optimal():
     plan.set_budget(eta=1e-2)
     for i in range(20):
         plan.append(Statistic(f"c{i}", epsilon=0.01))
-    plan.rebalance()
+    rebalance(plan)
     total = plan.total("optimal")
     assert total.epsilon <= 1.0 and total.epsilon == pytest.approx(1.0, rel=1e-5)
     assert _spent_basic(plan) > 1.0            # optimal composition buys more than basic
@@ -347,6 +348,6 @@ def test_target_error_too_small_is_refused_with_the_epsilon_it_would_need():
 def test_target_error_beyond_the_budget_says_to_ask_for_a_larger_error():
     plan = _plan()
     rec = Recorder(plan)
-    _assert_refused(plan, rec, lambda: plan.set_target_error(0, 2.0, rebalance=True),
-                    r"statistic 1 \('count'\): an error of 2 needs ε_i = [0-9.]+, more than the "
-                    r"budget leaves: .*unpin or lower some of: 1 \('count'\); ask for a larger error")
+    _assert_refused(plan, rec, lambda: rebalanced_edit(plan, lambda p: p.set_target_error(0, 2.0)),
+                    r"the pinned statistics alone need ε [0-9.]+, .*unpin or lower some of: "
+                    r"1 \('count'\)")

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from dpplanner.model import Budget, Kind, Mechanism, Plan, PlanError, Statistic
 from dpplanner.model.plan import validate_state
+from dpplanner.model.redistribution import rebalanced_edit
 
 _numbers = st.one_of(st.floats(-10, 200, allow_nan=False), st.integers(-3, 40), st.none(),
                      st.sampled_from([0.0, 1e-9, float("nan"), float("inf")]))
@@ -52,17 +53,21 @@ _edits = st.one_of(
 def _apply(plan: Plan, edit) -> None:
     op, a, b, rebalance = edit
     if op == "insert":
-        plan.insert(a, b, rebalance=rebalance)
+        change = lambda p: p.insert(a, b)  # noqa: E731
     elif op == "update":
-        plan.update_statistic(a, b, rebalance=rebalance)
+        change = lambda p: p.update_statistic(a, b)  # noqa: E731
     elif op == "remove":
-        plan.remove(a, rebalance=rebalance)
+        change = lambda p: p.remove(a)  # noqa: E731
     elif op == "move":
-        plan.move(a, b)
+        change = lambda p: p.move(a, b)  # noqa: E731
     elif op == "budget":
-        plan.set_budget(rebalance=rebalance, **{a: b})
+        change = lambda p: p.set_budget(**{a: b})  # noqa: E731
     else:
-        plan.set_target_error(a, b, rebalance=rebalance)
+        change = lambda p: p.set_target_error(a, b)  # noqa: E731
+    if rebalance:
+        rebalanced_edit(plan, change)
+    else:
+        change(plan)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

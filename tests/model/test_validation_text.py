@@ -66,3 +66,4 @@ def test_format_shows_whole_numbers_and_empty():
     assert format_value(BUDGET_RULES["delta_split"], 0.5) == "50"
     assert format_value(BUDGET_RULES["delta"], 1e-7) == "1e-7"
     assert format_value(BUDGET_RULES["epsilon"], 1e16) == "1e16"
+    assert format_value(BUDGET_RULES["epsilon"], 1.0) == "1" and format_value(FIELD_RULES["lower"], -18.0) == "-18"

@@ -1,0 +1,251 @@
+"""The statistic inspector: every field of the selected statistic, editable, with what it means.
+
+The table is for scanning; the inspector shows one statistic in full - name, variable, kind,
+mechanism, the assumptions its noise depends on (bounds, bins, granularity, n), weight,
+repetitions, ε_i and target error (typing either pins it), notes - with the model's plain-language
+sentence. It also edits the plan's title and description.
+
+An edit the plan refuses stays typed with the reason at the field the reason concerns, and is
+kept as *pending*: changing a count into a mean is refused for want of bounds, so the inspector
+shows the bound fields with "type it here" and applies the kind together with the bounds once
+they are typed. Selecting another statistic (or a change of the plan) drops what is pending.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QScrollArea, QVBoxLayout, QWidget,
+)
+
+from dpplanner.gui.editing import PlanEditor
+from dpplanner.gui.fields import RuleField
+from dpplanner.model import FIELD_RULES, KIND_FIELDS, Kind, Mechanism, PlanEvent, Statistic
+from dpplanner.model import display
+
+#: The rule-checked number fields, in the order shown, with their accessible names.
+NUMBER_FIELDS = (("lower", "Lower bound"), ("upper", "Upper bound"), ("bins", "Number of bins"),
+                 ("granularity", "Granularity"), ("n", "Records"), ("weight", "Weight"),
+                 ("repetitions", "Repetitions"), ("epsilon", "Statistic epsilon"),
+                 ("delta", "Statistic delta"), ("error", "Target error"))
+_KIND_ONLY = {"lower", "upper", "bins", "granularity", "n", "delta"}
+
+
+class StatisticInspector(QGroupBox):
+    def __init__(self, editor: PlanEditor, parent: QWidget | None = None) -> None:
+        super().__init__("Inspector", parent)
+        self.editor = editor
+        self.row = -1
+        self._pending: dict[str, Any] = {}
+
+        self.title = self._line("Plan title", "The plan's title (reports, the CLI).")
+        self.description = self._line("Plan description", "What the plan is for (shown in reports).")
+        self.title.editingFinished.connect(lambda: self._metadata(title=self.title.text()))
+        self.description.editingFinished.connect(
+            lambda: self._metadata(description=self.description.text()))
+        plan_form = QFormLayout()
+        plan_form.addRow("Title", self.title)
+        plan_form.addRow("Description", self.description)
+
+        self.hint = QLabel("Select a statistic in the table to see and edit all of it here.")
+        self.hint.setWordWrap(True)
+        self.name = self._line("Statistic name", "The statistic's name (plots, reports).")
+        self.variable = self._line("Variable", "The variable (dataset column) it is computed on.")
+        self.notes = self._line("Notes", "Anything a reader of the plan should know about it.")
+        for key, edit in (("name", self.name), ("variable", self.variable), ("description", self.notes)):
+            edit.editingFinished.connect(lambda k=key, e=edit: self._text_edit(k, e))
+        self.kind = self._combo("Kind", Kind, "What is released.")
+        self.mechanism = self._combo("Noise mechanism", Mechanism,
+                                     "Laplace noise gives pure ε-DP; Gaussian noise needs a share of δ.")
+        self.kind.activated.connect(lambda _i: self._submit("kind", Kind(self.kind.currentData())))
+        self.mechanism.activated.connect(
+            lambda _i: self._submit("mechanism", Mechanism(self.mechanism.currentData())))
+        self.numbers: dict[str, RuleField] = {}
+        for key, name in NUMBER_FIELDS:
+            shown = (lambda v: display.error(v)) if key == "error" else None
+            widget = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].label.capitalize(), shown=shown)
+            widget.submitted.connect(lambda v, k=key: self._submit(k, v))
+            widget.dismissed.connect(lambda k=key: self._pending.pop(k, None))
+            self.numbers[key] = widget
+        self.pinned = QCheckBox("pinned")
+        self.pinned.setAccessibleName("Pinned")
+        self.pinned.setToolTip("A pinned statistic keeps its ε_i when the budget is redistributed. "
+                               "Typing an ε_i or a target error pins it.")
+        self.pinned.toggled.connect(lambda on: self._submit("held", on))
+        self.units = QLabel("")
+        self.sentence = QLabel("")
+        self.sentence.setWordWrap(True)
+        self.sentence.setAccessibleName("What the numbers mean")
+        self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.form = QFormLayout()
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.form.addRow("Name", self.name)
+        self.form.addRow("Variable", self.variable)
+        self.form.addRow("What", self.kind)
+        self.form.addRow("Noise", self.mechanism)
+        labels = {"lower": "Values from", "upper": "Values up to", "bins": "Bins",
+                  "granularity": "Granularity", "n": "Over (records)", "weight": "Weight",
+                  "repetitions": "Releases", "epsilon": "ε_i", "delta": "δ_i", "error": "Error ±"}
+        for key, _name in NUMBER_FIELDS:
+            self.form.addRow(labels[key], self.numbers[key])
+        self.form.addRow("", self.pinned)
+        self.form.addRow("", self.units)
+        self.form.addRow("Notes", self.notes)
+        self.stat_box = QWidget()
+        stat_layout = QVBoxLayout(self.stat_box)
+        stat_layout.setContentsMargins(0, 0, 0, 0)
+        stat_layout.addLayout(self.form)
+        stat_layout.addWidget(self.sentence)
+        stat_layout.addStretch(1)
+
+        inner = QWidget()
+        layout = QVBoxLayout(inner)
+        layout.addLayout(plan_form)
+        layout.addWidget(self.hint)
+        layout.addWidget(self.stat_box)
+        scroll = QScrollArea()
+        scroll.setWidget(inner)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        for edit in inner.findChildren(QLineEdit):
+            edit.setMinimumWidth(40)        # fields shrink with the column instead of scrolling
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.addWidget(scroll)
+        self._submitting = False
+        editor.plan.subscribe(self._on_plan_event)
+        editor.refused.connect(self._on_refused)
+        self.refresh()
+
+    # -- building -------------------------------------------------------------------------------
+    def _line(self, name: str, tip: str) -> QLineEdit:
+        edit = QLineEdit()
+        edit.setAccessibleName(name)
+        edit.setToolTip(tip)
+        return edit
+
+    def _combo(self, name: str, members, tip: str) -> QComboBox:
+        box = QComboBox()
+        for m in members:
+            box.addItem(m.label, m.value)
+        box.setAccessibleName(name)
+        box.setToolTip(tip)
+        return box
+
+    # -- showing --------------------------------------------------------------------------------
+    def set_row(self, row: int) -> None:
+        self.row = row
+        self._pending = {}
+        self.refresh()
+
+    def _on_plan_event(self, event: PlanEvent) -> None:
+        if event.kind in ("inserted", "removed", "moved", "reset") or self.row >= len(self.editor.plan):
+            self.row = min(self.row, len(self.editor.plan) - 1)
+        self._pending = {}
+        self.refresh()
+
+    def refresh(self) -> None:
+        plan = self.editor.plan
+        for edit, text in ((self.title, plan.title), (self.description, plan.description)):
+            if edit.text() != text:
+                edit.setText(text)
+        has_row = 0 <= self.row < len(plan)
+        self.hint.setVisible(not has_row)
+        self.stat_box.setVisible(has_row)
+        if not has_row:
+            self.setTitle("Inspector")
+            return
+        stat = plan[self.row]
+        privacy = plan.privacy(self.row)
+        self.setTitle(f"Inspector: {stat.name}")
+        for edit, text in ((self.name, stat.name), (self.variable, stat.variable),
+                           (self.notes, stat.description)):
+            edit.setText(text)
+        self._show_choice(self.kind, stat.kind.value)
+        self._show_choice(self.mechanism, stat.mechanism.value)
+        values = {key: getattr(stat, key) for key, _n in NUMBER_FIELDS if key not in ("delta", "error")}
+        values.update(delta=privacy.delta, error=privacy.error)
+        for key, widget in self.numbers.items():
+            widget.set_value(values[key])
+        dataset = plan.budget.dataset_size
+        self.numbers["n"].edit.setPlaceholderText(
+            f"the plan's dataset size ({display.count(dataset)})" if dataset else "—")
+        self.pinned.blockSignals(True)
+        self.pinned.setChecked(stat.held)
+        self.pinned.blockSignals(False)
+        self.units.setText(f"errors in {privacy.units}" if privacy.units else "")
+        self.sentence.setText(privacy.problem and f"Cannot be released as set up: {privacy.problem}"
+                              or privacy.explanation)
+        self._show_kind(stat.kind)
+
+    def _show_choice(self, box: QComboBox, value: str) -> None:
+        box.blockSignals(True)
+        box.setCurrentIndex(box.findData(value))
+        box.blockSignals(False)
+
+    def _show_kind(self, kind: Kind) -> None:
+        """Only the fields a kind uses; δ_i is typed for custom statistics only, error for others."""
+        needed = set(KIND_FIELDS[kind])
+        for key, widget in self.numbers.items():
+            visible = key in needed if key in _KIND_ONLY else not (key == "error" and kind is Kind.CUSTOM)
+            self.form.setRowVisible(widget, visible)
+        self.form.setRowVisible(self.mechanism, kind is not Kind.CUSTOM)
+
+    # -- editing --------------------------------------------------------------------------------
+    def _metadata(self, **changes) -> None:
+        plan = self.editor.plan
+        if any(getattr(plan, k) != v for k, v in changes.items()):
+            self.editor.set_metadata(**changes)
+
+    def _text_edit(self, key: str, edit: QLineEdit) -> None:
+        if 0 <= self.row < len(self.editor.plan) and getattr(self.editor.plan[self.row], key) != edit.text():
+            self._submit(key, edit.text().strip() if key == "name" else edit.text())
+
+    def _submit(self, key: str, value: Any) -> None:
+        row = self.row
+        if not 0 <= row < len(self.editor.plan):
+            return
+        stat: Statistic = self.editor.plan[row]
+        changes = {**self._pending, key: value}
+        act: Callable[[], bool]
+        if key == "epsilon" and not self._pending:
+            act = lambda: self.editor.set_epsilon(row, value)            # noqa: E731
+        elif key == "error" and not self._pending:
+            act = lambda: self.editor.set_target_error(row, value)       # noqa: E731
+        else:
+            new = stat.replace(**changes)
+            act = lambda: self.editor.update_statistic(row, new, f"Edit {stat.name!r}")  # noqa: E731
+        self._submitting = True
+        try:
+            accepted = act()
+        finally:
+            self._submitting = False
+        if accepted:
+            return      # applied (the plan event refreshes the fields) or being redistributed
+        refusal = self.editor.last_refusal
+        self._pending = changes
+        if "kind" in changes:
+            self._show_kind(changes["kind"])
+        message = refusal.message if refusal is not None else "refused"
+        target = self.numbers.get(refusal.field if refusal is not None and refusal.field else key)
+        if target is None or not target.isVisibleTo(self):
+            target = self.numbers.get(key)
+        if target is not None:
+            if target.rule.name != key and target.value() is None:
+                message += " - type it here"
+            target.show_refusal(message)
+        else:
+            self.sentence.setText(f"Not applied: {message}")
+
+    def _on_refused(self, refusal) -> None:
+        """A refusal that arrives later (pins checked with the redistribution, on the worker) or
+        from the table: shown at this statistic's field too."""
+        if self._submitting or refusal.row != self.row:
+            return
+        widget = self.numbers.get(refusal.field or "")
+        if widget is not None and widget.isVisibleTo(self):
+            widget.show_refusal(refusal.message)

@@ -1,0 +1,79 @@
+"""Table columns that fit the window: each as wide as its header and the text of the first rows,
+shrunk (text elided in the middle, the full value in the tooltip) when the view is narrower.
+Numbers are never shrunk ("0…3" helps nobody): when even the numbers do not fit, the view scrolls.
+
+The name column stretches into what is left. Only a sample of rows is measured, so a plan of
+thousands of statistics costs the same as one of fifty.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QHeaderView, QTableView
+
+#: Rows measured for a column's natural width.
+SAMPLE_ROWS = 50
+#: Room for the cell's margins (and the sort/check indicator) around the measured text.
+PADDING_PX = 18
+#: No column is shrunk below this, however narrow the view.
+MIN_PX = 36
+#: Nor is a column ever wider than this (long texts elide, the tooltip has them in full).
+MAX_PX = 220
+#: The stretching column keeps at least this much.
+STRETCH_MIN_PX = 90
+
+
+class ColumnFitter(QObject):
+    """Keeps ``view``'s column widths fitted; ``stretch`` is the column that takes the rest;
+    ``whole`` columns (numbers) are never shrunk."""
+
+    def __init__(self, view: QTableView, stretch: int, whole: Sequence[int] = ()) -> None:
+        super().__init__(view)
+        self._view = view
+        self._stretch = stretch
+        self._whole = set(whole)
+        view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header = view.horizontalHeader()
+        header.setMinimumSectionSize(MIN_PX)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+        # Coalesce bursts (a rebalance changes every row) into one fit after the event loop turns.
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self.fit)
+        model = view.model()
+        for signal in (model.modelReset, model.rowsInserted, model.dataChanged, model.layoutChanged):
+            signal.connect(self._timer.start)
+        view.viewport().installEventFilter(self)
+        self.fit()
+
+    def natural_width(self, column: int) -> int:
+        model, metrics = self._view.model(), self._view.fontMetrics()
+        header = model.headerData(column, Qt.Orientation.Horizontal) or ""
+        width = metrics.horizontalAdvance(str(header))
+        for row in range(min(model.rowCount(), SAMPLE_ROWS)):
+            text = model.index(row, column).data()
+            if text:
+                width = max(width, metrics.horizontalAdvance(str(text)))
+        return min(width + PADDING_PX, MAX_PX)
+
+    def fit(self) -> None:
+        model = self._view.model()
+        columns = [c for c in range(model.columnCount()) if c != self._stretch]
+        wanted = {c: self.natural_width(c) for c in columns}
+        room = self._view.viewport().width() - STRETCH_MIN_PX
+        shown = dict(wanted)
+        total = sum(shown.values())
+        if total > room > 0:
+            # Shrink the text columns' excess over the minimum in proportion, so each keeps some text.
+            spare = sum(w - MIN_PX for c, w in shown.items() if c not in self._whole)
+            cut = min(1.0, (total - room) / spare) if spare else 0.0
+            shown = {c: w if c in self._whole else int(w - (w - MIN_PX) * cut) for c, w in shown.items()}
+        for c, w in shown.items():
+            self._view.setColumnWidth(c, w)
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self._timer.start()
+        return False

@@ -1,0 +1,47 @@
+"""Redistribution: give the free statistics the epsilon the plan's theorem leaves them.
+
+Plain functions over the model (no Qt, no threads). The command line and scripts call them
+synchronously; the window calls ``rebalanced`` inside its allocate job on the compute worker, so
+neither the pin check nor the allocation ever composes on the GUI thread.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from .plan import Plan, allocation_request, with_epsilons
+from .statistic import Budget, Statistic
+from .validation import PlanError, check_holds
+
+
+def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
+               progress=None) -> tuple[Statistic, ...]:
+    """The statistics after redistribution; PlanError (with ``held_indices`` when the pins alone
+    use the budget) if there is none. Pinned (held) statistics keep their epsilon."""
+    if not stats:
+        return tuple(stats)
+    check_holds(budget, stats)
+    request = allocation_request(budget, stats)
+    from dpplanner import engine
+    try:
+        result = request.run(cancel=cancel, progress=progress)
+    except engine.BudgetError as exc:
+        held = list(exc.held_indices or [i for i, h in enumerate(request.held) if h])
+        raise PlanError(f"redistribution refused: {exc}", held_indices=held) from None
+    except ValueError as exc:
+        raise PlanError(f"redistribution failed under the {request.theorem} theorem: {exc}") from None
+    return with_epsilons(stats, list(result.epsilons), [not h for h in request.held])
+
+
+def rebalance(plan: Plan) -> None:
+    """Redistribute ``plan`` now (one "changed" event), or raise PlanError and change nothing."""
+    stats = rebalanced(plan.budget, plan.statistics)
+    plan.apply_allocation([s.epsilon for s in stats], held=[s.held for s in stats])
+
+
+def rebalanced_edit(plan: Plan, edit: Callable[[Plan], object]) -> None:
+    """Make ``edit`` and redistribute as one change (one event), or raise and change nothing."""
+    trial = plan.trial()
+    edit(trial)
+    rebalance(trial)
+    plan.adopt(trial)

@@ -1,0 +1,74 @@
+"""What a computation of the plan needs, frozen: built here by the model, run by ``compute.jobs``.
+
+A request holds numbers only (no Statistic objects), so it is cheap to compare, safe to hand to
+another thread and picklable for the engine process. ``request_id`` is stamped by whoever runs it
+(the window's compute controller) and is the only thing that decides whether a result is stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from dpplanner import engine
+
+if TYPE_CHECKING:
+    from .plan import CompositionInputs
+
+
+@dataclass(frozen=True)
+class CurveView:
+    """How the cost-vs-k plot is asked for: the view's part of an evaluation request."""
+
+    mode: str = "prefix"                  # "prefix" or "repeat"
+    k_max: Optional[int] = None           # None: the plan's own k
+    points: int = 100
+    repeat_row: int = 0                   # which statistic "repeat" mode repeats
+
+
+@dataclass(frozen=True)
+class EvaluateRequest:
+    """Everything the results panel and the plots need, snapshotted from the plan."""
+
+    epsilons: tuple[float, ...]
+    deltas: tuple[float, ...]
+    multiplicities: tuple[int, ...]
+    delta_g: float
+    eta: float
+    mechanisms: tuple[str, ...] = ()
+    curve_mode: str = "prefix"            # "prefix" or "repeat"
+    curve_k_max: Optional[int] = None     # None: the plan's own k (prefix) / k (repeat)
+    curve_points: int = 100
+    repeat_index: int = 0                 # which query "repeat" mode repeats
+    theorems: tuple[str, ...] = engine.THEOREMS
+    request_id: int = 0
+
+    @property
+    def k(self) -> int:
+        return int(sum(self.multiplicities))
+
+    def profile_request(self) -> "ProfileRequest":
+        # The profile's own accuracy: eta finer than 1e-3 costs seconds and is invisible in a plot.
+        return ProfileRequest(self.epsilons, self.deltas, self.multiplicities,
+                              eta=max(self.eta, 1e-3))
+
+
+@dataclass(frozen=True)
+class ProfileRequest:
+    """The privacy profile is slower than the totals (about 1 s for 1000 queries at η = 1e-3), so
+    it runs as its own job after the totals, and an edit never waits for it."""
+
+    epsilons: tuple[float, ...]
+    deltas: tuple[float, ...]
+    multiplicities: tuple[int, ...]
+    eta: float
+    points: int = 120
+    request_id: int = 0
+
+
+def evaluation_request(inputs: "CompositionInputs", view: CurveView) -> EvaluateRequest:
+    repeat_index = min(max(view.repeat_row, 0), max(len(inputs.epsilons) - 1, 0))
+    return EvaluateRequest(
+        inputs.epsilons, inputs.deltas, inputs.multiplicities, inputs.delta_g, inputs.eta,
+        inputs.mechanisms, curve_mode=view.mode, curve_k_max=view.k_max, curve_points=view.points,
+        repeat_index=repeat_index)

@@ -1,0 +1,114 @@
+"""What one edit costs and where the engine runs: one validation, one plan event, one worker trip
+per edit, and never a composition on the GUI thread."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QSettings
+
+from dpplanner import engine
+from dpplanner.compute import jobs
+from dpplanner.gui.main_window import MainWindow
+from dpplanner.gui.settings import Settings
+from dpplanner.gui.table_model import COLUMN_INDEX
+from dpplanner.model import Statistic
+from dpplanner.model import plan as plan_module
+from dpplanner.model.examples import example_path
+
+
+def _window(qtbot, tmp_path, **kwargs) -> MainWindow:
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings=settings, recovery_dir=str(tmp_path / "recovery"), debounce_ms=10,
+                        **kwargs)
+    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    return window
+
+
+def _settle(qtbot, window) -> None:
+    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing(),
+                    timeout=30000)
+    qtbot.wait(100)             # longer than the debounce: a follow-up job would have started
+
+
+def _set(window, row: int, key: str, text: str) -> None:
+    model = window.statistics_panel.model
+    assert model.setData(model.index(row, COLUMN_INDEX[key]), text)
+
+
+def test_one_edit_is_one_validation_one_plan_event_and_one_worker_trip(qtbot, tmp_path, monkeypatch):
+    trips: list[str] = []
+
+    def counted(fn):
+        def run(request, cancel, progress):
+            trips.append(fn.__name__)
+            return fn(request, cancel, progress)
+        return run
+
+    window = _window(qtbot, tmp_path, evaluate_fn=counted(jobs.evaluate),
+                     allocate_fn=counted(jobs.allocate), profile_fn=counted(jobs.profile))
+    assert window.document.open_example(example_path("psi-survey"))
+    assert window.plan.budget.redistribute
+    _settle(qtbot, window)
+    validations, events = [], []
+    real = plan_module.validate_state
+    monkeypatch.setattr(plan_module, "validate_state", lambda *a: validations.append(1) or real(*a))
+    window.plan.subscribe(events.append)
+
+    def costs(edit) -> tuple[int, int, int]:
+        validations.clear(), events.clear(), trips.clear()
+        edit()
+        _settle(qtbot, window)
+        return len(validations), len(events), len(trips)
+
+    # An ε edit that redistributes the others: the allocation and the new totals are one trip.
+    assert costs(lambda: _set(window, 0, "epsilon", "0.05")) == (1, 1, 1)
+    assert window.plan[0].epsilon == 0.05 and window.plan[0].held
+    # A weight edit, and adding a statistic, likewise.
+    assert costs(lambda: _set(window, 1, "weight", "2")) == (1, 1, 1)
+    assert costs(lambda: window.editor.insert_statistic(0, Statistic("extra", epsilon=0.01))) == (1, 1, 1)
+    # Without redistribution: the edit, then the evaluation of the new state.
+    assert costs(lambda: window.editor.set_budget(redistribute=False)) == (1, 1, 1)
+    assert costs(lambda: _set(window, 2, "epsilon", "0.02")) == (1, 1, 1)
+    # The totals shown are those of the plan as it is now.
+    shown = window.evaluation.last_result
+    assert window.evaluation.result_is_current(shown)
+    assert shown.request.epsilons == window.plan.composition_inputs().epsilons
+
+
+def test_the_gui_thread_never_composes(qtbot, tmp_path, monkeypatch):
+    threads: list[str] = []
+    for name in ("compose", "compose_all", "allocate", "curve", "privacy_profile"):
+        real = getattr(engine, name)
+
+        def recording(*args, _real=real, **kwargs):
+            threads.append(threading.current_thread().name)
+            return _real(*args, **kwargs)
+        monkeypatch.setattr(engine, name, recording)
+
+    window = _window(qtbot, tmp_path)
+    window.show()
+    assert window.document.open_example(example_path("psi-survey"))
+    _settle(qtbot, window)
+    _set(window, 1, "error", str(round(window.plan.privacy(1).error * 2, 6)))   # pins row 1
+    _settle(qtbot, window)
+    assert window.plan[1].held
+    _set(window, 0, "epsilon", "0.04")                                          # pins row 0
+    _settle(qtbot, window)
+    window.editor.set_budget(epsilon=0.8)
+    _settle(qtbot, window)
+    window.editor.insert_statistic(0, Statistic("extra"))
+    _settle(qtbot, window)
+    window.editor.remove_statistics([0])
+    _settle(qtbot, window)
+    window.editor.rebalance_now()
+    _settle(qtbot, window)
+    # An impossible pin is refused from the worker too.
+    with qtbot.waitSignal(window.editor.refused, timeout=30000):
+        _set(window, 2, "epsilon", "0.9")
+    _settle(qtbot, window)
+    window.plots.setCurrentWidget(window.profile_plot)
+    qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0, timeout=30000)
+    assert len(threads) >= 8
+    main = threading.main_thread().name
+    assert main not in threads, f"{threads.count(main)} engine calls ran on the GUI thread"

@@ -1,0 +1,157 @@
+"""Issue 12 item 5: the statistic inspector shows and edits every assumption, typed into the real
+widgets; the plan's title and description are editable; the report lists each statistic's assumptions."""
+
+from __future__ import annotations
+
+from html import unescape
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+
+from dpplanner.gui.main_window import MainWindow
+from dpplanner.gui.settings import Settings
+from dpplanner.model import Kind, Mechanism
+from dpplanner.model.report import render_report
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, small_plan):
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
+    w.document.load(small_plan(redistribute=False), None, "t")
+    w.show()
+    return w
+
+
+def named(root: QWidget, name: str, cls=QLineEdit):
+    found = [e for e in root.findChildren(cls) if e.accessibleName() == name and e.isVisible()]
+    assert len(found) == 1, f"{len(found)} visible widgets named {name!r}"
+    return found[0]
+
+
+def type_into(edit: QLineEdit, text: str) -> None:
+    edit.setFocus()
+    edit.selectAll()
+    QTest.keyClick(edit, Qt.Key.Key_Delete)
+    QTest.keyClicks(edit, text)
+    QTest.keyClick(edit, Qt.Key.Key_Return)
+
+
+def choose(box: QComboBox, value: str) -> None:
+    box.setCurrentIndex(box.findData(value))
+    box.activated.emit(box.currentIndex())
+
+
+def test_the_inspector_shows_every_assumption_of_the_selected_statistic(window):
+    window.statistics_panel.select_row(1)           # mean b: income in [0, 100]
+    inspector = window.statistics_panel.inspector
+    assert named(inspector, "Statistic name").text() == "mean b"
+    assert named(inspector, "Variable").text() == "income"
+    assert named(inspector, "Lower bound").text() == "0"
+    assert named(inspector, "Upper bound").text() == "100"
+    assert "1,000" in named(inspector, "Records").placeholderText()     # the plan's n
+    assert "mean of income" in inspector.sentence.text()
+    assert not [e for e in inspector.findChildren(QLineEdit)
+                if e.accessibleName() == "Number of bins" and e.isVisible()]
+
+
+@pytest.mark.parametrize("name, key, text, value", [
+    ("Lower bound", "lower", "-50", -50.0),
+    ("Upper bound", "upper", "250.5", 250.5),
+    ("Records", "n", "400", 400),
+    ("Weight", "weight", "3", 3.0),
+    ("Repetitions", "repetitions", "2", 2),
+])
+def test_typed_assumptions_are_stored_exactly(qtbot, window, name, key, text, value):
+    window.statistics_panel.select_row(1)
+    type_into(named(window.statistics_panel.inspector, name), text)
+    assert getattr(window.plan[1], key) == value
+
+
+def test_text_fields_and_mechanism(qtbot, window):
+    window.statistics_panel.select_row(0)
+    inspector = window.statistics_panel.inspector
+    type_into(named(inspector, "Statistic name"), "households")
+    type_into(named(inspector, "Variable"), "hh_id")
+    type_into(named(inspector, "Notes"), "one per household")
+    choose(named(inspector, "Noise mechanism", QComboBox), Mechanism.GAUSSIAN.value)
+    s = window.plan[0]
+    assert (s.name, s.variable, s.description, s.mechanism) == \
+        ("households", "hh_id", "one per household", Mechanism.GAUSSIAN)
+
+
+def test_count_to_mean_asks_for_the_bounds_right_there(qtbot, window):
+    window.statistics_panel.select_row(0)           # count a
+    inspector = window.statistics_panel.inspector
+    before = window.plan.snapshot()
+    choose(named(inspector, "Kind", QComboBox), Kind.MEAN.value)
+    assert window.plan.snapshot() == before         # not yet: a mean needs bounds
+    lower = named(inspector, "Lower bound")
+    assert "needs lower bound" in lower.accessibleDescription()
+    assert "type it here" in lower.accessibleDescription()
+    type_into(lower, "0")
+    assert window.plan.snapshot() == before
+    upper = named(inspector, "Upper bound")
+    assert "needs upper bound" in upper.accessibleDescription()
+    type_into(upper, "120")
+    s = window.plan[0]
+    assert (s.kind, s.lower, s.upper) == (Kind.MEAN, 0.0, 120.0)
+    window.editor.undo_stack.undo()
+    assert window.plan.snapshot() == before
+
+
+def test_a_refused_assumption_stays_typed_with_its_reason(qtbot, window):
+    window.statistics_panel.select_row(1)
+    inspector = window.statistics_panel.inspector
+    before = window.plan.snapshot()
+    upper = named(inspector, "Upper bound")
+    type_into(upper, "-5")                           # below the lower bound 0
+    assert window.plan.snapshot() == before
+    assert upper.text() == "-5"
+    assert "must be below the upper bound -5" in upper.accessibleDescription()
+    QTest.keyClick(upper, Qt.Key.Key_Escape)         # given up: the plan's bound is back
+    assert upper.text() == "100" and upper.accessibleDescription() == ""
+    records = named(inspector, "Records")
+    type_into(records, "5000")                       # more than the plan's n = 1000
+    assert "larger than the dataset size 1000" in records.accessibleDescription()
+
+
+def test_typed_epsilon_and_error_in_the_inspector_pin_the_statistic(qtbot, window):
+    window.statistics_panel.select_row(1)
+    inspector = window.statistics_panel.inspector
+    type_into(named(inspector, "Target error"), "2")
+    assert window.plan[1].held and window.plan.privacy(1).error <= 2
+    assert named(inspector, "Pinned", cls=QWidget).isChecked()
+    type_into(named(inspector, "Statistic epsilon"), "0.3")
+    assert window.plan[1].epsilon == 0.3 and window.plan[1].held
+
+
+def test_a_pin_refused_with_the_redistribution_shows_at_the_inspector_field(qtbot, window):
+    window.editor.set_budget(redistribute=True)
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=20000)
+    window.statistics_panel.select_row(1)
+    before = window.plan.snapshot()
+    epsilon = named(window.statistics_panel.inspector, "Statistic epsilon")
+    type_into(epsilon, "99")
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=20000)
+    assert window.plan.snapshot() == before
+    assert epsilon.text() == "99"
+    assert epsilon.accessibleDescription().startswith("Not applied: ε_i = 99.0 for 'mean b' does not fit")
+
+
+def test_the_plan_title_and_description_are_editable(qtbot, window):
+    inspector = window.statistics_panel.inspector
+    type_into(named(inspector, "Plan title"), "Household survey 2026")
+    type_into(named(inspector, "Plan description"), "Public-use tables")
+    assert (window.plan.title, window.plan.description) == ("Household survey 2026", "Public-use tables")
+    window.editor.undo_stack.undo()
+    assert window.plan.description == ""
+
+
+def test_the_report_lists_every_statistics_assumptions(small_plan):
+    html = unescape(render_report(small_plan(), totals={}, best=None, curve=None))
+    assert "values in [0, 100]" in html and "over the plan's 1,000 records" in html
+    assert "10 bins" in html
