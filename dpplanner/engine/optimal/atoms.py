@@ -140,7 +140,9 @@ def sup_root(a: Atoms, delta_bar: float, floor: float = 0.0) -> float:
     hi, carry, carry_err = l.size, -math.inf, 0.0
     while hi > 0:
         lo = int(np.searchsorted(l, l[hi - 1] - WINDOW, side="left"))
-        while hi - lo > 1:  # narrower until no product p e^{-(l - shift)} leaves the normal range
+        # underflowed products are charged (SUB each) and harmless unless delta_bar itself is near
+        # the underflow range: then narrow until no product p e^{-(l - shift)} leaves the normal range
+        while delta_bar < 1e-250 and hi - lo > 1:
             with np.errstate(under="ignore"):
                 w = p[lo:hi] * np.exp(-(l[lo:hi] - l[lo]))
             if not np.any((w < TINY) & (p[lo:hi] >= TINY)):

@@ -53,7 +53,7 @@ SMOOTH_SHARE = 0.2
 #: Most lattice refinements, and the time after which no new one is started (each is bounded by
 #: MAX_POINTS; the result then says why its width exceeds eta).
 MAX_ROUNDS = 24
-TIME_CAP = 30.0
+TIME_CAP = 10.0
 
 
 def _split_offsets(eps: np.ndarray, step: float) -> np.ndarray:
@@ -375,18 +375,13 @@ def _blocks(order: np.ndarray) -> list:
 
 
 def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
-               info: Optional[dict] = None, delta_bar_hi: Optional[float] = None) -> tuple[float, float, int]:
+               delta_bar_hi: Optional[float] = None) -> tuple[float, float, int]:
     """(upper, lower, number of rounded-down smoothing groups) on one lattice step; the lower
-    bound is read at ``delta_bar_hi`` >= delta_bar (default: delta_bar).
-
-    ``info["rounding_share"]``: the share of delta_bar the upper side spent on rounding and
-    truncation; when it is large a finer grid cannot help."""
+    bound is read at ``delta_bar_hi`` >= delta_bar (default: delta_bar)."""
     # the tilt grid is centred where the answer will be; a rough guess is enough (any tilt is valid)
     guess = _tilt_guess(e, m, delta_bar)
     thetas = np.concatenate([[0.0], guess * np.geomspace(0.1, 10.0, THETA_POINTS - 1)])
     comp = SplitComposition(e, m, delta_bar, step, budget, thetas, cancel)
-    if info is not None:
-        info["rounding_share"] = (comp.up_pmf.err + comp.up_pmf.inf_mass) / delta_bar
     up = sup_root(comp.up_pmf.atoms(above=0.0), delta_bar)
     if not math.isfinite(up):
         return up, 0.0, comp.n_smooth
@@ -461,9 +456,8 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     history: list[tuple[float, float]] = []
     why = ""
     for it in range(MAX_ROUNDS):
-        info: dict = {}
         try:
-            up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, deadline, eta / 4, info,
+            up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, deadline, eta / 4,
                                           delta_bar_hi)
         except _OutOfTime:
             why = f"stopped refining at the time cap of {TIME_CAP:g} s"
@@ -477,8 +471,9 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
         if not math.isfinite(best_up):
             why = "FFT rounding error exceeds delta_bar (delta_bar too small for this lattice)"
             break
-        if info.get("rounding_share", 0.0) > 0.25:
-            why = "rounding and truncation errors charged to delta_bar dominate; a finer lattice cannot help"
+        if history and up - lo > 0.7 * history[-1][1]:
+            why = (f"a finer lattice no longer narrows the bracket (rounding charged to delta_bar = "
+                   f"{delta_bar:.3g} dominates)")
             break
         if lo <= 0.0 or width >= 0.5 * up:
             ratio = 0.25  # the error bound broke down (grid too coarse for the plan): no model
