@@ -45,7 +45,8 @@ class StatisticsPanel(QGroupBox):
             self.view, stretch=COLUMN_INDEX["name"],
             whole=[COLUMN_INDEX[k] for k in ("epsilon", "delta", "error", "held", "weight", "repetitions")])
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
-                             "target error to get the ε it needs; tick hold to keep an ε fixed.")
+                             "target error (or an ε_i) to pin the statistic at it; untick its pin to let "
+                             "redistribution move it again.")
         self.view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self.selectionChanged.emit(current.row() if current.isValid() else -1))
 

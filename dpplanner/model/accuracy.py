@@ -205,8 +205,16 @@ def laplace_prefix_factor(m: int, beta: float) -> float:
         return math.log(2.0 * m) - u * s - m * math.log1p(-u * u)
 
     lo, hi = 0.0, 1.0
-    while log_tail(hi) > target:
+    # log_tail(s) = ln(2m) - g(s) with g(s) = max_u u s + m ln(1 - u^2): convex, with slope u(s).
+    # For s <= m, u <= 0.415 so g >= u s (1 - 1.21 m u / s) >= s^2 / (6.2 m); beyond, the slope is
+    # >= 0.41. So s <= m + 2.5 L + sqrt(6.2 m L) with L = ln(2m/beta) <= 52 (beta > 1e-16) meets
+    # the target: < 2^21 for m <= 1e6 cells, and the 64 doublings below are never all used.
+    for _ in range(64):
+        if log_tail(hi) <= target:
+            break
         lo, hi = hi, hi * 2.0
+    else:
+        raise ValueError(f"no Laplace prefix factor found for {m} cells at beta = {beta:g}")
     for _ in range(200):
         if hi - lo <= 1e-12 * hi:
             break

@@ -191,6 +191,12 @@ class Budget:
         return 1.0 - self.confidence
 
 
+def field_names(cls) -> tuple[str, ...]:
+    """The fields a Statistic or Budget stores in a file or a CSV row, in declaration order
+    (``extra`` holds unknown keys and is not one of them)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
 def assumptions(stat: Statistic, dataset_size: Optional[int] = None) -> str:
     """What the statistic's noise is calibrated to, in words ("values in [0, 100], over the plan's
     1,000 records"): bounds, bins, grid step and the number of records its kind uses."""

@@ -136,3 +136,18 @@ def test_profile_brackets_the_closed_form_and_the_composition():
     up, lo = pld_delta(p, [c.epsilon_lower, c.epsilon], 1e-3)
     assert up[1] <= 1e-6 * (1 + 1e-3) and lo[0] >= 1e-6 * (1 - 1e-3)
     assert np.all(lo <= up)
+
+
+def test_curve_widths_stay_within_eta_at_every_k():
+    from dpplanner.model import examples, files
+
+    plan = files.load_plan(examples.example_path("synthetic-100"))
+    inp = plan.composition_inputs()
+    mech = [s.mechanism.value for s in plan.statistics]
+    reps = inp.multiplicities
+    eps, delta = np.repeat(inp.epsilons, reps), np.repeat(inp.deltas, reps)
+    ci = curve_inputs(eps, delta, np.repeat(mech, reps), np.arange(1, eps.size + 1))
+    ci.delta_g = inp.delta_g
+    up, lo = pld_curve(ci)
+    assert np.all(up - lo <= 1e-2)
+    assert np.all(np.diff(up) >= -1e-2) and np.all(np.diff(lo) >= -1e-2)

@@ -16,6 +16,9 @@ from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.model.requests import CurveView
 from probe import Probe
 
+#: Each test talks to a spawned child process (seconds to start on a busy machine).
+pytestmark = pytest.mark.slow
+
 
 @dataclass(frozen=True)
 class Slow:

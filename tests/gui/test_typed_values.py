@@ -137,6 +137,7 @@ def _open_cell(qtbot, window, row, key) -> QLineEdit:
     ("repetitions", "2.5", "repetitions = 2.5 is not a whole number"),
     ("repetitions", "0", "repetitions = 0 is not allowed"),
     ("epsilon", "1e309", "epsilon = 1e309 is not allowed"),
+    ("epsilon", "0", "epsilon = 0 is not allowed; it must be a number in (0, 100]"),
     ("weight", "-1", "weight = -1 is not allowed"),
 ])
 def test_a_refused_cell_keeps_its_editor_open_with_the_text_and_says_why(qtbot, window, key, text, reason):

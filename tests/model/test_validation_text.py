@@ -27,7 +27,8 @@ def test_typed_text_is_stored_exactly(rule, text, value):
 
 
 @pytest.mark.parametrize("rule, text, reason", [
-    (BUDGET_RULES["epsilon"], "150", r"global epsilon = 150 is not allowed; it must be a number in \(0, 100\]"),
+    (BUDGET_RULES["epsilon"], "150",
+     r"global epsilon = 150 is not allowed; it must be a number in \(0, 100\]"),
     (BUDGET_RULES["epsilon"], "1e309", r"global epsilon = 1e309 is not allowed"),
     (BUDGET_RULES["epsilon"], "nan", r"global epsilon = nan is not allowed"),
     (BUDGET_RULES["epsilon"], "0,5", r"'0,5' is not a number \(write decimals with a point"),
@@ -66,4 +67,5 @@ def test_format_shows_whole_numbers_and_empty():
     assert format_value(BUDGET_RULES["delta_split"], 0.5) == "50"
     assert format_value(BUDGET_RULES["delta"], 1e-7) == "1e-7"
     assert format_value(BUDGET_RULES["epsilon"], 1e16) == "1e16"
-    assert format_value(BUDGET_RULES["epsilon"], 1.0) == "1" and format_value(FIELD_RULES["lower"], -18.0) == "-18"
+    assert format_value(BUDGET_RULES["epsilon"], 1.0) == "1"
+    assert format_value(FIELD_RULES["lower"], -18.0) == "-18"

@@ -95,12 +95,16 @@ def pld_curve(inputs):
         pure = 0.0   # sum of the a_i and RR eps_i so far (the exact value at delta 0)
         rest = False
         q = 0
+        kernels: dict = {}
         for j, k in enumerate(ks.tolist()):
             if cancel is not None:
                 cancel.check()
             while q < k:
                 if lap[q] or (ed[q] and eps[q] > 0):
-                    ker = _kernel(eps[q], bool(lap[q]), step, is_upper)
+                    key = (float(eps[q]), bool(lap[q]))
+                    if key not in kernels:  # equal releases share one kernel
+                        kernels[key] = _kernel(eps[q], bool(lap[q]), step, is_upper)
+                    ker = kernels[key]
                     pure += float(_up2(eps[q]) if is_upper else _down2(eps[q]))
                     running = convolve(running, ker, TAIL_FRACTION * db_min / n_ops,
                                        FFT_FRACTION * db_min / n_ops)

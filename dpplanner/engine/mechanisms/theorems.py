@@ -19,7 +19,7 @@ import numpy as np
 from ..delta import log_survival, total_delta_down, total_delta_up
 from ..types import Composition
 from ..validation import Releases
-from .bracket import bracket, composed_pmf, initial_step, side
+from .bracket import aligned_step, bracket, composed_pmf, initial_step, side
 from .composition import compose_releases, twins
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
@@ -72,15 +72,16 @@ def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, pro
 def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Composition, cancel) -> float:
     """A certified lower bound on the generic optimal total, cheap next to computing it: Laplace
     noise with a = eps_i is (eps_i, delta_i)-DP, so the worst (eps_i, delta_i) releases compose to at
-    least what these Laplace releases do (their lower twin, read on the lattice pld settled on).
-    When the pld total is below it, "optimal" cannot be smaller and is not computed."""
+    least what these Laplace releases do (their lower twin, on a lattice 4x coarser than the one pld
+    settled on: the floor only has to clear the pld total, usually by far). When the pld total is
+    below it, "optimal" cannot be smaller and is not computed."""
     step = result.extra.get("step", 0.0) if result.extra else 0.0
     if not step or not math.isfinite(result.epsilon):
         return -math.inf
     a = plan.eps[noisy]
     r, _ = twins((a, np.nextafter(a, 0.0)), plan.mult[noisy], (np.zeros(0), np.zeros(0)), np.zeros(0),
                     plan.eps[ed], plan.delta[ed], plan.mult[ed], delta_g)
-    return side(r, step, False, cancel) if r is not None else -math.inf
+    return side(r, aligned_step(r, 4 * step), False, cancel) if r is not None else -math.inf
 
 
 def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
