@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpplanner.engine.optimal import split
+from dpplanner.engine.optimal import refine, split
 from dpplanner.engine.optimal.lattice import convolve
 from dpplanner.engine.optimal.pld import pld_side, plan_pmf, upper_kernel
 
@@ -114,7 +114,7 @@ def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
     # (below ~1e-9 the charged FFT rounding error, not the lower bound, limits the width)
     delta_bar = 10.0 ** rng.uniform(-8, -3)
     e, m = np.unique(eps, return_counts=True)
-    new = split.split_bracket(e, m.astype(np.int64), delta_bar, 1e-4)
+    new = refine.split_bracket(e, m.astype(np.int64), delta_bar, 1e-4)
     # the reference's upper side (connect-the-dots on a 2^-15 grid) is within ~1e-6 of the truth
     ref_up, ref_lo = _reference(e, m, delta_bar, 2.0 ** -15)
     assert new.lower <= ref_up, (new, ref_up)
@@ -155,7 +155,7 @@ def test_tiny_delta_brackets_stay_finite_and_sound(delta_bar):
     rng = np.random.default_rng(77)
     e = np.sort(rng.uniform(0.001, 0.2, 300))
     m = np.ones(e.size, dtype=np.int64)
-    new = split.split_bracket(e, m, delta_bar, 1e-3)
+    new = refine.split_bracket(e, m, delta_bar, 1e-3)
     assert math.isfinite(new.upper) and new.upper - new.lower <= 2e-2
     ref_up, ref_lo = _reference(e, m, delta_bar, 2.0 ** -12)
     assert new.lower <= ref_up and ref_lo <= new.upper, (new, ref_up, ref_lo)

@@ -10,7 +10,7 @@ import numpy as np
 from .exact import GROUPED_MAX_OUTCOMES, _pure_sum, grouped_bracket, grouped_outcomes, homogeneous_bracket
 from .pld import common_lattice, lattice_bracket, lattice_points, pld_bracket
 from .result import Bracket
-from .split import split_bracket
+from .refine import split_bracket
 from .two_sets import two_set_bracket
 
 #: Largest sum of epsilons the lattice (fast) paths are asked to resolve.
