@@ -123,3 +123,12 @@ def test_every_exact_path_is_clamped_to_the_sum():
     # OptComp <= the plain sum always
     b = optimal_bracket(np.array([0.5, 0.7, 0.9]), np.array([10, 10, 10]), 1e-305, 1e-3)
     assert b.upper == pytest.approx(21.0) and b.lower <= b.upper
+
+
+def test_allocation_wastes_below_1e_6_of_the_budget_on_a_fast_path_plan():
+    rng = np.random.default_rng(5)
+    n = 36
+    a = allocate([0.01] * n, [0.0] * n, [False] * n, rng.uniform(0.5, 3, n).tolist(), 0.5, 4.9e-10, eta=0.1,
+                 multiplicities=rng.integers(1, 20, n).tolist())
+    assert a.composition.detail.startswith("pld")
+    assert a.composition.epsilon <= 0.5 and a.waste < 1e-6
