@@ -119,6 +119,8 @@ def budget_from_dict(d: Any) -> Budget:
     if not isinstance(d, dict):
         raise PlanFileError("'budget' must be an object")
     known = {k: d[k] for k in _BUDGET_FIELDS if k in d}
+    # New plans default to "pld"; a file that names no theorem was planned under the old default.
+    known.setdefault("theorem", "optimal")
     if "neighbouring" in known:
         known["neighbouring"] = _enum(Neighbouring, known["neighbouring"], "budget: neighbouring")
     extra = {k: v for k, v in d.items() if k not in _BUDGET_FIELDS}

@@ -153,7 +153,7 @@ class Budget:
     delta_split: float = 0.5
     confidence: float = 0.95
     eta: float = 1e-3
-    theorem: str = "optimal"
+    theorem: str = "pld"
     redistribute: bool = True
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     dataset_size: Optional[int] = None
