@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"))
     width, height = (int(v) for v in args.size.split("x"))
     window.resize(width, height)
-    window._default_layout()
+    window.default_layout()
     if args.dark:
         window.appearance.set_scheme("dark")     # View > Colour scheme > Dark
     window.document.open_example(example_path(args.example), confirm=False)
