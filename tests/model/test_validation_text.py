@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpplanner.model import BUDGET_RULES, FIELD_RULES, PlanError
-from dpplanner.model.validation import format_value, parse_text
+from dpplanner.model.typed import format_value, parse_text
 
 
 @pytest.mark.parametrize("rule, text, value", [
