@@ -26,6 +26,7 @@ from dpplanner import engine  # noqa: E402
 from dpplanner.engine import EpsDelta, Gaussian, Laplace, compose_mechanisms  # noqa: E402
 from dpplanner.model import accuracy as acc  # noqa: E402
 from dpplanner.model import examples, files  # noqa: E402
+from dpplanner.model.redistribution import rebalanced_edit  # noqa: E402
 from dpplanner.model.statistic import Kind, Mechanism  # noqa: E402
 
 try:
@@ -186,7 +187,7 @@ def utility():
         for th in ("optimal", "pld"):
             plan = files.load_plan(examples.example_path(name))
             t0 = time.perf_counter()
-            plan.set_budget(replace(plan.budget, theorem=th), rebalance=True)
+            rebalanced_edit(plan, lambda p, th=th: p.set_budget(replace(p.budget, theorem=th)))
             seconds = time.perf_counter() - t0
             errors[th] = np.array([p.error if p.error is not None else np.nan for p in plan.privacy_all()])
         gain = 1 - errors["pld"] / errors["optimal"]

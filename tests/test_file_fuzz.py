@@ -12,6 +12,7 @@ from plan_mutations import EDGES, numbers, plan_texts
 
 from dpplanner.model import PlanError, Statistic
 from dpplanner.model.files import PlanFileError, load_plan, loads_plan, save_plan
+from dpplanner.model.redistribution import rebalanced_edit
 
 EXAMPLES = int(os.environ.get("DPPLANNER_FUZZ_EXAMPLES", "50"))
 BUDGET_FIELDS = ("epsilon", "delta", "delta_split", "confidence", "eta", "dataset_size",
@@ -38,7 +39,10 @@ def apply(plan, edit) -> None:
     n = len(plan)
     if op == "budget":
         field, value, rebalance = args
-        plan.set_budget(rebalance=rebalance, **{field: value})
+        if rebalance:
+            rebalanced_edit(plan, lambda p: p.set_budget(**{field: value}))
+        else:
+            plan.set_budget(**{field: value})
     elif op == "stat" and n:
         i, field, value = args
         plan.update_statistic(i % n, plan[i % n].replace(**{field: value}))

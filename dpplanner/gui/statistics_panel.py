@@ -40,10 +40,12 @@ class StatisticsPanel(QGroupBox):
         self.view.setAlternatingRowColors(True)
         self.view.setAccessibleName("Statistics table")
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
-        # Columns as wide as their text, shrunk with middle elision when the window is narrow.
+        # Columns as wide as their text: text columns shrink (middle elision), then the least needed
+        # ones hide (the inspector shows them) when the window is narrow.
         self.columns = ColumnFitter(
             self.view, stretch=COLUMN_INDEX["name"],
-            whole=[COLUMN_INDEX[k] for k in ("epsilon", "delta", "error", "held", "weight", "repetitions")])
+            whole=[COLUMN_INDEX[k] for k in ("epsilon", "delta", "error", "held", "weight", "repetitions")],
+            hide_first=[COLUMN_INDEX[k] for k in ("weight", "repetitions", "variable", "mechanism", "delta", "kind")])
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
                              "target error (or an ε_i) to pin the statistic at it; untick its pin to let "
                              "redistribution move it again.")

@@ -18,11 +18,10 @@ from typing import Sequence
 from .fileio import read_regular_file
 from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
 from .plan import Plan
-from .statistic import Kind, Mechanism, Statistic, parse_enum, preview
+from .statistic import Kind, Mechanism, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError, validate_statistic
 
-EDITABLE_COLUMNS = ("name", "variable", "kind", "mechanism", "epsilon", "delta", "weight", "held",
-                    "repetitions", "lower", "upper", "bins", "granularity", "n", "description")
+EDITABLE_COLUMNS = field_names(Statistic)
 DERIVED_COLUMNS = ("delta_used", "functioning_epsilon", "functioning_delta", "error", "units",
                    "explanation")
 _FLOATS = ("epsilon", "delta", "weight", "lower", "upper", "granularity")

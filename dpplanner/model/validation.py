@@ -15,7 +15,7 @@ from typing import Optional, Sequence, Union
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS
 
 from .accuracy import sensitivity
-from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic, preview
+from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic, field_names, preview
 
 Number = Union[int, float]
 
@@ -135,6 +135,11 @@ def _name(stat: Statistic, index: Optional[int]) -> str:
     return f"{where} ({preview(stat.name)})" if isinstance(stat.name, str) and stat.name else where
 
 
+#: The numeric fields of a Statistic, each checked by its rule (declaration order: the first bad
+#: one is reported).
+_NUMBER_FIELDS = tuple(name for name in field_names(Statistic) if name in FIELD_RULES)
+
+
 def validate_statistic(stat: Statistic, index: Optional[int] = None,
                        budget: Optional[Budget] = None) -> Statistic:
     """Check every field of ``stat``; return it with numbers normalised (ints, floats)."""
@@ -158,8 +163,7 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     if not isinstance(stat.held, bool):
         raise PlanError(f"{where}: held must be true or false", index=index, field="held")
     values = {}
-    for name in ("epsilon", "delta", "weight", "repetitions", "lower", "upper", "bins",
-                 "granularity", "n"):
+    for name in _NUMBER_FIELDS:
         values[name] = FIELD_RULES[name].check(getattr(stat, name), where, index)
     for name in KIND_FIELDS[stat.kind]:
         if name == "n" and budget is not None and budget.dataset_size is not None:

@@ -249,3 +249,17 @@ def test_plot_tooltips_do_not_cover_the_curves(qtbot):
         qtbot.addWidget(plot)
         assert plot.view.toolTip() == ""
         assert plot.readout.toolTip()
+
+
+def test_shares_plots_stay_aligned_and_log_labels_do_not_crowd(qtbot):
+    plot = SharesPlot()
+    qtbot.addWidget(plot)
+    plot.resize(480, 380)
+    plot.show()
+    plot.set_rows([f"s{i}" for i in range(58)], [1.0] * 58, [0.3 + 0.15 * i for i in range(58)], [False] * 58)
+    qtbot.wait(20)
+    assert plot.error_plot.vb.viewRange()[0] == pytest.approx(plot.share_plot.vb.viewRange()[0])
+    axis = plot.error_plot.getAxis("left")
+    levels = axis.tickValues(math.log10(0.3), math.log10(9.0), 150)
+    labelled = [v for _s, values in levels[: axis.style["maxTextLevel"] + 1] for v in values]
+    assert sorted(round(10 ** v, 6) for v in labelled) == [0.5, 1.0, 2.0, 5.0]
