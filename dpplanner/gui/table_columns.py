@@ -14,8 +14,8 @@ from typing import Sequence
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QHeaderView, QTableView
 
-#: Rows measured for a column's natural width.
-SAMPLE_ROWS = 50
+#: Rows measured for a column's natural width (~0.3 ms a row for the ten columns).
+SAMPLE_ROWS = 25
 #: Room for the cell's margins (and the sort/check indicator) around the measured text.
 PADDING_PX = 18
 #: No column is shrunk below this, however narrow the view.
@@ -38,6 +38,7 @@ class ColumnFitter(QObject):
         self._stretch = stretch
         self._whole = set(whole)
         self._hide_first = list(hide_first)
+        self._widths: dict[str, int] = {}     # text -> pixels: the same texts recur (units, ε_i)
         view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         view.setWordWrap(False)      # one line per cell: a wrapped line is elided on its own ("a…b …")
         header = view.horizontalHeader()
@@ -61,7 +62,12 @@ class ColumnFitter(QObject):
         for row in range(min(model.rowCount(), SAMPLE_ROWS)):
             text = model.index(row, column).data()
             if text:
-                width = max(width, metrics.horizontalAdvance(str(text)))
+                text = str(text)
+                if text not in self._widths:
+                    if len(self._widths) > 10_000:
+                        self._widths.clear()
+                    self._widths[text] = metrics.horizontalAdvance(text)
+                width = max(width, self._widths[text])
         return min(width + PADDING_PX, MAX_PX)
 
     def fit(self) -> None:

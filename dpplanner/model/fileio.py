@@ -26,7 +26,7 @@ class PlanFileError(ValueError):
 
 #: A temporary file this old cannot belong to a save in progress (a save takes well under this).
 STALE_SECONDS = 30.0
-_TOKEN_HEX = 8                     # random part of a temporary name
+_TOKEN_HEX = 8                     # random characters in a temporary name
 _TEMP_EXTRA = len("..") + _TOKEN_HEX + len(".tmp")
 
 
@@ -79,7 +79,9 @@ def temporary_stem(folder: Path, name: str) -> str:
 
 
 def temporary_pattern(stem_prefix: str) -> re.Pattern:
-    """The names our own temporary files take: ``<prefix>XXXXXXXX.tmp``."""
+    """The names our own temporary files take: ``<prefix>XXXXXXXX.tmp``, with 8 random characters
+    (hex from atomic_write; [a-z0-9_] from tempfile.mkstemp, used by the autosave and by earlier
+    versions of atomic_write)."""
     return re.compile(re.escape(stem_prefix) + r"[0-9a-z_]{%d}\.tmp" % _TOKEN_HEX)
 
 
