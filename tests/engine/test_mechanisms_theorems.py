@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dpplanner import engine
 from dpplanner.engine.theorem_inputs import optimal
 from dpplanner.engine.mechanisms import (Gaussian, Laplace, compose_mechanisms, gaussian_multiplier,
                                          pld_composition, pld_curve, pld_delta, zcdp_composition, zcdp_curve)
@@ -151,3 +152,13 @@ def test_curve_widths_stay_within_eta_at_every_k():
     up, lo = pld_curve(ci)
     assert np.all(up - lo <= 1e-2)
     assert np.all(np.diff(up) >= -1e-2) and np.all(np.diff(lo) >= -1e-2)
+
+
+def test_curve_with_an_epsilon_no_lattice_fits_falls_back_to_optimal_above_and_zero_below():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # the closed forms overflow to inf, as they should
+        c = engine.curve([1e300, 2.0, 3.0], [0.0] * 3, 1e-6, mechanisms=["laplace"] * 3)
+    assert np.array_equal(c.upper["pld"], c.upper["optimal"])
+    assert np.all(c.lower["pld"] == 0.0)

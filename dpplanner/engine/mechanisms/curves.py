@@ -82,6 +82,11 @@ def pld_curve(inputs):
                     m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
                     delta[head][ed[head]], ones[ed[head]], delta_g)
     step = bracket(r, float(inputs.eta), cancel)[3] if r is not None else 0.0
+    if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size):
+        # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the
+        # generic optimal curve above, and 0 below, is certified
+        upper = inputs.optimal()[0] if hasattr(inputs, "optimal") else upper
+        return upper, np.zeros(ks.size)
     with np.errstate(divide="ignore"):
         inv2 = np.where(gau, 1.0 / np.where(gau, m, 1.0) ** 2, 0.0)
     mu2_up = cumsum_up(inv2 * (1 + 8 * U))[ks - 1]
