@@ -24,7 +24,8 @@ from dpplanner.model.plan import Plan
 from dpplanner.model.redistribution import rebalance
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
-from dpplanner.model.validation import BUDGET_RULES, PlanError, parse_text
+from dpplanner.model.typed import parse_text
+from dpplanner.model.validation import BUDGET_RULES, PlanError
 
 DESCRIPTION = """\
 Plan differential-privacy budgets from the command line.

@@ -20,7 +20,7 @@ from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
 from dpplanner.model.statistic import assumptions
-from dpplanner.model.validation import parse_text
+from dpplanner.model.typed import parse_text
 
 
 @dataclass(frozen=True)
