@@ -105,7 +105,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         raise BudgetError(f"no allocation is possible: {base.reason}", held_indices=held_indices)
     if base.epsilon >= epsilon_g:
         raise BudgetError(
-            f"the held queries {list(held_indices)} alone need epsilon = {base.epsilon:.6g} under '{theorem}', "
+            f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need epsilon = {base.epsilon:.6g} under '{theorem}', "
             f"which leaves nothing of epsilon_g = {epsilon_g:.6g}; release some of them or raise the budget",
             held_indices=held_indices)
 
