@@ -75,7 +75,7 @@ def run_plan(name, eps, deltas, delta_g, eta, *, repeat=1, dp_steps=DP_STEPS, ma
     width = r.epsilon - lo
     print(f"\n{name}  (k={len(eps)}, delta_g={delta_g:g}, eta={eta:g})")
     print(f"  ours         upper={r.epsilon:.9f} lower={lo:.9f} width={width:.2e} "
-          f"time={sec * 1e3:9.1f} ms  [{r.detail}]")
+          f"(eta={eta:g}: {'within' if width <= eta else 'ABOVE'}) time={sec * 1e3:9.1f} ms  [{r.detail}]")
     rows = []
     if dp_pld is not None:
         prev = 0.0
@@ -202,11 +202,38 @@ def main() -> int:
 
     bench_curve()
     bench_window_plan()
+    bench_issue13()
 
     print("\n=== targets (issue 3) ===")
     for what, measured, ok in TARGETS:
         print(f"  [{'met' if ok else 'NOT met'}] {what}: {measured}")
     return 0
+
+
+def bench_issue13():
+    """The hard plans of issue 13: achieved width beside eta, and the time."""
+    rng = np.random.default_rng(13)
+    near = np.concatenate([2.1234567891 * (1 + 1e-12 * rng.standard_normal(884)),
+                           2.7654321987 * (1 + 1e-12 * rng.standard_normal(891))])
+    plans = [
+        ("two near-equal groups 2.12 x 884, 2.77 x 891", near, [0.0] * near.size, 3.43e-5, 0.1, None),
+        ("8937 values 0.369(1 + 1e-9 i/m)", [0.36925816267351436 * (1 + 1e-9 * i / 8937) for i in range(8937)],
+         [0.0] * 8937, 1.12e-12, 1e-4, None),
+        ("13 releases eps 2..2.12, delta_g 1e-12", [2.0 + 0.01 * i for i in range(13)], [0.0] * 13, 1e-12, 1e-3,
+         None),
+        ("lattice 4 x 300 (k/4096), delta_g 1e-14", [809 / 4096, 1845 / 4096, 1001 / 4096, 1377 / 4096], [0.0] * 4,
+         1e-14, 0.01, [300] * 4),
+        ("lattice 0.2..0.5 x ~170, eta 1e-6", [0.2, 0.25, 0.3, 0.4, 0.5], [0.0] * 5, 1e-6, 1e-6,
+         [139, 116, 189, 208, 197]),
+        ("own deltas use up delta_g: 0.407 x 100", [0.4068463862751918], [3.850252529329472e-14],
+         3.850252529341023e-12, 1e-3, [100]),
+    ]
+    print("\n=== issue 13 plans: achieved width beside eta ===")
+    for name, eps, deltas, dg, eta, mult in plans:
+        r, sec = timed(lambda: compose(list(eps), list(deltas), dg, theorem="optimal", eta=eta, multiplicities=mult))
+        width = r.epsilon - r.epsilon_lower
+        print(f"  {name}: [{r.epsilon_lower:.9g}, {r.epsilon:.9g}] width {width:.2e} vs eta {eta:g} "
+              f"({'within' if width <= eta else 'ABOVE'}) in {sec:.2f} s  [{r.detail}]")
 
 
 def bench_curve():

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -23,7 +24,8 @@ from dpplanner.model.plan import Plan
 from dpplanner.model.redistribution import rebalance
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
-from dpplanner.model.validation import BUDGET_RULES, PlanError, parse_text
+from dpplanner.model.typed import parse_text
+from dpplanner.model.validation import BUDGET_RULES, PlanError
 
 DESCRIPTION = """\
 Plan differential-privacy budgets from the command line.
@@ -57,7 +59,7 @@ def _finite(x) -> Optional[float]:
 
 def _load(spec: str) -> Plan:
     path = Path(spec)
-    if not path.exists():
+    if not os.path.lexists(spec):       # False also for a name the system refuses (too long)
         examples = example_paths()
         stem = spec[:-len(".dpplan")] if spec.endswith(".dpplan") else spec
         if stem in examples and path.parent == Path("."):

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from dpplanner import engine
+
 from dpplanner.cli import main
 from dpplanner.model.examples import example_path
 from dpplanner.model.files import load_plan
@@ -47,10 +49,12 @@ def test_compose_json(capsys):
 def test_compose_every_theorem_on_examples(capsys, name):
     code, out, _ = run(capsys, "compose", name, "--json")
     doc = json.loads(out)
-    assert code == 0 and set(doc["totals"]) == {"basic", "advanced", "kov", "optimal", "concurrent",
-                                                "filter"}
+    assert code == 0 and tuple(doc["totals"]) == engine.THEOREMS
     opt = doc["totals"]["optimal"]
     assert opt["epsilon_lower"] <= opt["epsilon"] <= doc["totals"]["basic"]["epsilon"] + 1e-9
+    pld = doc["totals"]["pld"]   # the noise the plan really adds: never above optimal, here below
+    assert pld["epsilon_lower"] <= pld["epsilon"] < opt["epsilon"]
+    assert doc["best"] == "pld"
 
 
 def test_allocate_saves_a_balanced_plan(tmp_path, capsys):

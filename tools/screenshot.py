@@ -33,7 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="1440x900", help="window size WIDTHxHEIGHT")
     parser.add_argument("--tab", type=int, default=0, help="plot tab to show (0 cost, 1 profile, 2 shares)")
     parser.add_argument("--select", type=int, default=2, help="table row to select (-1: none)")
-    parser.add_argument("--dark", action="store_true", help="draw the plots in their dark scheme")
+    parser.add_argument("--dark", action="store_true", help="View > Colour scheme > Dark")
+    parser.add_argument("--part", choices=("window", "plots", "inspector"), default="window",
+                        help="what to save: the whole window, the plot tabs or the inspector")
     args = parser.parse_args(argv)
 
     scratch = tempfile.mkdtemp(prefix="dpplanner-shot-")
@@ -53,26 +55,28 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"))
     width, height = (int(v) for v in args.size.split("x"))
     window.resize(width, height)
-    window._default_layout()
+    window.default_layout()
     if args.dark:
-        # Plots only: the widgets follow the platform theme, which Xvfb/offscreen do not have.
-        from dpplanner.gui import theme
-
-        for plot in (window.cost_plot, window.profile_plot, window.shares_plot):
-            plot.apply_theme(theme.DARK)
-    window.open_example(example_path(args.example))
+        window.appearance.set_scheme("dark")     # View > Colour scheme > Dark
+    window.document.open_example(example_path(args.example), confirm=False)
     window.show()
     if args.select >= 0:
         window.statistics_panel.select_row(args.select)
     window.plots.setCurrentIndex(args.tab)
     for _ in range(300):                  # up to 30 s for the first result
         wait(100)
-        if window.last_result is not None and not window.controller.is_busy():
+        if window.evaluation.last_result is not None and not window.controller.is_busy():
+            break
+    for _ in range(300):                  # the profile is computed once its tab is shown
+        wait(100)
+        if not window.controller.is_busy():
             break
     wait(300)                             # let the plots repaint
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(out)):
+    part = {"window": window, "plots": window.plots,
+            "inspector": window.statistics_panel.inspector}[args.part]
+    if not part.grab().save(str(out)):
         print(f"could not write {out}", file=sys.stderr)
         return 1
     print(f"wrote {out} ({width}x{height}, example {args.example})")

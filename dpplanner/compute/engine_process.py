@@ -61,6 +61,7 @@ class _SharedCancel(CancelToken):
 
 def _child_main(conn, flag) -> None:
     import dpplanner.engine  # noqa: F401 - warm up: the first job should not pay for imports
+    import dpplanner.model  # noqa: F401
 
     while True:
         try:

@@ -77,8 +77,8 @@ class ProfileResult:
 def profile(request: ProfileRequest, cancel: CancelToken, progress: Progress) -> ProfileResult:
     result = engine.privacy_profile(
         list(request.epsilons), list(request.deltas), eta=request.eta,
-        multiplicities=list(request.multiplicities), num=request.points, cancel=cancel,
-        progress=progress)
+        multiplicities=list(request.multiplicities), num=request.points,
+        mechanisms=list(request.mechanisms) or None, cancel=cancel, progress=progress)
     return ProfileResult(request.request_id, request, result)
 
 

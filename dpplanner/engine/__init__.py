@@ -2,7 +2,8 @@
 
 Public API (see README, section "engine"):
 the theorem registry (REGISTRY, THEOREMS, theorem), compose, compose_all, best, curve,
-privacy_profile, delta_for_epsilon, allocate, filter_admits.
+privacy_profile, delta_for_epsilon, allocate, filter_admits, compose_mechanisms (with Laplace,
+Gaussian, EpsDelta).
 """
 
 from .allocate import Allocation, allocate
@@ -10,6 +11,7 @@ from .compose import best, compose, compose_all
 from .curve import Curve, curve
 from .errors import BudgetError, NotApplicable
 from .filters import filter_admits
+from .mechanisms import EpsDelta, Gaussian, Laplace, compose_mechanisms
 from .profile import Profile, delta_for_epsilon, privacy_profile
 from .types import Cancelled, CancelToken, Composition, ProgressCallback
 from .theorems import ALLOCATION_THEOREMS, REGISTRY, THEOREMS, Theorem, theorem
@@ -19,5 +21,6 @@ __all__ = [
     "THEOREMS", "ALLOCATION_THEOREMS", "REGISTRY", "Theorem", "theorem", "MECHANISMS", "compose",
     "compose_all", "best", "curve", "Curve", "privacy_profile", "Profile",
     "delta_for_epsilon", "allocate", "Allocation", "filter_admits", "BudgetError", "NotApplicable",
-    "Cancelled", "CancelToken", "Composition", "ProgressCallback",
+    "Cancelled", "CancelToken", "Composition", "ProgressCallback", "compose_mechanisms", "Laplace", "Gaussian",
+    "EpsDelta",
 ]

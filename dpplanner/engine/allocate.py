@@ -27,6 +27,9 @@ from .validation import Releases, validate_delta_g, validate_epsilon_g, validate
 #: lattice-dependent step function of t on the fast optimal path, so Brent often falls back to
 #: bisection: each factor of 10 here costs ~3 more compositions.)
 _RTOL = 1e-9
+#: The waste (share of epsilon_g left unspent) the search refines below, and its bisection rounds.
+_WASTE = 1e-6
+_REFINE_ROUNDS = 60
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         raise BudgetError(f"no allocation is possible: {base.reason}", held_indices=held_indices)
     if base.epsilon >= epsilon_g:
         raise BudgetError(
-            f"the held queries {list(held_indices)} alone need epsilon = {base.epsilon:.6g} under '{theorem}', "
+            f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need epsilon = {base.epsilon:.6g} under '{theorem}', "
             f"which leaves nothing of epsilon_g = {epsilon_g:.6g}; release some of them or raise the budget",
             held_indices=held_indices)
 
@@ -114,19 +117,40 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     else:  # pragma: no cover - every theorem grows without bound in t
         raise BudgetError("could not find a scale that exhausts the budget", held_indices=held_indices)
 
-    t = brentq(lambda x: composed(x).epsilon - epsilon_g, 0.0, t_hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
-    # Verify with the public forward composition; step down until it fits.
-    step = 1e-12
-    while True:
+    seen = {"ok": (0.0, base.epsilon), "bad": t_hi}  # best fitting t (and its total), least over
+
+    def excess(x: float) -> float:
+        total = composed(x).epsilon
+        if total <= epsilon_g and total >= seen["ok"][1]:
+            seen["ok"] = (x, total)
+        elif total > epsilon_g:
+            seen["bad"] = min(seen["bad"], x)
+        return total - epsilon_g
+
+    brentq(excess, 0.0, t_hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
+    # The total need not be continuous in t (the optimal engine's lattice follows the epsilons):
+    # bisect between the best fitting and the least over-budget scale until the waste is small.
+    for _ in range(_REFINE_ROUNDS):
+        (t_ok, total), t_bad = seen["ok"], seen["bad"]
+        mid = 0.5 * (t_ok + t_bad)
+        if epsilon_g - total < _WASTE * epsilon_g or not t_ok < mid < t_bad:
+            break
+        excess(mid)
+    t = seen["ok"][0]
+    # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).
+    for attempt in range(_REFINE_ROUNDS + 1):
         final = eps_at(t)
         result = compose(final.tolist(), plan.delta.tolist(), delta_g, theorem, eta, plan.mult.tolist(),
                          mechanisms=plan.mech, cancel=cancel)
         if result.epsilon <= epsilon_g:
             break
-        t *= 1.0 - step  # t -> 0 eventually, where the held queries alone fit (checked above)
-        step = min(step * 4.0, 0.5)
+        t = 0.0 if attempt == _REFINE_ROUNDS - 1 else t * (1.0 - min(1e-12 * 4.0 ** attempt, 0.5))
     if progress is not None:
         progress(1.0)
     waste = (epsilon_g - result.epsilon) / epsilon_g if epsilon_g > 0 else 0.0
-    result = replace(result, extra={**result.extra, "scale": t, "waste": waste})
+    extra = {**result.extra, "scale": t, "waste": waste}
+    if waste >= _WASTE:
+        extra["waste_reason"] = ("the total jumps by more than that at this scale (the optimal engine's "
+                                 "lattice follows the epsilons); the allocation stays within the budget")
+    result = replace(result, extra=extra)
     return Allocation(epsilons=final, scale=float(t), composition=result, waste=float(waste))

@@ -1,4 +1,5 @@
-"""The privacy profile: total delta as a function of total epsilon under optimal composition."""
+"""The privacy profile: total delta as a function of total epsilon under optimal composition, or,
+given what each release is, of the noise the releases actually add (the "pld" theorem)."""
 
 from __future__ import annotations
 
@@ -39,11 +40,15 @@ def _eps_grid(eps_values, num, sum_eps: float) -> np.ndarray:
 
 
 def privacy_profile(epsilons, deltas, *, eta: float = 1e-3, multiplicities=None, eps_values=None,
-                    num: int = 200, cancel: Optional[CancelToken] = None,
+                    num: int = 200, mechanisms=None, cancel: Optional[CancelToken] = None,
                     progress: Optional[ProgressCallback] = None) -> Profile:
+    """delta_upper/delta_lower bracket the total delta at each total eps. With ``mechanisms``
+    naming Laplace or Gaussian releases, the bracket is for those releases' actual noise: the
+    upper end is the smaller of two valid upper bounds (optimal's and pld's), the lower end pld's
+    (optimal's lower end bounds the worst release with these (eps_i, delta_i), not this noise)."""
     from .optimal import optimal_delta
 
-    plan = validate_plan(epsilons, deltas, multiplicities)
+    plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     eta = validate_eta(eta)
     grid = _eps_grid(eps_values, num, float(plan_sums(plan).sum_eps[0]))
     if cancel is not None:
@@ -53,16 +58,25 @@ def privacy_profile(epsilons, deltas, *, eta: float = 1e-3, multiplicities=None,
     log_surv = log_survival(plan.delta, plan.mult)
     up = total_delta_up(np.clip(np.asarray(bar_up, dtype=float), 0.0, 1.0), log_surv)
     lo = total_delta_down(np.clip(np.asarray(bar_lo, dtype=float), 0.0, 1.0), log_surv)
+    if any(m != "eps-delta" for m in plan.mech):
+        from .mechanisms import pld_delta
+
+        if cancel is not None:
+            cancel.check()
+        pld_up, lo = pld_delta(plan, grid, eta)
+        up = np.minimum(up, pld_up)
     if progress is not None:
         progress(1.0)
     return Profile(eps=grid, delta_upper=np.atleast_1d(up), delta_lower=np.atleast_1d(lo))
 
 
-def delta_for_epsilon(epsilons, deltas, epsilon_g, *, eta: float = 1e-3, multiplicities=None
-                      ) -> tuple[float, float]:
-    """(upper, lower) bounds on the total delta at total epsilon ``epsilon_g`` (optimal composition)."""
+def delta_for_epsilon(epsilons, deltas, epsilon_g, *, eta: float = 1e-3, multiplicities=None,
+                      mechanisms=None) -> tuple[float, float]:
+    """(upper, lower) bounds on the total delta at total epsilon ``epsilon_g`` (optimal composition,
+    or the releases' actual noise when ``mechanisms`` names it; see privacy_profile)."""
     epsilon_g = validate_epsilon_g(epsilon_g)
-    p = privacy_profile(epsilons, deltas, eta=eta, multiplicities=multiplicities, eps_values=[epsilon_g])
+    p = privacy_profile(epsilons, deltas, eta=eta, multiplicities=multiplicities, eps_values=[epsilon_g],
+                        mechanisms=mechanisms)
     return float(p.delta_upper[0]), float(p.delta_lower[0])
 
 

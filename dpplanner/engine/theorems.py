@@ -18,6 +18,7 @@ from .basic import basic, basic_epsilon
 from .concurrent import concurrent
 from .filters import filter_composition, filter_epsilon
 from .kov import kov
+from .mechanisms import pld_composition, pld_curve, zcdp_composition, zcdp_curve
 from .theorem_inputs import ComposeInputs, CurveInputs
 from .types import Composition
 
@@ -135,6 +136,47 @@ global budget is exceeded. The row shows the global ε a filter needs to admit t
         lambda c: filter_composition(c.sums, c.delta_g),
         lambda c: (filter_epsilon(c.sums, c.delta_g), None),
         allocates=False, colours=("#cc79a7", "#f2a6d4")),
+    Theorem(
+        "pld", "noise-aware (PLD)", "Noise-aware: privacy loss distributions of the actual Laplace and "
+        "Gaussian noise (Koskela et al. 2020; Doroshenko et al. 2022)",
+        "Noise-aware composition: composes the privacy loss distributions of the Laplace and Gaussian "
+        "noise each statistic actually adds, with a certified bracket. Holds when the noise is exactly "
+        "this continuous noise with parameters fixed in advance.",
+        """
+<p>The generic theorems know each release only by its (ε<sub>i</sub>, δ<sub>i</sub>) and so must assume
+the worst mechanism with those parameters. But dpplanner knows the noise it calibrates: a Laplace
+release of scale b, a Gaussian release of standard deviation σ. Composing the <b>privacy loss
+distributions</b> of that actual noise certifies a much smaller total for the same noise, so at the same
+budget every statistic gets less noise: 10–25 % smaller errors on typical plans, up to ~78 % on plans of
+Gaussian releases. Custom statistics enter by their (ε<sub>i</sub>, δ<sub>i</sub>).</p>
+<p>As for optimal composition, dpplanner reports a <b>certified bracket</b> [lower, upper] of width at
+most η, and the total is its upper end. It is never more than the optimal total of the same releases.</p>
+<p><b>What it assumes:</b> each release adds exactly this continuous Laplace or Gaussian noise, with its
+parameters (sensitivity, ε<sub>i</sub>, δ<sub>i</sub>) fixed before any data is seen. Discrete or snapped
+noise (e.g. floating-point-safe implementations), parameters chosen adaptively, or amplification by
+sampling need the generic rows, which hold for any release with those (ε<sub>i</sub>, δ<sub>i</sub>);
+with a population size set, dpplanner composes every release by its (ε<sub>i</sub>, δ<sub>i</sub>).</p>
+<p>Sources: Balle &amp; Wang (2018) for the Gaussian's exact privacy curve; Koskela, Jälkö, Honkela (2020)
+and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy loss distributions.</p>""",
+        lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress), pld_curve,
+        allocates=True, colours=("#d55e00", "#ff8c4d")),
+    Theorem(
+        "zcdp", "zCDP (as OpenDP / Tumult)", "Zero-concentrated DP: ρ = Σρ_i converted with "
+        "Canonne–Kamath–Steinke 2020",
+        "zCDP accounting as OpenDP and Tumult do it: each Gaussian costs ρ = Δ²/2σ², each pure-ε release "
+        "ε²/2; the total ρ is converted to (ε, δ). For comparison with those tools.",
+        """
+<p>Zero-concentrated differential privacy (zCDP) measures each release by a single number ρ: a Gaussian
+release of sensitivity Δ and standard deviation σ costs ρ = Δ²/(2σ²), a release that is ε-DP costs
+ε²/2. The ρ's simply add up, and the total ρ is converted to (ε, δ) with the tight conversion of
+Canonne, Kamath &amp; Steinke (2020), rounded up. Custom releases with δ<sub>i</sub> &gt; 0 count ε<sub>i</sub>²/2
+and their δ<sub>i</sub> is added to the total δ.</p>
+<p><b>Why it is here:</b> this is what OpenDP and Tumult Analytics would certify for the same noise, so
+users who know those tools can compare. It is valid, but for Laplace releases it is loose: ε²/2 per
+release charges more than the release costs; the noise-aware (PLD) row is never worse.</p>
+<p>Sources: Bun &amp; Steinke (2016); Canonne, Kamath &amp; Steinke (2020), Prop. 12 / Cor. 13.</p>""",
+        lambda c: zcdp_composition(c.plan, c.delta_g), zcdp_curve,
+        allocates=False, colours=("#7f7f7f", "#b0b0b0"), dash="dash"),
 )
 
 BY_NAME: dict[str, Theorem] = {t.name: t for t in REGISTRY}

@@ -96,7 +96,8 @@ class AddStatisticDialog(QDialog):
         stat = Statistic(
             name=self.name_edit.text().strip(), variable=self.variable_edit.text().strip(),
             kind=self.kind,
-            mechanism=Mechanism(self.mechanism.currentData()) if self.kind is not Kind.CUSTOM else Mechanism.LAPLACE,
+            mechanism=(Mechanism(self.mechanism.currentData()) if self.kind is not Kind.CUSTOM
+                       else Mechanism.LAPLACE),
             epsilon=epsilon, **values)
         return validate_statistic(stat, None, self.budget)
 

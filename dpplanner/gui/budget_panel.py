@@ -234,8 +234,12 @@ class BudgetPanel(QGroupBox):
         del blockers
 
     def _on_refused(self, refusal: Refusal) -> None:
-        if self._source is not None:
-            self._source.show_refusal(refusal.message)
+        target = self._source
+        if target is None and refusal.row is None:
+            # refused later, with the redistribution it needed: at the field it concerns
+            target = self.fields.get(refusal.field or "")
+        if target is not None:
+            target.show_refusal(refusal.message)
         elif refusal.row is None:
             self.message.setText(f"<span style='color:#c0392b'>{escape(refusal.message)}</span>")
             self.message.setTextFormat(Qt.TextFormat.RichText)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 from dpplanner.gui.fields import REFUSED_STYLE
 from dpplanner.gui.table_model import COLUMNS
 from dpplanner.model import FIELD_RULES, Kind, Mechanism, PlanError
-from dpplanner.model.validation import parse_text
+from dpplanner.model.typed import parse_text
 
 #: Plain-English names of the cells for screen readers (and tests).
 ACCESSIBLE_NAMES = {"name": "Statistic name", "variable": "Variable", "kind": "Kind",

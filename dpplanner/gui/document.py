@@ -174,7 +174,7 @@ class Document(QObject):
             return
         try:
             self.recovery.save(files.dumps_plan(self.plan), str(self.path) if self.path else None)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:     # ValueError: PlanFileError, the plan cannot be written
             self.message.emit(f"Could not write the recovery copy: {exc}", 10000, True)
 
     def offer_recovery(self, ask: Optional[Callable[[RecoveryCopy], bool]] = None) -> bool:

@@ -16,7 +16,8 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from dpplanner.model import FieldRule, PlanError
-from dpplanner.model.validation import Number, format_value, parse_text
+from dpplanner.model.typed import format_value, parse_text
+from dpplanner.model.validation import Number
 
 REFUSED_STYLE = "QLineEdit { border: 1px solid #c0392b; background: rgba(192, 57, 43, 40); }"
 

@@ -46,7 +46,8 @@ BASICS_TITLE = "What ε and δ mean, and how to choose them"
 
 class FirstStartGuide(QFrame):
     """Three steps for a new user; each step's button takes them to the control, a tick shows
-    what is already done. "Hide" dismisses it for good; Help > Getting started shows it again."""
+    what is already done, and a plan with all three done (an example, a finished plan) needs no
+    guide. "Hide" dismisses it for good; Help > Getting started shows it again."""
 
     def __init__(self, plan: Plan, settings: Settings, steps: tuple[Callable[[], None], ...],
                  parent: QWidget | None = None) -> None:
@@ -88,7 +89,6 @@ class FirstStartGuide(QFrame):
         grid.setColumnStretch(1, 1)
         plan.subscribe(self._on_plan_event)
         self._update_marks()
-        self.setVisible(settings.get("show_guide"))
 
     def done(self) -> list[bool]:
         """Which steps the plan already shows done."""
@@ -102,12 +102,14 @@ class FirstStartGuide(QFrame):
     def reopen(self) -> None:
         self._settings.set("show_guide", True)
         self._update_marks()
-        self.show()
+        self.show()         # asked for: shown even when every step is done
 
     def _on_plan_event(self, _event: PlanEvent) -> None:
         self._update_marks()
 
     def _update_marks(self) -> None:
-        for mark, done in zip(self.marks, self.done()):
-            mark.setText("✓" if done else "○")
-            mark.setToolTip("done" if done else "still to do")
+        done = self.done()
+        for mark, step_done in zip(self.marks, done):
+            mark.setText("✓" if step_done else "○")
+            mark.setToolTip("done" if step_done else "still to do")
+        self.setVisible(self._settings.get("show_guide") and not all(done))

@@ -116,7 +116,9 @@ class StatisticInspector(QGroupBox):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(scroll)
+        self._submitting = False
         editor.plan.subscribe(self._on_plan_event)
+        editor.refused.connect(self._on_refused)
         self.refresh()
 
     # -- building -------------------------------------------------------------------------------
@@ -217,8 +219,13 @@ class StatisticInspector(QGroupBox):
         else:
             new = stat.replace(**changes)
             act = lambda: self.editor.update_statistic(row, new, f"Edit {stat.name!r}")  # noqa: E731
-        if act():
-            return                      # the plan event has refreshed the fields
+        self._submitting = True
+        try:
+            accepted = act()
+        finally:
+            self._submitting = False
+        if accepted:
+            return      # applied (the plan event refreshes the fields) or being redistributed
         refusal = self.editor.last_refusal
         self._pending = changes
         if "kind" in changes:
@@ -233,3 +240,12 @@ class StatisticInspector(QGroupBox):
             target.show_refusal(message)
         else:
             self.sentence.setText(f"Not applied: {message}")
+
+    def _on_refused(self, refusal) -> None:
+        """A refusal that arrives later (pins checked with the redistribution, on the worker) or
+        from the table: shown at this statistic's field too."""
+        if self._submitting or refusal.row != self.row:
+            return
+        widget = self.numbers.get(refusal.field or "")
+        if widget is not None and widget.isVisibleTo(self):
+            widget.show_refusal(refusal.message)

@@ -3,7 +3,7 @@
 Panels and plots are widgets of their own; the editor applies edits (gui/editing.py), the document
 object opens, saves and recovers the plan (gui/document.py), the evaluation keeps the totals and
 plots current from the compute worker (gui/evaluation.py), imports and exports live in
-gui/exports.py and the status bar in gui/status.py.
+gui/exports.py, the menus and toolbar in gui/menus.py and the status bar in gui/status.py.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from PySide6.QtGui import (
     QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence,
 )
 from PySide6.QtWidgets import (
-    QMainWindow, QMessageBox, QSplitter, QTabWidget, QToolButton, QVBoxLayout, QWidget,
+    QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from dpplanner.compute import engine_process, jobs
-from dpplanner.gui import theme
+from dpplanner.gui import menus, theme
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.compute import ComputeController
 from dpplanner.gui.document import Document
@@ -27,8 +27,8 @@ from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
 from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.exports import Exports
 from dpplanner.gui.appearance import Appearance
-from dpplanner.gui.guide import BASICS_TITLE, FirstStartGuide, basics_html
-from dpplanner.gui.help_pages import PAGES, HelpDialog, about_html
+from dpplanner.gui.guide import FirstStartGuide
+from dpplanner.gui.help_pages import HelpDialog
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
 from dpplanner.gui.results_panel import ResultsPanel
 from dpplanner.gui.settings import Settings
@@ -36,7 +36,6 @@ from dpplanner.gui.statistics_panel import StatisticsPanel
 from dpplanner.gui.status import StatusArea
 from dpplanner.model import Plan, PlanEvent
 from dpplanner.model import files
-from dpplanner.model.examples import example_paths
 
 REDISTRIBUTING = "Redistributing the budget…"
 
@@ -103,8 +102,8 @@ class MainWindow(QMainWindow):
         self.status = StatusArea(self.statusBar(), self._busy_text)
         self.status.cancel_button.clicked.connect(self.cancel_computation)
         self._build_actions()
-        self._build_menus()
-        self._build_toolbar()
+        menus.build_menus(self)
+        menus.build_toolbar(self)
         self.setAcceptDrops(True)
         icon = _app_icon()
         if icon is not None:
@@ -200,89 +199,6 @@ class MainWindow(QMainWindow):
         describe("")
         text_changed.connect(describe)
         return action
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.new_action, self.open_action])
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.setToolTipsVisible(True)
-        self.recent_menu.aboutToShow.connect(lambda: self.document.fill_recent_menu(self.recent_menu))
-        self.examples_menu = file_menu.addMenu("E&xamples")
-        self.examples_menu.setToolTipsVisible(True)
-        for name, path in example_paths().items():
-            action = self.examples_menu.addAction(name)
-            action.setToolTip(f"Open the example plan {path.name} (as an untitled copy)")
-            action.triggered.connect(lambda _c=False, p=path: self.document.open_example(p))
-        file_menu.addSeparator()
-        file_menu.addActions([self.save_action, self.save_as_action])
-        file_menu.addSeparator()
-        file_menu.addActions([self.import_csv_action, self.export_csv_action,
-                              self.export_report_action, self.export_plot_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.addActions([self.undo_action, self.redo_action])
-        edit_menu.addSeparator()
-        add_menu = self.statistics_panel.add_menu
-        add_menu.setTitle("Add &statistic")
-        edit_menu.addMenu(add_menu)
-        panel = self.statistics_panel
-        edit_menu.addActions([panel.duplicate_action, panel.remove_action, panel.up_action,
-                              panel.down_action])
-        edit_menu.addSeparator()
-        edit_menu.addActions([self.rebalance_action, self.cancel_action])
-
-        view_menu = bar.addMenu("&View")
-        for i, title in enumerate(("&Cost vs k", "Privacy &profile", "&Shares and errors")):
-            action = view_menu.addAction(title)
-            action.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
-            action.setToolTip(f"Show the {title.replace('&', '').lower()} plot")
-            action.triggered.connect(lambda _c=False, i=i: self.plots.setCurrentIndex(i))
-        view_menu.addSeparator()
-        prefix = view_menu.addAction("Plot plan &prefixes")
-        prefix.triggered.connect(lambda: self.cost_plot.set_mode("prefix"))
-        repeat = view_menu.addAction("Plot selected query &repeated")
-        repeat.triggered.connect(lambda: self.cost_plot.set_mode("repeat"))
-        view_menu.addSeparator()
-        view_menu.addMenu(self.appearance.menu(view_menu))
-        reset = view_menu.addAction("Reset &layout")
-        reset.setToolTip("Put the panels back to their default sizes")
-        reset.triggered.connect(self._default_layout)
-
-        help_menu = bar.addMenu("&Help")
-        help_menu.setToolTipsVisible(True)
-        basics = help_menu.addAction(BASICS_TITLE)
-        basics.triggered.connect(lambda: self.show_help(BASICS_TITLE, basics_html()))
-        guide = help_menu.addAction("&Getting started guide")
-        guide.setToolTip("Show the three first steps above the budget again")
-        guide.triggered.connect(self.guide.reopen)
-        help_menu.addSeparator()
-        for key, (title, html) in PAGES.items():
-            action = help_menu.addAction(title)
-            action.setToolTip(f"What {title.lower()} is and when it applies")
-            action.triggered.connect(lambda _c=False, t=title, h=html: self.show_help(t, h))
-        help_menu.addSeparator()
-        about = help_menu.addAction("&About dpplanner")
-        about.triggered.connect(lambda: QMessageBox.about(self, "About dpplanner", about_html()))
-        for menu in (file_menu, edit_menu, view_menu):
-            menu.setToolTipsVisible(True)
-
-    def _build_toolbar(self) -> None:
-        tools = self.addToolBar("Main")
-        tools.setObjectName("main-toolbar")
-        tools.addActions([self.new_action, self.open_action, self.save_action])
-        tools.addSeparator()
-        add = QToolButton()
-        add.setText("+ Statistic")
-        add.setToolTip("Add a statistic: choose its kind")
-        add.setMenu(self.statistics_panel.add_menu)
-        add.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        tools.addWidget(add)
-        tools.addActions([self.statistics_panel.duplicate_action, self.statistics_panel.remove_action])
-        tools.addSeparator()
-        tools.addActions([self.undo_action, self.redo_action])
 
     # == computing ================================================================================
     def _on_plan_event(self, event: PlanEvent) -> None:
@@ -389,9 +305,9 @@ class MainWindow(QMainWindow):
             if saved is not None:
                 restored = splitter.restoreState(saved) or restored
         if not restored:
-            self._default_layout()
+            self.default_layout()
 
-    def _default_layout(self) -> None:
+    def default_layout(self) -> None:
         width = max(self.width(), 1000)
         height = max(self.height(), 600)
         left = width * 11 // 20

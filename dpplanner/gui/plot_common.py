@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +100,7 @@ class IntegerAxis(pg.AxisItem):
 
 
 #: Width of one legend column; the legend takes as many columns as fit.
-LEGEND_COLUMN_PX = 165
+LEGEND_COLUMN_PX = 150
 
 
 def legend_row(view: pg.GraphicsLayoutWidget, theme: themes.PlotTheme) -> pg.LegendItem:
@@ -120,3 +121,19 @@ def fit_legend(legend: pg.LegendItem, width: float) -> None:
     height = legend.height() if legend.items else 0.0
     legend.setMinimumHeight(height)
     legend.setMaximumHeight(height)
+
+
+class SparseLogAxis(pg.AxisItem):
+    """A log axis whose labels inside a decade are 1, 2 and 5 times a power of ten only: pyqtgraph
+    labels every minor tick of a short range (0.3 0.4 … 9), which overlap. Use maxTextLevel=1."""
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):
+        levels = [(s, v) for s, v in super().logTickValues(minVal, maxVal, size, stdTicks) if s is not None]
+        minor = [v for s, v in super().logTickValues(minVal, maxVal, size, stdTicks) if s is None]
+        if not levels:
+            levels = [(1.0, [])]            # keep the labelled levels at 0 and 1
+        if minor:
+            values = minor[0]
+            named = [v for v in values if round(10 ** (v - math.floor(v + 1e-9)), 6) in (1.0, 2.0, 5.0)]
+            levels = levels[:1] + [(None, named), (None, [v for v in values if v not in named])]
+        return levels

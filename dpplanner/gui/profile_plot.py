@@ -51,6 +51,7 @@ class ProfilePlot(QWidget):
         self._upper = np.asarray(profile.delta_upper, dtype=float)
         upper = positive_or_nan(self._upper)
         lower = positive_or_nan(profile.delta_lower)
+        self.plot_item.enableAutoRange()
         self.upper_item.setData(self._eps, upper, connect="finite")
         self.lower_item.setData(self._eps, lower, connect="finite")
         if delta_g is not None and delta_g > 0:
@@ -67,6 +68,8 @@ class ProfilePlot(QWidget):
         self.upper_item.setData([], [])
         self.lower_item.setData([], [])
         self._eps = np.zeros(0)
+        # An empty plan: a plain frame (δ from 1e-10 to 1), not the last plan's or "1 … 9".
+        self.plot_item.vb.setRange(xRange=(0.0, 1.0), yRange=(-10.0, 0.0), padding=0)
 
     def apply_theme(self, theme: themes.PlotTheme) -> None:
         self._theme = theme

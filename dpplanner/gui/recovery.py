@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from dpplanner.model.fileio import remove_stale_temporaries, temporary_pattern
+
 _counter = itertools.count(1)
 
 
@@ -74,6 +76,8 @@ class RecoveryStore:
         """Copies left by processes that are gone (crashed), newest first."""
         if not self.directory.is_dir():
             return []
+        # what a crash during an autosave leaves (the temporary file of save() below)
+        remove_stale_temporaries(self.directory, temporary_pattern(".recovery-"))
         found = []
         for path in self.directory.glob("recovery-*.json"):
             try:

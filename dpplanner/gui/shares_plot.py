@@ -15,11 +15,13 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
-from dpplanner.gui.plot_common import IntegerAxis, finite_or_nan, positive_or_nan, style_plot
+from dpplanner.gui.plot_common import IntegerAxis, SparseLogAxis, finite_or_nan, positive_or_nan, style_plot
 from dpplanner.model.relative_error import relative_error_percent
 
 #: Horizontal room one statistic's name needs under the bars.
 _NAME_PX = 90
+#: Width of both plots' left axes (labels and title).
+_LEFT_AXIS_PX = 56
 #: Up to this many statistics the bars have gaps and the points are large.
 _FEW = 60
 
@@ -38,11 +40,17 @@ class SharesPlot(QWidget):
                  "means, n·max(|a|, |b|) for sums, 1 for proportions; log scale).")
         self.view.setWhatsThis(about)
         self.share_plot: pg.PlotItem = self.view.addPlot(row=0, col=0, axisItems={"bottom": IntegerAxis("bottom")})
-        self.error_plot: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
+        self.error_plot: pg.PlotItem = self.view.addPlot(
+            row=1, col=0, axisItems={"bottom": IntegerAxis("bottom"), "left": SparseLogAxis("left")})
         self.error_plot.setXLink(self.share_plot)
+        # One left-axis width for both: linked views align on screen, so unequal axes would shift
+        # the lower plot's statistic numbers against the bars above.
+        for plot in (self.share_plot, self.error_plot):
+            plot.getAxis("left").setWidth(_LEFT_AXIS_PX)
         self.share_plot.setLabel("left", "share of Σε_i (%)")
         self.error_plot.setLabel("left", "error (% of range)")
         self.error_plot.setLogMode(x=False, y=True)
+        self.error_plot.getAxis("left").setStyle(maxTextLevel=1)
         # Free and held statistics as two bar sets with one brush each: per-bar brushes make
         # pyqtgraph rebuild a pen and brush per bar (~0.1 ms each).
         self.share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)

@@ -204,8 +204,6 @@ def _isolate(tmp: Path) -> None:
 def _wait_for_evaluation(window: Any, deadline: float) -> Any:
     """Run the event loop until the window's worker has delivered the totals of the plan as it
     stands (a redistribution on load may change the plan and trigger another evaluation)."""
-    import dataclasses
-
     from PySide6.QtCore import QEventLoop, Qt, QTimer
 
     failures: list[str] = []

@@ -8,7 +8,7 @@ from typing import Optional
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMenu, QSplitter, QTableView,
+    QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QSplitter, QTableView,
     QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
@@ -16,6 +16,7 @@ from dpplanner.gui.add_dialog import AddStatisticDialog
 from dpplanner.gui.delegates import StatisticDelegate
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.inspector import StatisticInspector
+from dpplanner.gui.table_columns import ColumnFitter
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
 from dpplanner.model import Kind, Statistic
 
@@ -37,16 +38,17 @@ class StatisticsPanel(QGroupBox):
                                   | QAbstractItemView.EditTrigger.EditKeyPressed
                                   | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.view.setAlternatingRowColors(True)
+        self.view.setAccessibleName("Statistics table")
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
-        header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(COLUMN_INDEX["name"], QHeaderView.ResizeMode.Stretch)
-        header.setMinimumSectionSize(40)
-        for key, width in (("variable", 72), ("kind", 78), ("mechanism", 66), ("epsilon", 72),
-                           ("delta", 66), ("error", 66), ("held", 38), ("weight", 50), ("repetitions", 40)):
-            self.view.setColumnWidth(COLUMN_INDEX[key], width)
+        # Columns as wide as their text: text columns shrink (middle elision), then the least needed
+        # ones hide (the inspector shows them) when the window is narrow.
+        self.columns = ColumnFitter(
+            self.view, stretch=COLUMN_INDEX["name"],
+            whole=[COLUMN_INDEX[k] for k in ("epsilon", "delta", "error", "held", "weight", "repetitions")],
+            hide_first=[COLUMN_INDEX[k] for k in ("weight", "repetitions", "variable", "mechanism", "delta", "kind")])
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
-                             "target error to get the ε it needs; tick hold to keep an ε fixed.")
+                             "target error (or an ε_i) to pin the statistic at it; untick its pin to let "
+                             "redistribution move it again.")
         self.view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self.selectionChanged.emit(current.row() if current.isValid() else -1))
 

@@ -17,9 +17,10 @@ from PySide6.QtGui import QBrush, QColor
 
 from dpplanner.gui import formatting
 from dpplanner.gui.editing import PlanEditor, Refusal
-from dpplanner.model import FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic, StatisticPrivacy
+from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
+                             StatisticPrivacy)
 from dpplanner.model.statistic import assumptions
-from dpplanner.model.validation import parse_text
+from dpplanner.model.typed import parse_text
 
 
 @dataclass(frozen=True)
@@ -260,8 +261,9 @@ class StatisticsTableModel(QAbstractTableModel):
             if p.functioning_epsilon != stat.epsilon:
                 text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
             return f"{text}\n\n{column.tooltip}"
-        if key == "kind" and assumptions(stat, self._plan.budget.dataset_size):
-            return f"{stat.kind.label}: {assumptions(stat, self._plan.budget.dataset_size)}\n\n{column.tooltip}"
+        assumed = assumptions(stat, self._plan.budget.dataset_size) if key == "kind" else ""
+        if assumed:
+            return f"{stat.kind.label}: {assumed}\n\n{column.tooltip}"
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"
         return column.tooltip

@@ -26,15 +26,12 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from scipy.special import log_ndtr, ndtri
+from scipy.special import ndtri
+
+from ..engine.mechanisms import gaussian as engine_gaussian
 
 from . import display
 from .statistic import Kind, Mechanism, Neighbouring, Statistic
-
-#: Relative safety margin on the analytic-Gaussian delta, so float error in Phi never lets a sigma
-#: through whose true delta is above the target.
-_DELTA_MARGIN = 1e-9
-
 
 @dataclass(frozen=True)
 class Sensitivity:
@@ -208,8 +205,16 @@ def laplace_prefix_factor(m: int, beta: float) -> float:
         return math.log(2.0 * m) - u * s - m * math.log1p(-u * u)
 
     lo, hi = 0.0, 1.0
-    while log_tail(hi) > target:
+    # log_tail(s) = ln(2m) - g(s) with g(s) = max_u u s + m ln(1 - u^2): convex, with slope u(s).
+    # For s <= m, u <= 0.415 so g >= u s (1 - 1.21 m u / s) >= s^2 / (6.2 m); beyond, the slope is
+    # >= 0.41. So s <= m + 2.5 L + sqrt(6.2 m L) with L = ln(2m/beta) <= 52 (beta > 1e-16) meets
+    # the target: < 2^21 for m <= 1e6 cells, and the 64 doublings below are never all used.
+    for _ in range(64):
+        if log_tail(hi) <= target:
+            break
         lo, hi = hi, hi * 2.0
+    else:
+        raise ValueError(f"no Laplace prefix factor found for {m} cells at beta = {beta:g}")
     for _ in range(200):
         if hi - lo <= 1e-12 * hi:
             break
@@ -222,71 +227,31 @@ def laplace_prefix_factor(m: int, beta: float) -> float:
 
 
 # --- analytic Gaussian (Balle & Wang 2018, Thm 8) ----------------------------------------------
+# The calibration lives in the engine (engine/mechanisms/gaussian.py), so the sigma shown here is
+# exactly sensitivity * the multiplier the engine's noise-aware accounting uses.
+
+_NEEDS_DELTA = ("the Gaussian mechanism needs delta > 0; give the statistics a share of "
+                "delta (delta split > 0) or use the Laplace mechanism")
+
 
 def gaussian_delta(sigma: float, l2: float, epsilon: float) -> float:
-    """The exact delta of N(0, sigma^2) noise at epsilon, computed in log space."""
-    a = l2 / (2.0 * sigma)
-    b = epsilon * sigma / l2
-    log_first = float(log_ndtr(a - b))
-    log_second = epsilon + float(log_ndtr(-a - b))
-    if log_second >= log_first:
-        return 0.0
-    return math.exp(log_first) * -math.expm1(log_second - log_first)
-
-
-def _within(sigma: float, l2: float, epsilon: float, delta: float) -> bool:
-    return gaussian_delta(sigma, l2, epsilon) * (1.0 + _DELTA_MARGIN) <= delta
+    """The delta of N(0, sigma^2) noise at epsilon (computed in log space, rounded up)."""
+    return engine_gaussian.gaussian_delta(sigma / l2, epsilon)
 
 
 def gaussian_sigma(l2: float, epsilon: float, delta: float) -> float:
-    """The smallest sigma (up to 1e-12 relative, rounded up) with (epsilon, delta)-DP."""
+    """The smallest sigma (up to 1e-14 relative, rounded up) with (epsilon, delta)-DP."""
     if not delta > 0:
-        raise ValueError("the Gaussian mechanism needs delta > 0; give the statistics a share of "
-                         "delta (delta split > 0) or use the Laplace mechanism")
-    hi = l2 * (1.0 + math.sqrt(2.0 * math.log(1.25 / delta))) / epsilon
-    # Doubling reaches inf within ~2100 steps; an infinite scale (a subnormal epsilon) has no
-    # answer, and halving inf below would never end.
-    while math.isfinite(hi) and not _within(hi, l2, epsilon, delta):
-        hi *= 2.0
-    if not math.isfinite(hi):
-        raise ValueError(f"epsilon {epsilon:g} is too small for Gaussian noise: no finite noise "
-                         f"scale gives ({epsilon:g}, {delta:g})-DP")
-    lo = hi
-    while _within(lo, l2, epsilon, delta) and lo > 1e-300:
-        lo /= 2.0
-    for _ in range(200):
-        if hi - lo <= 1e-13 * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if _within(mid, l2, epsilon, delta):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+        raise ValueError(_NEEDS_DELTA)
+    return l2 * engine_gaussian.gaussian_multiplier(epsilon, delta)
 
 
 def gaussian_epsilon(sigma: float, l2: float, delta: float, minimum: float) -> float:
-    """The smallest epsilon (rounded up) for which N(0, sigma^2) noise is (epsilon, delta)-DP."""
+    """The smallest epsilon (rounded up, at least ``minimum``) for which N(0, sigma^2) noise is
+    (epsilon, delta)-DP."""
     if not delta > 0:
-        raise ValueError("the Gaussian mechanism needs delta > 0; give the statistics a share of "
-                         "delta (delta split > 0) or use the Laplace mechanism")
-    if _within(sigma, l2, minimum, delta):
-        return minimum
-    hi = max(2.0 * minimum, 1.0)
-    while not _within(sigma, l2, hi, delta):
-        hi *= 2.0
-        if hi > 1e6:
-            raise ValueError("no epsilon below 1e6 reaches that accuracy with this delta")
-    lo = minimum
-    for _ in range(200):
-        if hi - lo <= 1e-13 * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if _within(sigma, l2, mid, delta):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+        raise ValueError(_NEEDS_DELTA)
+    return max(minimum, engine_gaussian.gaussian_epsilon(sigma / l2, delta))
 
 
 def gaussian_error(sigma: float, beta: float, coordinates: int = 1) -> float:

@@ -15,13 +15,13 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from .fileio import read_regular_file
 from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
 from .plan import Plan
-from .statistic import Kind, Mechanism, Statistic, parse_enum
+from .statistic import Kind, Mechanism, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError, validate_statistic
 
-EDITABLE_COLUMNS = ("name", "variable", "kind", "mechanism", "epsilon", "delta", "weight", "held",
-                    "repetitions", "lower", "upper", "bins", "granularity", "n", "description")
+EDITABLE_COLUMNS = field_names(Statistic)
 DERIVED_COLUMNS = ("delta_used", "functioning_epsilon", "functioning_delta", "error", "units",
                    "explanation")
 _FLOATS = ("epsilon", "delta", "weight", "lower", "upper", "granularity")
@@ -70,10 +70,10 @@ def _cell_number(value: str, col: str, line: int, integer: bool):
     try:
         number = float(text)
     except ValueError:
-        raise PlanFileError(f"CSV line {line}: {col} = {value!r} is not a number") from None
+        raise PlanFileError(f"CSV line {line}: {col} = {preview(value)} is not a number") from None
     if integer:
         if not number.is_integer():
-            raise PlanFileError(f"CSV line {line}: {col} = {value!r} must be a whole number")
+            raise PlanFileError(f"CSV line {line}: {col} = {preview(value)} must be a whole number")
         return int(number)
     return number
 
@@ -109,7 +109,7 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
             elif col == "held":
                 flag = value.strip().lower()
                 if flag not in _TRUE | _FALSE:
-                    raise PlanFileError(f"CSV line {line}: held = {value!r} must be true or false")
+                    raise PlanFileError(f"CSV line {line}: held = {preview(value)} must be true or false")
                 fields["held"] = flag in _TRUE
             elif col in ("kind", "mechanism"):
                 if value.strip():
@@ -129,12 +129,8 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
 
 def load_csv(path: str | os.PathLike, budget=None) -> list[Statistic]:
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise PlanFileError(f"{path}: the CSV file is too large")
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise PlanFileError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    try:      # a regular file only: a FIFO or a device is refused instead of blocking
+        text = read_regular_file(path, MAX_FILE_BYTES).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise PlanFileError(f"{path}: the file is not UTF-8 text") from None
     return parse_csv(text, budget)

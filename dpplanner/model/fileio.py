@@ -26,7 +26,7 @@ class PlanFileError(ValueError):
 
 #: A temporary file this old cannot belong to a save in progress (a save takes well under this).
 STALE_SECONDS = 30.0
-_TOKEN_HEX = 8                     # random part of a temporary name
+_TOKEN_HEX = 8                     # random characters in a temporary name
 _TEMP_EXTRA = len("..") + _TOKEN_HEX + len(".tmp")
 
 
@@ -79,7 +79,9 @@ def temporary_stem(folder: Path, name: str) -> str:
 
 
 def temporary_pattern(stem_prefix: str) -> re.Pattern:
-    """The names our own temporary files take: ``<prefix>XXXXXXXX.tmp``."""
+    """The names our own temporary files take: ``<prefix>XXXXXXXX.tmp``, with 8 random characters
+    (hex from atomic_write; [a-z0-9_] from tempfile.mkstemp, used by the autosave and by earlier
+    versions of atomic_write)."""
     return re.compile(re.escape(stem_prefix) + r"[0-9a-z_]{%d}\.tmp" % _TOKEN_HEX)
 
 
@@ -124,7 +126,8 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
     except FileNotFoundError:
         old_mode = None
     if old_mode is not None and not stat.S_ISREG(old_mode):
-        raise PlanFileError(f"{path}: is not a regular file; nothing was written")
+        what = "a folder" if stat.S_ISDIR(old_mode) else "not a regular file"
+        raise PlanFileError(f"{path}: is {what}; nothing was written")
     pattern = plan_leftovers(target)
     remove_stale_temporaries(folder, pattern)
     stem = temporary_stem(folder, target.name)

@@ -23,7 +23,7 @@ from . import jsontext
 from .fileio import (PlanFileError, atomic_write, atomic_write_text, plan_leftovers,
                      read_regular_file, remove_stale_temporaries, resolve_target)
 from .plan import Plan
-from .statistic import Budget, Kind, Mechanism, Neighbouring, Statistic, parse_enum, preview
+from .statistic import Budget, Kind, Mechanism, Neighbouring, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError
 
 __all__ = ["FORMAT_VERSION", "SUFFIX", "MAX_FILE_BYTES", "PlanFileError", "atomic_write_text",
@@ -110,10 +110,8 @@ def parse_document(text: str) -> dict:
     return migrate(doc)
 
 
-_BUDGET_FIELDS = ("epsilon", "delta", "delta_split", "confidence", "eta", "theorem", "redistribute",
-                  "neighbouring", "dataset_size", "population", "reserve")
-_STAT_FIELDS = ("name", "variable", "kind", "mechanism", "epsilon", "delta", "weight", "held",
-                "repetitions", "lower", "upper", "bins", "granularity", "n", "description")
+_BUDGET_FIELDS = field_names(Budget)
+_STAT_FIELDS = field_names(Statistic)
 _TOP_FIELDS = ("format_version", "app", "title", "description", "budget", "statistics")
 
 
@@ -121,6 +119,8 @@ def budget_from_dict(d: Any) -> Budget:
     if not isinstance(d, dict):
         raise PlanFileError("'budget' must be an object")
     known = {k: d[k] for k in _BUDGET_FIELDS if k in d}
+    # New plans default to "pld"; a file that names no theorem was planned under the old default.
+    known.setdefault("theorem", "optimal")
     if "neighbouring" in known:
         known["neighbouring"] = _enum(Neighbouring, known["neighbouring"], "budget: neighbouring")
     extra = {k: v for k, v in d.items() if k not in _BUDGET_FIELDS}

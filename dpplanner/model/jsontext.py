@@ -3,14 +3,13 @@ what is written, so a saved plan always opens again.
 
 The limits are checked on the text's skeleton (strings blanked out) before ``json.loads`` builds
 anything, so a hostile file is refused after a few linear scans at C speed instead of after
-building millions of Python objects. Numbers are limited while parsing; NaN and Infinity are
+building millions of Python objects. Numbers too long or too large and NaN and Infinity are
 refused. ``check_text`` is the whole reader-side check, which the writer runs on its own output.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -28,24 +27,31 @@ MAX_NUMBER_DIGITS = 30
 
 # a complete JSON string: the unrolled form has no nested quantifier to backtrack on
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# the characters a JSON number is written with
+_NUMBER_CHAR = np.zeros(256, dtype=bool)
+_NUMBER_CHAR[list(b"-+.eE0123456789")] = True
 # \uD800-\uDFFF escapes: only these can decode to a text that UTF-8 cannot hold
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _CHUNK = 1 << 22
 
 
-def check_structure(text: str) -> None:
+def _skeleton(text: str) -> bytes:
+    """The text with every string emptied: what is left is structure, numbers and literals."""
+    return _STRING.sub('""', text).encode("utf-8", "surrogatepass")
+
+
+def check_structure(skeleton: bytes) -> None:
     """Refuse nesting deeper than MAX_DEPTH or more than MAX_VALUES values, before parsing.
 
     Each value but the first in an array or object follows a comma, so the values number at most
     1 + commas + containers (counted outside strings). Unbalanced or unterminated text only makes
     these counts larger; json.loads refuses it afterwards.
     """
-    skeleton = _STRING.sub('""', text).encode("utf-8", "surrogatepass")
     containers = skeleton.count(b"[") + skeleton.count(b"{")
     values = 1 + skeleton.count(b",") + containers
     if values > MAX_VALUES:
         raise PlanFileError(f"the file holds about {values} values; at most {MAX_VALUES} are "
-                             "allowed")
+                            "allowed")
     if containers <= MAX_DEPTH:
         return
     codes = np.frombuffer(skeleton, dtype=np.uint8)
@@ -60,44 +66,67 @@ def check_structure(text: str) -> None:
         level = int(depth[-1])
 
 
+def check_numbers(skeleton: bytes) -> bool:
+    """Refuse a number literal with more than MAX_NUMBER_DIGITS digits (integer or decimal);
+    return whether a literal might overflow a double (then check_text checks the parsed value).
+
+    Works on the runs of number characters, found with numpy, so a file of a million short
+    numbers costs a few vector passes. Only a run longer than MAX_NUMBER_DIGITS can hold that
+    many digits; with at most 30 digits only a positive exponent of 3 or more digits can overflow.
+    """
+    codes = np.frombuffer(skeleton, dtype=np.uint8)
+    inside = np.zeros(len(codes) + 2, dtype=bool)
+    inside[1:-1] = _NUMBER_CHAR[codes]
+    edges = np.flatnonzero(inside[1:] != inside[:-1])     # run i is codes[edges[2i]:edges[2i+1]]
+    starts, ends = edges[0::2], edges[1::2]
+    long_runs = ends - starts > MAX_NUMBER_DIGITS
+    for start, end in zip(starts[long_runs], ends[long_runs]):
+        digits = sum(c in b"0123456789" for c in skeleton[start:end])
+        if digits > MAX_NUMBER_DIGITS:
+            raise PlanFileError(f"a number with {digits} digits is too large; at most "
+                                f"{MAX_NUMBER_DIGITS} digits are allowed")
+    marks = np.flatnonzero((codes == ord("e")) | (codes == ord("E")))
+    if not len(marks):
+        return False
+    run_end = ends[np.searchsorted(ends, marks, side="right")]        # end of each mark's run
+    after = np.append(codes, 0)[marks + 1]
+    exponent_chars = run_end - marks - 1 - (after == ord("+"))
+    return bool(np.any((after != ord("-")) & (exponent_chars >= 3)))
+
+
 def _reject_constant(name: str):
     raise PlanFileError(f"the file contains {name}, which is not a valid number here")
 
 
-def _digits(text: str) -> int:
-    return sum(c.isdigit() for c in text)
-
-
-def _parse_float(text: str) -> float:
-    if len(text) > MAX_NUMBER_DIGITS and _digits(text) > MAX_NUMBER_DIGITS:
-        raise PlanFileError(f"a number with {_digits(text)} digits is too long; at most "
-                             f"{MAX_NUMBER_DIGITS} are allowed")
-    value = float(text)
-    if not math.isfinite(value):
-        raise PlanFileError(f"the number {text} is too large for a double")
-    return value
-
-
-def _parse_int(text: str) -> int:
-    if len(text) > MAX_NUMBER_DIGITS and _digits(text) > MAX_NUMBER_DIGITS:
-        raise PlanFileError(f"a whole number with {_digits(text)} digits is too large; at most "
-                             f"{MAX_NUMBER_DIGITS} are allowed")
-    return int(text)
-
-
 def check_text(text: str) -> Any:
-    """Parse strict JSON within the limits; the parsed value, or PlanFileError."""
-    check_structure(text)
+    """Parse strict JSON within the limits; the parsed value, or PlanFileError.
+
+    json.loads parses numbers natively (a Python hook per number would triple the time of a
+    file of numbers); the limits on them are checked on the skeleton instead.
+    """
+    skeleton = _skeleton(text)
+    check_structure(skeleton)
+    may_overflow = check_numbers(skeleton)
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float,
-                           parse_int=_parse_int)
+        value = json.loads(text, parse_constant=_reject_constant)
     except PlanFileError:
         raise
     except ValueError as exc:      # JSONDecodeError is a ValueError
         raise PlanFileError(f"the file is not valid JSON: {exc}") from None
+    if may_overflow:
+        _check_finite(value)
     if _SURROGATE_ESCAPE.search(text):
         _check_encodable(value)
     return value
+
+
+def _check_finite(value: Any) -> None:
+    """A literal like 1e999 parses to inf: checked once on the whole value, at C speed."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        raise PlanFileError("the file holds a number too large for a double (above "
+                            "1.8e308)") from None
 
 
 def _check_encodable(value: Any) -> None:

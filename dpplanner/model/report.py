@@ -128,6 +128,9 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                    f'<td class="num">{display.upper(c.epsilon, 6)}</td><td class="num">{display.upper(c.delta, 3)}</td>'
                    f'<td class="num">{"—" if c.epsilon_lower is None else display.lower(c.epsilon_lower, 6)}</td><td>{escape(note or "")}</td></tr>')
     out.append("</table>")
+    # what each row assumes, from the registry (the noise-aware rows assume more than the rest)
+    out.append("<dl>" + "".join(f"<dt>{escape(engine.theorem(n).label)}</dt><dd>{escape(engine.theorem(n).summary)}</dd>"
+                                for n in totals) + "</dl>")
     if best:
         spend = totals[best].epsilon
         out.append(f"<p>Best valid total: <strong>ε = {display.upper(spend, 6)}</strong> ({escape(best)}), "

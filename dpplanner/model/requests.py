@@ -50,7 +50,7 @@ class EvaluateRequest:
     def profile_request(self) -> "ProfileRequest":
         # The profile's own accuracy: eta finer than 1e-3 costs seconds and is invisible in a plot.
         return ProfileRequest(self.epsilons, self.deltas, self.multiplicities,
-                              eta=max(self.eta, 1e-3))
+                              eta=max(self.eta, 1e-3), mechanisms=self.mechanisms)
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class ProfileRequest:
     eta: float
     points: int = 120
     request_id: int = 0
+    mechanisms: tuple[str, ...] = ()      # given: the profile of the actual noise (see privacy_profile)
 
 
 def evaluation_request(inputs: "CompositionInputs", view: CurveView) -> EvaluateRequest:

@@ -153,7 +153,7 @@ class Budget:
     delta_split: float = 0.5
     confidence: float = 0.95
     eta: float = 1e-3
-    theorem: str = "optimal"
+    theorem: str = "pld"
     redistribute: bool = True
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     dataset_size: Optional[int] = None
@@ -189,6 +189,12 @@ class Budget:
     @property
     def beta(self) -> float:
         return 1.0 - self.confidence
+
+
+def field_names(cls) -> tuple[str, ...]:
+    """The fields a Statistic or Budget stores in a file or a CSV row, in declaration order
+    (``extra`` holds unknown keys and is not one of them)."""
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
 
 
 def assumptions(stat: Statistic, dataset_size: Optional[int] = None) -> str:

@@ -1,8 +1,7 @@
 """Every rule a plan must satisfy, in one place: fields, statistics, the budget, whole plans.
 
 The Plan's mutating methods, the file loader, the CSV importer and the command line all call
-these functions. The window's number fields read what the user typed with ``parse_text`` and show
-plan values with ``format_value``, so a field holds exactly what was typed or says why it cannot.
+these functions; ``typed.py`` reads what a person typed into a field by these rules.
 Errors are ``PlanError`` (a ValueError) naming the statistic, the field and what is allowed.
 """
 
@@ -11,13 +10,12 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Optional, Sequence, Union
 
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS
 
 from .accuracy import sensitivity
-from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic, preview
+from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic, field_names, preview
 
 Number = Union[int, float]
 
@@ -98,55 +96,6 @@ def ok_range(rule: FieldRule, v: float) -> bool:
             and (v <= rule.maximum if rule.max_inclusive else v < rule.maximum))
 
 
-def parse_text(rule: FieldRule, text: str, where: str = "",
-               index: Optional[int] = None) -> Optional[Number]:
-    """The value typed as ``text``, exactly (the nearest double to the decimal typed), or a
-    PlanError saying why it cannot be stored. Nothing is dropped, rounded or clamped: "150" for a
-    field that allows up to 100 is refused, never read as 15. Percent rules read "50" or "50 %"
-    as 0.5. An empty text is None for optional fields."""
-    where = where or rule.label.capitalize()
-    raw = text.strip()
-    if rule.percent and raw.endswith("%"):
-        raw = raw[:-1].strip()
-    if not raw:
-        if rule.optional:
-            return None
-        raise PlanError(f"{where}: {rule.label} is required; it must be {rule.describe()}",
-                        index=index, field=rule.name)
-    try:
-        number = Decimal(raw)
-    except InvalidOperation:
-        hint = " (write decimals with a point, e.g. 0.5)" if "," in raw else ""
-        raise PlanError(f"{where}: {text.strip()!r} is not a number{hint}; it must be "
-                        f"{rule.describe()}", index=index, field=rule.name) from None
-    shown = f"{raw} %" if rule.percent else raw
-    if not number.is_finite():
-        raise PlanError(f"{where}: {rule.label} = {shown} is not allowed; it must be "
-                        f"{rule.describe()}", index=index, field=rule.name)
-    if rule.percent:
-        number = number / 100           # exact in decimal: "33.3" becomes 0.333, not 0.33299..
-    if rule.integer and number == number.to_integral_value() and ok_range(rule, float(number)):
-        return rule.check(int(number), where, index, shown)
-    return rule.check(float(number), where, index, shown)
-
-
-def format_value(rule: FieldRule, value: Optional[Number]) -> str:
-    """The text a field shows for a stored value; ``parse_text`` reads it back to that value."""
-    if value is None:
-        return ""
-    if rule.integer:
-        return str(int(value))
-    if rule.percent:
-        text = f"{Decimal(repr(float(value))) * 100:f}"
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    value = float(value)
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))              # "1", not "1.0"; reads back as the same float
-    text = repr(value)                      # the shortest text that reads back exactly
-    mantissa, e, exponent = text.partition("e")
-    return f"{mantissa}e{int(exponent)}" if e else text     # "1e-7", not "1e-07"
-
-
 def _fmt(x: float) -> str:
     return f"{x:g}"
 
@@ -186,6 +135,11 @@ def _name(stat: Statistic, index: Optional[int]) -> str:
     return f"{where} ({preview(stat.name)})" if isinstance(stat.name, str) and stat.name else where
 
 
+#: The numeric fields of a Statistic, each checked by its rule (declaration order: the first bad
+#: one is reported).
+_NUMBER_FIELDS = tuple(name for name in field_names(Statistic) if name in FIELD_RULES)
+
+
 def validate_statistic(stat: Statistic, index: Optional[int] = None,
                        budget: Optional[Budget] = None) -> Statistic:
     """Check every field of ``stat``; return it with numbers normalised (ints, floats)."""
@@ -198,6 +152,8 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     for text_field in ("variable", "description"):
         if not isinstance(getattr(stat, text_field), str):
             raise PlanError(f"{where}: {text_field} must be text", index=index, field=text_field)
+    for text_field in ("name", "variable", "description"):
+        _check_unicode(getattr(stat, text_field), where, text_field, index)
     if not isinstance(stat.kind, Kind):
         raise PlanError(f"{where}: kind = {preview(stat.kind)} is not allowed; use one of: "
                         f"{', '.join(k.value for k in Kind)}", index=index, field="kind")
@@ -207,8 +163,7 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     if not isinstance(stat.held, bool):
         raise PlanError(f"{where}: held must be true or false", index=index, field="held")
     values = {}
-    for name in ("epsilon", "delta", "weight", "repetitions", "lower", "upper", "bins",
-                 "granularity", "n"):
+    for name in _NUMBER_FIELDS:
         values[name] = FIELD_RULES[name].check(getattr(stat, name), where, index)
     for name in KIND_FIELDS[stat.kind]:
         if name == "n" and budget is not None and budget.dataset_size is not None:
@@ -244,6 +199,17 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     return checked
 
 
+def _check_unicode(text: str, where: str, field: str, index: Optional[int]) -> None:
+    """A lone UTF-16 surrogate is not text a plan file (UTF-8) can hold: refused here, so that
+    every valid plan can be saved."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise PlanError(f"{where}: {field} holds a lone UTF-16 surrogate "
+                        f"({exc.object[exc.start]!r}), which is not valid text", index=index,
+                        field=field) from None
+
+
 #: Smallest sensitivity accepted. Far below any real data's resolution, it keeps the ratios the
 #: calibrations divide by (target error / sensitivity <= 1e18 / 1e-100) inside double range, and
 #: rules out a sensitivity that underflows to 0 (bounds 0 and 5e-324), which would divide by 0.
@@ -273,10 +239,10 @@ def validate_budget(budget: Budget) -> Budget:
     for name, rule in BUDGET_RULES.items():
         values[name] = rule.check(getattr(budget, name), "budget", None)
     if budget.theorem not in ALLOCATION_THEOREMS:
-        raise PlanError(f"budget: theorem = {budget.theorem!r} is not allowed for redistribution; "
+        raise PlanError(f"budget: theorem = {preview(budget.theorem)} is not allowed for redistribution; "
                         f"use one of: {', '.join(ALLOCATION_THEOREMS)}", field="theorem")
     if not isinstance(budget.neighbouring, Neighbouring):
-        raise PlanError(f"budget: neighbouring = {budget.neighbouring!r} is not allowed; use one "
+        raise PlanError(f"budget: neighbouring = {preview(budget.neighbouring)} is not allowed; use one "
                         f"of: {', '.join(n.value for n in Neighbouring)}", field="neighbouring")
     if not isinstance(budget.redistribute, bool):
         raise PlanError("budget: redistribute must be true or false", field="redistribute")

@@ -15,13 +15,14 @@ sys.path.insert(0, str(ROOT))
 
 from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic  # noqa: E402
 from dpplanner.model.files import save_plan  # noqa: E402
+from dpplanner.model.redistribution import rebalance  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
 
 
 def balanced(plan: Plan) -> Plan:
-    plan.rebalance()
+    rebalance(plan)
     return plan
 
 

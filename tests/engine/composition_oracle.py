@@ -17,7 +17,7 @@ def _groups(eps, mult=None):
     mult = [1] * len(eps) if mult is None else list(mult)
     groups: dict = {}
     for e, m in zip(eps, mult):
-        key = mp.mpf(repr(float(e)))  # the user's decimal, as the engine reads it
+        key = mp.mpf(float(e))  # the exact binary double, as the engine reads it (issue 13.6)
         groups[key] = groups.get(key, 0) + int(m)
     return list(groups.items())
 
@@ -46,8 +46,8 @@ def delta_bar(deltas, delta_g, mult=None):
     mult = [1] * len(deltas) if mult is None else list(mult)
     prod = mp.mpf(1)
     for d, m in zip(deltas, mult):
-        prod *= (1 - mp.mpf(repr(float(d)))) ** int(m)
-    return 1 - (1 - mp.mpf(repr(float(delta_g)))) / prod
+        prod *= (1 - mp.mpf(float(d))) ** int(m)
+    return 1 - (1 - mp.mpf(float(delta_g))) / prod
 
 
 def opt_comp(eps, deltas, delta_g, mult=None):
@@ -55,7 +55,7 @@ def opt_comp(eps, deltas, delta_g, mult=None):
     db = delta_bar(deltas, delta_g, mult)
     if db < 0:
         return mp.inf
-    hi = mp.fsum(mp.mpf(repr(float(e))) * (1 if mult is None else m)
+    hi = mp.fsum(mp.mpf(float(e)) * (1 if mult is None else m)
                  for e, m in zip(eps, mult or [1] * len(eps)))
     lo = mp.mpf(0)
     if opt_delta(eps, 0, mult) <= db:

@@ -38,7 +38,7 @@ def test_kov_allocation_when_everything_is_free():
 
 
 def test_held_alone_exceeding_budget_names_them():
-    with pytest.raises(BudgetError, match=r"held queries \[0, 2\] alone need epsilon = 1.2.*release some") as err:
+    with pytest.raises(BudgetError, match=r"held queries \[1, 3\] \(counted from 1\) alone need epsilon = 1.2.*release some") as err:
         allocate([0.6, 0.1, 0.6], [0.0] * 3, [True, False, True], [1, 1, 1], 1.0, 1e-6, theorem="basic")
     assert err.value.held_indices == (0, 2)
 

@@ -11,7 +11,7 @@ from dpplanner.engine.types import Composition
 
 
 def test_theorem_names():
-    assert THEOREMS == ("basic", "advanced", "kov", "optimal", "concurrent", "filter")
+    assert THEOREMS == ("basic", "advanced", "kov", "optimal", "concurrent", "filter", "pld", "zcdp")
 
 
 @pytest.mark.parametrize("theorem", ["basic", "advanced", "filter", "optimal", "concurrent", "kov"])

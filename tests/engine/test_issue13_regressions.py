@@ -111,7 +111,7 @@ def test_kernels_refuse_unbounded_allocations():
 def test_huge_epsilons_get_a_sound_bracket_fast():
     r = compose([1e300, 2.0, 3.0], [0] * 3, 1e-9)
     assert r.epsilon >= 1e300 and r.epsilon_lower <= r.epsilon
-    c = curve([1e300, 2.0, 3.0] * 10, [0] * 30, 1e-9, points=5)
+    c = curve([1e300, 2.0, 3.0] * 10, [0] * 30, 1e-9, points=5, theorems=("optimal",))
     up = c.upper["optimal"]
     assert np.all(up >= 1e300) and np.all(np.diff(up) >= 0)
 
@@ -123,3 +123,12 @@ def test_every_exact_path_is_clamped_to_the_sum():
     # OptComp <= the plain sum always
     b = optimal_bracket(np.array([0.5, 0.7, 0.9]), np.array([10, 10, 10]), 1e-305, 1e-3)
     assert b.upper == pytest.approx(21.0) and b.lower <= b.upper
+
+
+def test_allocation_wastes_below_1e_6_of_the_budget_on_a_fast_path_plan():
+    rng = np.random.default_rng(5)
+    n = 36
+    a = allocate([0.01] * n, [0.0] * n, [False] * n, rng.uniform(0.5, 3, n).tolist(), 0.5, 4.9e-10, eta=0.1,
+                 multiplicities=rng.integers(1, 20, n).tolist())
+    assert a.composition.detail.startswith("pld")
+    assert a.composition.epsilon <= 0.5 and a.waste < 1e-6

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ def test_dispatch_contains_exact(eps, delta_bar, eta):
     _check(b, float(exact), eta)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(plans, delta_bars, etas)
 def test_forced_pld_contains_exact(eps, delta_bar, eta):

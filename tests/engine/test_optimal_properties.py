@@ -94,6 +94,7 @@ def test_fast_path_contains_exact_where_rounding_to_nearest_fails():
         assert lo <= exact <= up
 
 
+@pytest.mark.slow
 def test_fft_error_bound_holds():
     """The charged FFT rounding bound covers the actual difference to a direct convolution."""
     rng = np.random.default_rng(7)
@@ -132,6 +133,7 @@ def test_homogeneous_large_k_and_large_sum_do_not_overflow():
     assert math.isfinite(b.upper) and b.upper < 5000 and b.upper - b.lower < 1e-6
 
 
+@pytest.mark.slow
 def test_heterogeneous_large_sum_does_not_overflow():
     rng = np.random.default_rng(3)
     eps = rng.uniform(0.5, 1.5, 3000)  # sum ~ 3000

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpplanner.engine.optimal import split
+from dpplanner.engine.optimal import refine, split
 from dpplanner.engine.optimal.lattice import convolve
 from dpplanner.engine.optimal.pld import pld_side, plan_pmf, upper_kernel
 
@@ -103,7 +103,8 @@ def test_smoothing_choice_stays_within_its_budget():
     assert take.any() and float(np.sum(cost[take])) <= budget
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (0, 3, 4, 5) else s
+                                  for s in range(6)])
 def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
     """Random-double plans, k = 20..300: the second-order bracket is tight, so if its error bound
     were too small its lower bound would rise above the fine first-order bracket's upper bound."""
@@ -113,7 +114,7 @@ def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
     # (below ~1e-9 the charged FFT rounding error, not the lower bound, limits the width)
     delta_bar = 10.0 ** rng.uniform(-8, -3)
     e, m = np.unique(eps, return_counts=True)
-    new = split.split_bracket(e, m.astype(np.int64), delta_bar, 1e-4)
+    new = refine.split_bracket(e, m.astype(np.int64), delta_bar, 1e-4)
     # the reference's upper side (connect-the-dots on a 2^-15 grid) is within ~1e-6 of the truth
     ref_up, ref_lo = _reference(e, m, delta_bar, 2.0 ** -15)
     assert new.lower <= ref_up, (new, ref_up)
@@ -121,7 +122,7 @@ def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
     assert new.upper - new.lower <= 1e-3
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s < 2 else s for s in range(3)])
 def test_prefix_curve_second_order_path_is_sound(seed):
     """Random doubles (no common lattice): every prefix's bracket holds the exact value for short
     prefixes (oracle) and overlaps an independent fine-grid bracket for long ones."""
@@ -154,7 +155,7 @@ def test_tiny_delta_brackets_stay_finite_and_sound(delta_bar):
     rng = np.random.default_rng(77)
     e = np.sort(rng.uniform(0.001, 0.2, 300))
     m = np.ones(e.size, dtype=np.int64)
-    new = split.split_bracket(e, m, delta_bar, 1e-3)
+    new = refine.split_bracket(e, m, delta_bar, 1e-3)
     assert math.isfinite(new.upper) and new.upper - new.lower <= 2e-2
     ref_up, ref_lo = _reference(e, m, delta_bar, 2.0 ** -12)
     assert new.lower <= ref_up and ref_lo <= new.upper, (new, ref_up, ref_lo)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,9 +17,7 @@ groups = st.lists(st.tuples(st.floats(0.01, 1.5), st.integers(1, 4)), min_size=2
                   unique_by=lambda t: t[0])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(groups, st.floats(-12, -1).map(lambda t: 10.0 ** t))
-def test_two_sets_contain_the_exact_value(gs, delta_bar):
+def _contains_the_exact_value(gs, delta_bar):
     e = np.array([g[0] for g in gs])
     m = np.array([g[1] for g in gs], dtype=np.int64)
     b = two_set_bracket(e, m, delta_bar)
@@ -26,6 +25,19 @@ def test_two_sets_contain_the_exact_value(gs, delta_bar):
     exact = float(Oracle(list(np.repeat(e, m))).opt_comp(delta_bar))
     assert b.lower <= exact <= b.upper, (b, exact)
     assert b.upper - b.lower <= 1e-8 * max(1.0, exact)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups, st.floats(-12, -1).map(lambda t: 10.0 ** t))
+def test_two_sets_contain_the_exact_value(gs, delta_bar):
+    _contains_the_exact_value(gs, delta_bar)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(groups, st.floats(-12, -1).map(lambda t: 10.0 ** t))
+def test_two_sets_contain_the_exact_value_many(gs, delta_bar):
+    _contains_the_exact_value(gs, delta_bar)
 
 
 def test_two_large_groups_match_the_exact_lattice_path():

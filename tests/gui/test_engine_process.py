@@ -16,6 +16,9 @@ from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.model.requests import CurveView
 from probe import Probe
 
+#: Each test talks to a spawned child process (seconds to start on a busy machine).
+pytestmark = pytest.mark.slow
+
 
 @dataclass(frozen=True)
 class Slow:
@@ -135,7 +138,7 @@ def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, sm
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
-                            multiplicities=list(inputs.multiplicities))
+                            multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms))
     x, y = window.cost_plot.curve_data("optimal")
     assert np.array_equal(y, np.where(np.isfinite(expected.upper["optimal"]), expected.upper["optimal"], np.nan),
                           equal_nan=True)

@@ -129,6 +129,19 @@ def test_typed_epsilon_and_error_in_the_inspector_pin_the_statistic(qtbot, windo
     assert window.plan[1].epsilon == 0.3 and window.plan[1].held
 
 
+def test_a_pin_refused_with_the_redistribution_shows_at_the_inspector_field(qtbot, window):
+    window.editor.set_budget(redistribute=True)
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=20000)
+    window.statistics_panel.select_row(1)
+    before = window.plan.snapshot()
+    epsilon = named(window.statistics_panel.inspector, "Statistic epsilon")
+    type_into(epsilon, "99")
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=20000)
+    assert window.plan.snapshot() == before
+    assert epsilon.text() == "99"
+    assert epsilon.accessibleDescription().startswith("Not applied: ε_i = 99.0 for 'mean b' does not fit")
+
+
 def test_the_plan_title_and_description_are_editable(qtbot, window):
     inspector = window.statistics_panel.inspector
     type_into(named(inspector, "Plan title"), "Household survey 2026")

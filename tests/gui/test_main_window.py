@@ -221,7 +221,7 @@ def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan)
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
-                            multiplicities=list(inputs.multiplicities))
+                            multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms))
     assert window.cost_plot.items, "nothing was plotted"
     for name, item in window.cost_plot.items.items():
         x, y = window.cost_plot.curve_data(name)
@@ -233,7 +233,8 @@ def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan)
     assert window.cost_plot.k_line.value() == window.plan.k
     # and the totals shown are the engine's, rounded up
     totals = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
-                                eta=inputs.eta, multiplicities=list(inputs.multiplicities))
+                                eta=inputs.eta, multiplicities=list(inputs.multiplicities),
+                                mechanisms=list(inputs.mechanisms))
     best = engine.best(totals)
     assert window.results_panel.best() == best
     shown = float(window.results_panel.text_at("basic", "total ε"))
@@ -403,7 +404,8 @@ def test_privacy_profile_is_computed_when_its_tab_is_shown(qtbot, make_window, s
     qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0, timeout=20000)
     inputs = window.plan.composition_inputs()
     expected = engine.privacy_profile(list(inputs.epsilons), list(inputs.deltas), eta=max(inputs.eta, 1e-3),
-                                      multiplicities=list(inputs.multiplicities), num=120)
+                                      multiplicities=list(inputs.multiplicities), num=120,
+                                      mechanisms=list(inputs.mechanisms))
     assert np.array_equal(window.profile_plot._eps, expected.eps)
     assert np.array_equal(window.profile_plot._upper, expected.delta_upper)
     assert window.profile_plot.target_line.value() == pytest.approx(math.log10(window.plan.budget.delta))

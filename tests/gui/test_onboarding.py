@@ -74,3 +74,12 @@ def test_first_start_guide_walks_three_steps_and_can_be_dismissed(qtbot, make_wi
     help_menu = next(a.menu() for a in again.menuBar().actions() if a.text() == "&Help")
     next(a for a in help_menu.actions() if "Getting started" in a.text()).trigger()
     assert again.guide.isVisible()
+
+
+def test_a_finished_plan_needs_no_guide(qtbot, make_window):
+    from dpplanner.model.examples import example_path
+
+    window = make_window()
+    assert window.guide.isVisible()
+    window.document.open_example(example_path("census"), confirm=False)
+    assert all(window.guide.done()) and not window.guide.isVisible()

@@ -249,3 +249,31 @@ def test_plot_tooltips_do_not_cover_the_curves(qtbot):
         qtbot.addWidget(plot)
         assert plot.view.toolTip() == ""
         assert plot.readout.toolTip()
+
+
+def test_shares_plots_stay_aligned_and_log_labels_do_not_crowd(qtbot):
+    plot = SharesPlot()
+    qtbot.addWidget(plot)
+    plot.resize(480, 380)
+    plot.show()
+    plot.set_rows([f"s{i}" for i in range(58)], [1.0] * 58, [0.3 + 0.15 * i for i in range(58)], [False] * 58)
+    qtbot.wait(20)
+    assert plot.error_plot.vb.viewRange()[0] == pytest.approx(plot.share_plot.vb.viewRange()[0])
+    axis = plot.error_plot.getAxis("left")
+    levels = axis.tickValues(math.log10(0.3), math.log10(9.0), 150)
+    labelled = [v for _s, values in levels[: axis.style["maxTextLevel"] + 1] for v in values]
+    assert sorted(round(10 ** v, 6) for v in labelled) == [0.5, 1.0, 2.0, 5.0]
+
+
+def test_an_empty_profile_resets_its_frame(qtbot):
+    plot = ProfilePlot()
+    qtbot.addWidget(plot)
+    profile = SimpleNamespace(eps=np.array([0.1, 5.0]), delta_upper=np.array([1e-2, 1e-30]),
+                              delta_lower=np.array([1e-3, 1e-31]))
+    plot.set_profile(profile, delta_g=1e-6)
+    plot.clear()
+    (x0, x1), (y0, y1) = plot.plot_item.vb.viewRange()
+    assert (x0, x1) == (0.0, 1.0) and (y0, y1) == (-10.0, 0.0)
+    plot.show()
+    plot.set_profile(profile, delta_g=1e-6)
+    qtbot.waitUntil(lambda: plot.plot_item.vb.viewRange()[0][1] > 1.0)   # data frames it again

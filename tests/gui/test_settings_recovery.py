@@ -66,3 +66,18 @@ def test_discard_removes_the_copy_and_corrupt_leftovers_are_cleared(tmp_path):
     assert RecoveryStore(tmp_path).orphans() == []
     assert not bad.exists()
     assert not any(p.name.endswith(".tmp") for p in os.scandir(tmp_path))
+
+
+def test_autosave_temporaries_left_by_a_crash_are_removed_at_the_next_start(tmp_path):
+    def leftover(name, age):
+        path = tmp_path / name
+        path.write_text("{half")
+        t = path.stat().st_mtime - age
+        os.utime(path, (t, t))
+        return path
+
+    stale = leftover(".recovery-ab3_x9kq.tmp", 3600)
+    fresh = leftover(".recovery-zz3_x9kq.tmp", 0)          # another window autosaving right now
+    other = leftover(".recovery-notours.tmp", 3600)
+    assert RecoveryStore(tmp_path).orphans() == []
+    assert not stale.exists() and fresh.exists() and other.exists()

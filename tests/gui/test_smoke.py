@@ -49,6 +49,7 @@ def run_smoke_subprocess(code: str, **env) -> subprocess.CompletedProcess:
                           env=environment, timeout=SUBPROCESS_TIMEOUT_S)
 
 
+@pytest.mark.slow                   # a fresh Python process with Qt
 def test_hung_step_ends_the_process_with_the_timeout_code():
     # The worker sleeps far longer than the smoke test's time limit: the watchdog must end it.
     code = ("import sys, time\n"
@@ -61,6 +62,7 @@ def test_hung_step_ends_the_process_with_the_timeout_code():
     assert "smoke test FAILED: no result within 3 s" in proc.stderr
 
 
+@pytest.mark.slow                   # a fresh Python process with Qt
 def test_command_line_flag_reports_startup_time():
     launched = time.time()
     code = "import sys\nfrom dpplanner.__main__ import main\nsys.exit(main(['--smoke-test']))\n"

@@ -95,6 +95,19 @@ def test_a_refused_budget_value_stays_typed_with_the_reason_and_the_plan_keeps_i
     assert edit.text() == shown and not message.isVisible()
 
 
+def test_a_budget_too_small_for_the_pins_is_refused_at_the_field_typed_in(qtbot, window):
+    editor = _open_cell(qtbot, window, 0, "epsilon")
+    type_in_cell(qtbot, editor, "0.5")
+    wait_idle(qtbot, window)
+    assert window.plan[0].held
+    before = window.plan.snapshot()
+    edit = field(window, "Global epsilon")
+    type_into(qtbot, edit, "0.4")               # refused once the redistribution has run
+    wait_idle(qtbot, window)
+    assert window.plan.snapshot() == before and edit.text() == "0.4"
+    assert "the pinned statistics alone need ε 0.5000" in message_of(edit)
+
+
 def test_enter_again_on_a_refused_value_still_says_why(qtbot, window):
     edit = field(window, "Global epsilon")
     type_into(qtbot, edit, "1e309")
@@ -124,6 +137,7 @@ def _open_cell(qtbot, window, row, key) -> QLineEdit:
     ("repetitions", "2.5", "repetitions = 2.5 is not a whole number"),
     ("repetitions", "0", "repetitions = 0 is not allowed"),
     ("epsilon", "1e309", "epsilon = 1e309 is not allowed"),
+    ("epsilon", "0", "epsilon = 0 is not allowed; it must be a number in (0, 100]"),
     ("weight", "-1", "weight = -1 is not allowed"),
 ])
 def test_a_refused_cell_keeps_its_editor_open_with_the_text_and_says_why(qtbot, window, key, text, reason):

@@ -189,3 +189,34 @@ def test_enum_fields_accept_their_names_as_text():
     with pytest.raises(ValueError, match="mechanism = 'gauss' is not allowed; use one of: laplace, "
                                          "gaussian"):
         Plan(Budget(), [Statistic("c", mechanism="gauss")])
+
+
+@pytest.mark.parametrize("literal", ["1e999", "1E+400", "-1e0309", "2e308", "0.5e+00000309"])
+def test_numbers_beyond_a_double_are_refused(literal):
+    with pytest.raises(PlanFileError, match="too large for a double"):
+        loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}'))
+
+
+@pytest.mark.parametrize("literal", ["1e308", "1.7976931348623157e+308", "1e-999", "-1E-400", "1e+99"])
+def test_numbers_within_a_double_load(literal):
+    assert loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}')).extra["x"] == float(literal)
+
+
+@pytest.mark.parametrize("extra", [{"x": 10 ** 30}, {"x": [0] * jsontext.MAX_VALUES},
+                                   {"x": float("nan")}, {"x": {1, 2}}])
+def test_an_in_memory_plan_the_reader_would_refuse_is_not_written(tmp_path, extra):
+    path = tmp_path / "p.dpplan"
+    save_plan(Plan(Budget(), [Statistic("old")]), path)
+    old = path.read_bytes()
+    with pytest.raises(PlanFileError, match="p.dpplan: cannot save the plan: .*the file was not "
+                                            "changed"):
+        save_plan(Plan(Budget(), [Statistic("c")], extra=extra), path)
+    assert path.read_bytes() == old
+
+
+def test_a_statistic_text_with_a_lone_surrogate_is_refused_naming_the_field():
+    from dpplanner.model import PlanError
+    with pytest.raises(PlanError, match=r"statistic 1 \('c'\): variable holds a lone UTF-16 "
+                                        r"surrogate") as info:
+        Plan(Budget(), [Statistic("c", variable="a\udc80")])
+    assert (info.value.index, info.value.field) == (0, "variable")

@@ -27,3 +27,11 @@ def test_amplified_releases_are_known_only_by_their_epsilon_delta():
 def test_allocation_request_carries_the_tags():
     req = _plan().allocation_request()
     assert req.mechanisms == ("laplace", "gaussian", "eps-delta")
+
+
+def test_the_report_says_what_the_noise_aware_total_assumes(tmp_path):
+    from dpplanner.model.report import render_report
+
+    html = render_report(_plan())
+    assert "noise-aware (PLD)" in html and "zCDP (as OpenDP / Tumult)" in html
+    assert "exactly this continuous noise with parameters fixed in advance" in html

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpplanner.model import BUDGET_RULES, FIELD_RULES, PlanError
-from dpplanner.model.validation import format_value, parse_text
+from dpplanner.model.typed import format_value, parse_text
 
 
 @pytest.mark.parametrize("rule, text, value", [
@@ -27,7 +27,8 @@ def test_typed_text_is_stored_exactly(rule, text, value):
 
 
 @pytest.mark.parametrize("rule, text, reason", [
-    (BUDGET_RULES["epsilon"], "150", r"global epsilon = 150 is not allowed; it must be a number in \(0, 100\]"),
+    (BUDGET_RULES["epsilon"], "150",
+     r"global epsilon = 150 is not allowed; it must be a number in \(0, 100\]"),
     (BUDGET_RULES["epsilon"], "1e309", r"global epsilon = 1e309 is not allowed"),
     (BUDGET_RULES["epsilon"], "nan", r"global epsilon = nan is not allowed"),
     (BUDGET_RULES["epsilon"], "0,5", r"'0,5' is not a number \(write decimals with a point"),
@@ -66,4 +67,26 @@ def test_format_shows_whole_numbers_and_empty():
     assert format_value(BUDGET_RULES["delta_split"], 0.5) == "50"
     assert format_value(BUDGET_RULES["delta"], 1e-7) == "1e-7"
     assert format_value(BUDGET_RULES["epsilon"], 1e16) == "1e16"
-    assert format_value(BUDGET_RULES["epsilon"], 1.0) == "1" and format_value(FIELD_RULES["lower"], -18.0) == "-18"
+    assert format_value(BUDGET_RULES["epsilon"], 1.0) == "1"
+    assert format_value(FIELD_RULES["lower"], -18.0) == "-18"
+
+
+@given(st.text(alphabet="0123456789.-+eE, %x_", max_size=12))
+def test_text_is_read_whole_or_refused_never_trimmed(text):
+    """Whatever is typed is either read as the whole decimal it spells, or refused: no character
+    is ever dropped to make it fit (a spin box turned 150 into 15)."""
+    from decimal import Decimal, InvalidOperation
+
+    for rule in (BUDGET_RULES["epsilon"], BUDGET_RULES["reserve"], FIELD_RULES["repetitions"]):
+        try:
+            value = parse_text(rule, text)
+        except PlanError:
+            continue
+        raw = text.strip()
+        if rule.percent and raw.endswith("%"):
+            raw = raw[:-1].strip()
+        try:
+            exact = Decimal(raw) / (100 if rule.percent else 1)
+        except InvalidOperation:
+            raise AssertionError(f"{text!r} is not a number but was read as {value!r}") from None
+        assert value == float(exact)

@@ -32,7 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 
 U = 2.0 ** -53
-TINY = 2.0 ** -1022  # bound on what one underflowed product can lose
+TINY = 2.0 ** -1022  # smallest normal double: below it only absolute accuracy is left
+#: A result that underflows (subnormal or zero) is off by at most half of this, absolutely.
+SUB = 2.0 ** -1074
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ def _seg_roots(l, p, A, delta_bar, a: Atoms, left0: float, shift: float, carry: 
             extra = a.err * (1 + 4 * U)
             num = (A * (1 - r - 4 * U) - extra) - delta_bar
             num = num * (1 - 2 * U)
-            den = B * (1 + r_den + 4 * U) + m * TINY  # underflowed products lose < TINY each
+            den = B * (1 + r_den + 4 * U) + m * SUB  # an underflowed product loses < SUB / 2
         ok = num > 0
         root = np.full(m, -np.inf)
         root[ok] = shift + np.log(num[ok] / den[ok])
@@ -138,6 +140,15 @@ def sup_root(a: Atoms, delta_bar: float, floor: float = 0.0) -> float:
     hi, carry, carry_err = l.size, -math.inf, 0.0
     while hi > 0:
         lo = int(np.searchsorted(l, l[hi - 1] - WINDOW, side="left"))
+        # underflowed products are charged (SUB each) and harmless unless delta_bar itself is near
+        # the underflow range: then narrow until no product p e^{-(l - shift)} leaves the normal range
+        while delta_bar < 1e-250 and hi - lo > 1:
+            with np.errstate(under="ignore"):
+                w = p[lo:hi] * np.exp(-(l[lo:hi] - l[lo]))
+            if not np.any((w < TINY) & (p[lo:hi] >= TINY)):
+                break
+            lo = int(np.searchsorted(l, 0.5 * (l[lo] + l[hi - 1]), side="left"))
+            lo = min(lo, hi - 1)
         shift = float(l[lo])
         left0 = floor if lo == 0 else float(l[lo - 1])
         best = _seg_roots(l[lo:hi], p[lo:hi], A[lo:hi], delta_bar, a, left0, shift, carry, carry_err)
@@ -172,7 +183,7 @@ def delta_at(a: Atoms, xs: np.ndarray) -> np.ndarray:
         with np.errstate(under="ignore"):
             s = float(np.sum(tail_p * -np.expm1(xe - tail_l)))  # non-negative terms, no cancellation
         if a.upper:
-            out[i] = min(1.0, s * (1 + r) + (a.err + a.inf_mass) * (1 + 4 * U) + tail_l.size * TINY)
+            out[i] = min(1.0, s * (1 + r) + (a.err + a.inf_mass) * (1 + 4 * U) + tail_l.size * SUB)
         else:
             out[i] = max(0.0, s * (1 - r) - a.err * (1 + 4 * U))
     return out

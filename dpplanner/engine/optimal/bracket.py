@@ -10,7 +10,7 @@ import numpy as np
 from .exact import GROUPED_MAX_OUTCOMES, _pure_sum, grouped_bracket, grouped_outcomes, homogeneous_bracket
 from .pld import common_lattice, lattice_bracket, lattice_points, pld_bracket
 from .result import Bracket
-from .split import split_bracket
+from .refine import split_bracket
 from .two_sets import two_set_bracket
 
 #: Largest sum of epsilons the lattice (fast) paths are asked to resolve.
@@ -71,19 +71,26 @@ def _bracket(eps, mult, delta_bar, eta, delta_bar_hi=None, *, cancel=None, progr
             best = _meet(best, _clamp(path(e, m, delta_bar, delta_bar_hi, cancel), total))
             if _done(best, eta):
                 return best
+    if e.size < 2 and best is not None:  # the homogeneous root is exact: no lattice does better
+        return _with_reason(best, eta, "")
     if float(np.sum(m * e)) > FAST_MAX_SUM:
-        return _meet(best, _beyond_lattices(e, m, delta_bar, delta_bar_hi, total))
+        return _with_reason(_meet(best, _beyond_lattices(e, m, delta_bar, delta_bar_hi, total)), eta, "")
     b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if b is None:
         b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if progress is not None:
         progress(1.0)
-    out = _meet(best, _clamp(b, total))
-    if out.width > eta and "width > eta" not in out.method:
-        cut = b.method.find("; width > eta")
-        why = b.method[cut:] if cut >= 0 else f"; width > eta = {eta:.3g}: floating-point error bounds"
-        out = Bracket(out.upper, out.lower, out.method + why)
-    return out
+    return _with_reason(_meet(best, _clamp(b, total)), eta, b.method)
+
+
+def _with_reason(out: Bracket, eta: float, fast_method: str) -> Bracket:
+    """Where the width stays above eta, the method says why (the fast path's reason if it has one)."""
+    if out.width <= eta or "width > eta" in out.method:
+        return out
+    cut = fast_method.find("; width > eta")
+    why = fast_method[cut:] if cut >= 0 else (f"; width > eta = {eta:.3g}: the floating-point error bounds "
+                                              f"of the exact computation (delta_bar near the underflow range?)")
+    return Bracket(out.upper, out.lower, out.method + why)
 
 
 def _beyond_lattices(e, m, delta_bar, delta_bar_hi, total: Bracket) -> Bracket:

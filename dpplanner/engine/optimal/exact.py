@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from .atoms import Atoms, U, sup_root
-from .binomial import binomial_pmf, log_rr
+from .binomial import binomial_logpmf, binomial_pmf, log_rr, underflow_loss
 from .result import Bracket
 
 #: Largest number of joint outcomes (prod of m_g + 1) enumerated by the grouped exact path.
@@ -71,10 +71,8 @@ def grouped_atoms(eps: np.ndarray, mult: np.ndarray, upper: bool) -> Atoms:
     mag = 0.0
     for e, m in zip(eps.tolist(), mult.tolist()):
         m = int(m)
-        p, rel, _ = binomial_pmf(m, e)
-        with np.errstate(divide="ignore"):
-            lg = np.log(p)  # zeros (underflow) stay zeros after exp below
-        rel_log += float(np.log1p(rel)) + 2 * U * (np.max(np.abs(lg[np.isfinite(lg)])) + 1)
+        lg, logerr = binomial_logpmf(m, e)  # exact logs: nothing has underflowed yet
+        rel_log += logerr + 2 * U * (float(np.max(np.abs(lg))) + 1)
         le = e * (2.0 * np.arange(m + 1) - m)
         l = (l[:, None] + le[None, :]).ravel()
         logw = (logw[:, None] + lg[None, :]).ravel()
@@ -83,10 +81,10 @@ def grouped_atoms(eps: np.ndarray, mult: np.ndarray, upper: bool) -> Atoms:
     l, logw = l[order], logw[order]
     with np.errstate(under="ignore"):
         p = np.exp(logw)
-    biggest = float(np.max(np.abs(logw[np.isfinite(logw)])))
-    rel_total = float(np.expm1(rel_log + (len(eps) + 2) * 4 * U * (biggest + 1)))
+    log_rel = rel_log + (len(eps) + 2) * 4 * U * (float(np.max(np.abs(logw))) + 1)
+    rel_total = float(np.expm1(log_rel))
     lam = 4 * U * (len(eps) + 1) * mag
-    return Atoms(l, p, upper, rel=rel_total, err=p.size * 2.0 ** -1022, lam=lam)
+    return Atoms(l, p, upper, rel=rel_total, err=underflow_loss(logw, p, log_rel), lam=lam)
 
 
 def grouped_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float,

@@ -145,7 +145,8 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
     nnz = int(np.count_nonzero(b.p))
     abs_op = 0.0
     # shifted adds cost one numpy pass over a per non-zero of b
-    if nnz * float(la) <= SHIFT_COST * N * math.log2(N) or nnz <= 4:
+    # (only for sparse b: a dense b costs one numpy pass per entry, far more than one direct sum)
+    if nnz <= 4 or (4 * nnz <= lb and nnz * float(la) <= SHIFT_COST * N * math.log2(N)):
         # few non-zeros (kernels and their first products): exact shifted adds, relative error only
         c, terms = sparse_convolve(a.p, b.p)
         rel_op = _gamma(terms)

@@ -201,7 +201,7 @@ def initial_step(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float
     z = math.sqrt(2.0 * math.log(1.0 / min(delta_bar, 0.5)))
     coef = s1 * (1.0 + z / max(sigma, 1e-12)) / 4.0
     d = 0.5 * eta / max(coef, 1e-300)
-    return 2.0 ** min(-4, math.floor(math.log2(d)))
+    return 2.0 ** min(-4, math.floor(math.log2(max(d, 2.0 ** -60))))
 
 
 def lattice_points(eps: np.ndarray, mult: np.ndarray, step: float) -> float:

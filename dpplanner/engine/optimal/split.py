@@ -31,7 +31,6 @@ sd(loss) / sd(A) and the hinge's peak-to-mean ratio, and it shrinks like D^2.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import replace
 from typing import Optional
 
@@ -42,7 +41,6 @@ from .atoms import U, delta_at, sup_root
 from .binomial import log_rr
 from .lattice import LatticePMF, convolve
 from .pld import FFT_FRACTION, STEP_MAX, TAIL_FRACTION, ctd_weight, lattice_points, plan_pmf
-from .result import Bracket
 
 #: Tilts tried for the error bound (every theta >= 0 is valid; the grid only tightens the bound).
 THETA_POINTS = 48
@@ -50,10 +48,6 @@ THETA_POINTS = 48
 MAX_POINTS = 1 << 22
 #: Share of eta the rounded-down smoothing part may cost (its error is first order).
 SMOOTH_SHARE = 0.2
-#: Most lattice refinements, and the time after which no new one is started (each is bounded by
-#: MAX_POINTS; the result then says why its width exceeds eta).
-MAX_ROUNDS = 24
-TIME_CAP = 30.0
 
 
 def _split_offsets(eps: np.ndarray, step: float) -> np.ndarray:
@@ -375,18 +369,13 @@ def _blocks(order: np.ndarray) -> list:
 
 
 def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
-               info: Optional[dict] = None, delta_bar_hi: Optional[float] = None) -> tuple[float, float, int]:
+               delta_bar_hi: Optional[float] = None) -> tuple[float, float, int]:
     """(upper, lower, number of rounded-down smoothing groups) on one lattice step; the lower
-    bound is read at ``delta_bar_hi`` >= delta_bar (default: delta_bar).
-
-    ``info["rounding_share"]``: the share of delta_bar the upper side spent on rounding and
-    truncation; when it is large a finer grid cannot help."""
+    bound is read at ``delta_bar_hi`` >= delta_bar (default: delta_bar)."""
     # the tilt grid is centred where the answer will be; a rough guess is enough (any tilt is valid)
     guess = _tilt_guess(e, m, delta_bar)
     thetas = np.concatenate([[0.0], guess * np.geomspace(0.1, 10.0, THETA_POINTS - 1)])
     comp = SplitComposition(e, m, delta_bar, step, budget, thetas, cancel)
-    if info is not None:
-        info["rounding_share"] = (comp.up_pmf.err + comp.up_pmf.inf_mass) / delta_bar
     up = sup_root(comp.up_pmf.atoms(above=0.0), delta_bar)
     if not math.isfinite(up):
         return up, 0.0, comp.n_smooth
@@ -428,60 +417,3 @@ def split_profile(e: np.ndarray, m: np.ndarray, xs: np.ndarray, eta: float, delt
     for i, x in enumerate(np.asarray(xs, dtype=float).tolist()):
         lo[i] = max(0.0, lo[i] - comp.error(x)(x))
     return up, lo
-
-
-def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
-                  progress=None, max_points: int = MAX_POINTS,
-                  delta_bar_hi: Optional[float] = None) -> Optional[Bracket]:
-    """The bracket on lattices refined until width <= eta (error ~ D^2); None if not applicable."""
-    if e.size < 2:
-        return None
-    step = model_step(e, m, eta)
-    while step < STEP_MAX and lattice_points(e, m, step) > max_points:
-        step *= 2
-    start = time.monotonic()
-    best_up, best_lo, n_smooth = math.inf, 0.0, 0
-    history: list[tuple[float, float]] = []
-    why = ""
-    for it in range(MAX_ROUNDS):
-        info: dict = {}
-        up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4, info,
-                                      delta_bar_hi)
-        best_up, best_lo = min(best_up, up), max(best_lo, lo)
-        width = best_up - best_lo
-        if progress is not None:
-            progress(min(0.9, 0.1 * (it + 1)))
-        if width <= eta:
-            break
-        if not math.isfinite(best_up):
-            why = "FFT rounding error exceeds delta_bar (delta_bar too small for this lattice)"
-            break
-        if info.get("rounding_share", 0.0) > 0.25:
-            why = "rounding and truncation errors charged to delta_bar dominate; a finer lattice cannot help"
-            break
-        if time.monotonic() - start > TIME_CAP:
-            why = f"stopped refining after the time cap of {TIME_CAP:g} s"
-            break
-        if lo <= 0.0 or width >= 0.5 * up:
-            ratio = 0.25  # the error bound broke down (grid too coarse for the plan): no model
-        else:
-            history.append((step, up - lo))
-            order = 1.5  # between first order (lumpy, small plans) and second order (large plans)
-            if len(history) >= 2 and history[-2][1] > history[-1][1] > 0:
-                order = math.log(history[-2][1] / history[-1][1]) / math.log(history[-2][0] / history[-1][0])
-                order = min(2.0, max(1.0, order))
-            ratio = (0.7 * eta / width) ** (1.0 / order)
-        new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 16)))
-        new = min(new, step / 2)
-        while new < step / 2 and lattice_points(e, m, new) > max_points:
-            new *= 2  # the finest lattice within the cap
-        if lattice_points(e, m, new) > max_points:
-            why = f"a finer lattice would exceed the cap of {max_points:,} points"
-            break
-        step = new
-    else:
-        why = f"stopped after {MAX_ROUNDS} refinements"
-    method = f"pld d=2^{int(math.log2(step))} (second-order lower bound, {n_smooth} groups rounded down)"
-    if why:
-        method += f"; width > eta = {eta:.3g}: {why}"
-    return Bracket(best_up * (1 + 1e-12) + 1e-15, max(0.0, best_lo * (1 - 1e-12) - 1e-15), method)

@@ -20,7 +20,7 @@ from typing import Optional
 import numpy as np
 from scipy.optimize import brentq
 
-from .atoms import TINY, U
+from .atoms import SUB, U
 from .exact import grouped_atoms
 from .result import Bracket
 
@@ -70,7 +70,7 @@ class _Reader:
         self.rS = atoms.rel + gam + atoms.rel * gam
         self.rT = atoms.rel + float(np.expm1(8 * U * (n + 2) * mag)) + 4 * U
         self.lam = atoms.lam
-        self.extra = atoms.err + atoms.inf_mass + n * TINY
+        self.extra = atoms.err + atoms.inf_mass + n * SUB  # S and T entries that underflowed
 
     def read(self, y: np.ndarray, upper: bool) -> np.ndarray:
         y = y - self.lam if upper else y + self.lam

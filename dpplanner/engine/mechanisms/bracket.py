@@ -1,0 +1,250 @@
+"""The certified [lower, upper] bracket on the exact epsilon of a composition of releases.
+
+EpsDelta releases are the dominating pair of (eps, delta)-DP: with probability delta_i the loss is
++infinity, otherwise that of RR(eps_i). Composed with anything, the +infinity mass is
+1 - prod(1 - delta_i), so delta_total(x) <= delta_g iff the finite part has
+delta(x) <= delta_bar = 1 - (1 - delta_g) / prod(1 - delta_i) (engine/delta.py, rounded down).
+
+All Gaussians are one Gaussian with mu^2 = sum 1/m_i^2; alone it has the closed form of
+gaussian.py. Otherwise the Laplace and RR pmfs (kernels.py) are composed
+on one lattice with the optimal core's sound convolution and truncation, and read out with its
+certified root (optimal/atoms.py), or, with Gaussians, with the exact Gaussian mixed in at
+read-out (readout.py). Both twins share the lattice step, refined until the width is at most eta
+or the lattice would exceed MAX_POINTS.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..numerics import round_down, round_up
+from ..optimal.atoms import sup_root
+from ..optimal.lattice import LatticePMF, compose_balanced, power
+from ..optimal.pld import BATCH_POINTS, BATCH_QUERIES, FFT_FRACTION, TAIL_FRACTION
+from .gaussian import log_delta_bound
+from .readout import mixed_root
+from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
+
+U = 2.0 ** -53
+MAX_POINTS = 1 << 20
+#: Refinements of the lattice after the first one (each halves the step or more).
+MAX_REFINE = 6
+#: Below this many points the lattice is refined until the width is eta / 8.
+CHEAP_POINTS = 1 << 14
+
+
+@dataclass(frozen=True)
+class Twins:
+    """What is composed, every parameter already rounded for the upper and the lower twin.
+
+    a_up >= 1/m >= a_lo per Laplace row; mu_up >= sqrt(sum 1/m_i^2) >= mu_lo for all Gaussians."""
+
+    a_up: np.ndarray
+    up_mult: np.ndarray
+    a_lo: np.ndarray
+    lo_mult: np.ndarray
+    mu_up: float
+    mu_lo: float
+    rr_eps: np.ndarray
+    rr_mult: np.ndarray
+    delta_bar: float     # rounded down: the upper twin is read there
+    delta_bar_hi: float  # rounded up: the lower twin is read there
+
+
+def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
+    """(a_up, a_lo) bracketing a = 1/m exactly: 1/m is correctly rounded, so it is either exact
+    (then both are it) or one ulp away on a side checked in rational arithmetic."""
+    m_u, inverse = np.unique(np.asarray(m, dtype=float), return_inverse=True)
+    a = 1.0 / m_u
+    up, lo = a.copy(), a.copy()
+    for i, (ai, mi) in enumerate(zip(a.tolist(), m_u.tolist())):
+        prod = Fraction(ai) * Fraction(mi)
+        if prod < 1:
+            up[i] = math.nextafter(ai, math.inf)
+        elif prod > 1:
+            lo[i] = math.nextafter(ai, 0.0)
+    return up[inverse], lo[inverse]
+
+
+def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
+    """mu = sqrt(sum mult_i / m_i^2), bracketed: each term has relative error <= 3 U, fsum adds one
+    rounding, sqrt one more; 16 U of margin each way covers them."""
+    m = np.asarray(m, dtype=float)
+    if m.size == 0:
+        return 0.0, 0.0
+    terms = np.asarray(mult, dtype=float) / (m * m)
+    s = math.fsum(terms.tolist())
+    return math.sqrt(s * (1 + 16 * U)) * (1 + 4 * U), math.sqrt(s * (1 - 16 * U)) * (1 - 4 * U)
+
+
+def pure_sum(r: Twins, upper: bool) -> float:
+    """sum of the Laplace a_i and the RR eps_i: the exact epsilon at delta 0 (and a cap otherwise)."""
+    a, k = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
+    s = math.fsum((a * k).tolist() + (r.rr_eps * r.rr_mult).tolist())
+    return float(round_up(s) if upper else round_down(s))
+
+
+def _gaussian_root(mu: float, delta_bar: float, upper: bool) -> float:
+    """Least x >= 0 with delta_G(x) <= delta_bar: >= it (upper) or <= it (lower)."""
+    target = math.log(delta_bar)
+    if log_delta_bound(mu, 0.0, upper) <= target:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu)
+    for _ in range(2200):
+        if log_delta_bound(mu, hi, upper) <= target:
+            break
+        lo, hi = hi, hi * 2.0
+    for _ in range(200):
+        if hi - lo <= 1e-15 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if log_delta_bound(mu, mid, upper) <= target:
+            hi = mid
+        else:
+            lo = mid
+    # upper: delta_up(hi) <= delta_bar, so the exact root is <= hi; lower: delta_lo(lo) > delta_bar
+    return hi if upper else lo
+
+
+def _builders(r: Twins, step: float, upper: bool, tail: float, budget: float):
+    builders, weights = [], []
+    a, mult = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
+    lap = laplace_upper if upper else laplace_lower
+    batch: list[float] = []
+    for ai, k in zip(a.tolist(), mult.tolist()):
+        if k > 1:
+            builders.append(lambda ai=ai, k=k: power(lap(ai, step), k, tail, budget))
+            weights.append(2 * k * ai + step)
+            continue
+        if batch and (2 * sum(batch) / step > BATCH_POINTS or len(batch) >= BATCH_QUERIES):
+            builders.append(lambda b=tuple(batch): batch_pmf([lap(x, step) for x in b], upper))
+            weights.append(2 * sum(batch) + step)
+            batch = []
+        batch.append(ai)
+    if batch:
+        builders.append(lambda b=tuple(batch): batch_pmf([lap(x, step) for x in b], upper))
+        weights.append(2 * sum(batch) + step)
+    kern = rr_upper if upper else rr_lower
+    for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()):
+        builders.append(lambda e=e, k=k: power(kern(e, step), k, tail, budget))
+        weights.append(2 * k * e + step)
+    return builders, weights
+
+
+def batch_pmf(kernels: list, upper: bool) -> LatticePMF:
+    """Single releases' kernels composed one after another by direct sums (no FFT, no truncation,
+    no per-release object overhead): every entry is a sum of at most len(kernel) non-negative
+    products, relative error gamma_len (Higham §3.1), accumulated as in optimal/pld.batch_pmf."""
+    arr, rel, err = np.ones(1), 0.0, 0.0
+    for ker in kernels:
+        arr = np.convolve(arr, ker.p)
+        g = 1.01 * (ker.p.size + 2) * U
+        rel = rel + ker.rel + rel * ker.rel
+        rel = rel + g + rel * g
+        err = err + ker.err
+    off = math.fsum(k.offset for k in kernels)  # correctly rounded: one step to the safe side
+    off = math.nextafter(off, math.inf if upper else -math.inf)
+    return LatticePMF(kernels[0].step, 0, arr, off, upper, rel=rel, err=err * (1 + rel + 4 * U))
+
+
+def side(r: Twins, step: float, upper: bool, cancel=None) -> float:
+    """epsilon read from the composed upper (or lower) twin on lattice ``step``."""
+    db = r.delta_bar if upper else r.delta_bar_hi
+    mu = r.mu_up if upper else r.mu_lo
+    if mu > 0:
+        return mixed_root(composed_pmf(r, step, upper, cancel).atoms(), mu, db, upper)
+    return sup_root(composed_pmf(r, step, upper, cancel).atoms(above=0.0), db)
+
+
+def composed_pmf(r: Twins, step: float, upper: bool, cancel=None):
+    """The upper (or lower) twin of the Laplace and RR releases on lattice ``step`` (the Gaussians
+    are added exactly at read-out); truncation and FFT error budgets are shares of r.delta_bar
+    (they count in full against delta when read)."""
+    mults = r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist()
+    n_ops = int(sum(2 * int(k).bit_length() for k in mults)) + 4
+    tail = TAIL_FRACTION * r.delta_bar / n_ops
+    budget = FFT_FRACTION * r.delta_bar / n_ops
+    builders, weights = _builders(r, step, upper, tail, budget)
+    return compose_balanced(builders, weights, TAIL_FRACTION * r.delta_bar / 2,
+                            FFT_FRACTION * r.delta_bar / 2, cancel)
+
+
+def lattice_points(r: Twins, step: float) -> float:
+    """Rough size of the largest pmf on this lattice (after truncation to ~ +-9 sigma)."""
+    span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult))
+    var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult))
+    biggest = max([0.0] + (2 * r.a_up).tolist() + (2 * r.rr_eps).tolist())
+    return (min(span, 18.0 * math.sqrt(var)) + biggest) / step
+
+
+def initial_step(eta: float) -> float:
+    """The first lattice: about eta (the twins' errors are second order, or first order with small
+    weights once the largest Laplace group is aligned); refined only if the width says so."""
+    return 2.0 ** min(-6, math.floor(math.log2(eta)))
+
+
+def aligned_step(r: Twins, target: float) -> float:
+    """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
+    possible: the lower twin rounds each a_i down to the lattice, a first-order error, so the
+    largest group (mult * a) is made exact, together with every group whose a is a small rational
+    multiple of it. Any step is valid; this one only makes the bracket tighter."""
+    if r.a_lo.size == 0:
+        return target
+    g = int(np.argmax(r.a_lo * r.lo_mult))
+    a0 = Fraction(float(r.a_lo[g]))
+    q = 1
+    for a in r.a_lo.tolist():
+        ratio = Fraction(a) / a0
+        f = ratio.limit_denominator(64)
+        if abs(f - ratio) <= ratio * Fraction(1, 10 ** 12) and math.lcm(q, f.denominator) <= 4096:
+            q = math.lcm(q, f.denominator)
+    n = q * max(1, math.ceil(float(a0) / (target * q)))
+    step = float(a0 / n)
+    while Fraction(step) * n > a0:  # n cells must fit below a0 exactly
+        step = math.nextafter(step, 0.0)
+    return step
+
+
+def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
+    """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
+    has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
+    if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
+        lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.mu_up > 0 else pure_sum(r, False))
+        if r.mu_up > 0:
+            return math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0
+        return pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0
+    if not has_rest:
+        if r.mu_up == 0:
+            return 0.0, 0.0, "no release adds privacy loss", 0.0
+        up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
+        return float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0
+    cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
+    step = aligned_step(r, initial_step(eta))
+    up, lo, used = math.inf, 0.0, 0.0
+    note = ""
+    for it in range(MAX_REFINE + 1):
+        if lattice_points(r, step) > MAX_POINTS:
+            note = f"; the lattice limit ({MAX_POINTS:,} points) was reached"
+            break
+        used = step
+        up = min(up, side(r, step, True, cancel))
+        if progress is not None:
+            progress((it + 0.5) / (MAX_REFINE + 1))
+        lo = max(lo, side(r, step, False, cancel))
+        if progress is not None:
+            progress((it + 1) / (MAX_REFINE + 1))
+        width = min(up, cap) - lo
+        if width <= eta and (width <= eta / 8 or lattice_points(r, step / 2) > CHEAP_POINTS):
+            break  # (small lattices are refined a little further: cheap, and tighter above too)
+        # first-order errors: scale the step by the measured ratio (at least halve it)
+        ratio = 0.7 * eta / max(min(up, cap) - lo, 1e-300)
+        step = aligned_step(r, step * 2.0 ** max(-4, min(-1, math.floor(math.log2(max(ratio, 1e-300))))))
+    up = min(up, cap)
+    detail = f"pld lattice {used:.3g}" if used else "pld"
+    if up - lo > eta:
+        detail += f"; width {up - lo:.3g} > eta = {eta:g}{note or '; refinement limit reached'}"
+    return float(round_up(up)), float(round_down(min(lo, up))), detail, used

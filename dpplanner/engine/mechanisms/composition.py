@@ -1,0 +1,89 @@
+"""compose_mechanisms: the certified total epsilon of the actual Laplace / Gaussian releases."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
+from ..types import CancelToken, Composition, ProgressCallback
+from ..validation import validate_delta_g, validate_eta
+from .bracket import Twins, bracket, gaussian_params, laplace_params
+from .objects import EpsDelta, Gaussian, Laplace, validate_mechanisms
+
+
+def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta_g: float
+             ) -> tuple[Optional[Twins], Optional[str]]:
+    """The Twins to bracket, or (None, reason) when the EpsDelta deltas alone exceed delta_g.
+
+    lap_a = (a_up, a_lo) arrays bracketing each Laplace release's 1/m; gauss_m = (m_lo, m_hi)
+    arrays bracketing each Gaussian's multiplier (m_lo gives the upper bound: less noise)."""
+    rr_eps, rr_delta = np.asarray(rr_eps, dtype=float), np.asarray(rr_delta, dtype=float)
+    rr_mult = np.asarray(rr_mult, dtype=np.int64)
+    db, db_hi = delta_bar_bounds(delta_g, rr_delta, rr_mult) if rr_delta.size else (delta_g, delta_g)
+    if db < 0:
+        forced = float(total_delta_up(0.0, log_survival(rr_delta, rr_mult)))
+        return None, infeasible_reason(delta_g, forced)
+    a_up, up_mult = _grouped(lap_a[0], lap_mult)
+    a_lo, lo_mult = _grouped(lap_a[1], lap_mult)
+    mu_up = gaussian_params(gauss_m[0], gauss_mult)[0]
+    mu_lo = gaussian_params(gauss_m[1], gauss_mult)[1]
+    keep = rr_eps > 0  # an RR(0) release has no loss
+    rr_eps, rr_mult = _grouped(rr_eps[keep], rr_mult[keep])
+    return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi)), None
+
+
+def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
+    """Equal parameters merged (their multiplicities added): one kernel power instead of many."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return values, np.zeros(0, dtype=np.int64)
+    u, inv = np.unique(values, return_inverse=True)
+    return u, np.bincount(inv, weights=np.asarray(mult, dtype=float)).astype(np.int64)
+
+
+def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, eta: float,
+                     cancel=None, progress=None) -> Composition:
+    start = time.perf_counter()
+    if r is None:
+        return Composition("pld", math.inf, delta_g, detail="infeasible", reason=reason)
+    up, lo, detail, step = bracket(r, eta, cancel, progress)
+    why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
+        if math.isinf(up) and r.delta_bar == 0 else None
+    if math.isinf(up) and why is None:
+        why = f"the composition could not be bracketed ({detail})"
+    return Composition("pld", up, delta_g, epsilon_lower=lo, detail=detail, reason=why,
+                       seconds=time.perf_counter() - start,
+                       extra={"delta_bar": r.delta_bar, "eta": eta, "step": step})
+
+
+def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=None, *,
+                       cancel: Optional[CancelToken] = None, progress: Optional[ProgressCallback] = None
+                       ) -> Composition:
+    """Certified total epsilon at ``delta_g`` of the composition of these releases.
+
+    Laplace(m) / Gaussian(m): exactly that continuous noise, multiplier m = scale / sensitivity,
+    worst case a shift of one sensitivity; EpsDelta(eps, delta): any (eps, delta)-DP release.
+    ``epsilon`` is a certified upper bound, ``epsilon_lower`` a certified lower bound on the exact
+    value; the width is at most eta unless ``detail`` says why not; inf with ``reason`` when the
+    EpsDelta deltas (or a Gaussian at delta_g = 0) make delta_g infeasible.
+    """
+    mechs, mult = validate_mechanisms(mechanisms, multiplicities)
+    delta_g = validate_delta_g(delta_g)
+    eta = validate_eta(eta)
+    cols: dict = {Laplace: ([], []), Gaussian: ([], []), EpsDelta: ([], [], [])}
+    for m, k in zip(mechs, mult):
+        if isinstance(m, EpsDelta):
+            e, d, ks = cols[EpsDelta]
+            e.append(m.epsilon), d.append(m.delta), ks.append(k)
+        else:
+            ms, ks = cols[type(m)]
+            ms.append(m.m), ks.append(k)
+    lap_m, lap_k = cols[Laplace]
+    g_m, g_k = cols[Gaussian]
+    r, reason = twins(laplace_params(lap_m), lap_k, (np.array(g_m), np.array(g_m)), g_k, *cols[EpsDelta],
+                         delta_g)
+    return compose_releases(r, reason, delta_g, eta, cancel, progress)

@@ -1,0 +1,153 @@
+"""pld_curve / zcdp_curve: total epsilon after the first k releases, for every k in ``ks``.
+
+``inputs`` has per-query (expanded, in order) eps, delta, mech of length K, the sorted int64 ks
+(1..K), delta_g, eta, mode, cancel and progress; in "repeat" mode the sequence is already the
+repeated query, so both modes are the same prefix computation.
+
+pld: one lattice step for the whole curve (the one the full plan's bracket settles on). The
+Laplace and RR releases are added one at a time to running upper and lower pmfs (small kernels:
+shifted adds or direct sums, relative errors only); at each requested k the prefix's Gaussians,
+one Gaussian with mu_k^2 = sum of 1/m_i^2 so far, are mixed in exactly at read-out (readout.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..delta import delta_bar_from_log, delta_bar_up_from_log, log_survival_prefix
+from ..numerics import cumsum_up, round_down, round_up
+from ..optimal.atoms import sup_root
+from ..optimal.lattice import LatticePMF, convolve
+from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
+from .bracket import _gaussian_root, bracket
+from .composition import twins
+from .gaussian import gaussian_multipliers
+from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
+from .readout import mixed_root
+from .zcdp import cks_epsilon, rho_gaussian, rho_pure
+
+U = 2.0 ** -53
+
+
+def _columns(inputs):
+    eps = np.asarray(inputs.eps, dtype=float)
+    delta = np.asarray(inputs.delta, dtype=float)
+    mech = np.asarray(inputs.mech)
+    lap = (mech == "laplace") & (eps > 0)
+    gau = (mech == "gaussian") & (eps > 0)
+    ed = mech == "eps-delta"
+    m = np.zeros(eps.size)
+    if gau.any():
+        m[gau] = gaussian_multipliers(eps[gau], delta[gau])
+    return eps, delta, lap, gau, ed, m
+
+
+def zcdp_curve(inputs):
+    """(upper, None): the zCDP + CKS total after each k (inf where the deltas do not fit)."""
+    eps, delta, lap, gau, ed, m = _columns(inputs)
+    ks = np.asarray(inputs.ks, dtype=np.int64)
+    terms = np.where(lap | ed, rho_pure(eps), 0.0)
+    with np.errstate(divide="ignore"):
+        terms = np.where(gau, rho_gaussian(np.where(gau, m * (1 - 2 * U), 1.0)), terms)
+    rho = cumsum_up(terms)[ks - 1]
+    spent = cumsum_up(np.where(ed, delta * (1 + 2 * U), 0.0))[ks - 1]
+    used = (inputs.delta_g - spent) * (1 - 2 * U)
+    out = np.full(ks.size, np.inf)
+    ok = used > 0
+    if ok.any():
+        out[ok] = np.atleast_1d(cks_epsilon(rho[ok], used[ok]))
+    return out, None
+
+
+def pld_curve(inputs):
+    """(upper, lower) arrays over inputs.ks: certified bounds on the exact epsilon of each prefix."""
+    eps, delta, lap, gau, ed, m = _columns(inputs)
+    ks = np.asarray(inputs.ks, dtype=np.int64)
+    delta_g, cancel, progress = float(inputs.delta_g), inputs.cancel, inputs.progress
+    log_surv = log_survival_prefix(np.where(ed, delta, 0.0))[ks - 1]
+    dbars = np.atleast_1d(delta_bar_from_log(delta_g, log_surv))      # the upper twin is read here
+    dbars_hi = np.atleast_1d(delta_bar_up_from_log(delta_g, log_surv))  # the lower twin here
+    feasible = dbars >= 0
+    upper = np.full(ks.size, np.inf)
+    lower = np.full(ks.size, np.inf)
+    if not feasible.any():
+        return upper, lower
+    k_last = int(ks[feasible][-1])
+    head = slice(0, k_last)
+    ones = np.ones(k_last, dtype=np.int64)
+    a = eps[head][lap[head]]
+    r, _ = twins((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
+                    m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
+                    delta[head][ed[head]], ones[ed[head]], delta_g)
+    step = bracket(r, float(inputs.eta), cancel)[3] if r is not None else 0.0
+    if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size):
+        # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the
+        # generic optimal curve above, and 0 below, is certified
+        upper = inputs.optimal()[0] if hasattr(inputs, "optimal") else upper
+        return upper, np.zeros(ks.size)
+    with np.errstate(divide="ignore"):
+        inv2 = np.where(gau, 1.0 / np.where(gau, m, 1.0) ** 2, 0.0)
+    mu2_up = cumsum_up(inv2 * (1 + 8 * U))[ks - 1]
+    mu2_lo = np.cumsum(inv2 * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
+    db_min = float(dbars[feasible].min())
+    n_ops = k_last + ks.size + 4
+    for side_no, is_upper in enumerate((True, False)):
+        out = upper if is_upper else lower
+        mu2 = mu2_up if is_upper else mu2_lo
+        running = LatticePMF(step or 1.0, 0, np.ones(1), 0.0, is_upper)
+        pure = 0.0   # sum of the a_i and RR eps_i so far (the exact value at delta 0)
+        rest = False
+        q = 0
+        kernels: dict = {}
+        for j, k in enumerate(ks.tolist()):
+            if cancel is not None:
+                cancel.check()
+            while q < k:
+                if lap[q] or (ed[q] and eps[q] > 0):
+                    key = (float(eps[q]), bool(lap[q]))
+                    if key not in kernels:  # equal releases share one kernel
+                        kernels[key] = _kernel(eps[q], bool(lap[q]), step, is_upper)
+                    ker = kernels[key]
+                    pure += float(_up2(eps[q]) if is_upper else _down2(eps[q]))
+                    running = convolve(running, ker, TAIL_FRACTION * db_min / n_ops,
+                                       FFT_FRACTION * db_min / n_ops)
+                    rest = True
+                q += 1
+            if feasible[j]:
+                db = float(dbars[j] if is_upper else dbars_hi[j])
+                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, is_upper,
+                               guess=float(out[j - 1]) if j and math.isfinite(out[j - 1]) else 0.0)
+            if progress is not None and j % 16 == 0:
+                progress((side_no + (j + 1) / ks.size) / 2)
+    upper = np.where(np.isfinite(upper), round_up(upper), upper)
+    if hasattr(inputs, "optimal"):  # never above the generic optimal curve of the same releases
+        upper = np.minimum(upper, inputs.optimal()[0])
+    lower = np.minimum(round_down(lower), upper)
+    return upper, lower
+
+
+def _up2(a):
+    return np.nextafter(np.nextafter(a, np.inf), np.inf)
+
+
+def _down2(a):
+    return np.nextafter(np.nextafter(a, 0.0), 0.0)
+
+
+def _kernel(e: float, laplace: bool, step: float, upper: bool) -> LatticePMF:
+    if laplace:
+        return laplace_upper(float(_up2(e)), step) if upper else laplace_lower(float(_down2(e)), step)
+    return rr_upper(float(e), step) if upper else rr_lower(float(e), step)
+
+
+def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, guess: float):
+    if db == 0.0:
+        return math.inf if mu > 0 else (round_up(pure) if upper else round_down(pure))
+    if not rest:
+        return _gaussian_root(mu, db, upper) if mu > 0 else 0.0
+    if mu > 0:
+        return mixed_root(running.atoms(), mu, db, upper, guess)
+    root = sup_root(running.atoms(above=0.0), db)
+    return min(root, round_up(pure)) if upper else root

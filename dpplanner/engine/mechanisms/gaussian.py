@@ -1,0 +1,183 @@
+"""The analytic Gaussian mechanism (Balle & Wang 2018, Thm 8) in log space, with directed rounding.
+
+N(0, sigma^2) noise on a query of L2 sensitivity D has noise multiplier m = sigma / D; write
+mu = 1/m. Its privacy loss is N(mu^2/2, mu^2) and, for every real eps,
+
+    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)        (formulas.md §8)
+
+k Gaussians compose exactly into one with mu^2 = sum mu_i^2 (formulas.md §7, pitfalls).
+
+Rounding: log delta = L1 + log(-expm1(L2 - L1)) with L1 = log Phi(x1), L2 = eps + log Phi(x2).
+We assume scipy's log_ndtr is accurate to LOG_NDTR_ULPS ulps of (|result| + 1) and charge the
+rounding of the arguments x through d log Phi / dx = phi/Phi <= |x| + 1. The error e_d of
+d = L2 - L1 is amplified by 1/(e^-d - 1) in log(-expm1(d)); where it would swamp d (massive
+cancellation, e.g. eps ~ 1e-310) the bound falls back to delta <= Phi(x1), still valid.
+Every search loop below has a fixed iteration cap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_ndtr
+
+U = 2.0 ** -53
+#: Assumed accuracy of scipy.special.log_ndtr (cephes ndtr / erfc based), in ulps of |result| + 1.
+LOG_NDTR_ULPS = 16
+
+
+def log_delta_bound(mu, eps, upper: bool):
+    """An upper (or lower) bound on log delta(eps) of a Gaussian with mu = 1/m (broadcasts)."""
+    mu = np.asarray(mu, dtype=float)
+    eps = np.asarray(eps, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        half, ratio = mu / 2.0, eps / mu
+        x1, x2 = half - ratio, -half - ratio
+        dx = 4 * U * (np.abs(half) + np.abs(ratio))          # two roundings of each argument
+        l1 = log_ndtr(x1)
+        l2 = eps + log_ndtr(x2)
+        e1 = LOG_NDTR_ULPS * U * (np.abs(l1) + 1) + (np.abs(x1) + 1) * dx
+        e2 = LOG_NDTR_ULPS * U * (np.abs(l2) + np.abs(eps) + 1) + (np.abs(x2) + 1) * dx
+        d = l2 - l1
+        ed = e1 + e2 + 2 * U * np.abs(d)
+        rel = 8 * U  # expm1, log and the final sum, a few ulps each
+        # -expm1 is decreasing: d - ed gives the larger value (upper), d + ed the smaller (lower)
+        if upper:
+            tail = np.log(-np.expm1(np.minimum(d - ed, 0.0)))
+            out = l1 + e1 + np.where(np.isfinite(tail), tail + rel * (np.abs(tail) + 1), 0.0)
+            out = out + 4 * U * np.abs(out)
+            out = np.where(np.isnan(out), 0.0, np.minimum(out, 0.0))  # delta <= 1 always
+        else:
+            tail = np.where(d + ed < 0, np.log(-np.expm1(d + ed)), -np.inf)
+            out = l1 - e1 + tail - rel * (np.abs(tail) + 1)
+            out = np.where(np.isfinite(out), out - 4 * U * np.abs(out), -np.inf)
+            out = np.where(np.isnan(out), -np.inf, np.minimum(out, 0.0))
+    return float(out) if out.ndim == 0 else out
+
+
+def log_delta_bounds(mu, eps):
+    """(lower, upper) bounds on log delta(eps) of a Gaussian with mu = 1/m (broadcasts)."""
+    return log_delta_bound(mu, eps, False), log_delta_bound(mu, eps, True)
+
+
+def _check_multiplier(m) -> float:
+    m = float(m)
+    if not (m > 0 and math.isfinite(m)):
+        raise ValueError(f"noise multiplier m = {m!r} is not allowed; it must be a finite number > 0")
+    return m
+
+
+def _check_delta(delta) -> float:
+    delta = float(delta)
+    if not (0.0 < delta < 1.0):
+        raise ValueError(f"delta = {delta!r} is not allowed; the Gaussian mechanism needs 0 < delta < 1")
+    return delta
+
+
+def gaussian_delta(m: float, eps: float) -> float:
+    """delta of N(0, (m D)^2) noise on a query of L2 sensitivity D at eps, rounded up."""
+    m = _check_multiplier(m)
+    eps = float(eps)
+    if math.isnan(eps):
+        raise ValueError("epsilon is nan; give a number")
+    return min(1.0, math.exp(log_delta_bound(1.0 / m, eps, True)) * (1 + 4 * U))
+
+
+def _fits(mu: np.ndarray, eps: np.ndarray, log_target: np.ndarray) -> np.ndarray:
+    return log_delta_bound(mu, eps, True) <= log_target
+
+
+def gaussian_multipliers(eps, delta) -> np.ndarray:
+    """The least noise multipliers m = sigma / D (to ~1e-14 relative, rounded up) whose Gaussians
+    are (eps_i, delta_i)-DP, for arrays of eps and delta (one vectorised bisection; each entry is
+    bit for bit what gaussian_multiplier returns for it). ValueError names the first bad entry."""
+    eps, delta = (np.array(a, dtype=float) for a in np.broadcast_arrays(eps, delta))
+    for i, (e, d) in enumerate(zip(eps.ravel().tolist(), delta.ravel().tolist())):
+        if not (0.0 < d < 1.0):
+            raise ValueError(f"delta = {d!r} is not allowed; the Gaussian mechanism needs 0 < delta < 1")
+        if not (e > 0 and math.isfinite(e)):
+            raise ValueError(f"epsilon = {e!r} is not allowed; the Gaussian mechanism needs a finite "
+                             "epsilon > 0")
+    target = np.log(delta)
+    # mu = eps / (1 + sqrt(2 ln(1.25/delta))) is about the classic calibration, and mu = 2 delta
+    # always fits: delta(eps) <= delta(0) = 2 Phi(mu/2) - 1 <= mu phi(0) < 0.4 mu. Bracket from there.
+    lo = np.maximum(eps / (1.0 + np.sqrt(2.0 * np.log(1.25 / delta))), 2.0 * delta)
+    hi = lo.copy()
+    todo = ~_fits(lo, eps, target)
+    for _ in range(2200):  # halving covers the whole double range
+        if not todo.any():
+            break
+        hi[todo], lo[todo] = lo[todo], lo[todo] / 2.0
+        todo[todo] = ~_fits(lo[todo], eps[todo], target[todo]) & (lo[todo] > 0)
+    todo = _fits(hi, eps, target) & (hi <= 1e300)
+    for _ in range(2200):
+        if not todo.any():
+            break
+        lo[todo], hi[todo] = hi[todo], hi[todo] * 2.0
+        todo[todo] = _fits(hi[todo], eps[todo], target[todo]) & (hi[todo] <= 1e300)
+    if not (np.all(lo > 0) and np.all(_fits(lo, eps, target))):
+        i = int(np.flatnonzero(~((lo > 0) & _fits(lo, eps, target)))[0])
+        raise ValueError(f"epsilon = {eps.flat[i]!r} with delta = {delta.flat[i]!r} cannot be calibrated: "
+                         "the Gaussian noise would be too large for floating point")
+    todo = hi - lo > 1e-14 * hi
+    for _ in range(200):
+        if not todo.any():
+            break
+        mid = 0.5 * (lo[todo] + hi[todo])
+        ok = _fits(mid, eps[todo], target[todo])
+        lo[todo] = np.where(ok, mid, lo[todo])
+        hi[todo] = np.where(ok, hi[todo], mid)
+        todo[todo] = hi[todo] - lo[todo] > 1e-14 * hi[todo]
+    with np.errstate(divide="ignore", over="ignore"):
+        m = np.nextafter(1.0 / lo, np.inf)  # 1/m <= lo exactly, so delta(1/m) <= delta(lo) <= delta_i
+    if not np.all(np.isfinite(m)):
+        i = int(np.flatnonzero(~np.isfinite(m))[0])
+        raise ValueError(f"epsilon = {eps.flat[i]!r} is too small for the Gaussian mechanism: the noise "
+                         "multiplier would exceed the floating-point range")
+    return m
+
+
+def gaussian_multiplier(eps: float, delta: float) -> float:
+    """The least noise multiplier m = sigma / D (to ~1e-14 relative, rounded up) whose Gaussian is
+    (eps, delta)-DP. ValueError if eps or delta is outside what floating point can calibrate."""
+    eps_a, delta_a = np.array([_real(eps, "epsilon")]), np.array([_real(delta, "delta")])
+    return float(gaussian_multipliers(eps_a, delta_a)[0])
+
+
+def _real(x, what: str) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} = {x!r} is not a number") from None
+
+
+def gaussian_epsilon(m: float, delta: float) -> float:
+    """The least eps >= 0 (to ~1e-13 relative, rounded up) at which N(0, (m D)^2) noise is
+    (eps, delta)-DP, nudged up if needed so that gaussian_multiplier(eps, delta) <= m (the round
+    trip never asks for more noise than m: the delta bound is only monotone up to its margins)."""
+    mu = 1.0 / _check_multiplier(m)
+    delta = _check_delta(delta)
+    target = math.log(delta)
+    if log_delta_bound(mu, 0.0, True) <= target:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu)
+    for _ in range(2200):
+        if log_delta_bound(mu, hi, True) <= target:
+            break
+        lo, hi = hi, hi * 2.0
+        if not math.isfinite(hi):
+            raise ValueError(f"no finite epsilon makes noise multiplier m = {m!r} reach delta = {delta!r}")
+    for _ in range(200):
+        if hi - lo <= 1e-14 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if log_delta_bound(mu, mid, True) <= target:
+            hi = mid
+        else:
+            lo = mid
+    for k in range(64):
+        if gaussian_multiplier(hi, delta) <= m:
+            break
+        hi *= 1.0 + 1e-13 * 2.0 ** k
+    return hi

@@ -1,0 +1,135 @@
+"""Lattice pmfs of the privacy loss of one Laplace or randomized-response release.
+
+Every pmf lives on offset + step * Z (step a power of two) and is an UPPER or LOWER twin in the
+sense of engine/optimal: delta(x) = E[(1 - e^{x - L})^+] read from it is >= (upper) or <= (lower)
+the exact one, for every real x and after composing with anything (the losses add).
+
+Laplace, a = 1/m (worst pair Lap(0, m) vs Lap(1, m)): L = -a + Y with Y in [0, 2a]; an atom
+e^-a / 2 at Y = 0, an atom 1/2 at Y = 2a and density e^{y/2 - a} / 4 in between (so
+delta(eps) = (1 - e^{(eps - a)/2})^+, which grows with a).
+* UPPER, connect the dots (Doroshenko et al. 2022; see optimal/pld.py for the convex-order
+  argument): each cell [js, (j+1)s] keeps its mass and E[e^-Y] on its two ends. For the
+  density, E[e^-Y | cell] = e^-(js + s/2) exactly, so the upper end gets the share 1/(1 + e^{-s/2}).
+* LOWER: Jensen (E phi(u) >= phi(E u) for convex phi, u = e^-Y) on cells of width 2s, whose
+  conditional mean point is the cell midpoint, on the lattice; the atoms need 2a on the lattice, so
+  we use a^- = s floor(a/s) <= a, a Laplace with more noise (delta grows with a, and tensor
+  products preserve the order; the pair is symmetric, so the order holds at negative eps too).
+
+RR(eps) (the dominating pair of an (eps, delta) release once delta is moved into delta_bar):
+atoms at Y = 0 and 2 eps; upper splits the top atom by connect the dots, lower is RR(e) with
+2e = n s <= 2 eps (a post-processing of RR(eps)). The step need not be a power of two: floors and
+remainders are exact (Fraction), offsets rounded to the safe side.
+
+Relative errors: each entry is a short chain of exp/expm1/log (a few ulps each, budgeted
+KERNEL_ULPS) plus the rounding of the exponent's argument, |d arg| <= 4 U (a + n s), which becomes
+a relative error of exp. Underflowed entries lose at most TINY each (added to ``err``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..optimal.atoms import TINY, U
+from ..optimal.binomial import log_rr
+from ..optimal.lattice import LatticePMF
+
+KERNEL_ULPS = 64
+
+
+def floor_frac(x: float, step: float) -> tuple[int, float]:
+    """n = floor(x / step) and frac = x - n step >= 0 rounded UP, in exact arithmetic (any step)."""
+    fx, fs = Fraction(x), Fraction(step)
+    n = math.floor(fx / fs)
+    exact = fx - n * fs
+    frac = float(exact)
+    if Fraction(frac) < exact:
+        frac = math.nextafter(frac, math.inf)
+    return n, min(frac, step)
+
+
+def directed(exact: Fraction, upper: bool) -> float:
+    """The double next to ``exact`` on the safe side (above for upper, below for lower)."""
+    f = float(exact)
+    if upper and Fraction(f) < exact:
+        return math.nextafter(f, math.inf)
+    if not upper and Fraction(f) > exact:
+        return math.nextafter(f, -math.inf)
+    return f
+
+
+def _split_top(p: np.ndarray, n: int, frac: float, step: float, atom: float) -> None:
+    """Connect the dots for an atom at n step + frac (0 <= frac <= step): mass to n and n + 1 with
+    the same total and the same E[e^-Y]; frac rounded up only moves the atom up (safe)."""
+    if frac == 0.0:
+        p[n] += atom
+        return
+    den = -math.expm1(-step)
+    p[n] += atom * math.exp(-frac) * -math.expm1(-(step - frac)) / den
+    p[n + 1] += atom * -math.expm1(-frac) / den
+
+
+def rr_upper(eps: float, step: float) -> LatticePMF:
+    """Connect-the-dots pmf of RR(eps): Y = 0 (prob q) or 2 eps (prob p) on the lattice, L = Y - eps."""
+    n, frac = floor_frac(2.0 * eps, step)
+    lp, lq = log_rr(eps)
+    p = np.zeros(n + 2)
+    p[0] = math.exp(lq)
+    _split_top(p, n, frac, step, math.exp(lp))
+    rel = KERNEL_ULPS * U + 4 * U * (abs(lp) + abs(lq) + 1)
+    return LatticePMF(step, 0, p, -eps, True, rel=rel)
+
+
+def rr_lower(eps: float, step: float) -> LatticePMF:
+    """RR(e) with e = n step / 2 <= eps (n the largest such): a post-processing of RR(eps)."""
+    n, _ = floor_frac(2.0 * eps, step)
+    if n == 0:
+        return LatticePMF(step, 0, np.ones(1), 0.0, False)
+    half = Fraction(n) * Fraction(step) / 2
+    lp, lq = log_rr(float(half))  # |float(half) - half| <= U half: a relative error of ~U eps in p
+    p = np.zeros(n + 1)
+    p[0], p[n] = math.exp(lq), math.exp(lp)
+    rel = KERNEL_ULPS * U + 4 * U * (abs(lp) + abs(lq) + 1) + 4 * U * float(half)
+    return LatticePMF(step, 0, p, directed(-half, False), False, rel=rel)
+
+
+def laplace_upper(a: float, step: float) -> LatticePMF:
+    """Connect-the-dots pmf of a Laplace loss with a >= the exact 1/m (a an exact double)."""
+    n, frac = floor_frac(2.0 * a, step)
+    p = np.zeros(n + 2)
+    p[0] = 0.5 * math.exp(-a)
+    if n > 0:
+        j = np.arange(n, dtype=float)
+        with np.errstate(under="ignore"):
+            mass = 0.5 * np.exp(j * (step / 2.0) - a) * math.expm1(step / 2.0)
+        hi_share = 1.0 / (1.0 + math.exp(-step / 2.0))
+        lo_share = math.exp(-step / 2.0) * hi_share
+        p[:n] += mass * lo_share
+        p[1:n + 1] += mass * hi_share
+    _split_top(p, n, frac, step, 0.5)
+    if frac > 0.0:  # the last, partial cell [ns, 2a] of the density, split by connect the dots
+        f, s = frac, step
+        den = -math.expm1(-s)
+        p[n] += 0.5 * math.exp(-f) * math.expm1(f / 2.0) * -math.expm1(-(s - f / 2.0)) / den
+        p[n + 1] += 2.0 * math.exp(-f / 2.0) * math.sinh(f / 4.0) ** 2 / den
+    rel = KERNEL_ULPS * U + 4 * U * (a + n * step)
+    return LatticePMF(step, 0, p, -a, True, rel=rel, err=(n + 2) * TINY)
+
+
+def laplace_lower(a: float, step: float) -> LatticePMF:
+    """Jensen pmf of the Laplace loss with a^- = step floor(a / step) <= a (a <= the exact 1/m)."""
+    n_half, _ = floor_frac(a, step)
+    if n_half == 0:  # a^- = 0: no loss at all, which every pair dominates
+        return LatticePMF(step, 0, np.ones(1), 0.0, False)
+    exact = Fraction(n_half) * Fraction(step)
+    a_lo = float(exact)  # within U a^- of it: a relative error of the masses, charged in rel
+    p = np.zeros(2 * n_half + 1)
+    p[0] = 0.5 * math.exp(-a_lo)
+    p[2 * n_half] = 0.5
+    i = np.arange(n_half, dtype=float)
+    with np.errstate(under="ignore"):
+        p[1::2] = 0.5 * np.exp(i * step - a_lo) * math.expm1(step)
+    rel = KERNEL_ULPS * U + 4 * U * 2 * a_lo + 4 * U * a_lo
+    return LatticePMF(step, 0, p, directed(-exact, False), False, rel=rel)

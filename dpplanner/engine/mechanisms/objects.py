@@ -1,0 +1,98 @@
+"""The releases compose_mechanisms accounts: what noise each one adds, fixed in advance.
+
+Neighbouring datasets move a query by at most one sensitivity; the worst case for Laplace and
+Gaussian noise is a shift by exactly one sensitivity, so only the noise multiplier m (scale over
+sensitivity) matters. A release known only by its (eps, delta) is accounted as the worst
+mechanism with those parameters (the dominating pair of (eps, delta)-DP, formulas.md §4.1).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+
+def _real(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{what} = {value!r} is not a number")
+    return float(value)
+
+
+def _multiplier(m, kind: str) -> float:
+    v = _real(m, f"{kind} noise multiplier m")
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"{kind} noise multiplier m = {v!r} is not allowed; it must be a finite number "
+                         "> 0 (noise scale divided by the sensitivity)")
+    return v
+
+
+@dataclass(frozen=True)
+class Laplace:
+    """Continuous Laplace noise of scale b = m * (L1 sensitivity): eps = 1/m pure DP on its own."""
+
+    m: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "m", _multiplier(self.m, "Laplace"))
+
+
+@dataclass(frozen=True)
+class Gaussian:
+    """Continuous Gaussian noise of standard deviation sigma = m * (L2 sensitivity)."""
+
+    m: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "m", _multiplier(self.m, "Gaussian"))
+
+
+@dataclass(frozen=True)
+class EpsDelta:
+    """Any (epsilon, delta)-DP release (custom statistics, mechanisms not modelled)."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self):
+        e = _real(self.epsilon, "EpsDelta epsilon")
+        d = _real(self.delta, "EpsDelta delta")
+        if not (e >= 0 and math.isfinite(e)):
+            raise ValueError(f"EpsDelta epsilon = {e!r} is not allowed; it must be a finite number >= 0")
+        if not (0.0 <= d < 1.0):
+            raise ValueError(f"EpsDelta delta = {d!r} is not allowed; it must be in [0, 1)")
+        object.__setattr__(self, "epsilon", e)
+        object.__setattr__(self, "delta", d)
+
+
+MECHANISM_TYPES = (Laplace, Gaussian, EpsDelta)
+
+
+def validate_mechanisms(mechanisms, multiplicities=None) -> tuple[tuple, tuple[int, ...]]:
+    """The releases and their multiplicities, checked (ValueError naming the bad entry)."""
+    if isinstance(mechanisms, (str, bytes)) or not hasattr(mechanisms, "__len__"):
+        raise ValueError(f"mechanisms must be a sequence of Laplace, Gaussian or EpsDelta, got "
+                         f"{mechanisms!r}")
+    mechs = tuple(mechanisms)
+    if not mechs:
+        raise ValueError("no releases to compose: give at least one Laplace, Gaussian or EpsDelta")
+    for i, m in enumerate(mechs):
+        if not isinstance(m, MECHANISM_TYPES):
+            raise ValueError(f"mechanisms[{i}] = {m!r} is not allowed; use Laplace(m), Gaussian(m) or "
+                             "EpsDelta(epsilon, delta)")
+    if multiplicities is None:
+        return mechs, (1,) * len(mechs)
+    if isinstance(multiplicities, (str, bytes)) or not hasattr(multiplicities, "__len__"):
+        raise ValueError(f"multiplicities must be a sequence of whole numbers, got {multiplicities!r}")
+    mult = list(multiplicities)
+    if len(mult) != len(mechs):
+        raise ValueError(f"mechanisms has {len(mechs)} entries but multiplicities has {len(mult)}; "
+                         "give one multiplicity per release")
+    out = []
+    for i, k in enumerate(mult):
+        v = _real(k, f"multiplicities[{i}]")
+        if not math.isfinite(v) or v != int(v) or v < 1:
+            raise ValueError(f"multiplicities[{i}] = {k!r} is not allowed; a multiplicity must be a whole "
+                             "number >= 1")
+        out.append(int(v))
+    return mechs, tuple(out)

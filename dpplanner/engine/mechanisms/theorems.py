@@ -1,0 +1,137 @@
+"""The two noise-aware theorems over validated Releases: "pld" and "zcdp" (issue 10).
+
+Row i of the Releases is one release tagged plan.mech[i]: "laplace" adds Lap(sensitivity / eps_i), so its
+loss has a = eps_i; "gaussian" adds the analytic-Gaussian sigma for (eps_i, delta_i), multiplier
+m = gaussian_multiplier(eps_i, delta_i) (the model's sigma is sensitivity * m, one rounding);
+"eps-delta" is any (eps_i, delta_i)-DP release. eps_i = 0 on a Laplace or Gaussian row (built by
+allocation) means infinite noise: no privacy loss. Float rounding of the model's scale moves a and
+m by at most one unit roundoff; the accounting brackets them by two ulps / 2u each way.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ..delta import log_survival, total_delta_down, total_delta_up
+from ..types import Composition
+from ..validation import Releases
+from .bracket import aligned_step, bracket, composed_pmf, initial_step, side
+from .composition import compose_releases, twins
+from .gaussian import gaussian_multipliers
+from .readout import mixed_delta
+from .zcdp import cks_epsilon, rho_gaussian, rho_pure, sum_up
+
+U = 2.0 ** -53
+#: The profile's lattice is the one a bracket at this delta settles on; truncation and FFT budgets
+#: are shares of it (they are added to every delta read, so smaller deltas are read more loosely).
+PROFILE_DELTA = 1e-10
+
+
+def _split(plan: Releases):
+    mech = np.asarray(plan.mech)
+    lap = (mech == "laplace") & (plan.eps > 0)
+    gau = (mech == "gaussian") & (plan.eps > 0)
+    ed = mech == "eps-delta"
+    return lap, gau, ed
+
+
+def plan_releases(eps, delta, mult, lap, gau, ed, delta_g):
+    """(Twins or None, reason) of the tagged rows, parameters bracketed for both twins."""
+    a = eps[lap]
+    a_up = np.nextafter(np.nextafter(a, np.inf), np.inf)
+    a_lo = np.nextafter(np.nextafter(a, 0.0), 0.0)
+    m = gaussian_multipliers(eps[gau], delta[gau]) if gau.any() else np.zeros(0)
+    return twins((a_up, a_lo), mult[lap], (m * (1 - 2 * U), m * (1 + 2 * U)), mult[gau],
+                    eps[ed], delta[ed], mult[ed], delta_g)
+
+
+def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, progress=None) -> Composition:
+    """Theorem "pld": the certified total of the actual releases, never above "optimal"."""
+    from ..theorem_inputs import optimal
+
+    start = time.perf_counter()
+    lap, gau, ed = _split(plan)
+    if not (lap.any() or gau.any()):
+        generic = optimal(plan, delta_g, eta, cancel, None)
+        return replace(generic, theorem="pld", seconds=time.perf_counter() - start)
+    r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g)
+    result = compose_releases(r, reason, delta_g, eta, cancel, progress)
+    if result.epsilon <= _optimal_floor(plan, lap | gau, ed, delta_g, result, cancel):
+        return replace(result, seconds=time.perf_counter() - start)
+    generic = optimal(plan, delta_g, eta, cancel, None)
+    if generic.epsilon < result.epsilon:
+        result = replace(result, epsilon=generic.epsilon, reason=generic.reason,
+                         detail=result.detail + "; the generic optimal bound is smaller, reported instead")
+    return replace(result, seconds=time.perf_counter() - start)
+
+
+def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Composition, cancel) -> float:
+    """A certified lower bound on the generic optimal total, cheap next to computing it: Laplace
+    noise with a = eps_i is (eps_i, delta_i)-DP, so the worst (eps_i, delta_i) releases compose to at
+    least what these Laplace releases do (their lower twin, on a lattice 4x coarser than the one pld
+    settled on: the floor only has to clear the pld total, usually by far). When the pld total is
+    below it, "optimal" cannot be smaller and is not computed."""
+    step = result.extra.get("step", 0.0) if result.extra else 0.0
+    if not step or not math.isfinite(result.epsilon):
+        return -math.inf
+    a = plan.eps[noisy]
+    r, _ = twins((a, np.nextafter(a, 0.0)), plan.mult[noisy], (np.zeros(0), np.zeros(0)), np.zeros(0),
+                    plan.eps[ed], plan.delta[ed], plan.mult[ed], delta_g)
+    return side(r, aligned_step(r, 4 * step), False, cancel) if r is not None else -math.inf
+
+
+def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
+    """Theorem "zcdp": rho = sum rho_i converted with CKS20 at delta' = delta_g - sum of the
+    eps-delta rows' deltas (rounded down)."""
+    start = time.perf_counter()
+    lap, gau, ed = _split(plan)
+    mult = plan.mult.astype(float)
+    rho_terms = [rho_pure(plan.eps[lap | ed]) * mult[lap | ed]]
+    if gau.any():
+        m = gaussian_multipliers(plan.eps[gau], plan.delta[gau]) * (1 - 2 * U)  # less noise: rho up
+        rho_terms.append(rho_gaussian(m) * mult[gau])
+    rho = sum_up(np.concatenate(rho_terms))
+    spent = sum_up(plan.delta[ed] * mult[ed] * (1 + 2 * U))
+    delta_used = (delta_g - spent) * (1 - 2 * U)  # the subtraction and this product: rounded down
+    if delta_used <= 0:
+        return Composition("zcdp", math.inf, delta_g, detail="infeasible",
+                           seconds=time.perf_counter() - start,
+                           reason=f"delta_g = {delta_g:.6g} is too small: the (epsilon, delta) releases' own "
+                                  f"deltas add up to {spent:.6g}; raise delta_g or lower some delta_i")
+    eps = cks_epsilon(rho, delta_used) if rho > 0 else 0.0
+    return Composition("zcdp", float(eps), delta_g,
+                       detail=f"rho = {rho:.6g}, converted at delta = {delta_used:.6g}",
+                       seconds=time.perf_counter() - start, extra={"rho": rho, "delta_used": delta_used})
+
+
+def pld_delta(plan: Releases, eps_values, eta: float):
+    """(delta_upper, delta_lower): the total delta of the actual releases at each total eps."""
+    from ..optimal.atoms import delta_at
+
+    eps_values = np.asarray(eps_values, dtype=float)
+    lap, gau, ed = _split(plan)
+    log_surv = log_survival(plan.delta[ed], plan.mult[ed])
+    r, _ = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, 0.5)
+    if r.a_up.size == 0 and r.rr_eps.size == 0:
+        from .gaussian import log_delta_bounds
+        if r.mu_up == 0:
+            up = lo = np.zeros(eps_values.size)
+        else:
+            up = np.minimum(np.exp(log_delta_bounds(r.mu_up, eps_values)[1]) * (1 + 4 * U), 1.0)
+            lo = np.exp(log_delta_bounds(r.mu_lo, eps_values)[0]) * (1 - 4 * U)
+    else:
+        # the lattice is the one a bracket at a middling delta settles on; both twins are read there
+        probe = replace(r, delta_bar=PROFILE_DELTA, delta_bar_hi=PROFILE_DELTA)
+        step = bracket(probe, eta)[3] or initial_step(eta)
+        up_atoms, lo_atoms = composed_pmf(probe, step, True).atoms(), composed_pmf(probe, step, False).atoms()
+        if r.mu_up > 0:
+            up = mixed_delta(up_atoms, r.mu_up, eps_values, True)
+            lo = mixed_delta(lo_atoms, r.mu_lo, eps_values, False)
+        else:
+            up, lo = delta_at(up_atoms, eps_values), delta_at(lo_atoms, eps_values)
+    return (np.atleast_1d(total_delta_up(np.clip(up, 0.0, 1.0), log_surv)),
+            np.atleast_1d(total_delta_down(np.clip(lo, 0.0, 1.0), log_surv)))

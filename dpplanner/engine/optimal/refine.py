@@ -1,0 +1,95 @@
+"""The fast path's refinement loop: split brackets on finer and finer lattices until the width is
+at most eta, or a stated resource cap is reached (then the method says which, never silently wide).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Optional
+
+import numpy as np
+
+from .pld import STEP_MAX, lattice_points
+from .result import Bracket
+from .split import MAX_POINTS, SMOOTH_SHARE, model_step, split_side
+
+#: Most lattice refinements, and the time after which a lattice step is abandoned (each step is
+#: also bounded by MAX_POINTS).
+MAX_ROUNDS = 24
+TIME_CAP = 10.0
+
+
+class _OutOfTime(Exception):
+    """The refinement's time cap was reached in the middle of a lattice step."""
+
+
+class _Deadline:
+    """A cancel token for the compositions: the caller's cancellation, plus the time cap."""
+
+    def __init__(self, cancel, seconds: float):
+        self.cancel, self.end = cancel, time.monotonic() + seconds
+
+    def check(self) -> None:
+        if self.cancel is not None:
+            self.cancel.check()
+        if time.monotonic() > self.end:
+            raise _OutOfTime
+
+
+def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
+                  progress=None, max_points: int = MAX_POINTS,
+                  delta_bar_hi: Optional[float] = None) -> Optional[Bracket]:
+    """The bracket on lattices refined until width <= eta (error ~ D^2); None if not applicable."""
+    if e.size < 2:
+        return None
+    step = model_step(e, m, eta)
+    while step < STEP_MAX and lattice_points(e, m, step) > max_points:
+        step *= 2
+    deadline = _Deadline(cancel, TIME_CAP)
+    best_up, best_lo, n_smooth = math.inf, 0.0, 0
+    history: list[tuple[float, float]] = []
+    why = ""
+    for it in range(MAX_ROUNDS):
+        try:
+            up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, deadline, eta / 4,
+                                          delta_bar_hi)
+        except _OutOfTime:
+            why = f"stopped refining at the time cap of {TIME_CAP:g} s"
+            break
+        best_up, best_lo = min(best_up, up), max(best_lo, lo)
+        width = best_up - best_lo
+        if progress is not None:
+            progress(min(0.9, 0.1 * (it + 1)))
+        if width <= eta:
+            break
+        if not math.isfinite(best_up):
+            why = "FFT rounding error exceeds delta_bar (delta_bar too small for this lattice)"
+            break
+        if history and up - lo > 0.7 * history[-1][1]:
+            why = (f"a finer lattice no longer narrows the bracket (rounding charged to delta_bar = "
+                   f"{delta_bar:.3g} dominates)")
+            break
+        if lo <= 0.0 or width >= 0.5 * up:
+            ratio = 0.25  # the error bound broke down (grid too coarse for the plan): no model
+        else:
+            history.append((step, up - lo))
+            order = 1.5  # between first order (lumpy, small plans) and second order (large plans)
+            if len(history) >= 2 and history[-2][1] > history[-1][1] > 0:
+                order = math.log(history[-2][1] / history[-1][1]) / math.log(history[-2][0] / history[-1][0])
+                order = min(2.0, max(1.0, order))
+            ratio = (0.7 * eta / width) ** (1.0 / order)
+        new = step * 2.0 ** math.floor(math.log2(max(ratio, 1.0 / 16)))
+        new = min(new, step / 2)
+        while new < step / 2 and lattice_points(e, m, new) > max_points:
+            new *= 2  # the finest lattice within the cap
+        if lattice_points(e, m, new) > max_points:
+            why = f"a finer lattice would exceed the cap of {max_points:,} points"
+            break
+        step = new
+    else:
+        why = f"stopped after {MAX_ROUNDS} refinements"
+    method = f"pld d=2^{int(math.log2(step))} (second-order lower bound, {n_smooth} groups rounded down)"
+    if why:
+        method += f"; width > eta = {eta:.3g}: {why}"
+    return Bracket(best_up * (1 + 1e-12) + 1e-15, max(0.0, best_lo * (1 - 1e-12) - 1e-15), method)

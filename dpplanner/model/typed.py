@@ -1,0 +1,61 @@
+"""Numbers as people type them: read exactly by a field's rule, or refused with the reason.
+
+The window's number fields and the command line read text with ``parse_text`` and show stored
+values with ``format_value``, so a field holds exactly what was typed or says why it cannot.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Optional
+
+from .validation import FieldRule, Number, PlanError, ok_range
+
+
+def parse_text(rule: FieldRule, text: str, where: str = "",
+               index: Optional[int] = None) -> Optional[Number]:
+    """The value typed as ``text``, exactly (the nearest double to the decimal typed), or a
+    PlanError saying why it cannot be stored. Nothing is dropped, rounded or clamped: "150" for a
+    field that allows up to 100 is refused, never read as 15. Percent rules read "50" or "50 %"
+    as 0.5. An empty text is None for optional fields."""
+    where = where or rule.label.capitalize()
+    raw = text.strip()
+    if rule.percent and raw.endswith("%"):
+        raw = raw[:-1].strip()
+    if not raw:
+        if rule.optional:
+            return None
+        raise PlanError(f"{where}: {rule.label} is required; it must be {rule.describe()}",
+                        index=index, field=rule.name)
+    try:
+        number = Decimal(raw)
+    except InvalidOperation:
+        hint = " (write decimals with a point, e.g. 0.5)" if "," in raw else ""
+        raise PlanError(f"{where}: {text.strip()!r} is not a number{hint}; it must be "
+                        f"{rule.describe()}", index=index, field=rule.name) from None
+    shown = f"{raw} %" if rule.percent else raw
+    if not number.is_finite():
+        raise PlanError(f"{where}: {rule.label} = {shown} is not allowed; it must be "
+                        f"{rule.describe()}", index=index, field=rule.name)
+    if rule.percent:
+        number = number / 100           # exact in decimal: "33.3" becomes 0.333, not 0.33299..
+    if rule.integer and number == number.to_integral_value() and ok_range(rule, float(number)):
+        return rule.check(int(number), where, index, shown)
+    return rule.check(float(number), where, index, shown)
+
+
+def format_value(rule: FieldRule, value: Optional[Number]) -> str:
+    """The text a field shows for a stored value; ``parse_text`` reads it back to that value."""
+    if value is None:
+        return ""
+    if rule.integer:
+        return str(int(value))
+    if rule.percent:
+        text = f"{Decimal(repr(float(value))) * 100:f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))              # "1", not "1.0"; reads back as the same float
+    text = repr(value)                      # the shortest text that reads back exactly
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}e{int(exponent)}" if e else text     # "1e-7", not "1e-07"

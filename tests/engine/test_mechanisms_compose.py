@@ -1,0 +1,154 @@
+"""compose_mechanisms against independent references: lower <= exact <= upper, width <= eta.
+
+delta(eps) of a composition is decreasing in eps, so "lower <= exact root <= upper" is checked as
+delta_exact(upper) <= delta_g <= delta_exact(lower), with delta_exact from mpmath: the closed form
+for Gaussians, and numerical integration over the Laplace loss (two atoms and a density) otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpplanner.engine import EpsDelta, Gaussian, Laplace, compose_mechanisms
+
+mpmath.mp.dps = 30
+SET = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+deltas = st.sampled_from([1e-3, 1e-6, 1e-9])
+
+
+def gauss_delta(mu, x):
+    mu, x = mpmath.mpf(mu), mpmath.mpf(x)
+    return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+
+def laplace_delta(a, x):
+    """delta(x) of one Laplace loss with a = 1/m, for every real x."""
+    a, x = mpmath.mpf(a), mpmath.mpf(x)
+    if x >= a:
+        return mpmath.mpf(0)
+    if x >= -a:
+        return 1 - mpmath.exp((x - a) / 2)
+    return 1 - mpmath.exp(x)
+
+
+def with_laplace(a, inner, x):
+    """delta(x) of Laplace(a) composed with a release whose delta function is ``inner``."""
+    a, x = mpmath.mpf(a), mpmath.mpf(x)
+    atoms = inner(x - a) / 2 + mpmath.exp(-a) / 2 * inner(x + a)
+    pts = sorted({-a, a} | {p for p in (x - 10, x, x + 10) if -a < p < a})
+    dens = mpmath.quad(lambda l: mpmath.exp(-(a - l) / 2) / 4 * inner(x - l), pts)
+    return atoms + dens
+
+
+def assert_brackets(r, delta_fn, delta_g, eta):
+    assert r.epsilon_lower <= r.epsilon
+    assert r.epsilon - r.epsilon_lower <= eta or "width" in r.detail
+    assert delta_fn(r.epsilon) <= delta_g
+    if r.epsilon_lower > 0:
+        assert delta_fn(r.epsilon_lower) >= delta_g
+
+
+@SET
+@given(st.lists(st.floats(0.3, 30.0), min_size=1, max_size=5), deltas)
+def test_all_gaussian_against_the_closed_form(ms, delta_g):
+    mu = math.sqrt(math.fsum(1 / m ** 2 for m in ms))
+    r = compose_mechanisms([Gaussian(m) for m in ms], delta_g)
+    assert "closed form" in r.detail
+    assert_brackets(r, lambda x: gauss_delta(mu, x), delta_g, 1e-9)
+
+
+@SET
+@given(st.floats(0.05, 20.0), deltas)
+def test_one_laplace_against_its_delta_function(m, delta_g):
+    r = compose_mechanisms([Laplace(m)], delta_g)
+    assert_brackets(r, lambda x: laplace_delta(1 / m, x), delta_g, 1e-3)
+
+
+@SET
+@given(st.floats(0.3, 10.0), st.floats(0.3, 10.0), deltas)
+def test_two_laplace_against_mpmath_integration(m1, m2, delta_g):
+    r = compose_mechanisms([Laplace(m1), Laplace(m2)], delta_g)
+    assert_brackets(r, lambda x: with_laplace(1 / m1, lambda y: laplace_delta(1 / m2, y), x), delta_g, 1e-3)
+
+
+@SET
+@given(st.floats(0.3, 10.0), st.floats(0.5, 10.0), deltas)
+def test_laplace_and_gaussian_against_mpmath_integration(m1, m2, delta_g):
+    r = compose_mechanisms([Laplace(m1), Gaussian(m2)], delta_g)
+    assert_brackets(r, lambda x: with_laplace(1 / m1, lambda y: gauss_delta(1 / m2, y), x), delta_g, 1e-3)
+
+
+def test_eps_delta_release_moves_its_delta_into_the_target():
+    # RR(eps) with delta_i: exact eps at delta_g solves delta_RR(x) = 1 - (1 - delta_g)/(1 - delta_i)
+    r = compose_mechanisms([EpsDelta(0.7, 1e-7), Laplace(2.0)], 1e-6)
+    bar = 1 - (1 - mpmath.mpf(1e-6)) / (1 - mpmath.mpf(1e-7))
+
+    def rr_delta(y):
+        e, y = mpmath.mpf(0.7), mpmath.mpf(y)
+        p = 1 / (1 + mpmath.exp(-e))
+        return p * max(0, 1 - mpmath.exp(y - e)) + (1 - p) * max(0, 1 - mpmath.exp(y + e))
+
+    assert_brackets(r, lambda x: with_laplace(0.5, rr_delta, x), bar, 1e-3)
+
+
+def test_issue_example_runs_and_is_tighter_than_generic_releases():
+    r = compose_mechanisms([Laplace(2.0), Gaussian(5.0), EpsDelta(0.1, 1e-7)], 1e-6, eta=1e-3,
+                           multiplicities=[10, 3, 1])
+    assert r.theorem == "pld" and r.delta == 1e-6
+    assert 0 < r.epsilon - r.epsilon_lower <= 1e-3
+    assert r.epsilon < 10 * 0.5 + 0.1 + 3  # far below the sum of the releases' own epsilons
+
+
+def test_multiplicities_equal_repetition():
+    a = compose_mechanisms([Laplace(3.0), Gaussian(4.0)], 1e-6, multiplicities=[4, 2])
+    b = compose_mechanisms([Laplace(3.0)] * 4 + [Gaussian(4.0)] * 2, 1e-6)
+    assert (a.epsilon, a.epsilon_lower) == (b.epsilon, b.epsilon_lower)
+
+
+def test_delta_zero():
+    r = compose_mechanisms([Laplace(2.0), Laplace(4.0), EpsDelta(0.1)], 0.0)
+    assert r.epsilon == pytest.approx(0.85, rel=1e-12) and r.epsilon >= 0.85 >= r.epsilon_lower
+    g = compose_mechanisms([Laplace(2.0), Gaussian(4.0)], 0.0)
+    assert g.epsilon == math.inf and "delta_g > 0" in g.reason
+
+
+def test_infeasible_deltas_say_why():
+    r = compose_mechanisms([EpsDelta(0.1, 1e-5), Laplace(1.0)], 1e-6)
+    assert r.epsilon == math.inf and "too small" in r.reason
+
+
+@pytest.mark.parametrize("args, match", [
+    (([], 1e-6), "at least one"),
+    (([Laplace(1.0)], 1.5), "delta_g"),
+    (([Laplace(1.0)], 1e-6, 0.0), "eta"),
+    ((["laplace"], 1e-6), "not allowed"),
+    (([Laplace(1.0)], 1e-6, 1e-3, [0]), "multiplicit"),
+    (([Laplace(1.0)], 1e-6, 1e-3, [1, 2]), "one multiplicity per release"),
+])
+def test_bad_arguments(args, match):
+    with pytest.raises(ValueError, match=match):
+        compose_mechanisms(*args)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: Laplace(0.0), "finite number > 0"),
+    (lambda: Gaussian(math.inf), "finite number > 0"),
+    (lambda: Gaussian(True), "not a number"),
+    (lambda: EpsDelta(-1.0, 0.0), ">= 0"),
+    (lambda: EpsDelta(1.0, 1.0), r"\[0, 1\)"),
+])
+def test_bad_releases(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_root_at_zero_with_a_gaussian():
+    # so much noise that delta(0) is already below delta_g: the exact epsilon is 0
+    r = compose_mechanisms([Laplace(50.0), Gaussian(50.0)], 0.1)
+    assert r.epsilon_lower == 0.0 and 0.0 <= r.epsilon <= 1e-6
+    assert with_laplace(1 / 50.0, lambda y: gauss_delta(1 / 50.0, y), 0.0) <= 0.1

@@ -1,0 +1,96 @@
+"""The analytic Gaussian in the engine: bounds against mpmath, calibration, model agreement."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpplanner.engine.mechanisms import gaussian as g
+from dpplanner.model import accuracy as acc
+
+mpmath.mp.dps = 50
+SET = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def exact_delta(mu, eps) -> mpmath.mpf:
+    mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
+    return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+
+
+@SET
+@given(st.floats(1e-3, 30.0), st.floats(-5.0, 60.0))
+def test_log_delta_bounds_bracket_the_exact_delta(mu, eps):
+    lo, hi = g.log_delta_bounds(mu, eps)
+    d = exact_delta(mu, eps)
+    assert d <= mpmath.exp(hi)
+    assert lo == -math.inf or mpmath.exp(lo) <= d
+
+
+@pytest.mark.parametrize("eps, delta, sigma", [(0.5, 1e-5, 7.031826676), (2.0, 1e-6, 2.230476271)])
+def test_calibration_vectors(eps, delta, sigma):
+    m = g.gaussian_multiplier(eps, delta)
+    assert m == pytest.approx(sigma, rel=1e-9)
+    assert exact_delta(1 / m, eps) <= delta  # the rounded-up multiplier really is (eps, delta)-DP
+    assert g.gaussian_delta(1 / 3, 1.0) == pytest.approx(0.7876007414, rel=1e-9)
+
+
+@SET
+@given(st.floats(1e-6, 50.0), st.floats(1e-14, 0.5))
+def test_calibrated_multiplier_is_valid_and_nearly_least(eps, delta):
+    m = g.gaussian_multiplier(eps, delta)
+    assert exact_delta(1 / m, eps) <= delta
+    assert exact_delta(1 / (m * (1 - 1e-5)), eps) > delta  # at most 1e-5 more noise than needed
+
+
+def test_vectorised_calibration_is_bit_for_bit_the_scalar_one():
+    eps = np.random.default_rng(3).uniform(1e-3, 3.0, 40)
+    many = g.gaussian_multipliers(eps, 1e-8)
+    assert [g.gaussian_multiplier(float(e), 1e-8) for e in eps] == many.tolist()
+
+
+@pytest.mark.parametrize("l2", [1.0, math.sqrt(2.0), 0.037, 250.0])
+def test_model_sigma_is_sensitivity_times_the_engine_multiplier(l2):
+    for eps, delta in [(0.3, 1e-7), (1.7, 1e-9), (1e-4, 1e-6)]:
+        m = g.gaussian_multiplier(eps, delta)
+        assert acc.gaussian_sigma(l2, eps, delta) == l2 * m
+        assert acc.gaussian_delta(l2 * m, l2, eps) == g.gaussian_delta(l2 * m / l2, eps)
+        assert acc.gaussian_epsilon(l2 * m, l2, delta, 0.0) == g.gaussian_epsilon(l2 * m / l2, delta)
+
+
+def test_tiny_epsilon_is_answered_fast_and_soundly():
+    start = time.perf_counter()
+    m = g.gaussian_multiplier(1e-310, 1e-6)
+    sigma = acc.gaussian_sigma(1.0, 1e-310, 1e-6)
+    assert time.perf_counter() - start < 5.0  # a hang guard, not a benchmark
+    assert sigma == m
+    assert exact_delta(1 / m, 0.0) <= 1e-6  # delta(eps) <= delta(0): valid for every eps >= 0
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: g.gaussian_multiplier(0.0, 1e-6), "finite epsilon > 0"),
+    (lambda: g.gaussian_multiplier(math.inf, 1e-6), "finite epsilon > 0"),
+    (lambda: g.gaussian_multiplier(1.0, 0.0), "0 < delta < 1"),
+    (lambda: g.gaussian_multiplier(1.0, 1.0), "0 < delta < 1"),
+    (lambda: g.gaussian_multiplier("x", 1e-6), "not a number"),
+    (lambda: g.gaussian_delta(0.0, 1.0), "finite number > 0"),
+    (lambda: g.gaussian_delta(1.0, math.nan), "nan"),
+    (lambda: g.gaussian_epsilon(-1.0, 1e-6), "finite number > 0"),
+    (lambda: acc.gaussian_sigma(1.0, 1.0, 0.0), "needs delta > 0"),
+])
+def test_bad_inputs_are_refused_with_a_reason(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_gaussian_epsilon_inverts_the_multiplier():
+    m = g.gaussian_multiplier(0.8, 1e-7)
+    e = g.gaussian_epsilon(m, 1e-7)
+    assert e <= 0.8 * (1 + 1e-12)
+    assert exact_delta(1 / m, e) <= 1e-7
+    assert g.gaussian_epsilon(1e6, 0.5) == 0.0  # so much noise that delta(0) already fits

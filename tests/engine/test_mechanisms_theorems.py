@@ -1,0 +1,164 @@
+"""The registry's theorem functions: pld over validated Releases, zcdp with CKS20, curves and the profile."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpplanner import engine
+from dpplanner.engine.theorem_inputs import optimal
+from dpplanner.engine.mechanisms import (Gaussian, Laplace, compose_mechanisms, gaussian_multiplier,
+                                         pld_composition, pld_curve, pld_delta, zcdp_composition, zcdp_curve)
+from dpplanner.engine.mechanisms.zcdp import cks_alpha, cks_epsilon
+from dpplanner.engine.validation import Releases, validate_plan
+
+mpmath.mp.dps = 40
+
+
+def plan(eps, delta, mech, mult=None):
+    return validate_plan(eps, delta, mult, mech)
+
+
+MIXED = dict(eps=[0.1, 0.2, 0.05, 0.3], delta=[0.0, 1e-8, 1e-9, 1e-8],
+             mech=["laplace", "gaussian", "eps-delta", "gaussian"], mult=[5, 2, 3, 1])
+
+
+@pytest.mark.parametrize("rho, delta, expected", [(0.5, 1e-5, 4.728386985), (0.1, 1e-6, 2.141938928),
+                                                  (0.005, 1e-6, 0.4299414688), (2.0, 1e-9, 14.15014755)])
+def test_cks_vectors(rho, delta, expected):
+    assert cks_epsilon(rho, delta) == pytest.approx(expected, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.floats(1e-8, 50.0), st.floats(1e-15, 0.5))
+def test_cks_is_the_published_formula_rounded_up_at_a_near_optimal_alpha(rho, delta):
+    eps = cks_epsilon(rho, delta)
+    alpha = float(cks_alpha(rho, delta))
+    assert eps >= max(cks_exact(rho, delta, alpha), 0)  # directed rounding at the alpha used
+    centre = 1 + math.sqrt(math.log(1 / delta) / rho)
+    grid = min(cks_exact(rho, delta, 1 + (centre - 1) * f) for f in np.geomspace(0.05, 20, 60))
+    assert eps <= max(grid, 0) + 1e-9 * (1 + abs(eps))  # as good as a fine search
+
+
+def cks_exact(rho, delta, alpha):
+    r, d, a = mpmath.mpf(rho), mpmath.mpf(delta), mpmath.mpf(alpha)
+    return a * r + mpmath.log1p(-1 / a) - (mpmath.log(d) + mpmath.log(a)) / (a - 1)
+
+
+def test_zcdp_composition_charges_each_release():
+    p = plan(**MIXED)
+    r = zcdp_composition(p, 1e-6)
+    m1, m2 = gaussian_multiplier(0.2, 1e-8), gaussian_multiplier(0.3, 1e-8)
+    rho = 5 * 0.1 ** 2 / 2 + 3 * 0.05 ** 2 / 2 + 2 / (2 * m1 ** 2) + 1 / (2 * m2 ** 2)
+    assert r.theorem == "zcdp"
+    assert r.extra["rho"] == pytest.approx(rho, rel=1e-12) and r.extra["rho"] >= rho
+    assert r.extra["delta_used"] <= 1e-6 - 3e-9
+    assert r.epsilon == pytest.approx(cks_epsilon(rho, 1e-6 - 3e-9), rel=1e-9)
+    bad = zcdp_composition(plan([0.1], [1e-5], ["eps-delta"], [1]), 1e-6)
+    assert bad.epsilon == math.inf and "too small" in bad.reason
+
+
+def test_pld_equals_optimal_on_eps_delta_only_plans():
+    p = plan([0.1, 0.3, 0.02], [1e-8, 0.0, 1e-9], ["eps-delta"] * 3, [10, 2, 40])
+    got, want = pld_composition(p, 1e-6, 1e-3), optimal(p, 1e-6, 1e-3)
+    assert got.theorem == "pld"
+    assert (got.epsilon, got.epsilon_lower, got.detail) == (want.epsilon, want.epsilon_lower, want.detail)
+
+
+def test_pld_maps_rows_to_their_mechanisms():
+    p = plan(**MIXED)
+    got = pld_composition(p, 1e-6, 1e-3)
+    m1, m2 = gaussian_multiplier(0.2, 1e-8), gaussian_multiplier(0.3, 1e-8)
+    from dpplanner.engine import EpsDelta
+    ref = compose_mechanisms([Laplace(10.0), Gaussian(m1), EpsDelta(0.05, 1e-9), Gaussian(m2)], 1e-6,
+                             multiplicities=[5, 2, 3, 1])
+    assert got.epsilon == pytest.approx(ref.epsilon, abs=2e-3)
+    assert max(got.epsilon_lower, ref.epsilon_lower) <= min(got.epsilon, ref.epsilon)
+    assert got.epsilon <= optimal(p, 1e-6, 1e-3).epsilon
+
+
+def test_pld_never_reports_more_than_optimal():
+    p = plan([0.05] * 3, [0.0] * 3, ["laplace"] * 3, [40, 1, 1])  # Laplace-only: pld ~ optimal
+    assert pld_composition(p, 1e-6, 1e-3).epsilon <= optimal(p, 1e-6, 1e-3).epsilon
+
+
+def test_zero_epsilon_rows_add_nothing():
+    # allocation builds such plans directly (a release with epsilon 0 adds infinite noise)
+    with_zero = Releases(np.array([0.2, 0.0, 0.0]), np.array([1e-8, 1e-8, 0.0]), np.ones(3, dtype=np.int64),
+                     ("gaussian", "gaussian", "laplace"))
+    without = plan([0.2], [1e-8], ["gaussian"], [1])
+    assert pld_composition(with_zero, 1e-6, 1e-3).epsilon == pld_composition(without, 1e-6, 1e-3).epsilon
+    assert zcdp_composition(with_zero, 1e-6).epsilon == zcdp_composition(without, 1e-6).epsilon
+
+
+def curve_inputs(eps, delta, mech, ks, eta=1e-2):
+    return SimpleNamespace(eps=np.asarray(eps, float), delta=np.asarray(delta, float), mech=list(mech),
+                           ks=np.asarray(ks, dtype=np.int64), delta_g=1e-6, eta=eta, mode="prefix",
+                           cancel=None, progress=None)
+
+
+def test_curves_bracket_each_prefix():
+    eps = [0.1, 0.2, 0.05, 0.3, 0.1, 0.02]
+    delta = [0.0, 1e-8, 1e-9, 1e-8, 0.0, 1e-9]
+    mech = ["laplace", "gaussian", "eps-delta", "gaussian", "laplace", "eps-delta"]
+    ks = [1, 2, 3, 4, 5, 6]
+    up, lo = pld_curve(curve_inputs(eps, delta, mech, ks))
+    z, none = zcdp_curve(curve_inputs(eps, delta, mech, ks))
+    assert none is None
+    for j, k in enumerate(ks):
+        p = plan(eps[:k], delta[:k], mech[:k])
+        c = pld_composition(p, 1e-6, 1e-2)
+        assert max(lo[j], c.epsilon_lower) <= min(up[j], c.epsilon) + 1e-12
+        assert z[j] == pytest.approx(zcdp_composition(p, 1e-6).epsilon, rel=1e-12)
+    assert np.all(np.diff(up) >= -1e-3)  # roughly increasing: each prefix adds a release
+
+
+def test_curve_infeasible_tail_is_inf():
+    up, lo = pld_curve(curve_inputs([0.1, 0.1], [0.0, 2e-6], ["laplace", "eps-delta"], [1, 2]))
+    assert math.isfinite(up[0]) and up[1] == math.inf and lo[1] == math.inf
+
+
+def test_profile_brackets_the_closed_form_and_the_composition():
+    g = plan([0.5, 0.5], [1e-7, 1e-7], ["gaussian", "gaussian"])
+    m = gaussian_multiplier(0.5, 1e-7)
+    mu = mpmath.sqrt(2) / m
+    up, lo = pld_delta(g, [0.5, 1.0], 1e-3)
+    for j, x in enumerate([0.5, 1.0]):
+        exact = mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+        assert lo[j] <= exact * (1 + 1e-9) and up[j] >= exact * (1 - 1e-9)
+    p = plan(**MIXED)
+    c = pld_composition(p, 1e-6, 1e-3)
+    up, lo = pld_delta(p, [c.epsilon_lower, c.epsilon], 1e-3)
+    assert up[1] <= 1e-6 * (1 + 1e-3) and lo[0] >= 1e-6 * (1 - 1e-3)
+    assert np.all(lo <= up)
+
+
+def test_curve_widths_stay_within_eta_at_every_k():
+    from dpplanner.model import examples, files
+
+    plan = files.load_plan(examples.example_path("synthetic-100"))
+    inp = plan.composition_inputs()
+    mech = [s.mechanism.value for s in plan.statistics]
+    reps = inp.multiplicities
+    eps, delta = np.repeat(inp.epsilons, reps), np.repeat(inp.deltas, reps)
+    ci = curve_inputs(eps, delta, np.repeat(mech, reps), np.arange(1, eps.size + 1))
+    ci.delta_g = inp.delta_g
+    up, lo = pld_curve(ci)
+    assert np.all(up - lo <= 1e-2)
+    assert np.all(np.diff(up) >= -1e-2) and np.all(np.diff(lo) >= -1e-2)
+
+
+def test_curve_with_an_epsilon_no_lattice_fits_falls_back_to_optimal_above_and_zero_below():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # the closed forms overflow to inf, as they should
+        c = engine.curve([1e300, 2.0, 3.0], [0.0] * 3, 1e-6, mechanisms=["laplace"] * 3)
+    assert np.array_equal(c.upper["pld"], c.upper["optimal"])
+    assert np.all(c.lower["pld"] == 0.0)

@@ -1,0 +1,176 @@
+"""Issue 13: the command line on mutated example plans: exit 0 or 2, a short message, never a
+traceback or a hang, and every plan it writes opens again.
+
+Each command runs in-process under a 10 s alarm that only detects hangs (the commands take well
+under a second on these plans; no timing is asserted). The default run is derandomized and short;
+the `slow` one runs ten times the examples at random. A failure prints the plan text and the
+commands (the random run also a ``@reproduce_failure`` line to replay it). DPPLANNER_FUZZ_EXAMPLES
+sets the number of examples, DPPLANNER_FUZZ_HANG_SECONDS the hang detector's limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import traceback
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+from plan_mutations import example_text, plan_texts
+
+from dpplanner.cli import main
+from dpplanner.model.files import load_plan
+
+HANG_SECONDS = float(os.environ.get("DPPLANNER_FUZZ_HANG_SECONDS", "10"))
+EXAMPLES = int(os.environ.get("DPPLANNER_FUZZ_EXAMPLES", "50"))
+COMMANDS = (["validate"], ["validate", "--json"], ["compose"], ["compose", "--json"],
+            ["allocate", "-o", "{out}"], ["allocate", "--json", "--theorem", "basic"],
+            ["curve", "--points", "5"], ["report", "-o", "{html}"])
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
+
+
+#: Hangs this fuzzer found (issue 13 item 7) and that are not fixed yet: the optimal prefix
+#: curve on ~10^5 queries. The cases below are strict xfails (they start failing when fixed: then
+#: delete them and the entry here); in the random runs a hang inside one of these functions drops
+#: the example instead of failing.
+KNOWN_HANG_SITES = {("prefix.py", "optimal_prefix_curve"), ("prefix.py", "upper_kernel"),
+                    ("prefix.py", "_lattice_kernel")}
+
+
+class Hang(BaseException):
+    """Raised by the alarm: a BaseException, so no `except Exception` in the code swallows it."""
+
+
+@contextmanager
+def hang_detector(what: str):
+    def ring(signum, frame):
+        raise Hang(f"{what} did not return within {HANG_SECONDS} s")
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def known_site(exc: BaseException):
+    """The KNOWN_HANG_SITES entry the interrupted call was in, if any."""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        site = (os.path.basename(frame.filename), frame.name)
+        if site in KNOWN_HANG_SITES:
+            return site
+    return None
+
+
+def run_cli(argv, capsys, tolerate_known=True) -> tuple[int, str, str]:
+    with hang_detector(" ".join(argv)):
+        try:
+            code = main(argv)
+        except Hang as exc:
+            if tolerate_known and known_site(exc):
+                reject()
+            raise
+        except BaseException:       # anything escaping main would be a traceback for the user
+            pytest.fail(f"{argv} raised:\n{traceback.format_exc()}")
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def check_command(path, command, tmp_path, capsys) -> None:
+    out_plan, html = tmp_path / "out.dpplan", tmp_path / "r.html"
+    argv = [command[0], str(path)] + [a.format(out=out_plan, html=html) for a in command[1:]]
+    out_plan.unlink(missing_ok=True)
+    code, out, err = run_cli(argv, capsys)
+    assert code in (0, 2), (argv, code, err)
+    assert "Traceback" not in err and "Traceback" not in out
+    if code == 2:
+        assert err.startswith("dpplanner-cli: error: ") and len(err) < 1500, err[:3000]
+    elif "-o" in command and command[0] == "allocate":
+        load_plan(out_plan)         # what the command wrote opens again
+
+
+def _mutated(example: str, budget=None, stat=None) -> str:
+    doc = json.loads(example_text(example))
+    doc["budget"].update(budget or {})
+    for i, fields in (stat or {}).items():
+        doc["statistics"][i].update(fields)
+    return json.dumps(doc)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, raises=Hang, reason="known hangs in code other sessions own")
+@pytest.mark.parametrize("command, text", [
+    (["curve", "--points", "5"], _mutated("census", {"redistribute": False},
+                                          {0: {"repetitions": 77_000}})),
+], ids=["curve-77k-queries"])
+def test_known_hang(command, text, tmp_path, capsys):
+    path = tmp_path / "p.dpplan"
+    path.write_text(text)
+    code, _, err = run_cli([command[0], str(path)] + command[1:], capsys, tolerate_known=False)
+    assert code in (0, 2) and "Traceback" not in err
+
+
+def _fuzz(text, commands, tmp_path, capsys):
+    path = tmp_path / "fuzzed.dpplan"
+    path.write_text(text, encoding="utf-8")
+    for command in commands:
+        check_command(path, command, tmp_path, capsys)
+
+
+_settings = dict(deadline=None, derandomize=True,
+                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@settings(max_examples=EXAMPLES, **_settings)
+@given(text=plan_texts(), commands=st.lists(st.sampled_from(COMMANDS), min_size=1, max_size=2))
+def test_cli_on_mutated_plans(text, commands, tmp_path, capsys):
+    _fuzz(text, commands, tmp_path, capsys)
+
+
+@pytest.mark.slow
+@settings(max_examples=10 * EXAMPLES, **{**_settings, "derandomize": False})
+@given(text=plan_texts(), commands=st.lists(st.sampled_from(COMMANDS), min_size=1, max_size=3))
+def test_cli_on_mutated_plans_long_run(text, commands, tmp_path, capsys):
+    _fuzz(text, commands, tmp_path, capsys)
+
+
+COMMAND_NAMES = ("validate", "compose", "allocate", "curve", "report", "--help", "", "bogus")
+PLAN_ARGS = ("census", "psi-survey", "nope", "{fifo}", "{dir}", "{long}", "{plan}", "x" * 300, "-",
+             "", "é\x00", "census.dpplan", "./census", "{out}")
+OPTION_TOKENS = ("--json", "--theorem", "basic", "optimal", "filter", "kov", "-o", "--output",
+                 "--points", "--eta", "0", "-1", "2", "1e999", "nan", "1e-300", "0.5", "", "{fifo}",
+                 "{dir}", "{long}", "{out}", "{plan}", "--help", "--", "é\x00")
+command_lines = st.builds(lambda c, p, rest: [c, p] + rest, st.sampled_from(COMMAND_NAMES),
+                          st.sampled_from(PLAN_ARGS), st.lists(st.sampled_from(OPTION_TOKENS),
+                                                               max_size=5))
+
+
+@settings(max_examples=EXAMPLES, **_settings)
+@given(argv=command_lines)
+def test_cli_on_random_command_lines(argv, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)           # relative outputs land in the test's folder
+    fifo = tmp_path / "fifo"
+    if hasattr(os, "mkfifo") and not fifo.exists():
+        os.mkfifo(fifo)
+    plan = tmp_path / "plan.dpplan"
+    plan.write_text(example_text("psi-survey"))
+    names = {"fifo": fifo, "dir": tmp_path, "long": tmp_path / ("p" * 300), "out": tmp_path / "o",
+             "plan": plan}
+    argv = [a.format(**names) if a.startswith("{") else a for a in argv]
+    code, out, err = run_cli(argv, capsys)
+    assert code in (0, 2), (argv, code, err[:500])
+    assert "Traceback" not in err and "Traceback" not in out
+    assert len(err) < 3000
+
+
+def test_a_gaussian_at_epsilon_1e_310_is_answered_at_once(tmp_path, capsys):
+    """Was a hang in the model's Gaussian calibration; the engine's is bounded."""
+    path = tmp_path / "p.dpplan"
+    path.write_text(_mutated("psi-survey", {"redistribute": False}, {6: {"epsilon": 1e-310}}))
+    code, _, err = run_cli(["validate", str(path)], capsys, tolerate_known=False)
+    assert code in (0, 2) and "Traceback" not in err
