@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             break
     for _ in range(300):                  # the profile is computed once its tab is shown
         wait(100)
-        if not window.controller.is_busy():
+        profile_done = args.tab != 1 or len(window.profile_plot._eps) > 0
+        if profile_done and not window.controller.is_busy():
             break
     wait(300)                             # let the plots repaint
     out = Path(args.out)
