@@ -42,7 +42,7 @@ class ResultsPanel(QGroupBox):
         layout.addWidget(self.status)
         self._best: str | None = None
 
-    def preferred_height(self, rows: int = 6) -> int:
+    def preferred_height(self, rows: int = len(engine.THEOREMS)) -> int:
         """Tall enough for every theorem's row and the note, no taller."""
         table = (self.table.horizontalHeader().sizeHint().height()
                  + rows * self.table.verticalHeader().defaultSectionSize() + 2 * self.table.frameWidth() + 4)
