@@ -8,8 +8,8 @@ validates first (``PlanError`` and nothing changed on failure) and then notifies
 """
 
 from .accuracy import Accuracy, Sensitivity, quantile_bins, sensitivity
-from .plan import (AllocationRequest, BudgetBalance, CompositionInputs, Plan, PlanEvent, PlanSnapshot,
-                   StatisticPrivacy)
+from .plan import AllocationRequest, CompositionInputs, Plan, PlanEvent, PlanSnapshot
+from .privacy import BudgetBalance, StatisticPrivacy
 from .statistic import (CUSTOM_TIER, KIND_FIELDS, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind,
                         Mechanism, Neighbouring, SensitivityTier, Statistic, tier_for)
 from .validation import (ALLOCATION_THEOREMS, BUDGET_RULES, FIELD_RULES, FieldRule, PlanError,

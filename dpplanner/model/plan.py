@@ -10,12 +10,12 @@ runs the two synchronously for the command line and scripts, the window runs the
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 from . import accuracy as acc
 from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
+from .privacy import EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, statistic_privacy
 from .requests import CurveView, EvaluateRequest, evaluation_request
 from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
                          statistic_deltas, statistic_mechanisms, validate_state)
@@ -89,56 +89,6 @@ class AllocationRequest:
                                multiplicities=list(self.multiplicities),
                                mechanisms=list(self.mechanisms) or None, cancel=cancel,
                                progress=progress)
-
-
-@dataclass(frozen=True)
-class StatisticPrivacy:
-    """Budget and accuracy of one statistic as the plan sees it.
-
-    ``epsilon``/``delta`` are what the engine composes (per release); ``functioning_*`` are what
-    the noise is calibrated to (larger when amplification by sampling is on). ``error`` is None for
-    custom statistics, or when the statistic cannot be released as set up (``problem`` says why).
-    """
-
-    epsilon: float
-    delta: float
-    functioning_epsilon: float
-    functioning_delta: float
-    error: Optional[float]
-    scale: Optional[float]
-    units: str
-    explanation: str
-    problem: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class BudgetBalance:
-    """How a total epsilon compares with what the plan may spend ((1 - reserve) * epsilon_g)."""
-
-    spent: float
-    allowed: float
-
-    @property
-    def difference(self) -> float:
-        """allowed - spent: positive = left over, negative = over budget."""
-        return self.allowed - self.spent
-
-    @property
-    def fraction(self) -> float:
-        return self.spent / self.allowed
-
-    @property
-    def over(self) -> bool:
-        return self.spent > self.allowed
-
-    def describe(self) -> str:
-        if not math.isfinite(self.spent):
-            return "infeasible: the target delta cannot be met (see the theorem's reason)"
-        if self.over:
-            return (f"over budget by {self.spent - self.allowed:.6g} "
-                    f"({self.fraction:.1%} of the spendable epsilon {self.allowed:.6g})")
-        return (f"within budget: {self.fraction:.1%} of the spendable epsilon {self.allowed:.6g} "
-                f"({self.difference:.6g} left)")
 
 
 # --- pure functions over (budget, statistics) -------------------------------------------------
@@ -395,10 +345,10 @@ class Plan:
     def privacy(self, i: int) -> StatisticPrivacy:
         """Budget, functioning budget and accuracy of statistic i."""
         i = self._index(i)
-        return _privacy(self._budget, self._stats[i], self.deltas()[i])
+        return statistic_privacy(self._budget, self._stats[i], self.deltas()[i])
 
     def privacy_all(self) -> list[StatisticPrivacy]:
-        return [_privacy(self._budget, s, d) for s, d in zip(self._stats, self.deltas())]
+        return [statistic_privacy(self._budget, s, d) for s, d in zip(self._stats, self.deltas())]
 
     def epsilon_for_error(self, i: int, error: float) -> float:
         """The epsilon statistic i needs for ``error`` at the plan's confidence (not applied)."""
@@ -413,7 +363,7 @@ class Plan:
             eps = acc.epsilon_for_error(s, error, self.deltas()[i], confidence=b.confidence,
                                         neighbouring=b.neighbouring, dataset_size=b.dataset_size,
                                         amplification=self.amplification(),
-                                        minimum=_EPSILON_FLOOR)
+                                        minimum=EPSILON_FLOOR)
         except ValueError as exc:
             raise PlanError(f"statistic {i + 1} ({s.name!r}): {exc}", index=i, field="error") from None
         top = FIELD_RULES["epsilon"].maximum
@@ -475,25 +425,3 @@ class Plan:
 
     def warnings(self) -> list[str]:
         return budget_warnings(self._budget)
-
-
-#: Smallest epsilon the inverse accuracy returns (the epsilon field rule excludes 0).
-_EPSILON_FLOOR = 1e-9
-
-
-def _privacy(budget: Budget, stat: Statistic, delta: float) -> StatisticPrivacy:
-    ratio = amplification_ratio(budget)
-    eps_f = acc.functioning_epsilon(stat.epsilon, ratio)
-    if stat.kind is Kind.CUSTOM:
-        return StatisticPrivacy(stat.epsilon, delta, eps_f, delta * ratio, None, None, "",
-                                "Custom statistic: its accuracy depends on a mechanism dpplanner "
-                                "does not model.")
-    try:
-        a = acc.accuracy(stat, stat.epsilon, delta, confidence=budget.confidence,
-                         neighbouring=budget.neighbouring, dataset_size=budget.dataset_size,
-                         amplification=ratio)
-    except ValueError as exc:
-        return StatisticPrivacy(stat.epsilon, delta, eps_f, delta * ratio, None, None, "", "",
-                                problem=str(exc))
-    return StatisticPrivacy(stat.epsilon, delta, a.epsilon, a.delta, a.error, a.scale, a.units,
-                            a.explanation)

@@ -1,0 +1,85 @@
+"""What one statistic's budget buys (its error and noise), and how a total compares with the budget."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from . import accuracy as acc
+from .statistic import Budget, Kind, Statistic
+from .validation import amplification_ratio
+
+
+@dataclass(frozen=True)
+class StatisticPrivacy:
+    """Budget and accuracy of one statistic as the plan sees it.
+
+    ``epsilon``/``delta`` are what the engine composes (per release); ``functioning_*`` are what
+    the noise is calibrated to (larger when amplification by sampling is on). ``error`` is None for
+    custom statistics, or when the statistic cannot be released as set up (``problem`` says why).
+    """
+
+    epsilon: float
+    delta: float
+    functioning_epsilon: float
+    functioning_delta: float
+    error: Optional[float]
+    scale: Optional[float]
+    units: str
+    explanation: str
+    problem: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class BudgetBalance:
+    """How a total epsilon compares with what the plan may spend ((1 - reserve) * epsilon_g)."""
+
+    spent: float
+    allowed: float
+
+    @property
+    def difference(self) -> float:
+        """allowed - spent: positive = left over, negative = over budget."""
+        return self.allowed - self.spent
+
+    @property
+    def fraction(self) -> float:
+        return self.spent / self.allowed
+
+    @property
+    def over(self) -> bool:
+        return self.spent > self.allowed
+
+    def describe(self) -> str:
+        if not math.isfinite(self.spent):
+            return "infeasible: the target delta cannot be met (see the theorem's reason)"
+        if self.over:
+            return (f"over budget by {self.spent - self.allowed:.6g} "
+                    f"({self.fraction:.1%} of the spendable epsilon {self.allowed:.6g})")
+        return (f"within budget: {self.fraction:.1%} of the spendable epsilon {self.allowed:.6g} "
+                f"({self.difference:.6g} left)")
+
+
+
+#: Smallest epsilon the inverse accuracy returns (the epsilon field rule excludes 0).
+EPSILON_FLOOR = 1e-9
+
+
+def statistic_privacy(budget: Budget, stat: Statistic, delta: float) -> StatisticPrivacy:
+    """Budget, functioning budget and accuracy of one statistic whose release has ``delta``."""
+    ratio = amplification_ratio(budget)
+    eps_f = acc.functioning_epsilon(stat.epsilon, ratio)
+    if stat.kind is Kind.CUSTOM:
+        return StatisticPrivacy(stat.epsilon, delta, eps_f, delta * ratio, None, None, "",
+                                "Custom statistic: its accuracy depends on a mechanism dpplanner "
+                                "does not model.")
+    try:
+        a = acc.accuracy(stat, stat.epsilon, delta, confidence=budget.confidence,
+                         neighbouring=budget.neighbouring, dataset_size=budget.dataset_size,
+                         amplification=ratio)
+    except ValueError as exc:
+        return StatisticPrivacy(stat.epsilon, delta, eps_f, delta * ratio, None, None, "", "",
+                                problem=str(exc))
+    return StatisticPrivacy(stat.epsilon, delta, a.epsilon, a.delta, a.error, a.scale, a.units,
+                            a.explanation)
