@@ -10,6 +10,7 @@ from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtWidgets import QApplication
 
 import dpplanner
+from dpplanner.gui import gc_guard
 
 ORGANIZATION = "dpplanner"
 APPLICATION = "dpplanner"
@@ -22,6 +23,7 @@ def make_application(argv: Optional[list[str]] = None) -> QApplication:
     QCoreApplication.setApplicationName(APPLICATION)
     QCoreApplication.setApplicationVersion(dpplanner.__version__)
     app.setDesktopFileName("dpplanner")
+    gc_guard.install(app)
     return app
 
 

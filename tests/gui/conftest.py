@@ -10,6 +10,17 @@ import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
 
 
+@pytest.fixture(scope="package", autouse=True)
+def collect_garbage_on_the_gui_thread(qapp):
+    """As the application does (gui/gc_guard.py): a collection in the compute worker can destroy
+    Qt objects from the wrong thread and crash the test run."""
+    from dpplanner.gui import gc_guard
+
+    collector = gc_guard.install(qapp)
+    yield collector
+    collector.close()
+
+
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path, monkeypatch):
     """Every test gets its own settings file and app-data folder under tmp_path."""

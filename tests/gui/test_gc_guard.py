@@ -1,0 +1,39 @@
+"""Cycles are collected on the GUI thread only (gui/gc_guard.py): a collection in the compute
+worker destroyed Qt objects from the wrong thread (soak seed 106 crashed inside Edit > Undo)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+from dpplanner.gui import gc_guard
+from dpplanner.gui.app import make_application
+
+
+def test_the_application_collects_on_the_gui_thread(qapp):
+    collector = make_application().findChild(gc_guard.GuiThreadCollector)
+    assert collector is not None and gc_guard.install(qapp) is collector
+    assert not gc.isenabled()
+
+
+def test_a_cycle_made_in_a_worker_thread_dies_on_the_gui_thread(qtbot):
+    died_in = []
+
+    class Node:
+        def __del__(self):
+            died_in.append(threading.current_thread())
+
+    kept = []
+
+    def worker():
+        node = Node()
+        node.cycle = node           # only the cyclic collector can free it
+        del node
+        kept.append([[] for _ in range(50_000)])   # allocations far past every threshold
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert died_in == [], "the cycle was collected in the worker thread"
+    qtbot.waitUntil(lambda: bool(died_in), timeout=5000)
+    assert died_in == [threading.main_thread()]
