@@ -192,11 +192,12 @@ class BudgetPanel(QGroupBox):
             self.meter.setValue(1000)
             self.meter.setFormat(f"infeasible under {comp.theorem}")
             return
-        ratio = comp.epsilon / available
+        ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
         self.meter.setValue(int(min(ratio, 1.0) * 1000))
         over = "  (over budget)" if ratio > 1 + 1e-12 else ""
         self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
-                             f"({math.ceil(ratio * 1000) / 10:.1f}%) under {comp.theorem}{over}")
+                             f"({formatting.percent_of(comp.epsilon, available)}) under "
+                             f"{comp.theorem}{over}")
         self.meter.setStyleSheet("QProgressBar::chunk { background: #c0392b; }" if over else "")
 
     # -- to the plan ----------------------------------------------------------------------------

@@ -3,9 +3,11 @@ the report, see ``dpplanner.model.display``) and computation times."""
 
 from __future__ import annotations
 
-from dpplanner.model.display import count, error, error_with_units, exact, lower, upper, value
+from dpplanner.model.display import (count, error, error_with_units, exact, lower, percent_of, upper,
+                                      value)
 
-__all__ = ["count", "error", "error_with_units", "exact", "lower", "upper", "value", "seconds"]
+__all__ = ["count", "error", "error_with_units", "exact", "lower", "percent_of", "upper", "value",
+           "seconds"]
 
 
 def seconds(value: float) -> str:

@@ -10,7 +10,7 @@ shown in full (``exact``), never rounded.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 
 #: Below this an error keeps decimals; from here on it is a whole, grouped number.
 _WHOLE_FROM = 1_000.0
@@ -95,6 +95,21 @@ def exact(value: float) -> str:
         return text
     whole, fraction = text.split(".")
     return f"{int(whole):,}.{fraction}"
+
+
+def percent_of(part: float, whole: float) -> str:
+    """``part`` as a percentage of ``whole`` (both positive and finite), rounded up: "12.4%".
+
+    Divided in decimal arithmetic rounded up, so a spend just over its budget never reads
+    "100.0%" and no ratio overflows to infinity (1e300 of 1e-300 is "1e+602%")."""
+    ratio = Context(prec=30, rounding=ROUND_CEILING).divide(Decimal(part) * 100, Decimal(whole))
+    if ratio < 10_000:
+        return f"{ratio.quantize(Decimal('0.1'), rounding=ROUND_CEILING)}%"
+    exponent = ratio.adjusted()
+    mantissa = ratio.scaleb(-exponent).quantize(Decimal("0.001"), rounding=ROUND_CEILING)
+    if mantissa >= 10:          # rounding carried into the next power of ten
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa}e{exponent:+03d}%"
 
 
 def count(value: int) -> str:

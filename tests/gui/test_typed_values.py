@@ -120,7 +120,7 @@ def type_in_cell(qtbot, editor: QLineEdit, text: str) -> None:
     QTest.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     QTest.keyClicks(editor, text)
     QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.wait(50)          # the delegate commits a cell through a queued call
+    qtbot.wait(50)          # lets the commit's redistribution start
 
 
 def _open_cell(qtbot, window, row, key) -> QLineEdit:
@@ -215,3 +215,14 @@ def test_the_add_dialog_stays_open_with_what_was_typed_when_the_plan_refuses(qtb
     assert seen["open"] and seen["delta"] == "0.5"
     assert "deltas add up to 0.5" in seen["message"]
     assert window.plan.snapshot() == before
+
+
+def test_a_tiny_global_epsilon_reads_as_far_over_budget(qtbot, window, small_plan):
+    """Soak seed 106: a spend over a tiny budget overflowed the meter's ratio to inf and the
+    percentage raised OverflowError out of the plan's listener."""
+    window.document.load(small_plan(redistribute=False), None, "t")
+    type_into(qtbot, field(window, "Global epsilon"), "1e-320")
+    wait_idle(qtbot, window)
+    assert window.plan.budget.epsilon == 1e-320
+    meter = window.budget_panel.meter.format()
+    assert "over budget" in meter and "e+" in meter and "%" in meter, meter

@@ -63,3 +63,13 @@ def test_numpy_scalars_format_like_floats():
 
     assert display.upper(np.float64(0.2)) == "0.2000"
     assert display.exact(np.float64(0.25)) == "0.25"
+
+
+def test_percentages_round_up_and_never_overflow():
+    assert display.percent_of(1, 1) == "100.0%"
+    assert display.percent_of(1.0000000000000002, 1) == "100.1%"     # just over never reads 100.0%
+    assert display.percent_of(0.1234, 1) == "12.4%"
+    assert display.percent_of(1e-300, 1) == "0.1%"
+    assert display.percent_of(5.0, 1e-320) == "5.001e+322%"          # 5 / 1e-320 overflows a float
+    assert display.percent_of(99.999, 1) == "9999.9%"
+    assert display.percent_of(999.99999, 1) == "1.000e+05%"
