@@ -3,13 +3,20 @@
 A number cell takes no validator (a validator drops characters: "2.5" reps would become 25).
 Enter or Tab on a number the rule refuses keeps the editor open with the typed text and shows the
 reason at the cell; the model then refuses nothing that was not explained where it was typed.
+
+What the user typed or chose in an open editor is theirs: a result landing meanwhile (which
+refreshes every row) does not put the plan's value back into it, and Enter commits at once
+rather than through Qt's queued call, which a landing result could overtake (the editor was then
+released first and the typed value dropped: "commitData called with an editor that does not
+belong to this view").
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractItemModel, QEvent, QModelIndex, QObject, QPoint, Qt
 from PySide6.QtWidgets import (
-    QComboBox, QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QToolTip, QWidget,
+    QAbstractItemDelegate, QComboBox, QLineEdit, QStyledItemDelegate, QStyleOptionViewItem, QToolTip,
+    QWidget,
 )
 
 from dpplanner.gui.fields import REFUSED_STYLE
@@ -23,6 +30,7 @@ ACCESSIBLE_NAMES = {"name": "Statistic name", "variable": "Variable", "kind": "K
                     "delta": "Statistic delta", "error": "Target error", "weight": "Weight",
                     "repetitions": "Repetitions"}
 _COMMIT_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
+_ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 
 
 class StatisticDelegate(QStyledItemDelegate):
@@ -34,6 +42,7 @@ class StatisticDelegate(QStyledItemDelegate):
                 box.addItem(member.label, member.value)
             box.setToolTip(COLUMNS[index.column()].tooltip)
             box.setAccessibleName(ACCESSIBLE_NAMES[key])
+            box.activated.connect(lambda _i: box.setProperty("chosen", True))
             return box
         edit = QLineEdit(parent)
         edit.setAccessibleName(ACCESSIBLE_NAMES.get(key, key))
@@ -44,6 +53,8 @@ class StatisticDelegate(QStyledItemDelegate):
         return edit
 
     def setEditorData(self, editor: QWidget, index: QModelIndex) -> None:
+        if editor.property("chosen") or (isinstance(editor, QLineEdit) and editor.isModified()):
+            return              # the user's text or choice wins over a refresh of the row
         value = index.data(Qt.ItemDataRole.EditRole)
         if isinstance(editor, QComboBox):
             editor.setCurrentIndex(max(editor.findData(value), 0))
@@ -73,6 +84,12 @@ class StatisticDelegate(QStyledItemDelegate):
             except PlanError as exc:
                 refuse_in_editor(editor, str(exc))
                 return True         # the editor stays open with what was typed
+        if (event.type() == QEvent.Type.KeyPress and event.key() in _ENTER_KEYS
+                and isinstance(editor, (QLineEdit, QComboBox))
+                and not (isinstance(editor, QComboBox) and editor.view().isVisible())):
+            self.commitData.emit(editor)
+            self.closeEditor.emit(editor, QAbstractItemDelegate.EndEditHint.SubmitModelCache)
+            return True
         return super().eventFilter(editor, event)
 
 

@@ -18,7 +18,7 @@ Each adopted edit is one undo command holding the state before and after.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
@@ -26,7 +26,8 @@ from PySide6.QtGui import QUndoStack
 from dpplanner.compute import jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
-from dpplanner.model import Budget, Plan, PlanError, Statistic
+from dpplanner.model import Budget, Plan, PlanError, PlanEvent, Statistic
+from dpplanner.model.plan import follow_row
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import upper
 
@@ -55,6 +56,13 @@ class _Pending:
     cause: Optional[Callable[[Plan], tuple[str, str]]]
 
 
+def _replaced(stat: Statistic, changes: Mapping[str, Any]) -> Statistic:
+    try:
+        return stat.replace(**changes)
+    except ValueError as exc:       # e.g. an unknown kind: refused like any other bad value
+        raise PlanError(str(exc)) from exc
+
+
 class PlanEditor(QObject):
     """Owns the undo stack of one plan and the redistribution jobs its edits start."""
 
@@ -78,46 +86,68 @@ class PlanEditor(QObject):
         self.undo_stack.indexChanged.connect(self._on_undo_index)
 
     # -- statistic edits ------------------------------------------------------------------------
-    def update_statistic(self, row: int, stat: Statistic, text: str, *,
+    # Rows are those on screen. While an edit waits for its redistribution the screen still shows
+    # the plan before it; a new edit first makes the waiting one (``_settle``), which may move or
+    # remove rows, so each edit follows its row there, and changes only the fields it names, on
+    # the statistic as it is then (a stale copy would undo the waiting edit's ε_i or pin).
+    def update_statistic(self, row: int, changes: Mapping[str, Any], text: str, *,
                          field: Optional[str] = None) -> bool:
-        """Replace row ``row``; a refusal is reported at ``field`` of that row (the edited cell)."""
-        return self._edit(text, lambda p: p.update_statistic(row, stat), row=row, field=field)
+        """Set ``changes`` (field -> value) on row ``row``; a refusal is reported at ``field``."""
+        return self._edit_row(row, text, lambda p, r: p.update_statistic(r, _replaced(p[r], changes)),
+                              field=field)
 
     def set_epsilon(self, row: int, epsilon: float) -> bool:
         """A typed ε_i is the user's decision: it pins the statistic (redistribution leaves it)."""
-        stat = self.plan[row]
-        new = stat.replace(epsilon=epsilon, held=True)
-        return self._edit(f"Set ε_i of {stat.name!r}", lambda p: p.update_statistic(row, new),
-                          row=row, field="epsilon",
-                          cause=lambda _t: (f"ε_i = {epsilon!r} for {stat.name!r} does not fit", "type "
-                                            "a smaller ε_i or raise the budget"))
+        name = self.plan[row].name
+        return self._edit_row(
+            row, f"Set ε_i of {name!r}",
+            lambda p, r: p.update_statistic(r, p[r].replace(epsilon=epsilon, held=True)),
+            field="epsilon", cause=lambda _t, _r: (f"ε_i = {epsilon!r} for {name!r} does not fit",
+                                                   "type a smaller ε_i or raise the budget"))
 
     def set_target_error(self, row: int, error: float) -> bool:
         """PSI's interaction: the row gets the ε its error needs, pinned; the others rebalance."""
-        stat = self.plan[row]
-        return self._edit(f"Set error of {stat.name!r}",
-                          lambda p: p.set_target_error(row, error), row=row, field="error",
-                          cause=lambda t: (f"an error of {error:g} for {stat.name!r} needs ε_i = "
-                                           f"{upper(t[row].epsilon, 6)}, which does not fit",
-                                           "ask for a larger error or raise the budget"))
+        name = self.plan[row].name
+        return self._edit_row(row, f"Set error of {name!r}", lambda p, r: p.set_target_error(r, error),
+                              field="error",
+                              cause=lambda t, r: (f"an error of {error:g} for {name!r} needs ε_i = "
+                                                  f"{upper(t[r].epsilon, 6)}, which does not fit",
+                                                  "ask for a larger error or raise the budget"))
 
     def insert_statistic(self, row: int, stat: Statistic) -> bool:
-        return self._edit(f"Add {stat.name!r}", lambda p: p.insert(row, stat))
+        """Insert before row ``row`` on screen (``len`` appends)."""
+        text = f"Add {stat.name!r}"
+        anchor = self._settle_row(row - 1) if row > 0 else -1
+        if anchor is None:
+            return self._refuse_gone(row - 1, text)
+        return self._edit(text, lambda p: p.insert(anchor + 1, stat))
 
     def remove_statistics(self, rows: Sequence[int]) -> bool:
         rows = sorted(set(rows), reverse=True)
         if not rows:
             return False
-        if len(rows) == 1:
-            return self._edit(f"Remove {self.plan[rows[0]].name!r}", lambda p: p.remove(rows[0]))
-        stats = [s for i, s in enumerate(self.plan.statistics) if i not in set(rows)]
-        return self._edit(f"Remove {len(rows)} statistics", lambda p: p.replace_all(stats))
+        text = f"Remove {self.plan[rows[0]].name!r}" if len(rows) == 1 else f"Remove {len(rows)} statistics"
+        waiting = self._pending.trial.recorded if self._pending is not None else ()
+        gone = [r for r in rows if follow_row(waiting, r) is None]
+        if gone:
+            return self._refuse_gone(gone[0], text)
+        events = self._settle()
+        now = [follow_row(events, r) for r in rows]
+        if len(now) == 1:
+            return self._edit(text, lambda p: p.remove(now[0]))
+        gone = set(now)
+        return self._edit(text, lambda p: p.replace_all([s for i, s in enumerate(p.statistics)
+                                                         if i not in gone]))
 
     def move_statistic(self, row: int, to: int) -> bool:
         if not (0 <= to < len(self.plan)) or row == to:
             return False
+        name = self.plan[row].name
+        now = self._settle_row(row)
+        if now is None:
+            return self._refuse_gone(row, f"Move {name!r}")
         # Order changes no epsilon (only the prefix curve), so nothing is redistributed.
-        return self._edit(f"Move {self.plan[row].name!r}", lambda p: p.move(row, to), rebalance=False)
+        return self._edit(f"Move {name!r}", lambda p: p.move(now, now + to - row), rebalance=False)
 
     # -- budget and whole-plan edits ------------------------------------------------------------
     def set_budget(self, text: str = "Change budget", **changes) -> bool:
@@ -204,13 +234,37 @@ class PlanEditor(QObject):
             self.redistributing.emit(False)
         return pending
 
-    def _settle(self) -> None:
+    def _settle(self) -> tuple[PlanEvent, ...]:
         """A new edit while one waits for its redistribution: make the waiting one now, without
-        it (the new edit's own redistribution covers both)."""
-        if self._pending is not None:
-            self.controller.discard(ALLOCATE)
-            pending = self._take_pending()
-            self._adopt(pending.trial, pending.text)
+        it (the new edit's own redistribution covers both). Returns the changes it made."""
+        if self._pending is None:
+            return ()
+        self.controller.discard(ALLOCATE)
+        pending = self._take_pending()
+        self._adopt(pending.trial, pending.text)
+        return pending.trial.recorded
+
+    def _settle_row(self, row: int) -> Optional[int]:
+        """``_settle``, then where row ``row`` on screen is now. None, with the waiting edit left
+        waiting, when that edit removes the row."""
+        if self._pending is not None and follow_row(self._pending.trial.recorded, row) is None:
+            return None
+        return follow_row(self._settle(), row)
+
+    def _edit_row(self, row: int, text: str, apply: Callable[[Plan, int], None], *,
+                  field: Optional[str] = None,
+                  cause: Optional[Callable[[Plan, int], tuple[str, str]]] = None) -> bool:
+        now = self._settle_row(row)
+        if now is None:
+            return self._refuse_gone(row, text)
+        return self._edit(text, lambda p: apply(p, now), row=now, field=field,
+                          cause=None if cause is None else lambda t: cause(t, now))
+
+    def _refuse_gone(self, row: int, text: str) -> bool:
+        self.last_refusal = Refusal(f"{text}: statistic {row + 1} was removed or replaced by the "
+                                    "edit made just before, so this one was not applied")
+        self.refused.emit(self.last_refusal)
+        return False
 
     def abandon(self) -> None:
         """Another plan replaces this one: an edit waiting for its redistribution is dropped."""

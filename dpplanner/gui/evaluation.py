@@ -37,6 +37,7 @@ class Evaluation(QObject):
     evaluationFailed = Signal(str)
     profiled = Signal(object)               # ProfileResult, now shown
     message = Signal(str, int, bool)        # text, timeout in ms, is an error (status bar)
+    retracted = Signal(str)                 # a message of ours that no longer holds
 
     def __init__(self, editor: PlanEditor, controller: ComputeController, settings: Settings, *,
                  results_panel: ResultsPanel, budget_panel: BudgetPanel, cost_plot: CostPlot,
@@ -128,8 +129,8 @@ class Evaluation(QObject):
         problems = "; ".join(f"{part}: {msg}" for part, msg in result.problems.items())
         if problems:
             self.message.emit(f"Part of the computation failed - {problems}", 10000, True)
-        elif not self.editor.is_redistributing():
-            self.message.emit("", 0, False)
+        else:       # clears only that message: a refusal shown meanwhile stays
+            self.retracted.emit("Part of the computation failed - ")
         self.evaluated.emit(result)
 
     def _start_profile(self) -> None:

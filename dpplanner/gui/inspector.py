@@ -217,8 +217,7 @@ class StatisticInspector(QGroupBox):
         elif key == "error" and not self._pending:
             act = lambda: self.editor.set_target_error(row, value)       # noqa: E731
         else:
-            new = stat.replace(**changes)
-            act = lambda: self.editor.update_statistic(row, new, f"Edit {stat.name!r}")  # noqa: E731
+            act = lambda: self.editor.update_statistic(row, changes, f"Edit {stat.name!r}")  # noqa: E731
         self._submitting = True
         try:
             accepted = act()

@@ -119,6 +119,7 @@ class MainWindow(QMainWindow):
         self.exports.error.connect(self.show_error)
         self.document.aboutToLoad.connect(self._on_about_to_load)
         self.evaluation.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
+        self.evaluation.retracted.connect(self.status.retract)
         self.controller.progressChanged.connect(lambda _channel, f: self.status.set_progress(f))
         self.controller.busyChanged.connect(self._on_busy)
         self.editor.refused.connect(self._on_refused)
@@ -212,8 +213,8 @@ class MainWindow(QMainWindow):
     def _on_redistributing(self, active: bool) -> None:
         if active:
             self.show_message(REDISTRIBUTING, 0)
-        elif self.status.label.text() == REDISTRIBUTING:
-            self.show_message("", 0)        # but keep a failure message that replaced it
+        else:
+            self.status.retract(REDISTRIBUTING)     # but keep a refusal that replaced it
 
     def _refresh_views(self) -> None:
         """Cheap synchronous views now; the engine's numbers come from the worker."""

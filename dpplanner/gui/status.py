@@ -35,6 +35,7 @@ class StatusArea(QObject):
         bar.addPermanentWidget(self.plan_label)
         self.progress.hide()
         self.cancel_button.hide()
+        self._showing_error = False
         # Timers owned here die with the window (a bare singleShot could fire after it).
         self._message_timer = QTimer(self)
         self._message_timer.setSingleShot(True)
@@ -45,6 +46,7 @@ class StatusArea(QObject):
         self._progress_delay.timeout.connect(self._show_progress)
 
     def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
+        self._showing_error = error and bool(text)
         self.label.setStyleSheet("color: #c0392b" if error else "")
         self.label.setText(text)
         self.label.setToolTip(text or "What happened last.")
@@ -52,7 +54,14 @@ class StatusArea(QObject):
         if timeout_ms:
             self._message_timer.start(timeout_ms)
 
+    def retract(self, start: str) -> None:
+        """Clear the message if it (still) begins with ``start``; another one that replaced it
+        stays."""
+        if self.label.text().startswith(start):
+            self._clear_message()
+
     def _clear_message(self) -> None:
+        self._showing_error = False
         self.label.setText("")
         self.label.setStyleSheet("")
 
@@ -72,6 +81,7 @@ class StatusArea(QObject):
     def _show_progress(self) -> None:
         what = self.busy_text()
         if what is not None:
-            self.label.setText(f"{what}…")
+            if not self._showing_error:     # the bar says it is busy; a refusal must stay readable
+                self.label.setText(f"{what}…")
             self.progress.show()
             self.cancel_button.show()

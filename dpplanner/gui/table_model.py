@@ -141,7 +141,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "held" and role == Qt.ItemDataRole.CheckStateRole:
             held = Qt.CheckState(value) == Qt.CheckState.Checked
             text = f"{'Pin' if held else 'Unpin'} {stat.name!r}"
-            return self._editor.update_statistic(row, stat.replace(held=held), text)
+            return self._editor.update_statistic(row, {"held": held}, text)
         if role != Qt.ItemDataRole.EditRole or not self._editable(stat, key):
             return False
         if key in NUMERIC and isinstance(value, str):
@@ -165,8 +165,8 @@ class StatisticsTableModel(QAbstractTableModel):
             return False
         if new == stat:
             return True
-        return self._editor.update_statistic(row, new, f"Edit {COLUMNS[index.column()].title} of "
-                                             f"{stat.name!r}", field=key)
+        return self._editor.update_statistic(row, {key: value}, f"Edit {COLUMNS[index.column()].title} "
+                                             f"of {stat.name!r}", field=key)
 
     # -- plan events ----------------------------------------------------------------------------
     def _on_plan_event(self, event: PlanEvent) -> None:

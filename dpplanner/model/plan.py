@@ -33,6 +33,31 @@ class PlanEvent:
     destination: Optional[int] = None
     rebalanced: bool = False              # redistribution also changed other rows' epsilons
 
+    def row_after(self, row: int) -> Optional[int]:
+        """Where row ``row`` of the plan before this change is after it (None: removed, or all
+        rows replaced)."""
+        if self.kind == "reset":
+            return None
+        if self.kind == "inserted":
+            return row + 1 if row >= self.rows[0] else row
+        if self.kind == "removed":
+            return None if row == self.rows[0] else row - 1 if row > self.rows[0] else row
+        if self.kind == "moved":            # taken out at source, put in at destination
+            src, dst = self.source, self.destination
+            if row == src:
+                return dst
+            return row - (src < row <= dst) + (dst <= row < src)
+        return row
+
+
+def follow_row(events: Sequence[PlanEvent], row: int) -> Optional[int]:
+    """Where ``row`` is after ``events`` (in order); None if one of them removed it."""
+    for event in events:
+        if row is None:
+            break
+        row = event.row_after(row)
+    return row
+
 
 Listener = Callable[[PlanEvent], None]
 
@@ -313,6 +338,11 @@ class Plan:
         trial._recorded = []
         trial.subscribe(trial._recorded.append)
         return trial
+
+    @property
+    def recorded(self) -> tuple[PlanEvent, ...]:
+        """The changes a trial went through, in order (for following a row through them)."""
+        return tuple(getattr(self, "_recorded", ()))
 
     def adopt(self, trial: "Plan") -> None:
         """Take over the state a ``trial`` of this plan reached and send the events it recorded.

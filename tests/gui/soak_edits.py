@@ -81,7 +81,7 @@ class Soak:
         if editor is None:
             return "no editor (not editable)"
         self.type_into(editor, text)
-        QApplication.processEvents()    # the delegate commits and closes the editor queued
+        QApplication.processEvents()    # the released editor is deleted
         if shiboken6.isValid(editor) and editor.isVisible():
             QTest.keyClick(editor, Qt.Key.Key_Escape)
             return "refused in the editor, Esc"

@@ -36,7 +36,7 @@ _CHILD = textwrap.dedent("""
     window.document.load(plan, None, "t")
     for i in range(int(edits)):
         stat = window.plan[0]
-        assert window.editor.update_statistic(0, stat.replace(name=f"edit {i}"), "rename")
+        assert window.editor.update_statistic(0, {"name": f"edit {i}"}, "rename")
         QTest.qWait(int(interval))       # edits at least this far apart; timers run meanwhile
     os.kill(os.getpid(), signal.SIGKILL)
 """)

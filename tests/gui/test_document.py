@@ -37,7 +37,7 @@ def test_make_run_then_save_asks_where_and_leaves_the_example_intact(qtbot, wind
     assert window.document.path is None
     assert "example" in window.windowTitle()
     stat = window.plan[0]
-    assert window.editor.update_statistic(0, stat.replace(name="mine"), "rename")
+    assert window.editor.update_statistic(0, {"name": "mine"}, "rename")
     qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=10000)
     asked = []
     target = tmp_path / "mine.dpplan"
@@ -76,7 +76,7 @@ def test_undo_and_redo_labels_do_not_grow(qtbot, window):
     assert not window.undo_action.isEnabled()
     stat = window.plan[0]
     long_name = "a statistic with a rather long name " * 3
-    assert window.editor.update_statistic(0, stat.replace(name=long_name), "Rename " + long_name)
+    assert window.editor.update_statistic(0, {"name": long_name}, "Rename " + long_name)
     assert window.undo_action.isEnabled()
     assert window.undo_action.text() == "&Undo"
     assert long_name in window.undo_action.toolTip()           # the step is named, in the tip

@@ -102,7 +102,7 @@ def test_custom_rows_edit_delta_but_have_no_error(editor):
 
 def test_displayed_numbers_are_rounded_up(editor):
     model = StatisticsTableModel(editor.plan, editor)
-    editor.update_statistic(0, editor.plan[0].replace(epsilon=0.1234501), "eps")
+    editor.update_statistic(0, {"epsilon": 0.1234501}, "eps")
     assert model.data(cell(model, 0, "epsilon")) == "0.1235"
     error = editor.plan.privacy(1).error
     text = model.data(cell(model, 1, "error"))
@@ -113,7 +113,7 @@ def test_displayed_numbers_are_rounded_up(editor):
 def test_errors_read_with_plus_minus_units_and_grouped_digits(editor):
     """Issue 12.9: "± 9,582,876 records", the full value in the tooltip, units said once."""
     model = StatisticsTableModel(editor.plan, editor)
-    editor.update_statistic(0, editor.plan[0].replace(epsilon=1e-6), "tiny eps")
+    editor.update_statistic(0, {"epsilon": 1e-6}, "tiny eps")
     error = editor.plan.privacy(0).error
     assert error > 1e6
     assert model.data(cell(model, 0, "error")) == f"± {math.ceil(error):,} records"

@@ -1,0 +1,135 @@
+"""Typing while the worker redistributes the previous edit: the new edit lands on the statistic
+the user typed into, and text being typed is never overwritten by a result landing.
+
+The redistribution is held back by a gate, so "while it runs" is certain, not a race."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit
+
+from dpplanner.compute import jobs
+from dpplanner.gui.main_window import MainWindow
+from dpplanner.gui.settings import Settings
+from dpplanner.gui.table_model import COLUMN_INDEX
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, small_plan):
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
+    w.document.load(small_plan(), None, "t")
+    w.show()
+    wait_idle(qtbot, w)
+    return w
+
+
+@pytest.fixture
+def gate(window):
+    """Redistributions wait until ``gate.set()``."""
+    event = threading.Event()
+
+    def held_back(request, cancel, progress):
+        while not event.wait(0.01):
+            cancel.check()
+        return jobs.allocate(request, cancel, progress)
+
+    window.editor.allocate_fn = held_back
+    yield event
+    event.set()
+
+
+def wait_idle(qtbot, w):
+    qtbot.waitUntil(lambda: not w.controller.is_busy() and not w.editor.is_redistributing(), timeout=20000)
+
+
+def open_cell(window, row: int, key: str):
+    view = window.statistics_panel.view
+    index = window.statistics_panel.model.index(row, COLUMN_INDEX[key])
+    view.setCurrentIndex(index)
+    view.edit(index)
+    editor = view.indexWidget(index) or QApplication.focusWidget()
+    assert isinstance(editor, (QLineEdit, QComboBox))
+    return editor
+
+
+def retype(editor: QLineEdit, text: str) -> None:
+    QTest.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(editor, text)
+
+
+def names(window) -> list[str]:
+    return [s.name for s in window.plan.statistics]
+
+
+def test_an_edit_typed_while_a_removal_redistributes_lands_on_the_row_typed_into(qtbot, window, gate):
+    assert names(window) == ["count a", "mean b", "hist c"]
+    window.statistics_panel.select_row(0)
+    assert window.statistics_panel.remove_selected()
+    assert window.editor.is_redistributing() and len(window.plan) == 3   # the table still shows a
+    editor = open_cell(window, 2, "name")                                  # row 3: "hist c"
+    retype(editor, "histogram c")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    gate.set()
+    wait_idle(qtbot, window)
+    assert names(window) == ["mean b", "histogram c"]
+
+
+def test_an_edit_of_a_row_the_waiting_edit_removed_is_refused_with_the_reason(qtbot, window, gate):
+    window.statistics_panel.select_row(0)
+    assert window.statistics_panel.remove_selected()
+    editor = open_cell(window, 0, "name")                                  # "count a", going away
+    retype(editor, "renamed")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    gate.set()
+    wait_idle(qtbot, window)
+    assert names(window) == ["mean b", "hist c"]
+    assert "statistic 1 was removed or replaced" in window.status.label.text()
+
+
+def test_an_edit_typed_while_a_pin_redistributes_keeps_the_pin(qtbot, window, gate):
+    """The name edit of row 1 must not write back the ε_i it had before its error was pinned."""
+    editor = open_cell(window, 1, "epsilon")
+    retype(editor, "0.125")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert window.editor.is_redistributing()
+    editor = open_cell(window, 1, "name")
+    retype(editor, "mean of b")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    gate.set()
+    wait_idle(qtbot, window)
+    assert window.plan[1].name == "mean of b"
+    assert window.plan[1].epsilon == 0.125 and window.plan[1].held
+
+
+def test_a_result_landing_does_not_overwrite_text_being_typed(qtbot, window, gate):
+    window.editor.set_budget(epsilon=0.9)                   # redistributes every row
+    editor = open_cell(window, 1, "name")
+    retype(editor, "half typ")
+    gate.set()
+    wait_idle(qtbot, window)                                # the new epsilons are in the table
+    assert editor.isVisible() and editor.text() == "half typ"
+    QTest.keyClicks(editor, "ed")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan[1].name == "half typed"
+    assert window.plan.budget.epsilon == 0.9
+
+
+def test_a_result_landing_does_not_undo_a_choice_in_an_open_combo(qtbot, window, gate):
+    window.editor.set_budget(epsilon=0.9)
+    combo = open_cell(window, 0, "mechanism")
+    combo.setFocus()
+    QTest.keyClick(combo, Qt.Key.Key_Down)                  # Laplace -> Gaussian, chosen by key
+    chosen = combo.currentData()
+    gate.set()
+    wait_idle(qtbot, window)
+    assert combo.currentData() == chosen
+    QTest.keyClick(combo, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan[0].mechanism.value == chosen
