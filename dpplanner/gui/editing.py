@@ -27,7 +27,7 @@ from dpplanner.compute import jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, PlanEvent, Statistic
-from dpplanner.model.plan import follow_row
+from dpplanner.model.events import follow_row
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import upper
 

@@ -11,55 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from . import accuracy as acc
 from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
+from .events import Listener, PlanEvent
 from .privacy import EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, statistic_privacy
 from .requests import CurveView, EvaluateRequest, evaluation_request
 from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
                          statistic_deltas, statistic_mechanisms, validate_state)
-
-
-@dataclass(frozen=True)
-class PlanEvent:
-    """What changed. ``kind`` is one of "reset", "inserted", "removed", "changed", "moved",
-    "budget", "metadata". ``rows`` are the affected rows (after the change for inserted/changed,
-    before it for removed); a move has ``source`` and ``destination``."""
-
-    kind: str
-    rows: tuple[int, ...] = ()
-    source: Optional[int] = None
-    destination: Optional[int] = None
-    rebalanced: bool = False              # redistribution also changed other rows' epsilons
-
-    def row_after(self, row: int) -> Optional[int]:
-        """Where row ``row`` of the plan before this change is after it (None: removed, or all
-        rows replaced)."""
-        if self.kind == "reset":
-            return None
-        if self.kind == "inserted":
-            return row + 1 if row >= self.rows[0] else row
-        if self.kind == "removed":
-            return None if row == self.rows[0] else row - 1 if row > self.rows[0] else row
-        if self.kind == "moved":            # taken out at source, put in at destination
-            src, dst = self.source, self.destination
-            if row == src:
-                return dst
-            return row - (src < row <= dst) + (dst <= row < src)
-        return row
-
-
-def follow_row(events: Sequence[PlanEvent], row: int) -> Optional[int]:
-    """Where ``row`` is after ``events`` (in order); None if one of them removed it."""
-    for event in events:
-        if row is None:
-            break
-        row = event.row_after(row)
-    return row
-
-
-Listener = Callable[[PlanEvent], None]
 
 
 @dataclass(frozen=True)

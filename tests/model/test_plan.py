@@ -351,3 +351,25 @@ def test_target_error_beyond_the_budget_says_to_ask_for_a_larger_error():
     _assert_refused(plan, rec, lambda: rebalanced_edit(plan, lambda p: p.set_target_error(0, 2.0)),
                     r"the pinned statistics alone need ε [0-9.]+, .*unpin or lower some of: "
                     r"1 \('count'\)")
+
+
+@pytest.mark.parametrize("operation, expected", [
+    (lambda p: p.insert(1, p[0].replace(name="new")), [0, 2, 3, 4]),
+    (lambda p: p.remove(1), [0, None, 1, 2]),
+    (lambda p: p.move(0, 2), [2, 0, 1, 3]),
+    (lambda p: p.move(3, 1), [0, 2, 3, 1]),
+    (lambda p: p.replace_all(p.statistics[::-1]), [None, None, None, None]),
+    (lambda p: p.set_budget(epsilon=0.5), [0, 1, 2, 3]),
+])
+def test_a_row_is_followed_through_a_change(operation, expected):
+    """Where each row of the plan before a change is after it (an edit typed on the older screen)."""
+    from dpplanner.model.events import follow_row
+
+    plan = Plan(Budget(epsilon=1.0, delta=1e-6, redistribute=False),
+                [Statistic(f"s{i}", kind=Kind.COUNT, epsilon=0.1) for i in range(4)])
+    trial = plan.trial()
+    operation(trial)
+    assert [follow_row(trial.recorded, r) for r in range(4)] == expected
+    for before, after in enumerate(expected):
+        if after is not None:
+            assert trial[after].name == f"s{before}"
