@@ -7,11 +7,18 @@ comfortably larger than the accumulated rounding error of the short formulas use
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 #: Relative margin for closed forms (a chain of < 20 correctly rounded operations).
 CLOSED_FORM_MARGIN = 1e-13
 _U = 2.0 ** -53
+#: How far a bracket's ends are pushed out past its root finders' error: the roots of the optimal
+#: engine are found to ~1e-13 relative (absolute 1e-16 near zero), so 1e-12 relative plus 1e-15
+#: absolute covers them with room to spare.
+BRACKET_MARGIN = 1e-12
+BRACKET_FLOOR = 1e-15
 
 
 def round_up(x, rel: float = CLOSED_FORM_MARGIN):
@@ -21,6 +28,17 @@ def round_up(x, rel: float = CLOSED_FORM_MARGIN):
         out = a + np.abs(a) * rel + 4 * np.spacing(np.abs(a))
     out = np.where(np.isfinite(a) & (a != 0), out, a)  # an exact zero stays zero
     return float(out) if np.ndim(out) == 0 else out
+
+
+def widen_up(x: float) -> float:
+    """A bracket's upper end pushed past its root finder's error (inf and nan pass through)."""
+    return x * (1 + BRACKET_MARGIN) + BRACKET_FLOOR if math.isfinite(x) else x
+
+
+def widen_down(x: float) -> float:
+    """A bracket's lower end pushed below its root finder's error, never below 0 (inf and nan pass
+    through)."""
+    return max(0.0, x * (1 - BRACKET_MARGIN) - BRACKET_FLOOR) if math.isfinite(x) else x
 
 
 def round_down(x, rel: float = CLOSED_FORM_MARGIN):

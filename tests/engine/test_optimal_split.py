@@ -61,7 +61,7 @@ def test_error_bound_covers_the_connect_the_dots_error(smooth_eps, rest_eps, log
     mr = np.ones(er.size, dtype=np.int64)
     e_lo = np.floor(2.0 * es / step) * step / 2.0
     smooth_parts = [_rr_atoms(float(v)) for v in e_lo if v > 0]
-    _, _, pg = split._group_terms(er, mr, step, np.zeros(1))
+    _, _, pg = split.group_terms(er, mr, step, np.zeros(1))
     blocks = split._blocks(np.argsort(pg, kind="stable"))
     prefixes = []
     for b in blocks:
@@ -105,6 +105,7 @@ def test_smoothing_choice_stays_within_its_budget():
 
 @pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in (0, 3, 4, 5) else s
                                   for s in range(6)])
+@pytest.mark.slow
 def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
     """Random-double plans, k = 20..300: the second-order bracket is tight, so if its error bound
     were too small its lower bound would rise above the fine first-order bracket's upper bound."""
@@ -148,6 +149,7 @@ def test_prefix_curve_second_order_path_is_sound(seed):
         assert up[n - 1] - lo[n - 1] <= 1e-2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delta_bar", [1e-9, 1e-12])
 def test_tiny_delta_brackets_stay_finite_and_sound(delta_bar):
     """Rounding is charged against delta_bar: long-double FFTs and the kernel-shift charge keep

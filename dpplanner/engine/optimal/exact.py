@@ -15,6 +15,7 @@ import numpy as np
 from .atoms import Atoms, U, sup_root
 from .binomial import binomial_logpmf, binomial_pmf, log_rr, underflow_loss
 from .result import Bracket
+from ..numerics import widen_down, widen_up
 
 #: Largest number of joint outcomes (prod of m_g + 1) enumerated by the grouped exact path.
 GROUPED_MAX_OUTCOMES = 200_000
@@ -56,7 +57,7 @@ def _read(root, e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi: fl
         else:
             out.append(root(upper, db))
     up, lo = out
-    return Bracket(_round_up(up), _round_down(lo), method)
+    return Bracket(widen_up(up), widen_down(lo), method)
 
 
 def grouped_outcomes(eps: np.ndarray, mult: np.ndarray) -> int:
@@ -109,12 +110,6 @@ def _pure_sum(eps: np.ndarray, mult: np.ndarray, delta_bar: float) -> Bracket:
     return Bracket(hi, lo, "exact (sum)")
 
 
-def _round_up(x: float) -> float:
-    return x if not math.isfinite(x) else x * (1 + 1e-12) + 1e-15
-
-
-def _round_down(x: float) -> float:
-    return max(0.0, x * (1 - 1e-12) - 1e-15) if math.isfinite(x) else x
 
 
 __all__ = ["homogeneous_bracket", "grouped_bracket", "grouped_outcomes", "GROUPED_MAX_OUTCOMES",

@@ -35,6 +35,7 @@ from .atoms import U, sup_root
 from .binomial import binomial_pmf, log_rr
 from .lattice import LatticePMF, compose_all, compose_balanced, power
 from .result import Bracket
+from ..numerics import widen_down, widen_up
 
 #: Largest lattice (number of points of the composed pmf) the adaptive loop will try.
 MAX_POINTS = 1 << 23
@@ -258,7 +259,7 @@ def pld_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float,
         if progress is not None:
             progress(0.8)
     method = f"pld d_up=2^{int(math.log2(d_up))} d_lo=2^{int(math.log2(d_lo))}"
-    return Bracket(_round_up(up), _round_down(lo), method)
+    return Bracket(widen_up(up), widen_down(lo), method)
 
 
 # ---- exact common lattice ----------------------------------------------------------------------
@@ -332,12 +333,5 @@ def lattice_bracket(eps, mult, delta_bar, lat, cancel=None, delta_bar_hi=None) -
     hi = delta_bar if delta_bar_hi is None else delta_bar_hi
     up = sup_root(lattice_pmf(a, mult, d_up, True, delta_bar, cancel).atoms(), delta_bar)
     lo = sup_root(lattice_pmf(a, mult, d_lo, False, delta_bar, cancel).atoms(), hi)
-    return Bracket(_round_up(up), _round_down(lo), f"exact (lattice d={d_up:.6g})")
+    return Bracket(widen_up(up), widen_down(lo), f"exact (lattice d={d_up:.6g})")
 
-
-def _round_up(x: float) -> float:
-    return x if not math.isfinite(x) else x * (1 + 1e-12) + 1e-15
-
-
-def _round_down(x: float) -> float:
-    return max(0.0, x * (1 - 1e-12) - 1e-15) if math.isfinite(x) else x

@@ -29,8 +29,9 @@ from .exact import grouped_bracket, homogeneous_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import (STEP_MAX, batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel,
                   upper_kernel)
-from .split import (SMOOTH_SHARE, ErrorSum, _entry_bound, _group_terms, _log_window_max, _lower_root, _slope,
-                    block_terms, choose_smoothing, kernel_shift, model_step)
+from .split import (SMOOTH_SHARE, ErrorSum, block_terms, choose_smoothing, delta_slope, entry_bound,
+                    group_terms, kernel_shift, log_window_max, lower_root, model_step)
+from ..numerics import widen_down, widen_up
 
 #: Bound on the running lattice size (points) of the prefix curve.
 PREFIX_MAX_POINTS = 1 << 20
@@ -120,7 +121,7 @@ class _SecondOrderLower:
         self.step_up = step
         th = PREFIX_THETAS
         ones = np.ones(K, dtype=np.int64)
-        self.log_m, log_term, pg = _group_terms(eps, ones, step, th)
+        self.log_m, log_term, pg = group_terms(eps, ones, step, th)
         self.cum_log_m = np.vstack([np.zeros(th.size), np.cumsum(self.log_m, axis=0)])
         self.head = min(K, EXACT_HEAD)
         head_e = eps[: self.head]
@@ -143,9 +144,9 @@ class _SecondOrderLower:
         smooth_pmf, size, pos = q_pmf, 1, 0
         while pos < others.size:
             sub = others[pos: pos + size]
-            l, logp, extra = _entry_bound(smooth_pmf, 0.0, int(self.q.sum()) + pos)  # C' twins
+            l, logp, extra = entry_bound(smooth_pmf, 0.0, int(self.q.sum()) + pos)  # C' twins
             fixed = self.log_m[others[pos:]].sum(axis=0)
-            self.blocks.append([self.head, _log_window_max(l, logp, th), extra,
+            self.blocks.append([self.head, log_window_max(l, logp, th), extra,
                                 np.logaddexp.reduce(log_term[sub], axis=0), float(np.sum(pg[sub])), fixed])
             for i in sub.tolist():
                 smooth_pmf = _extend(smooth_pmf, upper_kernel(float(eps[i]), step), 0.0)
@@ -170,8 +171,8 @@ class _SecondOrderLower:
 
     def extend(self, i: int, x: float, trim: float) -> None:
         if i == self.next_cut:  # the running pmf is the smoothing of the block starting here
-            l, logp, extra = _entry_bound(self.run, self.cut_mass, i)
-            self.blocks.append([i, _log_window_max(l, logp, PREFIX_THETAS), extra,
+            l, logp, extra = entry_bound(self.run, self.cut_mass, i)
+            self.blocks.append([i, log_window_max(l, logp, PREFIX_THETAS), extra,
                                 np.full(PREFIX_THETAS.size, -np.inf), 0.0, 0.0])
             self.next_cut *= 2
         if i >= self.head:
@@ -220,7 +221,7 @@ class _SecondOrderLower:
         def h(x: float) -> float:
             return float(delta_at(atoms, [x])[0]) - err(x) - db
 
-        return up, max(first_order, _lower_root(h, up, tol, self.width / 8, _slope(atoms, up)))
+        return up, max(first_order, lower_root(h, up, tol, self.width / 8, delta_slope(atoms, up)))
 
 
 def _curve_step(e, m, width: float) -> float:
@@ -301,8 +302,8 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
                 floor = prev_lower if db <= prev_db else 0.0
                 u = sup_root(run_up.atoms(above=floor), db, floor)
                 u, lo = side.bracket(i + 1, db, db_hi, floor, u)
-                upper[j] = u * (1 + 1e-12) + 1e-15 if math.isfinite(u) else u
-                lower[j] = max(0.0, lo * (1 - 1e-12) - 1e-15)
+                upper[j] = widen_up(u)
+                lower[j] = widen_down(lo)
                 prev_lower, prev_db = lower[j], db
                 # OptComp <= the plain sum: a coarse lattice must not report more than that
                 if upper[j] > s_up:

@@ -13,6 +13,7 @@ import numpy as np
 from .pld import STEP_MAX, lattice_points
 from .result import Bracket
 from .split import MAX_POINTS, SMOOTH_SHARE, model_step, split_side
+from ..numerics import widen_down, widen_up
 
 #: Most lattice refinements, and the time after which a lattice step is abandoned (each step is
 #: also bounded by MAX_POINTS).
@@ -92,4 +93,4 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     method = f"pld d=2^{int(math.log2(step))} (second-order lower bound, {n_smooth} groups rounded down)"
     if why:
         method += f"; width > eta = {eta:.3g}: {why}"
-    return Bracket(best_up * (1 + 1e-12) + 1e-15, max(0.0, best_lo * (1 - 1e-12) - 1e-15), method)
+    return Bracket(widen_up(best_up), widen_down(best_lo), method)

@@ -112,7 +112,7 @@ def _as_lower(pmf: LatticePMF, e: np.ndarray, m: np.ndarray, delta_bar: float) -
     return replace(pmf, upper=False, offset=off, inf_mass=0.0, err=(pmf.err + extra) * (1 + 4 * U))
 
 
-def _entry_bound(a: LatticePMF, extra_mass: float, terms: int):
+def entry_bound(a: LatticePMF, extra_mass: float, terms: int):
     """(upper bounds on the atom positions, log upper bounds on their masses, additive mass).
 
     The exact atoms sit on o + i D with D the step, so an open window of length D holds at most
@@ -130,12 +130,12 @@ def _entry_bound(a: LatticePMF, extra_mass: float, terms: int):
     return l + lam, logp, a.err + a.inf_mass + extra_mass
 
 
-def _log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+def log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.ndarray:
     """log S_theta = max_i (log p_i + theta l_i) for each theta."""
     return np.array([float(np.max(logp + th * l)) for th in thetas.tolist()])
 
 
-def _group_terms(e: np.ndarray, m: np.ndarray, step: float, thetas: np.ndarray):
+def group_terms(e: np.ndarray, m: np.ndarray, step: float, thetas: np.ndarray):
     """Per group j: log M_j(theta) of the CTD twin, log(p_j G_j e^{-theta (eps_j - g_j - D)}), p_j G_j.
 
     The CTD weight is the kernels' own (``ctd_weight``, rounded up); a larger weight on g + D only
@@ -217,7 +217,7 @@ def _chain_rows(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_r
     the smoothing part A_b: the rounded-down set R_S for b = 1, the CTD twins of blocks 1..b-1
     (``prefixes[b - 2]``, a computed lattice pmf) for b > 1.
     """
-    log_m, log_term, pg = _group_terms(e_rest, m_rest, step, th)
+    log_m, log_term, pg = group_terms(e_rest, m_rest, step, th)
     mf = m_rest.astype(float)
     log_m_smooth = _rr_log_mgf(e_smooth_lo, m_smooth, th)
     block_log_m = [mf[b] @ log_m[b] for b in blocks]
@@ -233,12 +233,12 @@ def _chain_rows(smooth_lo: LatticePMF, prefixes: list, blocks: list, e_rest, m_r
             continue
         later = np.sum(block_log_m[bi:], axis=0)
         if bi == 0:
-            l, logp, extra = _entry_bound(smooth_lo, TAIL_FRACTION * delta_bar, int(np.sum(m_smooth)))
+            l, logp, extra = entry_bound(smooth_lo, TAIL_FRACTION * delta_bar, int(np.sum(m_smooth)))
             rows_m.append(later)
         else:
-            l, logp, extra = _entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar, int(m_total))
+            l, logp, extra = entry_bound(prefixes[bi - 1], 2 * TAIL_FRACTION * delta_bar, int(m_total))
             rows_m.append(later + log_m_smooth)
-        rows_s.append(_log_window_max(l, logp, th))
+        rows_s.append(log_window_max(l, logp, th))
         rows_k.append(np.logaddexp.reduce(np.log(mf[b])[:, None] + log_term[b], axis=0))
         additive += float(mf[b] @ pg[b]) * extra
     return np.array(rows_s), np.array(rows_k), np.array(rows_m), additive * (1 + 1e-9)
@@ -279,7 +279,7 @@ class SplitComposition:
         er, mr = _pieces(er, mr)
         # blocks of the rest, the queries with the smallest possible error first (the early
         # blocks get the least smoothing)
-        _, _, pg = _group_terms(er, mr, step, np.zeros(1))
+        _, _, pg = group_terms(er, mr, step, np.zeros(1))
         blocks = _blocks(np.argsort(pg * mr, kind="stable"))
         nb = len(blocks) + 2
         db = delta_bar / nb  # each plan_pmf call cuts <= 1.5 TAIL_FRACTION x its delta: <= 1.5 in all
@@ -310,7 +310,7 @@ class SplitComposition:
         return ErrorSum(thetas, coefs, additive)
 
 
-def _lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> float:
+def lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> float:
     """The largest x found in [0, hi] with h(x) > 0, searching down from hi (0 if none).
 
     h need not be monotone (the error bound grows away from where its tilt was chosen), so the
@@ -346,7 +346,7 @@ def _lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> f
     return x
 
 
-def _slope(atoms, x: float) -> float:
+def delta_slope(atoms, x: float) -> float:
     """-d delta / dx at x for an atoms read-out (sum of p e^{x - l} over atoms above x)."""
     j = int(np.searchsorted(atoms.l, x, side="right"))
     with np.errstate(under="ignore"):
@@ -383,8 +383,8 @@ def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
     err = comp.error(up)
     tol = max(1e-11, 1e-12 * up, 4e-3 * first_gap)  # a lower bound needs no more digits than that
     db_hi = delta_bar if delta_bar_hi is None else delta_bar_hi
-    lo = _lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - db_hi, up, tol, first_gap,
-                     _slope(atoms, up))
+    lo = lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - db_hi, up, tol, first_gap,
+                     delta_slope(atoms, up))
     return up, lo, comp.n_smooth
 
 

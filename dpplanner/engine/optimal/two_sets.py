@@ -23,6 +23,7 @@ from scipy.optimize import brentq
 from .atoms import SUB, U
 from .exact import grouped_atoms
 from .result import Bracket
+from ..numerics import widen_down, widen_up
 
 #: Most joint outcomes of the set that is looped over (A) and of the one that is searched (B).
 A_MAX_OUTCOMES = 1 << 13
@@ -140,5 +141,4 @@ def two_set_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, cancel=None,
         # the lower root lies below the upper one, within float error of it
         out.append(_root(f, hi if upper else min(hi, out[0] * (1 + 1e-6) + 1e-9), upper))
     up, lo = out
-    return Bracket(up * (1 + 1e-12) + 1e-15 if math.isfinite(up) else up,
-                   max(0.0, lo * (1 - 1e-12) - 1e-15), "exact (two enumerated sets)")
+    return Bracket(widen_up(up), widen_down(lo), "exact (two enumerated sets)")
