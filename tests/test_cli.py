@@ -173,6 +173,7 @@ def test_help_is_useful(capsys):
         assert word in out
 
 
+@pytest.mark.slow
 def test_console_script_in_a_subprocess(tmp_path):
     out = subprocess.run([sys.executable, "-m", "dpplanner.cli", "compose", "psi-survey", "--json",
                           "--theorem", "basic"], capture_output=True, text=True, timeout=120)

@@ -126,6 +126,7 @@ _settings = dict(deadline=None, derandomize=True,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, **_settings)
 @given(text=plan_texts(), commands=st.lists(st.sampled_from(COMMANDS), min_size=1, max_size=2))
 def test_cli_on_mutated_plans(text, commands, tmp_path, capsys):

@@ -60,6 +60,7 @@ def apply(plan, edit) -> None:
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@pytest.mark.slow
 @given(text=plan_texts(), changes=edits)
 def test_load_edit_save_load_round_trips(text, changes, tmp_path):
     try:

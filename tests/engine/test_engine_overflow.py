@@ -39,6 +39,7 @@ def test_tiny_delta_g_and_many_tiny_deltas():
     assert r.delta == pytest.approx(1e-15, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_curve_and_filters_for_k_1e5():
     c = curve([0.001], [0.0], 1e-6, mode="repeat", k_max=100_000, theorems=("basic", "advanced", "filter"))
     assert c.ks.size == 100_000 and np.isfinite(c.upper["advanced"]).all()

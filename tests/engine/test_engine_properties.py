@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -31,6 +32,7 @@ FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 SLOW = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.slow
 @FAST
 @given(plans(), delta_g_value, st.data())
 def test_closed_forms_are_monotone_in_every_epsilon(plan, delta_g, data):
@@ -71,6 +73,7 @@ def test_advanced_never_above_basic(plan, delta_g):
     assert adv.delta <= delta_g or adv.epsilon == math.inf
 
 
+@pytest.mark.slow
 @SLOW
 @given(plans(max_size=3), delta_g_value)
 def test_optimal_below_advanced_and_brackets_the_oracle(plan, delta_g):
@@ -101,6 +104,7 @@ def test_homogeneous_optimal_equals_kov(eps, k, delta, delta_g):
     assert abs(opt.epsilon - kov.epsilon) <= 1e-3 * (1 + 1e-9)
 
 
+@pytest.mark.slow
 @FAST
 @given(plans(max_size=5), delta_g_value, st.floats(min_value=0.05, max_value=20.0), st.data())
 def test_allocation_never_exceeds_the_budget(plan, delta_g, epsilon_g, data):

@@ -35,6 +35,7 @@ def test_lower_bound_below_exact_when_own_deltas_use_up_delta_g(eps, delta, dg, 
         assert r.epsilon - r.epsilon_lower <= 1e-8 * exact
 
 
+@pytest.mark.slow
 def test_prefix_curve_lower_bound_below_exact():
     e, d, k, dg = 0.16331989653346185, 2.5582240919116e-16, 1614, 4.12897368434592e-13
     c = curve([e], [d], dg, mode="prefix", points=3, multiplicities=[k])

@@ -69,6 +69,7 @@ def test_one_laplace_against_its_delta_function(m, delta_g):
     assert_brackets(r, lambda x: laplace_delta(1 / m, x), delta_g, 1e-3)
 
 
+@pytest.mark.slow
 @SET
 @given(st.floats(0.3, 10.0), st.floats(0.3, 10.0), deltas)
 def test_two_laplace_against_mpmath_integration(m1, m2, delta_g):
@@ -76,6 +77,7 @@ def test_two_laplace_against_mpmath_integration(m1, m2, delta_g):
     assert_brackets(r, lambda x: with_laplace(1 / m1, lambda y: laplace_delta(1 / m2, y), x), delta_g, 1e-3)
 
 
+@pytest.mark.slow
 @SET
 @given(st.floats(0.3, 10.0), st.floats(0.5, 10.0), deltas)
 def test_laplace_and_gaussian_against_mpmath_integration(m1, m2, delta_g):

@@ -31,6 +31,7 @@ def _check(b, exact: float, eta: float):
     assert b.upper - exact <= eta, (b, exact)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(plans, delta_bars, etas)
 def test_dispatch_contains_exact(eps, delta_bar, eta):
@@ -48,6 +49,7 @@ def test_forced_pld_contains_exact(eps, delta_bar, eta):
     _check(b, float(exact), eta)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.floats(min_value=0.01, max_value=1.5), min_size=2, max_size=10), etas)
 def test_tiny_delta_stays_sound(eps, eta):

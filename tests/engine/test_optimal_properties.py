@@ -42,6 +42,7 @@ def kov_exact(eps: float, k: int, delta_bar: float) -> float:
 
 @pytest.mark.parametrize("eps, k, db", [(0.1, 100, 1e-6), (0.5, 40, 1e-10), (0.02, 400, 1e-3),
                                         (1.0, 50, 1e-15)])
+@pytest.mark.slow
 def test_homogeneous_equals_exact_kov(eps, k, db):
     exact = kov_exact(eps, k, db)
     b = homogeneous_bracket(eps, k, db)

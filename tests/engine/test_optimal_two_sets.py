@@ -27,6 +27,7 @@ def _contains_the_exact_value(gs, delta_bar):
     assert b.upper - b.lower <= 1e-8 * max(1.0, exact)
 
 
+@pytest.mark.slow
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups, st.floats(-12, -1).map(lambda t: 10.0 ** t))
 def test_two_sets_contain_the_exact_value(gs, delta_bar):

@@ -54,9 +54,12 @@ def small_plan():
 
 
 def pytest_collection_modifyitems(config, items):
-    """The offscreen platform warns that it cannot raise or resize native windows; that is the
-    test platform talking, not our code, so those two messages alone do not fail a test."""
+    """Every GUI test is ``slow``: each opens a window with its worker thread (about a second
+    apiece), so ``pytest -m "not slow"`` stays the quick engine/model loop and ``pytest tests/gui``
+    is the window's. The offscreen platform warns that it cannot raise or resize native windows;
+    that is the test platform talking, not our code, so those two messages alone fail no test."""
     marker = pytest.mark.qt_log_ignore(r"This plugin does not support (raise|propagateSizeHints)\(\)")
     for item in items:
         if "tests/gui" in str(item.fspath).replace("\\", "/"):
             item.add_marker(marker)
+            item.add_marker(pytest.mark.slow)

@@ -110,6 +110,7 @@ _cells = st.one_of(st.sampled_from(["", "1", "0.5", "-3", "1e999", "nan", "true"
                                  "n", "held", "repetitions", "granularity", "error", "other"]),
                 min_size=1, max_size=6, unique=True),
        st.lists(st.lists(_cells, min_size=6, max_size=6), max_size=4))
+@pytest.mark.slow
 def test_fuzz_csv_import_only_raises_plan_file_error(header, rows):
     buf = io.StringIO()
     writer = csv.writer(buf)

@@ -32,6 +32,7 @@ def _encoded(plan: Plan, compact: bool) -> bytes:
 
 # --- item 1: the writer never produces what the reader refuses ----------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compact_size", [MAX_FILE_BYTES, MAX_FILE_BYTES - 1])
 def test_a_plan_whose_indented_form_is_too_large_is_saved_compact_and_reopens(tmp_path, compact_size):
     plan = _padded_plan(compact_size, compact=True)

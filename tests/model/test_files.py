@@ -204,6 +204,7 @@ _doc = st.fixed_dictionaries({"format_version": st.one_of(st.sampled_from([0, 1,
                                        "title": _json, "global_epsilon": _json, "extra": _json})
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_doc)
 def test_fuzz_loader_only_raises_plan_file_error(doc):

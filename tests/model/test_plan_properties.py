@@ -70,6 +70,7 @@ def _apply(plan: Plan, edit) -> None:
         change(plan)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_edits, max_size=8))
 def test_edits_apply_or_change_nothing(edits):
