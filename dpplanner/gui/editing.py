@@ -17,6 +17,7 @@ Each adopted edit is one undo command holding the state before and after.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -32,10 +33,6 @@ from dpplanner.model.requests import CurveView
 from dpplanner.model.display import upper
 
 ALLOCATE = "allocate"
-
-# Budget fields whose change alters what redistribution spends.
-_REBALANCING_BUDGET_FIELDS = {"epsilon", "delta", "delta_split", "theorem", "eta", "reserve",
-                              "redistribute"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +51,18 @@ class _Pending:
     row: Optional[int]
     field: Optional[str]
     cause: Optional[Callable[[Plan], tuple[str, str]]]
+
+
+def _changes_allocation(plan: Plan, trial: Plan) -> bool:
+    """Whether a budget edit needs a redistribution: it is on and what it reads changed (ε_g, δ_g,
+    theorem, η, reserve, δ split, amplification by N, ...). Compared, not listed by field, so a
+    new budget field cannot be forgotten (a list here once missed the population size)."""
+    if not trial.budget.redistribute:
+        return False
+    if not plan.budget.redistribute:
+        return True                 # just switched on
+    before, after = plan.allocation_request(), trial.allocation_request()
+    return dataclasses.replace(before, revision=0) != dataclasses.replace(after, revision=0)
 
 
 def _replaced(stat: Statistic, changes: Mapping[str, Any]) -> Statistic:
@@ -151,10 +160,8 @@ class PlanEditor(QObject):
 
     # -- budget and whole-plan edits ------------------------------------------------------------
     def set_budget(self, text: str = "Change budget", **changes) -> bool:
-        field = next(iter(changes), None)
-        rebalance = bool(_REBALANCING_BUDGET_FIELDS & set(changes)) and \
-            changes.get("redistribute", self.plan.budget.redistribute)
-        return self._edit(text, lambda p: p.set_budget(**changes), rebalance=rebalance, field=field)
+        return self._edit(text, lambda p: p.set_budget(**changes), rebalance=_changes_allocation,
+                          field=next(iter(changes), None))
 
     def set_metadata(self, *, title: Optional[str] = None, description: Optional[str] = None) -> bool:
         return self._edit("Edit plan description" if title is None else "Edit plan title",
@@ -182,7 +189,8 @@ class PlanEditor(QObject):
             self.undo_stack.undo()
 
     # -- internals ------------------------------------------------------------------------------
-    def _edit(self, text: str, apply: Callable[[Plan], None], *, rebalance: Optional[bool] = None,
+    def _edit(self, text: str, apply: Callable[[Plan], None], *,
+              rebalance: Optional[bool | Callable[[Plan, Plan], bool]] = None,
               row: Optional[int] = None, field: Optional[str] = None, force: bool = False,
               cause: Optional[Callable[[Plan], tuple[str, str]]] = None) -> bool:
         """Try ``apply`` on a trial of the plan; refuse (plan unchanged) or make it one undo step,
@@ -201,6 +209,8 @@ class PlanEditor(QObject):
             return True             # nothing to change (e.g. the same value typed again)
         if rebalance is None:
             rebalance = trial.budget.redistribute
+        elif callable(rebalance):
+            rebalance = rebalance(self.plan, trial)
         if not (rebalance and len(trial)):
             self._adopt(trial, text)
             return True

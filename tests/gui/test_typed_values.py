@@ -226,3 +226,19 @@ def test_a_tiny_global_epsilon_reads_as_far_over_budget(qtbot, window, small_pla
     assert window.plan.budget.epsilon == 1e-320
     meter = window.budget_panel.meter.format()
     assert "over budget" in meter and "e+" in meter and "%" in meter, meter
+
+
+def test_typing_a_population_size_redistributes(qtbot, window, small_plan):
+    """Under pld, amplification by N makes every release a generic (ε, δ) one, which changes what
+    the plan costs, so the free statistics are rebalanced to spend the budget under the new
+    accounting (a hand-kept list of the budget fields that redistribute missed N)."""
+    window.document.load(small_plan(theorem="pld"), None, "t")
+    window.editor.rebalance_now()
+    wait_idle(qtbot, window)
+    before = window.plan.allocation_request()
+    type_into(qtbot, field(window, "Population size"), "100000")
+    wait_idle(qtbot, window)
+    assert window.plan.budget.population == 100000
+    assert [s.epsilon for s in window.plan.statistics] != list(before.epsilons)
+    assert window.budget_panel.meter.format().startswith("ε ")
+    assert "over budget" not in window.budget_panel.meter.format()
