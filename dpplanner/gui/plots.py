@@ -197,8 +197,9 @@ class CostPlot(QWidget):
         return " "
 
     def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """What is drawn for one theorem (x = k, y = total ε; nan where nothing is drawn)."""
-        x, y = self.items[name].getData()
+        """What is drawn for one theorem (x = k, y = total ε; nan where nothing is drawn), in
+        data units also on a log k axis (where the drawn coordinates are log10 k)."""
+        x, y = self.items[name].getOriginalDataset()
         return np.asarray(x), np.asarray(y)
 
     def readout_at(self, k: float) -> str:

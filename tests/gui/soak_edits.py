@@ -4,7 +4,8 @@ Each edit is one function ``edit(soak) -> str`` that acts on the window the way 
 typing into a table cell's editor or calling the table model's ``setData`` on a real index (what
 the delegate does), clicking the hold box, filling the Add dialog opened from its menu action,
 typing into the budget panel's fields, stepping its combo boxes, triggering the toolbar and menu
-actions (duplicate, remove, move, undo, redo, redistribute) - and returns a line for the edit log
+actions (duplicate, remove, move, undo, redo, redistribute), the inspector and the cost plot's view
+(``soak_views``) - and returns a line for the edit log
 that replays it in words. Values are drawn to hit the edges too: refused text, zero, huge and tiny
 numbers, targets no ε can meet.
 """
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner.gui.table_model import COLUMN_INDEX, RawRole
 from dpplanner.model import Kind, Mechanism
+import soak_views
 
 NAMES = ("income", "age", "rent", "région", "a" * 80, "count", "x", "mean income", "  padded  ")
 
@@ -395,7 +397,7 @@ EDITS: tuple[tuple[Callable[[Soak], str], int], ...] = (
     (typed_epsilon, 8), (target_error, 10), (weight, 5), (repetitions, 4), (hold, 5), (name, 2),
     (variable, 1), (kind, 4), (mechanism, 4), (custom_delta, 2), (add, 4), (duplicate, 3),
     (remove, 3), (move, 3), (budget_field, 10), (budget_choice, 4), (undo, 8), (redo, 4),
-    (rebalance, 3), (plot_tab, 2),
+    (rebalance, 3), (plot_tab, 2), (soak_views.inspector, 6), (soak_views.curve_view, 2),
 )
 
 

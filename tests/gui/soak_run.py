@@ -260,8 +260,9 @@ def _curve_mismatches(window, curve, request) -> list[str]:
             expected = np.where(np.isfinite(values), values, np.nan)
             if not (np.array_equal(x, ks) and np.array_equal(y, expected, equal_nan=True)):
                 found.append(f"cost curve {name} differs from a fresh curve")
-    if request.curve_mode == "prefix" and plot.k_line.value() != request.k:
-        found.append(f"the plan's k is marked at {plot.k_line.value()}, the plan has k = {request.k}")
+    marked = 10 ** plot.k_line.value() if plot.log_k.isChecked() else plot.k_line.value()
+    if request.curve_mode == "prefix" and not math.isclose(marked, request.k, rel_tol=1e-12):
+        found.append(f"the plan's k is marked at {marked}, the plan has k = {request.k}")
     return found
 
 
