@@ -22,6 +22,8 @@ delta_exact(x) <= A(1+r) + err + inf_mass - e^x B(1-r) (each entry's absolute er
 (1 - e^{x-l}) <= 1), solving with these inflated sums can only move the root up; the lower read-out
 is the mirror image. The root is taken as sup{x >= 0 : delta_fn(x) > delta_bar}, which is >= the
 exact root whenever delta_fn >= delta_exact everywhere (and <= it in the lower case).
+``lower_root`` and ``delta_slope`` serve the brackets whose lower read-out subtracts an error
+bound that is not monotone in x (the split and prefix brackets).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
 
 U = 2.0 ** -53
 TINY = 2.0 ** -1022  # smallest normal double: below it only absolute accuracy is left
@@ -187,3 +190,46 @@ def delta_at(a: Atoms, xs: np.ndarray) -> np.ndarray:
         else:
             out[i] = max(0.0, s * (1 - r) - a.err * (1 + 4 * U))
     return out
+
+
+def lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> float:
+    """The largest x found in [0, hi] with h(x) > 0, searching down from hi (0 if none).
+
+    h need not be monotone (the error bound grows away from where its tilt was chosen), so the
+    search brackets the sign change nearest below hi and returns a point where h > 0 was seen.
+    ``slope`` (about -h'(hi), optional) gives a first guess by one Newton step; with a loose
+    ``tol`` that guess and one secant step are usually all it takes.
+    """
+    h_hi = h(hi)
+    if h_hi > 0:
+        return hi
+    if slope > 0:
+        x = hi - 1.2 * (-h_hi) / slope
+        if 0.0 < x < hi:
+            h_x = h(x)
+            if h_x > 0:
+                if hi - x <= 8 * tol:
+                    return x
+                y = x + 0.9 * (hi - x) * h_x / (h_x - h_hi)
+                return y if y > x and h(y) > 0 else x
+    prev, gap = hi, max(first, tol)
+    while True:
+        x = max(0.0, hi - gap)
+        if h(x) > 0:
+            break
+        if x == 0.0:
+            return 0.0
+        prev, gap = x, gap * 4
+    r = brentq(h, x, prev, xtol=tol, rtol=8 * U, maxiter=200)
+    for k in range(64):
+        cand = max(x, r - tol * 2.0 ** k)
+        if h(cand) > 0:
+            return cand
+    return x
+
+
+def delta_slope(atoms, x: float) -> float:
+    """-d delta / dx at x for an atoms read-out (sum of p e^{x - l} over atoms above x)."""
+    j = int(np.searchsorted(atoms.l, x, side="right"))
+    with np.errstate(under="ignore"):
+        return float(np.sum(atoms.p[j:] * np.exp(x - atoms.l[j:])))

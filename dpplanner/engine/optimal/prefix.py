@@ -22,15 +22,15 @@ import numpy as np
 
 from dataclasses import replace
 
-from .atoms import U, delta_at, sup_root
+from .atoms import U, delta_at, delta_slope, lower_root, sup_root
 from .binomial import log_rr
 from .bracket import FAST_MAX_SUM, merge_groups
 from .exact import grouped_bracket, homogeneous_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import (STEP_MAX, batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel,
                   upper_kernel)
-from .split import (SMOOTH_SHARE, ErrorSum, block_terms, choose_smoothing, delta_slope, entry_bound,
-                    group_terms, kernel_shift, log_window_max, lower_root, model_step)
+from .split import (SMOOTH_SHARE, ErrorSum, block_terms, choose_smoothing, entry_bound, group_terms,
+                    kernel_shift, log_window_max, model_step)
 from ..numerics import widen_down, widen_up
 
 #: Bound on the running lattice size (points) of the prefix curve.

@@ -35,9 +35,8 @@ from dataclasses import replace
 from typing import Optional
 
 import numpy as np
-from scipy.optimize import brentq
 
-from .atoms import U, delta_at, sup_root
+from .atoms import U, delta_at, delta_slope, lower_root, sup_root
 from .binomial import log_rr
 from .lattice import LatticePMF, convolve
 from .pld import FFT_FRACTION, STEP_MAX, TAIL_FRACTION, ctd_weight, lattice_points, plan_pmf
@@ -308,49 +307,6 @@ class SplitComposition:
         log_s, log_k, rest_mgf, additive = self.rows
         thetas, coefs = block_terms(self.thetas, log_s, log_k, rest_mgf, x_ref)
         return ErrorSum(thetas, coefs, additive)
-
-
-def lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> float:
-    """The largest x found in [0, hi] with h(x) > 0, searching down from hi (0 if none).
-
-    h need not be monotone (the error bound grows away from where its tilt was chosen), so the
-    search brackets the sign change nearest below hi and returns a point where h > 0 was seen.
-    ``slope`` (about -h'(hi), optional) gives a first guess by one Newton step; with a loose
-    ``tol`` that guess and one secant step are usually all it takes.
-    """
-    h_hi = h(hi)
-    if h_hi > 0:
-        return hi
-    if slope > 0:
-        x = hi - 1.2 * (-h_hi) / slope
-        if 0.0 < x < hi:
-            h_x = h(x)
-            if h_x > 0:
-                if hi - x <= 8 * tol:
-                    return x
-                y = x + 0.9 * (hi - x) * h_x / (h_x - h_hi)
-                return y if y > x and h(y) > 0 else x
-    prev, gap = hi, max(first, tol)
-    while True:
-        x = max(0.0, hi - gap)
-        if h(x) > 0:
-            break
-        if x == 0.0:
-            return 0.0
-        prev, gap = x, gap * 4
-    r = brentq(h, x, prev, xtol=tol, rtol=8 * U, maxiter=200)
-    for k in range(64):
-        cand = max(x, r - tol * 2.0 ** k)
-        if h(cand) > 0:
-            return cand
-    return x
-
-
-def delta_slope(atoms, x: float) -> float:
-    """-d delta / dx at x for an atoms read-out (sum of p e^{x - l} over atoms above x)."""
-    j = int(np.searchsorted(atoms.l, x, side="right"))
-    with np.errstate(under="ignore"):
-        return float(np.sum(atoms.p[j:] * np.exp(x - atoms.l[j:])))
 
 
 def _blocks(order: np.ndarray) -> list:
