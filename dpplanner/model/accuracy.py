@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 from scipy.special import ndtri
 
@@ -244,6 +244,18 @@ def gaussian_sigma(l2: float, epsilon: float, delta: float) -> float:
     if not delta > 0:
         raise ValueError(_NEEDS_DELTA)
     return l2 * engine_gaussian.gaussian_multiplier(epsilon, delta)
+
+
+def calibrate_gaussians(pairs: Sequence[tuple[float, float]]) -> None:
+    """Calibrate many (functioning ε, δ) pairs in one vectorised bisection; the engine remembers
+    the multipliers, so ``gaussian_sigma`` on them afterwards is a lookup (same bits). A pair that
+    cannot be calibrated is left to ``gaussian_sigma``, which says why."""
+    good = [(e, d) for e, d in pairs if 0.0 < d < 1.0 and 0.0 < e < math.inf]
+    if good:
+        try:
+            engine_gaussian.gaussian_multipliers(*zip(*good))
+        except ValueError:
+            pass
 
 
 def gaussian_epsilon(sigma: float, l2: float, delta: float, minimum: float) -> float:

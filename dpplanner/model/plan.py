@@ -16,7 +16,7 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 from . import accuracy as acc
 from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
 from .events import Listener, PlanEvent
-from .privacy import EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, statistic_privacy
+from .privacy import EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, statistic_privacy, statistics_privacy
 from .requests import CurveView, EvaluateRequest, evaluation_request
 from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
                          statistic_deltas, statistic_mechanisms, validate_state)
@@ -338,7 +338,7 @@ class Plan:
         return statistic_privacy(self._budget, self._stats[i], self.deltas()[i])
 
     def privacy_all(self) -> list[StatisticPrivacy]:
-        return [statistic_privacy(self._budget, s, d) for s, d in zip(self._stats, self.deltas())]
+        return statistics_privacy(self._budget, self._stats, self.deltas())
 
     def epsilon_for_error(self, i: int, error: float) -> float:
         """The epsilon statistic i needs for ``error`` at the plan's confidence (not applied)."""

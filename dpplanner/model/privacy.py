@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import accuracy as acc
-from .statistic import Budget, Kind, Statistic
+from .statistic import Budget, Kind, Mechanism, Statistic
 from .validation import amplification_ratio
 
 
@@ -64,6 +64,16 @@ class BudgetBalance:
 
 #: Smallest epsilon the inverse accuracy returns (the epsilon field rule excludes 0).
 EPSILON_FLOOR = 1e-9
+
+
+def statistics_privacy(budget: Budget, stats, deltas) -> list[StatisticPrivacy]:
+    """``statistic_privacy`` of every statistic, the Gaussian calibrations made in one batch (the
+    window's table recomputes them all after each edit: one bisection instead of one per row)."""
+    ratio = amplification_ratio(budget)
+    acc.calibrate_gaussians([(acc.functioning_epsilon(s.epsilon, ratio), acc.functioning_delta(d, ratio))
+                             for s, d in zip(stats, deltas)
+                             if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN])
+    return [statistic_privacy(budget, s, d) for s, d in zip(stats, deltas)]
 
 
 def statistic_privacy(budget: Budget, stat: Statistic, delta: float) -> StatisticPrivacy:

@@ -94,3 +94,17 @@ def test_gaussian_epsilon_inverts_the_multiplier():
     assert e <= 0.8 * (1 + 1e-12)
     assert exact_delta(1 / m, e) <= 1e-7
     assert g.gaussian_epsilon(1e6, 0.5) == 0.0  # so much noise that delta(0) already fits
+
+
+def test_remembered_multipliers_are_the_same_bits_as_a_fresh_calibration():
+    """The calibration memo (filled by scalar and batch calls alike) never changes a value."""
+    from dpplanner.engine.mechanisms import gaussian as g
+
+    eps = np.array([0.01, 0.3, 1.0, 7.5])
+    delta = np.array([1e-9, 1e-6, 1e-5, 0.2])
+    g._KNOWN.clear()
+    fresh = [g.gaussian_multiplier(e, d) for e, d in zip(eps.tolist(), delta.tolist())]
+    g._KNOWN.clear()
+    batch = g.gaussian_multipliers(eps, delta)
+    assert [g.gaussian_multiplier(e, d) for e, d in zip(eps.tolist(), delta.tolist())] == fresh
+    assert batch.tolist() == fresh

@@ -184,3 +184,19 @@ def test_simulated_coverage(stat, exact, beta):
     assert misses <= high, f"coverage {1 - misses / DRAWS:.4f} below 1 - beta = {1 - beta}"
     if exact:   # single-coordinate bounds are exact, so not too conservative either
         assert misses >= low
+
+
+def test_batched_privacy_equals_one_statistic_at_a_time():
+    """plan.privacy_all calibrates its Gaussians in one batch; every number is what one call per
+    statistic gives, bit for bit (the batch only fills the engine's calibration memo)."""
+    from dpplanner.engine.mechanisms import gaussian as g
+    from dpplanner.model import examples, files
+    from dpplanner.model.privacy import statistic_privacy
+
+    for name in ("synthetic-100", "census"):
+        plan = files.load_plan(examples.example_path(name))
+        g._KNOWN.clear()
+        batched = plan.privacy_all()
+        g._KNOWN.clear()
+        single = [statistic_privacy(plan.budget, s, d) for s, d in zip(plan.statistics, plan.deltas())]
+        assert batched == single

@@ -88,6 +88,19 @@ def _fits(mu: np.ndarray, eps: np.ndarray, log_target: np.ndarray) -> np.ndarray
     return log_delta_bound(mu, eps, True) <= log_target
 
 
+#: Calibrations already made, (eps, delta) -> multiplier. The window recomputes every statistic's
+#: accuracy after each edit and one scalar bisection costs ~10 ms, while most pairs repeat from one
+#: edit to the next; a batch (``gaussian_multipliers``) leaves its answers here too.
+_KNOWN: dict[tuple[float, float], float] = {}
+_KNOWN_MAX = 1 << 16
+
+
+def _remember(eps: np.ndarray, delta: np.ndarray, m: np.ndarray) -> None:
+    if len(_KNOWN) + m.size > _KNOWN_MAX:
+        _KNOWN.clear()
+    _KNOWN.update(zip(zip(eps.ravel().tolist(), delta.ravel().tolist()), m.ravel().tolist()))
+
+
 def gaussian_multipliers(eps, delta) -> np.ndarray:
     """The least noise multipliers m = sigma / D (to ~1e-14 relative, rounded up) whose Gaussians
     are (eps_i, delta_i)-DP, for arrays of eps and delta (one vectorised bisection; each entry is
@@ -135,14 +148,18 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
         i = int(np.flatnonzero(~np.isfinite(m))[0])
         raise ValueError(f"epsilon = {eps.flat[i]!r} is too small for the Gaussian mechanism: the noise "
                          "multiplier would exceed the floating-point range")
+    _remember(eps, delta, m)
     return m
 
 
 def gaussian_multiplier(eps: float, delta: float) -> float:
     """The least noise multiplier m = sigma / D (to ~1e-14 relative, rounded up) whose Gaussian is
     (eps, delta)-DP. ValueError if eps or delta is outside what floating point can calibrate."""
-    eps_a, delta_a = np.array([_real(eps, "epsilon")]), np.array([_real(delta, "delta")])
-    return float(gaussian_multipliers(eps_a, delta_a)[0])
+    key = (_real(eps, "epsilon"), _real(delta, "delta"))
+    known = _KNOWN.get(key)
+    if known is not None:
+        return known
+    return float(gaussian_multipliers(np.array([key[0]]), np.array([key[1]]))[0])
 
 
 def _real(x, what: str) -> float:
