@@ -151,6 +151,7 @@ command_lines = st.builds(lambda c, p, rest: [c, p] + rest, st.sampled_from(COMM
                                                                max_size=5))
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, **_settings)
 @given(argv=command_lines)
 def test_cli_on_random_command_lines(argv, tmp_path, capsys, monkeypatch):

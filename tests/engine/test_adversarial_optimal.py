@@ -74,6 +74,7 @@ def check(r, eps_list, mult, deltas, dg, eta, delta_at):
 @given(eps=st.one_of(log_uniform(1e-8, 1e4), st.sampled_from([0.1, 0.1 + 1e-15, 1.0, 50.0])),
        k=st.one_of(st.integers(1, 2000), log_uniform(1, 1e6).map(int)),
        data=st.data(), eta=st.sampled_from([1e-6, 1e-3, 0.1]))
+@pytest.mark.slow
 def test_homogeneous_against_the_exact_delta(eps, k, data, eta):
     d, dg = data.draw(delta_split(k))
     r = compose([eps], [d], dg, eta=eta, multiplicities=[k])

@@ -35,6 +35,7 @@ def test_cks_vectors(rho, delta, expected):
     assert cks_epsilon(rho, delta) == pytest.approx(expected, rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.floats(1e-8, 50.0), st.floats(1e-15, 0.5))
 def test_cks_is_the_published_formula_rounded_up_at_a_near_optimal_alpha(rho, delta):

@@ -53,6 +53,7 @@ def test_homogeneous_equals_exact_kov(eps, k, db):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.floats(0.0, 1.5), min_size=2, max_size=9), st.integers(0, 8),
        st.floats(0.0, 0.5), st.floats(-12, -1))
+@pytest.mark.slow
 def test_monotone_in_every_eps(eps, which, bump, log_db):
     """Raising one eps never lowers the certified interval: lower(eps) <= upper(eps + bump)."""
     db = 10.0 ** log_db

@@ -123,7 +123,8 @@ def test_split_bracket_overlaps_an_independent_fine_grid_bracket(seed):
     assert new.upper - new.lower <= 1e-3
 
 
-@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s < 2 else s for s in range(3)])
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
 def test_prefix_curve_second_order_path_is_sound(seed):
     """Random doubles (no common lattice): every prefix's bracket holds the exact value for short
     prefixes (oracle) and overlaps an independent fine-grid bracket for long ones."""

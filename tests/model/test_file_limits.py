@@ -43,6 +43,7 @@ def test_a_plan_whose_indented_form_is_too_large_is_saved_compact_and_reopens(tm
     assert load_plan(path).snapshot() == plan.snapshot()
 
 
+@pytest.mark.slow
 def test_an_indented_plan_at_the_limit_stays_indented(tmp_path):
     plan = _padded_plan(MAX_FILE_BYTES, compact=False)
     path = tmp_path / "p.dpplan"

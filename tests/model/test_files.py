@@ -88,6 +88,7 @@ def test_too_many_statistics_fail_before_validation():
         loads_plan(text)
 
 
+@pytest.mark.slow
 def test_a_million_statistics_fail_before_parsing():
     text = '{"format_version": 1, "statistics": [' + ",".join(['{"name": "a"}'] * 1_000_000) + "]}"
     with pytest.raises(PlanFileError, match="about 2000003 values; at most 1000000"):
