@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QPushButton, QToolButton, QWidget,
 )
 
+from dpplanner import engine
 from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting
 from dpplanner.gui.editing import PlanEditor, Refusal
@@ -190,14 +191,14 @@ class BudgetPanel(QGroupBox):
             return
         if comp.epsilon == math.inf:
             self.meter.setValue(1000)
-            self.meter.setFormat(f"infeasible under {comp.theorem}")
+            self.meter.setFormat(f"infeasible under {engine.theorem(comp.theorem).label}")
             return
         ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
         self.meter.setValue(int(min(ratio, 1.0) * 1000))
         over = "  (over budget)" if ratio > 1 + 1e-12 else ""
         self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
                              f"({formatting.percent_of(comp.epsilon, available)}) under "
-                             f"{comp.theorem}{over}")
+                             f"{engine.theorem(comp.theorem).label}{over}")
         self.meter.setStyleSheet("QProgressBar::chunk { background: #c0392b; }" if over else "")
 
     # -- to the plan ----------------------------------------------------------------------------

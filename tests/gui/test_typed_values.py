@@ -242,3 +242,4 @@ def test_typing_a_population_size_redistributes(qtbot, window, small_plan):
     assert [s.epsilon for s in window.plan.statistics] != list(before.epsilons)
     assert window.budget_panel.meter.format().startswith("ε ")
     assert "over budget" not in window.budget_panel.meter.format()
+    assert window.budget_panel.meter.format().endswith("under noise-aware (PLD)")   # the label, not "pld"
