@@ -126,6 +126,8 @@ class PlanEditor(QObject):
     def insert_statistic(self, row: int, stat: Statistic) -> bool:
         """Insert before row ``row`` on screen (``len`` appends)."""
         text = f"Add {stat.name!r}"
+        if row >= len(self.plan):           # at the end: the end of the plan as it will be
+            return self._edit(text, lambda p: p.insert(len(p), stat))
         anchor = self._settle_row(row - 1) if row > 0 else -1
         if anchor is None:
             return self._refuse_gone(row - 1, text)

@@ -133,3 +133,15 @@ def test_a_result_landing_does_not_undo_a_choice_in_an_open_combo(qtbot, window,
     QTest.keyClick(combo, Qt.Key.Key_Return)
     wait_idle(qtbot, window)
     assert window.plan[0].mechanism.value == chosen
+
+
+def test_a_statistic_added_while_a_removal_redistributes_goes_where_it_was_asked(qtbot, window, gate):
+    from dpplanner.model import Kind, Statistic
+
+    window.statistics_panel.select_row(2)
+    assert window.statistics_panel.remove_selected()            # "hist c", the last row, waits
+    assert window.editor.insert_statistic(3, Statistic("at the end", kind=Kind.COUNT, epsilon=0.1))
+    assert window.editor.insert_statistic(1, Statistic("second", kind=Kind.COUNT, epsilon=0.1))
+    gate.set()
+    wait_idle(qtbot, window)
+    assert names(window) == ["count a", "second", "mean b", "at the end"]
