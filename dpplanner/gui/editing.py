@@ -27,7 +27,7 @@ from PySide6.QtGui import QUndoStack
 from dpplanner.compute import jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
-from dpplanner.model import Budget, Plan, PlanError, PlanEvent, Statistic
+from dpplanner.model import Budget, Plan, PlanError, Statistic
 from dpplanner.model.events import follow_row
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import upper
@@ -96,9 +96,10 @@ class PlanEditor(QObject):
 
     # -- statistic edits ------------------------------------------------------------------------
     # Rows are those on screen. While an edit waits for its redistribution the screen still shows
-    # the plan before it; a new edit first makes the waiting one (``_settle``), which may move or
-    # remove rows, so each edit follows its row there, and changes only the fields it names, on
-    # the statistic as it is then (a stale copy would undo the waiting edit's ε_i or pin).
+    # the plan before it, and a new edit applies to the state the waiting one reaches, which may
+    # have moved or removed rows: each edit follows its row there (``_row_now``) and changes only
+    # the fields it names, on the statistic as it is then (a stale copy would undo the waiting
+    # edit's ε_i or pin).
     def update_statistic(self, row: int, changes: Mapping[str, Any], text: str, *,
                          field: Optional[str] = None) -> bool:
         """Set ``changes`` (field -> value) on row ``row``; a refusal is reported at ``field``."""
@@ -128,7 +129,7 @@ class PlanEditor(QObject):
         text = f"Add {stat.name!r}"
         if row >= len(self.plan):           # at the end: the end of the plan as it will be
             return self._edit(text, lambda p: p.insert(len(p), stat))
-        anchor = self._settle_row(row - 1) if row > 0 else -1
+        anchor = self._row_now(row - 1) if row > 0 else -1
         if anchor is None:
             return self._refuse_gone(row - 1, text)
         return self._edit(text, lambda p: p.insert(anchor + 1, stat))
@@ -138,12 +139,9 @@ class PlanEditor(QObject):
         if not rows:
             return False
         text = f"Remove {self.plan[rows[0]].name!r}" if len(rows) == 1 else f"Remove {len(rows)} statistics"
-        waiting = self._pending.trial.recorded if self._pending is not None else ()
-        gone = [r for r in rows if follow_row(waiting, r) is None]
-        if gone:
-            return self._refuse_gone(gone[0], text)
-        events = self._settle()
-        now = [follow_row(events, r) for r in rows]
+        now = [self._row_now(r) for r in rows]
+        if None in now:
+            return self._refuse_gone(rows[now.index(None)], text)
         if len(now) == 1:
             return self._edit(text, lambda p: p.remove(now[0]))
         gone = set(now)
@@ -154,7 +152,7 @@ class PlanEditor(QObject):
         if not (0 <= to < len(self.plan)) or row == to:
             return False
         name = self.plan[row].name
-        now = self._settle_row(row)
+        now = self._row_now(row)
         if now is None:
             return self._refuse_gone(row, f"Move {name!r}")
         # Order changes no epsilon (only the prefix curve), so nothing is redistributed.
@@ -198,18 +196,25 @@ class PlanEditor(QObject):
         """Try ``apply`` on a trial of the plan; refuse (plan unchanged) or make it one undo step,
         after its redistribution when there is one. A refusal names the place of the edit
         (``row``/``field``) when there is one; ``cause(trial)`` gives (what the user asked, what
-        to do) when the pins do not fit."""
-        self._settle()
+        to do) when the pins do not fit.
+
+        With an edit waiting for its redistribution, the new one is tried on the state that edit
+        reaches; only an edit that changes something makes the waiting one (``_settle``) and then
+        redistributes for both. A refused or empty edit leaves the waiting redistribution running."""
         self.last_refusal = None
-        trial = self.plan.trial()
-        try:
-            apply(trial)
-        except PlanError as exc:    # the model refused: the plan is unchanged
-            self._refuse(exc, trial, row, field, cause)
+        waiting = self._pending
+        base = waiting.trial if waiting is not None else self.plan
+        trial = self._tried(apply, base, row, field, cause)
+        if trial is None:
             return False
-        if not force and trial.snapshot() == self.plan.snapshot():
+        if not force and trial.snapshot() == base.snapshot():
             return True             # nothing to change (e.g. the same value typed again)
-        if rebalance is None:
+        if waiting is not None:
+            self._settle()
+            trial = self._tried(apply, self.plan, row, field, cause)     # the same state again
+            if trial is None:
+                return False
+        if rebalance is None or (waiting is not None and trial.budget.redistribute):
             rebalance = trial.budget.redistribute
         elif callable(rebalance):
             rebalance = rebalance(self.plan, trial)
@@ -222,6 +227,17 @@ class PlanEditor(QObject):
         self.controller.submit(ALLOCATE, self.allocate_fn, request,
                                Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
         return True
+
+    def _tried(self, apply: Callable[[Plan], None], base: Plan, row: Optional[int],
+               field: Optional[str], cause) -> Optional[Plan]:
+        """A trial of ``base`` with ``apply`` made, or None after reporting the model's refusal."""
+        trial = base.trial()
+        try:
+            apply(trial)
+        except PlanError as exc:    # the model refused: the plan is unchanged
+            self._refuse(exc, trial, row, field, cause)
+            return None
+        return trial
 
     def _adopt(self, trial: Plan, text: str) -> None:
         before = self.plan.snapshot()
@@ -246,27 +262,22 @@ class PlanEditor(QObject):
             self.redistributing.emit(False)
         return pending
 
-    def _settle(self) -> tuple[PlanEvent, ...]:
+    def _settle(self) -> None:
         """A new edit while one waits for its redistribution: make the waiting one now, without
-        it (the new edit's own redistribution covers both). Returns the changes it made."""
-        if self._pending is None:
-            return ()
+        it (the new edit's own redistribution covers both)."""
         self.controller.discard(ALLOCATE)
         pending = self._take_pending()
         self._adopt(pending.trial, pending.text)
-        return pending.trial.recorded
 
-    def _settle_row(self, row: int) -> Optional[int]:
-        """``_settle``, then where row ``row`` on screen is now. None, with the waiting edit left
-        waiting, when that edit removes the row."""
-        if self._pending is not None and follow_row(self._pending.trial.recorded, row) is None:
-            return None
-        return follow_row(self._settle(), row)
+    def _row_now(self, row: int) -> Optional[int]:
+        """Where row ``row`` on screen is in the state the edits reach (after the waiting one, if
+        any); None when the waiting edit removes it."""
+        return follow_row(self._pending.trial.recorded if self._pending is not None else (), row)
 
     def _edit_row(self, row: int, text: str, apply: Callable[[Plan, int], None], *,
                   field: Optional[str] = None,
                   cause: Optional[Callable[[Plan, int], tuple[str, str]]] = None) -> bool:
-        now = self._settle_row(row)
+        now = self._row_now(row)
         if now is None:
             return self._refuse_gone(row, text)
         return self._edit(text, lambda p: apply(p, now), row=now, field=field,

@@ -53,6 +53,23 @@ def small_plan():
     return _small_plan
 
 
+@pytest.fixture
+def window(qtbot, tmp_path):
+    """A shown window on ``small_plan()`` with its first evaluation done, settings in tmp_path
+    (test files that need another window define their own ``window``)."""
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
+    from keys import wait_idle
+
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
+    w.document.load(_small_plan(), None, "t")
+    w.show()
+    wait_idle(qtbot, w)
+    return w
+
+
 def pytest_collection_modifyitems(config, items):
     """Every GUI test is ``slow``: each opens a window with its worker thread (about a second
     apiece), so ``pytest -m "not slow"`` stays the quick engine/model loop and ``pytest tests/gui``

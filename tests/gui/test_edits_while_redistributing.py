@@ -8,25 +8,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit
 
 from dpplanner.compute import jobs
-from dpplanner.gui.main_window import MainWindow
-from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, small_plan):
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
-    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
-    w.document.load(small_plan(), None, "t")
-    w.show()
-    wait_idle(qtbot, w)
-    return w
+from keys import field, type_into, wait_idle
 
 
 @pytest.fixture
@@ -42,10 +30,6 @@ def gate(window):
     window.editor.allocate_fn = held_back
     yield event
     event.set()
-
-
-def wait_idle(qtbot, w):
-    qtbot.waitUntil(lambda: not w.controller.is_busy() and not w.editor.is_redistributing(), timeout=20000)
 
 
 def open_cell(window, row: int, key: str):
@@ -145,3 +129,35 @@ def test_a_statistic_added_while_a_removal_redistributes_goes_where_it_was_asked
     gate.set()
     wait_idle(qtbot, window)
     assert names(window) == ["count a", "second", "mean b", "at the end"]
+
+
+def spent(window) -> float:
+    return sum(s.epsilon * s.repetitions for s in window.plan.statistics)
+
+
+def test_a_refused_edit_leaves_the_waiting_redistribution_running(qtbot, window, gate):
+    """δ_g = 0.01 is refused (n = 1000); the removal before it is still rebalanced, so the two
+    statistics left spend the whole budget (basic composition: the sum of ε_i)."""
+    window.statistics_panel.select_row(0)
+    assert window.statistics_panel.remove_selected()
+    edit = field(window, "Global delta")
+    type_into(qtbot, edit, "0.01")
+    assert "delta must be below 1/n" in edit.accessibleDescription()
+    assert window.editor.is_redistributing()
+    gate.set()
+    wait_idle(qtbot, window)
+    assert names(window) == ["mean b", "hist c"] and window.plan.budget.delta == 1e-6
+    assert spent(window) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_move_typed_after_a_removal_still_redistributes_the_removal(qtbot, window, gate):
+    """A move redistributes nothing itself, but it makes the waiting removal, which must still be
+    rebalanced."""
+    window.statistics_panel.select_row(0)
+    assert window.statistics_panel.remove_selected()
+    window.statistics_panel.select_row(2)                  # "hist c" on screen
+    assert window.statistics_panel.move_selected(-1)
+    gate.set()
+    wait_idle(qtbot, window)
+    assert names(window) == ["hist c", "mean b"]
+    assert spent(window) == pytest.approx(1.0, rel=1e-6)

@@ -4,45 +4,16 @@ or the plan keeps its value and the reason shows next to the field that was type
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
-from dpplanner.gui.main_window import MainWindow
-from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Statistic
+from keys import field, type_into, wait_idle
 
 NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "Confidence", "Reserve",
          "Delta to statistics")
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, small_plan):
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
-    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
-    w.document.load(small_plan(), None, "t")
-    w.show()
-    return w
-
-
-def wait_idle(qtbot, w):
-    qtbot.waitUntil(lambda: not w.controller.is_busy() and not w.editor.is_redistributing(), timeout=20000)
-
-
-def field(root: QWidget, name: str) -> QLineEdit:
-    found = [e for e in root.findChildren(QLineEdit) if e.accessibleName() == name and e.isVisible()]
-    assert len(found) == 1, f"{len(found)} visible fields named {name!r}"
-    return found[0]
-
-
-def type_into(qtbot, edit: QLineEdit, text: str, key=Qt.Key.Key_Return) -> None:
-    edit.setFocus()
-    edit.selectAll()
-    QTest.keyClick(edit, Qt.Key.Key_Delete)
-    QTest.keyClicks(edit, text)
-    QTest.keyClick(edit, key)
 
 
 def message_of(edit: QLineEdit) -> str:

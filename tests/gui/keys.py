@@ -1,0 +1,26 @@
+"""What a user does with the keyboard, for the GUI tests: find a field by its accessible name,
+type into it and press Enter, and wait until the window has nothing left to compute."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLineEdit, QWidget
+
+
+def wait_idle(qtbot, w):
+    qtbot.waitUntil(lambda: not w.controller.is_busy() and not w.editor.is_redistributing(), timeout=20000)
+
+
+def field(root: QWidget, name: str) -> QLineEdit:
+    found = [e for e in root.findChildren(QLineEdit) if e.accessibleName() == name and e.isVisible()]
+    assert len(found) == 1, f"{len(found)} visible fields named {name!r}"
+    return found[0]
+
+
+def type_into(qtbot, edit: QLineEdit, text: str, key=Qt.Key.Key_Return) -> None:
+    edit.setFocus()
+    edit.selectAll()
+    QTest.keyClick(edit, Qt.Key.Key_Delete)
+    QTest.keyClicks(edit, text)
+    QTest.keyClick(edit, key)
