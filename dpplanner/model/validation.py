@@ -246,6 +246,11 @@ def validate_budget(budget: Budget) -> Budget:
                         f"of: {', '.join(n.value for n in Neighbouring)}", field="neighbouring")
     if not isinstance(budget.redistribute, bool):
         raise PlanError("budget: redistribute must be true or false", field="redistribute")
+    if not values["epsilon"] * (1.0 - values["reserve"]) > 0.0:
+        # e.g. epsilon = 5e-324 with a 50 % reserve: what redistribution may spend underflows to 0
+        raise PlanError(f"budget: global epsilon = {values['epsilon']!r} with a reserve of "
+                        f"{values['reserve']:.4g} leaves no epsilon to spend (it underflows to 0); "
+                        "raise the global epsilon or lower the reserve", field="reserve")
     n, big_n = values["dataset_size"], values["population"]
     if n is not None and values["delta"] >= 1.0 / n:
         raise PlanError(f"budget: global delta = {values['delta']:g} is not allowed for a dataset of "

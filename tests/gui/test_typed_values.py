@@ -214,3 +214,17 @@ def test_typing_a_population_size_redistributes(qtbot, window, small_plan):
     assert window.budget_panel.meter.format().startswith("ε ")
     assert "over budget" not in window.budget_panel.meter.format()
     assert window.budget_panel.meter.format().endswith("under noise-aware (PLD)")   # the label, not "pld"
+
+
+def test_a_reserve_that_leaves_nothing_to_spend_is_refused_at_the_field(qtbot, window):
+    """ε_g = 5e-324 with a 50 % reserve: (1 − 0.5)·ε_g underflows to 0, which the budget meter
+    divided by. The reserve is refused with the reason; the plan keeps its value."""
+    window.editor.set_budget(redistribute=False)
+    type_into(qtbot, field(window, "Global epsilon"), "5e-324")
+    wait_idle(qtbot, window)
+    assert window.plan.budget.epsilon == 5e-324
+    edit = field(window, "Reserve")
+    type_into(qtbot, edit, "50")
+    wait_idle(qtbot, window)
+    assert window.plan.budget.reserve == 0.0 and edit.text() == "50"
+    assert "leaves no epsilon to spend" in edit.accessibleDescription()
