@@ -36,8 +36,10 @@ def widen_up(x: float) -> float:
 
 
 def widen_down(x: float) -> float:
-    """A bracket's lower end pushed below its root finder's error, never below 0 (inf and nan pass
-    through)."""
+    """A bracket's lower end pushed below its root finder's error, never below 0. inf passes
+    through (an infeasible target); nan, a failed read-out, certifies nothing: 0."""
+    if math.isnan(x):
+        return 0.0
     return max(0.0, x * (1 - BRACKET_MARGIN) - BRACKET_FLOOR) if math.isfinite(x) else x
 
 
