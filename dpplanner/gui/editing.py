@@ -253,8 +253,7 @@ class PlanEditor(QObject):
             asked, remedy = cause(trial)
             message = f"{asked}: {message}; {remedy}"
         where_row = row if row is not None or field is not None else exc.index
-        self.last_refusal = Refusal(message, where_row, field or exc.field)
-        self.refused.emit(self.last_refusal)
+        self._report(Refusal(message, where_row, field or exc.field))
 
     def _take_pending(self) -> Optional[_Pending]:
         pending, self._pending = self._pending, None
@@ -283,10 +282,13 @@ class PlanEditor(QObject):
         return self._edit(text, lambda p: apply(p, now), row=now, field=field,
                           cause=None if cause is None else lambda t: cause(t, now))
 
+    def _report(self, refusal: Refusal) -> None:
+        self.last_refusal = refusal
+        self.refused.emit(refusal)
+
     def _refuse_gone(self, row: int, text: str) -> bool:
-        self.last_refusal = Refusal(f"{text}: statistic {row + 1} was removed or replaced by the "
-                                    "edit made just before, so this one was not applied")
-        self.refused.emit(self.last_refusal)
+        self._report(Refusal(f"{text}: statistic {row + 1} was removed or replaced by the edit made "
+                             "just before, so this one was not applied"))
         return False
 
     def abandon(self) -> None:
@@ -321,9 +323,8 @@ class PlanEditor(QObject):
 
     def _on_failed(self, message: str) -> None:
         pending = self._take_pending()
-        self.last_refusal = Refusal(f"redistribution failed, the edit was not made: {message}",
-                                    pending.row, pending.field)
-        self.refused.emit(self.last_refusal)
+        self._report(Refusal(f"redistribution failed, the edit was not made: {message}",
+                             pending.row, pending.field))
 
     def _on_cancelled(self) -> None:
         # Cancelled by the user: the edit was valid, so it is made, just not rebalanced.

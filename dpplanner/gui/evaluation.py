@@ -32,6 +32,10 @@ PROFILE = "profile"
 PROFILE_DELAY_MS = 300
 
 
+#: How a status message about a failed part of the computation begins (and is recognised by).
+PARTLY_FAILED = "Part of the computation failed - "
+
+
 class Evaluation(QObject):
     evaluated = Signal(object)              # EvaluateResult, now shown
     evaluationFailed = Signal(str)
@@ -128,9 +132,9 @@ class Evaluation(QObject):
         self._profile_delay.start()
         problems = "; ".join(f"{part}: {msg}" for part, msg in result.problems.items())
         if problems:
-            self.message.emit(f"Part of the computation failed - {problems}", 10000, True)
+            self.message.emit(f"{PARTLY_FAILED}{problems}", 10000, True)
         else:       # clears only that message: a refusal shown meanwhile stays
-            self.retracted.emit("Part of the computation failed - ")
+            self.retracted.emit(PARTLY_FAILED)
         self.evaluated.emit(result)
 
     def _start_profile(self) -> None:
