@@ -92,7 +92,7 @@ def test_an_edit_typed_while_a_pin_redistributes_keeps_the_pin(qtbot, window, ga
 
 
 def test_a_result_landing_does_not_overwrite_text_being_typed(qtbot, window, gate):
-    window.editor.set_budget(epsilon=0.9)                   # redistributes every row
+    type_into(qtbot, field(window, "Global epsilon"), "0.9")     # redistributes every row
     editor = open_cell(window, 1, "name")
     retype(editor, "half typ")
     gate.set()
@@ -106,7 +106,7 @@ def test_a_result_landing_does_not_overwrite_text_being_typed(qtbot, window, gat
 
 
 def test_a_result_landing_does_not_undo_a_choice_in_an_open_combo(qtbot, window, gate):
-    window.editor.set_budget(epsilon=0.9)
+    type_into(qtbot, field(window, "Global epsilon"), "0.9")
     combo = open_cell(window, 0, "mechanism")
     combo.setFocus()
     QTest.keyClick(combo, Qt.Key.Key_Down)                  # Laplace -> Gaussian, chosen by key

@@ -204,7 +204,7 @@ def test_typing_a_population_size_redistributes(qtbot, window, small_plan):
     the plan costs, so the free statistics are rebalanced to spend the budget under the new
     accounting (a hand-kept list of the budget fields that redistribute missed N)."""
     window.document.load(small_plan(theorem="pld"), None, "t")
-    window.editor.rebalance_now()
+    window.rebalance_action.trigger()                       # Edit > Redistribute now
     wait_idle(qtbot, window)
     before = window.plan.allocation_request()
     type_into(qtbot, field(window, "Population size"), "100000")
@@ -219,7 +219,8 @@ def test_typing_a_population_size_redistributes(qtbot, window, small_plan):
 def test_a_reserve_that_leaves_nothing_to_spend_is_refused_at_the_field(qtbot, window):
     """ε_g = 5e-324 with a 50 % reserve: (1 − 0.5)·ε_g underflows to 0, which the budget meter
     divided by. The reserve is refused with the reason; the plan keeps its value."""
-    window.editor.set_budget(redistribute=False)
+    QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+    assert not window.plan.budget.redistribute
     type_into(qtbot, field(window, "Global epsilon"), "5e-324")
     wait_idle(qtbot, window)
     assert window.plan.budget.epsilon == 5e-324
