@@ -17,7 +17,6 @@ Each adopted edit is one undo command holding the state before and after.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -29,6 +28,7 @@ from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
 from dpplanner.model.events import follow_row
+from dpplanner.model.plan import allocation_budget
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import upper
 
@@ -55,14 +55,13 @@ class _Pending:
 
 def _changes_allocation(plan: Plan, trial: Plan) -> bool:
     """Whether a budget edit needs a redistribution: it is on and what it reads changed (ε_g, δ_g,
-    theorem, η, reserve, δ split, amplification by N, ...). Compared, not listed by field, so a
-    new budget field cannot be forgotten (a list here once missed the population size)."""
+    theorem, η, reserve, δ split, amplification by N: ``allocation_budget``, which the model tests
+    against the request itself, so a new budget field cannot be forgotten here)."""
     if not trial.budget.redistribute:
         return False
     if not plan.budget.redistribute:
         return True                 # just switched on
-    before, after = plan.allocation_request(), trial.allocation_request()
-    return dataclasses.replace(before, revision=0) != dataclasses.replace(after, revision=0)
+    return allocation_budget(plan.budget) != allocation_budget(trial.budget)
 
 
 def _replaced(stat: Statistic, changes: Mapping[str, Any]) -> Statistic:

@@ -93,6 +93,14 @@ def allocation_request(budget: Budget, stats: Sequence[Statistic], revision: int
                              revision, inputs.mechanisms)
 
 
+def allocation_budget(budget: Budget) -> tuple:
+    """What of ``budget`` an allocation request depends on: two budgets with the same key give the
+    same request for any statistics (tested field by field), so whether a budget edit needs a
+    redistribution is decided without building the request (O(n)) on the GUI thread."""
+    return (budget.spendable_epsilon, budget.delta, budget.delta_to_statistics, budget.eta,
+            budget.theorem, amplification_ratio(budget) != 1.0)
+
+
 def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
                   only: Optional[Sequence[bool]] = None) -> tuple[Statistic, ...]:
     """Statistics with new epsilons (where ``only`` is True, if given)."""

@@ -373,3 +373,25 @@ def test_a_row_is_followed_through_a_change(operation, expected):
     for before, after in enumerate(expected):
         if after is not None:
             assert trial[after].name == f"s{before}"
+
+
+@pytest.mark.parametrize("change", [
+    {"epsilon": 0.5}, {"delta": 1e-7}, {"delta_split": 0.25}, {"confidence": 0.99}, {"eta": 1e-2},
+    {"theorem": "basic"}, {"redistribute": False}, {"reserve": 0.1}, {"dataset_size": 5000},
+    {"population": 500_000}, {"population": None}, {"neighbouring": Neighbouring.REPLACE_ONE},
+    {"dataset_size": 200_000, "population": 400_000}, {"epsilon": 2.0, "reserve": 0.5},
+])
+def test_the_allocation_key_changes_exactly_when_the_allocation_request_does(change):
+    """``allocation_budget`` is what decides whether a budget edit redistributes: it must change
+    for every budget field the allocation request reads, and only for those."""
+    from dpplanner.model.plan import allocation_budget
+
+    stats = [Statistic("c", kind=Kind.COUNT, epsilon=0.1),
+             Statistic("g", kind=Kind.COUNT, mechanism=Mechanism.GAUSSIAN, epsilon=0.2, repetitions=3),
+             Statistic("x", kind=Kind.CUSTOM, epsilon=0.05, delta=1e-8)]
+    before = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=100_000, population=200_000), stats)
+    after = before.trial()
+    after.set_budget(**change)
+    same_request = (dataclasses.replace(before.allocation_request(), revision=0)
+                    == dataclasses.replace(after.allocation_request(), revision=0))
+    assert (allocation_budget(before.budget) == allocation_budget(after.budget)) == same_request
