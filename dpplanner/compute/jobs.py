@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 from dpplanner import engine
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.types import CancelToken, Composition
-from dpplanner.model.plan import composition_inputs
+from dpplanner.model.engine_inputs import composition_inputs
 from dpplanner.model.redistribution import rebalanced
 from dpplanner.model.requests import CurveView, EvaluateRequest, ProfileRequest, evaluation_request
 from dpplanner.model.statistic import Budget, Statistic

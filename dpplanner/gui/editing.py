@@ -28,7 +28,7 @@ from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
 from dpplanner.model.events import follow_row
-from dpplanner.model.plan import allocation_budget
+from dpplanner.model.engine_inputs import allocation_budget
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import upper
 

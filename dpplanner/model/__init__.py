@@ -8,7 +8,8 @@ validates first (``PlanError`` and nothing changed on failure) and then notifies
 """
 
 from .accuracy import Accuracy, Sensitivity, quantile_bins, sensitivity
-from .plan import AllocationRequest, CompositionInputs, Plan, PlanEvent, PlanSnapshot
+from .engine_inputs import AllocationRequest, CompositionInputs
+from .plan import Plan, PlanEvent, PlanSnapshot
 from .privacy import BudgetBalance, StatisticPrivacy
 from .statistic import (CUSTOM_TIER, KIND_FIELDS, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind,
                         Mechanism, Neighbouring, SensitivityTier, Statistic, tier_for)

@@ -15,11 +15,13 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from . import accuracy as acc
 from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
+from .engine_inputs import (AllocationRequest, CompositionInputs, allocation_request,
+                            composition_inputs, with_epsilons)
 from .events import Listener, PlanEvent
 from .privacy import EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, statistic_privacy, statistics_privacy
 from .requests import CurveView, EvaluateRequest, evaluation_request
 from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
-                         statistic_deltas, statistic_mechanisms, validate_state)
+                         statistic_deltas, validate_state)
 
 
 @dataclass(frozen=True)
@@ -31,89 +33,6 @@ class PlanSnapshot:
     title: str = ""
     description: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
-
-
-@dataclass(frozen=True)
-class CompositionInputs:
-    """What the engine composes: one row per statistic, repetitions as multiplicities."""
-
-    epsilons: tuple[float, ...]
-    deltas: tuple[float, ...]
-    multiplicities: tuple[int, ...]
-    delta_g: float
-    eta: float
-    mechanisms: tuple[str, ...] = ()      # engine.MECHANISMS per row (see statistic_mechanisms)
-
-    @property
-    def k(self) -> int:
-        return sum(self.multiplicities)
-
-
-@dataclass(frozen=True)
-class AllocationRequest:
-    """Everything ``engine.allocate`` needs, frozen; ``revision`` identifies the plan state."""
-
-    epsilons: tuple[float, ...]
-    deltas: tuple[float, ...]
-    held: tuple[bool, ...]
-    weights: tuple[float, ...]
-    multiplicities: tuple[int, ...]
-    epsilon_g: float
-    delta_g: float
-    theorem: str
-    eta: float
-    revision: int = 0
-    mechanisms: tuple[str, ...] = ()
-
-    def run(self, cancel=None, progress=None):
-        """Call ``engine.allocate``; returns its Allocation (raises BudgetError / ValueError)."""
-        from dpplanner import engine
-        return engine.allocate(list(self.epsilons), list(self.deltas), list(self.held),
-                               list(self.weights), self.epsilon_g, self.delta_g,
-                               theorem=self.theorem, eta=self.eta,
-                               multiplicities=list(self.multiplicities),
-                               mechanisms=list(self.mechanisms) or None, cancel=cancel,
-                               progress=progress)
-
-
-# --- pure functions over (budget, statistics) -------------------------------------------------
-
-def composition_inputs(budget: Budget, stats: Sequence[Statistic]) -> CompositionInputs:
-    deltas = tuple(statistic_deltas(budget, stats))
-    return CompositionInputs(tuple(float(s.epsilon) for s in stats), deltas,
-                             tuple(int(s.repetitions) for s in stats), budget.delta, budget.eta,
-                             statistic_mechanisms(budget, stats))
-
-
-def allocation_request(budget: Budget, stats: Sequence[Statistic], revision: int = 0) -> AllocationRequest:
-    inputs = composition_inputs(budget, stats)
-    return AllocationRequest(inputs.epsilons, inputs.deltas, tuple(bool(s.held) for s in stats),
-                             tuple(float(s.weight) for s in stats), inputs.multiplicities,
-                             budget.spendable_epsilon, budget.delta, budget.theorem, budget.eta,
-                             revision, inputs.mechanisms)
-
-
-def allocation_budget(budget: Budget) -> tuple:
-    """What of ``budget`` an allocation request depends on: two budgets with the same key give the
-    same request for any statistics (tested field by field), so whether a budget edit needs a
-    redistribution is decided without building the request (O(n)) on the GUI thread."""
-    return (budget.spendable_epsilon, budget.delta, budget.delta_to_statistics, budget.eta,
-            budget.theorem, amplification_ratio(budget) != 1.0)
-
-
-def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
-                  only: Optional[Sequence[bool]] = None) -> tuple[Statistic, ...]:
-    """Statistics with new epsilons (where ``only`` is True, if given)."""
-    if len(epsilons) != len(stats):
-        raise PlanError(f"got {len(epsilons)} epsilons for {len(stats)} statistics")
-    out = []
-    for i, (s, e) in enumerate(zip(stats, epsilons)):
-        if only is None or only[i]:
-            e = float(e)
-            FIELD_RULES["epsilon"].check(e, f"statistic {i + 1} ({s.name!r}) after redistribution", i)
-            s = s.replace(epsilon=e)
-        out.append(s)
-    return tuple(out)
 
 
 # --- the document ------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from .plan import Plan, allocation_request, with_epsilons
+from .engine_inputs import allocation_request, with_epsilons
+from .plan import Plan
 from .statistic import Budget, Statistic
 from .validation import PlanError, check_holds
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 from dpplanner import engine
 
 if TYPE_CHECKING:
-    from .plan import CompositionInputs
+    from .engine_inputs import CompositionInputs
 
 
 @dataclass(frozen=True)

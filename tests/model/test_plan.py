@@ -384,7 +384,7 @@ def test_a_row_is_followed_through_a_change(operation, expected):
 def test_the_allocation_key_changes_exactly_when_the_allocation_request_does(change):
     """``allocation_budget`` is what decides whether a budget edit redistributes: it must change
     for every budget field the allocation request reads, and only for those."""
-    from dpplanner.model.plan import allocation_budget
+    from dpplanner.model.engine_inputs import allocation_budget
 
     stats = [Statistic("c", kind=Kind.COUNT, epsilon=0.1),
              Statistic("g", kind=Kind.COUNT, mechanism=Mechanism.GAUSSIAN, epsilon=0.2, repetitions=3),
