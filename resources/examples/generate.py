@@ -1,6 +1,6 @@
 """Regenerate the example plans in this folder: python resources/examples/generate.py
 
-The budgets are redistributed with the engine under each plan's theorem (optimal), so the files
+The budgets are redistributed with the engine under each plan's theorem (pld), so the files
 open already balanced.
 """
 

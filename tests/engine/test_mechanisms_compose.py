@@ -154,3 +154,24 @@ def test_root_at_zero_with_a_gaussian():
     r = compose_mechanisms([Laplace(50.0), Gaussian(50.0)], 0.1)
     assert r.epsilon_lower == 0.0 and 0.0 <= r.epsilon <= 1e-6
     assert with_laplace(1 / 50.0, lambda y: gauss_delta(1 / 50.0, y), 0.0) <= 0.1
+
+
+def test_a_repeated_bracket_is_remembered_not_recomputed(monkeypatch):
+    """One edit asks for the same bracket up to three times (allocation check, totals, curve): the
+    second ask is answered from memory with the very same numbers, and the memory stays bounded."""
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+
+    computed = []
+    real = bracket_mod._bracket
+    monkeypatch.setattr(bracket_mod, "_bracket", lambda *a: computed.append(1) or real(*a))
+    bracket_mod._BRACKETS.clear()
+    releases = [Laplace(3.0), Gaussian(7.0), EpsDelta(0.05, 1e-8)]
+    first = compose_mechanisms(releases, 1e-6, eta=1e-3, multiplicities=[4, 2, 1])
+    again = compose_mechanisms(releases, 1e-6, eta=1e-3, multiplicities=[4, 2, 1])
+    assert len(computed) == 1
+    assert (again.epsilon, again.epsilon_lower, again.detail) == (first.epsilon, first.epsilon_lower, first.detail)
+    compose_mechanisms(releases, 1e-6, eta=2e-3, multiplicities=[4, 2, 1])  # another eta: computed
+    assert len(computed) == 2
+    for i in range(bracket_mod._BRACKETS_MAX + 5):
+        compose_mechanisms([Laplace(3.0 + i / 64)], 1e-6, eta=1e-2)
+    assert len(bracket_mod._BRACKETS) == bracket_mod._BRACKETS_MAX

@@ -16,6 +16,8 @@ or the lattice would exceed MAX_POINTS.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -209,8 +211,36 @@ def aligned_step(r: Twins, target: float) -> float:
     return step
 
 
+#: Brackets already computed, keyed by what was composed. One edit asks for the same one up to
+#: three times (the allocation's last check, the totals, the curve's lattice), and a bracket is a
+#: pure function of its Twins and eta. Few entries: a key holds the release arrays.
+_BRACKETS: "OrderedDict[tuple, tuple[float, float, str, float]]" = OrderedDict()
+_BRACKETS_MAX = 32
+_BRACKETS_LOCK = threading.Lock()
+
+
+def _key(r: Twins, eta: float) -> tuple:
+    return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.mu_up,
+            r.mu_lo, r.rr_eps.tobytes(), r.rr_mult.tobytes(), r.delta_bar, r.delta_bar_hi, eta)
+
+
 def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
     """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
+    key = _key(r, eta)
+    with _BRACKETS_LOCK:
+        known = _BRACKETS.get(key)
+        if known is not None:
+            _BRACKETS.move_to_end(key)
+            return known
+    result = _bracket(r, eta, cancel, progress)
+    with _BRACKETS_LOCK:
+        _BRACKETS[key] = result
+        if len(_BRACKETS) > _BRACKETS_MAX:
+            _BRACKETS.popitem(last=False)
+    return result
+
+
+def _bracket(r: Twins, eta: float, cancel, progress) -> tuple[float, float, str, float]:
     has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
     if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
         lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.mu_up > 0 else pure_sum(r, False))
@@ -224,7 +254,7 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, fl
         return float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0
     cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
     step = aligned_step(r, initial_step(eta))
-    up, lo, used = math.inf, 0.0, 0.0
+    up, lo, used, prev_up = math.inf, 0.0, 0.0, math.inf
     note = ""
     for it in range(MAX_REFINE + 1):
         if lattice_points(r, step) > MAX_POINTS:
@@ -238,8 +268,13 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, fl
         if progress is not None:
             progress((it + 1) / (MAX_REFINE + 1))
         width = min(up, cap) - lo
-        if width <= eta and (width <= eta / 8 or lattice_points(r, step / 2) > CHEAP_POINTS):
-            break  # (small lattices are refined a little further: cheap, and tighter above too)
+        if width <= eta and (width <= eta / 8 or prev_up - up <= eta / 64
+                             or lattice_points(r, step / 2) > CHEAP_POINTS):
+            # small lattices are refined a little further (cheap, and tighter above too) while the
+            # upper end still moves: its error is second order, so a move of eta / 64 promises
+            # about a quarter of that from the next halving, not worth its cost
+            break
+        prev_up = up
         # first-order errors: scale the step by the measured ratio (at least halve it)
         ratio = 0.7 * eta / max(min(up, cap) - lo, 1e-300)
         step = aligned_step(r, step * 2.0 ** max(-4, min(-1, math.floor(math.log2(max(ratio, 1e-300))))))
