@@ -28,7 +28,7 @@ class EvaluateResult:
     request: EvaluateRequest
     totals: dict[str, Composition]
     best: Optional[str]
-    curve: Any = None                     # engine.Curve or None when it failed
+    curve: Any = None                     # engine.Curve, upper bounds only (the plot); None: failed
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
@@ -50,13 +50,13 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
             k_max = request.curve_k_max or max(request.k, 1)
             curve = engine.curve(
                 [eps[i]], [dels[i]], request.delta_g, mode="repeat", k_max=k_max, mechanisms=[mech[i]],
-                points=request.curve_points, theorems=request.theorems, cancel=cancel,
+                points=request.curve_points, theorems=request.theorems, lower=False, cancel=cancel,
                 progress=_part(progress, 0.3, 1.0))
         else:
             curve = engine.curve(
                 eps, dels, request.delta_g, mode="prefix", k_max=request.curve_k_max,
                 points=request.curve_points, theorems=request.theorems, multiplicities=mult,
-                mechanisms=mech, cancel=cancel, progress=_part(progress, 0.3, 1.0))
+                mechanisms=mech, lower=False, cancel=cancel, progress=_part(progress, 0.3, 1.0))
     except engine.Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - the totals are still worth showing

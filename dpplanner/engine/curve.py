@@ -59,13 +59,16 @@ def sample_ks(k_total: int, points: Optional[int]) -> np.ndarray:
 
 def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points=None,
           theorems=THEOREMS, eta: float = 1e-2, multiplicities=None, mechanisms=None,
-          cancel: Optional[CancelToken] = None, progress: Optional[ProgressCallback] = None) -> Curve:
+          lower: bool = True, cancel: Optional[CancelToken] = None,
+          progress: Optional[ProgressCallback] = None) -> Curve:
     """Sound total epsilon under each theorem after k = 1..K queries.
 
     ``mode="prefix"``: the first k queries of the plan in order (multiplicities expanded), K = the
     plan's size (or ``k_max`` if smaller). ``mode="repeat"``: the query (epsilons[0], deltas[0])
     repeated k times, K = ``k_max`` (default: the plan's size). ``points`` evaluates only about that
-    many evenly spaced k, always including K.
+    many evenly spaced k, always including K. ``lower=False``: only the upper bounds are wanted
+    (a plot of the totals); every ``lower[name]`` is then None and the theorems that can skip their
+    lower side (pld: half its work) do.
     """
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     delta_g = validate_delta_g(delta_g)
@@ -92,18 +95,21 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     delta_bars, delta_bars_hi = prefix_delta_bar_bounds(delta_g, delta_seq, ks)
     # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
+    if not isinstance(lower, bool):
+        raise ValueError(f"lower = {lower!r} is not allowed; it must be True or False")
     inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
-                         cancel)
-    upper: dict = {}
-    lower: dict = {}
+                         cancel, want_lower=lower)
+    uppers: dict = {}
+    lowers: dict = {}
     for j, name in enumerate(names):
         inputs.check()
         if progress is not None:
             inputs.progress = lambda f, j=j: progress((j + min(max(f, 0.0), 1.0)) / len(names))
-        upper[name], lower[name] = registry_entry(name).curve(inputs)
+        uppers[name], low = registry_entry(name).curve(inputs)
+        lowers[name] = low if lower else None
     if progress is not None:
         progress(1.0)
-    return Curve(ks=ks, upper=upper, lower=lower)
+    return Curve(ks=ks, upper=uppers, lower=lowers)
 
 
 def _expanded_head(plan, k_total: int):

@@ -79,6 +79,7 @@ class CurveInputs:
     delta_bars: np.ndarray
     delta_bars_hi: np.ndarray  # delta_bars rounded up (the lower bounds are read there)
     cancel: Optional[CancelToken] = None
+    want_lower: bool = True    # False: the caller drops the lower bounds, a theorem may skip them
     progress: Optional[ProgressCallback] = None
     _shared: dict = field(default_factory=dict, repr=False)
 

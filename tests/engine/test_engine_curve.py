@@ -82,3 +82,23 @@ def test_curve_progress_is_monotone_and_ends_at_one():
           progress=seen.append)
     assert seen and seen[-1] == 1.0
     assert all(0.0 <= f <= 1.0 for f in seen) and seen == sorted(seen)
+
+
+def test_upper_only_curve_has_the_same_uppers_and_skips_the_pld_lower_side(monkeypatch):
+    """The window's plot asks for upper bounds only: same numbers, and pld reads no lower twin."""
+    import dpplanner.engine.mechanisms.curves as pld_curves
+
+    eps, delta, mult = [0.2, 0.05, 0.3, 0.1], [0.0, 1e-8, 0.0, 0.0], [2, 1, 3, 4]
+    mech = ["laplace", "gaussian", "eps-delta", "laplace"]
+    both = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=THEOREMS)
+    sides = []
+    real_read = pld_curves._read
+    monkeypatch.setattr(pld_curves, "_read",
+                        lambda *args, **kw: sides.append(args[5]) or real_read(*args, **kw))
+    upper_only = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=THEOREMS, lower=False)
+    assert sides and all(sides)  # every read-out was of the upper twin
+    for name in THEOREMS:
+        assert upper_only.lower[name] is None
+        np.testing.assert_array_equal(upper_only.upper[name], both.upper[name])
+    with pytest.raises(ValueError, match="lower"):
+        curve(eps, delta, 1e-6, lower="no")

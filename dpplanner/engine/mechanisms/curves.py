@@ -93,7 +93,8 @@ def pld_curve(inputs):
     mu2_lo = np.cumsum(inv2 * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
     db_min = float(dbars[feasible].min())
     n_ops = k_last + ks.size + 4
-    for side_no, is_upper in enumerate((True, False)):
+    sides = (True, False) if getattr(inputs, "want_lower", True) else (True,)
+    for side_no, is_upper in enumerate(sides):
         out = upper if is_upper else lower
         mu2 = mu2_up if is_upper else mu2_lo
         running = LatticePMF(step or 1.0, 0, np.ones(1), 0.0, is_upper)
@@ -120,7 +121,7 @@ def pld_curve(inputs):
                 out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, is_upper,
                                guess=float(out[j - 1]) if j and math.isfinite(out[j - 1]) else 0.0)
             if progress is not None and j % 16 == 0:
-                progress((side_no + (j + 1) / ks.size) / 2)
+                progress((side_no + (j + 1) / ks.size) / len(sides))
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
     if hasattr(inputs, "optimal"):  # never above the generic optimal curve of the same releases
         upper = np.minimum(upper, inputs.optimal()[0])
