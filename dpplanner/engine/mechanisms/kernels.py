@@ -18,7 +18,7 @@ delta(eps) = (1 - e^{(eps - a)/2})^+, which grows with a).
 RR(eps) (the dominating pair of an (eps, delta) release once delta is moved into delta_bar):
 atoms at Y = 0 and 2 eps; upper splits the top atom by connect the dots, lower is RR(e) with
 2e = n s <= 2 eps (a post-processing of RR(eps)). The step need not be a power of two: floors and
-remainders are exact (Fraction), offsets rounded to the safe side.
+remainders are exact (fmod), offsets rounded to the safe side.
 
 Relative errors: each entry is a short chain of exp/expm1/log (a few ulps each, budgeted
 KERNEL_ULPS) plus the rounding of the exponent's argument, |d arg| <= 4 U (a + n s), which becomes
@@ -40,14 +40,13 @@ KERNEL_ULPS = 64
 
 
 def floor_frac(x: float, step: float) -> tuple[int, float]:
-    """n = floor(x / step) and frac = x - n step >= 0 rounded UP, in exact arithmetic (any step)."""
-    fx, fs = Fraction(x), Fraction(step)
-    n = math.floor(fx / fs)
-    exact = fx - n * fs
-    frac = float(exact)
-    if Fraction(frac) < exact:
-        frac = math.nextafter(frac, math.inf)
-    return n, min(frac, step)
+    """n = floor(x / step) and frac = x - n step, both exact, for x >= 0 and any step > 0.
+
+    fmod is exact (IEEE 754: its result is representable), and (x - frac) / step is the integer n
+    up to two roundings, i.e. within n * 2.3e-16 of it: rounding to the nearest integer recovers n
+    while n < 2^50 (the kernels built from it hold n + 2 entries, far fewer)."""
+    frac = math.fmod(x, step)
+    return round((x - frac) / step), frac
 
 
 def directed(exact: Fraction, upper: bool) -> float:
@@ -123,8 +122,7 @@ def laplace_lower(a: float, step: float) -> LatticePMF:
     n_half, _ = floor_frac(a, step)
     if n_half == 0:  # a^- = 0: no loss at all, which every pair dominates
         return LatticePMF(step, 0, np.ones(1), 0.0, False)
-    exact = Fraction(n_half) * Fraction(step)
-    a_lo = float(exact)  # within U a^- of it: a relative error of the masses, charged in rel
+    a_lo = n_half * step  # correctly rounded: within U a^-, a relative error charged in rel
     p = np.zeros(2 * n_half + 1)
     p[0] = 0.5 * math.exp(-a_lo)
     p[2 * n_half] = 0.5
@@ -132,4 +130,5 @@ def laplace_lower(a: float, step: float) -> LatticePMF:
     with np.errstate(under="ignore"):
         p[1::2] = 0.5 * np.exp(i * step - a_lo) * math.expm1(step)
     rel = KERNEL_ULPS * U + 4 * U * 2 * a_lo + 4 * U * a_lo
-    return LatticePMF(step, 0, p, directed(-exact, False), False, rel=rel)
+    # the offset must be <= -a^- exactly: a_lo is within half an ulp of a^-, so one ulp up covers it
+    return LatticePMF(step, 0, p, -math.nextafter(a_lo, math.inf), False, rel=rel)
