@@ -175,3 +175,13 @@ def test_a_repeated_bracket_is_remembered_not_recomputed(monkeypatch):
     for i in range(bracket_mod._BRACKETS_MAX + 5):
         compose_mechanisms([Laplace(3.0 + i / 64)], 1e-6, eta=1e-2)
     assert len(bracket_mod._BRACKETS) == bracket_mod._BRACKETS_MAX
+
+
+def test_a_group_a_hair_below_a_small_multiple_still_sits_on_the_lattice():
+    """1/400.0000000000005 is a quarter of 1/100 to 1e-15 but below it. The lattice used to be laid
+    under 1/100 only, so each of these 300 releases lost a whole step in the lower twin (width 5e-4
+    on a lattice 32x finer); laid under both, the first lattice is tight."""
+    r = compose_mechanisms([Laplace(100.0), Laplace(400.0000000000005)], 1e-7, eta=1e-3,
+                           multiplicities=[300, 300])
+    assert r.epsilon - r.epsilon_lower <= 1e-4
+    assert r.extra["step"] >= 5e-4

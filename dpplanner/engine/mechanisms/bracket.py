@@ -193,20 +193,24 @@ def aligned_step(r: Twins, target: float) -> float:
     """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
     possible: the lower twin rounds each a_i down to the lattice, a first-order error, so the
     largest group (mult * a) is made exact, together with every group whose a is a small rational
-    multiple of it. Any step is valid; this one only makes the bracket tighter."""
+    multiple p/q of it. Those multiples hold only to ~1e-12 (an a one ulp below p/q a0 is common),
+    so the lattice is laid under the smallest a_i q/p: every aligned a_i then loses ~1e-12 of
+    itself instead of a whole step. Any step is valid; this one only makes the bracket tighter."""
     if r.a_lo.size == 0:
         return target
     g = int(np.argmax(r.a_lo * r.lo_mult))
-    a0 = Fraction(float(r.a_lo[g]))
-    q = 1
-    for a in r.a_lo.tolist():
-        ratio = Fraction(a) / a0
-        f = ratio.limit_denominator(64)
-        if abs(f - ratio) <= ratio * Fraction(1, 10 ** 12) and math.lcm(q, f.denominator) <= 4096:
-            q = math.lcm(q, f.denominator)
-    n = q * max(1, math.ceil(float(a0) / (target * q)))
-    step = float(a0 / n)
-    while Fraction(step) * n > a0:  # n cells must fit below a0 exactly
+    ratios = r.a_lo / float(r.a_lo[g])
+    q, aligned = 1, []
+    for i, den in enumerate(_small_denominators(ratios).tolist()):
+        num = round(float(ratios[i]) * den)
+        if den and num and math.lcm(q, den) <= 4096:  # (num = 0: an a_lo that underflowed to 0)
+            q = math.lcm(q, den)
+            aligned.append((i, num, den))
+    # base <= a_i den / num for every aligned group (exact), so n steps of base / n fit below each
+    base = min(Fraction(float(r.a_lo[i])) * den / num for i, num, den in aligned)
+    n = q * max(1, math.ceil(float(base) / (target * q)))
+    step = float(base / n)
+    while Fraction(step) * n > base:
         step = math.nextafter(step, 0.0)
     return step
 
@@ -219,9 +223,24 @@ _BRACKETS_MAX = 32
 _BRACKETS_LOCK = threading.Lock()
 
 
+def forget_brackets() -> None:
+    with _BRACKETS_LOCK:
+        _BRACKETS.clear()
+
+
 def _key(r: Twins, eta: float) -> tuple:
     return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.mu_up,
             r.mu_lo, r.rr_eps.tobytes(), r.rr_mult.tobytes(), r.delta_bar, r.delta_bar_hi, eta)
+
+
+def _small_denominators(ratios: np.ndarray) -> np.ndarray:
+    """Per ratio, the least q <= 64 with q * ratio within 1e-12 relative of a whole number (0: none).
+    (The float ratios are within 2.3e-16 of the exact ones; being near a tolerance edge only
+    changes how tight the bracket is, never whether it is valid.)"""
+    q = np.arange(1, 65, dtype=float)
+    scaled = ratios[:, None] * q[None, :]
+    close = np.abs(scaled - np.rint(scaled)) <= 1e-12 * scaled
+    return np.where(close.any(axis=1), np.argmax(close, axis=1) + 1, 0)
 
 
 def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
@@ -275,9 +294,12 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> tuple[float, float, str,
             # about a quarter of that from the next halving, not worth its cost
             break
         prev_up = up
-        # first-order errors: scale the step by the measured ratio (at least halve it)
+        # first-order errors: scale the step by the measured ratio (at least halve it), but not
+        # past the finest lattice that fits (a smaller jump could still have met eta there)
         ratio = 0.7 * eta / max(min(up, cap) - lo, 1e-300)
-        step = aligned_step(r, step * 2.0 ** max(-4, min(-1, math.floor(math.log2(max(ratio, 1e-300))))))
+        target = step * 2.0 ** max(-6, min(-1, math.floor(math.log2(max(ratio, 1e-300)))))
+        finest = step * lattice_points(r, step) / MAX_POINTS * 1.125
+        step = aligned_step(r, max(target, min(finest, step / 2)))
     up = min(up, cap)
     detail = f"pld lattice {used:.3g}" if used else "pld"
     if up - lo > eta:
