@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpplanner import engine  # noqa: E402
 from dpplanner.engine import EpsDelta, Gaussian, Laplace, compose_mechanisms  # noqa: E402
+from dpplanner.engine.mechanisms import forget  # noqa: E402
 from dpplanner.model import accuracy as acc  # noqa: E402
 from dpplanner.model import examples, files  # noqa: E402
 from dpplanner.model.redistribution import rebalanced_edit  # noqa: E402
@@ -47,6 +48,7 @@ def timed(fn, repeat: int = 3):
     """(result, median seconds) of ``repeat`` calls."""
     times, out = [], None
     for _ in range(repeat):
+        forget()  # cold each time: no bracket or calibration remembered from the run before
         t0 = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t0)
@@ -206,6 +208,7 @@ def utility():
             times = []
             for _ in range(3):                          # the median of three (pld's is printed)
                 plan = make()
+                forget()
                 t0 = time.perf_counter()
                 rebalanced_edit(plan, lambda p, th=th: p.set_budget(replace(p.budget, theorem=th)))
                 times.append(time.perf_counter() - t0)

@@ -95,6 +95,10 @@ _KNOWN: dict[tuple[float, float], float] = {}
 _KNOWN_MAX = 1 << 16
 
 
+def forget_calibrations() -> None:
+    _KNOWN.clear()
+
+
 def _remember(eps: np.ndarray, delta: np.ndarray, m: np.ndarray) -> None:
     if len(_KNOWN) + m.size > _KNOWN_MAX:
         _KNOWN.clear()
