@@ -185,3 +185,18 @@ def test_a_group_a_hair_below_a_small_multiple_still_sits_on_the_lattice():
                            multiplicities=[300, 300])
     assert r.epsilon - r.epsilon_lower <= 1e-4
     assert r.extra["step"] >= 5e-4
+
+
+def test_forget_drops_what_was_remembered(monkeypatch):
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    from dpplanner.engine.mechanisms import forget, gaussian
+
+    computed = []
+    real = bracket_mod._bracket
+    monkeypatch.setattr(bracket_mod, "_bracket", lambda *a: computed.append(1) or real(*a))
+    gaussian.gaussian_multiplier(0.5, 1e-6)
+    compose_mechanisms([Laplace(2.0), Gaussian(3.0)], 1e-6)
+    forget()
+    assert not gaussian._KNOWN
+    again = compose_mechanisms([Laplace(2.0), Gaussian(3.0)], 1e-6)
+    assert len(computed) == 2 and math.isfinite(again.epsilon)
