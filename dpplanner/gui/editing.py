@@ -191,7 +191,8 @@ class PlanEditor(QObject):
     def _edit(self, text: str, apply: Callable[[Plan], None], *,
               rebalance: Optional[bool | Callable[[Plan, Plan], bool]] = None,
               row: Optional[int] = None, field: Optional[str] = None, force: bool = False,
-              cause: Optional[Callable[[Plan], tuple[str, str]]] = None) -> bool:
+              cause: Optional[Callable[[Plan], tuple[str, str]]] = None,
+              shown_row: Optional[int] = None) -> bool:
         """Try ``apply`` on a trial of the plan; refuse (plan unchanged) or make it one undo step,
         after its redistribution when there is one. A refusal names the place of the edit
         (``row``/``field``) when there is one; ``cause(trial)`` gives (what the user asked, what
@@ -199,11 +200,13 @@ class PlanEditor(QObject):
 
         With an edit waiting for its redistribution, the new one is tried on the state that edit
         reaches; only an edit that changes something makes the waiting one (``_settle``) and then
-        redistributes for both. A refused or empty edit leaves the waiting redistribution running."""
+        redistributes for both. A refused or empty edit leaves the waiting redistribution running.
+        ``row`` is in the state the edit applies to; ``shown_row`` (default ``row``) is the same
+        statistic in the table, where a refusal made now is shown (the waiting edit is not)."""
         self.last_refusal = None
         waiting = self._pending
         base = waiting.trial if waiting is not None else self.plan
-        trial = self._tried(apply, base, row, field, cause)
+        trial = self._tried(apply, base, row if shown_row is None else shown_row, field, cause)
         if trial is None:
             return False
         if not force and trial.snapshot() == base.snapshot():
@@ -278,7 +281,7 @@ class PlanEditor(QObject):
         now = self._row_now(row)
         if now is None:
             return self._refuse_gone(row, text)
-        return self._edit(text, lambda p: apply(p, now), row=now, field=field,
+        return self._edit(text, lambda p: apply(p, now), row=now, field=field, shown_row=row,
                           cause=None if cause is None else lambda t: cause(t, now))
 
     def _report(self, refusal: Refusal) -> None:

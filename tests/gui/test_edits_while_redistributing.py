@@ -161,3 +161,21 @@ def test_a_move_typed_after_a_removal_still_redistributes_the_removal(qtbot, win
     wait_idle(qtbot, window)
     assert names(window) == ["hist c", "mean b"]
     assert spent(window) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_refusal_while_a_removal_waits_is_shown_at_the_row_typed_into(qtbot, window, gate):
+    """The table still shows the plan before the waiting removal: a refused edit of "hist c" (row 3
+    on screen, row 2 once the removal is made) is reported, and the cursor put, at row 3."""
+    window.statistics_panel.select_row(0)
+    assert window.statistics_panel.remove_selected()
+    combo = open_cell(window, 2, "kind")                         # "hist c"
+    combo.setFocus()
+    QTest.keyClick(combo, Qt.Key.Key_Down)                       # histogram -> quantile: no bounds
+    QTest.keyClick(combo, Qt.Key.Key_Return)
+    refusal = window.editor.last_refusal
+    assert refusal is not None and refusal.row == 2
+    assert window.statistics_panel.refusal.text().startswith("Not changed (row 3)")
+    assert window.statistics_panel.view.currentIndex().row() == 2
+    gate.set()
+    wait_idle(qtbot, window)
+    assert names(window) == ["mean b", "hist c"] and window.plan[1].kind.value == "histogram"
