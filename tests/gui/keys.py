@@ -1,11 +1,14 @@
 """What a user does with the keyboard, for the GUI tests: find a field by its accessible name,
-type into it and press Enter, and wait until the window has nothing left to compute."""
+type into it and press Enter, open a table cell's editor as a double-click does, and wait until
+the window has nothing left to compute."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+
+from dpplanner.gui.table_model import COLUMN_INDEX
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLineEdit, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QWidget
 
 
 def wait_idle(qtbot, w):
@@ -24,3 +27,20 @@ def type_into(qtbot, edit: QLineEdit, text: str, key=Qt.Key.Key_Return) -> None:
     QTest.keyClick(edit, Qt.Key.Key_Delete)
     QTest.keyClicks(edit, text)
     QTest.keyClick(edit, key)
+
+
+def open_cell(window, row: int, key: str):
+    """The editor of the statistics table's cell (row, column ``key``), opened on the current cell."""
+    view = window.statistics_panel.view
+    index = window.statistics_panel.model.index(row, COLUMN_INDEX[key])
+    view.setCurrentIndex(index)
+    view.edit(index)
+    editor = view.indexWidget(index) or QApplication.focusWidget()
+    assert isinstance(editor, (QLineEdit, QComboBox))
+    return editor
+
+
+def retype(editor: QLineEdit, text: str) -> None:
+    """Select all (Ctrl+A) and type ``text`` over it, without committing."""
+    QTest.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClicks(editor, text)

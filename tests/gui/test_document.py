@@ -4,7 +4,8 @@ open, and the Undo/Redo labels keep their size."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from dpplanner.gui import app
@@ -12,6 +13,7 @@ from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.settings import Settings
 from dpplanner.model import files
 from dpplanner.model.examples import example_path
+from keys import open_cell, retype
 
 
 @pytest.fixture
@@ -36,9 +38,11 @@ def test_make_run_then_save_asks_where_and_leaves_the_example_intact(qtbot, wind
     assert window.document.open_path(source, confirm=False)      # what `make run` does
     assert window.document.path is None
     assert "example" in window.windowTitle()
-    stat = window.plan[0]
-    assert window.editor.update_statistic(0, {"name": "mine"}, "rename")
+    editor = open_cell(window, 0, "name")                        # double-click, type, Enter
+    retype(editor, "mine")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=10000)
+    assert window.plan[0].name == "mine"
     asked = []
     target = tmp_path / "mine.dpplan"
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
@@ -76,6 +80,7 @@ def test_undo_and_redo_labels_do_not_grow(qtbot, window):
     assert not window.undo_action.isEnabled()
     stat = window.plan[0]
     long_name = "a statistic with a rather long name " * 3
+    # the command's own text is what is under test, so the edit is made with that text
     assert window.editor.update_statistic(0, {"name": long_name}, "Rename " + long_name)
     assert window.undo_action.isEnabled()
     assert window.undo_action.text() == "&Undo"

@@ -10,11 +10,9 @@ import threading
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit
 
 from dpplanner.compute import jobs
-from dpplanner.gui.table_model import COLUMN_INDEX
-from keys import field, type_into, wait_idle
+from keys import field, open_cell, retype, type_into, wait_idle
 
 
 @pytest.fixture
@@ -30,21 +28,6 @@ def gate(window):
     window.editor.allocate_fn = held_back
     yield event
     event.set()
-
-
-def open_cell(window, row: int, key: str):
-    view = window.statistics_panel.view
-    index = window.statistics_panel.model.index(row, COLUMN_INDEX[key])
-    view.setCurrentIndex(index)
-    view.edit(index)
-    editor = view.indexWidget(index) or QApplication.focusWidget()
-    assert isinstance(editor, (QLineEdit, QComboBox))
-    return editor
-
-
-def retype(editor: QLineEdit, text: str) -> None:
-    QTest.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
-    QTest.keyClicks(editor, text)
 
 
 def names(window) -> list[str]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
+from PySide6.QtWidgets import QLineEdit, QWidget
 
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Statistic
-from keys import field, type_into, wait_idle
+from keys import field, open_cell, retype, type_into, wait_idle
 
 NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "Confidence", "Reserve",
          "Delta to statistics")
@@ -67,7 +67,7 @@ def test_a_refused_budget_value_stays_typed_with_the_reason_and_the_plan_keeps_i
 
 
 def test_a_budget_too_small_for_the_pins_is_refused_at_the_field_typed_in(qtbot, window):
-    editor = _open_cell(qtbot, window, 0, "epsilon")
+    editor = open_cell(window, 0, "epsilon")
     type_in_cell(qtbot, editor, "0.5")
     wait_idle(qtbot, window)
     assert window.plan[0].held
@@ -88,20 +88,10 @@ def test_enter_again_on_a_refused_value_still_says_why(qtbot, window):
 
 
 def type_in_cell(qtbot, editor: QLineEdit, text: str) -> None:
-    QTest.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
-    QTest.keyClicks(editor, text)
+    assert isinstance(editor, QLineEdit)
+    retype(editor, text)
     QTest.keyClick(editor, Qt.Key.Key_Return)
     qtbot.wait(50)          # lets the commit's redistribution start
-
-
-def _open_cell(qtbot, window, row, key) -> QLineEdit:
-    view = window.statistics_panel.view
-    index = window.statistics_panel.model.index(row, COLUMN_INDEX[key])
-    view.setCurrentIndex(index)
-    view.edit(index)
-    editor = view.indexWidget(index) or QApplication.focusWidget()
-    assert isinstance(editor, QLineEdit)
-    return editor
 
 
 @pytest.mark.parametrize("key, text, reason", [
@@ -113,7 +103,7 @@ def _open_cell(qtbot, window, row, key) -> QLineEdit:
 ])
 def test_a_refused_cell_keeps_its_editor_open_with_the_text_and_says_why(qtbot, window, key, text, reason):
     before = window.plan.snapshot()
-    editor = _open_cell(qtbot, window, 0, key)
+    editor = open_cell(window, 0, key)
     type_in_cell(qtbot, editor, text)
     assert window.plan.snapshot() == before
     assert editor.isVisible() and editor.text() == text
@@ -122,14 +112,15 @@ def test_a_refused_cell_keeps_its_editor_open_with_the_text_and_says_why(qtbot, 
 
 def test_a_cell_takes_exactly_what_was_typed(qtbot, window):
     window.editor.set_budget(redistribute=False)
-    editor = _open_cell(qtbot, window, 0, "repetitions")
+    editor = open_cell(window, 0, "repetitions")
     type_in_cell(qtbot, editor, "3")
     assert window.plan[0].repetitions == 3
 
 
 def test_enter_on_an_unchanged_error_cell_changes_nothing(qtbot, window):
     before = window.plan.snapshot()
-    editor = _open_cell(qtbot, window, 1, "error")
+    editor = open_cell(window, 1, "error")
+    assert isinstance(editor, QLineEdit)
     QTest.keyClick(editor, Qt.Key.Key_Return)
     qtbot.wait(50)
     assert window.plan.snapshot() == before and window.editor.undo_stack.count() == 0
@@ -137,7 +128,7 @@ def test_enter_on_an_unchanged_error_cell_changes_nothing(qtbot, window):
 
 def test_a_typed_target_error_is_pinned_and_survives_adding_a_statistic(qtbot, window):
     panel = window.statistics_panel
-    editor = _open_cell(qtbot, window, 1, "error")
+    editor = open_cell(window, 1, "error")
     type_in_cell(qtbot, editor, "1")
     wait_idle(qtbot, window)
     pinned_eps = window.plan[1].epsilon
@@ -151,13 +142,13 @@ def test_a_typed_target_error_is_pinned_and_survives_adding_a_statistic(qtbot, w
 
 
 def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbot, window):
-    editor = _open_cell(qtbot, window, 0, "epsilon")
+    editor = open_cell(window, 0, "epsilon")
     type_in_cell(qtbot, editor, "0.125")
     wait_idle(qtbot, window)
     assert window.plan[0].epsilon == 0.125 and window.plan[0].held
     before = window.plan.snapshot()
     with qtbot.waitSignal(window.editor.refused) as blocker:
-        editor = _open_cell(qtbot, window, 2, "epsilon")
+        editor = open_cell(window, 2, "epsilon")
         type_in_cell(qtbot, editor, "99")
     message = blocker.args[0].message
     assert window.plan.snapshot() == before
