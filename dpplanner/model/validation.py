@@ -246,7 +246,8 @@ def validate_budget(budget: Budget) -> Budget:
                         f"of: {', '.join(n.value for n in Neighbouring)}", field="neighbouring")
     if not isinstance(budget.redistribute, bool):
         raise PlanError("budget: redistribute must be true or false", field="redistribute")
-    if not values["epsilon"] * (1.0 - values["reserve"]) > 0.0:
+    normalised = budget.replace(**values)
+    if not normalised.spendable_epsilon > 0.0:
         # e.g. epsilon = 5e-324 with a 50 % reserve: what redistribution may spend underflows to 0
         raise PlanError(f"budget: global epsilon = {values['epsilon']!r} with a reserve of "
                         f"{values['reserve']:.4g} leaves no epsilon to spend (it underflows to 0); "
@@ -264,7 +265,7 @@ def validate_budget(budget: Budget) -> Budget:
         if big_n <= n:
             raise PlanError(f"budget: population N = {big_n} must be larger than the dataset size "
                             f"n = {n} (or left empty for no amplification)", field="population")
-    return budget.replace(**values)
+    return normalised
 
 
 def budget_warnings(budget: Budget) -> list[str]:
