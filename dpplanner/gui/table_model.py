@@ -158,13 +158,7 @@ class StatisticsTableModel(QAbstractTableModel):
             value = str(value)
         elif key in ("name", "variable"):
             value = str(value).strip() if key == "name" else str(value)
-        try:
-            new = stat.replace(**{key: value})
-        except ValueError as exc:
-            self._editor.refused.emit(Refusal(str(exc), row, key))
-            return False
-        if new == stat:
-            return True
+        # the editor refuses a value the statistic cannot take (at this cell) and skips no-ops
         return self._editor.update_statistic(row, {key: value}, f"Edit {COLUMNS[index.column()].title} "
                                              f"of {stat.name!r}", field=key)
 
