@@ -10,7 +10,7 @@ What "pld" assumes: each release adds exactly this continuous noise, with parame
 advance; discrete or snapped noise, or adaptively chosen parameters, need the generic theorems.
 """
 
-from .bracket import forget_brackets
+from ..memo import forget
 from .composition import compose_mechanisms
 from .curves import pld_curve, zcdp_curve
 from .gaussian import gaussian_delta, gaussian_epsilon, gaussian_multiplier, gaussian_multipliers
@@ -22,11 +22,3 @@ __all__ = ["compose_mechanisms", "Laplace", "Gaussian", "EpsDelta", "pld_composi
            "gaussian_multiplier",
            "gaussian_multipliers", "forget"]
 
-
-def forget() -> None:
-    """Drop what this package remembers (brackets, Gaussian calibrations): results are the same,
-    only slower; benchmarks call it so that a repeated run is timed cold."""
-    from . import gaussian
-
-    forget_brackets()
-    gaussian.forget_calibrations()

@@ -16,13 +16,12 @@ or the lattice would exceed MAX_POINTS.
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from ..memo import Memo
 from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_balanced, power
@@ -218,14 +217,8 @@ def aligned_step(r: Twins, target: float) -> float:
 #: Brackets already computed, keyed by what was composed. One edit asks for the same one up to
 #: three times (the allocation's last check, the totals, the curve's lattice), and a bracket is a
 #: pure function of its Twins and eta. Few entries: a key holds the release arrays.
-_BRACKETS: "OrderedDict[tuple, tuple[float, float, str, float]]" = OrderedDict()
 _BRACKETS_MAX = 32
-_BRACKETS_LOCK = threading.Lock()
-
-
-def forget_brackets() -> None:
-    with _BRACKETS_LOCK:
-        _BRACKETS.clear()
+_BRACKETS = Memo(_BRACKETS_MAX)
 
 
 def _key(r: Twins, eta: float) -> tuple:
@@ -246,17 +239,11 @@ def _small_denominators(ratios: np.ndarray) -> np.ndarray:
 def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
     """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
     key = _key(r, eta)
-    with _BRACKETS_LOCK:
-        known = _BRACKETS.get(key)
-        if known is not None:
-            _BRACKETS.move_to_end(key)
-            return known
-    result = _bracket(r, eta, cancel, progress)
-    with _BRACKETS_LOCK:
-        _BRACKETS[key] = result
-        if len(_BRACKETS) > _BRACKETS_MAX:
-            _BRACKETS.popitem(last=False)
-    return result
+    known = _BRACKETS.get(key)
+    if known is None:
+        known = _bracket(r, eta, cancel, progress)
+        _BRACKETS.put(key, known)
+    return known
 
 
 def _bracket(r: Twins, eta: float, cancel, progress) -> tuple[float, float, str, float]:

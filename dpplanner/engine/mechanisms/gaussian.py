@@ -22,6 +22,8 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from ..memo import Memo
+
 U = 2.0 ** -53
 #: Assumed accuracy of scipy.special.log_ndtr (cephes ndtr / erfc based), in ulps of |result| + 1.
 LOG_NDTR_ULPS = 16
@@ -91,18 +93,7 @@ def _fits(mu: np.ndarray, eps: np.ndarray, log_target: np.ndarray) -> np.ndarray
 #: Calibrations already made, (eps, delta) -> multiplier. The window recomputes every statistic's
 #: accuracy after each edit and one scalar bisection costs ~10 ms, while most pairs repeat from one
 #: edit to the next; a batch (``gaussian_multipliers``) leaves its answers here too.
-_KNOWN: dict[tuple[float, float], float] = {}
-_KNOWN_MAX = 1 << 16
-
-
-def forget_calibrations() -> None:
-    _KNOWN.clear()
-
-
-def _remember(eps: np.ndarray, delta: np.ndarray, m: np.ndarray) -> None:
-    if len(_KNOWN) + m.size > _KNOWN_MAX:
-        _KNOWN.clear()
-    _KNOWN.update(zip(zip(eps.ravel().tolist(), delta.ravel().tolist()), m.ravel().tolist()))
+_KNOWN = Memo(1 << 16)
 
 
 def gaussian_multipliers(eps, delta) -> np.ndarray:
@@ -152,7 +143,7 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
         i = int(np.flatnonzero(~np.isfinite(m))[0])
         raise ValueError(f"epsilon = {eps.flat[i]!r} is too small for the Gaussian mechanism: the noise "
                          "multiplier would exceed the floating-point range")
-    _remember(eps, delta, m)
+    _KNOWN.put_all(zip(zip(eps.ravel().tolist(), delta.ravel().tolist()), m.ravel().tolist()))
     return m
 
 
