@@ -200,3 +200,24 @@ def test_forget_drops_what_was_remembered(monkeypatch):
     assert not gaussian._KNOWN
     again = compose_mechanisms([Laplace(2.0), Gaussian(3.0)], 1e-6)
     assert len(computed) == 2 and math.isfinite(again.epsilon)
+
+
+@pytest.mark.parametrize("releases", [
+    [Laplace(1e300), Gaussian(1e-300)],     # mu = 1e300: the Gaussian's loss is beyond doubles
+    [Laplace(1.0), Gaussian(1e-200)],
+])
+def test_a_gaussian_beyond_floating_point_gives_inf_not_an_exception(releases):
+    """The read-out's certification stepped x up by 1e-10 * 2**k; at k = 1024 that raised
+    OverflowError. inf is the honest (valid) upper bound, with the reason."""
+    r = compose_mechanisms(releases, 1e-6)
+    assert r.epsilon == math.inf and r.reason
+    assert r.epsilon_lower == 0.0
+
+
+def test_laplace_releases_whose_a_underflows_compose():
+    """a = 5e-324 rounds down to 0 in the lower twin: no group to align the lattice to (a 0/0 ratio
+    gave "cannot convert float NaN to integer")."""
+    from dpplanner import engine
+
+    r = engine.compose([5e-324], [0.0], 1e-6, theorem="pld", mechanisms=["laplace"])
+    assert r.epsilon_lower == 0.0 <= r.epsilon <= 1e-300

@@ -198,6 +198,8 @@ def aligned_step(r: Twins, target: float) -> float:
     if r.a_lo.size == 0:
         return target
     g = int(np.argmax(r.a_lo * r.lo_mult))
+    if r.a_lo[g] == 0.0:    # every a_lo underflowed (a = 5e-324): no loss in the lower twin to align
+        return target
     ratios = r.a_lo / float(r.a_lo[g])
     q, aligned = 1, []
     for i, den in enumerate(_small_denominators(ratios).tolist()):

@@ -95,9 +95,11 @@ def mixed_root(a: Atoms, mu: float, delta_bar: float, upper: bool, guess: float 
     if upper:  # delta_up(x) <= delta_bar certifies exact root <= x (also where the root is 0)
         x = x * (1 + 1e-10) + 1e-12
         for k in range(1100):
+            if not math.isfinite(x):    # (e.g. mu = 1e300): no finite x is certified
+                return math.inf
             if f(x) <= 0:
                 return x
-            x += 1e-10 * 2.0 ** k * max(1.0, x)
+            x += 1e-10 * 2.0 ** min(k, 1000) * max(1.0, x)   # (2.0 ** 1024 raises; inf is caught above)
         return math.inf
     x = x * (1 - 1e-10)  # delta_lo(x) > delta_bar certifies exact root > x
     for k in range(60 if x > 1e-12 else 0):
