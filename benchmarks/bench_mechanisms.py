@@ -24,11 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from dpplanner import engine  # noqa: E402
 from dpplanner.engine import EpsDelta, Gaussian, Laplace, compose_mechanisms  # noqa: E402
-from dpplanner.engine.mechanisms import forget  # noqa: E402
+from dpplanner.engine.memo import forget  # noqa: E402
 from dpplanner.model import accuracy as acc  # noqa: E402
 from dpplanner.model import examples, files  # noqa: E402
 from dpplanner.model.redistribution import rebalanced_edit  # noqa: E402
 from dpplanner.model.statistic import Kind, Mechanism  # noqa: E402
+from timing import timed_result as timed  # noqa: E402
 
 try:
     from dp_accounting.pld import common as dp_common
@@ -42,17 +43,6 @@ TARGETS: list[tuple[str, str, bool]] = []
 
 def target(what: str, measured: str, ok: bool) -> None:
     TARGETS.append((what, measured, ok))
-
-
-def timed(fn, repeat: int = 3):
-    """(result, median seconds) of ``repeat`` calls."""
-    times, out = [], None
-    for _ in range(repeat):
-        forget()  # cold each time: no bracket or calibration remembered from the run before
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return out, sorted(times)[len(times) // 2]
 
 
 def plan_releases(name: str):

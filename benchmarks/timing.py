@@ -1,4 +1,4 @@
-"""Shared timing helper for the benchmark scripts."""
+"""Shared timing helpers for the benchmark scripts: every repeat is timed cold."""
 
 from __future__ import annotations
 
@@ -6,14 +6,20 @@ import statistics
 import time
 
 
-def timed(fn, repeat: int = 3) -> float:
-    """Median wall time of ``repeat`` calls, in milliseconds."""
-    from dpplanner.engine.mechanisms import forget
+def timed_result(fn, repeat: int = 3):
+    """(the last result, median wall time in seconds) of ``repeat`` calls. The engine's memories
+    are emptied before each call, so a repeat does not time a memory hit."""
+    from dpplanner.engine.memo import forget
 
-    times = []
+    times, out = [], None
     for _ in range(repeat):
-        forget()  # cold each time: no bracket or calibration remembered from the run before
+        forget()
         t0 = time.perf_counter()
-        fn()
+        out = fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000
+    return out, statistics.median(times)
+
+
+def timed(fn, repeat: int = 3) -> float:
+    """Median wall time of ``repeat`` cold calls, in milliseconds."""
+    return timed_result(fn, repeat)[1] * 1000
