@@ -102,7 +102,8 @@ def percent_of(part: float, whole: float) -> str:
 
     Divided in decimal arithmetic rounded up, so a spend just over its budget never reads
     "100.0%" and no ratio overflows to infinity (1e300 of 1e-300 is "1e+602%")."""
-    ratio = Context(prec=30, rounding=ROUND_CEILING).divide(Decimal(part) * 100, Decimal(whole))
+    up = Context(prec=30, rounding=ROUND_CEILING)   # both steps round up (Decimal(x) is exact)
+    ratio = up.divide(up.multiply(Decimal(part), 100), Decimal(whole))
     if ratio < 10_000:
         return f"{ratio.quantize(Decimal('0.1'), rounding=ROUND_CEILING)}%"
     exponent = ratio.adjusted()
