@@ -74,6 +74,8 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)
     names = validate_theorems(theorems)
+    if not isinstance(lower, bool):
+        raise ValueError(f"lower = {lower!r} is not allowed; it must be True or False")
     if mode not in MODES:
         raise ValueError(f"unknown curve mode {mode!r}; known modes are {', '.join(MODES)}")
     if points is not None:
@@ -95,8 +97,6 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     delta_bars, delta_bars_hi = prefix_delta_bar_bounds(delta_g, delta_seq, ks)
     # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
-    if not isinstance(lower, bool):
-        raise ValueError(f"lower = {lower!r} is not allowed; it must be True or False")
     inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
                          cancel, want_lower=lower)
     uppers: dict = {}
