@@ -110,7 +110,5 @@ def _pure_sum(eps: np.ndarray, mult: np.ndarray, delta_bar: float) -> Bracket:
     return Bracket(hi, lo, "exact (sum)")
 
 
-
-
 __all__ = ["homogeneous_bracket", "grouped_bracket", "grouped_outcomes", "GROUPED_MAX_OUTCOMES",
            "homogeneous_atoms", "grouped_atoms", "log_rr"]

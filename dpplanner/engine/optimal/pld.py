@@ -334,4 +334,3 @@ def lattice_bracket(eps, mult, delta_bar, lat, cancel=None, delta_bar_hi=None) -
     up = sup_root(lattice_pmf(a, mult, d_up, True, delta_bar, cancel).atoms(), delta_bar)
     lo = sup_root(lattice_pmf(a, mult, d_lo, False, delta_bar, cancel).atoms(), hi)
     return Bracket(widen_up(up), widen_down(lo), f"exact (lattice d={d_up:.6g})")
-
