@@ -131,7 +131,8 @@ class CurveInputs:
                 kf = self.ks[feasible]
                 up[feasible], lo[feasible] = optimal_prefix_curve(
                     self.eps[: int(kf[-1])], self.delta_bars[feasible], kf, self.eta,
-                    cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible])
+                    cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible],
+                    want_lower=self.want_lower)
             self._shared["optimal"] = (up, lo)
         up, lo = self._shared["optimal"]
         return up.copy(), lo.copy()

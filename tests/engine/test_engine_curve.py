@@ -84,21 +84,29 @@ def test_curve_progress_is_monotone_and_ends_at_one():
     assert all(0.0 <= f <= 1.0 for f in seen) and seen == sorted(seen)
 
 
-def test_upper_only_curve_has_the_same_uppers_and_skips_the_pld_lower_side(monkeypatch):
-    """The window's plot asks for upper bounds only: same numbers, and pld reads no lower twin."""
+def test_upper_only_curve_has_the_same_uppers_and_skips_the_lower_sides(monkeypatch):
+    """The window's plot asks for upper bounds only: the same numbers (up to the last digits of the
+    optimal read-out, which no longer starts at the previous lower bound), while pld reads no lower
+    twin and the optimal prefix curve builds none of its lower side."""
     import dpplanner.engine.mechanisms.curves as pld_curves
+    import dpplanner.engine.optimal.prefix as prefix
 
-    eps, delta, mult = [0.2, 0.05, 0.3, 0.1], [0.0, 1e-8, 0.0, 0.0], [2, 1, 3, 4]
-    mech = ["laplace", "gaussian", "eps-delta", "laplace"]
+    eps, delta, mult = [0.2, 0.05, 0.3, 0.1, 0.07], [0.0, 1e-8, 0.0, 0.0, 1e-9], [2, 1, 3, 14, 5]
+    mech = ["laplace", "gaussian", "eps-delta", "laplace", "eps-delta"]
     both = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=THEOREMS)
-    sides = []
+    sides, lower_sides = [], []
     real_read = pld_curves._read
     monkeypatch.setattr(pld_curves, "_read",
                         lambda *args, **kw: sides.append(args[5]) or real_read(*args, **kw))
+    monkeypatch.setattr(prefix._SecondOrderLower, "extend", lambda *args: lower_sides.append(args))
     upper_only = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=THEOREMS, lower=False)
     assert sides and all(sides)  # every read-out was of the upper twin
+    assert not lower_sides
     for name in THEOREMS:
         assert upper_only.lower[name] is None
-        np.testing.assert_array_equal(upper_only.upper[name], both.upper[name])
+        np.testing.assert_allclose(upper_only.upper[name], both.upper[name], rtol=1e-12)
+        if both.lower[name] is not None:
+            lower = np.asarray(both.lower[name], dtype=float)
+            assert np.all(~(upper_only.upper[name] < lower))
     with pytest.raises(ValueError, match="lower"):
         curve(eps, delta, 1e-6, lower="no")

@@ -87,22 +87,24 @@ PREFIX_THETAS = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 63)])
 class _LatticeLower:
     """Exact common lattice (typed decimals): a second running pmf with the rounded-down kernels."""
 
-    def __init__(self, lat, e):
+    def __init__(self, lat, e, want_lower: bool = True):
         self.a_of = {float(v): int(ai) for v, ai in zip(e.tolist(), lat[0].tolist())}
         self.d_up, self.d_lo = lat[1], lat[2]
-        self.run = LatticePMF(2 * self.d_lo, 0, np.ones(1), 0.0, False)
+        self.run = LatticePMF(2 * self.d_lo, 0, np.ones(1), 0.0, False) if want_lower else None
         self.step_up = 2 * self.d_up
 
     def upper_kernel(self, x: float) -> LatticePMF:
         return _ZERO_UP if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_up, True)
 
     def extend(self, i: int, x: float, trim: float) -> None:
-        ker = _ZERO_LO if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_lo, False)
-        self.run = _extend(self.run, ker, trim)
+        if self.run is not None:
+            ker = _ZERO_LO if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_lo, False)
+            self.run = _extend(self.run, ker, trim)
 
     def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
-        """(upper, lower): the upper bound ``up`` was read at db_up, the lower one at db >= db_up."""
-        return up, sup_root(self.run.atoms(above=floor), db, floor)
+        """(upper, lower): the upper bound ``up`` was read at db_up, the lower one at db >= db_up
+        (0 when the lower side is not wanted)."""
+        return up, (0.0 if self.run is None else sup_root(self.run.atoms(above=floor), db, floor))
 
 
 class _SecondOrderLower:
@@ -224,6 +226,27 @@ class _SecondOrderLower:
         return up, max(first_order, lower_root(h, up, tol, self.width / 8, delta_slope(atoms, up)))
 
 
+class _NoLower:
+    """Upper bounds only (a caller that drops the lower ones): the connect-the-dots lattice and
+    the exact head of ``_SecondOrderLower``, none of its lower-side work; 0 is the lower bound."""
+
+    def __init__(self, eps: np.ndarray, step: float):
+        self.eps, self.step_up = eps, step
+        self.head = min(eps.size, EXACT_HEAD)
+
+    def upper_kernel(self, x: float) -> LatticePMF:
+        return upper_kernel(x, self.step_up)
+
+    def extend(self, i: int, x: float, trim: float) -> None:
+        pass
+
+    def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
+        if n <= self.head:
+            e, m = merge_groups(self.eps[:n], np.ones(n, dtype=np.int64))
+            return (min(up, grouped_bracket(e, m, db_up, db).upper) if e.size else 0.0), 0.0
+        return up, 0.0
+
+
 def _curve_step(e, m, width: float) -> float:
     """The lattice step for the whole curve: the split bracket's step model aimed inside
     the width."""
@@ -246,9 +269,11 @@ def _beyond_lattices(eps, delta_bars, hi_bars, ks):
     return upper, lower
 
 
-def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None, delta_bars_hi=None):
+def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, progress=None, delta_bars_hi=None,
+                         want_lower: bool = True):
     """(upper, lower) arrays bracketing OptComp(eps[:k], delta_bar_j) for each k = ks[j] (ascending),
-    for any delta_bars[j] <= delta_bar_j <= delta_bars_hi[j] (default: equal)."""
+    for any delta_bars[j] <= delta_bar_j <= delta_bars_hi[j] (default: equal). want_lower=False:
+    the same upper bounds, and 0 below (the lower side's lattices and error bounds are skipped)."""
     eps = np.asarray(eps, dtype=float)
     delta_bars = np.asarray(delta_bars, dtype=float)
     hi_bars = delta_bars if delta_bars_hi is None else np.maximum(np.asarray(delta_bars_hi, dtype=float), delta_bars)
@@ -268,10 +293,10 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     lat = common_lattice(e) if e.size else None
     if lat is not None and lattice_points(e, m, 2 * lat[1]) <= PREFIX_MAX_POINTS:
         # all epsilons on one small lattice (typed decimals): exact kernels, no discretisation
-        side = _LatticeLower(lat, e)
+        side = _LatticeLower(lat, e, want_lower)
     else:
         step = _curve_step(e, m, width) if e.size > 1 else 2.0 ** -10
-        side = _SecondOrderLower(eps, step, width, dmin, tail)
+        side = _SecondOrderLower(eps, step, width, dmin, tail) if want_lower else _NoLower(eps, step)
     run_up = LatticePMF(side.step_up, 0, np.ones(1), 0.0, True)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
     sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
