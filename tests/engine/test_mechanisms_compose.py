@@ -221,3 +221,17 @@ def test_laplace_releases_whose_a_underflows_compose():
 
     r = engine.compose([5e-324], [0.0], 1e-6, theorem="pld", mechanisms=["laplace"])
     assert r.epsilon_lower == 0.0 <= r.epsilon <= 1e-300
+
+
+def test_a_tiny_laplace_epsilon_next_to_a_gaussian_composes():
+    """pld's lattice is laid under a 1e-12 Laplace release; the cheap floor on "optimal" counted the
+    Gaussian (eps_i = 0.05) as a Laplace release on 4x that lattice and asked for 186 GiB."""
+    from dpplanner import engine
+
+    eps = [1e-12, 2e-12, 0.05, 1e-12, 3e-12]
+    deltas = [1e-9, 0.0, 1e-8, 0.0, 0.0]
+    mech = ["gaussian", "laplace", "gaussian", "laplace", "eps-delta"]
+    r = engine.compose(eps, deltas, 1e-6, theorem="pld", multiplicities=[3, 10, 4, 7, 2], mechanisms=mech)
+    generic = engine.compose(eps, deltas, 1e-6, theorem="optimal", multiplicities=[3, 10, 4, 7, 2])
+    assert 0 < r.epsilon_lower <= r.epsilon <= generic.epsilon
+    assert r.epsilon - r.epsilon_lower <= 1e-3

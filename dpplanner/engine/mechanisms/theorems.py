@@ -19,7 +19,8 @@ import numpy as np
 from ..delta import log_survival, total_delta_down, total_delta_up
 from ..types import Composition
 from ..validation import Releases
-from .bracket import aligned_step, bracket, composed_pmf, initial_step, side
+from .bracket import (CHEAP_POINTS, MAX_POINTS, aligned_step, bracket, composed_pmf, initial_step,
+                      lattice_points, side)
 from .composition import compose_releases, twins
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
@@ -81,7 +82,19 @@ def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Compositio
     a = plan.eps[noisy]
     r, _ = twins((a, np.nextafter(a, 0.0)), plan.mult[noisy], (np.zeros(0), np.zeros(0)), np.zeros(0),
                     plan.eps[ed], plan.delta[ed], plan.mult[ed], delta_g)
-    return side(r, aligned_step(r, 4 * step), False, cancel) if r is not None else -math.inf
+    if r is None:
+        return -math.inf
+    # pld's lattice was laid for its own releases: a Gaussian counted here as Laplace with its
+    # eps_i may be far wider than those (eps_i = 0.05 on a 1e-12 lattice: 1e10 points), so coarsen
+    target = 4 * step
+    for _ in range(64):
+        if lattice_points(r, target) <= CHEAP_POINTS:
+            break
+        target *= 4
+    floor_step = aligned_step(r, target)
+    if lattice_points(r, floor_step) > MAX_POINTS:
+        return -math.inf        # no floor: "optimal" is then computed, as it always could be
+    return side(r, floor_step, False, cancel)
 
 
 def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
