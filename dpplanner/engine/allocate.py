@@ -32,6 +32,53 @@ _WASTE = 1e-6
 _REFINE_ROUNDS = 60
 
 
+#: Secant steps of the warm start before it gives up and searches up from t = 0.
+_WARM_STEPS = 8
+#: A warm-start scale whose total is this close below the budget (relative) is taken as it is: the
+#: waste allowed is 1e-6, and the next secant step would buy a hundred times less than that.
+_CLOSE = 1e-8
+
+
+def _search_near(t0: float, excess, epsilon_g: float) -> Optional[tuple[float, float]]:
+    """Secant search for the crossing from t0, the scale the free queries have now: (t, t) when a
+    fitting scale within _CLOSE of the budget is found, else (t_ok, t_over) around the crossing
+    for Brent, or None (t0 unusable, an infinite total, no progress): search up from t = 0.
+
+    After an edit the plan was balanced a moment ago, so t0 is within a few per cent of the
+    answer: a proportional step and two or three secant steps end the search, where the search up
+    from t = 0 spends about twice as many compositions. Each step aims a hair below the predicted
+    crossing, so that it ends on the fitting side."""
+    if not (math.isfinite(t0) and t0 > 0):
+        return None
+    ok = bad = prev = None
+    t, f = t0, excess(t0)
+    for _ in range(_WARM_STEPS):
+        if not math.isfinite(f):
+            return None
+        if f <= 0 and (ok is None or t > ok[0]):
+            ok = (t, f)
+        if f > 0 and (bad is None or t < bad[0]):
+            bad = (t, f)
+        if ok is not None and ok[1] >= -_CLOSE * epsilon_g:
+            return ok[0], ok[0]
+        if prev is None:
+            if f + epsilon_g <= 0:
+                return None
+            t_next = t * epsilon_g / (f + epsilon_g)        # exact when the total is linear in t
+        elif f == prev[1]:
+            return None
+        else:
+            t_next = t - f * (t - prev[0]) / (f - prev[1])
+        t_next = min(max(t_next * (1 - 2 * _RTOL), t / 4), t * 4)   # no wild jump on a step of the total
+        if ok is not None and bad is not None and not ok[0] < t_next < bad[0]:
+            t_next = 0.5 * (ok[0] + bad[0])
+        if not t_next > 0:          # over budget all the way down: perhaps the held queries alone
+            return None
+        prev = (t, f)
+        t, f = t_next, excess(t_next)
+    return (ok[0], bad[0]) if ok is not None and bad is not None else None
+
+
 @dataclass(frozen=True)
 class Allocation:
     """epsilons: the allocated per-query epsilons; scale: t; composition: the verified forward result."""
@@ -84,40 +131,25 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         raise BudgetError("no query is free to receive budget: every query is held; release at least one",
                           held_indices=tuple(int(i) for i in np.flatnonzero(held_mask)))
     w = _weights(weights, free)
-    evaluations = [0]
+    totals: dict[float, Composition] = {}   # Brent asks again for the ends it is given
 
     def eps_at(t: float) -> np.ndarray:
         return np.where(free, t * w, plan.eps)
 
     def composed(t: float) -> Composition:
-        if cancel is not None:
-            cancel.check()
-        evaluations[0] += 1
-        if progress is not None:
-            progress(min(0.99, evaluations[0] / 80))
-        e = eps_at(t)
-        e.flags.writeable = False
-        return compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech), delta_g, eta, cancel))
+        if t not in totals:
+            if cancel is not None:
+                cancel.check()
+            if progress is not None:
+                progress(min(0.99, (len(totals) + 1) / 80))
+            e = eps_at(t)
+            e.flags.writeable = False
+            totals[t] = compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech),
+                                                           delta_g, eta, cancel))
+        return totals[t]
 
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
-    base = composed(0.0)
-    if not math.isfinite(base.epsilon):
-        raise BudgetError(f"no allocation is possible: {base.reason}", held_indices=held_indices)
-    if base.epsilon >= epsilon_g:
-        raise BudgetError(
-            f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need epsilon = {base.epsilon:.6g} under '{theorem}', "
-            f"which leaves nothing of epsilon_g = {epsilon_g:.6g}; release some of them or raise the budget",
-            held_indices=held_indices)
-
-    t_hi = epsilon_g / float(w[free].sum())
-    for _ in range(200):
-        if composed(t_hi).epsilon > epsilon_g:
-            break
-        t_hi *= 2.0
-    else:  # pragma: no cover - every theorem grows without bound in t
-        raise BudgetError("could not find a scale that exhausts the budget", held_indices=held_indices)
-
-    seen = {"ok": (0.0, base.epsilon), "bad": t_hi}  # best fitting t (and its total), least over
+    seen = {"ok": (0.0, -math.inf), "bad": math.inf}  # best fitting t (and its total), least over
 
     def excess(x: float) -> float:
         total = composed(x).epsilon
@@ -127,7 +159,30 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             seen["bad"] = min(seen["bad"], x)
         return total - epsilon_g
 
-    brentq(excess, 0.0, t_hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
+    found = _search_near(float(plan.eps[free].sum() / w[free].sum()), excess, epsilon_g)
+    if found is None:
+        base = composed(0.0)
+        if not math.isfinite(base.epsilon):
+            raise BudgetError(f"no allocation is possible: {base.reason}", held_indices=held_indices)
+        if base.epsilon >= epsilon_g:
+            raise BudgetError(
+                f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need epsilon = "
+                f"{base.epsilon:.6g} under '{theorem}', which leaves nothing of epsilon_g = {epsilon_g:.6g}; "
+                "release some of them or raise the budget", held_indices=held_indices)
+        if base.epsilon >= seen["ok"][1]:
+            seen["ok"] = (0.0, base.epsilon)
+        t_lo, t_hi = 0.0, epsilon_g / float(w[free].sum())
+        for _ in range(200):
+            if composed(t_hi).epsilon > epsilon_g:
+                break
+            t_hi *= 2.0
+        else:  # pragma: no cover - every theorem grows without bound in t
+            raise BudgetError("could not find a scale that exhausts the budget", held_indices=held_indices)
+        seen["bad"] = min(seen["bad"], t_hi)
+    else:
+        t_lo, t_hi = found
+    if epsilon_g - seen["ok"][1] > _CLOSE * epsilon_g:
+        brentq(excess, t_lo, t_hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
     # The total need not be continuous in t (the optimal engine's lattice follows the epsilons):
     # bisect between the best fitting and the least over-budget scale until the waste is small.
     for _ in range(_REFINE_ROUNDS):

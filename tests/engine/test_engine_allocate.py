@@ -76,3 +76,58 @@ def test_inverse_vector_per_query_epsilon(theorem, per_query):
     a = allocate([0.0], [0.0], [False], [1.0], 1.0, 1e-6, theorem=theorem, multiplicities=[100])
     assert a.epsilons[0] == pytest.approx(per_query, rel=1e-6)
     assert a.composition.epsilon <= 1.0 and a.waste < 1e-6
+
+
+def _counting(monkeypatch):
+    """How many compositions the search runs (the final forward check is not counted)."""
+    import importlib
+
+    module = importlib.import_module("dpplanner.engine.allocate")  # (the package exports the function)
+    calls = []
+    real = module.compose_one
+    monkeypatch.setattr(module, "compose_one", lambda *args: calls.append(args) or real(*args))
+    return calls
+
+
+MIXED = dict(deltas=[1e-9, 0.0, 1e-8, 0.0, 0.0], multiplicities=[3, 10, 4, 7, 2],
+             mechanisms=["gaussian", "laplace", "gaussian", "laplace", "eps-delta"])
+
+
+@pytest.mark.parametrize("theorem", ["basic", "optimal", "pld"])
+def test_the_search_starts_from_the_scale_the_free_queries_have(theorem, monkeypatch):
+    """After an edit the plan was balanced a moment ago: the search starts there and ends in a few
+    compositions (up from t = 0 it takes about ten), spending the budget as closely as before."""
+    held, weights = [False, False, True, False, False], [1, 2, 1, 1, 3]
+    first = allocate([0.01] * 5, MIXED["deltas"], held, weights, 1.0, 1e-6, theorem=theorem,
+                     multiplicities=MIXED["multiplicities"], mechanisms=MIXED["mechanisms"])
+    calls = _counting(monkeypatch)
+    again = allocate(first.epsilons.tolist(), MIXED["deltas"], held, weights, 1.0, 1e-6, theorem=theorem,
+                     multiplicities=MIXED["multiplicities"], mechanisms=MIXED["mechanisms"])
+    assert len(calls) == 1 and again.epsilons.tolist() == first.epsilons.tolist()
+
+    edited = first.epsilons.copy()
+    edited[2] *= 1.05                       # the held query was retyped
+    calls.clear()
+    after = allocate(edited.tolist(), MIXED["deltas"], held, weights, 1.0, 1e-6, theorem=theorem,
+                     multiplicities=MIXED["multiplicities"], mechanisms=MIXED["mechanisms"])
+    assert len(calls) <= 5
+    assert after.epsilons[2] == edited[2] and after.scale < first.scale
+    assert after.composition.epsilon <= 1.0 and after.waste < 1e-8
+
+
+@pytest.mark.parametrize("start", [1e-12, 1e3])
+def test_a_far_or_useless_starting_scale_still_allocates(start):
+    held, weights = [False, False, True, False, False], [1, 2, 1, 1, 3]
+    eps = [start * w for w in weights]
+    eps[2] = 0.05
+    a = allocate(eps, MIXED["deltas"], held, weights, 1.0, 1e-6, theorem="pld",
+                 multiplicities=MIXED["multiplicities"], mechanisms=MIXED["mechanisms"])
+    forward = compose(a.epsilons.tolist(), MIXED["deltas"], 1e-6, "pld", multiplicities=MIXED["multiplicities"],
+                      mechanisms=MIXED["mechanisms"])
+    assert forward.epsilon == a.composition.epsilon <= 1.0 and a.waste < 1e-6
+
+
+def test_held_queries_over_the_budget_are_named_whatever_the_starting_scale():
+    with pytest.raises(BudgetError, match=r"held queries \[1, 3\] \(counted from 1\) alone need") as err:
+        allocate([0.6, 0.3, 0.6], [0.0] * 3, [True, False, True], [1, 1, 1], 1.0, 1e-6, theorem="optimal")
+    assert err.value.held_indices == (0, 2)
