@@ -235,3 +235,30 @@ def test_a_tiny_laplace_epsilon_next_to_a_gaussian_composes():
     generic = engine.compose(eps, deltas, 1e-6, theorem="optimal", multiplicities=[3, 10, 4, 7, 2])
     assert 0 < r.epsilon_lower <= r.epsilon <= generic.epsilon
     assert r.epsilon - r.epsilon_lower <= 1e-3
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_the_read_out_of_many_atoms_is_as_tight_as_a_bisection(upper):
+    """Newton starts on merged atoms when there are many; the certified read-out must still be the
+    root of the directed bound to ~1e-9, like a plain bisection of that bound."""
+    import numpy as np
+
+    from dpplanner.engine.mechanisms.bracket import composed_pmf, laplace_params
+    from dpplanner.engine.mechanisms.composition import twins
+    from dpplanner.engine.mechanisms.readout import COARSE_ATOMS, mixed_delta, mixed_root
+
+    m = np.array([3.0, 7.0, 11.0, 20.0])
+    r, _ = twins(laplace_params(m), np.array([5, 8, 3, 20]), (np.array([9.0]), np.array([9.0])),
+                 np.array([4]), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
+    atoms = composed_pmf(r, 2.0 ** -11, upper).atoms()
+    assert atoms.p.size > 4 * COARSE_ATOMS
+    mu, db = (r.mu_up, r.delta_bar) if upper else (r.mu_lo, r.delta_bar_hi)
+    x = mixed_root(atoms, mu, db, upper)
+    lo, hi = 0.0, 20.0          # bisection of the same directed bound: delta(lo) > db >= delta(hi)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if mixed_delta(atoms, mu, [mid], upper)[0] <= db else (mid, hi)
+    if upper:
+        assert mixed_delta(atoms, mu, [x], True)[0] <= db and hi <= x <= hi * (1 + 1e-9)
+    else:
+        assert mixed_delta(atoms, mu, [x], False)[0] > db and lo * (1 - 1e-9) <= x <= lo

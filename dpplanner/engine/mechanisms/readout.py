@@ -26,10 +26,29 @@ from .gaussian import log_delta_bound
 WINDOW_Z = 15.0
 
 
-def _window(a: Atoms, mu: float, x: float) -> int:
+#: Newton first runs on at most this many merged atoms; the full atoms then need a step or two.
+COARSE_ATOMS = 256
+
+
+def _window(locs: np.ndarray, mu: float, x: float) -> int:
     """Index of the first atom that matters at x: below it, x - l >= mu (mu/2 + WINDOW_Z), where
     delta_G <= Phi(-WINDOW_Z) ~ 1e-50. (The upper bound still counts those atoms, at that value.)"""
-    return int(np.searchsorted(a.l, x - mu * (mu / 2 + WINDOW_Z), side="left"))
+    return int(np.searchsorted(locs, x - mu * (mu / 2 + WINDOW_Z), side="left"))
+
+
+def _coarse(a: Atoms) -> tuple[np.ndarray, np.ndarray]:
+    """(locations, probabilities) of at most ~COARSE_ATOMS atoms: runs of neighbours merged at
+    their mean. Only a starting point for Newton, so no rounding control."""
+    n = a.p.size
+    run = -(-n // COARSE_ATOMS)
+    if run <= 1:
+        return a.l, a.p
+    pad = (-n) % run
+    p = np.concatenate([a.p, np.zeros(pad)]).reshape(-1, run)
+    locs = np.concatenate([a.l, np.full(pad, a.l[-1])]).reshape(-1, run)
+    mass = p.sum(axis=1)
+    keep = mass > 0
+    return (p * locs).sum(axis=1)[keep] / mass[keep], mass[keep]
 
 
 def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
@@ -38,7 +57,7 @@ def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     r = a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
     out = np.empty(xs.size)
     for i, x in enumerate(xs.tolist()):
-        j = _window(a, mu, x)
+        j = _window(a.l, mu, x)
         locs = a.l[j:] + (a.lam if upper else -a.lam)
         y = x - locs  # one rounding: widen it to the side where delta_G (decreasing in y) is larger/smaller
         y = y - 2 * U * np.abs(y) if upper else y + 2 * U * np.abs(y)
@@ -55,24 +74,25 @@ def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     return out
 
 
-def _newton(a: Atoms, mu: float, target: float, x: float) -> float:
+def _newton(locs: np.ndarray, p: np.ndarray, mu: float, target: float, x: float, tol: float) -> float:
     """Approximate root of log delta(x) = target (no rounding control: only a starting point for
-    the certified read-out). delta_G'(x) = -e^x Phi(-mu/2 - x/mu), so Newton on log delta."""
+    the certified read-out). delta_G'(x) = -e^x Phi(-mu/2 - x/mu), so Newton on log delta; it
+    converges quadratically, so once a step is below tol (relative) the next would be ~tol^2."""
     for _ in range(30):
-        j = _window(a, mu, x)
-        y = x - a.l[j:]
+        j = _window(locs, mu, x)
+        y = x - locs[j:]
         l1 = log_ndtr(mu / 2 - y / mu)
         l2 = y + log_ndtr(-mu / 2 - y / mu)
         with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
             dens = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
             slope = np.exp(l2)
-            d, ds = float(np.dot(a.p[j:], dens)), float(np.dot(a.p[j:], slope))
+            d, ds = float(np.dot(p[j:], dens)), float(np.dot(p[j:], slope))
         if not (d > 0 and ds > 0):  # x far above every atom (e.g. a stale guess): come down
-            x = 0.5 * (x + max(float(a.l[-1]) + mu * mu / 2, 0.0))
+            x = 0.5 * (x + max(float(locs[-1]) + mu * mu / 2, 0.0))
             continue
         step = (math.log(d) - target) * d / ds
         x = max(x + step, 0.5 * x)
-        if abs(step) <= 1e-12 * max(1.0, x):
+        if abs(step) <= tol * max(1.0, x):
             break
     return x
 
@@ -91,7 +111,9 @@ def mixed_root(a: Atoms, mu: float, delta_bar: float, upper: bool, guess: float 
     aim = (delta_bar - (a.err + a.inf_mass) * (1 + 4 * U)) / (1 + r) if upper else \
         (delta_bar + a.err * (1 + 4 * U)) / (1 - r)
     start = guess if guess > 0 else max(float(a.l[-1]) + mu * mu / 2, 1e-3)
-    x = _newton(a, mu, math.log(aim) if aim > 0 else target, start)
+    aim = math.log(aim) if aim > 0 else target
+    x = _newton(*_coarse(a), mu, aim, start, 1e-4) if a.p.size > COARSE_ATOMS else start
+    x = _newton(a.l, a.p, mu, aim, x, 1e-7)
     if upper:  # delta_up(x) <= delta_bar certifies exact root <= x (also where the root is 0)
         x = x * (1 + 1e-10) + 1e-12
         for k in range(1100):
