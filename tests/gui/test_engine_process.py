@@ -138,7 +138,8 @@ def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, sm
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
-                            multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms))
+                            multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms),
+                            lower=False)    # as the window asks: the plot draws upper bounds only
     x, y = window.cost_plot.curve_data("optimal")
     assert np.array_equal(y, np.where(np.isfinite(expected.upper["optimal"]), expected.upper["optimal"], np.nan),
                           equal_nan=True)

@@ -221,7 +221,8 @@ def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan)
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
-                            multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms))
+                            multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms),
+                            lower=False)    # as the window asks: the plot draws upper bounds only
     assert window.cost_plot.items, "nothing was plotted"
     for name, item in window.cost_plot.items.items():
         x, y = window.cost_plot.curve_data(name)
