@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 import numpy as np
 
@@ -238,8 +239,16 @@ def _small_denominators(ratios: np.ndarray) -> np.ndarray:
     return np.where(close.any(axis=1), np.argmax(close, axis=1) + 1, 0)
 
 
-def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, float, str, float]:
-    """(upper, lower, detail, lattice step or 0) for releases with delta_bar >= 0."""
+class Bracket(NamedTuple):
+    upper: float
+    lower: float
+    detail: str
+    step: float         # the lattice of upper and lower (0: none was needed or none fitted)
+    first_fit: float    # the coarsest lattice whose width met eta (0: none): enough for a plot
+
+
+def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
+    """The certified bracket of releases with delta_bar >= 0."""
     key = _key(r, eta)
     known = _BRACKETS.get(key)
     if known is None:
@@ -248,21 +257,21 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> tuple[float, fl
     return known
 
 
-def _bracket(r: Twins, eta: float, cancel, progress) -> tuple[float, float, str, float]:
+def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
     if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
         lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.mu_up > 0 else pure_sum(r, False))
         if r.mu_up > 0:
-            return math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0
-        return pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0
+            return Bracket(math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0, 0.0)
+        return Bracket(pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0, 0.0)
     if not has_rest:
         if r.mu_up == 0:
-            return 0.0, 0.0, "no release adds privacy loss", 0.0
+            return Bracket(0.0, 0.0, "no release adds privacy loss", 0.0, 0.0)
         up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
-        return float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0
+        return Bracket(float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0, 0.0)
     cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
     step = aligned_step(r, initial_step(eta))
-    up, lo, used, prev_up = math.inf, 0.0, 0.0, math.inf
+    up, lo, used, prev_up, first_fit = math.inf, 0.0, 0.0, math.inf, 0.0
     note = ""
     for it in range(MAX_REFINE + 1):
         if lattice_points(r, step) > MAX_POINTS:
@@ -276,6 +285,8 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> tuple[float, float, str,
         if progress is not None:
             progress((it + 1) / (MAX_REFINE + 1))
         width = min(up, cap) - lo
+        if width <= eta and not first_fit:
+            first_fit = step
         if width <= eta and (width <= eta / 8 or prev_up - up <= eta / 64
                              or lattice_points(r, step / 2) > CHEAP_POINTS):
             # small lattices are refined a little further (cheap, and tighter above too) while the
@@ -293,4 +304,4 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> tuple[float, float, str,
     detail = f"pld lattice {used:.3g}" if used else "pld"
     if up - lo > eta:
         detail += f"; width {up - lo:.3g} > eta = {eta:g}{note or '; refinement limit reached'}"
-    return float(round_up(up)), float(round_down(min(lo, up))), detail, used
+    return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used, first_fit)

@@ -4,7 +4,8 @@
 (1..K), delta_g, eta, mode, cancel and progress; in "repeat" mode the sequence is already the
 repeated query, so both modes are the same prefix computation.
 
-pld: one lattice step for the whole curve (the one the full plan's bracket settles on). The
+pld: one lattice step for the whole curve (the one the full plan's bracket settles on, or for
+upper bounds only, the coarsest one on which it met eta). The
 Laplace and RR releases are added one at a time to running upper and lower pmfs (small kernels:
 shifted adds or direct sums, relative errors only); at each requested k the prefix's Gaussians,
 one Gaussian with mu_k^2 = sum of 1/m_i^2 so far, are mixed in exactly at read-out (readout.py).
@@ -81,7 +82,11 @@ def pld_curve(inputs):
     r, _ = twins((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
                     m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
                     delta[head][ed[head]], ones[ed[head]], delta_g)
-    step = bracket(r, float(inputs.eta), cancel)[3] if r is not None else 0.0
+    want_lower = getattr(inputs, "want_lower", True)
+    full = bracket(r, float(inputs.eta), cancel) if r is not None else None
+    # both sides: the lattice of the total's bracket; upper bounds only (the plot): the coarsest
+    # lattice that met eta there, about half the points, its uppers within eta of the exact
+    step = 0.0 if full is None else (full.step if want_lower else full.first_fit or full.step)
     if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size):
         # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the
         # generic optimal curve above, and 0 below, is certified
@@ -93,7 +98,7 @@ def pld_curve(inputs):
     mu2_lo = np.cumsum(inv2 * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
     db_min = float(dbars[feasible].min())
     n_ops = k_last + ks.size + 4
-    sides = (True, False) if getattr(inputs, "want_lower", True) else (True,)
+    sides = (True, False) if want_lower else (True,)
     for side_no, is_upper in enumerate(sides):
         out = upper if is_upper else lower
         mu2 = mu2_up if is_upper else mu2_lo
@@ -123,6 +128,8 @@ def pld_curve(inputs):
             if progress is not None and j % 16 == 0:
                 progress((side_no + (j + 1) / ks.size) / len(sides))
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
+    if full is not None:        # the whole prefix's own bracket (what the total reports) is valid too
+        upper[ks == k_last] = np.minimum(upper[ks == k_last], full.upper)
     if hasattr(inputs, "optimal"):  # never above the generic optimal curve of the same releases
         upper = np.minimum(upper, inputs.optimal()[0])
     lower = np.minimum(round_down(lower), upper)

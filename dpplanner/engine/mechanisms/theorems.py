@@ -139,7 +139,7 @@ def pld_delta(plan: Releases, eps_values, eta: float):
     else:
         # the lattice is the one a bracket at a middling delta settles on; both twins are read there
         probe = replace(r, delta_bar=PROFILE_DELTA, delta_bar_hi=PROFILE_DELTA)
-        step = bracket(probe, eta)[3] or initial_step(eta)
+        step = bracket(probe, eta).step or initial_step(eta)
         up_atoms, lo_atoms = composed_pmf(probe, step, True).atoms(), composed_pmf(probe, step, False).atoms()
         if r.mu_up > 0:
             up = mixed_delta(up_atoms, r.mu_up, eps_values, True)
