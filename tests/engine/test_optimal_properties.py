@@ -231,3 +231,17 @@ def test_fast_path_on_a_large_plan_is_consistent_with_exact_neighbours(seed, del
         # for tiny delta_bar the charged FFT rounding bound (absolute) widens the bracket; it stays
         # sound (checked above) but need not reach eta
         assert b.upper - b.lower <= 1e-2
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_short_pmfs_are_kept_whole_and_long_ones_cut(upper):
+    """Truncation scans and copies the pmf: on a short one that costs more than the few points it
+    could save, so only pmfs longer than TRUNCATE_MIN_POINTS are cut (keeping mass is sound)."""
+    from dpplanner.engine.optimal.lattice import TRUNCATE_MIN_POINTS, LatticePMF, truncate
+
+    for n, cut in ((TRUNCATE_MIN_POINTS, False), (4 * TRUNCATE_MIN_POINTS, True)):
+        p = np.exp(-0.5 * ((np.arange(n) - n / 2) / (n / 20)) ** 2)
+        x = LatticePMF(1e-3, 0, p / p.sum(), 0.0, upper)
+        y = truncate(x, 1e-12)
+        assert (y.p.size < n) == cut
+        assert y.err == x.err and (y.inf_mass > 0) == (cut and upper)

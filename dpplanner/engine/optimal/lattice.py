@@ -172,9 +172,14 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
     return truncate(out, tail)
 
 
+#: Pmfs this short are not truncated: the scan would cost more than the points it could save
+#: (keeping mass is always sound; the product is what gets cut).
+TRUNCATE_MIN_POINTS = 1024
+
+
 def truncate(x: LatticePMF, tail: float) -> LatticePMF:
     """Cut at most ``tail`` (computed) mass from each end, soundly for the pmf's direction."""
-    if tail <= 0:
+    if tail <= 0 or x.p.size <= TRUNCATE_MIN_POINTS:
         return x
     p = x.p
     nz = np.flatnonzero(p)
