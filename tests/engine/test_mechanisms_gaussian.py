@@ -108,3 +108,21 @@ def test_remembered_multipliers_are_the_same_bits_as_a_fresh_calibration():
     batch = g.gaussian_multipliers(eps, delta)
     assert [g.gaussian_multiplier(e, d) for e, d in zip(eps.tolist(), delta.tolist())] == fresh
     assert batch.tolist() == fresh
+
+
+def test_a_batch_calibrates_only_what_it_has_not_seen(monkeypatch):
+    """Every evaluation calibrates the plan's Gaussians three or four times (pld, zcdp, their
+    curves): remembered pairs are not bisected again, and the answers are the same bits."""
+    from dpplanner.engine.mechanisms import forget
+    from dpplanner.engine.mechanisms import gaussian as g
+
+    forget()
+    first = g.gaussian_multipliers([0.3, 0.5], [1e-7, 1e-9])
+    computed = []
+    real = g._calibrate
+    monkeypatch.setattr(g, "_calibrate", lambda e, d: computed.append(e.tolist()) or real(e, d))
+    both = g.gaussian_multipliers([0.5, 0.7, 0.3], [1e-9, 1e-8, 1e-7])
+    assert computed == [[0.7]]
+    assert both.tolist() == [first[1], g.gaussian_multiplier(0.7, 1e-8), first[0]]
+    forget()
+    assert g.gaussian_multipliers([0.7], [1e-8]).tolist() == [both[1]] and len(computed) == 2

@@ -92,7 +92,7 @@ def _fits(mu: np.ndarray, eps: np.ndarray, log_target: np.ndarray) -> np.ndarray
 
 #: Calibrations already made, (eps, delta) -> multiplier. The window recomputes every statistic's
 #: accuracy after each edit and one scalar bisection costs ~10 ms, while most pairs repeat from one
-#: edit to the next; a batch (``gaussian_multipliers``) leaves its answers here too.
+#: edit to the next; a batch (``gaussian_multipliers``) reads and leaves its answers here too.
 _KNOWN = Memo(1 << 16)
 
 
@@ -101,12 +101,22 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
     are (eps_i, delta_i)-DP, for arrays of eps and delta (one vectorised bisection; each entry is
     bit for bit what gaussian_multiplier returns for it). ValueError names the first bad entry."""
     eps, delta = (np.array(a, dtype=float) for a in np.broadcast_arrays(eps, delta))
-    for i, (e, d) in enumerate(zip(eps.ravel().tolist(), delta.ravel().tolist())):
+    keys = list(zip(eps.ravel().tolist(), delta.ravel().tolist()))
+    for e, d in keys:
         if not (0.0 < d < 1.0):
             raise ValueError(f"delta = {d!r} is not allowed; the Gaussian mechanism needs 0 < delta < 1")
         if not (e > 0 and math.isfinite(e)):
             raise ValueError(f"epsilon = {e!r} is not allowed; the Gaussian mechanism needs a finite "
                              "epsilon > 0")
+    m = np.array([math.nan if (v := _KNOWN.get(key)) is None else v for key in keys], dtype=float)
+    new = np.isnan(m)
+    if new.any():       # (each entry's bisection is independent: a subset gives the same bits)
+        m[new] = _calibrate(eps.ravel()[new], delta.ravel()[new])
+    return m.reshape(eps.shape)
+
+
+def _calibrate(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """gaussian_multipliers of valid flat arrays, computed (and remembered)."""
     target = np.log(delta)
     # mu = eps / (1 + sqrt(2 ln(1.25/delta))) is about the classic calibration, and mu = 2 delta
     # always fits: delta(eps) <= delta(0) = 2 Phi(mu/2) - 1 <= mu phi(0) < 0.4 mu. Bracket from there.
