@@ -262,3 +262,27 @@ def test_the_read_out_of_many_atoms_is_as_tight_as_a_bisection(upper):
         assert mixed_delta(atoms, mu, [x], True)[0] <= db and hi <= x <= hi * (1 + 1e-9)
     else:
         assert mixed_delta(atoms, mu, [x], False)[0] > db and lo * (1 - 1e-9) <= x <= lo
+
+
+def test_a_read_out_of_many_atoms_passes_over_them_twice(monkeypatch):
+    """Newton on merged atoms, then one Halley step on the full atoms (the error is cubed: ~1e-4
+    becomes ~1e-12), then the certification: two passes over the full atoms per read-out, not
+    five. (A wrong second derivative would leave the step quadratic and cost a third pass.)"""
+    import numpy as np
+
+    from dpplanner.engine.mechanisms import readout
+    from dpplanner.engine.mechanisms.bracket import composed_pmf, laplace_params
+    from dpplanner.engine.mechanisms.composition import twins
+
+    m = np.array([3.0, 7.0, 11.0, 20.0])
+    r, _ = twins(laplace_params(m), np.array([5, 8, 3, 20]), (np.array([9.0]), np.array([9.0])),
+                 np.array([4]), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
+    atoms = composed_pmf(r, 2.0 ** -11, True).atoms()
+    passes = []
+    real = readout._window
+    monkeypatch.setattr(readout, "_window", lambda locs, mu, x: passes.append(locs.size == atoms.l.size)
+                        or real(locs, mu, x))
+    for guess in (0.0, 1.3):
+        passes.clear()
+        readout.mixed_root(atoms, r.mu_up, r.delta_bar, True, guess)
+        assert sum(passes) == 2
