@@ -22,3 +22,27 @@ def test_special_values():
     assert formatting.upper(math.inf) == "∞"
     assert formatting.upper(math.nan) == "n/a"
     assert formatting.upper(0.0) == "0"
+
+
+def test_the_totals_columns_still_fit_their_numbers_after_an_update(qtbot):
+    """The results table is filled with its header's resizing off (one measurement per update,
+    not one per cell); the columns must still grow to fit wider numbers afterwards."""
+    import dataclasses
+
+    from dpplanner import engine
+    from dpplanner.gui.results_panel import ResultsPanel
+
+    totals = engine.compose_all([0.1], [0.0], 1e-6, mechanisms=["laplace"])
+    panel = ResultsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 300)
+    panel.show()
+    panel.set_results(totals, "basic")
+    narrow = panel.table.columnWidth(1)
+    wide = {k: dataclasses.replace(v, epsilon=123456.789012) for k, v in totals.items()}
+    panel.set_results(wide, "basic")
+    qtbot.wait(10)
+    metrics = panel.table.fontMetrics()
+    assert panel.table.columnWidth(1) > narrow
+    assert panel.table.columnWidth(1) >= metrics.horizontalAdvance(panel.text_at("basic", "total ε"))
+    assert panel.table.horizontalHeader().sectionResizeMode(1) == panel.table.horizontalHeader().ResizeMode.ResizeToContents
