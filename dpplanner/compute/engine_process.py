@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing as mp
+import os
 import sys
 import threading
 import time
@@ -60,9 +61,12 @@ class _SharedCancel(CancelToken):
 
 
 def _child_main(conn, flag) -> None:
+    global _in_child
+    _in_child = True
     import dpplanner.engine  # noqa: F401 - warm up: the first job should not pay for imports
     import dpplanner.model  # noqa: F401
 
+    conn.send(("ready", 0, None))
     while True:
         try:
             job_id, fn, request = conn.recv()
@@ -104,8 +108,23 @@ class EngineProcess:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = 0
+        self._ready = False
         self._proc: Optional[mp.process.BaseProcess] = None
         self._start()
+
+    def ready(self) -> bool:
+        """Whether the child has finished its imports (its first job would not wait for them) and
+        is not running a job now."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            while not self._ready and self._conn.poll(0):
+                self._ready = self._conn.recv()[0] == "ready"
+            return self._ready
+        except (EOFError, OSError):
+            return False
+        finally:
+            self._lock.release()
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
@@ -137,6 +156,9 @@ class EngineProcess:
                     self._restart()
                     raise JobFailed("the engine process stopped unexpectedly; it was restarted",
                                     False) from None
+                if kind == "ready":
+                    self._ready = True
+                    continue
                 if got != job_id:
                     continue            # a late message of an earlier job
                 if kind == "progress":
@@ -160,6 +182,7 @@ class EngineProcess:
 
     def _restart(self) -> None:
         self.close()
+        self._ready = False
         self._start()
 
     def close(self) -> None:
@@ -176,6 +199,8 @@ class EngineProcess:
 
 _shared: Optional[EngineProcess] = None
 _shared_lock = threading.Lock()
+_in_child = False                 # set in the engine process itself
+_helper: Optional[EngineProcess] = None
 
 
 def shared() -> EngineProcess:
@@ -187,3 +212,29 @@ def shared() -> EngineProcess:
             _shared = EngineProcess()
             atexit.register(_shared.close)
         return _shared
+
+
+def helper(start: bool = True) -> Optional[EngineProcess]:
+    """Inside the engine process: a second one, for the half of an evaluation that can run beside
+    the other (see jobs.evaluate), or None - outside the engine process, on a single core, or
+    until it has started (``start``: begin starting it now, in the background; the caller
+    computes alone meanwhile, so the first result never waits for a second interpreter)."""
+    global _helper
+    if not _in_child or (os.cpu_count() or 1) < 2:
+        return None
+    if _helper is None:
+        if not start:
+            return None
+        # The engine process is a daemon (it must go with the window) and multiprocessing refuses
+        # daemons children, for fear of orphans; the helper is a daemon of its own that ends with
+        # its pipe when this process goes, so the flag is lifted just while it starts.
+        config = mp.current_process()._config
+        was = config.get("daemon")
+        config["daemon"] = False
+        try:
+            _helper = EngineProcess()
+        finally:
+            config["daemon"] = was
+        atexit.register(_helper.close)
+        return None
+    return _helper if _helper.ready() else None

@@ -7,10 +7,14 @@ has the controller's signature ``fn(request, cancel, progress) -> result``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import threading
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
+import numpy as np
+
 from dpplanner import engine
+from dpplanner.compute import engine_process
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.types import CancelToken, Composition
 from dpplanner.model.engine_inputs import composition_inputs
@@ -32,9 +36,31 @@ class EvaluateResult:
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
+#: With a helper process, these are computed here and the other theorems there (about half the
+#: work each on a typical plan: pld's total and curve against optimal's, and the rest).
+_HERE = ("pld", "zcdp")
+
+
 @in_engine_process
 def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
-    """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update)."""
+    """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update).
+
+    In the engine process on a machine with two cores or more, the generic theorems run in a
+    helper process beside pld and zcdp; pld's curve, never above the generic optimal one, takes
+    that one from the helper. The numbers are the same as computing everything here."""
+    here = tuple(t for t in request.theorems if t in _HERE)
+    there = tuple(t for t in request.theorems if t not in _HERE)
+    side = engine_process.helper(start=False) if here and there else None
+    if side is None:
+        result = _evaluate(request, cancel, progress)
+    else:
+        result = _evaluate_beside(side, request, here, there, cancel, progress)
+    engine_process.helper()     # started after a first result, so start-up never waits for it
+    return result
+
+
+def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress,
+              optimal_curve=None) -> EvaluateResult:
     eps, dels, mult = list(request.epsilons), list(request.deltas), list(request.multiplicities)
     mech = list(request.mechanisms) or ["eps-delta"] * len(eps)
     totals = engine.compose_all(
@@ -56,7 +82,8 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
             curve = engine.curve(
                 eps, dels, request.delta_g, mode="prefix", k_max=request.curve_k_max,
                 points=request.curve_points, theorems=request.theorems, multiplicities=mult,
-                mechanisms=mech, lower=False, cancel=cancel, progress=_part(progress, 0.3, 1.0))
+                mechanisms=mech, lower=False, cancel=cancel, progress=_part(progress, 0.3, 1.0),
+                optimal_curve=optimal_curve)
     except engine.Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - the totals are still worth showing
@@ -64,6 +91,58 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
 
     progress(1.0)
     return EvaluateResult(request.request_id, request, totals, best, curve, problems)
+
+
+def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, cancel: CancelToken,
+                     progress: Progress) -> EvaluateResult:
+    """``there`` in the helper process (a thread waits on it, without the interpreter lock),
+    ``here`` in this one; if the helper fails, its part is computed here after all."""
+    token = cancel if cancel is not None else CancelToken()
+    box: dict[str, Any] = {}
+
+    def wait_for_helper() -> None:
+        try:
+            box["result"] = side.run(_evaluate, replace(request, theorems=there), token, _ignore)
+        except BaseException as exc:  # noqa: BLE001 - answered below
+            box["error"] = exc
+
+    waiter = threading.Thread(target=wait_for_helper, name="dpplanner-helper-wait", daemon=True)
+    waiter.start()
+
+    def optimal_curve():
+        waiter.join()
+        theirs = box.get("result")
+        if theirs is None or theirs.curve is None or "optimal" not in theirs.curve.upper:
+            return None     # computed here instead
+        up, lo = theirs.curve.upper["optimal"], theirs.curve.lower["optimal"]
+        return up, (np.zeros_like(up) if lo is None else lo)
+
+    try:
+        mine = _evaluate(replace(request, theorems=here), cancel, progress, optimal_curve)
+    finally:
+        waiter.join()       # a cancellation reaches the helper through the same token
+    if isinstance(box.get("error"), engine.Cancelled):
+        raise box["error"]
+    theirs = box.get("result") or _evaluate(replace(request, theorems=there), cancel, _ignore)
+    return _merged(request, mine, theirs)
+
+
+def _merged(request: EvaluateRequest, mine: EvaluateResult, theirs: EvaluateResult) -> EvaluateResult:
+    parts = (mine, theirs)
+    totals = {n: (mine.totals if n in mine.totals else theirs.totals)[n] for n in request.theorems}
+    problems = {**theirs.problems, **mine.problems}
+    curve = None
+    if mine.curve is not None and theirs.curve is not None:
+        def pick(side: str) -> dict:
+            return {n: next(getattr(p.curve, side)[n] for p in parts if n in getattr(p.curve, side))
+                    for n in request.theorems}
+
+        curve = engine.Curve(ks=mine.curve.ks, upper=pick("upper"), lower=pick("lower"))
+    return EvaluateResult(request.request_id, request, totals, _best(totals), curve, problems)
+
+
+def _ignore(_fraction: float) -> None:
+    pass
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -60,7 +60,8 @@ def sample_ks(k_total: int, points: Optional[int]) -> np.ndarray:
 def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points=None,
           theorems=THEOREMS, eta: float = 1e-2, multiplicities=None, mechanisms=None,
           lower: bool = True, cancel: Optional[CancelToken] = None,
-          progress: Optional[ProgressCallback] = None) -> Curve:
+          progress: Optional[ProgressCallback] = None,
+          optimal_curve: Optional[Callable[[], Optional[tuple]]] = None) -> Curve:
     """Sound total epsilon under each theorem after k = 1..K queries.
 
     ``mode="prefix"``: the first k queries of the plan in order (multiplicities expanded), K = the
@@ -68,7 +69,10 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     repeated k times, K = ``k_max`` (default: the plan's size). ``points`` evaluates only about that
     many evenly spaced k, always including K. ``lower=False``: only the upper bounds are wanted
     (a plot of the totals); every ``lower[name]`` is then None and the theorems that can skip their
-    lower side (pld: half its work) do.
+    lower side (pld: half its work) do. ``optimal_curve``: where the generic optimal curve of the
+    same request is being computed elsewhere (another process), a function that waits for its
+    ``(upper, lower)`` arrays (or None: compute it here); pld's curve, never above it, asks for it
+    only once its own read-outs are done.
     """
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     delta_g = validate_delta_g(delta_g)
@@ -98,7 +102,7 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
     inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
-                         cancel, want_lower=lower)
+                         cancel, want_lower=lower, optimal_source=optimal_curve)
     uppers: dict = {}
     lowers: dict = {}
     for j, name in enumerate(names):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -81,6 +81,7 @@ class CurveInputs:
     cancel: Optional[CancelToken] = None
     want_lower: bool = True    # False: the caller drops the lower bounds, a theorem may skip them
     progress: Optional[ProgressCallback] = None
+    optimal_source: Optional[Callable[[], Optional[tuple]]] = None  # the optimal curve, computed elsewhere
     _shared: dict = field(default_factory=dict, repr=False)
 
     def check(self) -> None:
@@ -121,6 +122,13 @@ class CurveInputs:
         optimal core's incremental prefix curve."""
         if self.mode == "repeat":
             return self.homogeneous()
+        if "optimal" not in self._shared and self.optimal_source is not None:
+            given = self.optimal_source()
+            if given is not None:
+                up, lo = (np.asarray(a, dtype=float) for a in given)
+                if up.shape != self.ks.shape or lo.shape != self.ks.shape:
+                    raise ValueError(f"the optimal curve given has {up.size} points for {self.ks.size} values of k")
+                self._shared["optimal"] = (up, lo)
         if "optimal" not in self._shared:
             from .optimal import optimal_prefix_curve
 

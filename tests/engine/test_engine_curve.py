@@ -140,3 +140,32 @@ def test_upper_only_pld_curve_reads_on_the_first_lattice_that_met_eta(monkeypatc
     assert np.all(up >= ref_lo) and np.all(up <= ref_up + inputs.eta) and np.any(up != ref_up)
     total = compose(*args, "pld", eta=inputs.eta, multiplicities=kw["multiplicities"], mechanisms=kw["mechanisms"])
     assert up[-1] <= total.epsilon
+
+
+def test_the_optimal_curve_can_come_from_elsewhere(monkeypatch):
+    """The window's evaluation computes the generic optimal curve in a helper process; pld's curve
+    (never above it) waits for it instead of computing its own, and only once it needs it."""
+    import dpplanner.engine.optimal as optimal_core
+
+    eps, delta, mult = [0.2, 0.05, 0.3, 0.1], [0.0, 1e-8, 0.0, 1e-9], [2, 1, 3, 4]
+    mech = ["laplace", "gaussian", "eps-delta", "eps-delta"]
+    here = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("optimal", "pld"), lower=False)
+    asked = []
+
+    def given():
+        asked.append(1)
+        return here.upper["optimal"] * 0.5, np.zeros(here.ks.size)   # smaller: visible in pld's min
+
+    real = optimal_core.optimal_prefix_curve
+    computed = []
+    monkeypatch.setattr(optimal_core, "optimal_prefix_curve", lambda *a, **k: computed.append(1) or real(*a, **k))
+    got = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",), lower=False,
+                optimal_curve=given)
+    assert asked == [1] and not computed
+    np.testing.assert_array_equal(got.upper["pld"], np.minimum(here.upper["pld"], here.upper["optimal"] * 0.5))
+    again = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",), lower=False,
+                  optimal_curve=lambda: None)       # the helper failed: computed here
+    assert computed and np.array_equal(again.upper["pld"], here.upper["pld"])
+    with pytest.raises(ValueError, match="optimal curve given has 3 points"):
+        curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",),
+              optimal_curve=lambda: (np.ones(3), np.ones(3)))

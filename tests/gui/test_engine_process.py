@@ -143,3 +143,65 @@ def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, sm
     x, y = window.cost_plot.curve_data("optimal")
     assert np.array_equal(y, np.where(np.isfinite(expected.upper["optimal"]), expected.upper["optimal"], np.nan),
                           equal_nan=True)
+
+
+@in_engine_process
+def helper_pid(request, cancel, progress):
+    """The engine process's helper once it is up and free (None before: the first call starts it)."""
+    side = engine_process.helper()
+    return None if side is None else side._proc.pid
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])      # utime + stime
+
+
+def _helper_up(process, timeout_s: float = 120.0) -> int:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        pid = process.run(helper_pid, None, engine.CancelToken(), lambda f: None)
+        if pid is not None:
+            return pid
+        time.sleep(0.1)
+    raise AssertionError("the engine process's helper did not start")
+
+
+def _synthetic_100_request():
+    from dpplanner.model import files
+    from dpplanner.model.examples import example_path
+
+    return files.load_plan(example_path("synthetic-100")).evaluation_request(CurveView())
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat") or (os.cpu_count() or 1) < 2,
+                    reason="needs two cores and /proc")
+def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
+    """With a second core the generic theorems run in a helper process beside pld and zcdp; the
+    window gets the same numbers, in the same order, as from one process."""
+    helper = _helper_up(process)
+    request = _synthetic_100_request()
+    before = _cpu_ticks(helper)
+    got = process.run(jobs.evaluate, request, engine.CancelToken(), lambda f: None)
+    assert _cpu_ticks(helper) > before            # the helper computed its half
+    alone = jobs._evaluate(request, None, lambda f: None)
+    assert list(got.totals) == list(alone.totals) == list(request.theorems)
+    def numbers(c):     # (kov's nan != nan; the timings differ)
+        return (repr(c.epsilon), repr(c.epsilon_lower), c.detail, c.applicable, c.reason)
+
+    assert {n: numbers(c) for n, c in got.totals.items()} == {n: numbers(c) for n, c in alone.totals.items()}
+    assert got.best == alone.best and not got.problems
+    assert list(got.curve.upper) == list(alone.curve.upper)
+    for name in alone.curve.upper:
+        np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+def test_a_cancelled_evaluation_leaves_the_helper_free(process):
+    _helper_up(process)
+    token = engine.CancelToken()
+    token.cancel()
+    with pytest.raises(engine.Cancelled):
+        process.run(jobs.evaluate, _synthetic_100_request(), token, lambda f: None)
+    assert _helper_up(process, timeout_s=30.0)
