@@ -201,6 +201,11 @@ _shared: Optional[EngineProcess] = None
 _shared_lock = threading.Lock()
 _in_child = False                 # set in the engine process itself
 _helper: Optional[EngineProcess] = None
+_helper_timer: Optional[threading.Timer] = None
+_helper_lock = threading.Lock()
+#: Seconds after the engine process's first result before it starts its helper: the window's
+#: start-up and first drawing should not share the cores with a second interpreter's imports.
+HELPER_DELAY_S = 2.0
 
 
 def shared() -> EngineProcess:
@@ -217,17 +222,27 @@ def shared() -> EngineProcess:
 def helper(start: bool = True) -> Optional[EngineProcess]:
     """Inside the engine process: a second one, for the half of an evaluation that can run beside
     the other (see jobs.evaluate), or None - outside the engine process, on a single core, or
-    until it has started (``start``: begin starting it now, in the background; the caller
-    computes alone meanwhile, so the first result never waits for a second interpreter)."""
-    global _helper
+    until it has started (``start``: have it started HELPER_DELAY_S from now, in the background;
+    the caller computes alone meanwhile, so no result waits for a second interpreter)."""
+    global _helper_timer
     if not _in_child or (os.cpu_count() or 1) < 2:
         return None
-    if _helper is None:
-        if not start:
+    with _helper_lock:
+        if _helper is None:
+            if start and _helper_timer is None:
+                _helper_timer = threading.Timer(HELPER_DELAY_S, _start_helper)
+                _helper_timer.daemon = True
+                _helper_timer.start()
             return None
-        # The engine process is a daemon (it must go with the window) and multiprocessing refuses
-        # daemons children, for fear of orphans; the helper is a daemon of its own that ends with
-        # its pipe when this process goes, so the flag is lifted just while it starts.
+    return _helper if _helper.ready() else None
+
+
+def _start_helper() -> None:
+    global _helper
+    # The engine process is a daemon (it must go with the window) and multiprocessing refuses
+    # daemons children, for fear of orphans; the helper is a daemon of its own that ends with
+    # its pipe when this process goes, so the flag is lifted just while it starts.
+    with _helper_lock:
         config = mp.current_process()._config
         was = config.get("daemon")
         config["daemon"] = False
@@ -235,6 +250,4 @@ def helper(start: bool = True) -> Optional[EngineProcess]:
             _helper = EngineProcess()
         finally:
             config["daemon"] = was
-        atexit.register(_helper.close)
-        return None
-    return _helper if _helper.ready() else None
+    atexit.register(_helper.close)

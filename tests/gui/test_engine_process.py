@@ -205,3 +205,25 @@ def test_a_cancelled_evaluation_leaves_the_helper_free(process):
     with pytest.raises(engine.Cancelled):
         process.run(jobs.evaluate, _synthetic_100_request(), token, lambda f: None)
     assert _helper_up(process, timeout_s=30.0)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+def test_the_helper_starts_only_a_while_after_the_first_result(monkeypatch):
+    """Start-up must not share the cores with a second interpreter's imports: the first call asks
+    for the helper to be started HELPER_DELAY_S later and computes alone meanwhile."""
+    monkeypatch.setattr(engine_process, "_in_child", True)      # as inside the engine process
+    monkeypatch.setattr(engine_process, "_helper", None)
+    monkeypatch.setattr(engine_process, "_helper_timer", None)
+    monkeypatch.setattr(engine_process, "HELPER_DELAY_S", 1.5)
+    assert engine_process.helper() is None
+    time.sleep(0.3)
+    assert engine_process._helper is None                       # not yet started
+    end = time.monotonic() + 60
+    while engine_process.helper() is None and time.monotonic() < end:
+        time.sleep(0.05)
+    started = engine_process._helper
+    try:
+        assert started is not None and engine_process.helper() is started
+        assert started.run(slow_job, Slow(0.01), engine.CancelToken(), lambda f: None) == started._proc.pid
+    finally:
+        started.close()
