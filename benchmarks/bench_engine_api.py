@@ -6,7 +6,6 @@ Run: .venv/bin/python benchmarks/bench_engine_api.py
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np

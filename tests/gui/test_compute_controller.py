@@ -100,7 +100,7 @@ def test_cancel_stops_the_running_job_and_reports_it(qtbot, controller, probe):
     probe.result.connect(lambda result: results.append(result))
     controller.submit("evaluate", engine, FakeRequest(7), probe.handlers)
     assert engine.entered.wait(5)
-    with qtbot.waitSignal(probe.cancelled, timeout=5000) as blocker:
+    with qtbot.waitSignal(probe.cancelled, timeout=5000):
         controller.cancel("evaluate")
     qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
     engine.release.set()
