@@ -2,8 +2,10 @@
 
 Held queries keep their epsilon; free query i gets t * weights[i]. We find the largest t whose
 composed upper bound is <= epsilon_g. The engine configuration (theorem, eta, deltas) is fixed
-for the whole search, so the composed bound is non-decreasing in t; Brent's method finds the
-crossing, and a forward ``compose`` of the final epsilons verifies it before anything is returned
+for the whole search, so the composed bound is non-decreasing in t. A secant search from the
+scale the free queries have now usually ends within 1e-8 of the budget in three or four
+compositions; otherwise Brent's method finds the crossing (up from t = 0 if that start was no
+use), and a forward ``compose`` of the final epsilons verifies it before anything is returned
 (stepping t down if float noise put it a hair over the budget).
 """
 
