@@ -169,3 +169,17 @@ def test_the_optimal_curve_can_come_from_elsewhere(monkeypatch):
     with pytest.raises(ValueError, match="optimal curve given has 3 points"):
         curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",),
               optimal_curve=lambda: (np.ones(3), np.ones(3)))
+
+
+def test_the_pld_curve_passes_over_its_running_pmf_once_per_point(monkeypatch):
+    """Between two sampled k the releases are composed with each other first, then with the long
+    running pmf once (1000 releases read at 100 points: 100 passes, not 1000)."""
+    import dpplanner.engine.mechanisms.curves as pld_curves
+
+    calls = []
+    real = pld_curves.convolve
+    monkeypatch.setattr(pld_curves, "convolve", lambda a, b, *r: calls.append(1) or real(a, b, *r))
+    eps = [0.01, 0.02, 0.015, 0.03] * 50
+    got = curve(eps, [0.0] * 200, 1e-6, mechanisms=["laplace"] * 200, theorems=("pld",), points=10, lower=False)
+    assert got.ks.size == 10 and len(calls) == 10
+    assert np.all(np.diff(got.upper["pld"]) > 0)

@@ -20,7 +20,7 @@ import numpy as np
 from ..delta import delta_bar_from_log, delta_bar_up_from_log, log_survival_prefix
 from ..numerics import cumsum_up, round_down, round_up
 from ..optimal.atoms import sup_root
-from ..optimal.lattice import LatticePMF, convolve
+from ..optimal.lattice import LatticePMF, compose_all, convolve
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from .bracket import _gaussian_root, bracket
 from .composition import twins
@@ -110,17 +110,23 @@ def pld_curve(inputs):
         for j, k in enumerate(ks.tolist()):
             if cancel is not None:
                 cancel.check()
+            batch = []
             while q < k:
                 if lap[q] or (ed[q] and eps[q] > 0):
                     key = (float(eps[q]), bool(lap[q]))
                     if key not in kernels:  # equal releases share one kernel
                         kernels[key] = _kernel(eps[q], bool(lap[q]), step, is_upper)
-                    ker = kernels[key]
+                    batch.append(kernels[key])
                     pure += float(_up2(eps[q]) if is_upper else _down2(eps[q]))
-                    running = convolve(running, ker, TAIL_FRACTION * db_min / n_ops,
-                                       FFT_FRACTION * db_min / n_ops)
                     rest = True
                 q += 1
+            if batch:
+                # the releases up to the next read-out are composed with each other first (small
+                # pmfs), then with the running pmf once: as many convolutions (each within its
+                # share of the budgets), but one pass over the long running array instead of many
+                tail, fft = TAIL_FRACTION * db_min / n_ops, FFT_FRACTION * db_min / n_ops
+                step_pmf = batch[0] if len(batch) == 1 else compose_all(batch, tail, fft, cancel)
+                running = convolve(running, step_pmf, tail, fft)
             if feasible[j]:
                 db = float(dbars[j] if is_upper else dbars_hi[j])
                 out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, is_upper,
