@@ -286,3 +286,30 @@ def test_a_read_out_of_many_atoms_passes_over_them_twice(monkeypatch):
         passes.clear()
         readout.mixed_root(atoms, r.mu_up, r.delta_bar, True, guess)
         assert sum(passes) == 2
+
+
+def test_the_curve_finds_the_totals_bracket_in_memory(monkeypatch):
+    """The curve composes its last prefix release by release, the total composes plan rows with
+    multiplicities: their sums (Gaussians' mu^2, the EpsDelta rows' delta_bar) once differed in
+    the last bit, so the curve bracketed the whole plan a second time."""
+    import importlib
+
+    import numpy as np
+
+    from dpplanner import engine
+    from dpplanner.engine.mechanisms import forget
+
+    bracket_mod = importlib.import_module("dpplanner.engine.mechanisms.bracket")
+    computed = []
+    real = bracket_mod._bracket
+    monkeypatch.setattr(bracket_mod, "_bracket", lambda *a: computed.append(1) or real(*a))
+    forget()
+    eps = [0.044, 0.173, 0.157, 0.066, 0.109, 0.02]
+    deltas = [1e-9, 1e-9, 0.0, 1e-9, 1e-8, 1e-9]
+    mult = [5, 17, 2, 30, 28, 3]
+    mech = ["gaussian", "gaussian", "laplace", "gaussian", "gaussian", "eps-delta"]
+    total = engine.compose(eps, deltas, 1e-6, "pld", multiplicities=mult, mechanisms=mech)
+    assert len(computed) == 1
+    got = engine.curve(eps, deltas, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",), eta=1e-3)
+    assert len(computed) == 1
+    assert got.upper["pld"][-1] <= total.epsilon and np.all(got.lower["pld"] <= got.upper["pld"])

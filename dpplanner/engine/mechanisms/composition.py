@@ -23,14 +23,18 @@ def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta
     arrays bracketing each Gaussian's multiplier (m_lo gives the upper bound: less noise)."""
     rr_eps, rr_delta = np.asarray(rr_eps, dtype=float), np.asarray(rr_delta, dtype=float)
     rr_mult = np.asarray(rr_mult, dtype=np.int64)
-    db, db_hi = delta_bar_bounds(delta_g, rr_delta, rr_mult) if rr_delta.size else (delta_g, delta_g)
+    # Every sum below runs over equal parameters merged, in sorted order: the same releases give
+    # the same bits whether they come as plan rows or one by one (the curve's prefix), so the
+    # bracket memory recognises them.
+    ds, d_mult = _grouped(rr_delta, rr_mult)
+    db, db_hi = delta_bar_bounds(delta_g, ds, d_mult) if ds.size else (delta_g, delta_g)
     if db < 0:
-        forced = float(total_delta_up(0.0, log_survival(rr_delta, rr_mult)))
+        forced = float(total_delta_up(0.0, log_survival(ds, d_mult)))
         return None, infeasible_reason(delta_g, forced)
     a_up, up_mult = _grouped(lap_a[0], lap_mult)
     a_lo, lo_mult = _grouped(lap_a[1], lap_mult)
-    mu_up = gaussian_params(gauss_m[0], gauss_mult)[0]
-    mu_lo = gaussian_params(gauss_m[1], gauss_mult)[1]
+    mu_up = gaussian_params(*_grouped(gauss_m[0], gauss_mult))[0]
+    mu_lo = gaussian_params(*_grouped(gauss_m[1], gauss_mult))[1]
     keep = rr_eps > 0  # an RR(0) release has no loss
     rr_eps, rr_mult = _grouped(rr_eps[keep], rr_mult[keep])
     return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi)), None
