@@ -33,6 +33,9 @@ class PlanSnapshot:
     title: str = ""
     description: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: Taken from a plan (whose state is always valid): restoring it needs no second validation
+    #: (~0.1 ms a statistic: opening or undoing on a plan of thousands held the window that long).
+    _validated: bool = field(default=False, compare=False, repr=False)
 
 
 # --- the document ------------------------------------------------------------------------------
@@ -200,11 +203,14 @@ class Plan:
 
     def snapshot(self) -> PlanSnapshot:
         return PlanSnapshot(self._budget, self._stats, self._title, self._description,
-                            dict(self._extra))
+                            dict(self._extra), _validated=True)
 
     def restore(self, snapshot: PlanSnapshot) -> None:
         """Go back to a snapshot exactly (no redistribution); listeners get one "reset"."""
-        budget, stats = validate_state(snapshot.budget, snapshot.statistics)
+        if snapshot._validated:
+            budget, stats = snapshot.budget, snapshot.statistics
+        else:
+            budget, stats = validate_state(snapshot.budget, snapshot.statistics)
         self._budget, self._stats = budget, stats
         self._title, self._description = snapshot.title, snapshot.description
         self._extra = dict(snapshot.extra)
