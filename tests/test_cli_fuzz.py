@@ -58,13 +58,21 @@ def hang_detector(what: str):
         signal.signal(signal.SIGALRM, old)
 
 
+def _sites(exc: BaseException) -> list[tuple[str, str]]:
+    """(file, function) of each frame the alarm interrupted, outermost first. Read from the code
+    objects: the interrupted frame may have no line number, which traceback.extract_tb and
+    pytest's report cannot handle."""
+    sites, tb = [], exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        sites.append((os.path.basename(code.co_filename), code.co_name))
+        tb = tb.tb_next
+    return sites
+
+
 def known_site(exc: BaseException):
     """The KNOWN_HANG_SITES entry the interrupted call was in, if any."""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        site = (os.path.basename(frame.filename), frame.name)
-        if site in KNOWN_HANG_SITES:
-            return site
-    return None
+    return next((site for site in _sites(exc) if site in KNOWN_HANG_SITES), None)
 
 
 def run_cli(argv, capsys, tolerate_known=True) -> tuple[int, str, str]:
@@ -72,9 +80,12 @@ def run_cli(argv, capsys, tolerate_known=True) -> tuple[int, str, str]:
         try:
             code = main(argv)
         except Hang as exc:
-            if tolerate_known and known_site(exc):
+            site = known_site(exc)
+            if tolerate_known and site:
                 reject()
-            raise
+            # raised afresh, without the interrupted frames (see _sites): the report then names
+            # where it hung instead of crashing pytest ("INTERNALERROR ... tb_lineno")
+            raise Hang(f"{exc}; interrupted in {site or _sites(exc)[-1]}") from None
         except BaseException:       # anything escaping main would be a traceback for the user
             pytest.fail(f"{argv} raised:\n{traceback.format_exc()}")
     out, err = capsys.readouterr()
