@@ -7,13 +7,12 @@ another thread and picklable for the engine process. ``request_id`` is stamped b
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from dataclasses import dataclass, fields
+from typing import Optional
 
 from dpplanner import engine
 
-if TYPE_CHECKING:
-    from .engine_inputs import CompositionInputs
+from .engine_inputs import CompositionInputs
 
 
 @dataclass(frozen=True)
@@ -27,25 +26,16 @@ class CurveView:
 
 
 @dataclass(frozen=True)
-class EvaluateRequest:
-    """Everything the results panel and the plots need, snapshotted from the plan."""
+class EvaluateRequest(CompositionInputs):
+    """Everything the results panel and the plots need, snapshotted from the plan: what the engine
+    composes (the fields of CompositionInputs, first) and how the plot asks for it."""
 
-    epsilons: tuple[float, ...]
-    deltas: tuple[float, ...]
-    multiplicities: tuple[int, ...]
-    delta_g: float
-    eta: float
-    mechanisms: tuple[str, ...] = ()
     curve_mode: str = "prefix"            # "prefix" or "repeat"
     curve_k_max: Optional[int] = None     # None: the plan's own k (prefix) / k (repeat)
     curve_points: int = 100
     repeat_index: int = 0                 # which query "repeat" mode repeats
     theorems: tuple[str, ...] = engine.THEOREMS
     request_id: int = 0
-
-    @property
-    def k(self) -> int:
-        return int(sum(self.multiplicities))
 
     def profile_request(self) -> "ProfileRequest":
         # The profile's own accuracy: eta finer than 1e-3 costs seconds and is invisible in a plot.
@@ -67,9 +57,8 @@ class ProfileRequest:
     mechanisms: tuple[str, ...] = ()      # given: the profile of the actual noise (see privacy_profile)
 
 
-def evaluation_request(inputs: "CompositionInputs", view: CurveView) -> EvaluateRequest:
+def evaluation_request(inputs: CompositionInputs, view: CurveView) -> EvaluateRequest:
     repeat_index = min(max(view.repeat_row, 0), max(len(inputs.epsilons) - 1, 0))
     return EvaluateRequest(
-        inputs.epsilons, inputs.deltas, inputs.multiplicities, inputs.delta_g, inputs.eta,
-        inputs.mechanisms, curve_mode=view.mode, curve_k_max=view.k_max, curve_points=view.points,
-        repeat_index=repeat_index)
+        **{f.name: getattr(inputs, f.name) for f in fields(CompositionInputs)},
+        curve_mode=view.mode, curve_k_max=view.k_max, curve_points=view.points, repeat_index=repeat_index)
