@@ -205,11 +205,7 @@ class _SecondOrderLower:
     def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
         """(upper, lower): the upper bound ``up`` was read at db_up, the lower one at db >= db_up."""
         if n <= self.head:
-            e, m = merge_groups(self.eps[:n], np.ones(n, dtype=np.int64))
-            if e.size == 0:
-                return 0.0, 0.0
-            b = grouped_bracket(e, m, db_up, db)
-            return min(up, b.upper), b.lower
+            return _exact_head(self.eps[:n], db_up, db, up)
         first_order = floor
         if self.run_lo is not None:
             first_order = sup_root(self.run_lo.atoms(above=floor), db, floor)
@@ -241,10 +237,17 @@ class _NoLower:
         pass
 
     def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
-        if n <= self.head:
-            e, m = merge_groups(self.eps[:n], np.ones(n, dtype=np.int64))
-            return (min(up, grouped_bracket(e, m, db_up, db).upper) if e.size else 0.0), 0.0
-        return up, 0.0
+        return (_exact_head(self.eps[:n], db_up, db, up)[0] if n <= self.head else up), 0.0
+
+
+def _exact_head(eps: np.ndarray, db_up: float, db: float, up: float) -> tuple[float, float]:
+    """(upper, lower) of a short prefix, its outcomes enumerated exactly (upper: never above the
+    lattice's ``up``)."""
+    e, m = merge_groups(eps, np.ones(eps.size, dtype=np.int64))
+    if e.size == 0:
+        return 0.0, 0.0
+    b = grouped_bracket(e, m, db_up, db)
+    return min(up, b.upper), b.lower
 
 
 def _curve_step(e, m, width: float) -> float:
