@@ -158,7 +158,7 @@ sampling need the generic rows, which hold for any release with those (ε<sub>i<
 with a population size set, dpplanner composes every release by its (ε<sub>i</sub>, δ<sub>i</sub>).</p>
 <p>Sources: Balle &amp; Wang (2018) for the Gaussian's exact privacy curve; Koskela, Jälkö, Honkela (2020)
 and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy loss distributions.</p>""",
-        lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress), pld_curve,
+        lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress, c.optimal), pld_curve,
         allocates=True, colours=("#d55e00", "#ff8c4d")),
     Theorem(
         "zcdp", "zCDP (as OpenDP / Tumult)", "Zero-concentrated DP: ρ = Σρ_i converted with "

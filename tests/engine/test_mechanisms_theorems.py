@@ -163,3 +163,19 @@ def test_curve_with_an_epsilon_no_lattice_fits_falls_back_to_optimal_above_and_z
         c = engine.curve([1e300, 2.0, 3.0], [0.0] * 3, 1e-6, mechanisms=["laplace"] * 3)
     assert np.array_equal(c.upper["pld"], c.upper["optimal"])
     assert np.all(c.lower["pld"] == 0.0)
+
+
+def test_pld_shares_the_optimal_total_with_the_optimal_row(monkeypatch):
+    """Where pld's cheap floor cannot rule "optimal" out (releases known only by their (eps, delta)
+    next to a few Laplace ones), compose_all computes the generic optimal total once for both rows."""
+    import dpplanner.engine.optimal as optimal_core
+    from dpplanner.engine import compose_all
+
+    calls = []
+    real = optimal_core.optimal_bracket
+    monkeypatch.setattr(optimal_core, "optimal_bracket", lambda *a, **k: calls.append(1) or real(*a, **k))
+    eps, deltas, mult = [0.1, 0.2, 0.05], [1e-8, 1e-9, 0.0], [10, 5, 2]
+    got = compose_all(eps, deltas, 1e-6, multiplicities=mult, mechanisms=["eps-delta", "eps-delta", "laplace"],
+                      theorems=("optimal", "pld"))
+    assert len(calls) == 1
+    assert got["pld"].epsilon <= got["optimal"].epsilon
