@@ -67,8 +67,8 @@ def _search_near(t0: float, excess, epsilon_g: float) -> Optional[tuple[float, f
             if f + epsilon_g <= 0:
                 return None
             t_next = t * epsilon_g / (f + epsilon_g)        # exact when the total is linear in t
-        elif f == prev[1]:
-            return None
+        elif f == prev[1]:     # flat here: Brent takes over if both sides are known
+            return (ok[0], bad[0]) if ok is not None and bad is not None else None
         else:
             t_next = t - f * (t - prev[0]) / (f - prev[1])
         t_next = min(max(t_next * (1 - 2 * _RTOL), t / 4), t * 4)   # no wild jump on a step of the total

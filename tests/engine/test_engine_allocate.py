@@ -131,3 +131,26 @@ def test_held_queries_over_the_budget_are_named_whatever_the_starting_scale():
     with pytest.raises(BudgetError, match=r"held queries \[1, 3\] \(counted from 1\) alone need") as err:
         allocate([0.6, 0.3, 0.6], [0.0] * 3, [True, False, True], [1, 1, 1], 1.0, 1e-6, theorem="optimal")
     assert err.value.held_indices == (0, 2)
+
+
+def test_a_flat_stretch_of_the_total_hands_the_bracket_to_brent(monkeypatch):
+    """A total that is flat between two secant points (a step function of t) stops the secant;
+    with both sides of the crossing known, Brent continues there instead of restarting from 0."""
+    import importlib
+    import math
+
+    from dpplanner.engine.types import Composition
+
+    module = importlib.import_module("dpplanner.engine.allocate")
+    scales = []
+
+    def stepped(theorem, inputs):
+        scales.append(float(inputs.plan.eps[1]))
+        return Composition("basic", 0.1 + math.ceil(float(inputs.plan.eps[1]) * 8) / 8, 1e-6)
+
+    monkeypatch.setattr(module, "compose_one", stepped)
+    monkeypatch.setattr(module, "compose", lambda eps, *a, **k: Composition(
+        "basic", 0.1 + math.ceil(eps[1] * 8) / 8, 1e-6))
+    a = allocate([0.1, 0.43], [0.0, 0.0], [True, False], [1, 1], 1.0, 1e-6, theorem="basic")
+    assert 0.0 not in scales
+    assert a.composition.epsilon <= 1.0 and a.scale == 0.875
