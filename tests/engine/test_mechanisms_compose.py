@@ -313,3 +313,18 @@ def test_the_curve_finds_the_totals_bracket_in_memory(monkeypatch):
     got = engine.curve(eps, deltas, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",), eta=1e-3)
     assert len(computed) == 1
     assert got.upper["pld"][-1] <= total.epsilon and np.all(got.lower["pld"] <= got.upper["pld"])
+
+
+def test_a_lattice_too_fine_for_the_releases_is_refused_not_allocated():
+    """Whoever asks composed_pmf for a lattice far beyond MAX_POINTS gets a ValueError that says
+    so, not a MemoryError after asking for gigabytes (as the optimal floor once did)."""
+    import numpy as np
+
+    from dpplanner.engine.mechanisms.bracket import MAX_POINTS, composed_pmf, laplace_params
+    from dpplanner.engine.mechanisms.composition import twins
+
+    r, _ = twins(laplace_params(np.array([2.0])), np.array([1]), (np.zeros(0), np.zeros(0)), np.zeros(0),
+                 np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
+    with pytest.raises(ValueError, match=f"at most {MAX_POINTS:,} are allowed"):
+        composed_pmf(r, 1e-12, False)
+    assert composed_pmf(r, 1e-3, False).p.size < MAX_POINTS

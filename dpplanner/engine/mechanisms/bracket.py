@@ -165,7 +165,11 @@ def side(r: Twins, step: float, upper: bool, cancel=None) -> float:
 def composed_pmf(r: Twins, step: float, upper: bool, cancel=None):
     """The upper (or lower) twin of the Laplace and RR releases on lattice ``step`` (the Gaussians
     are added exactly at read-out); truncation and FFT error budgets are shares of r.delta_bar
-    (they count in full against delta when read)."""
+    (they count in full against delta when read). Every caller picks a lattice that fits; this
+    refusal stands behind them (a floor once asked for 186 GiB here)."""
+    if lattice_points(r, step) > MAX_POINTS:
+        raise ValueError(f"a lattice of step {step:.3g} needs about {lattice_points(r, step):,.0f} points "
+                         f"for these releases; at most {MAX_POINTS:,} are allowed")
     mults = r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist()
     n_ops = int(sum(2 * int(k).bit_length() for k in mults)) + 4
     tail = TAIL_FRACTION * r.delta_bar / n_ops
