@@ -26,7 +26,7 @@ from .bracket import _gaussian_root, bracket
 from .composition import twins
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
-from .readout import mixed_root
+from .readout import BATCH_ATOMS, mixed_roots
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure
 
 U = 2.0 ** -53
@@ -107,6 +107,7 @@ def pld_curve(inputs):
         rest = False
         q = 0
         kernels: dict = {}
+        mixed = _MixedReads(out, is_upper)
         for j, k in enumerate(ks.tolist()):
             if cancel is not None:
                 cancel.check()
@@ -129,10 +130,14 @@ def pld_curve(inputs):
                 running = convolve(running, step_pmf, tail, fft)
             if feasible[j]:
                 db = float(dbars[j] if is_upper else dbars_hi[j])
-                out[j] = _read(running, rest, pure, math.sqrt(max(float(mu2[j]), 0.0)), db, is_upper,
-                               guess=float(out[j - 1]) if j and math.isfinite(out[j - 1]) else 0.0)
+                mu = math.sqrt(max(float(mu2[j]), 0.0))
+                if db > 0.0 and rest and mu > 0:
+                    mixed.add(j, running.atoms(), mu, db)
+                else:
+                    out[j] = _read(running, rest, pure, mu, db, is_upper)
             if progress is not None and j % 16 == 0:
                 progress((side_no + (j + 1) / ks.size) / len(sides))
+        mixed.flush()
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
     if full is not None:        # the whole prefix's own bracket (what the total reports) is valid too
         upper[ks == k_last] = np.minimum(upper[ks == k_last], full.upper)
@@ -156,12 +161,39 @@ def _kernel(e: float, laplace: bool, step: float, upper: bool) -> LatticePMF:
     return rr_upper(float(e), step) if upper else rr_lower(float(e), step)
 
 
-def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, guess: float):
+def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool):
+    """The read-outs that need no Gaussian mixed in (those are _MixedReads')."""
     if db == 0.0:
         return math.inf if mu > 0 else (round_up(pure) if upper else round_down(pure))
     if not rest:
         return _gaussian_root(mu, db, upper) if mu > 0 else 0.0
-    if mu > 0:
-        return mixed_root(running.atoms(), mu, db, upper, guess)
     root = sup_root(running.atoms(above=0.0), db)
     return min(root, round_up(pure)) if upper else root
+
+
+class _MixedReads:
+    """Read-outs of prefixes with both a lattice part and Gaussians, made in batches (one pass over
+    all their atoms serves them all; see readout.py), each batch holding at most about
+    BATCH_ATOMS atoms. Each batch starts its searches at the last root of the one before."""
+
+    def __init__(self, out: np.ndarray, upper: bool) -> None:
+        self.out, self.upper = out, upper
+        self.items: list = []
+        self.size = 0
+        self.guess = 0.0
+
+    def add(self, j: int, atoms, mu: float, db: float) -> None:
+        self.items.append((j, atoms, mu, db))
+        self.size += atoms.p.size
+        if self.size >= BATCH_ATOMS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.items:
+            return
+        js, atoms, mus, dbs = zip(*self.items)
+        roots = mixed_roots(list(atoms), mus, dbs, self.upper, np.full(len(js), self.guess))
+        self.out[list(js)] = roots
+        finite = roots[np.isfinite(roots)]
+        self.guess = float(finite[-1]) if finite.size else 0.0
+        self.items, self.size = [], 0

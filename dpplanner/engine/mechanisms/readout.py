@@ -9,16 +9,19 @@ a phi: so the bound survives integrating over the Gaussian, and the Gaussian is 
 Float bookkeeping, as in optimal/atoms.py: atom locations move by +-lam (delta_G(x - l) grows with
 l) and the difference x - l by its rounding, each probability is within (1 +- rel), err and
 inf_mass count in full above and err is subtracted below; exp of a directed log bound and the
-products and sum add gamma_{n+4} + 8 u.
+products and sum add gamma_{n+4} + 8 u (any order of summation).
 
 The root is searched without rounding control (Halley's method, first on merged atoms, then one
 step on the full atoms) and only then certified by an evaluation of the directed bound: two passes
-over the full atoms per read-out.
+over the full atoms per read-out. Everything works on a batch of read-outs at once (one per prefix
+of a curve): the atoms in the windows of all of them are concatenated, so a pass costs a few numpy
+calls however many read-outs it serves, and each read-out's numbers are those it would get alone.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 from scipy.special import log_ndtr
@@ -41,6 +44,51 @@ def _window(locs: np.ndarray, mu: float, x: float) -> int:
     return int(np.searchsorted(locs, x - mu * (mu / 2 + WINDOW_Z), side="left"))
 
 
+def _gather(sets: Sequence[tuple[np.ndarray, np.ndarray]], js: Sequence[int]):
+    """The atoms from index js[i] on of each (locations, probabilities) set, concatenated:
+    (locations, probabilities, set number of each atom; None for a single set, whose arrays are
+    views: a lone read-out, as a bracket's, pays no copy)."""
+    if len(sets) == 1:
+        (l, p), j = sets[0], js[0]
+        return l[j:], p[j:], None
+    sizes = np.fromiter((l.size - j for (l, _p), j in zip(sets, js)), dtype=np.int64, count=len(js))
+    locs = np.concatenate([l[j:] for (l, _p), j in zip(sets, js)])
+    p = np.concatenate([p[j:] for (_l, p), j in zip(sets, js)])
+    return locs, p, np.repeat(np.arange(len(js)), sizes)
+
+
+def _spread(values: np.ndarray, seg):
+    """Per-set values as per-atom ones (a scalar for a single set)."""
+    return float(values[0]) if seg is None else values[seg]
+
+
+def _windows(sets, mus: np.ndarray, xs: np.ndarray) -> list[int]:
+    return [_window(l, mu, x) for (l, _p), mu, x in zip(sets, mus.tolist(), xs.tolist())]
+
+
+#: A batch of read-outs gathers at most about this many atoms at once (memory: a few arrays of it).
+BATCH_ATOMS = 1 << 18
+
+
+def _chunks(sizes: Sequence[int]):
+    """Consecutive ranges of items whose sizes add up to at most BATCH_ATOMS (one item may exceed it)."""
+    start, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > start and total + size > BATCH_ATOMS:
+            yield range(start, i)
+            start, total = i, 0
+        total += size
+    if start < len(sizes):
+        yield range(start, len(sizes))
+
+
+def _per_set(seg, p: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """The sums of p * values over each set's atoms."""
+    if seg is None:
+        return np.array([np.dot(p, values)])
+    return np.bincount(seg, weights=p * values, minlength=n)
+
+
 def _coarse(a: Atoms) -> tuple[np.ndarray, np.ndarray]:
     """(locations, probabilities) of at most ~COARSE_ATOMS atoms: runs of neighbours merged at
     their mean. Only a starting point for Newton, so no rounding control."""
@@ -56,92 +104,162 @@ def _coarse(a: Atoms) -> tuple[np.ndarray, np.ndarray]:
     return (p * locs).sum(axis=1)[keep] / mass[keep], mass[keep]
 
 
+def _margin(a: Atoms) -> float:
+    """The relative error of a read-out's sum: the atoms' own, the products and the summation."""
+    return a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
+
+
 def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     """Bounds on delta(x) of (the atoms' loss + N(mu^2/2, mu^2)) at each x, in a's direction."""
     xs = np.atleast_1d(np.asarray(xs, dtype=float))
-    r = a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
-    out = np.empty(xs.size)
-    for i, x in enumerate(xs.tolist()):
-        j = _window(a.l, mu, x)
-        locs = a.l[j:] + (a.lam if upper else -a.lam)
-        y = x - locs  # one rounding: widen it to the side where delta_G (decreasing in y) is larger/smaller
+    return mixed_deltas([a] * xs.size, np.full(xs.size, float(mu)), xs, upper)
+
+
+def mixed_deltas(atoms: Sequence[Atoms], mus, xs, upper: bool) -> np.ndarray:
+    """mixed_delta of each atoms[i] with its mus[i] at its xs[i] (all in one direction)."""
+    mus, xs = np.asarray(mus, dtype=float), np.asarray(xs, dtype=float)
+    sets = [(a.l, a.p) for a in atoms]
+    js = _windows(sets, mus, xs)
+    s = np.empty(len(atoms))
+    for part in _chunks([a.p.size - j for a, j in zip(atoms, js)]):
+        i0, i1 = part.start, part.stop
+        locs, p, seg = _gather(sets[i0:i1], js[i0:i1])
+        lam = np.array([a.lam for a in atoms[i0:i1]])
+        locs = locs + _spread(lam if upper else -lam, seg)
+        y = _spread(xs[i0:i1], seg) - locs  # one rounding: widen it to where delta_G (decreasing in y) is larger/smaller
         y = y - 2 * U * np.abs(y) if upper else y + 2 * U * np.abs(y)
         with np.errstate(under="ignore"):
-            s = float(np.dot(a.p[j:], np.exp(log_delta_bound(mu, y, upper))))
-            if upper:
-                if j > 0:  # the atoms left out: delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= 15
-                    y0 = x - (a.l[j - 1] + a.lam)
-                    t = (y0 - 2 * U * abs(y0)) / mu - mu / 2
-                    s += float(np.sum(a.p[:j])) * 2 * math.exp(-0.5 * t * t * (1 - 8 * U))
-                out[i] = min(1.0, s * (1 + r) + (a.err + a.inf_mass) * (1 + 4 * U) + a.p.size * TINY)
-            else:
-                out[i] = max(0.0, s * (1 - r) - a.err * (1 + 4 * U))
+            s[i0:i1] = _per_set(seg, p, np.exp(log_delta_bound(_spread(mus[i0:i1], seg), y, upper)), i1 - i0)
+    out = np.empty(len(atoms))
+    for i, a in enumerate(atoms):
+        r = _margin(a)
+        si, j = float(s[i]), js[i]
+        if upper:
+            if j > 0:  # the atoms left out: delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= 15
+                y0 = float(xs[i]) - (float(a.l[j - 1]) + a.lam)
+                t = (y0 - 2 * U * abs(y0)) / float(mus[i]) - float(mus[i]) / 2
+                si += float(np.sum(a.p[:j])) * 2 * math.exp(-0.5 * t * t * (1 - 8 * U))
+            out[i] = min(1.0, si * (1 + r) + (a.err + a.inf_mass) * (1 + 4 * U) + a.p.size * TINY)
+        else:
+            out[i] = max(0.0, si * (1 - r) - a.err * (1 + 4 * U))
     return out
 
 
-def _newton(locs: np.ndarray, p: np.ndarray, mu: float, target: float, x: float, tol: float) -> float:
-    """Approximate root of g(x) = log delta(x) - target (no rounding control: only a starting point
-    for the certified read-out), by Halley's method: with delta_G'(y) = -e^y Phi(z), z = -mu/2 - y/mu,
-    and delta_G''(y) = -e^y (Phi(z) - phi(z) / mu), the error is cubed at each step, so once a step
-    is below tol (relative) the next would be ~tol^3."""
+def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targets: np.ndarray,
+            xs: np.ndarray, tol: float) -> np.ndarray:
+    """Approximate roots of g_i(x) = log delta_i(x) - target_i (no rounding control: only starting
+    points for the certified read-out), by Halley's method, all sets in step: with
+    delta_G'(y) = -e^y Phi(z), z = -mu/2 - y/mu, and delta_G''(y) = -e^y (Phi(z) - phi(z) / mu),
+    the error is cubed at each step, so once a step is below tol (relative) the next would be
+    ~tol^3."""
+    xs = np.array(xs, dtype=float)
+    active = np.arange(len(sets))
     for _ in range(30):
-        j = _window(locs, mu, x)
-        y = x - locs[j:]
-        z = -mu / 2 - y / mu
-        l1 = log_ndtr(mu / 2 - y / mu)
+        if active.size == 0:
+            break
+        mu, x, k = mus[active], xs[active], active.size
+        now = sets if k == len(sets) else [sets[i] for i in active.tolist()]
+        locs, p, seg = _gather(now, _windows(now, mu, x))
+        m = _spread(mu, seg)
+        y = _spread(x, seg) - locs
+        z = -m / 2 - y / m
+        l1 = log_ndtr(m / 2 - y / m)
         l2 = y + log_ndtr(z)
         with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
             dens = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
             slope = np.exp(l2)
-            bend = np.exp(y - 0.5 * z * z) * (_INV_SQRT_2PI / mu)
-            d, ds = float(np.dot(p[j:], dens)), float(np.dot(p[j:], slope))
-            dss = ds - float(np.dot(p[j:], bend))   # -delta'' (delta' = -ds)
-        if not (d > 0 and ds > 0):  # x far above every atom (e.g. a stale guess): come down
-            x = 0.5 * (x + max(float(locs[-1]) + mu * mu / 2, 0.0))
-            continue
-        g, g1 = math.log(d) - target, -ds / d
-        g2 = -dss / d - g1 * g1
-        den = 2 * g1 * g1 - g * g2
-        step = -2 * g * g1 / den if den > 0 else -g / g1   # (Newton where Halley's would turn back)
-        x = max(x + step, 0.5 * x)
-        if abs(step) <= tol * max(1.0, x):
-            break
-    return x
+            bend = np.exp(y - 0.5 * z * z) * (_INV_SQRT_2PI / m)
+            d, ds = _per_set(seg, p, dens, k), _per_set(seg, p, slope, k)
+            dss = ds - _per_set(seg, p, bend, k)   # -delta'' (delta' = -ds)
+        # per read-out in Python floats: a handful of them costs less than numpy's overhead would
+        still = []
+        for i, x_i, s_i, d_i, ds_i, dss_i in zip(active.tolist(), x.tolist(), mu.tolist(), d.tolist(),
+                                                  ds.tolist(), dss.tolist()):
+            x_new, close = _halley_step(x_i, d_i, ds_i, dss_i, float(targets[i]), tol)
+            if x_new is None:           # x far above every atom (e.g. a stale guess): come down
+                x_new = 0.5 * (x_i + max(float(sets[i][0][-1]) + s_i * s_i / 2, 0.0))
+            xs[i] = x_new
+            if not close:
+                still.append(i)
+        active = np.array(still, dtype=np.int64)
+    return xs
+
+
+def _halley_step(x: float, d: float, ds: float, dss: float, target: float, tol: float):
+    """(next x, whether the step was below tol) from delta, -delta' and -delta'' at x; next x is
+    None where delta or its slope vanished (x far above every atom)."""
+    if not (d > 0 and ds > 0):
+        return None, False
+    g, g1 = math.log(d) - target, -ds / d
+    g2 = -dss / d - g1 * g1
+    den = 2 * g1 * g1 - g * g2
+    step = -2 * g * g1 / den if den > 0 else -g / g1   # (Newton where Halley's would turn back)
+    x_new = max(x + step, 0.5 * x)
+    return x_new, abs(step) <= tol * max(1.0, x_new)
 
 
 def mixed_root(a: Atoms, mu: float, delta_bar: float, upper: bool, guess: float = 0.0) -> float:
     """The least x >= 0 with delta(x) <= delta_bar: >= it (upper) or <= it (lower), certified by
     evaluations of the directed bound (the Newton search itself may be approximate)."""
-    target = math.log(delta_bar)
+    return float(mixed_roots([a], [mu], [delta_bar], upper, [guess])[0])
 
-    def f(x: float) -> float:
-        d = float(mixed_delta(a, mu, [x], upper)[0])
-        return (math.log(d) if d > 0 else -1e300) - target
 
+def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=None) -> np.ndarray:
+    """mixed_root of each atoms[i] with mus[i] at delta_bars[i] (guesses[i]: a start, 0 for none)."""
+    n = len(atoms)
+    if n == 0:
+        return np.empty(0)
+    mus, dbs = np.asarray(mus, dtype=float), np.asarray(delta_bars, dtype=float)
+    guesses = np.zeros(n) if guesses is None else np.asarray(guesses, dtype=float)
     # aim Newton at what the directed bound adds (rel, err, inf_mass): certification then passes at once
-    r = a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
-    aim = (delta_bar - (a.err + a.inf_mass) * (1 + 4 * U)) / (1 + r) if upper else \
-        (delta_bar + a.err * (1 + 4 * U)) / (1 - r)
-    start = guess if guess > 0 else max(float(a.l[-1]) + mu * mu / 2, 1e-3)
-    aim = math.log(aim) if aim > 0 else target
+    aims, starts = np.empty(n), np.empty(n)
+    for i, a in enumerate(atoms):
+        db = float(dbs[i])
+        r = _margin(a)
+        aim = (db - (a.err + a.inf_mass) * (1 + 4 * U)) / (1 + r) if upper else \
+            (db + a.err * (1 + 4 * U)) / (1 - r)
+        aims[i] = math.log(aim) if aim > 0 else math.log(db)
+        g = float(guesses[i])
+        starts[i] = g if g > 0 else max(float(a.l[-1]) + float(mus[i]) ** 2 / 2, 1e-3)
     # merged atoms put the root within ~1e-4; one cubic step on the full atoms then lands within
     # ~1e-12, inside the certification's 1e-10 margin
-    x = _newton(*_coarse(a), mu, aim, start, 1e-3) if a.p.size > COARSE_ATOMS else start
-    x = _newton(a.l, a.p, mu, aim, x, 3e-4)
+    big = np.flatnonzero([a.p.size > COARSE_ATOMS for a in atoms])
+    xs = starts.copy()
+    if big.size:
+        xs[big] = _halley([_coarse(atoms[i]) for i in big.tolist()], mus[big], aims[big], starts[big], 1e-3)
+    xs = _halley([(a.l, a.p) for a in atoms], mus, aims, xs, 3e-4)
     if upper:  # delta_up(x) <= delta_bar certifies exact root <= x (also where the root is 0)
-        x = x * (1 + 1e-10) + 1e-12
+        xs = xs * (1 + 1e-10) + 1e-12
+    else:      # delta_lo(x) > delta_bar certifies exact root > x
+        xs = xs * (1 - 1e-10)
+    fine = np.isfinite(xs) & (xs > 0)
+    out = xs.copy()
+    if fine.any():
+        idx = np.flatnonzero(fine)
+        d = mixed_deltas([atoms[i] for i in idx.tolist()], mus[idx], xs[idx], upper)
+        passed = d <= dbs[idx] if upper else d > dbs[idx]
+        fine[idx[~passed]] = False
+    for i in np.flatnonzero(~fine).tolist():     # rare: walk from x until it is certified
+        out[i] = _walk(atoms[i], float(mus[i]), float(dbs[i]), upper, float(xs[i]))
+    return out
+
+
+def _walk(a: Atoms, mu: float, delta_bar: float, upper: bool, x: float) -> float:
+    def f(x: float) -> float:
+        return float(mixed_delta(a, mu, [x], upper)[0])
+
+    if upper:
         for k in range(1100):
             if not math.isfinite(x):    # (e.g. mu = 1e300): no finite x is certified
                 return math.inf
-            if f(x) <= 0:
-                return x
             x += 1e-10 * 2.0 ** min(k, 1000) * max(1.0, x)   # (2.0 ** 1024 raises; inf is caught above)
+            if f(x) <= delta_bar:
+                return x
         return math.inf
-    x = x * (1 - 1e-10)  # delta_lo(x) > delta_bar certifies exact root > x
     for k in range(60 if x > 1e-12 else 0):
+        x -= 1e-10 * 2.0 ** k * max(1.0, x)
         if x <= 0:
             return 0.0
-        if f(x) > 0:
+        if f(x) > delta_bar:
             return x
-        x -= 1e-10 * 2.0 ** k * max(1.0, x)
     return 0.0
