@@ -146,13 +146,14 @@ def mixed_deltas(atoms: Sequence[Atoms], mus, xs, upper: bool) -> np.ndarray:
 
 
 def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targets: np.ndarray,
-            xs: np.ndarray, tol: float) -> np.ndarray:
+            xs: np.ndarray, tols) -> np.ndarray:
     """Approximate roots of g_i(x) = log delta_i(x) - target_i (no rounding control: only starting
     points for the certified read-out), by Halley's method, all sets in step: with
     delta_G'(y) = -e^y Phi(z), z = -mu/2 - y/mu, and delta_G''(y) = -e^y (Phi(z) - phi(z) / mu),
-    the error is cubed at each step, so once a step is below tol (relative) the next would be
-    ~tol^3."""
+    the error is cubed at each step, so once a step is below tols[i] (relative) the next would be
+    ~tols[i]^3."""
     xs = np.array(xs, dtype=float)
+    tols = np.broadcast_to(np.asarray(tols, dtype=float), xs.shape)
     active = np.arange(len(sets))
     for _ in range(30):
         if active.size == 0:
@@ -175,7 +176,7 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
         still = []
         for i, x_i, s_i, d_i, ds_i, dss_i in zip(active.tolist(), x.tolist(), mu.tolist(), d.tolist(),
                                                   ds.tolist(), dss.tolist()):
-            x_new, close = _halley_step(x_i, d_i, ds_i, dss_i, float(targets[i]), tol)
+            x_new, close = _halley_step(x_i, d_i, ds_i, dss_i, float(targets[i]), float(tols[i]))
             if x_new is None:           # x far above every atom (e.g. a stale guess): come down
                 x_new = 0.5 * (x_i + max(float(sets[i][0][-1]) + s_i * s_i / 2, 0.0))
             xs[i] = x_new
@@ -222,12 +223,14 @@ def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=No
         g = float(guesses[i])
         starts[i] = g if g > 0 else max(float(a.l[-1]) + float(mus[i]) ** 2 / 2, 1e-3)
     # merged atoms put the root within ~1e-4; one cubic step on the full atoms then lands within
-    # ~1e-12, inside the certification's 1e-10 margin
-    big = np.flatnonzero([a.p.size > COARSE_ATOMS for a in atoms])
+    # ~1e-12, inside the certification's 1e-10 margin. Few atoms have no merged stage: their
+    # search may start far off (a batch's guess), so it runs until a step is below 1e-6.
+    big = np.array([a.p.size > COARSE_ATOMS for a in atoms], dtype=bool)
     xs = starts.copy()
-    if big.size:
-        xs[big] = _halley([_coarse(atoms[i]) for i in big.tolist()], mus[big], aims[big], starts[big], 1e-3)
-    xs = _halley([(a.l, a.p) for a in atoms], mus, aims, xs, 3e-4)
+    if big.any():
+        idx = np.flatnonzero(big)
+        xs[idx] = _halley([_coarse(atoms[i]) for i in idx.tolist()], mus[idx], aims[idx], starts[idx], 1e-3)
+    xs = _halley([(a.l, a.p) for a in atoms], mus, aims, xs, np.where(big, 3e-4, 1e-6))
     if upper:  # delta_up(x) <= delta_bar certifies exact root <= x (also where the root is 0)
         xs = xs * (1 + 1e-10) + 1e-12
     else:      # delta_lo(x) > delta_bar certifies exact root > x
