@@ -183,3 +183,24 @@ def test_the_pld_curve_passes_over_its_running_pmf_once_per_point(monkeypatch):
     got = curve(eps, [0.0] * 200, 1e-6, mechanisms=["laplace"] * 200, theorems=("pld",), points=10, lower=False)
     assert got.ks.size == 10 and len(calls) == 10
     assert np.all(np.diff(got.upper["pld"]) > 0)
+
+
+def test_upper_only_optimal_curve_scans_only_the_atoms_near_each_root(monkeypatch):
+    """A prefix's root is at least the previous prefix's (the pmf only gains loss): the upper-only
+    curve scans the atoms above 0.9 times that, with the same roots as a scan of every atom."""
+    import dpplanner.engine.optimal.prefix as prefix
+
+    rng = np.random.default_rng(7)
+    eps = rng.uniform(0.01, 0.08, 60)
+    ks = np.arange(1, 61)
+    bars = np.full(60, 1e-6)
+    scanned = []
+    real = prefix.sup_root
+    monkeypatch.setattr(prefix, "sup_root", lambda a, *args: scanned.append(a.p.size) or real(a, *args))
+    near, _ = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3, want_lower=False)
+    near_scanned, scanned[:] = sum(scanned), []
+    monkeypatch.setattr(prefix, "_upper_read",
+                        lambda run, db, floor, below: prefix.sup_root(run.atoms(above=floor), db, floor))
+    everything, _ = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3, want_lower=False)
+    np.testing.assert_allclose(near, everything, rtol=1e-12)
+    assert near_scanned < 0.6 * sum(scanned)

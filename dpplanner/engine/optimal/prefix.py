@@ -240,6 +240,20 @@ class _NoLower:
         return (_exact_head(self.eps[:n], db_up, db, up)[0] if n <= self.head else up), 0.0
 
 
+def _upper_read(run: LatticePMF, db: float, floor: float, below: float) -> float:
+    """sup_root of the running upper pmf. ``below``: the root read at the previous, shorter prefix
+    (0: none). The pmf has only gained loss since and delta_bar has not grown, so this root is at
+    least that one: only the atoms above 0.9 * it are scanned (a third of them, typically), and all
+    of them if no root lies there. Sound either way: from a start that is not a certified floor, the
+    upper read-out is the same root when the root is above it, and at least the start otherwise."""
+    start = 0.9 * below
+    if start > floor:
+        u = sup_root(run.atoms(above=start), db, start)
+        if u > start * (1 + 1e-6):
+            return u
+    return sup_root(run.atoms(above=floor), db, floor)
+
+
 def _exact_head(eps: np.ndarray, db_up: float, db: float, up: float) -> tuple[float, float]:
     """(upper, lower) of a short prefix, its outcomes enumerated exactly (upper: never above the
     lattice's ``up``)."""
@@ -303,7 +317,7 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     run_up = LatticePMF(side.step_up, 0, np.ones(1), 0.0, True)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
     sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
-    prev_lower, prev_db = 0.0, math.inf
+    prev_lower, prev_db, prev_read = 0.0, math.inf, 0.0
     j = 0
     for i in range(K):
         if cancel is not None and i % 16 == 0:
@@ -328,7 +342,8 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
                 # OptComp grows with k and as delta_bar shrinks (the exact delta_bar shrinks with
                 # k), so the previous certified lower bound is a valid floor for this root
                 floor = prev_lower if db <= prev_db else 0.0
-                u = sup_root(run_up.atoms(above=floor), db, floor)
+                u = _upper_read(run_up, db, floor, prev_read if db <= prev_db and not want_lower else 0.0)
+                prev_read = u
                 u, lo = side.bracket(i + 1, db, db_hi, floor, u)
                 upper[j] = widen_up(u)
                 lower[j] = widen_down(lo)
