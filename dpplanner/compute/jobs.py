@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpplanner import engine
+from dpplanner.engine import offload
 from dpplanner.compute import engine_process
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.types import CancelToken, Composition
@@ -143,6 +144,44 @@ def _merged(request: EvaluateRequest, mine: EvaluateResult, theirs: EvaluateResu
 
 def _ignore(_fraction: float) -> None:
     pass
+
+
+def _in_helper(fn, args: tuple, cancel):
+    """engine.offload's runner: ``fn(*args, cancel)`` in the engine process's helper when it is
+    idle (e.g. a bracket's lower twin while an allocation composes the upper one here), else None.
+    If the helper fails, the value is computed here after all."""
+    side = engine_process.helper(start=False)
+    if side is None:
+        return None
+    token = cancel if cancel is not None else CancelToken()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = side.run(_apply, (fn, args), token, _ignore)
+        except BaseException as exc:  # noqa: BLE001 - answered in wait()
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="dpplanner-helper-part", daemon=True)
+    thread.start()
+
+    def wait():
+        thread.join()
+        if "value" in box:
+            return box["value"]
+        if isinstance(box["error"], engine.Cancelled):
+            raise box["error"]
+        return fn(*args, cancel)
+
+    return wait
+
+
+def _apply(request: tuple, cancel: CancelToken, progress: Progress):
+    fn, args = request
+    return fn(*args, cancel)
+
+
+offload.set_runner(_in_helper)
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,36 @@ def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat") or (os.cpu_count() or 1) < 2,
+                    reason="needs two cores and /proc")
+def test_an_allocation_composes_its_lower_twins_in_the_helper_with_the_same_answer(process):
+    """While an edit is redistributed the helper is idle: each pld bracket's lower twin is
+    composed there beside the upper one (engine.offload), and the answer is the same."""
+    from dataclasses import replace
+
+    from dpplanner.model import files
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    stats = list(plan.statistics)
+    stats[3] = replace(stats[3], epsilon=stats[3].epsilon * 1.05, held=True)
+    helper = _helper_up(process)
+    before = _cpu_ticks(helper)
+    got = process.run(rebalance_only, (plan.budget, tuple(stats)), engine.CancelToken(), lambda f: None)
+    assert _cpu_ticks(helper) > before
+    assert got == rebalance_only((plan.budget, tuple(stats)), None, None)
+
+
+@in_engine_process
+def rebalance_only(request, cancel, progress):
+    """Only the allocation of an edit (no evaluation, which would use the helper anyway)."""
+    from dpplanner.engine.mechanisms import forget
+    from dpplanner.model.redistribution import rebalanced
+
+    forget()        # (the brackets would be remembered from an earlier run in the same process)
+    return rebalanced(*request, cancel=cancel)
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
 def test_a_cancelled_evaluation_leaves_the_helper_free(process):
     _helper_up(process)

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import offload
 from ..memo import Memo
 from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
@@ -282,10 +283,9 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
             note = f"; the lattice limit ({MAX_POINTS:,} points) was reached"
             break
         used = step
-        up = min(up, side(r, step, True, cancel))
-        if progress is not None:
-            progress((it + 0.5) / (MAX_REFINE + 1))
-        lo = max(lo, side(r, step, False, cancel))
+        # the two twins are independent: the lower one may be composed in the helper process
+        up_here, lo_here = offload.both((side, (r, step, True)), (side, (r, step, False)), cancel)
+        up, lo = min(up, up_here), max(lo, lo_here)
         if progress is not None:
             progress((it + 1) / (MAX_REFINE + 1))
         width = min(up, cap) - lo
