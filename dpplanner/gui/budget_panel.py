@@ -182,24 +182,36 @@ class BudgetPanel(QGroupBox):
         self._update_meter()
 
     def _update_meter(self) -> None:
+        # QProgressBar.setValue repaints at once; with updates off, the three changes below are
+        # painted together with the rest of the window (an edit paid for two paints here)
+        self.meter.setUpdatesEnabled(False)
+        try:
+            self._fill_meter()
+        finally:
+            self.meter.setUpdatesEnabled(True)
+
+    def _fill_meter(self) -> None:
         b = self.editor.plan.budget
         comp = self._spent
         available = b.spendable_epsilon
+        over = False
         if comp is None or not comp.applicable or math.isnan(comp.epsilon):
             self.meter.setValue(0)
             self.meter.setFormat("—")
-            return
-        if comp.epsilon == math.inf:
+        elif comp.epsilon == math.inf:
             self.meter.setValue(1000)
             self.meter.setFormat(f"infeasible under {engine.theorem(comp.theorem).label}")
-            return
-        ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
-        self.meter.setValue(int(min(ratio, 1.0) * 1000))
-        over = "  (over budget)" if ratio > 1 + 1e-12 else ""
-        self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
-                             f"({formatting.percent_of(comp.epsilon, available)}) under "
-                             f"{engine.theorem(comp.theorem).label}{over}")
-        self.meter.setStyleSheet("QProgressBar::chunk { background: #c0392b; }" if over else "")
+            over = True
+        else:
+            ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
+            self.meter.setValue(int(min(ratio, 1.0) * 1000))
+            over = ratio > 1 + 1e-12
+            self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
+                                 f"({formatting.percent_of(comp.epsilon, available)}) under "
+                                 f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
+        sheet = "QProgressBar::chunk { background: #c0392b; }" if over else ""
+        if self.meter.styleSheet() != sheet:    # (setting a style sheet restyles the widget)
+            self.meter.setStyleSheet(sheet)
 
     # -- to the plan ----------------------------------------------------------------------------
     def _show_advanced(self, shown: bool) -> None:

@@ -58,6 +58,8 @@ class CostPlot(QWidget):
         self.plot_item.setLabel("bottom", "k (number of queries)")
         self.plot_item.setMenuEnabled(False)
         self.items: dict[str, pg.PlotDataItem] = {}
+        self._styled: dict[str, bool] = {}     # name -> styled with markers (setPen redraws)
+        self._legend_fitted: tuple = ()         # (entries, width) the legend was last fitted to
         self._hidden: set[str] = set()
         self._ks = np.zeros(0)
         self._upper: dict[str, np.ndarray] = {}
@@ -233,13 +235,17 @@ class CostPlot(QWidget):
         self.budget_label.setColor(theme.budget_line)
         self.legend.setLabelTextColor(theme.foreground)
         for name, item in self.items.items():
-            self._style_item(name, item)
+            self._style_item(name, item, force=True)
 
     # -- internals ----------------------------------------------------------------------------
-    def _style_item(self, name: str, item: pg.PlotDataItem) -> None:
-        item.setPen(curve_pen(self._theme, name))
+    def _style_item(self, name: str, item: pg.PlotDataItem, force: bool = False) -> None:
         # A few points (one or two statistics) get markers: a single k is otherwise invisible.
-        if len(self._ks) <= _MARKERS_UP_TO:
+        markers = len(self._ks) <= _MARKERS_UP_TO
+        if not force and self._styled.get(name) == markers:
+            return      # already so (each restyle redraws the curve: ~0.25 ms a theorem, per edit)
+        self._styled[name] = markers
+        item.setPen(curve_pen(self._theme, name))
+        if markers:
             item.setSymbol("o")
             item.setSymbolSize(7)
             item.setSymbolPen(None)
@@ -275,7 +281,10 @@ class CostPlot(QWidget):
         else:
             self.k_line.hide()
         self.budget_label.setPos(x1 + pad, self._epsilon_g or 0.0)   # right edge, inside the view
-        fit_legend(self.legend, self.view.width())
+        fitted = (len(self.legend.items), self.view.width())
+        if fitted != self._legend_fitted:       # (a refit lays the legend out again: ~1 ms an edit)
+            self._legend_fitted = fitted
+            fit_legend(self.legend, self.view.width())
 
     def _label_axis(self) -> None:
         if self.mode() == "repeat" and self._repeat_name:
@@ -304,6 +313,7 @@ class CostPlot(QWidget):
 
     def _remove_item(self, name: str) -> None:
         item = self.items.pop(name)
+        self._styled.pop(name, None)
         self.legend.removeItem(item)
         self.plot_item.removeItem(item)
 
@@ -319,6 +329,7 @@ class CostPlot(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self._legend_fitted = (len(self.legend.items), self.view.width())
         fit_legend(self.legend, self.view.width())
 
     def _on_mouse_moved(self, pos) -> None:

@@ -190,6 +190,26 @@ def test_a_tiny_global_epsilon_reads_as_far_over_budget(qtbot, window, small_pla
     assert "over budget" in meter and "e+" in meter and "%" in meter, meter
 
 
+def test_the_meter_turns_red_over_budget_and_back_restyled_only_when_that_changes(qtbot, window, small_plan,
+                                                                                 monkeypatch):
+    window.document.load(small_plan(redistribute=False), None, "t")
+    meter = window.budget_panel.meter
+    sheets = []
+    real = meter.setStyleSheet
+    monkeypatch.setattr(meter, "setStyleSheet", lambda sheet: sheets.append(sheet) or real(sheet))
+    type_into(qtbot, field(window, "Global epsilon"), "0.001")
+    wait_idle(qtbot, window)
+    assert "over budget" in meter.format() and "#c0392b" in meter.styleSheet() and meter.value() == 1000
+    type_into(qtbot, field(window, "Global epsilon"), "0.002")
+    wait_idle(qtbot, window)
+    assert "over budget" in meter.format() and len(sheets) == 1        # still red: not set again
+    type_into(qtbot, field(window, "Global epsilon"), "5")
+    wait_idle(qtbot, window)
+    assert window.plan.budget.epsilon == 5
+    assert "over budget" not in meter.format() and meter.styleSheet() == "" and sheets[-1] == ""
+    assert meter.updatesEnabled()
+
+
 def test_typing_a_population_size_redistributes(qtbot, window, small_plan):
     """Under pld, amplification by N makes every release a generic (ε, δ) one, which changes what
     the plan costs, so the free statistics are rebalanced to spend the budget under the new

@@ -1,0 +1,74 @@
+"""What a result landing redraws: only what changed (each restyle or relayout is paid per edit)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpplanner import engine
+from dpplanner.gui.plots import _MARKERS_UP_TO, CostPlot
+
+
+def _curve(k: int, scale: float = 1.0):
+    ks = np.arange(1, k + 1)
+    return engine.Curve(ks=ks, upper={"basic": 0.1 * ks * scale, "optimal": 0.05 * ks * scale},
+                        lower={"basic": None, "optimal": None})
+
+
+@pytest.fixture
+def plot(qtbot):
+    widget = CostPlot()
+    qtbot.addWidget(widget)
+    widget.resize(800, 400)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget
+
+
+def test_a_new_curve_restyles_nothing_unless_the_markers_change(plot, monkeypatch):
+    plot.set_curve(_curve(50), 50, 1.0)
+    pens = []
+    for item in plot.items.values():
+        real = item.setPen
+        monkeypatch.setattr(item, "setPen", lambda *a, real=real, **k: pens.append(1) or real(*a, **k))
+    plot.set_curve(_curve(50, 1.1), 50, 1.0)
+    assert pens == []
+    plot.set_curve(_curve(_MARKERS_UP_TO), _MARKERS_UP_TO, 1.0)   # few points: markers on
+    assert len(pens) == 2
+    assert all(item.opts["symbol"] == "o" for item in plot.items.values())
+    x, y = plot.curve_data("optimal")
+    np.testing.assert_array_equal(y, 0.05 * np.arange(1, _MARKERS_UP_TO + 1))
+
+
+def test_the_theme_restyles_every_curve(plot, monkeypatch):
+    plot.set_curve(_curve(50), 50, 1.0)
+    pens = []
+    for item in plot.items.values():
+        real = item.setPen
+        monkeypatch.setattr(item, "setPen", lambda *a, real=real, **k: pens.append(1) or real(*a, **k))
+    plot.apply_theme(plot._theme)
+    assert len(pens) == 2
+
+
+def test_the_legend_is_laid_out_again_only_when_its_entries_or_width_change(qtbot, plot, monkeypatch):
+    import dpplanner.gui.plots as plots
+
+    fits = []
+    real = plots.fit_legend
+    monkeypatch.setattr(plots, "fit_legend", lambda *a: fits.append(1) or real(*a))
+    plot.set_curve(_curve(50), 50, 1.0)
+    fits.clear()
+    plot.set_curve(_curve(50, 1.2), 50, 1.0)
+    assert fits == []
+    three = _curve(50)
+    three.upper["advanced"] = 0.07 * three.ks
+    three.lower["advanced"] = None
+    plot.set_curve(three, 50, 1.0)
+    assert fits == [1]
+    assert len(plot.legend.items) == 3
+    plot.resize(500, 400)
+    qtbot.waitUntil(lambda: len(fits) == 2)
+    plot.set_curve(three, 50, 1.0)
+    assert len(fits) == 2       # the resize refitted it, the landing after it did not
