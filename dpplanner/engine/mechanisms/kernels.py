@@ -10,10 +10,12 @@ delta(eps) = (1 - e^{(eps - a)/2})^+, which grows with a).
 * UPPER, connect the dots (Doroshenko et al. 2022; see optimal/pld.py for the convex-order
   argument): each cell [js, (j+1)s] keeps its mass and E[e^-Y] on its two ends. For the
   density, E[e^-Y | cell] = e^-(js + s/2) exactly, so the upper end gets the share 1/(1 + e^{-s/2}).
-* LOWER: Jensen (E phi(u) >= phi(E u) for convex phi, u = e^-Y) on cells of width 2s, whose
-  conditional mean point is the cell midpoint, on the lattice; the atoms need 2a on the lattice, so
-  we use a^- = s floor(a/s) <= a, a Laplace with more noise (delta grows with a, and tensor
-  products preserve the order; the pair is symmetric, so the order holds at negative eps too).
+* LOWER: E[phi(u)] may only fall, u = e^-Y, for every decreasing convex phi (each delta read is
+  one, at every real eps, and so is the composition with anything else, the other losses held
+  fixed). Jensen (E phi(u) >= phi(E u)) on cells of width 2s, whose mean of u is exactly at the
+  cell's midpoint (a lattice point), and moving mass towards less loss, both do that. The top
+  atom 2a is off the lattice unless 2a/s is whole: it is pooled with the density under it, or a is
+  shrunk by under half a step (a Laplace with more noise); see laplace_lower.
 
 RR(eps) (the dominating pair of an (eps, delta) release once delta is moved into delta_bar):
 atoms at Y = 0 and 2 eps; upper splits the top atom by connect the dots, lower is RR(e) with
@@ -118,17 +120,43 @@ def laplace_upper(a: float, step: float) -> LatticePMF:
 
 
 def laplace_lower(a: float, step: float) -> LatticePMF:
-    """Jensen pmf of the Laplace loss with a^- = step floor(a / step) <= a (a <= the exact 1/m)."""
-    n_half, _ = floor_frac(a, step)
-    if n_half == 0:  # a^- = 0: no loss at all, which every pair dominates
+    """A lower twin of the Laplace loss with this a (a <= the exact 1/m). Y has atoms e^-a / 2 at 0
+    and 1/2 at 2a = m s + f (f < s: off the lattice unless f = 0). Two constructions, both valid,
+    whichever is tighter (measured on composed plans: pooling wins once a^2 >= f):
+
+    * pooled (offset -a): the top atom is pooled with the density on [y_c, 2a]; with
+      e^{y_c / 2 - a} = 1 - sqrt(1 - e^-f) (y_c ~ 2a - 2 sqrt f) the pool's mean of u = e^-Y is
+      e^-(m s), so Jensen puts it on the lattice point m s. y_c is then raised to a lattice point
+      k s (less density in the pool: its mean of u only falls) and [0, k s] is cut into cells;
+    * shrunk (offset -a', 2a' = m s): Laplace with a' = a - f / 2 <= a, a post-processing; [0, m s]
+      is cut into cells.
+
+    The cells have width 2s and are centred on lattice points, where their mean of u is exactly
+    (see the module docstring), starting at 0 when k (or m) is even; when it is odd the first cell
+    is [0, s], put on 0. Jensen, and moving mass towards less loss, lower E[phi(u)] for every
+    decreasing convex phi, which is what a lower twin must do (every delta read, and every
+    composition, is such an expectation)."""
+    m, f = floor_frac(2.0 * a, step)    # 2a = m step + f, exactly
+    if m == 0:  # 2a < step: no loss at all, which every pair dominates
         return LatticePMF(step, 0, np.ones(1), 0.0, False)
-    a_lo = n_half * step  # correctly rounded: within U a^-, a relative error charged in rel
-    p = np.zeros(2 * n_half + 1)
-    p[0] = 0.5 * math.exp(-a_lo)
-    p[2 * n_half] = 0.5
-    i = np.arange(n_half, dtype=float)
+    k, offset = m, -a
+    if 0.0 < f <= a * a:
+        y_c = 2.0 * a + 2.0 * math.log1p(-math.sqrt(-math.expm1(-f)))
+        y_c += 16 * U * (2.0 * a + 1.0)            # rounded up: a few ulps of 2a cover its errors
+        n, frac = floor_frac(max(y_c, 0.0), step)
+        k = min(n + (frac > 0.0), m)
+    elif f > 0.0:
+        offset = -math.nextafter(m * step / 2.0, math.inf)     # <= -a' exactly
+    top = -offset                                 # the a of the density below (a or a')
+    p = np.zeros(m + 1)
+    p[0] = 0.5 * math.exp(-top)
     with np.errstate(under="ignore"):
-        p[1::2] = 0.5 * np.exp(i * step - a_lo) * math.expm1(step)
-    rel = KERNEL_ULPS * U + 4 * U * 2 * a_lo + 4 * U * a_lo
-    # the offset must be <= -a^- exactly: a_lo is within half an ulp of a^-, so one ulp up covers it
-    return LatticePMF(step, 0, p, -math.nextafter(a_lo, math.inf), False, rel=rel)
+        p[m] += 0.5 - 0.5 * math.expm1(k * step / 2.0 - top)     # the top atom (pooled: and density)
+        first = k % 2                                           # a first cell [0, s], on 0
+        if first:
+            p[0] += 0.5 * math.exp(-top) * math.expm1(step / 2.0)
+        i = np.arange((k - first) // 2, dtype=float)
+        # cells [(2i + first) s, (2i + 2 + first) s], centred on (2i + 1 + first) s
+        p[1 + first:k:2] += 0.5 * np.exp((i + first / 2.0) * step - top) * math.expm1(step)
+    rel = KERNEL_ULPS * U + 4 * U * (3.0 * a + 2.0)
+    return LatticePMF(step, 0, p, offset, False, rel=rel, err=(m + 2) * TINY)

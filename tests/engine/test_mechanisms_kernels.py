@@ -1,0 +1,53 @@
+"""The Laplace lower twin (kernels.laplace_lower) and the lattice it is laid on (aligned_step)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpplanner.engine.mechanisms import bracket
+from dpplanner.engine.mechanisms.composition import twins
+from dpplanner.engine.mechanisms.kernels import laplace_lower
+
+
+def _delta(kernel, xs):
+    locs = kernel.offset + kernel.step * np.arange(kernel.p.size)
+    return np.array([np.sum(kernel.p * np.maximum(0.0, -np.expm1(x - locs))) for x in xs])
+
+
+def _laplace_delta(a, xs):
+    """delta(x) of the Laplace pair with this a, for every real x (formulas.md §8)."""
+    xs = np.asarray(xs)
+    above = np.maximum(0.0, -np.expm1((xs - a) / 2))
+    below = np.where(a >= -xs, -np.expm1(xs / 2 - a / 2), -np.expm1(xs))
+    return np.where(xs >= 0, above, below)
+
+
+def test_the_lower_twin_is_below_the_laplace_delta_everywhere():
+    """Both constructions (pooled where a^2 >= f, shrunk elsewhere), at negative x too, for a from
+    1e-3 to 5 and steps from 2^-14 to 2^-5; mass 1."""
+    rng = np.random.default_rng(11)
+    pooled = 0
+    for _ in range(400):
+        a, step = float(10 ** rng.uniform(-3.0, 0.7)), float(2.0 ** -rng.uniform(5, 14))
+        kernel = laplace_lower(a, step)
+        pooled += kernel.offset == -a and (2 * a) % step > 0
+        xs = np.concatenate([np.linspace(-2.2 * a, 2.2 * a, 201), rng.uniform(-2 * a, 2 * a, 40)])
+        assert np.all(_delta(kernel, xs) <= _laplace_delta(a, xs) + 1e-15), (a, step)
+        assert kernel.p.sum() == pytest.approx(1.0, abs=1e-12)
+    assert 50 < pooled < 350                 # both constructions were tried
+
+
+@pytest.mark.parametrize("multipliers, counts, width", [
+    ((3.0, 7.3), (10, 10), 2e-3),                        # large a: the pooled twin (was 6.0e-3)
+    ((30.0, 70.0 * math.pi / 3), (200, 200), 2.5e-2),      # small a: the half-step shrink (was 3.6e-2)
+])
+def test_releases_off_the_lattice_bracket_tightly_on_a_coarse_one(multipliers, counts, width):
+    """The simple lower twin shrank every a to a whole step (a first-order loss of up to a step per
+    release); now a release off the lattice loses at most half a step, or pools its top atom."""
+    r, _ = twins(bracket.laplace_params(np.array(multipliers)), np.array(counts), (np.zeros(0), np.zeros(0)),
+                 np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-7)
+    step = 2.0 ** -10
+    assert bracket.side(r, step, True) - bracket.side(r, step, False) <= width
