@@ -196,29 +196,38 @@ def initial_step(eta: float) -> float:
 
 def aligned_step(r: Twins, target: float) -> float:
     """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
-    possible: the lower twin rounds each a_i down to the lattice, a first-order error, so the
-    largest group (mult * a) is made exact, together with every group whose a is a small rational
-    multiple p/q of it. Those multiples hold only to ~1e-12 (an a one ulp below p/q a0 is common),
-    so the lattice is laid under the smallest a_i q/p: every aligned a_i then loses ~1e-12 of
-    itself instead of a whole step. Any step is valid; this one only makes the bracket tighter."""
+    that costs little: an a_i off the lattice is a first- or second-order error of the lower twin
+    (kernels.laplace_lower), so the largest group (mult * a) is made exact, together with the
+    groups whose a is a small rational multiple p/q of it, heaviest first, as long as the step
+    stays above target / 2 (edited plans have many groups at ratios like 21/20 of each other; all
+    of them aligned, the lattice was up to 40 times finer than target). Those multiples hold only
+    to ~1e-12 (an a one ulp below p/q a0 is common), so the lattice is laid under the smallest
+    a_i q/p: every aligned a_i then loses ~1e-12 of itself instead of a whole step. Any step is
+    valid; this one only makes the bracket tighter."""
     if r.a_lo.size == 0:
         return target
     g = int(np.argmax(r.a_lo * r.lo_mult))
     if r.a_lo[g] == 0.0:    # every a_lo underflowed (a = 5e-324): no loss in the lower twin to align
         return target
     ratios = r.a_lo / float(r.a_lo[g])
-    q, aligned = 1, []
-    for i, den in enumerate(_small_denominators(ratios).tolist()):
+    dens = _small_denominators(ratios)
+    q, base, step = 1, None, target
+    for i in np.argsort(-(r.a_lo * r.lo_mult), kind="stable").tolist():
+        den = int(dens[i])
         num = round(float(ratios[i]) * den)
-        if den and num and math.lcm(q, den) <= 4096:  # (num = 0: an a_lo that underflowed to 0)
-            q = math.lcm(q, den)
-            aligned.append((i, num, den))
-    # base <= a_i den / num for every aligned group (exact), so n steps of base / n fit below each
-    base = min(Fraction(float(r.a_lo[i])) * den / num for i, num, den in aligned)
-    n = q * max(1, math.ceil(float(base) / (target * q)))
-    step = float(base / n)
-    while Fraction(step) * n > base:
-        step = math.nextafter(step, 0.0)
+        if not (den and num) or math.lcm(q, den) > 4096:    # (num = 0: an a_lo that underflowed to 0)
+            continue
+        q_i = math.lcm(q, den)
+        # base <= a_i den / num for every aligned group (exact), so n steps of base / n fit below each
+        base_i = Fraction(float(r.a_lo[i])) * den / num
+        base_i = base_i if base is None else min(base, base_i)
+        n = q_i * max(1, math.ceil(float(base_i) / (target * q_i)))
+        step_i = float(base_i / n)
+        while Fraction(step_i) * n > base_i:
+            step_i = math.nextafter(step_i, 0.0)
+        if base is not None and step_i < target / 2:
+            continue        # too fine for what it buys: this group stays off the lattice
+        q, base, step = q_i, base_i, step_i
     return step
 
 
