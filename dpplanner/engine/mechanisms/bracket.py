@@ -196,7 +196,7 @@ def initial_step(eta: float) -> float:
 
 def aligned_step(r: Twins, target: float) -> float:
     """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
-    that costs little: an a_i off the lattice is a first- or second-order error of the lower twin
+    that costs little: an a_i off the lattice costs the lower twin less than half a step of it
     (kernels.laplace_lower), so the largest group (mult * a) is made exact, together with the
     groups whose a is a small rational multiple p/q of it, heaviest first, as long as the step
     stays above target / 2 (edited plans have many groups at ratios like 21/20 of each other; all
