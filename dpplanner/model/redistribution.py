@@ -21,12 +21,17 @@ def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
     use the budget) if there is none. Pinned (held) statistics keep their epsilon."""
     if not stats:
         return tuple(stats)
-    check_holds(budget, stats)
+    pinned = sum(s.epsilon * s.repetitions for s in stats if s.held)
+    if all(s.held for s in stats) or pinned >= budget.spendable_epsilon:
+        check_holds(budget, stats)      # a refusal is likely: say so at once, naming the pins
     request = allocation_request(budget, stats)
     from dpplanner import engine
     try:
         result = request.run(cancel=cancel, progress=progress)
     except engine.BudgetError as exc:
+        # the pins alone using the budget is the usual reason; otherwise it is checked only now (a
+        # composition of the pinned statistics), as an allocation that succeeds proves they leave room
+        check_holds(budget, stats)
         held = list(exc.held_indices or [i for i, h in enumerate(request.held) if h])
         raise PlanError(f"redistribution refused: {exc}", held_indices=held) from None
     except ValueError as exc:

@@ -246,6 +246,23 @@ def test_held_statistics_alone_over_budget_are_refused_by_name():
                     "the pinned statistics alone need ε 1.1000")
 
 
+def test_a_redistribution_that_succeeds_composes_the_pins_only_inside_the_allocation(monkeypatch):
+    """An allocation that fits the budget proves the pins leave room: their own total (one more
+    composition, ~25 ms of an edit under pld) is computed only to explain a refusal."""
+    import dpplanner.model.redistribution as redistribution
+
+    checked = []
+    real = redistribution.check_holds
+    monkeypatch.setattr(redistribution, "check_holds", lambda *a: checked.append(1) or real(*a))
+    plan = _plan()
+    plan.update_statistic(0, plan[0].replace(held=True, epsilon=0.2))
+    rebalanced_edit(plan, lambda p: p.update_statistic(2, p[2].replace(held=True, epsilon=0.1)))
+    assert checked == [] and _spent_basic(plan) == pytest.approx(1.0, rel=1e-6)
+    with pytest.raises(PlanError, match="the pinned statistics alone need"):
+        rebalanced_edit(plan, lambda p: p.update_statistic(2, p[2].replace(held=True, epsilon=0.9)))
+    assert checked == [1]       # (their plain sum 1.1 is over 1: checked first, refused at once)
+
+
 def test_at_least_one_statistic_stays_free():
     plan = _plan()
     rec = Recorder(plan)
