@@ -115,14 +115,30 @@ class EngineProcess:
     def ready(self) -> bool:
         """Whether the child has finished its imports (its first job would not wait for them) and
         is not running a job now."""
+        if not self.claim():
+            return False
+        self._lock.release()
+        return True
+
+    def claim(self) -> bool:
+        """Take the child for one job if it is ready and idle now, without waiting; the job then
+        goes to ``run_claimed`` (from any thread). A check with ready() and then run() could lose
+        the child to another thread in between and wait for that one's whole job."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
             while not self._ready and self._conn.poll(0):
                 self._ready = self._conn.recv()[0] == "ready"
-            return self._ready
         except (EOFError, OSError):
-            return False
+            self._ready = False
+        if not self._ready:
+            self._lock.release()
+        return self._ready
+
+    def run_claimed(self, fn: Callable, request: Any, token: CancelToken,
+                    progress: Callable[[float], None]) -> Any:
+        try:
+            return self._run(fn, request, token, progress)
         finally:
             self._lock.release()
 

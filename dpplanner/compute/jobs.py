@@ -151,14 +151,14 @@ def _in_helper(fn, args: tuple, cancel):
     idle (e.g. a bracket's lower twin while an allocation composes the upper one here), else None.
     If the helper fails, the value is computed here after all."""
     side = engine_process.helper(start=False)
-    if side is None:
+    if side is None or not side.claim():    # (taken now, so no other job can come in between)
         return None
     token = cancel if cancel is not None else CancelToken()
     box: dict[str, Any] = {}
 
     def run() -> None:
         try:
-            box["value"] = side.run(_apply, (fn, args), token, _ignore)
+            box["value"] = side.run_claimed(_apply, (fn, args), token, _ignore)
         except BaseException as exc:  # noqa: BLE001 - answered in wait()
             box["error"] = exc
 

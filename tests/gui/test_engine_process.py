@@ -217,6 +217,25 @@ def test_an_allocation_composes_its_lower_twins_in_the_helper_with_the_same_answ
     assert got == rebalance_only((plan.budget, tuple(stats)), None, None)
 
 
+def test_a_claimed_process_takes_no_other_job_until_its_own_has_run(process):
+    """The offload runner claims the helper without waiting (a check and then run() could lose it
+    to the evaluation's other half and wait for that whole job)."""
+    assert _wait_claim(process)
+    assert not process.claim() and not process.ready()
+    process.run_claimed(helper_pid, None, engine.CancelToken(), lambda f: None)
+    assert process.claim()
+    process.run_claimed(helper_pid, None, engine.CancelToken(), lambda f: None)
+
+
+def _wait_claim(process, timeout_s: float = 60.0) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if process.claim():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @in_engine_process
 def rebalance_only(request, cancel, progress):
     """Only the allocation of an edit (no evaluation, which would use the helper anyway)."""
