@@ -126,7 +126,8 @@ def mixed_deltas(atoms: Sequence[Atoms], mus, xs, upper: bool) -> np.ndarray:
         locs, p, seg = _gather(sets[i0:i1], js[i0:i1])
         lam = np.array([a.lam for a in atoms[i0:i1]])
         locs = locs + _spread(lam if upper else -lam, seg)
-        y = _spread(xs[i0:i1], seg) - locs  # one rounding: widen it to where delta_G (decreasing in y) is larger/smaller
+        # one rounding: widen it to the side where delta_G (decreasing in y) is larger/smaller
+        y = _spread(xs[i0:i1], seg) - locs
         y = y - 2 * U * np.abs(y) if upper else y + 2 * U * np.abs(y)
         with np.errstate(under="ignore"):
             s[i0:i1] = _per_set(seg, p, np.exp(log_delta_bound(_spread(mus[i0:i1], seg), y, upper)), i1 - i0)
