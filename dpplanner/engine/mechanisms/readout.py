@@ -2,9 +2,10 @@
 
 With the Gaussian's loss independent of the rest, delta(x) = E_rest[delta_G(x - L_rest)]
 (condition on the rest; delta_G is the closed form of gaussian.py, valid for every real
-argument). The rest's upper (lower) twin bounds E_rest[phi] from above (below) for every convex phi
-of u = e^-L_rest, and for each fixed Gaussian loss the integrand (1 - e^{x - L_G - L_rest})^+ is such
-a phi: so the bound survives integrating over the Gaussian, and the Gaussian is never discretised.
+argument). The rest's upper twin bounds E_rest[phi] from above for every convex phi of
+u = e^-L_rest, its lower twin from below for every decreasing convex phi, and for each fixed
+Gaussian loss the integrand (1 - e^{x - L_G - L_rest})^+ is a decreasing convex phi: so the bound
+survives integrating over the Gaussian, and the Gaussian is never discretised.
 
 Float bookkeeping, as in optimal/atoms.py: atom locations move by +-lam (delta_G(x - l) grows with
 l) and the difference x - l by its rounding, each probability is within (1 +- rel), err and
