@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 from scipy.special import log_ndtr
 
-from ..optimal.atoms import TINY, U, Atoms
+from ..optimal.atoms import TINY, U, Atoms, sum_margin
 from .gaussian import log_delta_bound
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -105,11 +105,6 @@ def _coarse(a: Atoms) -> tuple[np.ndarray, np.ndarray]:
     return (p * locs).sum(axis=1)[keep] / mass[keep], mass[keep]
 
 
-def _margin(a: Atoms) -> float:
-    """The relative error of a read-out's sum: the atoms' own, the products and the summation."""
-    return a.rel + 1.01 * (a.p.size + 4) * U + 8 * U
-
-
 def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     """Bounds on delta(x) of (the atoms' loss + N(mu^2/2, mu^2)) at each x, in a's direction."""
     xs = np.atleast_1d(np.asarray(xs, dtype=float))
@@ -134,7 +129,7 @@ def mixed_deltas(atoms: Sequence[Atoms], mus, xs, upper: bool) -> np.ndarray:
             s[i0:i1] = _per_set(seg, p, np.exp(log_delta_bound(_spread(mus[i0:i1], seg), y, upper)), i1 - i0)
     out = np.empty(len(atoms))
     for i, a in enumerate(atoms):
-        r = _margin(a)
+        r = sum_margin(a.p.size, a.rel)
         si, j = float(s[i]), js[i]
         if upper:
             if j > 0:  # the atoms left out: delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= 15
@@ -218,7 +213,7 @@ def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=No
     aims, starts = np.empty(n), np.empty(n)
     for i, a in enumerate(atoms):
         db = float(dbs[i])
-        r = _margin(a)
+        r = sum_margin(a.p.size, a.rel)
         aim = (db - (a.err + a.inf_mass) * (1 + 4 * U)) / (1 + r) if upper else \
             (db + a.err * (1 + 4 * U)) / (1 - r)
         aims[i] = math.log(aim) if aim > 0 else math.log(db)

@@ -51,8 +51,9 @@ class Atoms:
     lam: float = 0.0
 
 
-def _num_ops_margin(n: int, rel: float) -> float:
-    """Relative bound covering ``rel`` plus recursive summation of n non-negative terms."""
+def sum_margin(n: int, rel: float) -> float:
+    """Relative bound covering ``rel`` plus recursive summation of n non-negative terms (in any
+    order), their products with exactly rounded factors, and a few ulps of the result."""
     gam = 1.01 * (n + 4) * U
     return rel + gam + rel * gam + 8 * U
 
@@ -68,7 +69,7 @@ def _seg_roots(l, p, A, delta_bar, a: Atoms, left0: float, shift: float, carry: 
     sum p_i e^{-l_i} over the atoms above the window (-inf if none), within ``carry_err``.
     """
     m = l.size
-    r = _num_ops_margin(a.p.size, a.rel)
+    r = sum_margin(a.p.size, a.rel)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         # l - shift is in [0, span]: its rounding moves each exp by <= U span (+ 1 ulp of exp)
         B = np.cumsum((p * np.exp(-(l - shift)))[::-1])[::-1]
@@ -177,7 +178,7 @@ def delta_at(a: Atoms, xs: np.ndarray) -> np.ndarray:
     """delta_fn(x) for each x: an upper (or lower) bound on the exact delta(x)."""
     xs = np.asarray(xs, dtype=float)
     out = np.empty(xs.size)
-    r = _num_ops_margin(a.p.size, a.rel) + 8 * U
+    r = sum_margin(a.p.size, a.rel) + 8 * U
     for i, x in enumerate(xs):
         # atoms moved by +lam (upper) or -lam (lower): same as evaluating at x -+ lam
         xe = x - a.lam if a.upper else x + a.lam
