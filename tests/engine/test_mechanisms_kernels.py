@@ -68,3 +68,16 @@ def test_an_edited_plans_groups_do_not_make_the_lattice_fine():
     heaviest = int(np.argmax(r.a_lo * r.lo_mult))
     n = r.a_lo[heaviest] / step
     assert abs(n - round(n)) < 1e-9
+
+
+def test_a_group_at_a_whole_ratio_is_aligned_even_under_a_fine_step():
+    """The heaviest group's a is below target / 2, so its own step is already that fine; a group
+    at twice its a (a hair below, as the twins round) lays the step a hair lower and costs nothing
+    more. It was left off the lattice (2a / step = 3.999...: nearly a whole step lost)."""
+    a = np.array([3e-4, 6e-4 * (1 - 4e-16)])
+    r, _ = twins(bracket.laplace_params(1.0 / a), np.array([1000, 100]), (np.zeros(0), np.zeros(0)),
+                 np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-7)
+    step = bracket.aligned_step(r, 2.0 ** -10)
+    ratios = 2 * r.a_lo / step
+    assert np.all(ratios - np.floor(ratios) < 1e-9)        # both on the lattice, a hair above
+    assert bracket.side(r, step, True) - bracket.side(r, step, False) <= 1e-3

@@ -225,8 +225,9 @@ def aligned_step(r: Twins, target: float) -> float:
         step_i = float(base_i / n)
         while Fraction(step_i) * n > base_i:
             step_i = math.nextafter(step_i, 0.0)
-        if base is not None and step_i < target / 2:
+        if base is not None and step_i < min(target / 2, step * (1 - 1e-9)):
             continue        # too fine for what it buys: this group stays off the lattice
+        # (one that only lays the step a hair lower, as a group at a whole ratio does, is taken)
         q, base, step = q_i, base_i, step_i
     return step
 
