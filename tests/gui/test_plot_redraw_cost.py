@@ -25,12 +25,18 @@ def plot(qtbot):
     return widget
 
 
-def test_a_new_curve_restyles_nothing_unless_the_markers_change(plot, monkeypatch):
-    plot.set_curve(_curve(50), 50, 1.0)
-    pens = []
+def _count_pens(plot, monkeypatch) -> list:
+    """A list that grows by one each time a pen is set on one of the plot's curves."""
+    pens: list = []
     for item in plot.items.values():
         real = item.setPen
         monkeypatch.setattr(item, "setPen", lambda *a, real=real, **k: pens.append(1) or real(*a, **k))
+    return pens
+
+
+def test_a_new_curve_restyles_nothing_unless_the_markers_change(plot, monkeypatch):
+    plot.set_curve(_curve(50), 50, 1.0)
+    pens = _count_pens(plot, monkeypatch)
     plot.set_curve(_curve(50, 1.1), 50, 1.0)
     assert pens == []
     plot.set_curve(_curve(_MARKERS_UP_TO), _MARKERS_UP_TO, 1.0)   # few points: markers on
@@ -42,10 +48,7 @@ def test_a_new_curve_restyles_nothing_unless_the_markers_change(plot, monkeypatc
 
 def test_the_theme_restyles_every_curve(plot, monkeypatch):
     plot.set_curve(_curve(50), 50, 1.0)
-    pens = []
-    for item in plot.items.values():
-        real = item.setPen
-        monkeypatch.setattr(item, "setPen", lambda *a, real=real, **k: pens.append(1) or real(*a, **k))
+    pens = _count_pens(plot, monkeypatch)
     plot.apply_theme(plot._theme)
     assert len(pens) == 2
 
