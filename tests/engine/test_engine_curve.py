@@ -115,12 +115,7 @@ def test_upper_only_curve_has_the_same_uppers_and_skips_the_lower_sides(monkeypa
         curve(eps, delta, 1e-6, lower="no")
 
 
-def test_upper_only_pld_curve_reads_on_the_first_lattice_that_met_eta(monkeypatch):
-    """For the plot, pld's curve is read on the coarsest lattice whose bracket met eta (about half
-    the points of the one the total settles on): still certified, within eta of the both-sides
-    curve, and its last point never above the total's own bracket."""
-    import dpplanner.engine.mechanisms.curves as pld_curves
-    from dpplanner.engine import compose
+def _census_curve_args():
     from dpplanner.model import files
     from dpplanner.model.engine_inputs import composition_inputs
     from dpplanner.model.examples import example_path
@@ -130,16 +125,45 @@ def test_upper_only_pld_curve_reads_on_the_first_lattice_that_met_eta(monkeypatc
     args = (list(inputs.epsilons), list(inputs.deltas), inputs.delta_g)
     kw = dict(multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms), eta=inputs.eta,
               theorems=("pld",), points=50)
+    return args, kw
+
+
+def test_upper_only_pld_curve_reads_on_a_coarser_lattice(monkeypatch):
+    """For the plot, pld's curve is read on a lattice with a quarter to half the points of the one
+    the total settles on, kept because its upper for the whole plan is within eta of the bracket's
+    lower end: still certified, within eta of the both-sides curve, its last point never above
+    the total's own bracket."""
+    import dpplanner.engine.mechanisms.curves as pld_curves
+    from dpplanner.engine import compose
+
+    args, kw = _census_curve_args()
     steps = []
     real = pld_curves.LatticePMF
     monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
     both = curve(*args, **kw)
     upper_only = curve(*args, lower=False, **kw)
-    assert len(steps) == 3 and steps[0] == steps[1] and steps[2] > steps[0]   # a coarser lattice
+    assert len(steps) == 3 and steps[0] == steps[1] and 2 * steps[0] <= steps[2] <= 4 * steps[0]
     up, ref_up, ref_lo = upper_only.upper["pld"], both.upper["pld"], both.lower["pld"]
-    assert np.all(up >= ref_lo) and np.all(up <= ref_up + inputs.eta) and np.any(up != ref_up)
-    total = compose(*args, "pld", eta=inputs.eta, multiplicities=kw["multiplicities"], mechanisms=kw["mechanisms"])
+    assert np.all(up >= ref_lo) and np.all(up <= ref_up + kw["eta"]) and np.any(up != ref_up)
+    total = compose(*args, "pld", eta=kw["eta"], multiplicities=kw["multiplicities"], mechanisms=kw["mechanisms"])
     assert up[-1] <= total.epsilon
+
+
+def test_a_plot_lattice_that_misses_eta_is_read_again_on_the_totals(monkeypatch):
+    """If the coarser lattice's upper for the whole plan is not within eta of the bracket's lower
+    end, the curve is read again on the total's own lattice (the same numbers as both sides')."""
+    import dpplanner.engine.mechanisms.curves as pld_curves
+
+    args, kw = _census_curve_args()
+    both = curve(*args, **kw)
+    real_aligned = pld_curves.aligned_step
+    monkeypatch.setattr(pld_curves, "aligned_step", lambda r, target: real_aligned(r, 64 * target))
+    steps = []
+    real = pld_curves.LatticePMF
+    monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
+    upper_only = curve(*args, lower=False, **kw)
+    assert len(steps) == 2 and steps[0] > 16 * steps[1]
+    np.testing.assert_array_equal(upper_only.upper["pld"], both.upper["pld"])
 
 
 def test_the_optimal_curve_can_come_from_elsewhere(monkeypatch):

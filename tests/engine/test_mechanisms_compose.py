@@ -328,3 +328,59 @@ def test_a_lattice_too_fine_for_the_releases_is_refused_not_allocated():
     with pytest.raises(ValueError, match=f"at most {MAX_POINTS:,} are allowed"):
         composed_pmf(r, 1e-12, False)
     assert composed_pmf(r, 1e-3, False).p.size < MAX_POINTS
+
+
+def _edited_synthetic_100():
+    """synthetic-100's releases with three epsilons moved 5 % off the lattice, as edits leave them."""
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    inputs = composition_inputs(plan.budget, plan.statistics)
+    eps = list(inputs.epsilons)
+    for i in (0, 7, 14):
+        eps[i] *= 1.05
+    return eps, list(inputs.deltas), inputs.delta_g, inputs.eta, list(inputs.multiplicities), list(inputs.mechanisms)
+
+
+def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
+    """Edited epsilons sit off the lattice, where a lattice of ~700 points is loose by more than
+    eta; climbing from there took four lattices. The first lattice now has CHEAP_POINTS points or
+    more (as fast, below that size) and meets eta at once."""
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    bracket_mod._BRACKETS.clear()
+    lattices = []
+    real = bracket_mod.side
+    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
+                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
+    r = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert len(lattices) == 1 and lattices[0] >= bracket_mod.CHEAP_POINTS
+    assert r.epsilon - r.epsilon_lower <= eta
+
+
+def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
+    """The floor that spares computing "optimal" clears the pld total by ~10 % on the shipped
+    plans, so a lattice of ~500 points does; a finer one is tried only when that one does not."""
+    import dpplanner.engine.mechanisms.theorems as mech_theorems
+    import dpplanner.engine.theorem_inputs as theorem_inputs
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    generic = engine.compose(eps, deltas, delta_g, "optimal", eta, mult)
+    floors, optimal_asked = [], []
+    real = mech_theorems.side
+    monkeypatch.setattr(mech_theorems, "side", lambda r, step, upper, cancel=None:
+                        floors.append(mech_theorems.lattice_points(r, step)) or real(r, step, upper, cancel))
+    monkeypatch.setattr(theorem_inputs, "optimal", lambda *a: optimal_asked.append(1) or generic)
+    engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert len(floors) == 1 and floors[0] <= mech_theorems.CHEAP_POINTS / 4 and not optimal_asked
+
+    floors.clear()    # a floor that never clears: a finer one is tried, then "optimal" computed
+    monkeypatch.setattr(mech_theorems, "side", lambda r, step, upper, cancel=None:
+                        floors.append(mech_theorems.lattice_points(r, step)) or 0.0)
+    engine.compose([e * 1.01 for e in eps], deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert len(floors) == 2 and floors[1] >= mech_theorems.CHEAP_POINTS and optimal_asked == [1]

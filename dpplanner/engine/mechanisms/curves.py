@@ -5,7 +5,7 @@
 repeated query, so both modes are the same prefix computation.
 
 pld: one lattice step for the whole curve (the one the full plan's bracket settles on, or for
-upper bounds only, the coarsest one on which it met eta). The
+upper bounds only, one 2-4 times coarser if the whole plan's upper there is within eta). The
 Laplace and RR releases are added one at a time to running upper and lower pmfs (small kernels:
 shifted adds or direct sums, relative errors only); at each requested k the prefix's Gaussians,
 one Gaussian with mu_k^2 = sum of 1/m_i^2 so far, are mixed in exactly at read-out (readout.py).
@@ -22,7 +22,7 @@ from ..numerics import cumsum_up, round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_all, convolve
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
-from .bracket import _gaussian_root, bracket
+from .bracket import _gaussian_root, aligned_step, bracket
 from .composition import twins
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
@@ -84,9 +84,7 @@ def pld_curve(inputs):
                     delta[head][ed[head]], ones[ed[head]], delta_g)
     want_lower = getattr(inputs, "want_lower", True)
     full = bracket(r, float(inputs.eta), cancel) if r is not None else None
-    # both sides: the lattice of the total's bracket; upper bounds only (the plot): the coarsest
-    # lattice that met eta there, about half the points, its uppers within eta of the exact
-    step = 0.0 if full is None else (full.step if want_lower else full.first_fit or full.step)
+    step = 0.0 if full is None else full.step
     if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size):
         # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the
         # generic optimal curve above, and 0 below, is certified
@@ -98,9 +96,10 @@ def pld_curve(inputs):
     mu2_lo = np.cumsum(inv2 * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
     db_min = float(dbars[feasible].min())
     n_ops = k_last + ks.size + 4
-    sides = (True, False) if want_lower else (True,)
-    for side_no, is_upper in enumerate(sides):
-        out = upper if is_upper else lower
+
+    def read_all(step: float, is_upper: bool, done: float, share: float) -> np.ndarray:
+        """One twin's bounds at every k on lattice ``step`` (progress from ``done``, ``share`` wide)."""
+        out = np.full(ks.size, np.inf)
         mu2 = mu2_up if is_upper else mu2_lo
         running = LatticePMF(step or 1.0, 0, np.ones(1), 0.0, is_upper)
         pure = 0.0   # sum of the a_i and RR eps_i so far (the exact value at delta 0)
@@ -136,8 +135,19 @@ def pld_curve(inputs):
                 else:
                     out[j] = _read(running, rest, pure, mu, db, is_upper)
             if progress is not None and j % 16 == 0:
-                progress((side_no + (j + 1) / ks.size) / len(sides))
+                progress(done + share * (j + 1) / ks.size)
         mixed.flush()
+        return out
+
+    if want_lower:      # both sides: the lattice of the total's bracket
+        upper, lower = read_all(step, True, 0.0, 0.5), read_all(step, False, 0.5, 0.5)
+    else:
+        # upper bounds only (the plot): a lattice with a quarter to half the points, kept if its
+        # upper for the whole plan is within eta of the bracket's lower end (else the total's)
+        coarse = max(aligned_step(r, 4.0 * step), step) if step else step
+        upper = read_all(coarse, True, 0.0, 1.0)
+        if coarse != step and not np.all(upper[ks == k_last] - full.lower <= float(inputs.eta)):
+            upper = read_all(step, True, 0.0, 1.0)
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
     if full is not None:        # the whole prefix's own bracket (what the total reports) is valid too
         upper[ks == k_last] = np.minimum(upper[ks == k_last], full.upper)

@@ -77,9 +77,10 @@ def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, pro
 def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Composition, cancel) -> float:
     """A certified lower bound on the generic optimal total, cheap next to computing it: Laplace
     noise with a = eps_i is (eps_i, delta_i)-DP, so the worst (eps_i, delta_i) releases compose to at
-    least what these Laplace releases do (their lower twin, on a lattice 4x coarser than the one pld
-    settled on: the floor only has to clear the pld total, usually by far). When the pld total is
-    below it, "optimal" cannot be smaller and is not computed."""
+    least what these Laplace releases do (their lower twin on a coarse lattice: the floor only has
+    to clear the pld total, usually by ~10 %). When the pld total is below it, "optimal" cannot be
+    smaller and is not computed. A floor of ~500 points clears on the shipped plans (1 ms); where it
+    does not, one of ~4000 points is tried before "optimal" is computed."""
     step = result.extra.get("step", 0.0) if result.extra else 0.0
     if not step or not math.isfinite(result.epsilon):
         return -math.inf
@@ -88,17 +89,18 @@ def _optimal_floor(plan: Releases, noisy, ed, delta_g: float, result: Compositio
                     plan.eps[ed], plan.delta[ed], plan.mult[ed], delta_g)
     if r is None:
         return -math.inf
-    # pld's lattice was laid for its own releases: a Gaussian counted here as Laplace with its
-    # eps_i may be far wider than those (eps_i = 0.05 on a 1e-12 lattice: 1e10 points), so coarsen
-    target = 4 * step
-    for _ in range(64):
-        if lattice_points(r, target) <= CHEAP_POINTS:
+    floor = -math.inf
+    for points in (CHEAP_POINTS / 8, CHEAP_POINTS):
+        # pld's lattice was laid for its own releases: a Gaussian counted here as Laplace with its
+        # eps_i may be far wider than those (eps_i = 0.05 on a 1e-12 lattice: 1e10 points), so the
+        # step follows these releases' own width (never finer than pld's)
+        floor_step = aligned_step(r, max(step, step * lattice_points(r, step) / points))
+        if lattice_points(r, floor_step) > MAX_POINTS:
+            return floor        # no better floor: "optimal" is then computed, as it always could be
+        floor = max(floor, side(r, floor_step, False, cancel))
+        if result.epsilon <= floor:
             break
-        target *= 4
-    floor_step = aligned_step(r, target)
-    if lattice_points(r, floor_step) > MAX_POINTS:
-        return -math.inf        # no floor: "optimal" is then computed, as it always could be
-    return side(r, floor_step, False, cancel)
+    return floor
 
 
 def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
