@@ -126,3 +126,36 @@ def test_a_batch_calibrates_only_what_it_has_not_seen(monkeypatch):
     assert both.tolist() == [first[1], g.gaussian_multiplier(0.7, 1e-8), first[0]]
     forget()
     assert g.gaussian_multipliers([0.7], [1e-8]).tolist() == [both[1]] and len(computed) == 2
+
+
+def test_calibration_needs_few_passes(monkeypatch):
+    """Newton's estimate (d delta / d mu = phi exactly) and points around it close the bracket in
+    ~20-30 vectorised passes where halving took ~50; an allocation calibrates every free Gaussian
+    again for each scale it tries."""
+    calls = []
+    real = g.log_delta_bound
+    monkeypatch.setattr(g, "log_delta_bound", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(5)
+    eps, delta = 10 ** rng.uniform(-4, 1, 40), 10 ** rng.uniform(-12, -3, 40)
+    m = g._calibrate(eps, delta)
+    assert len(calls) <= 32           # (halving: 55 here)
+    mu = 1 / m
+    assert np.all(g._fits(mu * (1 - 1e-9), eps, np.log(delta)))     # nearly least: a hair less noise
+    assert not np.any(g._fits(mu * (1 + 1e-9), eps, np.log(delta)))  # would not fit
+
+
+@SET
+@given(st.floats(1e-5, 20.0), st.floats(1e-13, 1e-3))
+def test_the_delta_reported_for_a_calibrated_multiplier_is_within_the_target(eps, delta):
+    """gaussian_delta (what the window shows for a statistic's sigma) of the calibrated multiplier
+    never exceeds the delta typed: near the crossing the bound's rounding noise (~1e-13 of mu at
+    small eps and delta) could put it a hair over, e.g. at eps = 1.214e-4, delta = 1.871e-11."""
+    m = g.gaussian_multiplier(eps, delta)
+    assert g.gaussian_delta(m, eps) <= delta
+
+
+def test_a_noisy_crossing_reports_within_the_target():
+    rng = np.random.default_rng(1)
+    eps, delta = 10 ** rng.uniform(-4, 1, 2000), 10 ** rng.uniform(-12, -3, 2000)
+    m = g.gaussian_multipliers(eps, delta)
+    assert all(g.gaussian_delta(mi, e) <= d for mi, e, d in zip(m.tolist(), eps.tolist(), delta.tolist()))
