@@ -75,11 +75,13 @@ def grouped_atoms(eps: np.ndarray, mult: np.ndarray, upper: bool) -> Atoms:
         lg, logerr = binomial_logpmf(m, e)  # exact logs: nothing has underflowed yet
         rel_log += logerr + 2 * U * (float(np.max(np.abs(lg))) + 1)
         le = e * (2.0 * np.arange(m + 1) - m)
-        l = (l[:, None] + le[None, :]).ravel()
-        logw = (logw[:, None] + lg[None, :]).ravel()
+        # kept sorted group by group: the new outcomes are m + 1 sorted runs, which a stable
+        # (merging) sort joins in a third of the time one sort of the whole product took
+        l = (le[:, None] + l[None, :]).ravel()
+        logw = (lg[:, None] + logw[None, :]).ravel()
+        order = np.argsort(l, kind="stable")
+        l, logw = l[order], logw[order]
         mag += m * e
-    order = np.argsort(l, kind="stable")
-    l, logw = l[order], logw[order]
     with np.errstate(under="ignore"):
         p = np.exp(logw)
     log_rel = rel_log + (len(eps) + 2) * 4 * U * (float(np.max(np.abs(logw))) + 1)

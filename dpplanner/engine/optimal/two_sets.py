@@ -97,8 +97,9 @@ def _delta(a_atoms, reader: _Reader, x: float, upper: bool) -> float:
     return s - reader.extra * (1 + 4 * U)
 
 
-def _root(f, hi: float, want_upper: bool) -> float:
-    """Upper: a point where f <= 0 (f decreasing); lower: a point where f > 0. Within ~1e-13."""
+def _root(f, hi: float, want_upper: bool, search=None) -> float:
+    """Upper: a point where f <= 0 (f decreasing); lower: a point where f > 0. Within ~1e-13.
+    ``search``, with f's sign, is what Brent's method steps on (every answer is checked with f)."""
     if want_upper:
         if f(0.0) <= 0:
             return 0.0
@@ -110,7 +111,9 @@ def _root(f, hi: float, want_upper: bool) -> float:
         if f(hi) > 0:
             return hi
     tol = max(1e-13, 4 * U * hi)
-    x = brentq(f, 0.0, hi, xtol=tol, rtol=8 * U, maxiter=200)
+    if search is None or not search(0.0) > 0 > search(hi):
+        search = f      # (the search's sign at the ends must be f's)
+    x = brentq(search, 0.0, hi, xtol=tol, rtol=8 * U, maxiter=200)
     for k in range(64):
         cand = x + tol * 2.0 ** k if want_upper else x - tol * 2.0 ** k
         cand = min(max(cand, 0.0), hi)
@@ -133,12 +136,25 @@ def two_set_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, cancel=None,
     out = []
     for upper, db in ((True, delta_bar), (False, delta_bar if delta_bar_hi is None else delta_bar_hi)):
 
-        def f(x: float, upper=upper, db=db) -> float:
-            if cancel is not None:
-                cancel.check()
-            return _delta(a_atoms, reader, x, upper) - db
+        known: dict[float, float] = {}     # the ends are asked for by the checks and by Brent
+
+        def delta(x: float, upper=upper, known=known) -> float:
+            if x not in known:
+                if cancel is not None:
+                    cancel.check()
+                known[x] = _delta(a_atoms, reader, x, upper)
+            return known[x]
+
+        def f(x: float, db=db, delta=delta) -> float:
+            return delta(x) - db
+
+        def log_f(x: float, db=db, delta=delta) -> float:
+            # about f's sign, and nearly linear in x where delta falls by tens of orders of
+            # magnitude between 0 and hi: Brent takes ~9 steps instead of ~13 (a delta of 0 past
+            # the largest loss counts as 1e-320)
+            return math.log(max(delta(x), 1e-320)) - math.log(db)
 
         # the lower root lies below the upper one, within float error of it
-        out.append(_root(f, hi if upper else min(hi, out[0] * (1 + 1e-6) + 1e-9), upper))
+        out.append(_root(f, hi if upper else min(hi, out[0] * (1 + 1e-6) + 1e-9), upper, log_f))
     up, lo = out
     return Bracket(widen_up(up), widen_down(lo), "exact (two enumerated sets)")
