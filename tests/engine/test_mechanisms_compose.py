@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpplanner.engine import EpsDelta, Gaussian, Laplace, compose_mechanisms
+from dpplanner.engine.mechanisms import forget
 
 mpmath.mp.dps = 30
 SET = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -352,7 +353,7 @@ def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
     from dpplanner import engine
 
     eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
-    bracket_mod._BRACKETS.clear()
+    forget()
     lattices = []
     real = bracket_mod.side
     monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
@@ -371,6 +372,7 @@ def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
 
     eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
     generic = engine.compose(eps, deltas, delta_g, "optimal", eta, mult)
+    forget()
     floors, optimal_asked = [], []
     real = mech_theorems.side
     monkeypatch.setattr(mech_theorems, "side", lambda r, step, upper, cancel=None:
@@ -384,3 +386,19 @@ def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
                         floors.append(mech_theorems.lattice_points(r, step)) or 0.0)
     engine.compose([e * 1.01 for e in eps], deltas, delta_g, "pld", eta, mult, mechanisms=mech)
     assert len(floors) == 2 and floors[1] >= mech_theorems.CHEAP_POINTS and optimal_asked == [1]
+
+
+def test_a_repeated_pld_total_is_remembered_whole(monkeypatch):
+    """An allocation's last composition is asked for again by its forward check and by the edit's
+    totals: the second ask returns the same numbers without calibrating or reading the floor again."""
+    import dpplanner.engine.mechanisms.theorems as mech_theorems
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    forget()
+    first = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    monkeypatch.setattr(mech_theorems, "_optimal_floor", lambda *a: pytest.fail("recomputed"))
+    monkeypatch.setattr(mech_theorems, "plan_releases", lambda *a: pytest.fail("recomputed"))
+    again = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert (again.epsilon, again.epsilon_lower, again.detail, again.extra) == \
+        (first.epsilon, first.epsilon_lower, first.detail, first.extra)
