@@ -346,9 +346,9 @@ def _edited_synthetic_100():
 
 
 def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
-    """Edited epsilons sit off the lattice, where a lattice of ~700 points is loose by more than
-    eta; climbing from there took four lattices. The first lattice now has CHEAP_POINTS points or
-    more (as fast, below that size) and meets eta at once."""
+    """Edited epsilons sit off the lattice, where the first ~700-point lattice is loose by more than
+    eta / 8; climbing from there by halvings took four lattices. Their offsets predict that, so
+    the bracket starts on the lattice a measured width would have jumped to: one lattice."""
     import dpplanner.engine.mechanisms.bracket as bracket_mod
     from dpplanner import engine
 
@@ -359,13 +359,35 @@ def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
     monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
                         (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
     r = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
-    assert len(lattices) == 1 and lattices[0] >= bracket_mod.CHEAP_POINTS
+    assert len(lattices) == 1 and lattices[0] > 1000      # not the first ~740-point lattice
     assert r.epsilon - r.epsilon_lower <= eta
+
+
+def test_a_plan_on_the_lattice_keeps_the_first_small_lattice(monkeypatch):
+    """The shipped plan as saved: every free release on the lattice, the first ~740-point one is
+    tight (width ~1e-4 <= eta / 8) and nothing finer is composed."""
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    from dpplanner import engine
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    i = composition_inputs(plan.budget, plan.statistics)
+    forget()
+    lattices = []
+    real = bracket_mod.side
+    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
+                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
+    r = engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
+                       mechanisms=list(i.mechanisms))
+    assert len(lattices) == 1 and lattices[0] < 1000 and r.epsilon - r.epsilon_lower <= i.eta / 8
 
 
 def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
     """The floor that spares computing "optimal" clears the pld total by ~10 % on the shipped
-    plans, so a lattice of ~500 points does; a finer one is tried only when that one does not."""
+    plans, so a lattice of ~500 points does; a finer one (up to ~4000 points, never finer than
+    pld's) is tried only when that one does not."""
     import dpplanner.engine.mechanisms.theorems as mech_theorems
     import dpplanner.engine.theorem_inputs as theorem_inputs
     from dpplanner import engine
@@ -385,7 +407,7 @@ def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
     monkeypatch.setattr(mech_theorems, "side", lambda r, step, upper, cancel=None:
                         floors.append(mech_theorems.lattice_points(r, step)) or 0.0)
     engine.compose([e * 1.01 for e in eps], deltas, delta_g, "pld", eta, mult, mechanisms=mech)
-    assert len(floors) == 2 and floors[1] >= mech_theorems.CHEAP_POINTS and optimal_asked == [1]
+    assert len(floors) == 2 and floors[1] >= 2 * floors[0] and optimal_asked == [1]
 
 
 def test_a_repeated_pld_total_is_remembered_whole(monkeypatch):

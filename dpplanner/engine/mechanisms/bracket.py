@@ -194,16 +194,6 @@ def initial_step(eta: float) -> float:
     return 2.0 ** min(-6, math.floor(math.log2(eta)))
 
 
-def first_step(r: Twins, eta: float) -> float:
-    """The first lattice's target step: initial_step, or finer, down to CHEAP_POINTS points. Below
-    that a composition costs about the same whatever its size (per-kernel overhead), and a lattice
-    that small is tight only while every a_i sits on it: after an edit the releases are off the
-    lattice, and climbing from ~700 points took four lattices (13 ms) where this one takes one.
-    (Releases narrower than one step of initial_step keep it: nothing to resolve, no tiny steps.)"""
-    start = initial_step(eta)
-    return max(min(start, start * lattice_points(r, start) / CHEAP_POINTS), start / CHEAP_POINTS)
-
-
 def aligned_step(r: Twins, target: float) -> float:
     """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
     that costs little: an a_i off the lattice costs the lower twin less than half a step of it
@@ -242,6 +232,23 @@ def aligned_step(r: Twins, target: float) -> float:
     return step
 
 
+def _jump(r: Twins, step: float, width: float, eta: float) -> float:
+    """The next lattice's target for a bracket ``width`` wide on ``step``: the errors are first
+    order, so where the width should be eta / 4 (at least halve the step), but not past the
+    finest lattice that fits (a smaller jump could still have met eta there)."""
+    target = step * max(1 / 64, min(0.5, 0.25 * eta / max(width, 1e-300)))
+    finest = step * lattice_points(r, step) / MAX_POINTS * 1.125
+    return max(target, min(finest, step / 2))
+
+
+def misalignment(r: Twins, step: float) -> float:
+    """sum over releases of mult * (2a mod step) / 2 (RR: 2 eps): what the lower twin may lose to
+    releases off the lattice, about twice the width they cause (measured on edited plans)."""
+    f_lap = np.fmod(2.0 * r.a_lo, step) if r.a_lo.size else np.zeros(0)
+    f_rr = np.fmod(2.0 * r.rr_eps, step) if r.rr_eps.size else np.zeros(0)
+    return 0.5 * float(np.dot(r.lo_mult, f_lap) + np.dot(r.rr_mult, f_rr))
+
+
 #: Brackets already computed, keyed by what was composed. One edit asks for the same one up to
 #: three times (the allocation's last check, the totals, the curve's lattice), and a bracket is a
 #: pure function of its Twins and eta. Few entries: a key holds the release arrays.
@@ -269,6 +276,7 @@ class Bracket(NamedTuple):
     lower: float
     detail: str
     step: float         # the lattice of upper and lower (0: none was needed or none fitted)
+    first_fit: float    # the coarsest lattice whose width met eta (0: none)
 
 
 def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
@@ -286,16 +294,25 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
         lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.mu_up > 0 else pure_sum(r, False))
         if r.mu_up > 0:
-            return Bracket(math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0)
-        return Bracket(pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0)
+            return Bracket(math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0, 0.0)
+        return Bracket(pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0, 0.0)
     if not has_rest:
         if r.mu_up == 0:
-            return Bracket(0.0, 0.0, "no release adds privacy loss", 0.0)
+            return Bracket(0.0, 0.0, "no release adds privacy loss", 0.0, 0.0)
         up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
-        return Bracket(float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0)
+        return Bracket(float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0, 0.0)
     cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
-    step = aligned_step(r, first_step(r, eta))
-    up, lo, used = math.inf, 0.0, 0.0
+    step = aligned_step(r, initial_step(eta))
+    # A small first lattice is kept only if tight (eta / 8): a finer one costs little more up to
+    # CHEAP_POINTS, and releases off the lattice (every typed epsilon) make it loose. Where their
+    # offsets already predict more than that, it is not composed at all: the first lattice is
+    # the one a measured width would have jumped to.
+    demanding = lattice_points(r, step) < CHEAP_POINTS
+    guess = misalignment(r, step) / 2
+    if demanding and guess > eta / 8:
+        step = aligned_step(r, _jump(r, step, guess, eta))
+        demanding = False
+    up, lo, used, first_fit = math.inf, 0.0, 0.0, 0.0
     note = ""
     for it in range(MAX_REFINE + 1):
         if lattice_points(r, step) > MAX_POINTS:
@@ -307,16 +324,17 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         up, lo = min(up, up_here), max(lo, lo_here)
         if progress is not None:
             progress((it + 1) / (MAX_REFINE + 1))
-        if min(up, cap) - lo <= eta:
+        width = min(up, cap) - lo
+        if width <= eta and not first_fit:
+            first_fit = step
+        # after one jump eta is enough (a chain of halvings while the upper end still moved took
+        # four lattices, 13 ms a side, on every edit of the 100-query example)
+        if width <= eta and (width <= eta / 8 or not demanding):
             break
-        # first-order errors: scale the step by the measured ratio (at least halve it), but not
-        # past the finest lattice that fits (a smaller jump could still have met eta there)
-        ratio = 0.7 * eta / max(min(up, cap) - lo, 1e-300)
-        target = step * 2.0 ** max(-6, min(-1, math.floor(math.log2(max(ratio, 1e-300)))))
-        finest = step * lattice_points(r, step) / MAX_POINTS * 1.125
-        step = aligned_step(r, max(target, min(finest, step / 2)))
+        demanding = False
+        step = aligned_step(r, _jump(r, step, width, eta))
     up = min(up, cap)
     detail = f"pld lattice {used:.3g}" if used else "pld"
     if up - lo > eta:
         detail += f"; width {up - lo:.3g} > eta = {eta:g}{note or '; refinement limit reached'}"
-    return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used)
+    return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used, first_fit)

@@ -54,7 +54,7 @@ def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, 
     start = time.perf_counter()
     if r is None:
         return Composition("pld", math.inf, delta_g, detail="infeasible", reason=reason)
-    up, lo, detail, step = bracket(r, eta, cancel, progress)
+    up, lo, detail, step, _ = bracket(r, eta, cancel, progress)
     why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
         if math.isinf(up) and r.delta_bar == 0 else None
     if math.isinf(up) and why is None:

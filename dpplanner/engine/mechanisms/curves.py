@@ -5,7 +5,8 @@
 repeated query, so both modes are the same prefix computation.
 
 pld: one lattice step for the whole curve (the one the full plan's bracket settles on, or for
-upper bounds only, one 2-4 times coarser if the whole plan's upper there is within eta). The
+upper bounds only, the coarsest one on which it met eta, or one 2-4 times coarser than a large
+one if the whole plan's upper there is within eta). The
 Laplace and RR releases are added one at a time to running upper and lower pmfs (small kernels:
 shifted adds or direct sums, relative errors only); at each requested k the prefix's Gaussians,
 one Gaussian with mu_k^2 = sum of 1/m_i^2 so far, are mixed in exactly at read-out (readout.py).
@@ -22,7 +23,7 @@ from ..numerics import cumsum_up, round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_all, convolve
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
-from .bracket import _gaussian_root, aligned_step, bracket
+from .bracket import CHEAP_POINTS, _gaussian_root, aligned_step, bracket, lattice_points
 from .composition import twins
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
@@ -142,11 +143,15 @@ def pld_curve(inputs):
     if want_lower:      # both sides: the lattice of the total's bracket
         upper, lower = read_all(step, True, 0.0, 0.5), read_all(step, False, 0.5, 0.5)
     else:
-        # upper bounds only (the plot): a lattice with a quarter to half the points, kept if its
+        # upper bounds only (the plot): the coarsest lattice on which the bracket met eta; if that
+        # is the total's own and a large one, one with a quarter to half its points, kept if its
         # upper for the whole plan is within eta of the bracket's lower end (else the total's)
-        coarse = max(aligned_step(r, 4.0 * step), step) if step else step
+        coarse = full.first_fit or step
+        if coarse == step and step and lattice_points(r, step) >= CHEAP_POINTS / 2:
+            coarse = max(aligned_step(r, 4.0 * step), step)
         upper = read_all(coarse, True, 0.0, 1.0)
-        if coarse != step and not np.all(upper[ks == k_last] - full.lower <= float(inputs.eta)):
+        if coarse not in (step, full.first_fit) and \
+                not np.all(upper[ks == k_last] - full.lower <= float(inputs.eta)):
             upper = read_all(step, True, 0.0, 1.0)
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
     if full is not None:        # the whole prefix's own bracket (what the total reports) is valid too
