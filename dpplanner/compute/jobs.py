@@ -37,20 +37,24 @@ class EvaluateResult:
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
-#: With a helper process, these are computed here and the other theorems there: about half the
-#: work each after an edit of the 100-query example (optimal's total and curve, ~50 ms, which
-#: concurrent shares, against the rest; pld's total is then already in memory from the allocation).
-_HERE = ("pld", "zcdp", "filter", "kov", "basic", "advanced")
+#: With a helper process, these are computed here and the other theorems there, about half the
+#: work each on the 100-query example: optimal's total and curve (~50 ms, which concurrent shares)
+#: and filter's against pld's total and curve and the cheap rows. After an allocation under pld,
+#: pld's total is already in memory and filter is computed here too.
+_HERE = ("pld", "zcdp", "kov", "basic", "advanced")
+_HERE_PLD_KNOWN = _HERE + ("filter",)
 
 
 @in_engine_process
-def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
+def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, *,
+             pld_known: bool = False) -> EvaluateResult:
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update).
 
-    In the engine process on a machine with two cores or more, optimal and concurrent run in a
-    helper process beside the other theorems; pld's curve, never above the generic optimal one, takes
+    In the engine process on a machine with two cores or more, optimal, concurrent (and filter,
+    unless ``pld_known``: an allocation under pld has just composed this plan) run in a helper
+    process beside the other theorems; pld's curve, never above the generic optimal one, takes
     that one from the helper. The numbers are the same as computing everything here."""
-    here, there = _halves(request.theorems)
+    here, there = _halves(request.theorems, pld_known)
     side = engine_process.helper(start=False) if here and there else None
     if side is None:
         result = _evaluate(request, cancel, progress)
@@ -60,9 +64,10 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) 
     return result
 
 
-def _halves(theorems: tuple) -> tuple[tuple, tuple]:
+def _halves(theorems: tuple, pld_known: bool = False) -> tuple[tuple, tuple]:
     """(computed here, computed in the helper), each in the request's order."""
-    return tuple(t for t in theorems if t in _HERE), tuple(t for t in theorems if t not in _HERE)
+    mine = _HERE_PLD_KNOWN if pld_known else _HERE
+    return tuple(t for t in theorems if t in mine), tuple(t for t in theorems if t not in mine)
 
 
 def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress,
@@ -235,7 +240,7 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
         return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
     # The totals of the rebalanced state come back with it: the window needs no second trip.
     evaluation = evaluate(evaluation_request(composition_inputs(request.budget, stats), request.view),
-                          cancel, _part(progress, 0.6, 1.0))
+                          cancel, _part(progress, 0.6, 1.0), pld_known=request.budget.theorem == "pld")
     return AllocateResult(request.request_id, request, stats, evaluation)
 
 

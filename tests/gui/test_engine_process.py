@@ -279,10 +279,11 @@ def test_the_helper_starts_only_a_while_after_the_first_result(monkeypatch):
 
 
 def test_the_helper_gets_the_optimal_half_of_an_evaluation():
-    """After an edit with redistribution, pld's total is already in memory (the allocation's last
-    composition): the helper's half is optimal's total and prefix curve (~50 ms, which concurrent
-    shares) and this process takes everything else (pld's and zcdp's curves, filter, kov, basic,
-    advanced); with filter and kov in the helper, its half was ~20 ms the longer."""
+    """About half the work each: the helper computes optimal's total and prefix curve (~50 ms,
+    which concurrent shares) and filter's, this process pld's total and curve and the cheap rows.
+    After an allocation under pld, pld's total is already in memory (its last composition): then
+    filter is computed here too (with filter, kov, basic and advanced in the helper, its half was
+    ~20 ms the longer; with all of them here, a manual edit's half here was ~40 ms the longer)."""
     sent = []
 
     class Side:
@@ -291,5 +292,23 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
             return fn(request, token, progress)
 
     request = _synthetic_100_request()
-    jobs._evaluate_beside(Side(), request, *jobs._halves(request.theorems), engine.CancelToken(), lambda f: None)
-    assert sent == [("optimal", "concurrent")]
+    for pld_known in (False, True):
+        jobs._evaluate_beside(Side(), request, *jobs._halves(request.theorems, pld_known), engine.CancelToken(),
+                              lambda f: None)
+    assert sent == [("optimal", "concurrent", "filter"), ("optimal", "concurrent")]
+
+
+def test_an_allocation_under_pld_says_its_total_is_known(monkeypatch):
+    """jobs.allocate tells the evaluation that pld's total is in memory only when it allocated
+    under pld (an old file's plan may redistribute under optimal)."""
+    from dpplanner.model import files
+    from dpplanner.model.examples import example_path
+    from dpplanner.model.requests import CurveView
+
+    told = []
+    monkeypatch.setattr(jobs, "evaluate", lambda request, cancel, progress, pld_known=False: told.append(pld_known))
+    plan = files.load_plan(example_path("psi-survey"))
+    for theorem in ("pld", "optimal"):
+        budget = plan.budget.replace(theorem=theorem)
+        jobs.allocate(jobs.AllocateRequest(budget, plan.statistics, CurveView()), engine.CancelToken(), lambda f: None)
+    assert told == [True, False]
