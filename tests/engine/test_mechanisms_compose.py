@@ -403,11 +403,47 @@ def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
     engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
     assert len(floors) == 1 and floors[0] <= mech_theorems.CHEAP_POINTS / 4 and not optimal_asked
 
-    floors.clear()    # a floor that never clears: a finer one is tried, then "optimal" computed
+    floors.clear()    # a floor that never clears: read as it is and finer, then "optimal" computed
+    forget()
     monkeypatch.setattr(mech_theorems, "side", lambda r, step, upper, cancel=None:
                         floors.append(mech_theorems.lattice_points(r, step)) or 0.0)
     engine.compose([e * 1.01 for e in eps], deltas, delta_g, "pld", eta, mult, mechanisms=mech)
-    assert len(floors) == 2 and floors[1] >= 2 * floors[0] and optimal_asked == [1]
+    assert len(floors) == 3 and floors[2] >= 2 * floors[1] and optimal_asked == [1]
+
+
+def test_a_floor_serves_every_plan_with_larger_epsilons(monkeypatch):
+    """Smaller Laplace and RR parameters are dominated, so a floor read at 63/64 of a plan's
+    epsilons bounds every plan of that shape whose epsilons are all at least those: an
+    allocation's next scales (within 1 %) and an edit that raises an epsilon find it; an edit that
+    lowers one by 5 % reads its own."""
+    import dpplanner.engine.mechanisms.theorems as mech_theorems
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    forget()
+    reads = []
+    real = mech_theorems._floor_at
+    monkeypatch.setattr(mech_theorems, "_floor_at", lambda *a: reads.append(1) or real(*a))
+
+    def total(e):
+        return engine.compose(e, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+
+    total(eps)
+    assert len(reads) == 1
+    (at, floor), = mech_theorems._FLOORS._items.values()
+    for scale in (1.004, 0.993):
+        scaled = [e * scale for e in eps]
+        total(scaled)
+        assert len(reads) == 1
+        assert floor <= engine.compose(scaled, deltas, delta_g, "optimal", eta, mult).epsilon_lower  # still a floor
+    raised = list(eps)
+    raised[3] *= 1.05
+    total(raised)
+    assert len(reads) == 1
+    lowered = list(eps)
+    lowered[3] *= 0.95
+    r = total(lowered)
+    assert len(reads) == 2 and r.epsilon < engine.compose(lowered, deltas, delta_g, "optimal", eta, mult).epsilon
 
 
 def test_a_repeated_pld_total_is_remembered_whole(monkeypatch):
