@@ -121,30 +121,33 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
     return m.reshape(eps.shape)
 
 
+#: Where _calibrate looks for the crossing first: lo * 2^k.
+_GRID = 2.0 ** np.arange(12)
+
+
 def _calibrate(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
     """gaussian_multipliers of valid flat arrays, computed (and remembered)."""
     target = np.log(delta)
     # mu = eps / (1 + sqrt(2 ln(1.25/delta))) is about the classic calibration, and mu = 2 delta
     # always fits: delta(eps) <= delta(0) = 2 Phi(mu/2) - 1 <= mu phi(0) < 0.4 mu. Bracket from there.
     lo = np.maximum(eps / (1.0 + np.sqrt(2.0 * np.log(1.25 / delta))), 2.0 * delta)
+    # one pass over lo * 2^k usually brackets the crossing (it is within a factor ~4 of lo); the
+    # loops of _bracket_rest bracket what it does not
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        grid = lo[None, :] * _GRID[:, None]
+        g_grid = log_delta_bound(grid, eps[None, :], True) - target[None, :]
+    fails = ~(g_grid <= 0)
+    j = np.argmax(fails, axis=0)                      # the first failing point per entry
+    found = ~fails[0] & fails.any(axis=0)
+    cols = np.flatnonzero(found)
     hi = lo.copy()
-    todo = ~_fits(lo, eps, target)
-    for _ in range(2200):  # halving covers the whole double range
-        if not todo.any():
-            break
-        hi[todo], lo[todo] = lo[todo], lo[todo] / 2.0
-        todo[todo] = ~_fits(lo[todo], eps[todo], target[todo]) & (lo[todo] > 0)
-    todo = _fits(hi, eps, target) & (hi <= 1e300)
-    for _ in range(2200):
-        if not todo.any():
-            break
-        lo[todo], hi[todo] = hi[todo], hi[todo] * 2.0
-        todo[todo] = _fits(hi[todo], eps[todo], target[todo]) & (hi[todo] <= 1e300)
-    if not (np.all(lo > 0) and np.all(_fits(lo, eps, target))):
-        i = int(np.flatnonzero(~((lo > 0) & _fits(lo, eps, target)))[0])
-        raise ValueError(f"epsilon = {eps.flat[i]!r} with delta = {delta.flat[i]!r} cannot be calibrated: "
-                         "the Gaussian noise would be too large for floating point")
-    _narrow(lo, hi, eps, target)
+    g_lo, g_hi = np.full(lo.size, np.nan), np.full(lo.size, np.nan)
+    lo[cols], hi[cols] = grid[j[cols] - 1, cols], grid[j[cols], cols]
+    g_lo[cols], g_hi[cols] = g_grid[j[cols] - 1, cols], g_grid[j[cols], cols]
+    rest = np.flatnonzero(~found)
+    if rest.size:
+        lo[rest], hi[rest] = _bracket_rest(lo[rest], eps[rest], delta[rest], target[rest])
+    _narrow(lo, hi, eps, target, g_lo, g_hi)
     with np.errstate(divide="ignore", over="ignore"):
         m = np.nextafter(1.0 / lo, np.inf)  # 1/m <= lo exactly, so delta(1/m) <= delta(lo) <= delta_i
     if not np.all(np.isfinite(m)):
@@ -170,7 +173,8 @@ _SPREAD = np.concatenate([[0.0], 0.6e-14 * 4.0 ** np.arange(4), -0.6e-14 * 4.0 *
 _EVEN = np.arange(1, _SPREAD.size + 1) / (_SPREAD.size + 1)
 
 
-def _narrow(lo: np.ndarray, hi: np.ndarray, eps: np.ndarray, target: np.ndarray) -> None:
+def _narrow(lo: np.ndarray, hi: np.ndarray, eps: np.ndarray, target: np.ndarray, g_lo: np.ndarray,
+            g_hi: np.ndarray) -> None:
     """Shrink [lo, hi] in place until hi - lo <= 1e-14 hi, keeping lo fitting and hi not.
 
     Halving took ~47 passes, a third of a composition's time after an edit (the free Gaussians'
@@ -181,9 +185,12 @@ def _narrow(lo: np.ndarray, hi: np.ndarray, eps: np.ndarray, target: np.ndarray)
     1e-11 of mu) Newton stalls, and the points split the bracket evenly instead. An estimate
     outside the bracket is replaced by its midpoint. Every point is judged by _fits's test, so
     the answer has the bisection's guarantee; only the speed differs."""
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        g_lo = log_delta_bound(lo, eps, True) - target          # <= 0: lo fits
-        g_hi = log_delta_bound(hi, eps, True) - target          # > 0
+    unknown = np.isnan(g_lo) | np.isnan(g_hi)       # (nan: not known yet)
+    if unknown.any():
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            both = log_delta_bound(np.concatenate([lo[unknown], hi[unknown]]), np.tile(eps[unknown], 2), True)
+        g_lo[unknown] = both[:unknown.sum()] - target[unknown]         # <= 0: lo fits
+        g_hi[unknown] = both[unknown.sum():] - target[unknown]         # > 0
     todo = hi - lo > 1e-14 * hi
     for it in range(_NEWTON_PASSES + 200):
         if not todo.any():
@@ -213,6 +220,29 @@ def _narrow(lo: np.ndarray, hi: np.ndarray, eps: np.ndarray, target: np.ndarray)
         g_hi[i] = np.where(pts == new_h, gs, np.inf).min(axis=0)
         lo[i], hi[i] = new_l, new_h
         todo[i] = hi[i] - lo[i] > 1e-14 * hi[i]
+
+
+def _bracket_rest(lo: np.ndarray, eps: np.ndarray, delta: np.ndarray, target: np.ndarray):
+    """(lo, hi) with lo fitting and hi not, by halving and doubling from lo (what the grid missed);
+    ValueError if no positive lo fits."""
+    hi = lo.copy()
+    todo = ~_fits(lo, eps, target)
+    for _ in range(2200):  # halving covers the whole double range
+        if not todo.any():
+            break
+        hi[todo], lo[todo] = lo[todo], lo[todo] / 2.0
+        todo[todo] = ~_fits(lo[todo], eps[todo], target[todo]) & (lo[todo] > 0)
+    todo = _fits(hi, eps, target) & (hi <= 1e300)
+    for _ in range(2200):
+        if not todo.any():
+            break
+        lo[todo], hi[todo] = hi[todo], hi[todo] * 2.0
+        todo[todo] = _fits(hi[todo], eps[todo], target[todo]) & (hi[todo] <= 1e300)
+    if not (np.all(lo > 0) and np.all(_fits(lo, eps, target))):
+        i = int(np.flatnonzero(~((lo > 0) & _fits(lo, eps, target)))[0])
+        raise ValueError(f"epsilon = {eps.flat[i]!r} with delta = {delta.flat[i]!r} cannot be calibrated: "
+                         "the Gaussian noise would be too large for floating point")
+    return lo, hi
 
 
 def gaussian_multiplier(eps: float, delta: float) -> float:
