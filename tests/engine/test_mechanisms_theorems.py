@@ -179,3 +179,30 @@ def test_pld_shares_the_optimal_total_with_the_optimal_row(monkeypatch):
                       theorems=("optimal", "pld"))
     assert len(calls) == 1
     assert got["pld"].epsilon <= got["optimal"].epsilon
+
+
+def test_cks_alpha_is_found_in_a_few_newton_steps(monkeypatch):
+    """Newton's method on eps'(alpha) (8 vectorised steps) instead of 48 golden-section steps, each
+    of which evaluated the formula twice: the zcdp row and curve of every evaluation paid ~1.3 ms
+    for one rho. The least eps is the same to 1e-12 (a 400-step golden section here), also where
+    it is 0 (tiny rho, large delta: the optimum lies below alpha = 1/delta)."""
+    import dpplanner.engine.mechanisms.zcdp as zcdp
+
+    rng = np.random.default_rng(7)
+    rho = np.concatenate([10 ** rng.uniform(-8, 3, 300), [2.3e-8, 8.6e-7]])
+    delta = np.concatenate([10 ** rng.uniform(-15, math.log10(0.5), 300), [1.4e-3, 2.9e-2]])
+    evaluations = []
+    real = zcdp.cks_eps_at
+    monkeypatch.setattr(zcdp, "cks_eps_at", lambda *a: evaluations.append(1) or real(*a))
+    got = cks_epsilon(rho, delta)
+    assert len(evaluations) <= 2
+
+    a, b = np.full(rho.size, -12.0), np.full(rho.size, 40.0)    # reference: a long golden section
+    g = (math.sqrt(5) - 1) / 2
+    for _ in range(400):
+        c, d = b - g * (b - a), a + g * (b - a)
+        left = real(rho, delta, 1 + np.exp(c)) < real(rho, delta, 1 + np.exp(d))
+        a, b = np.where(left, a, c), np.where(left, d, b)
+    best = np.maximum(real(rho, delta, 1 + np.exp(0.5 * (a + b))), 0.0)
+    assert np.all(got >= best * (1 - 1e-12))            # (rounded up: never below the formula)
+    assert np.all(got <= best * (1 + 1e-12) + 1e-300)

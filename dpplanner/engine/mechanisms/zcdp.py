@@ -18,11 +18,13 @@ import numpy as np
 
 from ..numerics import round_up
 
-#: Golden-section steps on log(alpha - 1) (the objective is convex in alpha); any alpha is valid.
-#: 48 steps shrink [-12, 40] to ~5e-9, where eps is within ~1e-13 of its least value (100 steps
-#: moved it by 3e-13 at most, over rho in [1e-8, 1e3] and delta in [1e-15, 0.5]).
-_STEPS = 48
-_GOLD = (math.sqrt(5.0) - 1.0) / 2.0
+#: Newton steps on eps'(alpha) = 0 (eps is convex in alpha, and any alpha gives a valid eps). Eight
+#: land within 4e-13 (relative) of the 48 golden-section steps they replace, over 20,000 random
+#: rho in [1e-8, 1e3] and delta in [1e-15, 0.5] (six: 2e-10), at a fifth of the cost (those took
+#: ~1.3 ms for one rho, in the zcdp row and curve of every evaluation).
+_NEWTON_STEPS = 8
+#: The alphas searched: alpha - 1 in [e^-12, e^40], as before.
+_ALPHA_MIN, _ALPHA_MAX = 1.0 + math.exp(-12.0), 1.0 + math.exp(40.0)
 
 
 def cks_eps_at(rho, delta, alpha):
@@ -32,27 +34,25 @@ def cks_eps_at(rho, delta, alpha):
 
 
 def cks_alpha(rho, delta):
-    """A near-optimal alpha for each (rho, delta): golden section on t = log(alpha - 1) in [-12, 40]
-    (alpha in (1 + 6e-6, 2e17); the objective is convex in alpha), vectorised over all entries."""
+    """A near-optimal alpha for each (rho, delta), vectorised: Newton's method on
+    eps'(alpha) = rho + (log delta + log alpha) / (alpha - 1)^2 = 0 from the classic
+    alpha = 1 + sqrt(log(1/delta) / rho). The least eps lies below alpha = 1/delta (above it
+    eps' > 0), where eps'' > 0 (eps is convex): each step is kept inside [_ALPHA_MIN, top] with
+    top = min(_ALPHA_MAX, 1/delta), and at most halfway to alpha = 1."""
     rho, delta = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(delta, dtype=float))
-
-    def f(t):
-        return cks_eps_at(rho, delta, 1.0 + np.exp(t))
-
-    a = np.full(rho.shape, -12.0)
-    b = np.full(rho.shape, 40.0)
-    c = b - _GOLD * (b - a)
-    d = a + _GOLD * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(_STEPS):
-        left = fc < fd
-        b = np.where(left, d, b)
-        a = np.where(left, a, c)
-        c_new = np.where(left, b - _GOLD * (b - a), d)
-        d_new = np.where(left, c, a + _GOLD * (b - a))
-        c, d = c_new, d_new
-        fc, fd = f(c), f(d)
-    return 1.0 + np.exp(np.where(fc < fd, c, d))
+    log_d = np.log(delta)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        top = np.maximum(np.minimum(_ALPHA_MAX, 1.0 / delta), _ALPHA_MIN)
+        alpha = np.clip(1.0 + np.sqrt(-log_d / rho), _ALPHA_MIN, top)
+        for _ in range(_NEWTON_STEPS):
+            a1 = alpha - 1.0
+            num = log_d + np.log(alpha)
+            d1 = rho + num / (a1 * a1)
+            d2 = 1.0 / (alpha * a1 * a1) - 2.0 * num / (a1 * a1 * a1)
+            step = np.where(d2 > 0, d1 / d2, 0.0)
+            nxt = np.maximum(alpha - step, 1.0 + 0.5 * a1)     # never past alpha = 1
+            alpha = np.where(np.isfinite(nxt), np.clip(nxt, _ALPHA_MIN, top), alpha)
+    return alpha
 
 
 def cks_epsilon(rho, delta):
