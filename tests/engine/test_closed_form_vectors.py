@@ -159,3 +159,20 @@ def test_rruv_needed_epsilon_matches_K_vector():
     assert rruv_statistic((eps * np.expm1(eps)).sum(), 0.1, need, 1e-6) <= need
     assert rruv_statistic((eps * np.expm1(eps)).sum(), 0.1, need * (1 - 1e-6), 1e-6) > need * (1 - 1e-6)
     assert r.detail == "basic filter" and r.epsilon == approx(1.0)
+
+
+def test_the_rruv_root_stops_at_the_last_bits(monkeypatch):
+    """The bisection of the RRUV filter's least eps_g starts from a cell 2^(1/16) wide and stops
+    once it is 1e-14 of it (~42 halvings; it ran 60, the last ones below a double's resolution):
+    the answer still passes its own test K(eps_g) <= eps_g and sits within 1e-13 of the root."""
+    import dpplanner.engine.filters as filters
+
+    kl, v = np.array([0.004, 0.2, 3.0]), np.array([0.002, 0.1, 1.5])
+    calls = []
+    real = filters.rruv_statistic
+    monkeypatch.setattr(filters, "rruv_statistic", lambda *a: calls.append(1) or real(*a))
+    got = filters._rruv_least_root(kl, v, 1e-6)
+    assert len(calls) <= 1 + 45
+    assert np.all(real(kl, v, got, 1e-6) <= got)
+    below = got * (1 - 1e-13)
+    assert not np.any(real(kl, v, below, 1e-6) <= below)
