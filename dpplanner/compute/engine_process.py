@@ -142,6 +142,23 @@ class EngineProcess:
         finally:
             self._lock.release()
 
+    def start_claimed(self, fn: Callable, request: Any) -> int:
+        """Send a job to the claimed child from this thread, so that it starts at once (a thread
+        that sends it must first get the interpreter lock from the one computing here, up to the
+        5 ms switch interval); ``finish_claimed`` collects the answer and ends the claim. If
+        sending fails, the claim is ended and the error raised."""
+        try:
+            return self._send(fn, request)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def finish_claimed(self, job_id: int, token: CancelToken, progress: Callable[[float], None]) -> Any:
+        try:
+            return self._receive(job_id, token, progress)
+        finally:
+            self._lock.release()
+
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         self._flag = ctx.Value("q", 0, lock=False)
@@ -160,9 +177,18 @@ class EngineProcess:
             self._lock.release()
 
     def _run(self, fn, request, token, progress):
+        return self._receive(self._send(fn, request), token, progress)
+
+    def _send(self, fn, request) -> int:
         self._ids += 1
-        job_id = self._ids
-        self._conn.send((job_id, fn, request))
+        try:
+            self._conn.send((self._ids, fn, request))
+        except (OSError, ValueError):       # (a closed pipe: the child died)
+            self._restart()
+            raise JobFailed("the engine process stopped unexpectedly; it was restarted", False) from None
+        return self._ids
+
+    def _receive(self, job_id, token, progress):
         cancel_sent = False
         while True:
             if self._conn.poll(0.01):

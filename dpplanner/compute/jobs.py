@@ -7,7 +7,6 @@ has the controller's signature ``fn(request, cancel, progress) -> result``.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
@@ -106,23 +105,35 @@ def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress,
 
 def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, cancel: CancelToken,
                      progress: Progress) -> EvaluateResult:
-    """``there`` in the helper process (a thread waits on it, without the interpreter lock),
-    ``here`` in this one; if the helper fails, its part is computed here after all."""
+    """``there`` in the helper process, ``here`` in this one; if the helper is taken meanwhile or
+    fails, its part is computed here after all. The helper's job is sent before this part starts
+    (from this thread: a waiting thread first needed the interpreter lock from this one, up to
+    5 ms of the helper's head start) and collected when pld's curve needs optimal's, or at the end."""
     token = cancel if cancel is not None else CancelToken()
+    if not side.claim():
+        return _evaluate(request, cancel, progress)
+    try:
+        job = side.start_claimed(_evaluate, replace(request, theorems=there))
+    except engine_process.JobFailed:
+        return _evaluate(request, cancel, progress)
     box: dict[str, Any] = {}
 
-    def wait_for_helper() -> None:
-        try:
-            box["result"] = side.run(_evaluate, replace(request, theorems=there), token, _ignore)
-        except BaseException as exc:  # noqa: BLE001 - answered below
-            box["error"] = exc
-
-    waiter = threading.Thread(target=wait_for_helper, name="dpplanner-helper-wait", daemon=True)
-    waiter.start()
+    def collect() -> Optional[EvaluateResult]:
+        if "done" not in box:
+            box["done"] = True
+            try:
+                box["result"] = side.finish_claimed(job, token, _ignore)
+            except engine.Cancelled:
+                box["cancelled"] = True
+                raise
+            except Exception:  # noqa: BLE001 - the helper failed: its part is computed here below
+                pass
+        if box.get("cancelled"):
+            raise engine.Cancelled("computation cancelled")
+        return box.get("result")
 
     def optimal_curve():
-        waiter.join()
-        theirs = box.get("result")
+        theirs = collect()
         if theirs is None or theirs.curve is None or "optimal" not in theirs.curve.upper:
             return None     # computed here instead
         up, lo = theirs.curve.upper["optimal"], theirs.curve.lower["optimal"]
@@ -130,11 +141,13 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
 
     try:
         mine = _evaluate(replace(request, theorems=here), cancel, progress, optimal_curve)
-    finally:
-        waiter.join()       # a cancellation reaches the helper through the same token
-    if isinstance(box.get("error"), engine.Cancelled):
-        raise box["error"]
-    theirs = box.get("result") or _evaluate(replace(request, theorems=there), cancel, _ignore)
+    except BaseException:
+        try:
+            collect()       # ends the claim (a cancellation reaches the helper through the token)
+        except BaseException:  # noqa: BLE001 - the first failure is the one raised
+            pass
+        raise
+    theirs = collect() or _evaluate(replace(request, theorems=there), cancel, _ignore)
     return _merged(request, mine, theirs)
 
 
@@ -159,29 +172,23 @@ def _ignore(_fraction: float) -> None:
 def _in_helper(fn, args: tuple, cancel):
     """engine.offload's runner: ``fn(*args, cancel)`` in the engine process's helper when it is
     idle (e.g. a bracket's lower twin while an allocation composes the upper one here), else None.
-    If the helper fails, the value is computed here after all."""
+    The job is sent at once from this thread; if the helper fails, the value is computed here."""
     side = engine_process.helper(start=False)
     if side is None or not side.claim():    # (taken now, so no other job can come in between)
         return None
     token = cancel if cancel is not None else CancelToken()
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = side.run_claimed(_apply, (fn, args), token, _ignore)
-        except BaseException as exc:  # noqa: BLE001 - answered in wait()
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name="dpplanner-helper-part", daemon=True)
-    thread.start()
+    try:
+        job = side.start_claimed(_apply, (fn, args))
+    except engine_process.JobFailed:
+        return None
 
     def wait():
-        thread.join()
-        if "value" in box:
-            return box["value"]
-        if isinstance(box["error"], engine.Cancelled):
-            raise box["error"]
-        return fn(*args, cancel)
+        try:
+            return side.finish_claimed(job, token, _ignore)
+        except engine.Cancelled:
+            raise
+        except Exception:  # noqa: BLE001 - the helper failed: computed here after all
+            return fn(*args, cancel)
 
     return wait
 

@@ -287,8 +287,16 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
     sent = []
 
     class Side:
-        def run(self, fn, request, token, progress):
+        def claim(self):
+            return True
+
+        def start_claimed(self, fn, request):
             sent.append(request.theorems)
+            self.job = (fn, request)
+            return 1
+
+        def finish_claimed(self, job, token, progress):
+            fn, request = self.job
             return fn(request, token, progress)
 
     request = _synthetic_100_request()
@@ -312,3 +320,70 @@ def test_an_allocation_under_pld_says_its_total_is_known(monkeypatch):
         budget = plan.budget.replace(theorem=theorem)
         jobs.allocate(jobs.AllocateRequest(budget, plan.statistics, CurveView()), engine.CancelToken(), lambda f: None)
     assert told == [True, False]
+
+
+class _RecordingSide:
+    """A stand-in helper that records when jobs are sent and runs them when collected."""
+
+    def __init__(self, events):
+        self.events, self.jobs = events, {}
+
+    def claim(self):
+        return True
+
+    def start_claimed(self, fn, request):
+        self.events.append("sent")
+        self.jobs[len(self.jobs) + 1] = (fn, request)
+        return len(self.jobs)
+
+    def finish_claimed(self, job, token, progress):
+        fn, request = self.jobs.pop(job)
+        self.events.append("collected")
+        return fn(request, token, progress)
+
+
+def test_the_helpers_half_is_sent_before_this_half_starts(monkeypatch):
+    """The helper's job leaves before this process computes its own part (a waiting thread that
+    sent it first needed the interpreter lock from the computing one: up to 5 ms late)."""
+    events = []
+    real = jobs._evaluate
+
+    def here_part(request, *a, **k):
+        if "pld" in request.theorems:
+            events.append("here starts")
+        return real(request, *a, **k)
+
+    monkeypatch.setattr(jobs, "_evaluate", here_part)
+    request = _synthetic_100_request()
+    got = jobs._evaluate_beside(_RecordingSide(events), request, *jobs._halves(request.theorems),
+                                engine.CancelToken(), lambda f: None)
+    assert events[:2] == ["sent", "here starts"] and events.count("collected") == 1
+    assert set(got.totals) == set(request.theorems)
+
+
+def test_a_lower_twin_is_sent_before_the_upper_one_is_composed(monkeypatch):
+    """offload's runner sends the job from the calling thread before returning, and collects it
+    when the composition asks for it."""
+    events = []
+    side = _RecordingSide(events)
+    monkeypatch.setattr(engine_process, "helper", lambda start=True: side)
+    wait = jobs._in_helper(lambda x, cancel: x * 2, (21,), None)
+    assert events == ["sent"]
+    assert wait() == 42 and events == ["sent", "collected"]
+
+
+def test_a_failing_half_here_still_ends_the_helpers_claim(monkeypatch):
+    """If this process's part raises (a cancellation), the helper's job is still collected, which
+    ends the claim: the helper is free for the next job."""
+    events = []
+
+    def here_part(request, *a, **k):
+        raise engine.Cancelled("computation cancelled")
+
+    monkeypatch.setattr(jobs, "_evaluate", here_part)
+    request = _synthetic_100_request()
+    side = _RecordingSide(events)
+    monkeypatch.setattr(side, "finish_claimed", lambda job, token, progress: events.append("collected"))
+    with pytest.raises(engine.Cancelled):
+        jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(), lambda f: None)
+    assert events == ["sent", "collected"]
