@@ -37,11 +37,12 @@ class EvaluateResult:
 
 
 #: With a helper process, these are computed here and the other theorems there, about half the
-#: work each on the 100-query example: optimal's total and curve (~50 ms, which concurrent shares)
-#: and filter's against pld's total and curve and the cheap rows. After an allocation under pld,
-#: pld's total is already in memory and filter is computed here too.
-_HERE = ("pld", "zcdp", "kov", "basic", "advanced")
-_HERE_PLD_KNOWN = _HERE + ("filter",)
+#: work each on the 100-query example (CPU of its 20 bench edits): pld's total and curve and zcdp
+#: (~44 ms) against the rest (~42 ms: optimal's total and curve, which concurrent shares, are
+#: ~30). After an allocation under pld, pld's total is already in memory, and filter and the
+#: cheap rows are computed here too (~36 against ~43 ms).
+_HERE = ("pld", "zcdp")
+_HERE_PLD_KNOWN = _HERE + ("filter", "kov", "basic", "advanced")
 
 
 @in_engine_process
@@ -49,10 +50,10 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
              pld_known: bool = False) -> EvaluateResult:
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update).
 
-    In the engine process on a machine with two cores or more, optimal, concurrent (and filter,
-    unless ``pld_known``: an allocation under pld has just composed this plan) run in a helper
-    process beside the other theorems; pld's curve, never above the generic optimal one, takes
-    that one from the helper. The numbers are the same as computing everything here."""
+    In the engine process on a machine with two cores or more, a helper process computes about
+    half the theorems (see _HERE; ``pld_known``: an allocation under pld has just composed this
+    plan) beside the others; pld's curve, never above the generic optimal one, takes that one from
+    the helper. The numbers are the same as computing everything here."""
     here, there = _halves(request.theorems, pld_known)
     side = engine_process.helper(start=False) if here and there else None
     if side is None:

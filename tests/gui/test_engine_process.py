@@ -279,11 +279,11 @@ def test_the_helper_starts_only_a_while_after_the_first_result(monkeypatch):
 
 
 def test_the_helper_gets_the_optimal_half_of_an_evaluation():
-    """About half the work each: the helper computes optimal's total and prefix curve (~50 ms,
-    which concurrent shares) and filter's, this process pld's total and curve and the cheap rows.
+    """About half the work each: this process computes pld's total and curve and zcdp, the
+    helper the rest (optimal's total and prefix curve, which concurrent shares, are most of it).
     After an allocation under pld, pld's total is already in memory (its last composition): then
-    filter is computed here too (with filter, kov, basic and advanced in the helper, its half was
-    ~20 ms the longer; with all of them here, a manual edit's half here was ~40 ms the longer)."""
+    filter and the cheap rows are computed here too (in the helper, its half was ~20 ms the
+    longer; with all of them here in a manual edit, this half was ~10 ms the longer)."""
     sent = []
 
     class Side:
@@ -303,7 +303,7 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
     for pld_known in (False, True):
         jobs._evaluate_beside(Side(), request, *jobs._halves(request.theorems, pld_known), engine.CancelToken(),
                               lambda f: None)
-    assert sent == [("optimal", "concurrent", "filter"), ("optimal", "concurrent")]
+    assert sent == [("basic", "advanced", "kov", "optimal", "concurrent", "filter"), ("optimal", "concurrent")]
 
 
 def test_an_allocation_under_pld_says_its_total_is_known(monkeypatch):
