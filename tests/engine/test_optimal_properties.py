@@ -245,3 +245,23 @@ def test_short_pmfs_are_kept_whole_and_long_ones_cut(upper):
         y = truncate(x, 1e-12)
         assert (y.p.size < n) == cut
         assert y.err == x.err and (y.inf_mass > 0) == (cut and upper)
+
+
+def test_a_prefix_curve_builds_one_kernel_per_distinct_epsilon(monkeypatch):
+    """Equal releases share one connect-the-dots kernel (a plan's free releases often are equal):
+    100 releases of 4 distinct epsilons build 4 kernels, with or without the lower side, and the
+    curve is the same as before."""
+    import numpy as np
+
+    import dpplanner.engine.optimal.prefix as prefix
+
+    eps = np.array([0.0103217, 0.0217789, 0.0151, 0.033 + 1e-9] * 25)     # no common lattice
+    built = []
+    real = prefix.upper_kernel
+    monkeypatch.setattr(prefix, "upper_kernel", lambda x, step: built.append(x) or real(x, step))
+    for want_lower in (False, True):
+        built.clear()
+        up, _ = prefix.optimal_prefix_curve(eps, np.full(10, 1e-7), np.arange(10, 101, 10), 1e-3,
+                                            want_lower=want_lower)
+        assert len(set(built)) == 4 and len(built) == 4
+        assert np.all(np.diff(up) >= 0)
