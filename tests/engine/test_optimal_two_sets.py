@@ -76,3 +76,27 @@ def test_the_roots_take_few_reads(monkeypatch):
     assert 0 < b.upper - b.lower <= 1e-8 * b.upper
     ref = pld_bracket(e, m, 5e-8, 1e-4)         # the lattice path, computed independently
     assert b.lower <= ref.upper and ref.lower <= b.upper, (b, ref)
+
+
+def test_the_reader_sums_plainly_when_the_locations_span_little(monkeypatch):
+    """Within a log-range of 600 the reader's T is a plain suffix sum (its log-space accumulation
+    was half the cost of an edited 100-query plan's 'optimal' total); it agrees with the log-space
+    one within both error bounds, its own bound is smaller, and the brackets still hold the value
+    the other path certifies."""
+    import dpplanner.engine.optimal.two_sets as two_sets
+    from dpplanner.engine.optimal.exact import grouped_atoms
+
+    e = np.array([0.00935, 0.00986, 0.0187, 0.01972, 0.02064])
+    m = np.array([3, 17, 3, 36, 3], dtype=np.int64)
+    atoms = grouped_atoms(e, m, True)
+    plain = two_sets._Reader(atoms)
+    monkeypatch.setattr(two_sets, "_PLAIN_SPAN", -1.0)
+    logspace = two_sets._Reader(atoms)
+    np.testing.assert_allclose(plain.T, logspace.T, rtol=plain.rT + logspace.rT, atol=1e-300)
+    assert plain.rT < logspace.rT / 10
+    e2, m2 = np.array([0.00935, 0.00986, 0.0187, 0.01972, 0.02064, 0.0373]), np.array([3, 17, 3, 36, 3, 3])
+    b_log = two_set_bracket(e2, m2, 5e-8)
+    monkeypatch.setattr(two_sets, "_PLAIN_SPAN", 600.0)
+    b_plain = two_set_bracket(e2, m2, 5e-8)
+    assert b_plain.lower <= b_log.upper and b_log.lower <= b_plain.upper
+    assert b_plain.upper - b_plain.lower <= b_log.upper - b_log.lower

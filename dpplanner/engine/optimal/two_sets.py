@@ -25,6 +25,8 @@ from .exact import grouped_atoms
 from .result import Bracket
 from ..numerics import widen_down, widen_up
 
+#: Below this log-range of B's atoms, T is summed plainly (see _Reader); above, in log space.
+_PLAIN_SPAN = 600.0
 #: Most joint outcomes of the set that is looped over (A) and of the one that is searched (B).
 A_MAX_OUTCOMES = 1 << 13
 B_MAX_OUTCOMES = 1 << 18
@@ -62,14 +64,27 @@ class _Reader:
         self.l, self.p = l[keep], p[keep]
         n = self.p.size
         self.S = np.append(np.cumsum(self.p[::-1])[::-1], 0.0)
-        lp = np.log(self.p) - self.l
-        log_t = np.logaddexp.accumulate(lp[::-1])[::-1] + self.l
-        self.T = np.append(np.exp(np.minimum(log_t, 0.0)), 0.0)  # T_j <= S_j <= 1
         gam = 1.01 * (n + 4) * U
-        # the log-space accumulation: a few ulps of the magnitudes per step
-        mag = float(np.max(np.abs(lp))) + float(np.max(np.abs(self.l))) + 1.0 if n else 1.0
         self.rS = atoms.rel + gam + atoms.rel * gam
-        self.rT = atoms.rel + float(np.expm1(8 * U * (n + 2) * mag)) + 4 * U
+        span = float(self.l[-1] - self.l[0]) if n else 0.0
+        if n and span <= _PLAIN_SPAN:
+            # T_j = e^(l_j - c) sum_{i>=j} p_i e^(c - l_i), c the top location: each term is >= p_i
+            # and <= e^600 (nothing overflows, nothing underflows beyond p itself), so a plain
+            # suffix sum does it, ~20x faster than accumulating in log space (7 ms of an edited
+            # 100-query plan's 'optimal' total). Errors: p's own; each exp's argument rounded
+            # within U span, the exp and the product a few ulps; the sum gamma_n; the same for
+            # the last factor (an underflowed product counts in ``extra``)
+            c = float(self.l[-1])
+            t = np.cumsum((self.p * np.exp(c - self.l))[::-1])[::-1] * np.exp(self.l - c)
+            self.T = np.append(np.minimum(t, 1.0), 0.0)         # T_j <= S_j <= 1
+            self.rT = atoms.rel + gam + atoms.rel * gam + 4 * U * (span + 4)
+        else:
+            lp = np.log(self.p) - self.l
+            log_t = np.logaddexp.accumulate(lp[::-1])[::-1] + self.l
+            self.T = np.append(np.exp(np.minimum(log_t, 0.0)), 0.0)  # T_j <= S_j <= 1
+            # the log-space accumulation: a few ulps of the magnitudes per step
+            mag = float(np.max(np.abs(lp))) + float(np.max(np.abs(self.l))) + 1.0 if n else 1.0
+            self.rT = atoms.rel + float(np.expm1(8 * U * (n + 2) * mag)) + 4 * U
         self.lam = atoms.lam
         self.extra = atoms.err + atoms.inf_mass + n * SUB  # S and T entries that underflowed
 
