@@ -228,3 +228,29 @@ def test_upper_only_optimal_curve_scans_only_the_atoms_near_each_root(monkeypatc
     everything, _ = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3, want_lower=False)
     np.testing.assert_allclose(near, everything, rtol=1e-12)
     assert near_scanned < 0.6 * sum(scanned)
+
+
+def test_an_edited_plans_plot_reads_on_a_coarser_lattice_than_its_total(monkeypatch):
+    """After an edit the total's bracket settles on one lattice of ~1500 points: the plot's
+    curve reads on one 2-4x coarser (its whole-plan upper is within eta of the bracket), so the
+    100 read-outs of each edit pass over fewer atoms."""
+    import dpplanner.engine.mechanisms.curves as pld_curves
+    from dpplanner.engine import compose
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    inputs = composition_inputs(plan.budget, plan.statistics)
+    eps = list(inputs.epsilons)
+    for i in (0, 7, 14):
+        eps[i] *= 1.05
+    args = (eps, list(inputs.deltas), inputs.delta_g)
+    kw = dict(multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms), eta=inputs.eta)
+    total = compose(*args, "pld", **kw)
+    steps = []
+    real = pld_curves.LatticePMF
+    monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
+    c = curve(*args, theorems=("pld",), points=100, lower=False, **kw)
+    assert len(steps) == 1 and 2 * total.extra["step"] <= steps[0] <= 4 * total.extra["step"]
+    assert c.upper["pld"][-1] <= total.epsilon
