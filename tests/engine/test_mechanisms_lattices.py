@@ -1,0 +1,162 @@
+"""How the pld bracket picks its lattices, the floor that spares computing "optimal", and what
+is remembered between compositions (the costs of every edit's compositions in the window)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpplanner.engine import Gaussian, Laplace, compose_mechanisms
+from dpplanner.engine.mechanisms import forget
+
+
+def _edited_synthetic_100():
+    """synthetic-100's releases with three epsilons moved 5 % off the lattice, as edits leave them."""
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    inputs = composition_inputs(plan.budget, plan.statistics)
+    eps = list(inputs.epsilons)
+    for i in (0, 7, 14):
+        eps[i] *= 1.05
+    return eps, list(inputs.deltas), inputs.delta_g, inputs.eta, list(inputs.multiplicities), list(inputs.mechanisms)
+
+
+def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
+    """Edited epsilons sit off the lattice, where the first ~700-point lattice is loose by more than
+    eta / 8; climbing from there by halvings took four lattices. Their offsets predict that, so
+    the bracket starts on the lattice a measured width would have jumped to: one lattice."""
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    forget()
+    lattices = []
+    real = bracket_mod.side
+    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
+                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
+    r = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert len(lattices) == 1 and lattices[0] > 1000      # not the first ~740-point lattice
+    assert r.epsilon - r.epsilon_lower <= eta
+
+
+def test_a_plan_on_the_lattice_keeps_the_first_small_lattice(monkeypatch):
+    """The shipped plan as saved: every free release on the lattice, the first ~740-point one is
+    tight (width ~1e-4 <= eta / 8) and nothing finer is composed."""
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    from dpplanner import engine
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    i = composition_inputs(plan.budget, plan.statistics)
+    forget()
+    lattices = []
+    real = bracket_mod.side
+    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
+                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
+    r = engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
+                       mechanisms=list(i.mechanisms))
+    assert len(lattices) == 1 and lattices[0] < 1000 and r.epsilon - r.epsilon_lower <= i.eta / 8
+
+
+def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
+    """The floor that spares computing "optimal" clears the pld total by ~10 % on the shipped
+    plans, so a lattice of ~500 points does; a finer one (up to ~4000 points, never finer than
+    pld's) is tried only when that one does not."""
+    import dpplanner.engine.mechanisms.theorems as mech_theorems
+    import dpplanner.engine.theorem_inputs as theorem_inputs
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    generic = engine.compose(eps, deltas, delta_g, "optimal", eta, mult)
+    forget()
+    floors, optimal_asked = [], []
+    real = mech_theorems.side
+    monkeypatch.setattr(mech_theorems, "side", lambda r, step, upper, cancel=None:
+                        floors.append(mech_theorems.lattice_points(r, step)) or real(r, step, upper, cancel))
+    monkeypatch.setattr(theorem_inputs, "optimal", lambda *a: optimal_asked.append(1) or generic)
+    engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert len(floors) == 1 and floors[0] <= mech_theorems.CHEAP_POINTS / 4 and not optimal_asked
+
+    floors.clear()    # a floor that never clears: read as it is and finer, then "optimal" computed
+    forget()
+    monkeypatch.setattr(mech_theorems, "side", lambda r, step, upper, cancel=None:
+                        floors.append(mech_theorems.lattice_points(r, step)) or 0.0)
+    engine.compose([e * 1.01 for e in eps], deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert len(floors) == 3 and floors[2] >= 2 * floors[1] and optimal_asked == [1]
+
+
+def test_a_floor_serves_every_plan_with_larger_epsilons(monkeypatch):
+    """Smaller Laplace and RR parameters are dominated, so a floor read at 63/64 of a plan's
+    epsilons bounds every plan of that shape whose epsilons are all at least those: an
+    allocation's next scales (within 1 %) and an edit that raises an epsilon find it; an edit that
+    lowers one by 5 % reads its own."""
+    import dpplanner.engine.mechanisms.theorems as mech_theorems
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    forget()
+    reads = []
+    real = mech_theorems._floor_at
+    monkeypatch.setattr(mech_theorems, "_floor_at", lambda *a: reads.append(1) or real(*a))
+
+    def total(e):
+        return engine.compose(e, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+
+    total(eps)
+    assert len(reads) == 1
+    (at, floor), = mech_theorems._FLOORS._items.values()
+    for scale in (1.004, 0.993):
+        scaled = [e * scale for e in eps]
+        total(scaled)
+        assert len(reads) == 1
+        assert floor <= engine.compose(scaled, deltas, delta_g, "optimal", eta, mult).epsilon_lower  # still a floor
+    raised = list(eps)
+    raised[3] *= 1.05
+    total(raised)
+    assert len(reads) == 1
+    lowered = list(eps)
+    lowered[3] *= 0.95
+    r = total(lowered)
+    assert len(reads) == 2 and r.epsilon < engine.compose(lowered, deltas, delta_g, "optimal", eta, mult).epsilon
+
+
+def test_a_repeated_pld_total_is_remembered_whole(monkeypatch):
+    """An allocation's last composition is asked for again by its forward check and by the edit's
+    totals: the second ask returns the same numbers without calibrating or reading the floor again."""
+    import dpplanner.engine.mechanisms.theorems as mech_theorems
+    from dpplanner import engine
+
+    eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
+    forget()
+    first = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    monkeypatch.setattr(mech_theorems, "_optimal_floor", lambda *a: pytest.fail("recomputed"))
+    monkeypatch.setattr(mech_theorems, "plan_releases", lambda *a: pytest.fail("recomputed"))
+    again = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
+    assert (again.epsilon, again.epsilon_lower, again.detail, again.extra) == \
+        (first.epsilon, first.epsilon_lower, first.detail, first.extra)
+
+
+def test_a_thousand_distinct_releases_jump_to_a_lattice_that_just_meets_eta(monkeypatch):
+    """1000 distinct multipliers (the benchmark's plan): each jump scales the step by
+    0.7 eta / width rounded to a power of two, and a jump predicted from the releases' offsets
+    goes at most 4x finer. Aiming at eta / 4 (and 64x on a prediction) laid 24,571 points where
+    10,800 meet eta, at 2.5x the cost."""
+    import numpy as np
+
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+
+    rng = np.random.default_rng(2)
+    releases = [Laplace(float(m)) for m in rng.uniform(200, 2000, 500)] + \
+               [Gaussian(float(m)) for m in rng.uniform(100, 1000, 500)]
+    forget()
+    lattices = []
+    real = bracket_mod.side
+    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
+                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
+    r = compose_mechanisms(releases, 1e-6, eta=1e-3)
+    assert r.epsilon - r.epsilon_lower <= 1e-3
+    assert max(lattices) <= 16384 and len(lattices) <= 2
