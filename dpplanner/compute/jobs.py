@@ -115,7 +115,7 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
         return _evaluate(request, cancel, progress)
     try:
         job = side.start_claimed(_evaluate, replace(request, theorems=there))
-    except engine_process.JobFailed:
+    except Exception:  # noqa: BLE001 - not sent (a dead pipe, a request that would not pickle)
         return _evaluate(request, cancel, progress)
     box: dict[str, Any] = {}
 
@@ -180,7 +180,7 @@ def _in_helper(fn, args: tuple, cancel):
     token = cancel if cancel is not None else CancelToken()
     try:
         job = side.start_claimed(_apply, (fn, args))
-    except engine_process.JobFailed:
+    except Exception:  # noqa: BLE001 - not sent (a dead pipe, arguments that would not pickle)
         return None
 
     def wait():

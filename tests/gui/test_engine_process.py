@@ -387,3 +387,21 @@ def test_a_failing_half_here_still_ends_the_helpers_claim(monkeypatch):
     with pytest.raises(engine.Cancelled):
         jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(), lambda f: None)
     assert events == ["sent", "collected"]
+
+
+def test_a_job_the_helper_cannot_take_is_computed_here(monkeypatch):
+    """A job that cannot be sent (here: its arguments do not pickle; or a dead pipe) is computed in
+    this process instead, for an evaluation's half and for a lower twin alike."""
+    events = []
+
+    class Unsendable(_RecordingSide):
+        def start_claimed(self, fn, request):
+            raise TypeError("cannot pickle '_thread.lock' object")
+
+    side = Unsendable(events)
+    monkeypatch.setattr(engine_process, "helper", lambda start=True: side)
+    assert jobs._in_helper(lambda x, cancel: x * 2, (21,), None) is None
+    request = _synthetic_100_request()
+    got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(),
+                                lambda f: None)
+    assert set(got.totals) == set(request.theorems) and got.curve is not None
