@@ -122,8 +122,8 @@ class EngineProcess:
 
     def claim(self) -> bool:
         """Take the child for one job if it is ready and idle now, without waiting; the job then
-        goes to ``run_claimed`` (from any thread). A check with ready() and then run() could lose
-        the child to another thread in between and wait for that one's whole job."""
+        goes to ``start_claimed`` and ``finish_claimed``. A check with ready() and then run() could
+        lose the child to another thread in between and wait for that one's whole job."""
         if not self._lock.acquire(blocking=False):
             return False
         try:
@@ -134,13 +134,6 @@ class EngineProcess:
         if not self._ready:
             self._lock.release()
         return self._ready
-
-    def run_claimed(self, fn: Callable, request: Any, token: CancelToken,
-                    progress: Callable[[float], None]) -> Any:
-        try:
-            return self._run(fn, request, token, progress)
-        finally:
-            self._lock.release()
 
     def start_claimed(self, fn: Callable, request: Any) -> int:
         """Send a job to the claimed child from this thread, so that it starts at once (a thread

@@ -222,9 +222,9 @@ def test_a_claimed_process_takes_no_other_job_until_its_own_has_run(process):
     to the evaluation's other half and wait for that whole job)."""
     assert _wait_claim(process)
     assert not process.claim() and not process.ready()
-    process.run_claimed(helper_pid, None, engine.CancelToken(), lambda f: None)
+    process.finish_claimed(process.start_claimed(helper_pid, None), engine.CancelToken(), lambda f: None)
     assert process.claim()
-    process.run_claimed(helper_pid, None, engine.CancelToken(), lambda f: None)
+    process.finish_claimed(process.start_claimed(helper_pid, None), engine.CancelToken(), lambda f: None)
 
 
 def _wait_claim(process, timeout_s: float = 60.0) -> bool:
