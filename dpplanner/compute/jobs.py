@@ -16,6 +16,7 @@ from dpplanner import engine
 from dpplanner.engine import offload
 from dpplanner.compute import engine_process
 from dpplanner.compute.engine_process import in_engine_process
+from dpplanner.engine.theorems import OPTIMAL
 from dpplanner.engine.types import CancelToken, Composition
 from dpplanner.model.engine_inputs import composition_inputs
 from dpplanner.model.redistribution import rebalanced
@@ -36,25 +37,23 @@ class EvaluateResult:
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
-#: With a helper process, these are computed here and the other theorems there, about half the
-#: work each on the 100-query example (CPU of its 20 bench edits): pld's total and curve and zcdp
-#: (~44 ms) against the rest (~42 ms: optimal's total and curve, which concurrent shares, are
-#: ~30). After an allocation under pld, pld's total is already in memory, and filter and the
-#: cheap rows are computed here too (~36 against ~43 ms).
-_HERE = ("pld", "zcdp")
-_HERE_PLD_KNOWN = _HERE + ("filter", "kov", "basic", "advanced")
+#: With a helper process, the registry says where each theorem is computed: about half the work
+#: each on the 100-query example (CPU of its 20 bench edits). "here" (pld's total and curve and
+#: zcdp, ~44 ms) against "helper" and "either" (~42 ms: optimal's total and curve, which
+#: concurrent shares, are ~30). After an allocation under a theorem that remembers its total
+#: (pld), the "either" rows are computed here too (~36 against ~43 ms).
 
 
 @in_engine_process
 def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, *,
-             pld_known: bool = False) -> EvaluateResult:
+             total_known: bool = False) -> EvaluateResult:
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update).
 
     In the engine process on a machine with two cores or more, a helper process computes about
-    half the theorems (see _HERE; ``pld_known``: an allocation under pld has just composed this
-    plan) beside the others; pld's curve, never above the generic optimal one, takes that one from
+    half the theorems (see _halves; ``total_known``: an allocation has just left the plan's total
+    in memory) beside the others; pld's curve, never above the generic optimal one, takes that one from
     the helper. The numbers are the same as computing everything here."""
-    here, there = _halves(request.theorems, pld_known)
+    here, there = _halves(request.theorems, total_known)
     side = engine_process.helper(start=False) if here and there else None
     if side is None:
         result = _evaluate(request, cancel, progress)
@@ -64,10 +63,11 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
     return result
 
 
-def _halves(theorems: tuple, pld_known: bool = False) -> tuple[tuple, tuple]:
+def _halves(theorems: tuple, total_known: bool = False) -> tuple[tuple, tuple]:
     """(computed here, computed in the helper), each in the request's order."""
-    mine = _HERE_PLD_KNOWN if pld_known else _HERE
-    return tuple(t for t in theorems if t in mine), tuple(t for t in theorems if t not in mine)
+    mine = ("here", "either") if total_known else ("here",)
+    here = tuple(t for t in theorems if engine.theorem(t).evaluated in mine)
+    return here, tuple(t for t in theorems if t not in here)
 
 
 def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress,
@@ -135,9 +135,9 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
 
     def optimal_curve():
         theirs = collect()
-        if theirs is None or theirs.curve is None or "optimal" not in theirs.curve.upper:
+        if theirs is None or theirs.curve is None or OPTIMAL not in theirs.curve.upper:
             return None     # computed here instead
-        up, lo = theirs.curve.upper["optimal"], theirs.curve.lower["optimal"]
+        up, lo = theirs.curve.upper[OPTIMAL], theirs.curve.lower[OPTIMAL]
         return up, (np.zeros_like(up) if lo is None else lo)
 
     try:
@@ -248,7 +248,8 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
         return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
     # The totals of the rebalanced state come back with it: the window needs no second trip.
     evaluation = evaluate(evaluation_request(composition_inputs(request.budget, stats), request.view),
-                          cancel, _part(progress, 0.6, 1.0), pld_known=request.budget.theorem == "pld")
+                          cancel, _part(progress, 0.6, 1.0),
+                          total_known=engine.theorem(request.budget.theorem).remembers_total)
     return AllocateResult(request.request_id, request, stats, evaluation)
 
 

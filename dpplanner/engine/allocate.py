@@ -22,7 +22,7 @@ from .compose import compose, compose_one
 from .errors import BudgetError
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
-from .theorems import theorem as registry_entry
+from .theorems import OPTIMAL, theorem as registry_entry
 from .validation import Releases, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan
 
 #: Brent's tolerance on t, relative; well inside the 1e-6 relative waste allowed. (The total is a
@@ -119,7 +119,7 @@ def _weights(weights, free: np.ndarray) -> np.ndarray:
     return w
 
 
-def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: str = "optimal",
+def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: str = OPTIMAL,
              eta: float = 1e-3, multiplicities=None, mechanisms=None, cancel: Optional[CancelToken] = None,
              progress: Optional[ProgressCallback] = None) -> Allocation:
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)

@@ -9,7 +9,7 @@ from typing import Optional
 
 from .errors import NotApplicable
 from .theorem_inputs import ComposeInputs
-from .theorems import THEOREMS, theorem as registry_entry, validate_theorems
+from .theorems import OPTIMAL, THEOREMS, theorem as registry_entry, validate_theorems
 from .types import CancelToken, Composition, ProgressCallback
 from .validation import validate_delta_g, validate_eta, validate_plan
 
@@ -21,7 +21,7 @@ def compose_one(name: str, inputs: ComposeInputs) -> Composition:
     return replace(result, seconds=time.perf_counter() - start)
 
 
-def compose(epsilons, deltas, delta_g, theorem: str = "optimal", eta: float = 1e-3, multiplicities=None,
+def compose(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 1e-3, multiplicities=None,
             *, mechanisms=None, cancel: Optional[CancelToken] = None,
             progress: Optional[ProgressCallback] = None) -> Composition:
     """Total epsilon of the plan under one theorem (a sound upper bound; inf if delta_g is infeasible).

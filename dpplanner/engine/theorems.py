@@ -32,7 +32,10 @@ class Theorem:
     ``allocates``: redistribution may target it (its total is monotone in every epsilon and it
     applies to any plan). ``colours``: (light, dark) plot colours, colour-blind-safe (Okabe-Ito).
     ``dash``: "solid", "dash" or "dot" (theorems whose curve often coincides with another's are
-    dashed so the one underneath stays visible).
+    dashed so the one underneath stays visible). ``evaluated``: where the window's evaluation
+    computes it when a helper process shares the work ("here", "helper", or "either": the half
+    that is shorter, see compute/jobs.py). ``remembers_total``: an allocation under it leaves the
+    allocated plan's total in memory, so the evaluation after it need not compute it again.
     """
 
     name: str
@@ -45,6 +48,8 @@ class Theorem:
     allocates: bool
     colours: tuple[str, str]
     dash: str = "solid"
+    evaluated: str = "either"
+    remembers_total: bool = False
 
 
 def _kov_curve(c: CurveInputs) -> CurveArrays:
@@ -107,7 +112,7 @@ the number reported as the total is the upper end, so it is always safe to use.<
 different ε, the "connect the dots" discretisation of Doroshenko et al. (2022), whose error
 dpplanner bounds and subtracts for the lower end.</p>""",
         lambda c: c.optimal(), lambda c: c.optimal(),
-        allocates=True, colours=("#0072b2", "#4ea8ff")),
+        allocates=True, colours=("#0072b2", "#4ea8ff"), evaluated="helper"),
     Theorem(
         "concurrent", "concurrent", "Concurrent composition (Vadhan–Wang 2021; VZ23)",
         "Concurrent composition of interactive mechanisms: the same total as optimal composition for "
@@ -122,7 +127,7 @@ parallel.</p>
         # Lyu22/VZ23: concurrent equals non-interactive composition; the VW21 bound (sum eps) is
         # never smaller than the optimal one wherever both are valid.
         lambda c: c.optimal(),
-        allocates=True, colours=("#009e73", "#3fd9a4"), dash="dash"),
+        allocates=True, colours=("#009e73", "#3fd9a4"), dash="dash", evaluated="helper"),
     Theorem(
         "filter", "filter", "Privacy filter (WRRW23)",
         "Privacy filter: the budget a filter needs when each query's ε_i may be chosen adaptively from "
@@ -159,7 +164,7 @@ with a population size set, dpplanner composes every release by its (ε<sub>i</s
 <p>Sources: Balle &amp; Wang (2018) for the Gaussian's exact privacy curve; Koskela, Jälkö, Honkela (2020)
 and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy loss distributions.</p>""",
         lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress, c.optimal), pld_curve,
-        allocates=True, colours=("#d55e00", "#ff8c4d")),
+        allocates=True, colours=("#d55e00", "#ff8c4d"), evaluated="here", remembers_total=True),
     Theorem(
         "zcdp", "zCDP (as OpenDP / Tumult)", "Zero-concentrated DP: ρ = Σρ_i converted with "
         "Canonne–Kamath–Steinke 2020",
@@ -176,10 +181,17 @@ users who know those tools can compare. It is valid, but for Laplace releases it
 release charges more than the release costs; the noise-aware (PLD) row is never worse.</p>
 <p>Sources: Bun &amp; Steinke (2016); Canonne, Kamath &amp; Steinke (2020), Prop. 12 / Cor. 13.</p>""",
         lambda c: zcdp_composition(c.plan, c.delta_g), zcdp_curve,
-        allocates=False, colours=("#7f7f7f", "#b0b0b0"), dash="dash"),
+        allocates=False, colours=("#7f7f7f", "#b0b0b0"), dash="dash", evaluated="here"),
 )
 
 BY_NAME: dict[str, Theorem] = {t.name: t for t in REGISTRY}
+#: The theorem of a new plan; and of a file that names none (written before "pld" existed).
+DEFAULT_THEOREM = "pld"
+LEGACY_THEOREM = "optimal"
+#: The generic optimal composition: pld's curve never exceeds its curve.
+OPTIMAL = "optimal"
+#: What the privacy profile brackets (the plan's actual noise): drawn in its colour.
+PROFILE_THEOREM = "pld"
 #: Names in display order; ties in ``best`` go to the earlier one.
 THEOREMS: tuple[str, ...] = tuple(t.name for t in REGISTRY)
 #: The theorems redistribution can target.

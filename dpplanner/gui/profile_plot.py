@@ -9,6 +9,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from dpplanner.engine.theorems import PROFILE_THEOREM
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.plot_common import fit_legend, legend_row, positive_or_nan, style_plot
@@ -76,8 +77,8 @@ class ProfilePlot(QWidget):
         self.view.setBackground(theme.background)
         style_plot(self.plot_item, theme)
         self.legend.setLabelTextColor(theme.foreground)
-        self.upper_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=2))
-        self.lower_item.setPen(pg.mkPen(themes.curve_colour(theme, "optimal"), width=1,
+        self.upper_item.setPen(pg.mkPen(themes.curve_colour(theme, PROFILE_THEOREM), width=2))
+        self.lower_item.setPen(pg.mkPen(themes.curve_colour(theme, PROFILE_THEOREM), width=1,
                                         style=Qt.PenStyle.DashLine))
         self.target_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
 

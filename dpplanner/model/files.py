@@ -25,6 +25,7 @@ from .fileio import (PlanFileError, atomic_write, atomic_write_text, plan_leftov
 from .plan import Plan
 from .statistic import Budget, Kind, Mechanism, Neighbouring, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError
+from dpplanner.engine.theorems import LEGACY_THEOREM
 
 __all__ = ["FORMAT_VERSION", "SUFFIX", "MAX_FILE_BYTES", "PlanFileError", "atomic_write_text",
            "dumps_plan", "loads_plan", "load_plan", "save_plan", "migrate", "MIGRATIONS"]
@@ -119,8 +120,8 @@ def budget_from_dict(d: Any) -> Budget:
     if not isinstance(d, dict):
         raise PlanFileError("'budget' must be an object")
     known = {k: d[k] for k in _BUDGET_FIELDS if k in d}
-    # New plans default to "pld"; a file that names no theorem was planned under the old default.
-    known.setdefault("theorem", "optimal")
+    # A file that names no theorem was planned under the old default (new plans: DEFAULT_THEOREM).
+    known.setdefault("theorem", LEGACY_THEOREM)
     if "neighbouring" in known:
         known["neighbouring"] = _enum(Neighbouring, known["neighbouring"], "budget: neighbouring")
     extra = {k: v for k, v in d.items() if k not in _BUDGET_FIELDS}

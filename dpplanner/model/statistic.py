@@ -12,6 +12,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from dpplanner.engine.theorems import DEFAULT_THEOREM
+
 from .display import count, exact
 
 
@@ -153,7 +155,7 @@ class Budget:
     delta_split: float = 0.5
     confidence: float = 0.95
     eta: float = 1e-3
-    theorem: str = "pld"
+    theorem: str = DEFAULT_THEOREM
     redistribute: bool = True
     neighbouring: Neighbouring = Neighbouring.ADD_REMOVE
     dataset_size: Optional[int] = None

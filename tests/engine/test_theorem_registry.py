@@ -18,6 +18,7 @@ def test_names_are_unique_and_entries_complete():
     for t in theorems.REGISTRY:
         assert t.label and t.title and t.summary and t.help_html.strip()
         assert t.dash in ("solid", "dash", "dot")
+        assert t.evaluated in ("here", "helper", "either")
         assert all(c.startswith("#") and len(c) == 7 for c in t.colours)
     assert engine.THEOREMS == tuple(names)
     assert set(engine.ALLOCATION_THEOREMS) == {t.name for t in theorems.REGISTRY if t.allocates}
@@ -58,3 +59,28 @@ def test_mechanism_tags_are_checked():
     # generic theorems ignore the tags
     tagged = engine.compose([1.0, 0.5], [0.0, 1e-8], 1e-6, theorem="basic", mechanisms=["laplace", "gaussian"])
     assert tagged.epsilon == engine.compose([1.0, 0.5], [0.0, 1e-8], 1e-6, theorem="basic").epsilon
+
+
+def test_theorem_names_are_quoted_only_by_the_engine():
+    """Outside the engine (which implements the theorems, each module naming its own), no code
+    quotes a theorem's name: defaults, the evaluation's split, the profile's colour and the like
+    come from the registry (engine/theorems.py), so a renamed or added theorem changes one place."""
+    import ast
+    from pathlib import Path
+
+    from dpplanner.engine import THEOREMS
+
+    root = Path(__file__).resolve().parents[2] / "dpplanner"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.is_relative_to(root / "engine"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)
+                      and isinstance(node.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in THEOREMS and id(node) not in docstrings:
+                found.append(f"{path.relative_to(root)}:{node.lineno} {node.value!r}")
+    assert not found

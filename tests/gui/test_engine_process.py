@@ -300,8 +300,8 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
             return fn(request, token, progress)
 
     request = _synthetic_100_request()
-    for pld_known in (False, True):
-        jobs._evaluate_beside(Side(), request, *jobs._halves(request.theorems, pld_known), engine.CancelToken(),
+    for total_known in (False, True):
+        jobs._evaluate_beside(Side(), request, *jobs._halves(request.theorems, total_known), engine.CancelToken(),
                               lambda f: None)
     assert sent == [("basic", "advanced", "kov", "optimal", "concurrent", "filter"), ("optimal", "concurrent")]
 
@@ -314,7 +314,7 @@ def test_an_allocation_under_pld_says_its_total_is_known(monkeypatch):
     from dpplanner.model.requests import CurveView
 
     told = []
-    monkeypatch.setattr(jobs, "evaluate", lambda request, cancel, progress, pld_known=False: told.append(pld_known))
+    monkeypatch.setattr(jobs, "evaluate", lambda request, cancel, progress, total_known=False: told.append(total_known))
     plan = files.load_plan(example_path("psi-survey"))
     for theorem in ("pld", "optimal"):
         budget = plan.budget.replace(theorem=theorem)
