@@ -107,35 +107,16 @@ def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress,
 def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, cancel: CancelToken,
                      progress: Progress) -> EvaluateResult:
     """``there`` in the helper process, ``here`` in this one; if the helper is taken meanwhile or
-    fails, its part is computed here after all. The helper's job is sent before this part starts
-    (from this thread: a waiting thread first needed the interpreter lock from this one, up to
-    5 ms of the helper's head start) and collected when pld's curve needs optimal's, or at the end."""
+    fails, its part is computed here after all. Its job is collected when pld's curve needs
+    optimal's, or at the end."""
     token = cancel if cancel is not None else CancelToken()
-    if not side.claim():
+    collect = _hand_over(side, _evaluate, replace(request, theorems=there), token)
+    if collect is None:
         return _evaluate(request, cancel, progress)
-    try:
-        job = side.start_claimed(_evaluate, replace(request, theorems=there))
-    except Exception:  # noqa: BLE001 - not sent (a dead pipe, a request that would not pickle)
-        return _evaluate(request, cancel, progress)
-    box: dict[str, Any] = {}
-
-    def collect() -> Optional[EvaluateResult]:
-        if "done" not in box:
-            box["done"] = True
-            try:
-                box["result"] = side.finish_claimed(job, token, _ignore)
-            except engine.Cancelled:
-                box["cancelled"] = True
-                raise
-            except Exception:  # noqa: BLE001 - the helper failed: its part is computed here below
-                pass
-        if box.get("cancelled"):
-            raise engine.Cancelled("computation cancelled")
-        return box.get("result")
 
     def optimal_curve():
         theirs = collect()
-        if theirs is None or theirs.curve is None or OPTIMAL not in theirs.curve.upper:
+        if theirs is _FAILED or theirs.curve is None or OPTIMAL not in theirs.curve.upper:
             return None     # computed here instead
         up, lo = theirs.curve.upper[OPTIMAL], theirs.curve.lower[OPTIMAL]
         return up, (np.zeros_like(up) if lo is None else lo)
@@ -148,8 +129,44 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
         except BaseException:  # noqa: BLE001 - the first failure is the one raised
             pass
         raise
-    theirs = collect() or _evaluate(replace(request, theorems=there), cancel, _ignore)
+    theirs = collect()
+    if theirs is _FAILED:
+        theirs = _evaluate(replace(request, theorems=there), cancel, _ignore)
     return _merged(request, mine, theirs)
+
+
+#: What a collected helper job gives when the helper failed (its part is then computed here).
+_FAILED = object()
+
+
+def _hand_over(side, fn, request, token: CancelToken) -> Optional[Callable[[], Any]]:
+    """Send ``fn(request)`` to the helper ``side`` if it is idle now (claimed without waiting) and
+    return a callable that collects its value once and ends the claim: the value, or _FAILED if
+    the helper failed; a cancellation is raised. None if the helper is taken or the job could not
+    be sent (a dead pipe, a request that would not pickle). The job is sent from this thread
+    before it computes its own part: a sending thread first needed the interpreter lock from the
+    computing one, up to the 5 ms switch interval of the helper's head start."""
+    if not side.claim():
+        return None
+    try:
+        job = side.start_claimed(fn, request)
+    except Exception:  # noqa: BLE001 - not sent: computed here instead
+        return None
+    box: dict[str, Any] = {}
+
+    def collect() -> Any:
+        if "value" not in box:
+            try:
+                box["value"] = side.finish_claimed(job, token, _ignore)
+            except engine.Cancelled:
+                box["value"] = engine.Cancelled
+            except Exception:  # noqa: BLE001 - the helper failed
+                box["value"] = _FAILED
+        if box["value"] is engine.Cancelled:
+            raise engine.Cancelled("computation cancelled")
+        return box["value"]
+
+    return collect
 
 
 def _merged(request: EvaluateRequest, mine: EvaluateResult, theirs: EvaluateResult) -> EvaluateResult:
@@ -173,23 +190,16 @@ def _ignore(_fraction: float) -> None:
 def _in_helper(fn, args: tuple, cancel):
     """engine.offload's runner: ``fn(*args, cancel)`` in the engine process's helper when it is
     idle (e.g. a bracket's lower twin while an allocation composes the upper one here), else None.
-    The job is sent at once from this thread; if the helper fails, the value is computed here."""
+    If the helper fails, the value is computed here."""
     side = engine_process.helper(start=False)
-    if side is None or not side.claim():    # (taken now, so no other job can come in between)
-        return None
-    token = cancel if cancel is not None else CancelToken()
-    try:
-        job = side.start_claimed(_apply, (fn, args))
-    except Exception:  # noqa: BLE001 - not sent (a dead pipe, arguments that would not pickle)
+    collect = None if side is None else _hand_over(side, _apply, (fn, args),
+                                                    cancel if cancel is not None else CancelToken())
+    if collect is None:
         return None
 
     def wait():
-        try:
-            return side.finish_claimed(job, token, _ignore)
-        except engine.Cancelled:
-            raise
-        except Exception:  # noqa: BLE001 - the helper failed: computed here after all
-            return fn(*args, cancel)
+        value = collect()
+        return fn(*args, cancel) if value is _FAILED else value
 
     return wait
 
