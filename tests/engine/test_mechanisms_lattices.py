@@ -160,3 +160,20 @@ def test_a_thousand_distinct_releases_jump_to_a_lattice_that_just_meets_eta(monk
     r = compose_mechanisms(releases, 1e-6, eta=1e-3)
     assert r.epsilon - r.epsilon_lower <= 1e-3
     assert max(lattices) <= 16384 and len(lattices) <= 2
+
+
+def test_a_jump_from_an_unresolved_width_takes_the_finest_step():
+    """Both sides infinite (inf - inf) give a nan width: the next lattice is the finest jump, not
+    a ValueError from floor(nan)."""
+    import math
+
+    import numpy as np
+
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    from dpplanner.engine.mechanisms.composition import twins
+
+    r, _ = twins((np.array([0.02]), np.array([0.02])), np.array([10]), (np.zeros(0), np.zeros(0)), np.zeros(0),
+                 np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
+    step = 1e-3
+    assert bracket_mod._jump(r, step, math.nan, 1e-2) == bracket_mod._jump(r, step, math.inf, 1e-2)
+    assert bracket_mod._jump(r, step, math.nan, 1e-2) <= step / 4

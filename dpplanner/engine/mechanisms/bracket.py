@@ -36,7 +36,8 @@ U = 2.0 ** -53
 MAX_POINTS = 1 << 20
 #: Refinements of the lattice after the first one (each halves the step or more).
 MAX_REFINE = 6
-#: Below this many points the lattice is refined until the width is eta / 8.
+#: A first lattice smaller than this is kept only if its width is eta / 8 (see _bracket): up to
+#: here a composition costs about the same whatever its size (per-kernel overhead).
 CHEAP_POINTS = 1 << 12
 
 
@@ -237,13 +238,13 @@ def _jump(r: Twins, step: float, width: float, eta: float, finest_factor: float 
     order, so the step scaled by 0.7 eta / width, rounded down to a power of two (at least
     halved, at most by ``finest_factor``), but not past the finest lattice that fits (a smaller
     jump could still have met eta there)."""
-    ratio = 0.7 * eta / max(width, 1e-300)
+    ratio = 0.7 * eta / width if width > 0 else 0.0   # (nan: inf - inf when no side resolved)
     target = step * max(finest_factor, min(0.5, 2.0 ** math.floor(math.log2(max(ratio, 1e-300)))))
     finest = step * lattice_points(r, step) / MAX_POINTS * 1.125
     return max(target, min(finest, step / 2))
 
 
-def misalignment(r: Twins, step: float) -> float:
+def _misalignment(r: Twins, step: float) -> float:
     """sum over releases of mult * (2a mod step) / 2 (RR: 2 eps): what the lower twin may lose to
     releases off the lattice, about twice the width they cause (measured on edited plans)."""
     f_lap = np.fmod(2.0 * r.a_lo, step) if r.a_lo.size else np.zeros(0)
@@ -310,7 +311,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     # offsets already predict more than that, it is not composed at all: the first lattice is
     # the one a measured width would have jumped to.
     demanding = lattice_points(r, step) < CHEAP_POINTS
-    guess = misalignment(r, step) / 2
+    guess = _misalignment(r, step) / 2
     if demanding and guess > eta / 8:
         # (a prediction, not a measurement: at most 4x finer; many releases' offsets partly
         # cancel, and 1000 distinct ones once jumped 64x, at 3x the cost, to a 4x tighter bracket)
