@@ -265,3 +265,27 @@ def test_a_prefix_curve_builds_one_kernel_per_distinct_epsilon(monkeypatch):
                                             want_lower=want_lower)
         assert len(set(built)) == 4 and len(built) == 4
         assert np.all(np.diff(up) >= 0)
+
+
+def test_an_upper_only_prefix_curve_enumerates_no_prefix(monkeypatch):
+    """The first prefixes are enumerated exactly only for their lower bounds: an upper-only curve
+    (the window's plot) reads every prefix off its lattice, and those uppers still hold the exact
+    value, within the width of it."""
+    import numpy as np
+
+    import dpplanner.engine.optimal.prefix as prefix
+    from oracle import Oracle
+
+    eps = np.random.default_rng(3).uniform(0.01, 0.2, 40)
+    ks, bars = np.arange(1, 41), np.full(40, 1e-6)
+    sides = []
+    real = prefix.grouped_atoms
+    monkeypatch.setattr(prefix, "grouped_atoms", lambda e, m, upper: sides.append(upper) or real(e, m, upper))
+    up, lo = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3, want_lower=False)
+    assert not sides and np.all(lo == 0)
+    both_up, both_lo = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3)
+    assert sides and not any(sides)     # the exact head, lower side only
+    np.testing.assert_allclose(up, both_up, rtol=1e-12)  # (the upper-only reads scan fewer atoms)
+    for n in (1, 2, 6, prefix.EXACT_HEAD):
+        exact = float(Oracle(eps[:n]).opt_comp(1e-6))
+        assert both_lo[n - 1] <= exact <= up[n - 1] <= exact + 1e-3, (n, exact, up[n - 1])
