@@ -211,23 +211,35 @@ def test_the_pld_curve_passes_over_its_running_pmf_once_per_point(monkeypatch):
 
 def test_upper_only_optimal_curve_scans_only_the_atoms_near_each_root(monkeypatch):
     """A prefix's root is at least the previous prefix's (the pmf only gains loss): the upper-only
-    curve scans the atoms above 0.9 times that, with the same roots as a scan of every atom."""
+    curve reads its prefixes a group at a time, each group scanning the atoms above 0.9 times the
+    previous group's last root, with the same roots as a scan of every atom, one at a time."""
     import dpplanner.engine.optimal.prefix as prefix
+    import dpplanner.engine.optimal.prefix_reads as prefix_reads
+    from dpplanner.engine.optimal.atoms import sup_root
 
     rng = np.random.default_rng(7)
     eps = rng.uniform(0.01, 0.08, 60)
     ks = np.arange(1, 61)
     bars = np.full(60, 1e-6)
-    scanned = []
-    real = prefix.sup_root
-    monkeypatch.setattr(prefix, "sup_root", lambda a, *args: scanned.append(a.p.size) or real(a, *args))
+    groups = []
+    real = prefix_reads.sup_roots
+    monkeypatch.setattr(prefix_reads, "sup_roots", lambda atoms, *args: groups.append(
+        [a.p.size for a in atoms]) or real(atoms, *args))
     near, _ = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3, want_lower=False)
-    near_scanned, scanned[:] = sum(scanned), []
-    monkeypatch.setattr(prefix, "_upper_read",
-                        lambda run, db, floor, below: prefix.sup_root(run.atoms(above=floor), db, floor))
+    assert sum(map(len, groups)) == 60 and max(map(len, groups)) == prefix_reads.READ_GROUP
+    near_scanned = sum(map(sum, groups))
+    groups.clear()
+    monkeypatch.setattr(prefix_reads, "sup_roots", lambda atoms, dbs, floors: groups.append(
+        [a.p.size for a in atoms]) or np.array([sup_root(a, db, f) for a, db, f in zip(atoms, dbs, floors)]))
+    monkeypatch.setattr(prefix_reads, "START_SHARE", 0.0)
     everything, _ = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3, want_lower=False)
     np.testing.assert_allclose(near, everything, rtol=1e-12)
-    assert near_scanned < 0.6 * sum(scanned)
+    assert near_scanned < 0.6 * sum(map(sum, groups))
+    # a start above the roots (say, delta_bar grew): each group's roots are read again from 0
+    monkeypatch.setattr(prefix_reads, "sup_roots", real)
+    monkeypatch.setattr(prefix_reads, "START_SHARE", 5.0)
+    again, _ = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3, want_lower=False)
+    np.testing.assert_allclose(again, everything, rtol=1e-12)
 
 
 def test_an_edited_plans_plot_reads_on_a_coarser_lattice_than_its_total(monkeypatch):

@@ -2,7 +2,8 @@
 
 Running lattice pmfs are extended by one query at a time: a 2- or 3-atom kernel, i.e. a few
 shifted adds of the running array (no FFT, so only relative rounding errors, gamma_3 per step).
-Roots are read only at the requested prefix lengths.
+Roots are read only at the requested prefix lengths (without lower bounds, a group at a time:
+``prefix_reads``).
 
 * Typed decimals (one small common lattice): exact kernels above and below, no discretisation.
 * Otherwise: connect-the-dots above; below, the certified second-order error bound of ``split``
@@ -29,6 +30,7 @@ from .exact import grouped_atoms, homogeneous_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import (STEP_MAX, batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel,
                   upper_kernel)
+from .prefix_reads import GroupedUpperReads
 from .split import (SMOOTH_SHARE, ErrorSum, block_terms, choose_smoothing, entry_bound, group_terms,
                     kernel_shift, log_window_max, model_step)
 from ..numerics import widen_down, widen_up
@@ -246,20 +248,6 @@ class _NoLower(_UpperKernels):
         return up, 0.0
 
 
-def _upper_read(run: LatticePMF, db: float, floor: float, below: float) -> float:
-    """sup_root of the running upper pmf. ``below``: the root read at the previous, shorter prefix
-    (0: none). The pmf has only gained loss since and delta_bar has not grown, so this root is at
-    least that one: only the atoms above 0.9 * it are scanned (a third of them, typically), and all
-    of them if no root lies there. Sound either way: from a start that is not a certified floor, the
-    upper read-out is the same root when the root is above it, and at least the start otherwise."""
-    start = 0.9 * below
-    if start > floor:
-        u = sup_root(run.atoms(above=start), db, start)
-        if u > start * (1 + 1e-6):
-            return u
-    return sup_root(run.atoms(above=floor), db, floor)
-
-
 def _exact_head_lower(eps: np.ndarray, db: float) -> float:
     """The lower bound of a short prefix, its outcomes enumerated exactly. (Its upper side is the
     lattice's: within a small part of the width there, and enumerating both sides of the first
@@ -321,7 +309,20 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     run_up = LatticePMF(side.step_up, 0, np.ones(1), 0.0, True)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
     sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
-    prev_lower, prev_db, prev_read = 0.0, math.inf, 0.0
+    prev = [0.0, math.inf]    # the last certified lower bound and its delta_bar
+
+    def finish(j: int, u: float, floor: float = 0.0) -> None:
+        u, lo = side.bracket(int(ks[j]), float(delta_bars[j]), float(hi_bars[j]), floor, u)
+        upper[j] = widen_up(u)
+        lower[j] = widen_down(lo)
+        prev[:] = lower[j], float(delta_bars[j])
+        # OptComp <= the plain sum: a coarse lattice must not report more than that
+        s_up = float(sums_up[ks[j] - 1])
+        if upper[j] > s_up:
+            upper[j] = s_up
+            lower[j] = min(lower[j], s_up)
+
+    grouped = None if want_lower else GroupedUpperReads(finish)
     j = 0
     for i in range(K):
         if cancel is not None and i % 16 == 0:
@@ -332,33 +333,27 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
         side.extend(i, x, trim)
         while j < ks.size and ks[j] == i + 1:
             db, db_hi = float(delta_bars[j]), float(hi_bars[j])
-            s_up = float(sums_up[i])
             if db <= 0 or db_hi >= 1:
                 # edges: no certified finite upper bound / the plain sum (tight for pure DP) / 0
-                upper[j] = math.inf if db < 0 else (s_up if db == 0 else 0.0)
+                upper[j] = math.inf if db < 0 else (float(sums_up[i]) if db == 0 else 0.0)
                 if db_hi >= 1 or db_hi > 0 >= db:
                     lower[j] = 0.0  # a certified lower bound, if a weak one
                 elif db_hi < 0:
                     lower[j] = math.inf
                 else:
                     lower[j] = max(0.0, math.fsum(eps[: i + 1].tolist()) * (1 - 2 * U * (i + 1)))
+            elif grouped is not None:
+                grouped.add(j, run_up, db)      # read later, with others (no lower bound to wait for)
             else:
                 # OptComp grows with k and as delta_bar shrinks (the exact delta_bar shrinks with
                 # k), so the previous certified lower bound is a valid floor for this root
-                floor = prev_lower if db <= prev_db else 0.0
-                u = _upper_read(run_up, db, floor, prev_read if db <= prev_db and not want_lower else 0.0)
-                prev_read = u
-                u, lo = side.bracket(i + 1, db, db_hi, floor, u)
-                upper[j] = widen_up(u)
-                lower[j] = widen_down(lo)
-                prev_lower, prev_db = lower[j], db
-                # OptComp <= the plain sum: a coarse lattice must not report more than that
-                if upper[j] > s_up:
-                    upper[j] = s_up
-                    lower[j] = min(lower[j], s_up)
+                floor = prev[0] if db <= prev[1] else 0.0
+                finish(j, sup_root(run_up.atoms(above=floor), db, floor), floor)
             j += 1
         if progress is not None and i % 64 == 0:
             progress((i + 1) / K)
+    if grouped is not None:
+        grouped.flush()
     if progress is not None:
         progress(1.0)
     return upper, lower
