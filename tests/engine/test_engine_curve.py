@@ -151,19 +151,25 @@ def test_upper_only_pld_curve_reads_on_a_coarser_lattice(monkeypatch):
 
 def test_a_plot_lattice_that_misses_eta_is_read_again_on_the_totals(monkeypatch):
     """If the coarser lattice's upper for the whole plan is not within eta of the bracket's lower
-    end, the curve is read again on the total's own lattice (the same numbers as both sides')."""
+    end, the curve is read again on the total's own lattice (the same numbers as both sides'). The
+    whole plan is read first: the other prefixes are not read on the lattice that missed."""
     import dpplanner.engine.mechanisms.curves as pld_curves
 
     args, kw = _census_curve_args()
     both = curve(*args, **kw)
     real_aligned = pld_curves.aligned_step
     monkeypatch.setattr(pld_curves, "aligned_step", lambda r, target: real_aligned(r, 64 * target))
-    steps = []
+    steps, reads = [], []
     real = pld_curves.LatticePMF
     monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
+    real_roots = pld_curves.mixed_roots
+    monkeypatch.setattr(pld_curves, "mixed_roots", lambda atoms, *a: reads.append((len(steps), len(atoms)))
+                        or real_roots(atoms, *a))
     upper_only = curve(*args, lower=False, **kw)
     assert len(steps) == 2 and steps[0] > 16 * steps[1]
     np.testing.assert_array_equal(upper_only.upper["pld"], both.upper["pld"])
+    on_the_coarse = [n for lattice, n in reads if lattice == 1]
+    assert on_the_coarse == [1] and sum(n for lattice, n in reads if lattice == 2) > 10
 
 
 def test_the_optimal_curve_can_come_from_elsewhere(monkeypatch):

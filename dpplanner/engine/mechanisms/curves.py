@@ -98,8 +98,10 @@ def pld_curve(inputs):
     db_min = float(dbars[feasible].min())
     n_ops = k_last + ks.size + 4
 
-    def read_all(step: float, is_upper: bool, done: float, share: float) -> np.ndarray:
-        """One twin's bounds at every k on lattice ``step`` (progress from ``done``, ``share`` wide)."""
+    def read_all(step: float, is_upper: bool, done: float, share: float, keep=None):
+        """One twin's bounds at every k on lattice ``step`` (progress from ``done``, ``share`` wide).
+        ``keep(value)``: whether the whole plan's value makes the lattice worth reading; it is read
+        before the others left in the last batch, which are not read if it fails (None then)."""
         out = np.full(ks.size, np.inf)
         mu2 = mu2_up if is_upper else mu2_lo
         running = LatticePMF(step or 1.0, 0, np.ones(1), 0.0, is_upper)
@@ -137,6 +139,9 @@ def pld_curve(inputs):
                     out[j] = _read(running, rest, pure, mu, db, is_upper)
             if progress is not None and j % 16 == 0:
                 progress(done + share * (j + 1) / ks.size)
+        last = int(np.flatnonzero(ks == k_last)[0])
+        if keep is not None and not keep(mixed.read_first(last)):
+            return None
         mixed.flush()
         return out
 
@@ -145,14 +150,16 @@ def pld_curve(inputs):
     else:
         # upper bounds only (the plot): the coarsest lattice on which the bracket met eta; if that
         # is the total's own (of 512+ points), one with a quarter to half its points, kept if its
-        # upper for the whole plan is within eta of the bracket's lower end (else the total's: on
-        # the bench's edits of the 100-query example it always was, and the curve took 2/3 the time)
+        # upper for the whole plan is within eta of the bracket's lower end, else the total's. (On
+        # the bench's 20 edits of the 100-query example it was kept 16 times, the curve taking 2/3
+        # the time; the whole plan is read first, so a miss costs the composition and one read.)
         coarse = full.first_fit or step
         if coarse == step and step and lattice_points(r, step) >= CHEAP_POINTS / 8:
             coarse = max(aligned_step(r, 4.0 * step), step)
-        upper = read_all(coarse, True, 0.0, 1.0)
-        if coarse not in (step, full.first_fit) and \
-                not np.all(upper[ks == k_last] - full.lower <= float(inputs.eta)):
+        eta = float(inputs.eta)
+        keep = None if coarse in (step, full.first_fit) else (lambda value: value - full.lower <= eta)
+        upper = read_all(coarse, True, 0.0, 1.0, keep)
+        if upper is None:
             upper = read_all(step, True, 0.0, 1.0)
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
     if full is not None:        # the whole prefix's own bracket (what the total reports) is valid too
@@ -203,6 +210,16 @@ class _MixedReads:
         self.size += atoms.p.size
         if self.size >= BATCH_ATOMS:
             self.flush()
+
+    def read_first(self, j: int) -> float:
+        """out[j], read now if it is still waiting (alone: the same number as in its batch)."""
+        for n, item in enumerate(self.items):
+            if item[0] == j:
+                del self.items[n]
+                self.size -= item[1].p.size
+                _j, atoms, mu, db = item
+                self.out[j] = mixed_roots([atoms], [mu], [db], self.upper, [self.guess])[0]
+        return float(self.out[j])
 
     def flush(self) -> None:
         if not self.items:
