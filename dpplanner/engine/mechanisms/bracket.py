@@ -28,7 +28,7 @@ from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_balanced, power
 from ..optimal.pld import BATCH_POINTS, BATCH_QUERIES, FFT_FRACTION, TAIL_FRACTION
-from .gaussian import log_delta_bound
+from .gaussian import epsilon_bracket
 from .readout import mixed_root
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 
@@ -94,22 +94,7 @@ def pure_sum(r: Twins, upper: bool) -> float:
 
 def _gaussian_root(mu: float, delta_bar: float, upper: bool) -> float:
     """Least x >= 0 with delta_G(x) <= delta_bar: >= it (upper) or <= it (lower)."""
-    target = math.log(delta_bar)
-    if log_delta_bound(mu, 0.0, upper) <= target:
-        return 0.0
-    lo, hi = 0.0, max(1.0, mu * mu)
-    for _ in range(2200):
-        if log_delta_bound(mu, hi, upper) <= target:
-            break
-        lo, hi = hi, hi * 2.0
-    for _ in range(200):
-        if hi - lo <= 1e-15 * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if log_delta_bound(mu, mid, upper) <= target:
-            hi = mid
-        else:
-            lo = mid
+    lo, hi = epsilon_bracket(mu, math.log(delta_bar), upper, 1e-15)
     # upper: delta_up(hi) <= delta_bar, so the exact root is <= hi; lower: delta_lo(lo) > delta_bar
     return hi if upper else lo
 
