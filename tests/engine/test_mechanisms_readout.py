@@ -97,3 +97,22 @@ def test_reads_of_few_atoms_started_far_off_need_no_walk(monkeypatch):
     roots = readout.mixed_roots(list(atoms), mus, dbs, True)
     assert walks == []
     assert np.all(readout.mixed_deltas(list(atoms), mus, roots, True) <= np.array(dbs))
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_a_search_started_above_atoms_without_mass_comes_down(upper):
+    """A truncated pmf can end in atoms of probability 0. A search started above them (the default
+    start: the largest atom plus the Gaussian's mean) found no delta there and moved halfway to
+    that same point, forever, and the certified answer was that atom, far above the root (0.86
+    for 0.25 on a coarse lattice of the census example). It comes down to the atoms with mass."""
+    from dpplanner.engine.optimal.atoms import Atoms
+
+    locs = np.linspace(-0.5, 0.9, 141)
+    p = np.exp(-0.5 * (locs / 0.08) ** 2)
+    p[locs > 0.3] = 0.0                     # the top was cut (its mass moved to inf_mass, or dropped)
+    a = Atoms(locs, p / p.sum(), upper)
+    mu, db = 0.0134, 1e-6
+    from_default = readout.mixed_root(a, mu, db, upper)
+    from_near = readout.mixed_root(a, mu, db, upper, guess=0.3)
+    assert from_default < 0.31
+    assert from_default == pytest.approx(from_near, rel=1e-9)

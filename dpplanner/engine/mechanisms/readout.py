@@ -151,6 +151,9 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
     ~tols[i]^3."""
     xs = np.array(xs, dtype=float)
     tols = np.broadcast_to(np.asarray(tols, dtype=float), xs.shape)
+    # where a search lost delta (x above every atom that carries mass), it comes down towards the
+    # highest such atom (a truncated pmf may end in zeros: their top was a point it never left)
+    tops = [float(l[np.flatnonzero(p)[-1]]) if np.any(p) else 0.0 for l, p in sets]
     active = np.arange(len(sets))
     for _ in range(30):
         if active.size == 0:
@@ -175,7 +178,8 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
                                                   ds.tolist(), dss.tolist()):
             x_new, close = _halley_step(x_i, d_i, ds_i, dss_i, float(targets[i]), float(tols[i]))
             if x_new is None:           # x far above every atom (e.g. a stale guess): come down
-                x_new = 0.5 * (x_i + max(float(sets[i][0][-1]) + s_i * s_i / 2, 0.0))
+                x_new = 0.5 * (x_i + max(tops[i] + s_i * s_i / 2, 0.0))
+                x_new = x_new if x_new < x_i else 0.5 * x_i
             xs[i] = x_new
             if not close:
                 still.append(i)
