@@ -287,9 +287,9 @@ def epsilon_bracket(mu: float, log_target: float, upper: bool, rel_tol: float) -
 
     False position on the bound (smooth in eps), the kept end's value halved when it is kept
     twice (Illinois), a halving whenever two steps did not halve the interval; once close, each
-    evaluation is of two points rel_tol apart around the estimate, which straddle the root (the
-    bound is noisy at that scale, so steps from its values would wander). About 6 evaluations,
-    where halving took fifty."""
+    evaluation is of two points rel_tol / 2 apart around the estimate, which straddle the root
+    (the bound is noisy at that scale, so steps from its values would wander), further apart
+    after each miss. About 6 evaluations, where halving took fifty."""
     def g(x):
         return log_delta_bound(mu, x, upper) - log_target
 
@@ -308,13 +308,14 @@ def epsilon_bracket(mu: float, log_target: float, upper: bool, rel_tol: float) -
         if not math.isfinite(hi):
             return lo, math.inf
     kept, width = 0, hi - lo          # kept: which end stayed last time (-1 lo, +1 hi)
+    spread = rel_tol / 4              # of the two points around the estimate, once close
     for it in range(200):
         if hi - lo <= rel_tol * hi:
             break
         x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
         if hi - lo <= 1e-6 * hi:
             x = x if lo <= x <= hi else 0.5 * (lo + hi)    # (g_hi = -inf gives nan)
-            xs = np.array([x * (1 - rel_tol / 4), x * (1 + rel_tol / 4)])
+            xs = np.array([x * (1 - spread), x * (1 + spread)])
             gs = g(xs)
             for x_i, g_i in zip(xs.tolist(), gs.tolist()):
                 if lo < x_i < hi:
@@ -322,6 +323,10 @@ def epsilon_bracket(mu: float, log_target: float, upper: bool, rel_tol: float) -
                         hi, g_hi = x_i, g_i
                         break
                     lo, g_lo = x_i, g_i
+            # both on one side: the estimate is off (where the bound is flat at this scale, it
+            # says nothing), so the next two points are 8 times as far apart
+            closed = gs[0] > 0 >= gs[1]
+            spread = rel_tol / 4 if closed else min(spread * 8, 0.25)
             continue
         if it % 2 == 1 and hi - lo > 0.5 * width or not lo < x < hi:
             x = 0.5 * (lo + hi)
