@@ -80,7 +80,8 @@ def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
     m = np.asarray(m, dtype=float)
     if m.size == 0:
         return 0.0, 0.0
-    terms = np.asarray(mult, dtype=float) / (m * m)
+    with np.errstate(divide="ignore", under="ignore"):     # (m = 0, or m * m underflowing: mu = inf)
+        terms = np.asarray(mult, dtype=float) / (m * m)
     s = math.fsum(terms.tolist())
     return math.sqrt(s * (1 + 16 * U)) * (1 + 4 * U), math.sqrt(s * (1 - 16 * U)) * (1 - 4 * U)
 
