@@ -151,9 +151,6 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
     ~tols[i]^3."""
     xs = np.array(xs, dtype=float)
     tols = np.broadcast_to(np.asarray(tols, dtype=float), xs.shape)
-    # where a search lost delta (x above every atom that carries mass), it comes down towards the
-    # highest such atom (a truncated pmf may end in zeros: their top was a point it never left)
-    tops = [float(l[np.flatnonzero(p)[-1]]) if np.any(p) else 0.0 for l, p in sets]
     active = np.arange(len(sets))
     for _ in range(30):
         if active.size == 0:
@@ -178,13 +175,21 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
                                                   ds.tolist(), dss.tolist()):
             x_new, close = _halley_step(x_i, d_i, ds_i, dss_i, float(targets[i]), float(tols[i]))
             if x_new is None:           # x far above every atom (e.g. a stale guess): come down
-                x_new = 0.5 * (x_i + max(tops[i] + s_i * s_i / 2, 0.0))
+                x_new = 0.5 * (x_i + max(_top(sets[i]) + s_i * s_i / 2, 0.0))
                 x_new = x_new if x_new < x_i else 0.5 * x_i
             xs[i] = x_new
             if not close:
                 still.append(i)
         active = np.array(still, dtype=np.int64)
     return xs
+
+
+def _top(atoms: tuple[np.ndarray, np.ndarray]) -> float:
+    """The highest atom that carries mass, towards which a search that lost delta (x above all of
+    them) comes down: a truncated pmf may end in zeros, and their top was a point it never left."""
+    l, p = atoms
+    nz = np.flatnonzero(p)
+    return float(l[nz[-1]]) if nz.size else 0.0
 
 
 def _halley_step(x: float, d: float, ds: float, dss: float, target: float, tol: float):
