@@ -247,6 +247,28 @@ def test_short_pmfs_are_kept_whole_and_long_ones_cut(upper):
         assert y.err == x.err and (y.inf_mass > 0) == (cut and upper)
 
 
+@pytest.mark.parametrize("upper", [True, False])
+def test_truncation_finds_the_ends_without_a_scan_when_they_carry_mass(upper, monkeypatch):
+    """A composed pmf usually has mass at both ends: truncation then takes them as they are
+    (it scanned every entry for the first and last non-zero on each convolution: ~15 % of pld's
+    all-k curve of 1000 queries). With zeros at an end it finds the non-zero ends, as before."""
+    import dpplanner.engine.optimal.lattice as lattice
+
+    n = 4 * lattice.TRUNCATE_MIN_POINTS
+    p = np.exp(-0.5 * ((np.arange(n) - n / 2) / (n / 20)) ** 2)
+    p /= p.sum()
+    scans = []
+    real = np.flatnonzero
+    monkeypatch.setattr(lattice.np, "flatnonzero", lambda a: scans.append(a.size) or real(a))
+    whole = lattice.truncate(lattice.LatticePMF(1e-3, 0, p, 0.0, upper), 1e-12)
+    assert not scans
+    padded = np.concatenate([np.zeros(7), p, np.zeros(3)])
+    again = lattice.truncate(lattice.LatticePMF(1e-3, -7, padded, 0.0, upper), 1e-12)
+    assert scans
+    assert again.start == whole.start and np.array_equal(again.p, whole.p)
+    assert again.inf_mass == whole.inf_mass and again.rel == whole.rel
+
+
 def test_a_prefix_curve_builds_one_kernel_per_distinct_epsilon(monkeypatch):
     """Equal releases share one connect-the-dots kernel (a plan's free releases often are equal):
     100 releases of 4 distinct epsilons build 4 kernels, with or without the lower side, and the

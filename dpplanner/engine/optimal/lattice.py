@@ -182,10 +182,13 @@ def truncate(x: LatticePMF, tail: float) -> LatticePMF:
     if tail <= 0 or x.p.size <= TRUNCATE_MIN_POINTS:
         return x
     p = x.p
-    nz = np.flatnonzero(p)
-    if nz.size == 0:
-        return x
-    lo_i, hi_i = int(nz[0]), int(nz[-1]) + 1
+    if p[0] != 0 and p[-1] != 0:        # (the usual case: no scan of every entry for the ends)
+        lo_i, hi_i = 0, p.size
+    else:
+        nz = np.flatnonzero(p)
+        if nz.size == 0:
+            return x
+        lo_i, hi_i = int(nz[0]), int(nz[-1]) + 1
     p = p[lo_i:hi_i]
     start = x.start + lo_i
     rel, inf_mass = x.rel, x.inf_mass
