@@ -111,6 +111,7 @@ def pld_curve(inputs):
         q = 0
         kernels: dict = {}
         mixed = _MixedReads(out, is_upper, shape)
+        before = (0.0, math.inf)    # the last root read here (not mixed) and its delta_bar
         for j, k in enumerate(ks.tolist()):
             if cancel is not None:
                 cancel.check()
@@ -137,7 +138,11 @@ def pld_curve(inputs):
                 if db > 0.0 and rest and mu > 0:
                     mixed.add(j, running.atoms(), mu, db)
                 else:
-                    out[j] = _read(running, rest, pure, mu, db, is_upper)
+                    # the loss only grows with k: at a delta_bar no larger, the root is at least
+                    # the last one (its lower end certifies a floor; its upper end only a start)
+                    below = before[0] if db <= before[1] else 0.0
+                    out[j] = _read(running, rest, pure, mu, db, is_upper, below)
+                    before = (float(out[j]), db) if math.isfinite(out[j]) else before
             if progress is not None and j % 16 == 0:
                 progress(done + share * (j + 1) / ks.size)
         last = int(np.flatnonzero(ks == k_last)[0])
@@ -186,14 +191,24 @@ def _kernel(e: float, laplace: bool, step: float, upper: bool) -> LatticePMF:
     return rr_upper(float(e), step) if upper else rr_lower(float(e), step)
 
 
-def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool):
-    """The read-outs that need no Gaussian mixed in (those are _MixedReads')."""
+def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, below: float = 0.0):
+    """The read-outs that need no Gaussian mixed in (those are _MixedReads'). ``below``: the same
+    side's root of a shorter prefix at a delta_bar no smaller (0: none), which this root is at
+    least: the lower read scans only the atoms above it (a certified floor), the upper read those
+    above 0.9 times it (any start is sound: the root read from a start is the same root when it
+    is above the start, and at least the start otherwise; within a hair of it, all atoms are read)."""
     if db == 0.0:
         return math.inf if mu > 0 else (round_up(pure) if upper else round_down(pure))
     if not rest:
         return _gaussian_root(mu, db, upper) if mu > 0 else 0.0
-    root = sup_root(running.atoms(above=0.0), db)
-    return min(root, round_up(pure)) if upper else root
+    if not upper:
+        return sup_root(running.atoms(above=below), db, below)
+    start, root = 0.9 * below, 0.0
+    if start > 0:
+        root = sup_root(running.atoms(above=start), db, start)
+    if not root > start * (1 + 1e-6):
+        root = sup_root(running.atoms(above=0.0), db)
+    return min(root, round_up(pure))
 
 
 def _root_shape(eps, pure, gau, m, ks, dbars) -> np.ndarray:
