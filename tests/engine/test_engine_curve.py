@@ -323,3 +323,27 @@ def test_pld_reads_without_gaussians_scan_only_atoms_near_the_root(lower, monkey
         np.testing.assert_allclose(near.lower["pld"], everything.lower["pld"], rtol=1e-12)
         assert np.all(near.lower["pld"] <= near.upper["pld"])
     assert near_scanned < 0.7 * sum(scanned)
+
+
+def test_an_infinite_read_out_does_not_start_the_next_group(monkeypatch):
+    """A read-out can be infinite (no certified bound at that delta_bar); the next group's scan
+    started at 0.9 x it, and LatticePMF.atoms(above=inf) raised OverflowError."""
+    import math
+
+    import dpplanner.engine.optimal.prefix as prefix
+    import dpplanner.engine.optimal.prefix_reads as prefix_reads
+
+    real = prefix_reads.sup_roots
+    groups = []
+
+    def first_group_ends_infinite(atoms, dbs, floors):
+        roots = real(atoms, dbs, floors)
+        groups.append(1)
+        if len(groups) == 1:
+            roots[-1] = math.inf
+        return roots
+
+    monkeypatch.setattr(prefix_reads, "sup_roots", first_group_ends_infinite)
+    eps = np.random.default_rng(1).uniform(0.01, 0.08, 60)
+    up, _ = prefix.optimal_prefix_curve(eps, np.full(60, 1e-6), np.arange(1, 61), 1e-2, want_lower=False)
+    assert len(groups) >= 6 and np.all(np.isfinite(up[prefix_reads.READ_GROUP:]))

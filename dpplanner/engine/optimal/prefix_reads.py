@@ -50,5 +50,6 @@ class GroupedUpperReads:
                                      np.zeros(again.size))
         for (j, _run, _db), root in zip(self.pending, roots.tolist()):
             self.finish(j, root)
-        self.last_root, self.last_db = float(roots[-1]), float(dbs[-1])
+        if math.isfinite(roots[-1]):    # (an infinite root, no certified bound, starts nothing)
+            self.last_root, self.last_db = float(roots[-1]), float(dbs[-1])
         self.pending = []
