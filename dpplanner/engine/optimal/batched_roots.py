@@ -6,7 +6,7 @@ curve's time. Read-outs whose atoms above the floor fit one window of ``sup_root
 WINDOW, delta_bar not near the underflow range: every plan whose epsilons sum to less than a few
 hundred) are laid out as the rows of one table, padded on the right with zero probabilities, and
 go through ``sup_root``'s single-window arithmetic together: the same operations on the same
-operands in the same order (the padding adds exact zeros to each suffix sum), so every bound
+operands in the same order (the padding comes after each row's atoms), so every bound
 and its rounding argument are those of ``atoms.sup_root``. The others are read one at a time.
 """
 
@@ -55,8 +55,8 @@ def _read_table(atoms, delta_bars, floors, rows, out: np.ndarray) -> None:
     there for each bound), every operation on the same operands in the same order.
 
     Each row holds its atoms from the top down, then zeros: a row's running sums are the suffix
-    sums of sup_root, and the zeros after them add nothing. Since those sums (so the numerators)
-    never increase along a row, the padding is never a valid segment."""
+    sums of sup_root. A padding column repeats the lowest atom's sums, location and segment start
+    (the floor), so it repeats that atom's candidate and never changes the row's maximum."""
     upper = atoms[rows[0][0]].upper
     n_rows = len(rows)
     lens = [atoms[i].l.size - j0 for i, j0 in rows]
