@@ -37,11 +37,11 @@ class EvaluateResult:
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
-#: With a helper process, the registry says where each theorem is computed: about half the work
-#: each on the 100-query example (CPU of its 20 bench edits). "here" (pld's total and curve and
-#: zcdp, ~44 ms) against "helper" and "either" (~42 ms: optimal's total and curve, which
-#: concurrent shares, are ~30). After an allocation under a theorem that remembers its total
-#: (pld), the "either" rows are computed here too (~36 against ~43 ms).
+#: With a helper process, the registry says where each theorem is computed (Theorem.evaluated):
+#: about half the work each on the 100-query example. After an allocation under a theorem that
+#: remembers its total (pld), the "either" rows are computed here too: ~27 ms (pld's curve ~18)
+#: against the helper's ~28 (optimal's total and curve, which concurrent shares; CPU, median of
+#: the bench's 20 edits, 2026-11-27).
 
 
 @in_engine_process
