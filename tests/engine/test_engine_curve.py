@@ -306,10 +306,12 @@ def test_pld_reads_without_gaussians_scan_only_atoms_near_the_root(lower, monkey
     root; the same numbers as scanning every atom, over fewer atoms (an every-k curve of 1000
     repeated queries took 3.4 s, O(k^2) atoms)."""
     import dpplanner.engine.mechanisms.curves as pld_curves
+    import dpplanner.engine.optimal.prefix_reads as prefix_reads
 
     scanned = []
     real = pld_curves.sup_root
-    monkeypatch.setattr(pld_curves, "sup_root", lambda a, *args: scanned.append(a.p.size) or real(a, *args))
+    for module in (pld_curves, prefix_reads):      # (lower reads, upper reads)
+        monkeypatch.setattr(module, "sup_root", lambda a, *args: scanned.append(a.p.size) or real(a, *args))
     args = ([0.01, 0.02, 0.015], [0.0, 0.0, 0.0], 1e-6)
     kw = dict(multiplicities=[40, 30, 30], mechanisms=["laplace", "eps-delta", "laplace"], theorems=("pld",),
               lower=lower)

@@ -23,6 +23,7 @@ from ..numerics import cumsum_up, round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_all, convolve
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
+from ..optimal.prefix_reads import upper_root_from
 from .bracket import CHEAP_POINTS, _gaussian_root, aligned_step, bracket, lattice_points
 from .composition import twins
 from .gaussian import gaussian_multipliers
@@ -194,21 +195,15 @@ def _kernel(e: float, laplace: bool, step: float, upper: bool) -> LatticePMF:
 def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, below: float = 0.0):
     """The read-outs that need no Gaussian mixed in (those are _MixedReads'). ``below``: the same
     side's root of a shorter prefix at a delta_bar no smaller (0: none), which this root is at
-    least: the lower read scans only the atoms above it (a certified floor), the upper read those
-    above 0.9 times it (any start is sound: the root read from a start is the same root when it
-    is above the start, and at least the start otherwise; within a hair of it, all atoms are read)."""
+    least: the lower read scans only the atoms above it (a certified floor), the upper read starts
+    below it (``prefix_reads.upper_root_from``: any start is sound for an upper read)."""
     if db == 0.0:
         return math.inf if mu > 0 else (round_up(pure) if upper else round_down(pure))
     if not rest:
         return _gaussian_root(mu, db, upper) if mu > 0 else 0.0
     if not upper:
         return sup_root(running.atoms(above=below), db, below)
-    start, root = 0.9 * below, 0.0
-    if start > 0:
-        root = sup_root(running.atoms(above=start), db, start)
-    if not root > start * (1 + 1e-6):
-        root = sup_root(running.atoms(above=0.0), db)
-    return min(root, round_up(pure))
+    return min(upper_root_from(running, db, below), round_up(pure))
 
 
 def _root_shape(eps, pure, gau, m, ks, dbars) -> np.ndarray:
@@ -249,13 +244,12 @@ class _MixedReads:
     def read_first(self, j: int, guess: float) -> float:
         """out[j], read now if it is still waiting, its search started at ``guess`` (0: none);
         it anchors the later batches' starts."""
-        for n, item in enumerate(self.items):
-            if item[0] == j:
-                del self.items[n]
-                self.size -= item[1].p.size
-                _j, atoms, mu, db = item
-                self.out[j] = mixed_roots([atoms], [mu], [db], self.upper, [guess])[0]
-                self.anchor = (float(self.out[j]), j)
+        waiting = [n for n, item in enumerate(self.items) if item[0] == j]
+        if waiting:
+            _j, atoms, mu, db = self.items.pop(waiting[0])
+            self.size -= atoms.p.size
+            self.out[j] = mixed_roots([atoms], [mu], [db], self.upper, [guess])[0]
+            self.anchor = (float(self.out[j]), j)
         return float(self.out[j])
 
     def flush(self) -> None:

@@ -15,13 +15,27 @@ from typing import Callable
 
 import numpy as np
 
+from .atoms import sup_root
 from .batched_roots import sup_roots
 from .lattice import LatticePMF
 
 #: Read-outs per group: a group's table costs a few numpy passes over its atoms.
 READ_GROUP = 10
-#: A group's read-outs scan the atoms above this share of the previous group's last root.
+#: A read-out scans the atoms above this share of a root its own is known to be at least.
 START_SHARE = 0.9
+#: A root this close above its start (relative) may lie below it: read again over every atom.
+AGAIN = 1e-6
+
+
+def upper_root_from(run: LatticePMF, delta_bar: float, below: float) -> float:
+    """sup_root of the upper pmf ``run``, whose root is known to be at least ``below`` (0: nothing
+    known), one read-out alone (``GroupedUpperReads`` reads many at once the same way)."""
+    start = START_SHARE * below
+    if start > 0:
+        root = sup_root(run.atoms(above=start), delta_bar, start)
+        if root > start * (1 + AGAIN):
+            return root
+    return sup_root(run.atoms(above=0.0), delta_bar)
 
 
 class GroupedUpperReads:
@@ -44,7 +58,7 @@ class GroupedUpperReads:
         dbs = np.array([db for _j, _run, db in self.pending])
         starts = np.where(dbs <= self.last_db, START_SHARE * self.last_root, 0.0)
         roots = sup_roots([run.atoms(above=s) for run, s in zip(runs, starts.tolist())], dbs, starts)
-        again = np.flatnonzero((starts > 0) & ~(roots > starts * (1 + 1e-6)))
+        again = np.flatnonzero((starts > 0) & ~(roots > starts * (1 + AGAIN)))
         if again.size:
             roots[again] = sup_roots([runs[k].atoms(above=0.0) for k in again.tolist()], dbs[again],
                                      np.zeros(again.size))
