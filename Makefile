@@ -39,7 +39,7 @@ bench: $(VENV)/.stamp-bench
 clean:
 	rm -rf $(VENV) build dist *.egg-info
 
-# --- packaging (packaging/, README "Build the package") -----------------------------------------
+# --- packaging (packaging/, docs/development/packaging.md) ----------------------------------
 .PHONY: package package-test package-deb deps-linux
 
 # dist/dpplanner/ + dist/dpplanner-<version>-<os>-<arch>.tar.gz (.zip on Windows, .dmg on macOS)

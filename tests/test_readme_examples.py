@@ -1,4 +1,4 @@
-"""The README's Python examples run, and print what the README says they print.
+"""The Python examples of README.md and docs/ run, and print what the text says they print.
 
 A statement followed by comment lines (``# ...``) must produce that text: what it prints (print
 calls and loops: every comment line), or its value (the first comment line: its repr, str, or a
@@ -18,12 +18,18 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def _blocks() -> list[tuple[int, str]]:
-    """(line number of the first line, code) of each ```python block that imports dpplanner."""
-    out, lines = [], README.read_text(encoding="utf-8").splitlines()
+def _blocks() -> list[tuple[str, int, str]]:
+    """(page, line number of the first line, code) of each ```python block that imports dpplanner."""
+    return [(page.relative_to(ROOT).as_posix(), line, code) for page in PAGES
+            for line, code in _page_blocks(page)]
+
+
+def _page_blocks(page: Path) -> list[tuple[int, str]]:
+    out, lines = [], page.read_text(encoding="utf-8").splitlines()
     i = 0
     while i < len(lines):
         if lines[i].strip() == "```python":
@@ -79,14 +85,16 @@ def _shown(value) -> list[str]:
     return shown
 
 
-@pytest.mark.parametrize("first_line, code", _blocks(), ids=lambda x: str(x) if isinstance(x, int) else "")
-def test_a_readme_example_runs_and_prints_what_it_says(first_line, code, tmp_path, monkeypatch):
+@pytest.mark.parametrize("page, first_line, code", _blocks(),
+                         ids=lambda x: x if isinstance(x, str) and x.endswith(".md") else
+                         (str(x) if isinstance(x, int) else ""))
+def test_an_example_runs_and_prints_what_it_says(page, first_line, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                   # (an example saves a file)
     lines = code.splitlines()
     namespace: dict = {"__name__": "readme"}
     checked = 0
     for node in ast.parse(code).body:
-        source = compile(ast.Module([node], []), f"README.md:{first_line + node.lineno - 1}", "exec")
+        source = compile(ast.Module([node], []), f"{page}:{first_line + node.lineno - 1}", "exec")
         printing = isinstance(node, (ast.For, ast.With)) or (
             isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
             and getattr(node.value.func, "id", "") == "print")
@@ -95,7 +103,7 @@ def test_a_readme_example_runs_and_prints_what_it_says(first_line, code, tmp_pat
             value = eval(compile(ast.Expression(node.value), source.co_filename, "eval"), namespace)
             if expected:
                 assert _matches(" ".join(expected), _shown(value)), \
-                    f"{source.co_filename}: README says {expected}, the code gives {_shown(value)[0]}"
+                    f"{source.co_filename}: the text says {expected}, the code gives {_shown(value)[0]}"
                 checked += 1
             continue
         out = io.StringIO()
@@ -104,6 +112,6 @@ def test_a_readme_example_runs_and_prints_what_it_says(first_line, code, tmp_pat
         if printing and expected:
             got = out.getvalue().splitlines()
             assert len(got) == len(expected) and all(_matches(e, [g]) for e, g in zip(expected, got)), \
-                f"{source.co_filename}: README says\n" + "\n".join(expected) + "\nthe code prints\n" + "\n".join(got)
+                f"{source.co_filename}: the text says\n" + "\n".join(expected) + "\nthe code prints\n" + "\n".join(got)
             checked += 1
     assert checked or not any(line.strip().startswith("# ") for line in lines)

@@ -1,6 +1,6 @@
 """The composition engine: numpy + scipy only, no Qt, no files, no settings.
 
-Public API (see README, section "engine"):
+Public API (documented in docs/reference/engine-api.md):
 the theorem registry (REGISTRY, THEOREMS, theorem), compose, compose_all, best, curve,
 privacy_profile, delta_for_epsilon, allocate, filter_admits, compose_mechanisms (with Laplace,
 Gaussian, EpsDelta).

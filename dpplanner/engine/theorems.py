@@ -3,7 +3,7 @@
 Every list, label, colour, help page, CLI choice, report row and dispatch loops over ``REGISTRY``.
 Adding a theorem is one ``Theorem`` entry here plus its mathematics in a module of its own: a
 ``compose`` function (ComposeInputs -> Composition) and a ``curve`` function (CurveInputs ->
-(upper, lower or None), arrays over ``inputs.ks``). See the README, section "Adding a theorem".
+(upper, lower or None), arrays over ``inputs.ks``). See docs/development/architecture.md, "Adding a theorem".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The .dpplan file format: versioned JSON, step-by-step migrations, atomic saves, hostile input.
 
-Layout of format_version 1 (documented in the README, section "plan"):
+Layout of format_version 1 (documented in docs/reference/file-format.md):
 
     {"format_version": 1, "app": "dpplanner", "title": str, "description": str,
      "budget": {"epsilon", "delta", "delta_split", "confidence", "eta", "theorem", "redistribute",

@@ -4,7 +4,7 @@
 the seed, the start plan, every exception that escaped an edit (out of the edit call, or into Qt's
 event loop, caught with pytest-qt's ``capture_exceptions``), every place where the window shows
 something other than a fresh computation on the final plan, and the whole edit log - everything
-needed to replay the run (see README, "Soak test").
+needed to replay the run (see docs/development/testing.md, "Soak test").
 """
 
 from __future__ import annotations
