@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import dpplanner
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -12,6 +14,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description="Plan differential-privacy budgets in a desktop window. "
                     "For the command line, use dpplanner-cli.")
     parser.add_argument("plan", nargs="?", help="a .dpplan file to open")
+    parser.add_argument("--version", action="version", version=f"dpplanner {dpplanner.__version__}")
     parser.add_argument("--smoke-test", action="store_true",
                         help="open the window offscreen, compute, save and reload a plan, then exit "
                              "(0 on success); used to test the installed or packaged app")

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+import dpplanner
 from dpplanner.model import display
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
@@ -242,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     names = ", ".join(example_paths()) or "none found"
     parser = argparse.ArgumentParser(prog="dpplanner-cli", description=DESCRIPTION % names,
                                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"dpplanner-cli {dpplanner.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name, help_text, func):
