@@ -199,3 +199,11 @@ def test_allocate_shows_functioning_epsilon_with_amplification(tmp_path, capsys)
     assert rows[0]["functioning_epsilon"] == pytest.approx(math.log1p(10 * math.expm1(0.25)), rel=1e-6)
     code, out, _ = run(capsys, "allocate", str(path))
     assert "functioning eps" in out and "amplification by sampling: N/n = 10" in out
+
+
+def test_version_is_the_package_version(capsys):
+    import dpplanner
+
+    code, out, err = run(capsys, "--version")
+    assert code == 0 and err == ""
+    assert out.strip() == f"dpplanner-cli {dpplanner.__version__}"
