@@ -3,7 +3,8 @@
 Public API (documented in docs/reference/engine-api.md):
 the theorem registry (REGISTRY, THEOREMS, theorem), compose, compose_all, best, curve,
 privacy_profile, delta_for_epsilon, allocate, filter_admits, compose_mechanisms (with Laplace,
-Gaussian, EpsDelta).
+Gaussian, EpsDelta, DiscreteLaplace, DiscreteGaussian) and the discrete noise calibrations
+discrete_laplace_scale, discrete_gaussian_sigma.
 """
 
 from .allocate import Allocation, allocate
@@ -11,7 +12,8 @@ from .compose import best, compose, compose_all
 from .curve import Curve, curve
 from .errors import BudgetError, NotApplicable
 from .filters import filter_admits
-from .mechanisms import EpsDelta, Gaussian, Laplace, compose_mechanisms
+from .mechanisms import (DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace, compose_mechanisms,
+                         discrete_gaussian_sigma, discrete_laplace_scale)
 from .profile import Profile, delta_for_epsilon, privacy_profile
 from .types import Cancelled, CancelToken, Composition, ProgressCallback
 from .theorems import ALLOCATION_THEOREMS, REGISTRY, THEOREMS, Theorem, theorem
@@ -22,5 +24,5 @@ __all__ = [
     "compose_all", "best", "curve", "Curve", "privacy_profile", "Profile",
     "delta_for_epsilon", "allocate", "Allocation", "filter_admits", "BudgetError", "NotApplicable",
     "Cancelled", "CancelToken", "Composition", "ProgressCallback", "compose_mechanisms", "Laplace", "Gaussian",
-    "EpsDelta",
+    "EpsDelta", "DiscreteLaplace", "DiscreteGaussian", "discrete_laplace_scale", "discrete_gaussian_sigma",
 ]

@@ -18,8 +18,15 @@ FILTERS = ("basic", "rruv", "wrrw")
 #: What each release is, for the theorems that account the noise itself (pld, zcdp): "eps-delta"
 #: is any release known only by its (eps_i, delta_i); "laplace" / "gaussian" mean the release adds
 #: exactly that continuous noise, calibrated to (eps_i, delta_i) (Laplace: b = sensitivity/eps_i;
-#: Gaussian: the analytic-Gaussian sigma of Balle & Wang 2018). Generic theorems ignore the tag.
-MECHANISMS = ("eps-delta", "laplace", "gaussian")
+#: Gaussian: the analytic-Gaussian sigma of Balle & Wang 2018). "discrete-laplace" /
+#: "discrete-gaussian", optionally with an integer shift ":S" (1 <= S <= 2^53 lattice units; no
+#: suffix means 1), mean discrete noise on the integers for a query that neighbouring datasets
+#: move by at most S: scale discrete_laplace_scale(eps_i, S) (pure eps_i-DP), sigma
+#: discrete_gaussian_sigma(eps_i, delta_i, S). Generic theorems ignore the tag.
+MECHANISMS = ("eps-delta", "laplace", "gaussian", "discrete-laplace", "discrete-gaussian")
+DISCRETE = ("discrete-laplace", "discrete-gaussian")
+#: Largest shift S of a discrete release (exact in a double).
+MAX_SHIFT = 2 ** 53
 #: Per-query work (curves, filters) expands multiplicities; beyond this it would exhaust memory.
 MAX_EXPANDED = 5_000_000
 
@@ -46,6 +53,21 @@ class Releases:
     def expanded(self) -> tuple[np.ndarray, np.ndarray]:
         """Per-query (eps, delta) in plan order with multiplicities spelled out."""
         return np.repeat(self.eps, self.mult), np.repeat(self.delta, self.mult)
+
+
+def mechanism_kind(tag, what: str = "mechanism") -> tuple[str, int]:
+    """(one of MECHANISMS, shift) of a release tag such as "discrete-laplace:3" (shift 1 for
+    untagged discrete and for continuous kinds). ValueError naming ``what`` and what is allowed."""
+    base, sep, suffix = tag.partition(":") if isinstance(tag, str) else (None, "", "")
+    if base not in MECHANISMS or (sep and base not in DISCRETE):
+        raise ValueError(f"{what} = {tag!r} is not allowed; use one of: {', '.join(MECHANISMS)} (the "
+                         "discrete ones optionally with a whole-number shift, e.g. 'discrete-laplace:3')")
+    if not sep:
+        return base, 1
+    if not (suffix.isascii() and suffix.isdigit()) or not 1 <= int(suffix) <= MAX_SHIFT:
+        raise ValueError(f"{what} = {tag!r} has shift {suffix!r}; the shift after ':' must be a whole "
+                         "number from 1 to 2^53 (lattice units)")
+    return base, int(suffix)
 
 
 def _as_sequence(values, name: str) -> list:
@@ -102,8 +124,14 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
             raise ValueError(f"epsilons has {len(eps_list)} entries but mechanisms has {len(mech_list)}; "
                              "give one mechanism per query")
         for i, m in enumerate(mech_list):
-            if m not in MECHANISMS:
-                raise ValueError(f"mechanisms[{i}] = {m!r} is not allowed; use one of: {', '.join(MECHANISMS)}")
+            kind, _ = mechanism_kind(m, f"mechanisms[{i}]")
+            if kind == "discrete-laplace" and (delta[i] != 0.0 or not 2.0 ** -64 <= eps[i] <= 1024.0):
+                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({eps[i]!r}, {delta[i]!r}); "
+                                 "a discrete Laplace release has delta 0 and epsilon between 5.43e-20 and 1024")
+            if kind == "discrete-gaussian" and not (0.0 < delta[i] and 2.0 ** -64 <= eps[i] <= 1024.0):
+                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({eps[i]!r}, {delta[i]!r}); "
+                                 "a discrete Gaussian release needs delta > 0 and epsilon between 5.43e-20 "
+                                 "and 1024")
             if m == "laplace" and (delta[i] != 0.0 or eps[i] == 0.0):
                 raise ValueError(f"mechanisms[{i}] is 'laplace' but (epsilon, delta) = ({eps[i]!r}, "
                                  f"{delta[i]!r}); a Laplace release has epsilon > 0 and delta 0")

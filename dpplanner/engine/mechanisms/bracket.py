@@ -6,7 +6,7 @@ EpsDelta releases are the dominating pair of (eps, delta)-DP: with probability d
 delta(x) <= delta_bar = 1 - (1 - delta_g) / prod(1 - delta_i) (engine/delta.py, rounded down).
 
 All Gaussians are one Gaussian with mu^2 = sum 1/m_i^2; alone it has the closed form of
-gaussian.py. Otherwise the Laplace and RR pmfs (kernels.py) are composed
+gaussian.py. Otherwise the Laplace, RR and discrete pmfs (kernels.py, discrete.py) are composed
 on one lattice with the optimal core's sound convolution and truncation, and read out with its
 certified root (optimal/atoms.py), or, with Gaussians, with the exact Gaussian mixed in at
 read-out (readout.py). Both twins share the lattice step, refined until the width is at most eta
@@ -57,6 +57,13 @@ class Twins:
     rr_mult: np.ndarray
     delta_bar: float     # rounded down: the upper twin is read there
     delta_bar_hi: float  # rounded up: the lower twin is read there
+    disc: tuple = ()     # discrete.DiscreteRelease, merged and sorted (both twins from each)
+    disc_mult: tuple = ()
+
+    @property
+    def unbounded(self) -> bool:
+        """Whether some release's loss is unbounded (a Gaussian): then delta > 0 at every epsilon."""
+        return self.mu_up > 0 or any(d.kind == "gaussian" for d in self.disc)
 
 
 def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
@@ -89,7 +96,8 @@ def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
 def pure_sum(r: Twins, upper: bool) -> float:
     """sum of the Laplace a_i and the RR eps_i: the exact epsilon at delta 0 (and a cap otherwise)."""
     a, k = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
-    s = math.fsum((a * k).tolist() + (r.rr_eps * r.rr_mult).tolist())
+    disc = [d.pure(upper) * m for d, m in zip(r.disc, r.disc_mult)]
+    s = math.fsum((a * k).tolist() + (r.rr_eps * r.rr_mult).tolist() + disc)
     return float(round_up(s) if upper else round_down(s))
 
 
@@ -122,6 +130,9 @@ def _builders(r: Twins, step: float, upper: bool, tail: float, budget: float):
     for e, k in zip(r.rr_eps.tolist(), r.rr_mult.tolist()):
         builders.append(lambda e=e, k=k: power(kern(e, step), k, tail, budget))
         weights.append(2 * k * e + step)
+    for d, k in zip(r.disc, r.disc_mult):
+        builders.append(lambda d=d, k=k: power(d.kernel(step, upper, tail), k, tail, budget))
+        weights.append(k * d.span() + step)
     return builders, weights
 
 
@@ -158,7 +169,7 @@ def composed_pmf(r: Twins, step: float, upper: bool, cancel=None):
     if lattice_points(r, step) > MAX_POINTS:
         raise ValueError(f"a lattice of step {step:.3g} needs about {lattice_points(r, step):,.0f} points "
                          f"for these releases; at most {MAX_POINTS:,} are allowed")
-    mults = r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist()
+    mults = r.up_mult.tolist() + r.lo_mult.tolist() + r.rr_mult.tolist() + list(r.disc_mult)
     n_ops = int(sum(2 * int(k).bit_length() for k in mults)) + 4
     tail = TAIL_FRACTION * r.delta_bar / n_ops
     budget = FFT_FRACTION * r.delta_bar / n_ops
@@ -171,7 +182,9 @@ def lattice_points(r: Twins, step: float) -> float:
     """Rough size of the largest pmf on this lattice (after truncation to ~ +-9 sigma)."""
     span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult))
     var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult))
-    biggest = max([0.0] + (2 * r.a_up).tolist() + (2 * r.rr_eps).tolist())
+    span += sum(d.span() * m for d, m in zip(r.disc, r.disc_mult))
+    var += sum(d.variance() * m for d, m in zip(r.disc, r.disc_mult))
+    biggest = max([0.0] + (2 * r.a_up).tolist() + (2 * r.rr_eps).tolist() + [d.span() for d in r.disc])
     return (min(span, 18.0 * math.sqrt(var)) + biggest) / step
 
 
@@ -247,7 +260,8 @@ _BRACKETS = Memo(_BRACKETS_MAX)
 
 def _key(r: Twins, eta: float) -> tuple:
     return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.mu_up,
-            r.mu_lo, r.rr_eps.tobytes(), r.rr_mult.tobytes(), r.delta_bar, r.delta_bar_hi, eta)
+            r.mu_lo, r.rr_eps.tobytes(), r.rr_mult.tobytes(), r.delta_bar, r.delta_bar_hi, eta, r.disc,
+            r.disc_mult)
 
 
 def _small_denominators(ratios: np.ndarray) -> np.ndarray:
@@ -279,10 +293,10 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
 
 
 def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
-    has_rest = r.a_up.size > 0 or r.rr_eps.size > 0
+    has_rest = r.a_up.size > 0 or r.rr_eps.size > 0 or len(r.disc) > 0
     if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
-        lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.mu_up > 0 else pure_sum(r, False))
-        if r.mu_up > 0:
+        lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.unbounded else pure_sum(r, False))
+        if r.unbounded:
             return Bracket(math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0, 0.0)
         return Bracket(pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0, 0.0)
     if not has_rest:
@@ -290,7 +304,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
             return Bracket(0.0, 0.0, "no release adds privacy loss", 0.0, 0.0)
         up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
         return Bracket(float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0, 0.0)
-    cap = pure_sum(r, True) if r.mu_up == 0 else math.inf
+    cap = pure_sum(r, True) if not r.unbounded else math.inf
     step = aligned_step(r, initial_step(eta))
     # A small first lattice is kept only if tight (eta / 8): a finer one costs little more up to
     # CHEAP_POINTS, and releases off the lattice (every typed epsilon) make it loose. Where their

@@ -1,4 +1,4 @@
-"""compose_mechanisms: the certified total epsilon of the actual Laplace / Gaussian releases."""
+"""compose_mechanisms: the certified total epsilon of the actual Laplace / Gaussian / discrete releases."""
 
 from __future__ import annotations
 
@@ -12,15 +12,17 @@ from ..delta import delta_bar_bounds, infeasible_reason, log_survival, total_del
 from ..types import CancelToken, Composition, ProgressCallback
 from ..validation import validate_delta_g, validate_eta
 from .bracket import Twins, bracket, gaussian_params, laplace_params
-from .objects import EpsDelta, Gaussian, Laplace, validate_mechanisms
+from .discrete import from_object, grouped as discrete_grouped
+from .objects import DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace, validate_mechanisms
 
 
-def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta_g: float
-             ) -> tuple[Optional[Twins], Optional[str]]:
+def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta_g: float,
+          disc=(), disc_mult=()) -> tuple[Optional[Twins], Optional[str]]:
     """The Twins to bracket, or (None, reason) when the EpsDelta deltas alone exceed delta_g.
 
     lap_a = (a_up, a_lo) arrays bracketing each Laplace release's 1/m; gauss_m = (m_lo, m_hi)
-    arrays bracketing each Gaussian's multiplier (m_lo gives the upper bound: less noise)."""
+    arrays bracketing each Gaussian's multiplier (m_lo gives the upper bound: less noise);
+    disc: discrete.DiscreteRelease per discrete release, disc_mult their multiplicities."""
     rr_eps, rr_delta = np.asarray(rr_eps, dtype=float), np.asarray(rr_delta, dtype=float)
     rr_mult = np.asarray(rr_mult, dtype=np.int64)
     # Every sum below runs over equal parameters merged, in sorted order: the same releases give
@@ -37,7 +39,9 @@ def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta
     mu_lo = gaussian_params(*_grouped(gauss_m[1], gauss_mult))[1]
     keep = rr_eps > 0  # an RR(0) release has no loss
     rr_eps, rr_mult = _grouped(rr_eps[keep], rr_mult[keep])
-    return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi)), None
+    d_rel, d_mult = discrete_grouped(disc, disc_mult)
+    return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi),
+                 d_rel, d_mult), None
 
 
 def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
@@ -56,7 +60,7 @@ def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, 
         return Composition("pld", math.inf, delta_g, detail="infeasible", reason=reason)
     up, lo, detail, step, _ = bracket(r, eta, cancel, progress)
     why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
-        if math.isinf(up) and r.delta_bar == 0 else None
+        if math.isinf(up) and r.delta_bar == 0 and r.unbounded else None
     if math.isinf(up) and why is None:
         why = f"the composition could not be bracketed ({detail})"
     return Composition("pld", up, delta_g, epsilon_lower=lo, detail=detail, reason=why,
@@ -70,7 +74,9 @@ def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=No
     """Certified total epsilon at ``delta_g`` of the composition of these releases.
 
     Laplace(m) / Gaussian(m): exactly that continuous noise, multiplier m = scale / sensitivity,
-    worst case a shift of one sensitivity; EpsDelta(eps, delta): any (eps, delta)-DP release.
+    worst case a shift of one sensitivity; EpsDelta(eps, delta): any (eps, delta)-DP release;
+    DiscreteLaplace(scale, shift) / DiscreteGaussian(sigma, shift): that noise on the integers,
+    worst case a shift of ``shift`` lattice units (their exact discrete loss distributions).
     ``epsilon`` is a certified upper bound, ``epsilon_lower`` a certified lower bound on the exact
     value; the width is at most eta unless ``detail`` says why not; inf with ``reason`` when the
     EpsDelta deltas (or a Gaussian at delta_g = 0) make delta_g infeasible.
@@ -79,8 +85,11 @@ def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=No
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)
     cols: dict = {Laplace: ([], []), Gaussian: ([], []), EpsDelta: ([], [], [])}
+    disc, disc_mult = [], []
     for m, k in zip(mechs, mult):
-        if isinstance(m, EpsDelta):
+        if isinstance(m, (DiscreteLaplace, DiscreteGaussian)):
+            disc.append(from_object(m)), disc_mult.append(k)
+        elif isinstance(m, EpsDelta):
             e, d, ks = cols[EpsDelta]
             e.append(m.epsilon), d.append(m.delta), ks.append(k)
         else:
@@ -89,5 +98,5 @@ def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=No
     lap_m, lap_k = cols[Laplace]
     g_m, g_k = cols[Gaussian]
     r, reason = twins(laplace_params(lap_m), lap_k, (np.array(g_m), np.array(g_m)), g_k, *cols[EpsDelta],
-                         delta_g)
+                      delta_g, disc, disc_mult)
     return compose_releases(r, reason, delta_g, eta, cancel, progress)

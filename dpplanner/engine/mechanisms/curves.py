@@ -26,6 +26,7 @@ from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from ..optimal.prefix_reads import upper_root_from
 from .bracket import CHEAP_POINTS, _gaussian_root, aligned_step, bracket, lattice_points
 from .composition import twins
+from .discrete import discrete_mask, from_rows
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 from .readout import BATCH_ATOMS, mixed_roots
@@ -47,6 +48,23 @@ def _columns(inputs):
     return eps, delta, lap, gau, ed, m
 
 
+def _discrete_rows(inputs) -> list:
+    """Per query, its discrete.DiscreteRelease (None for the other kinds and for eps_i = 0)."""
+    disc = discrete_mask(inputs.mech, inputs.eps)
+    out: list = [None] * disc.size
+    if disc.any():
+        idx = np.flatnonzero(disc)
+        tags = np.asarray(inputs.mech)[idx]
+        # a curve spells out repeated rows: calibrate each distinct (eps, delta, tag) once
+        keys = list(zip(np.asarray(inputs.eps)[idx].tolist(), np.asarray(inputs.delta)[idx].tolist(),
+                        tags.tolist()))
+        uniq = list(dict.fromkeys(keys))
+        known = dict(zip(uniq, from_rows(*zip(*uniq))))
+        for i, k in zip(idx.tolist(), keys):
+            out[i] = known[k]
+    return out
+
+
 def zcdp_curve(inputs):
     """(upper, None): the zCDP + CKS total after each k (inf where the deltas do not fit)."""
     eps, delta, lap, gau, ed, m = _columns(inputs)
@@ -54,6 +72,7 @@ def zcdp_curve(inputs):
     terms = np.where(lap | ed, rho_pure(eps), 0.0)
     with np.errstate(divide="ignore"):
         terms = np.where(gau, rho_gaussian(np.where(gau, m * (1 - 2 * U), 1.0)), terms)
+    terms = np.array([d.rho() if d is not None else t for d, t in zip(_discrete_rows(inputs), terms.tolist())])
     rho = cumsum_up(terms)[ks - 1]
     spent = cumsum_up(np.where(ed, delta * (1 + 2 * U), 0.0))[ks - 1]
     used = (inputs.delta_g - spent) * (1 - 2 * U)
@@ -67,6 +86,7 @@ def zcdp_curve(inputs):
 def pld_curve(inputs):
     """(upper, lower) arrays over inputs.ks: certified bounds on the exact epsilon of each prefix."""
     eps, delta, lap, gau, ed, m = _columns(inputs)
+    disc = _discrete_rows(inputs)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     delta_g, cancel, progress = float(inputs.delta_g), inputs.cancel, inputs.progress
     log_surv = log_survival_prefix(np.where(ed, delta, 0.0))[ks - 1]
@@ -81,13 +101,14 @@ def pld_curve(inputs):
     head = slice(0, k_last)
     ones = np.ones(k_last, dtype=np.int64)
     a = eps[head][lap[head]]
+    d_head = [d for d in disc[:k_last] if d is not None]
     r, _ = twins((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
-                    m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
-                    delta[head][ed[head]], ones[ed[head]], delta_g)
+                 m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
+                 delta[head][ed[head]], ones[ed[head]], delta_g, d_head, [1] * len(d_head))
     want_lower = getattr(inputs, "want_lower", True)
     full = bracket(r, float(inputs.eta), cancel) if r is not None else None
     step = 0.0 if full is None else full.step
-    if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size):
+    if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size or r.disc):
         # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the
         # generic optimal curve above, and 0 below, is certified
         upper = inputs.optimal()[0] if hasattr(inputs, "optimal") else upper
@@ -98,7 +119,7 @@ def pld_curve(inputs):
     mu2_lo = np.cumsum(inv2 * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
     db_min = float(dbars[feasible].min())
     n_ops = k_last + ks.size + 4
-    shape = _root_shape(eps, lap | ed, gau, m, ks, dbars)
+    shape = _root_shape(eps, lap | ed | np.array([d is not None for d in disc], dtype=bool), gau, m, ks, dbars)
 
     def read_all(step: float, is_upper: bool, done: float, share: float, keep=None):
         """One twin's bounds at every k on lattice ``step`` (progress from ``done``, ``share`` wide).
@@ -118,7 +139,14 @@ def pld_curve(inputs):
                 cancel.check()
             batch = []
             while q < k:
-                if lap[q] or (ed[q] and eps[q] > 0):
+                if disc[q] is not None:     # (its tails: a share of the truncation budget)
+                    key = disc[q]
+                    if key not in kernels:
+                        kernels[key] = disc[q].kernel(step, is_upper, TAIL_FRACTION * db_min / n_ops)
+                    batch.append(kernels[key])
+                    pure += disc[q].pure(is_upper)
+                    rest = True
+                elif lap[q] or (ed[q] and eps[q] > 0):
                     key = (float(eps[q]), bool(lap[q]))
                     if key not in kernels:  # equal releases share one kernel
                         kernels[key] = _kernel(eps[q], bool(lap[q]), step, is_upper)

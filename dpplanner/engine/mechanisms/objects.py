@@ -4,6 +4,8 @@ Neighbouring datasets move a query by at most one sensitivity; the worst case fo
 Gaussian noise is a shift by exactly one sensitivity, so only the noise multiplier m (scale over
 sensitivity) matters. A release known only by its (eps, delta) is accounted as the worst
 mechanism with those parameters (the dominating pair of (eps, delta)-DP, formulas.md §4.1).
+Discrete noise on the integers (what OpenDP adds) is given by its scale and the integer shift S
+in lattice units: its loss depends on both, not only on their ratio (discrete_objects.py).
 """
 
 from __future__ import annotations
@@ -65,21 +67,23 @@ class EpsDelta:
         object.__setattr__(self, "delta", d)
 
 
-MECHANISM_TYPES = (Laplace, Gaussian, EpsDelta)
+from .discrete_objects import DiscreteGaussian, DiscreteLaplace  # noqa: E402  (they use _real)
+
+MECHANISM_TYPES = (Laplace, Gaussian, EpsDelta, DiscreteLaplace, DiscreteGaussian)
+_NAMES = "Laplace(m), Gaussian(m), EpsDelta(epsilon, delta), DiscreteLaplace(scale, shift) or " \
+    "DiscreteGaussian(sigma, shift)"
 
 
 def validate_mechanisms(mechanisms, multiplicities=None) -> tuple[tuple, tuple[int, ...]]:
     """The releases and their multiplicities, checked (ValueError naming the bad entry)."""
     if isinstance(mechanisms, (str, bytes)) or not hasattr(mechanisms, "__len__"):
-        raise ValueError(f"mechanisms must be a sequence of Laplace, Gaussian or EpsDelta, got "
-                         f"{mechanisms!r}")
+        raise ValueError(f"mechanisms must be a sequence of {_NAMES}, got {mechanisms!r}")
     mechs = tuple(mechanisms)
     if not mechs:
-        raise ValueError("no releases to compose: give at least one Laplace, Gaussian or EpsDelta")
+        raise ValueError(f"no releases to compose: give at least one of {_NAMES}")
     for i, m in enumerate(mechs):
         if not isinstance(m, MECHANISM_TYPES):
-            raise ValueError(f"mechanisms[{i}] = {m!r} is not allowed; use Laplace(m), Gaussian(m) or "
-                             "EpsDelta(epsilon, delta)")
+            raise ValueError(f"mechanisms[{i}] = {m!r} is not allowed; use {_NAMES}")
     if multiplicities is None:
         return mechs, (1,) * len(mechs)
     if isinstance(multiplicities, (str, bytes)) or not hasattr(multiplicities, "__len__"):

@@ -3,7 +3,9 @@
 Row i of the Releases is one release tagged plan.mech[i]: "laplace" adds Lap(sensitivity / eps_i), so its
 loss has a = eps_i; "gaussian" adds the analytic-Gaussian sigma for (eps_i, delta_i), multiplier
 m = gaussian_multiplier(eps_i, delta_i) (the model's sigma is sensitivity * m, one rounding);
-"eps-delta" is any (eps_i, delta_i)-DP release. eps_i = 0 on a Laplace or Gaussian row (built by
+"eps-delta" is any (eps_i, delta_i)-DP release; "discrete-laplace[:S]" / "discrete-gaussian[:S]"
+add discrete noise calibrated by discrete_laplace_scale / discrete_gaussian_sigma (discrete.py).
+eps_i = 0 on a Laplace, Gaussian or discrete row (built by
 allocation) means infinite noise: no privacy loss. Float rounding of the model's scale moves a and
 m by at most one unit roundoff; the accounting brackets them by two ulps / 2u each way.
 """
@@ -23,6 +25,7 @@ from ..validation import Releases
 from .bracket import (CHEAP_POINTS, MAX_POINTS, aligned_step, bracket, composed_pmf, initial_step,
                       lattice_points, side)
 from .composition import compose_releases, twins
+from .discrete import discrete_mask, from_rows
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure, sum_up
@@ -41,14 +44,17 @@ def _split(plan: Releases):
     return lap, gau, ed
 
 
-def plan_releases(eps, delta, mult, lap, gau, ed, delta_g):
-    """(Twins or None, reason) of the tagged rows, parameters bracketed for both twins."""
+def plan_releases(eps, delta, mult, lap, gau, ed, delta_g, mech=()):
+    """(Twins or None, reason) of the tagged rows, parameters bracketed for both twins (``mech``:
+    the rows' tags, for the discrete ones)."""
     a = eps[lap]
     a_up = np.nextafter(np.nextafter(a, np.inf), np.inf)
     a_lo = np.nextafter(np.nextafter(a, 0.0), 0.0)
     m = gaussian_multipliers(eps[gau], delta[gau]) if gau.any() else np.zeros(0)
+    disc = discrete_mask(mech, eps) if len(mech) else np.zeros(eps.size, dtype=bool)
+    d_rel = from_rows(eps[disc], delta[disc], np.asarray(mech)[disc]) if disc.any() else []
     return twins((a_up, a_lo), mult[lap], (m * (1 - 2 * U), m * (1 + 2 * U)), mult[gau],
-                    eps[ed], delta[ed], mult[ed], delta_g)
+                 eps[ed], delta[ed], mult[ed], delta_g, d_rel, mult[disc].tolist())
 
 
 #: Whole pld totals, keyed by what was composed: an allocation's last composition is asked for again
@@ -79,11 +85,12 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
 
     start = time.perf_counter()
     lap, gau, ed = _split(plan)
-    if not (lap.any() or gau.any()):
+    disc = discrete_mask(plan.mech, plan.eps)
+    if not (lap.any() or gau.any() or disc.any()):
         return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
-    r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g)
+    r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g, plan.mech)
     result = compose_releases(r, reason, delta_g, eta, cancel, progress)
-    if result.epsilon <= _optimal_floor(plan, lap | gau, ed, delta_g, result, cancel):
+    if result.epsilon <= _optimal_floor(plan, lap | gau | disc, ed, delta_g, result, cancel):
         return replace(result, seconds=time.perf_counter() - start)
     generic = generic_total()
     if generic.epsilon < result.epsilon:
@@ -152,11 +159,15 @@ def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
     eps-delta rows' deltas (rounded down)."""
     start = time.perf_counter()
     lap, gau, ed = _split(plan)
+    disc = discrete_mask(plan.mech, plan.eps)
     mult = plan.mult.astype(float)
     rho_terms = [rho_pure(plan.eps[lap | ed]) * mult[lap | ed]]
     if gau.any():
         m = gaussian_multipliers(plan.eps[gau], plan.delta[gau]) * (1 - 2 * U)  # less noise: rho up
         rho_terms.append(rho_gaussian(m) * mult[gau])
+    if disc.any():      # eps^2 / 2 (discrete Laplace, pure DP); S^2 / (2 sigma^2) (discrete Gaussian)
+        rels = from_rows(plan.eps[disc], plan.delta[disc], np.asarray(plan.mech)[disc])
+        rho_terms.append(np.array([d.rho() for d in rels]) * mult[disc])
     rho = sum_up(np.concatenate(rho_terms))
     spent = sum_up(plan.delta[ed] * mult[ed] * (1 + 2 * U))
     delta_used = (delta_g - spent) * (1 - 2 * U)  # the subtraction and this product: rounded down
@@ -178,8 +189,8 @@ def pld_delta(plan: Releases, eps_values, eta: float):
     eps_values = np.asarray(eps_values, dtype=float)
     lap, gau, ed = _split(plan)
     log_surv = log_survival(plan.delta[ed], plan.mult[ed])
-    r, _ = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, 0.5)
-    if r.a_up.size == 0 and r.rr_eps.size == 0:
+    r, _ = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, 0.5, plan.mech)
+    if r.a_up.size == 0 and r.rr_eps.size == 0 and not r.disc:
         from .gaussian import log_delta_bounds
         if r.mu_up == 0:
             up = lo = np.zeros(eps_values.size)

@@ -1,0 +1,186 @@
+"""The discrete Gaussian mechanism: its exact privacy profile, calibration and lattice loss.
+
+Noise N_Z(0, sigma^2): P(x) = f(x) / Z on the integers, f(x) = exp(-x^2 / (2 sigma^2)). Against
+the noise shifted by S the loss is L(x) = log f(x) / f(x - S) = l (S/2 - x), l = S / sigma^2 (Z
+cancels), with x ~ N_Z(0, sigma^2): a discrete distribution on a grid of step l, unbounded both
+ways. Its delta at eps is sum over x with L(x) > eps of P(x) (1 - e^{eps - L(x)}); all sums of f
+are bounded rigorously by gauss_sums.py (term by term for small sigma, Euler-Maclaurin with an
+explicit remainder for large sigma), Z through the Jacobi theta identity.
+
+Lattice (points n s, offset 0): the UPPER twin puts x on the least n with n s >= L(x), i.e.
+x >= gamma_n = S/2 - n s / l, the LOWER twin on the largest n with n s <= L(x); gamma_n is moved
+by its rounding error before it is ceiled (floored), so every x lands on the safe side. Integers
+beyond |x| <= X = z sigma (Phi(-z) <= tail / 2) are cut: those with the highest loss go to
++infinity (upper) or are dropped (lower), those with the lowest loss are moved up to the lowest
+point (upper) or dropped (lower).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..memo import Memo
+from ..optimal.atoms import TINY, U
+from ..optimal.lattice import LatticePMF
+from .discrete_objects import MAX_SIGMA, check_scale, check_shift
+from .gauss_sums import (DIRECT_SIGMA, direct_terms, run_sum_bounds, tail_z, theta_bounds,
+                         upper_tail)
+from .gaussian import gaussian_multiplier
+
+
+def _kernel_bounds(sigma: float, S: int, step: float, upper: bool, tail: float):
+    """(first n, per-bucket masses, relative error, mass at +inf) of the twin on ``step``."""
+    X = math.ceil(tail_z(tail) * sigma) + 1
+    ell = S / (sigma * sigma)
+    w = step * sigma * sigma / S                            # integers per lattice step, rel. err <= 3U
+    n_top = math.ceil(ell * (S / 2.0 + X) / step * (1 + 8 * U)) + 2
+    n_bot = math.floor(ell * (S / 2.0 - X) / step * (1 - 8 * U) if X > S / 2 else
+                       ell * (S / 2.0 - X) / step * (1 + 8 * U)) - 2
+    if n_top - n_bot > (1 << 26):
+        raise ValueError(f"a discrete Gaussian (sigma {sigma:.6g}, shift {S}) needs about {n_top - n_bot:,} "
+                         f"lattice points at step {step:.3g}")
+    n = np.arange(n_bot - 1, n_top + 2, dtype=float)
+    gamma = S / 2.0 - n * w
+    e = 8 * U * (S / 2.0 + np.abs(n) * w) + TINY
+    if upper:   # bucket n: [A_n, A_{n-1} - 1], A_n the least x with L(x) <= n s
+        A = np.clip(np.ceil(gamma + e), -X, X + 1)
+        A = np.minimum.accumulate(A)
+        A[0], A[-1] = X + 1, -X                   # n_bot - 1 and the top: everything is kept
+        lo, hi, first = A[1:], A[:-1] - 1, n_bot
+    else:       # bucket n: [B_{n+1} + 1, B_n], B_n the largest x with L(x) >= n s
+        B = np.clip(np.floor(gamma - e), -X - 1, X)
+        B = np.minimum.accumulate(B)
+        B[0], B[-1] = X, -X - 1                   # (soundly: the ends' losses are beyond n_bot, n_top)
+        lo, hi, first = B[1:] + 1, B[:-1], n_bot - 1
+    p = np.zeros(lo.size)
+    full = hi >= lo
+    if sigma <= DIRECT_SIGMA:
+        x = np.arange(-X, X + 1, dtype=float)
+        vals, rel = direct_terms(x, sigma)
+        theta_lo, theta_hi = _theta(vals, rel, X, sigma)
+        idx = (lo[full] + X).astype(np.int64)      # runs are consecutive and ascend as n descends
+        order = np.argsort(idx, kind="stable")
+        sums = np.add.reduceat(vals, idx[order])
+        out = np.empty(idx.size)
+        out[order] = sums
+        p[full] = out
+        counts = (hi - lo + 1)[full]
+        rel = rel + 1.01 * (float(counts.max()) + 2) * U + 4 * U
+        p = p / (theta_lo if upper else theta_hi)
+    else:
+        theta_lo, theta_hi = theta_bounds(sigma)
+        lo_b, hi_b = run_sum_bounds(lo[full], hi[full], sigma)
+        p[full] = hi_b / theta_lo if upper else lo_b / theta_hi
+        rel = 8 * U
+    out_mass = upper_tail(-X, sigma) / theta_lo                 # each side beyond X
+    if upper:
+        p[0] += out_mass * (1 + 4 * U)           # the lowest losses, moved up to the lowest point
+    return first, p, rel, (out_mass if upper else 0.0)
+
+
+def _theta(vals: np.ndarray, rel: float, X: int, sigma: float) -> tuple[float, float]:
+    """Bounds on theta from the terms |x| <= X summed (relative error ``rel`` each) and the two tails."""
+    s = math.fsum(vals.tolist())
+    r = rel + 2 * U
+    return s * (1 - r), (s * (1 + r) + 2 * upper_tail(-X, sigma)) * (1 + 4 * U)
+
+
+def dg_kernel(sigma: float, shift: int, step: float, upper: bool, tail: float) -> LatticePMF:
+    """The UPPER (or LOWER) twin of one discrete Gaussian release's loss on lattice ``step``, with
+    at most ``tail`` cut from its ends (to +inf above, counted against delta, or dropped below)."""
+    first, p, rel, inf_mass = _kernel_bounds(sigma, shift, step, upper, tail)
+    nz = np.flatnonzero(p)
+    if nz.size == 0:
+        return LatticePMF(step, 0, np.zeros(1), 0.0, upper, rel=rel, inf_mass=inf_mass * (1 + 4 * U))
+    j0, j1 = int(nz[0]), int(nz[-1]) + 1
+    return LatticePMF(step, first + j0, p[j0:j1].copy(), 0.0, upper, rel=rel, err=(j1 - j0) * TINY,
+                      inf_mass=inf_mass * (1 + 4 * U))
+
+
+def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> float:
+    """An upper bound on delta(eps) of one discrete Gaussian release (sigma, shift S); sums stop
+    where the Gaussian's tails are below ``tail`` (their bound is added)."""
+    X = math.ceil(tail_z(tail) * sigma) + 1
+    q = sigma * sigma / S
+    c = S / 2.0 - eps * q                     # L(x) > eps iff x < c (exactly)
+    e_c = 8 * U * (S / 2.0 + abs(eps) * q) + TINY
+    x_max = min(math.ceil(c + e_c), X)         # every x with a positive term is <= x_max
+    tails = upper_tail(-X, sigma)
+    if sigma <= DIRECT_SIGMA:
+        vals, rel = direct_terms(np.arange(-X, X + 1, dtype=float), sigma)
+        theta_lo = _theta(vals, rel, X, sigma)[0]
+    else:
+        theta_lo = theta_bounds(sigma)[0]
+    if x_max < -X:
+        return min(1.0, tails / theta_lo * (1 + 4 * U))
+    if sigma <= DIRECT_SIGMA:
+        x = np.arange(-X, x_max + 1, dtype=float)
+        vals = vals[:x.size]
+        loss = (S / 2.0 - x) * (S / (sigma * sigma))
+        y = eps - loss
+        e_y = 8 * U * (np.abs(loss) + abs(eps)) + TINY
+        with np.errstate(over="ignore"):
+            share = np.maximum(-np.expm1(y - e_y), 0.0)
+        total = float(np.sum(vals * share)) * (1 + rel + 1.01 * (x.size + 4) * U)
+        return min(1.0, (total + tails) / theta_lo * (1 + 4 * U))
+    x_min = math.ceil(c - e_c) - 1
+    if x_max - x_min > 4:      # x* is not pinned down: delta <= P(L > eps) <= P(x <= x_max - 1)
+        hi = float(run_sum_bounds(np.array([-np.inf]), np.array([x_max - 1.0]), sigma)[1][0])
+        return min(1.0, hi / theta_lo * (1 + 4 * U))
+    cands = np.arange(x_min, x_max, dtype=float)      # x* is one of these (x* = ceil(c) - 1)
+    _, g_hi = run_sum_bounds(np.full(cands.size, -np.inf), cands, sigma)
+    g_lo, _ = run_sum_bounds(np.full(cands.size, -np.inf), cands - S, sigma)
+    best = float(np.max(g_hi - math.exp(eps) * (1 - 4 * U) * g_lo))
+    return min(1.0, max(best, 0.0) / theta_lo * (1 + 4 * U))
+
+
+#: Calibrations made: (eps, delta, S) -> sigma.
+_SIGMAS = Memo(1 << 12)
+
+
+def discrete_gaussian_sigma(epsilon, delta, shift=1) -> float:
+    """The sigma (lattice units) at which discrete Gaussian noise with shift S is (eps, delta)-DP
+    by its exact privacy profile: the least such sigma to ~1e-12 relative, rounded up (the value
+    returned is certified by dg_delta_upper). The one home of this calibration."""
+    S = check_shift(shift, "discrete Gaussian")
+    eps, d = float(epsilon), float(delta)
+    if not (eps > 0 and math.isfinite(eps)):
+        raise ValueError(f"epsilon = {epsilon!r} is not allowed; discrete Gaussian noise needs a finite epsilon > 0")
+    if not (0.0 < d < 1.0):
+        raise ValueError(f"delta = {delta!r} is not allowed; discrete Gaussian noise needs 0 < delta < 1")
+    key = (eps, d, S)
+    known = _SIGMAS.get(key)
+    if known is not None:
+        return known
+
+    def fits(sig: float) -> bool:      # (the tails beyond Phi(-z) <= 1e-12 delta are bounded, not summed)
+        return dg_delta_upper(sig, S, eps, 1e-12 * d) <= d
+
+    floor, ceiling = S * 2.0 ** -10, min(S * 2.0 ** 64, MAX_SIGMA)
+    guess = min(max(S * gaussian_multiplier(eps, d), floor), ceiling)
+    lo, hi = guess / 1.25, guess * 1.25
+    for _ in range(80):
+        if lo <= floor or not fits(lo):
+            break
+        hi, lo = lo, lo / 2
+    lo = max(lo, floor)
+    for _ in range(80):
+        if fits(hi) or hi >= ceiling:
+            break
+        lo, hi = hi, hi * 2
+    hi = min(hi, ceiling)
+    if not fits(hi):
+        raise ValueError(f"epsilon = {eps!r} with delta = {d!r} and shift {S} needs a discrete Gaussian sigma "
+                         f"above {ceiling:.6g}, outside what the engine accounts")
+    if fits(lo):        # (only at the floor: that little noise is already enough)
+        hi = lo
+    for _ in range(100):
+        if hi - lo <= 1e-12 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    sigma = check_scale(hi, S, "DiscreteGaussian", "sigma")
+    _SIGMAS.put(key, sigma)
+    return sigma
