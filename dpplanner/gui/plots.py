@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
+from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.plot_common import (
     IntegerAxis, curve_pen, export_item, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
 )
@@ -50,8 +51,11 @@ class CostPlot(QWidget):
         super().__init__(parent)
         self._theme = themes.current()
         self.view = pg.GraphicsLayoutWidget()
-        self.view.setWhatsThis("Total ε of the plan against the number of queries k, one curve per "
-                               "theorem. Click a legend entry to hide or show its curve.")
+        about = ("Total ε of the plan against the number of queries k, one curve per theorem. "
+                 "Click a legend entry to hide or show its curve.")
+        self.view.setWhatsThis(about)
+        self.view.setAccessibleName("Cost against k plot")
+        self.view.setAccessibleDescription(about)
         self.legend = legend_row(self.view, self._theme)
         self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
         self.plot_item.setLabel("left", "total ε")
@@ -76,11 +80,13 @@ class CostPlot(QWidget):
         self.budget_label = pg.TextItem(anchor=(1, 1))
         self.plot_item.addItem(self.budget_label, ignoreBounds=True)
 
-        self.readout = QLabel(" ")
-        self.readout.setToolTip("Total ε of the plan against the number of queries k, one curve per "
-                                "theorem; here, every curve's value at the k under the mouse pointer. "
-                                "Click a legend entry to hide or show its curve.")
-        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Two lines at most, whatever the number of curves: a read-out as wide as its text would
+        # raise the window's minimum width (FittedLabel); the whole text is in its tooltip.
+        self.readout = FittedLabel(" ", lines=2, tip=(
+            "Total ε of the plan against the number of queries k, one curve per theorem; here, "
+            "every curve's value at the k under the mouse pointer. Click a legend entry to hide or "
+            "show its curve."))
+        self.readout.setAccessibleName("Cost plot read-out")
 
         self.prefix_button = QRadioButton("plan prefixes")
         self.prefix_button.setToolTip("Plot the total ε of the first k statistics of the plan, in order.")

@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from dpplanner.engine.theorems import PROFILE_THEOREM
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
+from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.plot_common import fit_legend, legend_row, positive_or_nan, style_plot
 
 
@@ -25,6 +26,8 @@ class ProfilePlot(QWidget):
         about = ("Privacy profile under optimal composition: every (ε, δ) pair the whole plan "
                  "satisfies. The plan is (ε, δ)-DP for every point on or above the upper curve.")
         self.view.setWhatsThis(about)
+        self.view.setAccessibleName("Privacy profile plot")
+        self.view.setAccessibleDescription(about)
         self.legend = legend_row(self.view, self._theme)
         self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0)
         self.plot_item.setLabel("left", "total δ")
@@ -36,8 +39,8 @@ class ProfilePlot(QWidget):
         self.legend.addItem(self.lower_item, "certified lower bound")
         self.target_line = pg.InfiniteLine(angle=0, movable=False)
         self.plot_item.addItem(self.target_line, ignoreBounds=True)
-        self.readout = QLabel(" ")
-        self.readout.setToolTip(f"{about} Here: the total δ at the ε under the mouse pointer.")
+        self.readout = FittedLabel(" ", tip=f"{about} Here: the total δ at the ε under the mouse pointer.")
+        self.readout.setAccessibleName("Privacy profile read-out")
         self._eps = np.zeros(0)
         self._upper = np.zeros(0)
         layout = QVBoxLayout(self)

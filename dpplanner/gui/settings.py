@@ -30,6 +30,8 @@ PREFERENCES = {
     "curve_log_k": _Key("plots/curve_log_k", bool, False),
     "colour_scheme": _Key("view/colour_scheme", str, "system"),    # "system", "light" or "dark"
     "show_guide": _Key("view/show_guide", bool, True),             # the first-start guide
+    # The statistics table's columns by key ([]: the default set).
+    "table_columns": _Key("view/table_columns", list, []),
     "autosave_seconds": _Key("recovery/autosave_seconds", int, 5),   # after the first unsaved edit
     # Engine jobs in a child process (no GIL contention with the window); False: worker thread.
     "engine_in_process": _Key("engine/in_process", bool, True),
@@ -62,9 +64,16 @@ class Settings:
     def splitter_state(self, name: str) -> QByteArray | None:
         return _bytes(self._s.value(f"window/splitter/{name}"))
 
-    def save_window(self, geometry: QByteArray, state: QByteArray, splitters: dict[str, QByteArray]) -> None:
+    def layout_version(self) -> int:
+        """The panel arrangement the saved splitter states are for (0: none saved, or saved by a
+        version that did not say)."""
+        return _coerce(self._s.value("window/layout_version", 0), int, 0)
+
+    def save_window(self, geometry: QByteArray, state: QByteArray, splitters: dict[str, QByteArray],
+                    layout_version: int = 0) -> None:
         self._s.setValue("window/geometry", geometry)
         self._s.setValue("window/state", state)
+        self._s.setValue("window/layout_version", layout_version)
         for name, value in splitters.items():
             self._s.setValue(f"window/splitter/{name}", value)
 

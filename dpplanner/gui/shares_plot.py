@@ -11,10 +11,11 @@ from typing import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
+from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.plot_common import IntegerAxis, SparseLogAxis, finite_or_nan, positive_or_nan, style_plot
 from dpplanner.model.relative_error import relative_error_percent
 
@@ -39,6 +40,8 @@ class SharesPlot(QWidget):
                  "of the statistic's range (n records for counts, histograms and CDFs, b − a for "
                  "means, n·max(|a|, |b|) for sums, 1 for proportions; log scale).")
         self.view.setWhatsThis(about)
+        self.view.setAccessibleName("Shares and errors plot")
+        self.view.setAccessibleDescription(about)
         self.share_plot: pg.PlotItem = self.view.addPlot(row=0, col=0, axisItems={"bottom": IntegerAxis("bottom")})
         self.error_plot: pg.PlotItem = self.view.addPlot(
             row=1, col=0, axisItems={"bottom": IntegerAxis("bottom"), "left": SparseLogAxis("left")})
@@ -64,8 +67,8 @@ class SharesPlot(QWidget):
         self.errors = np.zeros(0)            # % of each statistic's range; nan: none
         self._error_texts: list[str] = []
         self._names: list[str] = []
-        self.readout = QLabel(" ")
-        self.readout.setToolTip(f"{about} Here: the statistic under the mouse pointer.")
+        self.readout = FittedLabel(" ", tip=f"{about} Here: the statistic under the mouse pointer.")
+        self.readout.setAccessibleName("Shares and errors read-out")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.view, 1)

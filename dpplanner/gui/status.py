@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QProgressBar, QStatusBar, QToolButton
+
+from dpplanner.gui.fitted_label import FittedLabel
 
 #: Progress is only shown for jobs that are still running after this long (no flicker).
 PROGRESS_DELAY_MS = 250
@@ -18,8 +20,10 @@ class StatusArea(QObject):
         """``busy_text()`` says what is running ("Redistributing"), None when nothing is."""
         super().__init__(bar)
         self.busy_text = busy_text
-        self.label = QLabel("")
-        self.label.setToolTip("What happened last.")
+        # One line, elided: a long message must not widen the window (the whole text is in the
+        # tooltip; errors are shown where they happened as well).
+        self.label = FittedLabel("", tip="What happened last.")
+        self.label.setAccessibleName("Status message")
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setMaximumWidth(180)
@@ -27,8 +31,10 @@ class StatusArea(QObject):
         self.cancel_button = QToolButton()
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip("Stop the running computation (the window keeps the last result).")
-        self.plan_label = QLabel("")
-        self.plan_label.setToolTip("The plan file and whether it has unsaved changes.")
+        self.plan_label = FittedLabel("", elide=Qt.TextElideMode.ElideMiddle,
+                                      tip="The plan file and whether it has unsaved changes.")
+        self.plan_label.setAccessibleName("Plan file")
+        self.plan_label.setMinimumWidth(160)
         bar.addWidget(self.label, 1)
         bar.addPermanentWidget(self.progress)
         bar.addPermanentWidget(self.cancel_button)
@@ -36,6 +42,7 @@ class StatusArea(QObject):
         self.progress.hide()
         self.cancel_button.hide()
         self._showing_error = False
+        self._busy_shown: Optional[str] = None      # the "…ing…" text shown while busy
         # Timers owned here die with the window (a bare singleShot could fire after it).
         self._message_timer = QTimer(self)
         self._message_timer.setSingleShot(True)
@@ -49,7 +56,6 @@ class StatusArea(QObject):
         self._showing_error = error and bool(text)
         self.label.setStyleSheet("color: #c0392b" if error else "")
         self.label.setText(text)
-        self.label.setToolTip(text or "What happened last.")
         self._message_timer.stop()
         if timeout_ms:
             self._message_timer.start(timeout_ms)
@@ -74,6 +80,9 @@ class StatusArea(QObject):
             self._progress_delay.stop()
             self.progress.hide()
             self.cancel_button.hide()
+            if self._busy_shown is not None:        # "Computing compositions…" is over
+                self.retract(self._busy_shown)
+                self._busy_shown = None
 
     def set_progress(self, fraction: float) -> None:
         self.progress.setValue(int(fraction * 1000))
@@ -82,6 +91,7 @@ class StatusArea(QObject):
         what = self.busy_text()
         if what is not None:
             if not self._showing_error:     # the bar says it is busy; a refusal must stay readable
-                self.label.setText(f"{what}…")
+                self._busy_shown = f"{what}…"
+                self.label.setText(self._busy_shown)
             self.progress.show()
             self.cancel_button.show()
