@@ -36,6 +36,10 @@ class Theorem:
     computes it when a helper process shares the work ("here", "helper", or "either": the half
     that is shorter, see compute/jobs.py). ``remembers_total``: an allocation under it leaves the
     allocated plan's total in memory, so the evaluation after it need not compute it again.
+    ``assumption``: what its total relies on, in plain words (it completes "The total ..."), for
+    the window's budget bar, the report and the CLI. ``generic``: it knows each release only by its
+    (ε_i, δ_i), so its total holds for any mechanism with those parameters; a noise-aware theorem
+    (False) holds only for the noise dpplanner calibrates.
     """
 
     name: str
@@ -50,6 +54,8 @@ class Theorem:
     dash: str = "solid"
     evaluated: str = "either"
     remembers_total: bool = False
+    assumption: str = "holds for any releases with these ε_i and δ_i, fixed before any answer is seen"
+    generic: bool = True
 
 
 def _kov_curve(c: CurveInputs) -> CurveArrays:
@@ -71,7 +77,9 @@ For many statistics it is far too pessimistic.</p>
 <p>Sources: Dwork, McSherry, Nissim, Smith (2006); Dwork et al. (2006); Dwork &amp; Roth, Thm 3.16.</p>""",
         lambda c: basic(c.sums, c.delta_g),
         lambda c: (basic_epsilon(c.sums, c.delta_g), None),
-        allocates=True, colours=("#000000", "#f0f0f0")),
+        allocates=True, colours=("#000000", "#f0f0f0"),
+        assumption="holds for any releases with these ε_i and δ_i, even ones chosen after earlier "
+                   "answers"),
     Theorem(
         "advanced", "advanced", "Advanced composition (DRV10 / KOV15 Thm 3.5)",
         "Advanced composition (Dwork-Rothblum-Vadhan, KOV closed form, Steinke): grows like the "
@@ -140,7 +148,8 @@ global budget is exceeded. The row shows the global ε a filter needs to admit t
 <p>Sources: Rogers, Roth, Ullman, Vadhan (2016); Whitehouse, Ramdas, Rogers, Wu (2023).</p>""",
         lambda c: filter_composition(c.sums, c.delta_g),
         lambda c: (filter_epsilon(c.sums, c.delta_g), None),
-        allocates=False, colours=("#cc79a7", "#f2a6d4")),
+        allocates=False, colours=("#cc79a7", "#f2a6d4"),
+        assumption="holds even when each ε_i is chosen after earlier answers"),
     Theorem(
         "pld", "noise-aware (PLD)", "Noise-aware: privacy loss distributions of the actual Laplace and "
         "Gaussian noise (Koskela et al. 2020; Doroshenko et al. 2022)",
@@ -164,7 +173,10 @@ with a population size set, dpplanner composes every release by its (ε<sub>i</s
 <p>Sources: Balle &amp; Wang (2018) for the Gaussian's exact privacy curve; Koskela, Jälkö, Honkela (2020)
 and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy loss distributions.</p>""",
         lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress, c.optimal), pld_curve,
-        allocates=True, colours=("#d55e00", "#ff8c4d"), evaluated="here", remembers_total=True),
+        allocates=True, colours=("#d55e00", "#ff8c4d"), evaluated="here", remembers_total=True,
+        assumption="holds only if each statistic adds exactly the continuous Laplace or Gaussian "
+                   "noise dpplanner calibrates for it, with every parameter fixed before the data "
+                   "are seen", generic=False),
     Theorem(
         "zcdp", "zCDP (as OpenDP / Tumult)", "Zero-concentrated DP: ρ = Σρ_i converted with "
         "Canonne–Kamath–Steinke 2020",
@@ -181,7 +193,9 @@ users who know those tools can compare. It is valid, but for Laplace releases it
 release charges more than the release costs; the noise-aware (PLD) row is never worse.</p>
 <p>Sources: Bun &amp; Steinke (2016); Canonne, Kamath &amp; Steinke (2020), Prop. 12 / Cor. 13.</p>""",
         lambda c: zcdp_composition(c.plan, c.delta_g), zcdp_curve,
-        allocates=False, colours=("#7f7f7f", "#b0b0b0"), dash="dash", evaluated="here"),
+        allocates=False, colours=("#7f7f7f", "#b0b0b0"), dash="dash", evaluated="here",
+        assumption="holds for the Gaussian and pure-ε noise dpplanner calibrates, accounted in zCDP "
+                   "as OpenDP and Tumult do it", generic=False),
 )
 
 BY_NAME: dict[str, Theorem] = {t.name: t for t in REGISTRY}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import Optional
+from typing import Mapping, Optional
 
 from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar,
+    QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar,
     QPushButton, QToolButton, QWidget,
 )
 
@@ -17,6 +18,8 @@ from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.fields import RuleField
+from dpplanner.gui.fitted_label import WrappingLabel
+from dpplanner.model.spending import total_note
 from dpplanner.model import (
     ALLOCATION_THEOREMS, BUDGET_RULES, CUSTOM_TIER, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget,
     Neighbouring, PlanEvent,
@@ -59,6 +62,10 @@ class BudgetPanel(QGroupBox):
                                 "(functioning ε).")
         self.reserve = field("reserve", "Reserve", "Share of the global ε (in %) kept back for future "
                              "releases.")
+        self._labelled = {"Global ε": self.epsilon, "Global δ": self.delta, "Records n": self.dataset_size,
+                          "Population N": self.population, "Confidence": self.confidence,
+                          "Keep in reserve": self.reserve, "δ to statistics": self.split,
+                          "Engine accuracy η": self.eta}
         self.fields = {"epsilon": self.epsilon, "delta": self.delta, "delta_split": self.split,
                        "confidence": self.confidence, "eta": self.eta,
                        "dataset_size": self.dataset_size, "population": self.population,
@@ -74,8 +81,10 @@ class BudgetPanel(QGroupBox):
         self.redistribute.setToolTip("On: after every edit the free (not held) statistics are rescaled "
                                      "so the plan spends exactly the global ε under the chosen theorem.")
         self.theorem = QComboBox()
-        for name in ALLOCATION_THEOREMS:
-            self.theorem.addItem(name, name)
+        for name in ALLOCATION_THEOREMS:      # the registry's labels, as the totals name them
+            self.theorem.addItem(engine.theorem(name).label, name)
+            self.theorem.setItemData(self.theorem.count() - 1, engine.theorem(name).summary,
+                                     Qt.ItemDataRole.ToolTipRole)
         self.theorem.setAccessibleName("Theorem for redistribution")
         self.theorem.setToolTip("The composition theorem redistribution and the budget meter use.")
         self.rebalance_button = QPushButton("Redistribute now")
@@ -83,37 +92,34 @@ class BudgetPanel(QGroupBox):
         self.meter = QProgressBar()
         self.meter.setRange(0, 1000)
         self.meter.setTextVisible(True)
+        self.meter.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.meter.setAccessibleName("Budget spent")
         self.meter.setToolTip("Total ε of the plan under the chosen theorem, against the spendable "
                               "global ε (global ε minus the reserve).")
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
+        # What the total on the bar relies on, and what a generic theorem says (model.spending).
+        self.assumption = WrappingLabel("")
+        self.assumption.setAccessibleName("What the spent total assumes")
+        self.assumption.setToolTip("What the total on the bar relies on. Advanced > Theorem chooses "
+                                   "the theorem the plan is spent under.")
+        self.message = WrappingLabel("")
+        self.message.setAccessibleName("Budget warnings")
         self.message.setToolTip("Warnings about the budget and the reason an edit was refused.")
 
         grid = QGridLayout()
         grid.addWidget(QLabel("Harm level"), 0, 0)
         grid.addWidget(self.tier, 0, 1, 1, 3)
-        grid.addWidget(QLabel("Global ε"), 1, 0)
-        grid.addWidget(self.epsilon, 1, 1)
-        grid.addWidget(QLabel("Global δ"), 1, 2)
-        grid.addWidget(self.delta, 1, 3)
-        grid.addWidget(QLabel("Records n"), 2, 0)
-        grid.addWidget(self.dataset_size, 2, 1)
-        grid.addWidget(QLabel("Population N"), 2, 2)
-        grid.addWidget(self.population, 2, 3)
-        grid.addWidget(QLabel("Confidence"), 3, 0)
-        grid.addWidget(self.confidence, 3, 1)
-        grid.addWidget(QLabel("Keep in reserve"), 3, 2)
-        grid.addWidget(self.reserve, 3, 3)
-        grid.addWidget(QLabel("δ to statistics"), 4, 0)
-        grid.addWidget(self.split, 4, 1)
-        row = QHBoxLayout()
-        row.addWidget(self.redistribute)
-        row.addStretch(1)
-        row.addWidget(self.rebalance_button)
-        grid.addLayout(row, 5, 0, 1, 4)
-        meter_row = QFormLayout()
-        meter_row.addRow("Spent", self.meter)
-        grid.addLayout(meter_row, 6, 0, 1, 4)
+        row = 1
+        for left, right in (("Global ε", "Global δ"), ("Records n", "Population N"),
+                            ("Confidence", "Keep in reserve")):
+            row = self._field_row(grid, row, (left, right))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.redistribute)
+        buttons.addStretch(1)
+        buttons.addWidget(self.rebalance_button)
+        grid.addLayout(buttons, row, 0, 1, 4)
+        grid.addWidget(QLabel("Spent"), row + 1, 0)
+        grid.addWidget(self.meter, row + 1, 1, 1, 3)
+        grid.addWidget(self.assumption, row + 2, 0, 1, 4)
         # Expert settings, folded away: a newcomer needs none of them to make a first plan.
         self.advanced_toggle = QToolButton()
         self.advanced_toggle.setText("Advanced")
@@ -121,26 +127,27 @@ class BudgetPanel(QGroupBox):
         self.advanced_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.advanced_toggle.setArrowType(Qt.ArrowType.RightArrow)
         self.advanced_toggle.setAutoRaise(True)
-        self.advanced_toggle.setToolTip("Expert settings: the δ left for composition, engine "
-                                        "accuracy, neighbouring datasets and the theorem "
-                                        "redistribution uses")
+        self.advanced_toggle.setAccessibleName("Advanced settings")
+        self.advanced_toggle.setToolTip("Expert settings: the δ given to the statistics and the δ "
+                                        "left for composition, engine accuracy, neighbouring "
+                                        "datasets and the theorem the plan is spent under")
         self.advanced = QWidget()
         expert = QGridLayout(self.advanced)
         expert.setContentsMargins(0, 0, 0, 0)
-        expert.addWidget(self.slack, 0, 0, 1, 4)
-        expert.addWidget(QLabel("Engine accuracy η"), 1, 0)
-        expert.addWidget(self.eta, 1, 1)
-        expert.addWidget(QLabel("Neighbours"), 1, 2)
-        expert.addWidget(self.neighbouring, 1, 3)
-        expert.addWidget(QLabel("Theorem"), 2, 0)
-        expert.addWidget(self.theorem, 2, 1, 1, 3)
+        expert.addWidget(self.slack, 0, 2, 1, 2)
+        next_row = self._field_row(expert, 0, ("δ to statistics", None))
+        expert.addWidget(QLabel("Neighbours"), next_row, 2)
+        expert.addWidget(self.neighbouring, next_row, 3)
+        next_row = self._field_row(expert, next_row, ("Engine accuracy η", None))
+        expert.addWidget(QLabel("Theorem"), next_row, 0)
+        expert.addWidget(self.theorem, next_row, 1, 1, 3)
         expert.setColumnStretch(1, 1)
         expert.setColumnStretch(3, 1)
         self.advanced.setVisible(False)
         self.advanced_toggle.toggled.connect(self._show_advanced)
-        grid.addWidget(self.advanced_toggle, 7, 0, 1, 4)
-        grid.addWidget(self.advanced, 8, 0, 1, 4)
-        grid.addWidget(self.message, 9, 0, 1, 4)
+        grid.addWidget(self.advanced_toggle, row + 3, 0, 1, 4)
+        grid.addWidget(self.advanced, row + 4, 0, 1, 4)
+        grid.addWidget(self.message, row + 5, 0, 1, 4)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.setLayout(grid)
@@ -158,11 +165,28 @@ class BudgetPanel(QGroupBox):
         editor.refused.connect(self._on_refused)
         plan.subscribe(self._on_plan_event)
         self._spent: Optional[Composition] = None
+        self._totals: dict[str, Composition] = {}
+        self._over = False
+        self._editing = False                   # a change from this panel is being tried
+        self._waiting: set[str] = set()         # fields of this panel's edit being redistributed
         self.refresh()
+
+    def _field_row(self, grid: QGridLayout, row: int, labels: tuple) -> int:
+        """One row of (label, field) pairs, then each field's reason on a row of its own as wide
+        as the panel (a refusal's allowed range is read there: a field's column is too narrow).
+        Returns the next free row."""
+        fields = [(text, self._labelled[text]) for text in labels if text is not None]
+        for j, (text, widget) in enumerate(fields):
+            grid.addWidget(QLabel(text), row, 2 * j)
+            grid.addWidget(widget, row, 2 * j + 1)
+        for j, (_text, widget) in enumerate(fields):
+            grid.addWidget(widget.detach_message(), row + 1 + j, 0, 1, 4)
+        return row + 1 + len(fields)
 
     # -- from the plan --------------------------------------------------------------------------
     def _on_plan_event(self, event: PlanEvent) -> None:
         if event.kind in ("budget", "reset"):
+            self._waiting = set()               # this panel's edit was made
             self.refresh()
 
     def refresh(self) -> None:
@@ -172,13 +196,16 @@ class BudgetPanel(QGroupBox):
         self._reset_choices()
         self.rebalance_button.setEnabled(not b.redistribute)
         self.slack.setText(f"δ left for composition {formatting.lower(b.delta_slack, 2)}")
-        self.message.setText("\n".join(self.editor.plan.warnings()))
+        self._show_warnings()
         self._update_meter()
 
     # -- the meter ------------------------------------------------------------------------------
-    def set_spent(self, composition: Optional[Composition]) -> None:
-        """The plan's total under the budget's theorem (from the latest evaluation)."""
+    def set_spent(self, composition: Optional[Composition],
+                  totals: Optional[Mapping[str, Composition]] = None) -> None:
+        """The plan's total under the budget's theorem (from the latest evaluation), and every
+        theorem's total, for the sentence beneath the bar."""
         self._spent = composition
+        self._totals = dict(totals or {})
         self._update_meter()
 
     def _update_meter(self) -> None:
@@ -209,9 +236,17 @@ class BudgetPanel(QGroupBox):
             self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
                                  f"({formatting.percent_of(comp.epsilon, available)}) under "
                                  f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
-        sheet = "QProgressBar::chunk { background: #c0392b; }" if over else ""
-        if self.meter.styleSheet() != sheet:    # (setting a style sheet restyles the widget)
-            self.meter.setStyleSheet(sheet)
+        # Over budget: a red bar with white, centred text (a style sheet on the chunk alone
+        # gave black text on dark red, top-aligned).
+        if over != self._over:
+            self._over = over
+            self.meter.setPalette(_over_palette(self.meter) if over else QPalette())
+        note = ""
+        if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
+            note = total_note(comp.theorem, self._totals or {comp.theorem: comp}, available)
+        if self.assumption.text() != note:
+            self.assumption.setText(note)
+            self.assumption.setVisible(bool(note))
 
     # -- to the plan ----------------------------------------------------------------------------
     def _show_advanced(self, shown: bool) -> None:
@@ -227,14 +262,16 @@ class BudgetPanel(QGroupBox):
     def _edit(self, what: str, source: Optional[RuleField] = None, **changes) -> None:
         """Hand a budget change to the editor; a refusal shows at ``source`` (the field typed in),
         which keeps the typed text, or beneath the panel for the other controls."""
-        self.message.setText("")
-        self._source = source
+        self._show_warnings()
+        self._source, self._editing, self._waiting = source, True, set()
         try:
             accepted = self.editor.set_budget(f"Change {what}", **changes)
         finally:
-            self._source = None
+            self._source, self._editing = None, False
         if not accepted:
             self._reset_choices()
+        elif self.editor.is_redistributing():
+            self._waiting = set(changes)        # its refusal may come with the redistribution
 
     def _reset_choices(self) -> None:
         """Put the plan's values back in the combo boxes and the check box after a refusal."""
@@ -248,6 +285,13 @@ class BudgetPanel(QGroupBox):
         del blockers
 
     def _on_refused(self, refusal: Refusal) -> None:
+        """Only this panel's own edits are shown here: a statistic's refusal that names a field
+        called "delta" (the + Statistic dialog's) is not the global δ's."""
+        ours = self._editing or (refusal.row is None and (refusal.field or "") in self._waiting)
+        if not ours:
+            return
+        self._waiting = set()
+        self._reset_choices()                   # a refused choice goes back to the plan's
         target = self._source
         if target is None and refusal.row is None:
             # refused later, with the redistribution it needed: at the field it concerns
@@ -255,5 +299,22 @@ class BudgetPanel(QGroupBox):
         if target is not None:
             target.show_refusal(refusal.message)
         elif refusal.row is None:
-            self.message.setText(f"<span style='color:#c0392b'>{escape(refusal.message)}</span>")
+            self.message.setText(f"<span style='color:#c0392b'>Not applied: "
+                                 f"{escape(refusal.message)}</span>")
             self.message.setTextFormat(Qt.TextFormat.RichText)
+
+    def _show_warnings(self) -> None:
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setText("\n".join(self.editor.plan.warnings()))
+
+
+#: The over-budget bar: the refusal red, with white text.
+OVER_BUDGET = "#c0392b"
+
+
+def _over_palette(bar: QProgressBar) -> QPalette:
+    palette = QPalette(bar.palette())
+    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+        palette.setColor(group, QPalette.ColorRole.Highlight, QColor(OVER_BUDGET))
+        palette.setColor(group, QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
+    return palette

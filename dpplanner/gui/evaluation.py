@@ -119,7 +119,7 @@ class Evaluation(QObject):
         note = (f"k = {request.k} queries, δ_g = {request.delta_g:g}, η = {request.eta:g}. "
                 "Totals are sound upper bounds, rounded up.")
         self.results_panel.set_results(result.totals, result.best, note)
-        self.budget_panel.set_spent(result.totals.get(budget.theorem))
+        self.budget_panel.set_spent(result.totals.get(budget.theorem), result.totals)
         if result.curve is not None:
             if request.curve_mode == "prefix":
                 plan_k = request.k

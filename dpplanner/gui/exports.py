@@ -26,6 +26,8 @@ class Exports(QObject):
         self.plan = editor.plan
         self.evaluation = evaluation
         self.plots = plots
+        self._last_plot = None
+        plots.currentChanged.connect(lambda _i: self.shown_plot())
 
     def import_csv_dialog(self) -> None:
         name, _ = QFileDialog.getOpenFileName(self.window, "Import statistics from CSV", "", "CSV files (*.csv)")
@@ -67,9 +69,15 @@ class Exports(QObject):
                 name += ".svg" if "svg" in chosen else ".png"
             self.export_plot(name)
 
-    def export_plot(self, path: str | Path) -> bool:
+    def shown_plot(self):
+        """The plot tab shown, or the last one shown while another tab (the statistic) is."""
         widget = self.plots.currentWidget()
-        item = widget.view.ci        # the whole layout: plot, legend row and axes
+        if hasattr(widget, "view"):
+            self._last_plot = widget
+        return self._last_plot or self.plots.widget(0)
+
+    def export_plot(self, path: str | Path) -> bool:
+        item = self.shown_plot().view.ci        # the whole layout: plot, legend row and axes
         return self._export(lambda: export_item(item, path), path)
 
     def _export(self, write: Callable[[], None], path) -> bool:

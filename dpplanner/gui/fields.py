@@ -15,6 +15,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
+from dpplanner.gui.fitted_label import WrappingLabel
+
 from dpplanner.model import FieldRule, PlanError
 from dpplanner.model.typed import format_value, parse_text
 from dpplanner.model.validation import Number
@@ -54,8 +56,8 @@ class RuleField(QWidget):
         allowed = f"Allowed: {rule.describe()}" + (" or empty." if rule.optional else ".")
         self.edit.setToolTip(f"{tip}\n{allowed}" if tip else allowed)
         self.edit.setPlaceholderText("—" if rule.optional else "")
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
+        # Every line of the reason is shown (WrappingLabel): the allowed range is read here.
+        self.message = WrappingLabel("")
         self.message.setStyleSheet("color: #c0392b")
         self.message.setAccessibleName(f"{accessible_name}: problem")
         self.message.hide()
@@ -69,6 +71,7 @@ class RuleField(QWidget):
         layout.setSpacing(2)
         layout.addLayout(row)
         layout.addWidget(self.message)
+        layout.addStretch(1)
         self.edit.editingFinished.connect(self._finish)
         self.edit.escaped.connect(self.restore)
         self.edit.escaped.connect(self.dismissed)
@@ -91,11 +94,19 @@ class RuleField(QWidget):
 
     def show_refusal(self, message: str) -> None:
         """Keep the typed text, mark it, and say beneath it why the plan did not take it."""
-        kept = self._text(self._value) or "empty"
-        self.message.setText(f"Not applied: {message}. The plan keeps {kept} (Esc puts it back).")
+        kept = self._text(self._value)
+        keeps = (f"The plan keeps {kept} (Esc puts it back)." if kept else
+                 "The plan keeps this field empty (Esc empties it again).")
+        self.message.setText(f"Not applied: {message.rstrip('.')}. {keeps}")
         self.message.show()
         self.edit.setStyleSheet(REFUSED_STYLE)
         self.edit.setAccessibleDescription(self.message.text())
+
+    def detach_message(self) -> WrappingLabel:
+        """Take the reason out of the field's own layout, for a form that shows it on a row of
+        its own, as wide as the form (the field still shows and hides it)."""
+        self.layout().removeWidget(self.message)
+        return self.message
 
     def is_refused(self) -> bool:
         return self.message.isVisible()

@@ -3,7 +3,7 @@
 The table is for scanning; the inspector shows one statistic in full - name, variable, kind,
 mechanism, the assumptions its noise depends on (bounds, bins, granularity, n), weight,
 repetitions, ε_i and target error (typing either pins it), notes - with the model's plain-language
-sentence. It also edits the plan's title and description.
+sentence. (The plan's own title and description are edited from File > Title and Description.)
 
 An edit the plan refuses stays typed with the reason at the field the reason concerns, and is
 kept as *pending*: changing a count into a mean is refused for want of bounds, so the inspector
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.fields import RuleField
+from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Kind, Mechanism, PlanEvent, Statistic
 from dpplanner.model import display
 
@@ -35,22 +36,13 @@ _KIND_ONLY = {"lower", "upper", "bins", "granularity", "n", "delta"}
 
 class StatisticInspector(QGroupBox):
     def __init__(self, editor: PlanEditor, parent: QWidget | None = None) -> None:
-        super().__init__("Inspector", parent)
+        super().__init__("No statistic selected", parent)
+        self.setAccessibleName("Statistic inspector")
         self.editor = editor
         self.row = -1
         self._pending: dict[str, Any] = {}
 
-        self.title = self._line("Plan title", "The plan's title (reports, the CLI).")
-        self.description = self._line("Plan description", "What the plan is for (shown in reports).")
-        self.title.editingFinished.connect(lambda: self._metadata(title=self.title.text()))
-        self.description.editingFinished.connect(
-            lambda: self._metadata(description=self.description.text()))
-        plan_form = QFormLayout()
-        plan_form.addRow("Title", self.title)
-        plan_form.addRow("Description", self.description)
-
-        self.hint = QLabel("Select a statistic in the table to see and edit all of it here.")
-        self.hint.setWordWrap(True)
+        self.hint = WrappingLabel("Select a statistic in the table to see and edit all of it here.")
         self.name = self._line("Statistic name", "The statistic's name (plots, reports).")
         self.variable = self._line("Variable", "The variable (dataset column) it is computed on.")
         self.notes = self._line("Notes", "Anything a reader of the plan should know about it.")
@@ -75,8 +67,7 @@ class StatisticInspector(QGroupBox):
                                "Typing an ε_i or a target error pins it.")
         self.pinned.toggled.connect(lambda on: self._submit("held", on))
         self.units = QLabel("")
-        self.sentence = QLabel("")
-        self.sentence.setWordWrap(True)
+        self.sentence = WrappingLabel("")
         self.sentence.setAccessibleName("What the numbers mean")
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -103,7 +94,6 @@ class StatisticInspector(QGroupBox):
 
         inner = QWidget()
         layout = QVBoxLayout(inner)
-        layout.addLayout(plan_form)
         layout.addWidget(self.hint)
         layout.addWidget(self.stat_box)
         scroll = QScrollArea()
@@ -150,18 +140,15 @@ class StatisticInspector(QGroupBox):
 
     def refresh(self) -> None:
         plan = self.editor.plan
-        for edit, text in ((self.title, plan.title), (self.description, plan.description)):
-            if edit.text() != text:
-                edit.setText(text)
         has_row = 0 <= self.row < len(plan)
         self.hint.setVisible(not has_row)
         self.stat_box.setVisible(has_row)
         if not has_row:
-            self.setTitle("Inspector")
+            self.setTitle("No statistic selected")
             return
         stat = plan[self.row]
         privacy = plan.privacy(self.row)
-        self.setTitle(f"Inspector: {stat.name}")
+        self.setTitle(f"Statistic {self.row + 1}: {stat.name}")
         for edit, text in ((self.name, stat.name), (self.variable, stat.variable),
                            (self.notes, stat.description)):
             edit.setText(text)
@@ -196,11 +183,6 @@ class StatisticInspector(QGroupBox):
         self.form.setRowVisible(self.mechanism, kind is not Kind.CUSTOM)
 
     # -- editing --------------------------------------------------------------------------------
-    def _metadata(self, **changes) -> None:
-        plan = self.editor.plan
-        if any(getattr(plan, k) != v for k, v in changes.items()):
-            self.editor.set_metadata(**changes)
-
     def _text_edit(self, key: str, edit: QLineEdit) -> None:
         if 0 <= self.row < len(self.editor.plan) and getattr(self.editor.plan[self.row], key) != edit.text():
             self._submit(key, edit.text().strip() if key == "name" else edit.text())

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpplanner.compute import engine_process, jobs
+from dpplanner.gui import layout as window_layout
 from dpplanner.gui import menus, theme
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.compute import ComputeController
@@ -29,11 +30,13 @@ from dpplanner.gui.exports import Exports
 from dpplanner.gui.appearance import Appearance
 from dpplanner.gui.guide import FirstStartGuide
 from dpplanner.gui.help_pages import HelpDialog
+from dpplanner.gui.plan_details import PlanDetailsDialog
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
 from dpplanner.gui.results_panel import ResultsPanel
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.statistics_panel import StatisticsPanel
 from dpplanner.gui.status import StatusArea
+from dpplanner.gui.table_model import COLUMN_INDEX, COLUMNS
 from dpplanner.model import Plan, PlanEvent
 from dpplanner.model import files
 
@@ -64,11 +67,22 @@ class MainWindow(QMainWindow):
         self.cost_plot = CostPlot()
         self.profile_plot = ProfilePlot()
         self.shares_plot = SharesPlot()
+        # The right column: the plots, and the inspector of the selected statistic in a tab of its
+        # own (beside the table it would leave the table too narrow for its columns at 1280 px).
         self.plots = QTabWidget()
-        self.plots.addTab(self.cost_plot, "Cost vs k")
-        self.plots.addTab(self.profile_plot, "Privacy profile")
-        self.plots.addTab(self.shares_plot, "Shares && errors")
-        self.plots.setToolTip("Plots of the plan; File > Export Plot saves the one shown.")
+        for widget, title, tip in (
+                (self.cost_plot, "Cost vs k", "Total ε against the number of queries, per theorem"),
+                (self.profile_plot, "Privacy profile", "Every (ε, δ) the whole plan satisfies"),
+                (self.shares_plot, "Shares && errors", "Each statistic's share of ε and its error"),
+                (self.statistics_panel.inspector, "Statistic",
+                 "Every field of the statistic selected in the table, editable")):
+            self.plots.setTabToolTip(self.plots.addTab(widget, title), tip)
+        self.plots.setAccessibleName("Plots and the selected statistic")
+        self.plots.setAccessibleDescription("Tabs: the cost against k, the privacy profile, each "
+                                            "statistic's share and error, and the statistic "
+                                            "selected in the table. File > Export Plot saves the "
+                                            "plot shown.")
+        self.plots.tabBar().setAccessibleName("Plot and statistic tabs")
         self.evaluation = Evaluation(
             self.editor, self.controller, self.settings, results_panel=self.results_panel,
             budget_panel=self.budget_panel, cost_plot=self.cost_plot, profile_plot=self.profile_plot,
@@ -131,6 +145,7 @@ class MainWindow(QMainWindow):
         self.cost_plot.logKChanged.connect(lambda on: self.settings.set("curve_log_k", on))
         self.appearance.changed.connect(self.apply_theme)
 
+        self._restore_columns()
         self.cost_plot.set_mode(self.settings.get("curve_mode"))
         self.cost_plot.k_max.setValue(self.settings.get("curve_k_max"))
         self.cost_plot.set_hidden(self.settings.get("hidden_curves"))
@@ -166,6 +181,9 @@ class MainWindow(QMainWindow):
                                                  "report of the plan", self.exports.export_report_dialog)
         self.export_plot_action = self._action("Export &Plot…", "Save the plot shown as PNG or SVG",
                                                self.exports.export_plot_dialog)
+        self.details_action = self._action("&Title and Description…", "The plan's title and "
+                                           "description (the report's heading and first paragraph)",
+                                           self.edit_plan_details)
         self.quit_action = self._action("&Quit", "Close dpplanner", self.close, S.Quit)
         stack = self.editor.undo_stack
         editor = self.editor
@@ -272,6 +290,9 @@ class MainWindow(QMainWindow):
         self.show_message(f"{title}: {text}", 15000, error=True)
         QMessageBox.warning(self, title, text)
 
+    def edit_plan_details(self) -> None:
+        PlanDetailsDialog(self.editor, self).exec()
+
     def show_help(self, title: str, html: str) -> None:
         dialog = HelpDialog(title, html, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -291,36 +312,20 @@ class MainWindow(QMainWindow):
             plot.apply_theme(current)
         self._refresh_views()
 
+    def _restore_columns(self) -> None:
+        """The table columns the user chose last time (by key: a new column is not lost)."""
+        columns = self.statistics_panel.columns
+        chosen = [COLUMN_INDEX[k] for k in self.settings.get("table_columns") if k in COLUMN_INDEX]
+        if chosen:
+            columns.set_shown(chosen)
+        columns.shownChanged.connect(lambda shown: self.settings.set(
+            "table_columns", [COLUMNS[c].key for c in shown]))
+
     def _restore_layout(self) -> None:
-        geometry = self.settings.window_geometry()
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1280, 800)
-        state = self.settings.window_state()
-        if state is not None:
-            self.restoreState(state)
-        restored = False
-        for name, splitter in self._splitters().items():
-            saved = self.settings.splitter_state(name)
-            if saved is not None:
-                restored = splitter.restoreState(saved) or restored
-        if not restored:
-            self.default_layout()
+        window_layout.restore_layout(self, self.settings)
 
     def default_layout(self) -> None:
-        width = max(self.width(), 1000)
-        height = max(self.height(), 600)
-        left = width * 11 // 20
-        self.main_split.setSizes([left, width - left])
-        budget = self.budget_panel.sizeHint().height()
-        self.left.setSizes([budget, max(height - budget, 200)])
-        results = self.results_panel.preferred_height()
-        self.right.setSizes([results, max(height - results, 300)])
-
-    def _splitters(self) -> dict[str, QSplitter]:
-        return {"main": self.main_split, "left": self.left, "right": self.right,
-                "statistics": self.statistics_panel.split}
+        window_layout.default_layout(self)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if _dropped_plan(event) is not None:
@@ -336,8 +341,7 @@ class MainWindow(QMainWindow):
         if not self.document.maybe_save():
             event.ignore()
             return
-        self.settings.save_window(self.saveGeometry(), self.saveState(),
-                                  {n: s.saveState() for n, s in self._splitters().items()})
+        window_layout.save_layout(self, self.settings)
         self.settings.sync()
         self.controller.shutdown()
         self.document.close()

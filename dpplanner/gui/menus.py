@@ -26,6 +26,8 @@ def build_menus(window: QMainWindow) -> None:
     file_menu.addSeparator()
     file_menu.addActions([window.save_action, window.save_as_action])
     file_menu.addSeparator()
+    file_menu.addAction(window.details_action)
+    file_menu.addSeparator()
     file_menu.addActions([window.import_csv_action, window.export_csv_action,
                           window.export_report_action, window.export_plot_action])
     file_menu.addSeparator()
@@ -55,6 +57,8 @@ def build_menus(window: QMainWindow) -> None:
     repeat = view_menu.addAction("Plot selected query &repeated")
     repeat.triggered.connect(lambda: window.cost_plot.set_mode("repeat"))
     view_menu.addSeparator()
+    columns = view_menu.addMenu("Table &Columns")
+    columns.aboutToShow.connect(lambda: window.statistics_panel.columns.fill_menu(columns))
     view_menu.addMenu(window.appearance.menu(view_menu))
     reset = view_menu.addAction("Reset &layout")
     reset.setToolTip("Put the panels back to their default sizes")

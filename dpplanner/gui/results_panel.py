@@ -7,13 +7,14 @@ import math
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
-    QAbstractItemView, QGroupBox, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout,
+    QAbstractItemView, QGroupBox, QHeaderView, QTableWidget, QTableWidgetItem, QVBoxLayout,
     QWidget,
 )
 
 from dpplanner import engine
 from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting
+from dpplanner.gui.fitted_label import WrappingLabel
 
 COLUMNS = ("theorem", "total ε", "total δ", "exact total lies in", "time")
 
@@ -34,8 +35,13 @@ class ResultsPanel(QGroupBox):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.table.setToolTip(self.toolTip())
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
+        self.table.setAccessibleName("Totals under every theorem")
+        self.table.setAccessibleDescription(
+            "One row per composition theorem: the plan's total ε and δ, the certified interval the "
+            "exact total lies in, and the time it took. The row marked with a star is the smallest "
+            "valid total.")
+        self.status = WrappingLabel("")
+        self.status.setAccessibleName("What the totals were computed for")
         self.status.setToolTip("What the totals were computed for.")
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)

@@ -1,5 +1,6 @@
-"""The statistics table with its own buttons (add per kind, duplicate, remove, move) and the
-inspector of the selected statistic beside it."""
+"""The statistics table with its own buttons (add per kind, duplicate, remove, move). The
+inspector of the selected statistic is made here and follows the table's selection; the window
+shows it in its own tab beside the plots, so the table keeps the left column's whole width."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Optional
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QSplitter, QTableView,
+    QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QTableView,
     QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
@@ -18,7 +19,11 @@ from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.inspector import StatisticInspector
 from dpplanner.gui.table_columns import ColumnFitter
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
-from dpplanner.model import Kind, Statistic
+from dpplanner.model import Kind, Mechanism, Statistic
+
+#: The columns a new window shows: all fit the table at 1280 x 800 (the others are one tick away
+#: in the header's right-click menu, and every field is in the Statistic tab).
+DEFAULT_COLUMNS = ("name", "kind", "mechanism", "epsilon", "delta", "error", "held")
 
 
 class StatisticsPanel(QGroupBox):
@@ -40,15 +45,18 @@ class StatisticsPanel(QGroupBox):
         self.view.setAlternatingRowColors(True)
         self.view.setAccessibleName("Statistics table")
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
-        # Columns as wide as their text: text columns shrink (middle elision), then the least needed
-        # ones hide (the inspector shows them) when the window is narrow.
+        # Columns as wide as their text; which ones show is the user's choice (the header's
+        # right-click menu), never the rows' (see table_columns).
         self.columns = ColumnFitter(
             self.view, stretch=COLUMN_INDEX["name"],
-            whole=[COLUMN_INDEX[k] for k in ("epsilon", "delta", "error", "held", "weight", "repetitions")],
-            hide_first=[COLUMN_INDEX[k] for k in ("weight", "repetitions", "variable", "mechanism", "delta", "kind")])
+            words={COLUMN_INDEX["kind"]: [k.label for k in Kind],
+                   COLUMN_INDEX["mechanism"]: [m.label for m in Mechanism] + ["—"]},
+            extra={COLUMN_INDEX["held"]: 22})
+        self.columns.set_shown(COLUMN_INDEX[k] for k in DEFAULT_COLUMNS)
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
                              "target error (or an ε_i) to pin the statistic at it; untick its pin to let "
-                             "redistribution move it again.")
+                             "redistribution move it again. The Statistic tab shows every field of the "
+                             "selected one; right-click a column title to choose the columns.")
         self.view.selectionModel().currentRowChanged.connect(
             lambda current, _previous: self.selectionChanged.emit(current.row() if current.isValid() else -1))
 
@@ -81,15 +89,10 @@ class StatisticsPanel(QGroupBox):
         self.refusal.setAccessibleName("Why the last edit was refused")
         self.refusal.hide()
         self.inspector = StatisticInspector(editor)
-        self.split = QSplitter(Qt.Orientation.Horizontal)
-        self.split.addWidget(self.view)
-        self.split.addWidget(self.inspector)
-        self.split.setStretchFactor(0, 3)
-        self.split.setStretchFactor(1, 2)
         self.selectionChanged.connect(self.inspector.set_row)
         layout = QVBoxLayout(self)
         layout.addLayout(buttons)
-        layout.addWidget(self.split, 1)
+        layout.addWidget(self.view, 1)
         layout.addWidget(self.refusal)
         editor.refused.connect(self.show_refusal)
         editor.plan.subscribe(lambda _event: self.refusal.hide())

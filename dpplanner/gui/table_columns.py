@@ -1,109 +1,167 @@
-"""Table columns that fit the window: each as wide as its header and the text of the first rows,
-shrunk (text elided in the middle, the full value in the tooltip) when the view is narrower.
-Numbers are never shrunk ("0…3" helps nobody): when they do not fit, the least needed columns are
-hidden (the inspector beside the table shows every field), never the column of the current cell.
+"""Table columns that stay put: the columns shown are the user's choice, each as wide as its text.
 
-The name column stretches into what is left. Only a sample of rows is measured, so a plan of
-thousands of statistics costs the same as one of fifty.
+What a column shows never depends on the rows being edited: a column appears or disappears only
+when the user ticks it in the header's menu (right-click a column title, or View > Table
+Columns), and the choice is remembered. Widths:
+
+- a column of fixed words (kind, noise) is as wide as the longest word it can hold, so "Quantile
+  / CDF" and "Gaussian" are never elided, whatever the rows hold;
+- a column of numbers is as wide as its header and the numbers of the first rows and of those on
+  screen, and it never narrows while the plan is open (a new value with one more digit widens it; one with fewer does
+  not make the columns beside it jump);
+- the name column takes what is left, at least ``NAME_MIN_PX``; long names are elided (the
+  tooltip has them in full). When the shown columns need more than the view's width, the table
+  scrolls sideways instead of squeezing them.
+
+Only a sample of rows is measured, so a plan of thousands of statistics costs the same as one of
+fifty.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Mapping, Sequence
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QHeaderView, QTableView
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView
 
 #: Rows measured for a column's natural width (~0.3 ms a row for the ten columns).
 SAMPLE_ROWS = 25
-#: Room for the cell's margins (and the sort/check indicator) around the measured text.
+#: Room for the cell's margins (and a check box or icon) around the measured text.
 PADDING_PX = 18
-#: No column is shrunk below this, however narrow the view.
+#: No column is narrower than this.
 MIN_PX = 36
-#: Nor is a column ever wider than this (long texts elide, the tooltip has them in full).
+#: Nor is a column of free text ever wider than this (long texts elide, the tooltip has them).
 MAX_PX = 220
-#: The stretching column keeps at least this much.
-STRETCH_MIN_PX = 120
+#: The name column keeps at least this much (or its natural width, if smaller).
+NAME_MIN_PX = 140
 
 
 class ColumnFitter(QObject):
-    """Keeps ``view``'s column widths fitted; ``stretch`` is the column that takes the rest;
-    ``whole`` columns (numbers) are never shrunk; ``hide_first`` are hidden in this order when
-    the rest does not fit."""
+    """Keeps ``view``'s column widths fitted. ``stretch`` is the column that takes the rest;
+    ``words[c]`` lists every text column c can show (its width is the widest of them);
+    ``extra[c]`` is room a column needs besides its text (a check box and an icon)."""
 
-    def __init__(self, view: QTableView, stretch: int, whole: Sequence[int] = (),
-                 hide_first: Sequence[int] = ()) -> None:
+    shownChanged = Signal(list)          # the column numbers shown, after the user's choice
+
+    def __init__(self, view: QTableView, stretch: int, words: Mapping[int, Sequence[str]] = {},
+                 extra: Mapping[int, int] = {}, always: Sequence[int] = ()) -> None:
         super().__init__(view)
         self._view = view
         self._stretch = stretch
-        self._whole = set(whole)
-        self._hide_first = list(hide_first)
+        self._words = {c: tuple(w) for c, w in words.items()}
+        self._extra = dict(extra)
+        self._always = set(always) | {stretch}
+        self._floor: dict[int, int] = {}      # widest natural width seen since the plan was opened
         self._widths: dict[str, int] = {}     # text -> pixels: the same texts recur (units, ε_i)
-        view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        view.setTextElideMode(Qt.TextElideMode.ElideRight)
         view.setWordWrap(False)      # one line per cell: a wrapped line is elided on its own ("a…b …")
+        view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         header = view.horizontalHeader()
         header.setMinimumSectionSize(MIN_PX)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(stretch, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(False)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(
+            lambda pos: self.fill_menu(QMenu("Table Columns", header)).exec(header.mapToGlobal(pos)))
         # Coalesce bursts (a rebalance changes every row) into one fit after the event loop turns.
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self.fit)
         model = view.model()
+        model.modelReset.connect(self._forget)
         for signal in (model.modelReset, model.rowsInserted, model.dataChanged, model.layoutChanged):
             signal.connect(self._timer.start)
         view.viewport().installEventFilter(self)
-        view.selectionModel().currentChanged.connect(self._on_current)
+        view.verticalScrollBar().valueChanged.connect(self._timer.start)
         self.fit()
 
+    # -- which columns ------------------------------------------------------------------------
+    def shown(self) -> list[int]:
+        return [c for c in range(self._view.model().columnCount()) if not self._view.isColumnHidden(c)]
+
+    def set_shown(self, columns: Iterable[int]) -> None:
+        """Show exactly these columns (plus those always shown)."""
+        wanted = set(columns) | self._always
+        for c in range(self._view.model().columnCount()):
+            self._view.setColumnHidden(c, c not in wanted)
+        self.fit()
+
+    def fill_menu(self, menu: QMenu) -> QMenu:
+        """One tick per column: what the header's right-click and View > Table Columns show."""
+        model = self._view.model()
+        menu.clear()
+        menu.setToolTipsVisible(True)
+        for c in range(model.columnCount()):
+            title = model.headerData(c, Qt.Orientation.Horizontal) or ""
+            action = menu.addAction(str(title))
+            action.setCheckable(True)
+            action.setChecked(not self._view.isColumnHidden(c))
+            action.setEnabled(c not in self._always)
+            action.setToolTip(model.headerData(c, Qt.Orientation.Horizontal,
+                                               Qt.ItemDataRole.ToolTipRole) or "")
+            action.toggled.connect(lambda on, c=c: self._choose(c, on))
+        return menu
+
+    def _choose(self, column: int, on: bool) -> None:
+        shown = set(self.shown())
+        shown = shown | {column} if on else shown - {column}
+        self.set_shown(shown)
+        self.shownChanged.emit(sorted(shown))
+
+    # -- widths -------------------------------------------------------------------------------
     def natural_width(self, column: int) -> int:
+        """The width a column's texts need: its header and its possible words, or the sampled
+        rows (free text capped at MAX_PX)."""
         model, metrics = self._view.model(), self._view.fontMetrics()
         header = model.headerData(column, Qt.Orientation.Horizontal) or ""
         width = metrics.horizontalAdvance(str(header))
-        for row in range(min(model.rowCount(), SAMPLE_ROWS)):
+        if column in self._words:
+            width = max([width] + [self._measure(w) for w in self._words[column]])
+            return width + PADDING_PX + self._extra.get(column, 0)
+        for row in self._measured_rows():
             text = model.index(row, column).data()
             if text:
-                text = str(text)
-                if text not in self._widths:
-                    if len(self._widths) > 10_000:
-                        self._widths.clear()
-                    self._widths[text] = metrics.horizontalAdvance(text)
-                width = max(width, self._widths[text])
-        return min(width + PADDING_PX, MAX_PX)
+                width = max(width, self._measure(str(text)))
+        return min(width + PADDING_PX + self._extra.get(column, 0), MAX_PX)
+
+    def _measured_rows(self) -> list[int]:
+        """The first SAMPLE_ROWS rows and those on screen (scrolling refits: a wider number
+        further down widens its column when it comes into view)."""
+        view = self._view
+        count = view.model().rowCount()
+        rows = set(range(min(count, SAMPLE_ROWS)))
+        top = view.rowAt(0)
+        if top >= 0:
+            bottom = view.rowAt(view.viewport().height() - 1)
+            bottom = count - 1 if bottom < 0 else bottom
+            rows.update(range(top, min(bottom, top + 200) + 1))
+        return sorted(rows)
+
+    def _measure(self, text: str) -> int:
+        if text not in self._widths:
+            if len(self._widths) > 10_000:
+                self._widths.clear()
+            self._widths[text] = self._view.fontMetrics().horizontalAdvance(text)
+        return self._widths[text]
 
     def fit(self) -> None:
-        model = self._view.model()
-        columns = [c for c in range(model.columnCount()) if c != self._stretch]
-        wanted = {c: self.natural_width(c) for c in columns}
-        room = self._view.viewport().width() - STRETCH_MIN_PX
-        current = self._view.currentIndex().column()
+        view = self._view
+        shown = [c for c in self.shown() if c != self._stretch]
+        for c in shown:
+            width = max(self.natural_width(c), self._floor.get(c, 0), MIN_PX)
+            self._floor[c] = width
+            if view.columnWidth(c) != width:
+                view.setColumnWidth(c, width)
+        if view.isColumnHidden(self._stretch):
+            return
+        room = view.viewport().width() - sum(view.columnWidth(c) for c in shown)
+        name_min = min(NAME_MIN_PX, self.natural_width(self._stretch))
+        width = max(room, name_min)
+        if view.columnWidth(self._stretch) != width:
+            view.setColumnWidth(self._stretch, width)
 
-        def least(c: int) -> int:
-            return wanted[c] if c in self._whole else MIN_PX
-
-        hidden: set[int] = set()
-        for c in self._hide_first:
-            if sum(least(k) for k in wanted.keys() - hidden) <= room:
-                break
-            if c != current:
-                hidden.add(c)
-        shown = {c: w for c, w in wanted.items() if c not in hidden}
-        total = sum(shown.values())
-        if total > room > 0:
-            # Shrink the text columns' excess over the minimum in proportion, so each keeps some text.
-            spare = sum(w - MIN_PX for c, w in shown.items() if c not in self._whole)
-            cut = min(1.0, (total - room) / spare) if spare else 0.0
-            shown = {c: w if c in self._whole else int(w - (w - MIN_PX) * cut) for c, w in shown.items()}
-        for c in columns:
-            self._view.setColumnHidden(c, c in hidden)
-        for c, w in shown.items():
-            self._view.setColumnWidth(c, w)
-
-    def _on_current(self, current, _previous) -> None:
-        # Show the current cell's column at once (an editor opened on it must be visible), but
-        # measure later: this can fire while the model is in the middle of removing rows.
-        if current.isValid() and self._view.isColumnHidden(current.column()):
-            self._view.setColumnHidden(current.column(), False)
-            self._timer.start()
+    def _forget(self) -> None:
+        """Another plan: numbers columns may narrow again."""
+        self._floor.clear()
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Resize:

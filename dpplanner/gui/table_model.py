@@ -16,6 +16,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QBrush, QColor
 
 from dpplanner.gui import formatting
+from dpplanner.gui.icons import pin_icon
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
@@ -42,8 +43,9 @@ COLUMNS: tuple[Column, ...] = (
                            "typed for custom statistics."),
     Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
                              "units. Type a target error to get the ε_i it needs."),
-    Column("held", "pin", "Pinned statistics (📌) keep their ε_i when the budget is redistributed. "
-                          "Typing an ε_i or a target error pins a statistic; untick to unpin it."),
+    Column("held", "pin", "Pinned statistics (ticked, with a pin) keep their ε_i, or their target "
+                          "error, when the budget is redistributed. Typing an ε_i or a target error "
+                          "pins a statistic; untick to unpin it."),
     Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
                                "is redistributed."),
     Column("repetitions", "releases", "How many times this statistic is released (each with ε_i, δ_i)."),
@@ -80,6 +82,8 @@ class StatisticsTableModel(QAbstractTableModel):
                 return COLUMNS[section].title
             if role == Qt.ItemDataRole.ToolTipRole:
                 return COLUMNS[section].tooltip
+            if role == Qt.ItemDataRole.DecorationRole and COLUMNS[section].key == "held":
+                return pin_icon()
         if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
             return str(section + 1)
         return None
@@ -103,6 +107,8 @@ class StatisticsTableModel(QAbstractTableModel):
         key = COLUMNS[index.column()].key
         if role == Qt.ItemDataRole.CheckStateRole and key == "held":
             return Qt.CheckState.Checked if stat.held else Qt.CheckState.Unchecked
+        if role == Qt.ItemDataRole.DecorationRole and key == "held":
+            return pin_icon() if stat.held else None
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(index.row(), stat, key)
         if role == Qt.ItemDataRole.EditRole:
@@ -215,7 +221,7 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def _display(self, row: int, stat: Statistic, key: str) -> Any:
         if key == "held":
-            return "📌" if stat.held else ""
+            return ""               # the check box and the drawn pin say it
         if key == "kind":
             return stat.kind.label
         if key == "mechanism":

@@ -44,3 +44,11 @@ def retype(editor: QLineEdit, text: str) -> None:
     """Select all (Ctrl+A) and type ``text`` over it, without committing."""
     QTest.keyClick(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     QTest.keyClicks(editor, text)
+
+
+def show_tab(window, title: str) -> None:
+    """Click the tab called ``title`` above the plots (as a user does, with the mouse)."""
+    bar = window.plots.tabBar()
+    index = next(i for i in range(bar.count()) if bar.tabText(i).replace("&&", "&") == title)
+    QTest.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(index).center())
+    assert window.plots.currentIndex() == index

@@ -8,12 +8,13 @@ from html import unescape
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton, QWidget
 
 from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.settings import Settings
 from dpplanner.model import Kind, Mechanism
 from dpplanner.model.report import render_report
+from keys import show_tab
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def window(qtbot, tmp_path, small_plan):
     qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
     w.document.load(small_plan(redistribute=False), None, "t")
     w.show()
+    show_tab(w, "Statistic")            # the inspector's tab beside the plots
     return w
 
 
@@ -142,11 +144,32 @@ def test_a_pin_refused_with_the_redistribution_shows_at_the_inspector_field(qtbo
     assert epsilon.accessibleDescription().startswith("Not applied: ε_i = 99.0 for 'mean b' does not fit")
 
 
-def test_the_plan_title_and_description_are_editable(qtbot, window):
+def test_the_plan_title_and_description_are_edited_in_their_own_dialog(qtbot, window):
+    """Issue 24: the inspector held the plan's title and a one-line description as if they were
+    the statistic's; they are the plan's, in File > Title and Description, on several lines."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QPlainTextEdit
+
     inspector = window.statistics_panel.inspector
-    type_into(named(inspector, "Plan title"), "Household survey 2026")
-    type_into(named(inspector, "Plan description"), "Public-use tables")
-    assert (window.plan.title, window.plan.description) == ("Household survey 2026", "Public-use tables")
+    assert not [e for e in inspector.findChildren(QLineEdit) if "Plan" in e.accessibleName()]
+
+    def fill() -> None:
+        dialog = QApplication.activeModalWidget()
+        title = named(dialog, "Plan title")
+        title.setFocus()
+        QTest.keyClicks(title, "Household survey 2026")
+        text = named(dialog, "Plan description", QPlainTextEdit)
+        text.setFocus()
+        QTest.keyClicks(text, "Public-use tables.")
+        QTest.keyClick(text, Qt.Key.Key_Return)
+        QTest.keyClicks(text, "Second line.")
+        ok = dialog.findChildren(QPushButton)
+        QTest.mouseClick(next(b for b in ok if b.text().replace("&", "") == "OK"), Qt.MouseButton.LeftButton)
+
+    QTimer.singleShot(0, fill)
+    window.details_action.trigger()
+    assert (window.plan.title, window.plan.description) == ("Household survey 2026",
+                                                            "Public-use tables.\nSecond line.")
     window.editor.undo_stack.undo()
     assert window.plan.description == ""
 

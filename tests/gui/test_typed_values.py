@@ -16,6 +16,13 @@ NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "C
          "Delta to statistics")
 
 
+@pytest.fixture
+def window(window):
+    """The conftest's window with Budget > Advanced unfolded (the δ split is an expert setting)."""
+    QTest.mouseClick(window.budget_panel.advanced_toggle, Qt.MouseButton.LeftButton)
+    return window
+
+
 def message_of(edit: QLineEdit) -> str:
     return edit.accessibleDescription()
 
@@ -133,7 +140,7 @@ def test_a_typed_target_error_is_pinned_and_survives_adding_a_statistic(qtbot, w
     wait_idle(qtbot, window)
     pinned_eps = window.plan[1].epsilon
     assert window.plan[1].held and window.plan.privacy(1).error <= 1.0
-    assert panel.model.index(1, COLUMN_INDEX["held"]).data(Qt.ItemDataRole.DisplayRole) == "📌"
+    assert not panel.model.index(1, COLUMN_INDEX["held"]).data(Qt.ItemDataRole.DecorationRole).isNull()
     panel.select_row(2)
     assert panel.add_statistic(Kind.COUNT, Statistic("another", kind=Kind.COUNT))
     wait_idle(qtbot, window)
@@ -193,20 +200,28 @@ def test_a_tiny_global_epsilon_reads_as_far_over_budget(qtbot, window, small_pla
 def test_the_meter_turns_red_over_budget_and_back_restyled_only_when_that_changes(qtbot, window, small_plan,
                                                                                  monkeypatch):
     window.document.load(small_plan(redistribute=False), None, "t")
+    from PySide6.QtGui import QPalette
+
     meter = window.budget_panel.meter
-    sheets = []
-    real = meter.setStyleSheet
-    monkeypatch.setattr(meter, "setStyleSheet", lambda sheet: sheets.append(sheet) or real(sheet))
+    palettes = []
+    real = meter.setPalette
+    monkeypatch.setattr(meter, "setPalette", lambda p: palettes.append(p) or real(p))
     type_into(qtbot, field(window, "Global epsilon"), "0.001")
     wait_idle(qtbot, window)
-    assert "over budget" in meter.format() and "#c0392b" in meter.styleSheet() and meter.value() == 1000
+    # Issue 24: red with white text, centred (a style sheet on the chunk gave black on dark red).
+    palette = meter.palette()
+    assert "over budget" in meter.format() and meter.value() == 1000
+    assert palette.color(QPalette.ColorRole.Highlight).name() == "#c0392b"
+    assert palette.color(QPalette.ColorRole.HighlightedText).name() == "#ffffff"
+    assert meter.alignment() & Qt.AlignmentFlag.AlignHCenter and meter.styleSheet() == ""
     type_into(qtbot, field(window, "Global epsilon"), "0.002")
     wait_idle(qtbot, window)
-    assert "over budget" in meter.format() and len(sheets) == 1        # still red: not set again
+    assert "over budget" in meter.format() and len(palettes) == 1      # still red: not set again
     type_into(qtbot, field(window, "Global epsilon"), "5")
     wait_idle(qtbot, window)
     assert window.plan.budget.epsilon == 5
-    assert "over budget" not in meter.format() and meter.styleSheet() == "" and sheets[-1] == ""
+    assert "over budget" not in meter.format() and len(palettes) == 2
+    assert meter.palette().color(QPalette.ColorRole.Highlight).name() != "#c0392b"
     assert meter.updatesEnabled()
 
 
