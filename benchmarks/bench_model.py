@@ -12,6 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from rows import row as page_row  # noqa: E402
 from timing import timed  # noqa: E402
 from dpplanner.model.examples import example_path  # noqa: E402
 from dpplanner.model.files import dumps_plan, load_plan, save_plan  # noqa: E402
@@ -38,8 +39,11 @@ def main() -> None:
     for name in ("psi-survey", "census", "synthetic-100", "synthetic-1000"):
         plan = load_plan(example_path(name))
         print(f"\n{name}: {len(plan)} statistics, k = {plan.k}")
-        for what, ms in bench(name).items():
+        figures = bench(name)
+        for what, ms in figures.items():
             print(f"  {what:<22} {ms:10.1f} ms")
+        page_row(f"{name} ({len(plan)} statistics, k = {plan.k})",
+                 ", ".join(f"{what} {ms:.1f} ms" for what, ms in figures.items()))
 
 
 if __name__ == "__main__":
