@@ -127,6 +127,7 @@ class Run:
     loads: list[float]
     share_start: float
     share_end: float
+    all_files: list[str] = field(default_factory=list)     # every bench there is (a partial run?)
     cores: int = field(default_factory=lambda: os.cpu_count() or 1)
     machine: str = field(default_factory=lambda: f"{platform.system()} {platform.release()} "
                                                  f"{platform.machine()}, {_cpu_model()}")
@@ -172,6 +173,11 @@ def render(run: Run) -> str:
            "and noisier than on a quiet machine; compare the peer's figure from the same run.")
         + " How to run it and how to add a row: [Measuring](development/benchmarks.md).", "",
         f"**Targets met: {met} of {len(targets)}.**", "",
+    ]
+    if run.all_files and [s.file for s in run.sections] != run.all_files:
+        lines += [f"This run measured only {', '.join(s.file for s in run.sections)} of "
+                  f"{len(run.all_files)} benches.", ""]
+    lines += [
         "## The run", "",
         "| | |", "|---|---|",
         f"| date | {run.started:%Y-%m-%d %H:%M} UTC, {run.seconds / 60:.1f} minutes |",

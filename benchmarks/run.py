@@ -74,9 +74,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, help=f"write the page here (default for a full run: {page.PAGE})")
     parser.add_argument("--no-page", action="store_true", help="print only; write no page")
     args = parser.parse_args(argv)
-    files = sorted(HERE.glob("bench_*.py"))
-    if args.names:
-        files = [f for f in files if any(a in f.stem for a in args.names)]
+    every = sorted(HERE.glob("bench_*.py"))
+    files = [f for f in every if not args.names or any(a in f.stem for a in args.names)]
     out = None if args.no_page else (args.out or (None if args.names else page.PAGE))
 
     started = dt.datetime.now(dt.timezone.utc)
@@ -95,7 +94,7 @@ def main(argv: list[str]) -> int:
               + (f"; peer: {r.peer}" if r.peer else ""))
     if out is not None:
         run = page.Run(started, time.perf_counter() - t0, sections, list(rows.ROWS), sampler.samples,
-                       share_start, share_end)
+                       share_start, share_end, [f.stem for f in every])
         print(f"wrote {page.write(run, out)} ({page.load_words(sampler.samples, run.cores)})")
     if failed:
         print("failed:", ", ".join(failed))
