@@ -3,45 +3,37 @@
 A statement followed by comment lines (``# ...``) must produce that text: what it prints (print
 calls and loops: every comment line), or its value (the first comment line: its repr, str, or a
 tuple's items joined by spaces; runs of spaces do not count). ``1.2345...`` stands for a number
-within one unit of its last digit; a note after four or more spaces, ``(like this)``, is not
-output.
-Blocks that extend the package itself (relative imports) are left out.
+within one unit of its last digit shown; a note after four or more spaces, ``(like this)``, is not
+output. A block followed by a paragraph "prints" and a ```text block must print exactly that
+block. Blocks run in a fresh folder with benchmarks/ importable (the page on measuring shows a
+bench row). Blocks that extend the package itself (relative imports, fragments of a module) are
+run by test_docs_worked_example.py instead; a block that uses an optional peer (dp_accounting, opendp) needs that extra installed.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import io
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+from doc_pages import ROOT, Block, blocks
+
+#: Packages an example may use that `make test` does not install (extras for benchmarks).
+OPTIONAL = ("dp_accounting", "opendp")
 
 
-def _blocks() -> list[tuple[str, int, str]]:
-    """(page, line number of the first line, code) of each ```python block that imports dpplanner."""
-    return [(page.relative_to(ROOT).as_posix(), line, code) for page in PAGES
-            for line, code in _page_blocks(page)]
+def extends_the_package(block: Block) -> bool:
+    """A module of the package (relative imports) or a fragment of one (indented): the worked
+    example of a new theorem, run by test_docs_worked_example.py instead."""
+    return bool(re.search(r"^\s*from \.", block.code, re.M)) or block.code[:1].isspace()
 
 
-def _page_blocks(page: Path) -> list[tuple[int, str]]:
-    out, lines = [], page.read_text(encoding="utf-8").splitlines()
-    i = 0
-    while i < len(lines):
-        if lines[i].strip() == "```python":
-            j = i + 1
-            while lines[j].strip() != "```":
-                j += 1
-            code = "\n".join(lines[i + 1:j])
-            if code.lstrip().startswith(("from dpplanner", "import dpplanner")):
-                out.append((i + 2, code))
-            i = j
-        i += 1
-    return out
+def _examples() -> list[Block]:
+    return [b for b in blocks() if b.lang == "python" and not extends_the_package(b)]
 
 
 def _expected(lines: list[str], end: int, first_only: bool) -> list[str]:
@@ -85,14 +77,23 @@ def _shown(value) -> list[str]:
     return shown
 
 
-@pytest.mark.parametrize("page, first_line, code", _blocks(),
-                         ids=lambda x: x if isinstance(x, str) and x.endswith(".md") else
-                         (str(x) if isinstance(x, int) else ""))
-def test_an_example_runs_and_prints_what_it_says(page, first_line, code, tmp_path, monkeypatch):
+def test_every_page_example_is_collected():
+    pages = {b.page for b in _examples()}
+    assert {"docs/reference/engine-api.md", "docs/reference/plan-api.md"} <= pages
+
+
+@pytest.mark.parametrize("block", _examples(), ids=lambda b: b.where)
+def test_an_example_runs_and_prints_what_it_says(block, tmp_path, monkeypatch):
+    for name in OPTIONAL:
+        if re.search(rf"^\s*(from|import) {name}\b", block.code, re.M) and not importlib.util.find_spec(name):
+            pytest.skip(f"{block.where} uses {name}, an optional extra that is not installed")
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    page, first_line, code = block.page, block.line, block.code
     monkeypatch.chdir(tmp_path)                   # (an example saves a file)
     lines = code.splitlines()
     namespace: dict = {"__name__": "readme"}
     checked = 0
+    printed = io.StringIO()
     for node in ast.parse(code).body:
         source = compile(ast.Module([node], []), f"{page}:{first_line + node.lineno - 1}", "exec")
         printing = isinstance(node, (ast.For, ast.With)) or (
@@ -100,7 +101,10 @@ def test_an_example_runs_and_prints_what_it_says(page, first_line, code, tmp_pat
             and getattr(node.value.func, "id", "") == "print")
         expected = _expected(lines, node.end_lineno, first_only=not printing)
         if isinstance(node, ast.Expr) and not printing:
-            value = eval(compile(ast.Expression(node.value), source.co_filename, "eval"), namespace)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                value = eval(compile(ast.Expression(node.value), source.co_filename, "eval"), namespace)
+            printed.write(out.getvalue())
             if expected:
                 assert _matches(" ".join(expected), _shown(value)), \
                     f"{source.co_filename}: the text says {expected}, the code gives {_shown(value)[0]}"
@@ -109,9 +113,15 @@ def test_an_example_runs_and_prints_what_it_says(page, first_line, code, tmp_pat
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             exec(source, namespace)
+        printed.write(out.getvalue())
         if printing and expected:
             got = out.getvalue().splitlines()
             assert len(got) == len(expected) and all(_matches(e, [g]) for e, g in zip(expected, got)), \
                 f"{source.co_filename}: the text says\n" + "\n".join(expected) + "\nthe code prints\n" + "\n".join(got)
             checked += 1
+    if block.prints is not None:
+        got, said = printed.getvalue().splitlines(), block.prints.splitlines()
+        assert len(got) == len(said) and all(_matches(e, [g]) for e, g in zip(said, got)), \
+            f"{block.where}: the text says it prints\n{block.prints}\nit prints\n{printed.getvalue()}"
+        checked += 1
     assert checked or not any(line.strip().startswith("# ") for line in lines)
