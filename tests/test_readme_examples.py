@@ -4,7 +4,8 @@ A statement followed by comment lines (``# ...``) must produce that text: what i
 calls and loops: every comment line), or its value (the first comment line: its repr, str, or a
 tuple's items joined by spaces; runs of spaces do not count). ``1.2345...`` stands for a number
 within one unit of its last digit shown; a note after four or more spaces, ``(like this)``, is not
-output. A block followed by a paragraph "prints" and a ```text block must print exactly that
+output. A page's blocks run in order as one session (a later block may use an earlier one's
+names). A block followed by a paragraph "prints" and a ```text block must print exactly that
 block. Blocks run in a fresh folder with benchmarks/ importable (the page on measuring shows a
 bench row). Blocks that extend the package itself (relative imports, fragments of a module) are
 run by test_docs_worked_example.py instead; a block that uses an optional peer (dp_accounting, opendp) needs that extra installed.
@@ -82,16 +83,31 @@ def test_every_page_example_is_collected():
     assert {"docs/reference/engine-api.md", "docs/reference/plan-api.md"} <= pages
 
 
-@pytest.mark.parametrize("block", _examples(), ids=lambda b: b.where)
-def test_an_example_runs_and_prints_what_it_says(block, tmp_path, monkeypatch):
+def _pages() -> list[tuple[str, list[Block]]]:
+    """Each page with its examples, in order: a page's examples run as one session, so a later
+    block may use what an earlier one defined."""
+    pages: dict[str, list[Block]] = {}
+    for b in _examples():
+        pages.setdefault(b.page, []).append(b)
+    return list(pages.items())
+
+
+@pytest.mark.parametrize("page, examples", _pages(), ids=lambda x: x if isinstance(x, str) else "")
+def test_a_pages_examples_run_and_print_what_they_say(page, examples, tmp_path, monkeypatch):
     for name in OPTIONAL:
-        if re.search(rf"^\s*(from|import) {name}\b", block.code, re.M) and not importlib.util.find_spec(name):
-            pytest.skip(f"{block.where} uses {name}, an optional extra that is not installed")
+        if any(re.search(rf"^\s*(from|import) {name}\b", b.code, re.M) for b in examples) \
+                and not importlib.util.find_spec(name):
+            pytest.skip(f"{page} uses {name}, an optional extra that is not installed")
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    page, first_line, code = block.page, block.line, block.code
     monkeypatch.chdir(tmp_path)                   # (an example saves a file)
-    lines = code.splitlines()
     namespace: dict = {"__name__": "readme"}
+    for block in examples:
+        _run_block(block, namespace)
+
+
+def _run_block(block: Block, namespace: dict) -> None:
+    page, first_line, code = block.page, block.line, block.code
+    lines = code.splitlines()
     checked = 0
     printed = io.StringIO()
     for node in ast.parse(code).body:
