@@ -101,6 +101,12 @@ class BudgetPanel(QGroupBox):
         self.assumption.setAccessibleName("What the spent total assumes")
         self.assumption.setToolTip("What the total on the bar relies on. Advanced > Theorem chooses "
                                    "the theorem the plan is spent under.")
+        #: Why the plan is over budget, in red under the Spent bar (hidden while it is not).
+        self.over_reason = WrappingLabel("")
+        self.over_reason.setTextFormat(Qt.TextFormat.PlainText)
+        self.over_reason.setStyleSheet(f"color: {OVER_BUDGET};")
+        self.over_reason.setAccessibleName("Why over budget")
+        self.over_reason.setVisible(False)
         self.message = WrappingLabel("")
         self.message.setAccessibleName("Budget warnings")
         self.message.setToolTip("Warnings about the budget and the reason an edit was refused.")
@@ -119,6 +125,8 @@ class BudgetPanel(QGroupBox):
         grid.addLayout(buttons, row, 0, 1, 4)
         grid.addWidget(QLabel("Spent"), row + 1, 0)
         grid.addWidget(self.meter, row + 1, 1, 1, 3)
+        grid.addWidget(self.over_reason, row + 2, 0, 1, 4)
+        row += 1
         grid.addWidget(self.assumption, row + 2, 0, 1, 4)
         # Expert settings, folded away: a newcomer needs none of them to make a first plan.
         self.advanced_toggle = QToolButton()
@@ -194,7 +202,6 @@ class BudgetPanel(QGroupBox):
         for key, widget in self.fields.items():
             widget.set_value(getattr(b, key))
         self._reset_choices()
-        self.rebalance_button.setEnabled(not b.redistribute)
         self.slack.setText(f"δ left for composition {formatting.lower(b.delta_slack, 2)}")
         self._show_warnings()
         self._update_meter()
@@ -225,17 +232,19 @@ class BudgetPanel(QGroupBox):
         if comp is None or not comp.applicable or math.isnan(comp.epsilon):
             self.meter.setValue(0)
             self.meter.setFormat("—")
-        elif comp.epsilon == math.inf:
-            self.meter.setValue(1000)
-            self.meter.setFormat(f"infeasible under {engine.theorem(comp.theorem).label}")
-            over = True
         else:
-            ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
-            self.meter.setValue(int(min(ratio, 1.0) * 1000))
-            over = ratio > 1 + 1e-12
-            self.meter.setFormat(f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
-                                 f"({formatting.percent_of(comp.epsilon, available)}) under "
-                                 f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
+            # exactly: a total a hair over the budget is over it (the allocation never is)
+            over = self.editor.plan.balance(comp.epsilon).over
+            if comp.epsilon == math.inf:
+                self.meter.setValue(1000)
+                self.meter.setFormat(f"infeasible under {engine.theorem(comp.theorem).label}")
+            else:
+                ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
+                self.meter.setValue(int(min(ratio, 1.0) * 1000))
+                self.meter.setFormat(
+                    f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
+                    f"({formatting.percent_of(comp.epsilon, available)}) under "
+                    f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
         # Over budget: a red bar with white, centred text (a style sheet on the chunk alone
         # gave black text on dark red, top-aligned).
         if over != self._over:
@@ -247,6 +256,12 @@ class BudgetPanel(QGroupBox):
         if self.assumption.text() != note:
             self.assumption.setText(note)
             self.assumption.setVisible(bool(note))
+        why = self.editor.plan.balance(comp.epsilon).why_over(b.redistribute) if over else ""
+        if self.over_reason.text() != why:
+            self.over_reason.setText(why)
+            self.over_reason.setVisible(bool(why))
+        # with redistribution on the button is only needed to rebalance ε_i opened over budget
+        self.rebalance_button.setEnabled(not b.redistribute or over)
 
     # -- to the plan ----------------------------------------------------------------------------
     def _show_advanced(self, shown: bool) -> None:
@@ -263,7 +278,9 @@ class BudgetPanel(QGroupBox):
         """Hand a budget change to the editor; a refusal shows at ``source`` (the field typed in),
         which keeps the typed text, or beneath the panel for the other controls."""
         self._show_warnings()
-        self._source, self._editing, self._waiting = source, True, set()
+        if not self.editor.is_redistributing():
+            self._waiting = set()
+        self._source, self._editing = source, True
         try:
             accepted = self.editor.set_budget(f"Change {what}", **changes)
         finally:
@@ -271,7 +288,8 @@ class BudgetPanel(QGroupBox):
         if not accepted:
             self._reset_choices()
         elif self.editor.is_redistributing():
-            self._waiting = set(changes)        # its refusal may come with the redistribution
+            # its refusal may come with the redistribution (with those of edits chained to it)
+            self._waiting |= set(changes)
 
     def _reset_choices(self) -> None:
         """Put the plan's values back in the combo boxes and the check box after a refusal."""
@@ -290,7 +308,7 @@ class BudgetPanel(QGroupBox):
         ours = self._editing or (refusal.row is None and (refusal.field or "") in self._waiting)
         if not ours:
             return
-        self._waiting = set()
+        self._waiting.discard(refusal.field or "")
         self._reset_choices()                   # a refused choice goes back to the plan's
         target = self._source
         if target is None and refusal.row is None:

@@ -12,7 +12,12 @@ One edit is one validation, one plan event and one worker trip:
    new epsilons, the plan adopts it (one event), and the evaluation that came with it is shown
    without another trip. Pins that leave nothing are refused then, with the plan unchanged.
 
-Each adopted edit is one undo command holding the state before and after.
+The plan never overspends (GUIDE.md): with redistribution on, every state the plan takes from an
+edit is one the allocation balanced (``_conclude`` is the one place that decides between adopting
+and redistributing first). An edit made while another waits for its redistribution is chained onto
+it: both are tried from the last settled state and redistributed together, as one undo step, so
+the undo stack only ever holds states the user saw settled. A cancelled or failed redistribution
+makes none of the edits waiting for it.
 """
 
 from __future__ import annotations
@@ -43,14 +48,31 @@ class Refusal:
 
 
 @dataclass(frozen=True)
-class _Pending:
-    """An edit waiting for its redistribution: tried, valid, not yet in the plan."""
+class _Step:
+    """One edit waiting for its redistribution: where it was made, to report a refusal there."""
 
-    trial: Plan
     text: str
-    row: Optional[int]
+    row: Optional[int]                  # on screen, in the settled plan the table shows
     field: Optional[str]
-    cause: Optional[Callable[[Plan], tuple[str, str]]]
+    cause: Optional[Callable[[Plan], tuple[str, str]]]      # of the state right after this edit
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """Edits tried, valid, not yet in the plan: ``trials[i]`` is the settled plan with the first
+    i + 1 of ``steps`` made (each a trial of the one before), none redistributed yet."""
+
+    trials: tuple[Plan, ...]
+    steps: tuple[_Step, ...]
+    rebalance: bool                     # one of the steps asks for a redistribution
+
+    @property
+    def trial(self) -> Plan:
+        return self.trials[-1]
+
+    @property
+    def text(self) -> str:
+        return " + ".join(s.text for s in self.steps)
 
 
 def _changes_allocation(plan: Plan, trial: Plan) -> bool:
@@ -76,7 +98,6 @@ class PlanEditor(QObject):
 
     refused = Signal(object)              # Refusal: shown where it happened and in the status bar
     redistributing = Signal(bool)
-    redistributionFailed = Signal(str)
     precomputed = Signal(object)          # EvaluateResult of the state about to be adopted
 
     def __init__(self, plan: Plan, controller: ComputeController,
@@ -181,11 +202,22 @@ class PlanEditor(QObject):
         return self._pending is not None or self.undo_stack.canUndo()
 
     def undo(self) -> None:
-        """Undo: an edit still waiting for its redistribution is dropped, else the last step."""
-        if self._pending is not None:
+        """Undo: the last edit still waiting for its redistribution is dropped (the ones before it
+        are redistributed without it), else the last step."""
+        pending = self._pending
+        if pending is None:
+            self.undo_stack.undo()
+        elif len(pending.steps) == 1:
             self._drop_pending()
         else:
-            self.undo_stack.undo()
+            self.controller.discard(ALLOCATE)
+            self._pending = None
+            self._conclude(_Pending(pending.trials[:-1], pending.steps[:-1], pending.rebalance))
+
+    def abandon(self) -> None:
+        """Another plan replaces this one: edits waiting for their redistribution are dropped."""
+        if self._pending is not None:
+            self._drop_pending()
 
     # -- internals ------------------------------------------------------------------------------
     def _edit(self, text: str, apply: Callable[[Plan], None], *,
@@ -198,48 +230,52 @@ class PlanEditor(QObject):
         (``row``/``field``) when there is one; ``cause(trial)`` gives (what the user asked, what
         to do) when the pins do not fit.
 
-        With an edit waiting for its redistribution, the new one is tried on the state that edit
-        reaches; only an edit that changes something makes the waiting one (``_settle``) and then
-        redistributes for both. A refused or empty edit leaves the waiting redistribution running.
-        ``row`` is in the state the edit applies to; ``shown_row`` (default ``row``) is the same
-        statistic in the table, where a refusal made now is shown (the waiting edit is not)."""
+        With edits waiting for their redistribution, the new one is tried on the state they reach
+        and chained onto them: all are redistributed together, from the last settled state. A
+        refused or empty edit leaves the waiting redistribution running. ``row`` is in the state
+        the edit applies to; ``shown_row`` (default ``row``) is the same statistic in the table,
+        where a refusal is shown (the table shows the settled plan)."""
         self.last_refusal = None
+        shown_row = row if shown_row is None else shown_row
         waiting = self._pending
         base = waiting.trial if waiting is not None else self.plan
-        trial = self._tried(apply, base, row if shown_row is None else shown_row, field, cause)
-        if trial is None:
-            return False
-        if not force and trial.snapshot() == base.snapshot():
-            return True             # nothing to change (e.g. the same value typed again)
-        if waiting is not None:
-            self._settle()
-            trial = self._tried(apply, self.plan, row, field, cause)     # the same state again
-            if trial is None:
-                return False
-        if rebalance is None or (waiting is not None and trial.budget.redistribute):
-            rebalance = trial.budget.redistribute
-        elif callable(rebalance):
-            rebalance = rebalance(self.plan, trial)
-        if not (rebalance and len(trial)):
-            self._adopt(trial, text)
-            return True
-        self._pending = _Pending(trial, text, row, field, cause)
-        self.redistributing.emit(True)
-        request = jobs.AllocateRequest(trial.budget, trial.statistics, self.view())
-        self.controller.submit(ALLOCATE, self.allocate_fn, request,
-                               Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
-        return True
-
-    def _tried(self, apply: Callable[[Plan], None], base: Plan, row: Optional[int],
-               field: Optional[str], cause) -> Optional[Plan]:
-        """A trial of ``base`` with ``apply`` made, or None after reporting the model's refusal."""
         trial = base.trial()
         try:
             apply(trial)
         except PlanError as exc:    # the model refused: the plan is unchanged
-            self._refuse(exc, trial, row, field, cause)
-            return None
-        return trial
+            self._refuse(exc, trial, shown_row, field, cause)
+            return False
+        if not force and trial.snapshot() == base.snapshot():
+            return True             # nothing to change (e.g. the same value typed again)
+        if callable(rebalance):
+            rebalance = rebalance(base, trial)
+        step = _Step(text, shown_row, field, cause)
+        if waiting is None:
+            pending = _Pending((trial,), (step,), rebalance is None or bool(rebalance))
+        else:
+            self.controller.discard(ALLOCATE)
+            self._pending = None
+            pending = _Pending(waiting.trials + (trial,), waiting.steps + (step,),
+                               waiting.rebalance or rebalance is None or bool(rebalance))
+        self._conclude(pending, announce=waiting is None)
+        return True
+
+    def _conclude(self, pending: _Pending, *, announce: bool = False) -> None:
+        """The one place that decides how edits reach the plan: adopted as they are when nothing
+        they change needs a redistribution (or it is off), else sent to the worker first, the plan
+        unchanged until the answer. ``announce``: no edit waited before these."""
+        trial = pending.trial
+        if not (pending.rebalance and trial.budget.redistribute and len(trial)):
+            if not announce:
+                self.redistributing.emit(False)
+            self._adopt(trial, pending.text)
+            return
+        self._pending = pending
+        if announce:
+            self.redistributing.emit(True)
+        request = jobs.AllocateRequest(trial.budget, trial.statistics, self.view())
+        self.controller.submit(ALLOCATE, self.allocate_fn, request,
+                               Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
 
     def _adopt(self, trial: Plan, text: str) -> None:
         before = self.plan.snapshot()
@@ -249,13 +285,23 @@ class PlanEditor(QObject):
             self.undo_stack.push(PlanStateCommand(self.plan, text, before, after))
 
     def _refuse(self, exc: PlanError, trial: Plan, row: Optional[int], field: Optional[str],
-                cause: Optional[Callable[[Plan], tuple[str, str]]]) -> None:
+                cause: Optional[Callable[[Plan], tuple[str, str]]], note: str = "") -> None:
         message = str(exc)
         if exc.held_indices and cause is not None:
             asked, remedy = cause(trial)
             message = f"{asked}: {message}; {remedy}"
         where_row = row if row is not None or field is not None else exc.index
-        self._report(Refusal(message, where_row, field or exc.field))
+        self._report(Refusal(message + note, where_row, field or exc.field))
+
+    def _refuse_pending(self, pending: _Pending, exc: PlanError, causes: bool = True) -> None:
+        """None of the waiting edits is made: each is refused where it was made, the last last
+        (the one the status bar keeps)."""
+        note = ""
+        if len(pending.steps) > 1:
+            note = (f" (the {len(pending.steps)} edits made before the redistribution answered "
+                    f"were tried together and none was made: {pending.text})")
+        for step, trial in zip(pending.steps, pending.trials):
+            self._refuse(exc, trial, step.row, step.field, step.cause if causes else None, note)
 
     def _take_pending(self) -> Optional[_Pending]:
         pending, self._pending = self._pending, None
@@ -263,16 +309,9 @@ class PlanEditor(QObject):
             self.redistributing.emit(False)
         return pending
 
-    def _settle(self) -> None:
-        """A new edit while one waits for its redistribution: make the waiting one now, without
-        it (the new edit's own redistribution covers both)."""
-        self.controller.discard(ALLOCATE)
-        pending = self._take_pending()
-        self._adopt(pending.trial, pending.text)
-
     def _row_now(self, row: int) -> Optional[int]:
-        """Where row ``row`` on screen is in the state the edits reach (after the waiting one, if
-        any); None when the waiting edit removes it."""
+        """Where row ``row`` on screen is in the state the edits reach (after the waiting ones, if
+        any); None when a waiting edit removes it."""
         return follow_row(self._pending.trial.recorded if self._pending is not None else (), row)
 
     def _edit_row(self, row: int, text: str, apply: Callable[[Plan, int], None], *,
@@ -293,11 +332,6 @@ class PlanEditor(QObject):
                              "just before, so this one was not applied"))
         return False
 
-    def abandon(self) -> None:
-        """Another plan replaces this one: an edit waiting for its redistribution is dropped."""
-        if self._pending is not None:
-            self._drop_pending()
-
     def _drop_pending(self) -> None:
         self.controller.discard(ALLOCATE)
         self._take_pending()
@@ -307,33 +341,30 @@ class PlanEditor(QObject):
         self._pending = None
         try:
             if result.refusal is not None:
-                self._refuse(PlanError(result.refusal, held_indices=result.held_indices),
-                             pending.trial, pending.row, pending.field, pending.cause)
+                self._refuse_pending(pending, PlanError(result.refusal, held_indices=result.held_indices))
                 return
             stats = result.statistics
+            trial = pending.trial
             try:
-                pending.trial.apply_allocation([s.epsilon for s in stats],
-                                               held=[s.held for s in stats])
+                trial.apply_allocation([s.epsilon for s in stats], held=[s.held for s in stats])
             except PlanError as exc:
-                self._refuse(exc, pending.trial, pending.row, pending.field, None)
+                self._refuse_pending(pending, exc, causes=False)
                 return
             self.precomputed.emit(result.evaluation)
-            self._adopt(pending.trial, pending.text)
+            self._adopt(trial, pending.text)
         finally:
             # Emitted after the plan holds its final state, so followers see that state.
             self.redistributing.emit(False)
 
     def _on_failed(self, message: str) -> None:
         pending = self._take_pending()
-        self._report(Refusal(f"redistribution failed, the edit was not made: {message}",
-                             pending.row, pending.field))
+        self._refuse_pending(pending, PlanError(f"redistribution failed, the edit was not made: {message}"))
 
     def _on_cancelled(self) -> None:
-        # Cancelled by the user: the edit was valid, so it is made, just not rebalanced.
+        # Made without its redistribution the edit could overspend: cancelling it takes it back.
         pending = self._take_pending()
-        self._adopt(pending.trial, pending.text)
-        self.redistributionFailed.emit("redistribution cancelled; the statistics keep their ε_i "
-                                       "(use Edit > Redistribute now to rebalance)")
+        self._refuse_pending(pending, PlanError("the redistribution was cancelled, so the edit was "
+                                                "not made (the plan is as it was before it)"))
 
     def _on_undo_index(self, _index: int) -> None:
         if self._pending is not None:

@@ -138,7 +138,6 @@ class MainWindow(QMainWindow):
         self.controller.busyChanged.connect(self._on_busy)
         self.editor.refused.connect(self._on_refused)
         self.editor.redistributing.connect(self._on_redistributing)
-        self.editor.redistributionFailed.connect(lambda m: self.show_message(m, 10000, error=True))
         self.cost_plot.optionsChanged.connect(self._on_plot_options)
         self.cost_plot.hiddenChanged.connect(lambda names: self.settings.set("hidden_curves", names))
         self.statistics_panel.selectionChanged.connect(self._on_selection)

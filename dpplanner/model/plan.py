@@ -220,15 +220,20 @@ class Plan:
     # trying an edit before making it
     def trial(self) -> "Plan":
         """A detached copy to try an operation on: the same state, no listeners. Its methods
-        validate as usual; ``adopt`` then takes the result over without validating again."""
+        validate as usual; ``adopt`` then takes the result over without validating again.
+
+        A trial of a (not yet adopted) trial tries a further operation on the same plan: it keeps
+        the first one's changes and events, and adopting it makes both (edits chained while the
+        first waits for its redistribution)."""
+        origin = getattr(self, "_origin", None)
         trial = Plan.__new__(Plan)
         trial._budget, trial._stats = self._budget, self._stats
         trial._title, trial._description = self._title, self._description
         trial._extra = dict(self._extra)
         trial._revision = self._revision
         trial._listeners = []
-        trial._origin = (self, self._revision)
-        trial._recorded = []
+        trial._origin = origin if origin is not None else (self, self._revision)
+        trial._recorded = list(self._recorded) if origin is not None else []
         trial.subscribe(trial._recorded.append)
         return trial
 
@@ -251,9 +256,11 @@ class Plan:
         self._revision = trial._revision
         trial._origin = None            # a trial is adopted once
         events = trial._recorded
-        if len(events) > 1:
+        if len(events) == 2 and events[1].kind == "changed":
             # An edit and the redistribution tried with it are one change: one event.
             events = [dataclasses.replace(events[0], rebalanced=True)]
+        elif len(events) > 1:
+            events = [PlanEvent("reset")]     # chained edits: the views redraw the whole plan
         self._emit(events)
 
     # accuracy

@@ -61,6 +61,19 @@ class BudgetBalance:
                 f"({self.difference:.6g} left)")
 
 
+    def why_over(self, redistribute: bool) -> str:
+        """Why a plan shown over its budget is so, and what the user can do (the window says it
+        at the Spent bar). With redistribution on, every edit the window makes is redistributed
+        before the plan takes it (gui/editing.py), so only ε_i as opened (a file, a recovery copy,
+        an undo back to one) can be over."""
+        if not self.over:
+            return ""
+        if redistribute:
+            return ("Over budget although redistribution is on: these ε_i are as the plan was opened "
+                    "and have not been redistributed since. Redistribute now (Ctrl+R) rebalances them.")
+        return ("Over budget: redistribution is off, so the ε_i stay as typed. Lower them, raise the "
+                "global ε, or turn redistribution on.")
+
 
 #: Smallest epsilon the inverse accuracy returns (the epsilon field rule excludes 0).
 EPSILON_FLOOR = 1e-9

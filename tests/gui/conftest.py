@@ -70,6 +70,26 @@ def window(qtbot, tmp_path):
     return w
 
 
+@pytest.fixture
+def gate(window):
+    """The window's redistributions wait until ``gate.set()``: an edit made meanwhile is certainly
+    made while one is pending, not by a race."""
+    import threading
+
+    from dpplanner.compute import jobs
+
+    event = threading.Event()
+
+    def held_back(request, cancel, progress):
+        while not event.wait(0.01):
+            cancel.check()
+        return jobs.allocate(request, cancel, progress)
+
+    window.editor.allocate_fn = held_back
+    yield event
+    event.set()
+
+
 def pytest_collection_modifyitems(config, items):
     """Every GUI test is ``slow``: each opens a window with its worker thread (about a second
     apiece), so ``pytest -m "not slow"`` stays the quick engine/model loop and ``pytest tests/gui``

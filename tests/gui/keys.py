@@ -52,3 +52,15 @@ def show_tab(window, title: str) -> None:
     index = next(i for i in range(bar.count()) if bar.tabText(i).replace("&&", "&") == title)
     QTest.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(index).center())
     assert window.plots.currentIndex() == index
+
+
+def reachable_states(window) -> list[tuple[str, object]]:
+    """The plan's snapshot and both sides of every undo step: every state the window shows, saves
+    or reaches by Undo/Redo, each named for a failure message."""
+    found = [("the plan", window.plan.snapshot())]
+    stack = window.editor.undo_stack
+    for i in range(stack.count()):
+        command = stack.command(i)
+        found += [(f"undo step {i} ({command.text()}) before", command.before),
+                  (f"undo step {i} ({command.text()}) after", command.after)]
+    return found

@@ -2,7 +2,8 @@
 
 ``run_soak`` never raises for what it finds: it returns a ``SoakReport`` whose ``describe()`` names
 the seed, the start plan, every exception that escaped an edit (out of the edit call, or into Qt's
-event loop, caught with pytest-qt's ``capture_exceptions``), every place where the window shows
+event loop, caught with pytest-qt's ``capture_exceptions``), every state overspending its budget
+with redistribution on (checked after every edit), every place where the window shows
 something other than a fresh computation on the final plan, and the whole edit log - everything
 needed to replay the run (see docs/development/testing.md, "Soak test").
 """
@@ -30,7 +31,9 @@ from dpplanner.gui.settings import Settings
 from dpplanner.gui.shares_plot import SharesPlot
 from dpplanner.gui.table_model import COLUMNS, RawRole, StatisticsTableModel
 from dpplanner.model import files
+from dpplanner.model.engine_inputs import allocation_request, composition_inputs
 import soak_edits
+from keys import reachable_states
 
 #: Start plans: (name, shipped example, population N typed into the budget panel first).
 STARTS = (("psi-survey with N = 6000", "psi-survey", "6000"), ("psi-survey", "psi-survey", None),
@@ -106,6 +109,7 @@ def run_soak(qtbot, folder: Path, seed: int, edits: int, qtlog=None) -> SoakRepo
     start_snapshot = window.plan.snapshot()
     soak = soak_edits.Soak(window, qtbot, rng)
     report.log = soak.log
+    spends: dict = {}
     with qtbot.capture_exceptions() as caught:
         for i in range(edits):
             edit = soak_edits.pick(rng)
@@ -122,6 +126,7 @@ def run_soak(qtbot, folder: Path, seed: int, edits: int, qtlog=None) -> SoakRepo
             soak.log.append(f"{i:4d} {line}")
             report.escaped += [f"edit {i} ({line}) into Qt: {''.join(traceback.format_exception(*e))}"
                                for e in caught[seen:]]
+            report.mismatches += [f"after edit {i} ({line}): {m}" for m in overspent(window, spends)]
         seen = len(caught)
         wait_idle(qtbot, window)
         report.mismatches += [f"after the edits: {m}" for m in screen_mismatches(qtbot, window)]
@@ -154,6 +159,29 @@ def undo_mismatches(qtbot, window, start_snapshot, start_path: Path, folder: Pat
     elif end_path.read_bytes() != start_path.read_bytes():
         found.append("the restored plan saves to different bytes than the start document")
     return found
+
+
+# == the plan never overspends ========================================================================
+def overspent(window, spends: dict) -> list[str]:
+    """Every state the window holds - the plan, and both sides of every undo step - that has
+    redistribution on and spends more than its spendable budget under its theorem (composed anew,
+    each distinct state once: ``spends`` remembers them). The start plans are balanced, so with
+    redistribution on no state may be over, settled or not (GUIDE: a plan never overspends)."""
+    over = []
+    for what, state in reachable_states(window):
+        if not (state.budget.redistribute and state.statistics):
+            continue
+        key = dataclasses.replace(allocation_request(state.budget, state.statistics), revision=0)
+        if key not in spends:
+            inputs = composition_inputs(state.budget, state.statistics)
+            spends[key] = engine.compose(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
+                                         theorem=state.budget.theorem, eta=inputs.eta,
+                                         multiplicities=list(inputs.multiplicities),
+                                         mechanisms=list(inputs.mechanisms) or None).epsilon
+        if spends[key] > state.budget.spendable_epsilon:
+            over.append(f"{what} spends ε {spends[key]!r} with redistribution on, over the "
+                        f"spendable {state.budget.spendable_epsilon!r}")
+    return over
 
 
 # == the screen against a fresh computation ==========================================================

@@ -1,33 +1,15 @@
 """Typing while the worker redistributes the previous edit: the new edit lands on the statistic
 the user typed into, and text being typed is never overwritten by a result landing.
 
-The redistribution is held back by a gate, so "while it runs" is certain, not a race."""
+The redistribution is held back by a gate (conftest.py), so "while it runs" is certain, not a race."""
 
 from __future__ import annotations
-
-import threading
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from dpplanner.compute import jobs
 from keys import field, open_cell, retype, type_into, wait_idle
-
-
-@pytest.fixture
-def gate(window):
-    """Redistributions wait until ``gate.set()``."""
-    event = threading.Event()
-
-    def held_back(request, cancel, progress):
-        while not event.wait(0.01):
-            cancel.check()
-        return jobs.allocate(request, cancel, progress)
-
-    window.editor.allocate_fn = held_back
-    yield event
-    event.set()
 
 
 def names(window) -> list[str]:

@@ -99,3 +99,13 @@ def test_stale_totals_on_screen_are_reported(qtbot, tmp_path, monkeypatch):
     report = soak_run.run_soak(qtbot, tmp_path, seed=6, edits=60)
     assert not report.escaped
     assert any("totals table" in m for m in report.mismatches)
+
+
+def test_an_overspending_state_is_reported(qtbot, tmp_path, monkeypatch):
+    """An editor that adopts every edit without its redistribution (issue 23.1's bug, everywhere)."""
+    def never_redistributes(self, pending, *, announce=False):
+        self._adopt(pending.trial, pending.text)
+
+    monkeypatch.setattr(PlanEditor, "_conclude", never_redistributes)
+    report = soak_run.run_soak(qtbot, tmp_path, seed=7, edits=60)
+    assert any("with redistribution on, over the spendable" in m for m in report.mismatches)
