@@ -1,3 +1,4 @@
 """dpplanner: plan differential-privacy budgets under every composition theorem."""
 
-__version__ = "0.1.0"
+#: The one source of the version (pyproject.toml reads it); CHANGELOG.md has a section for it.
+__version__ = "0.2.0"

@@ -65,7 +65,21 @@ def check_bundle_contents() -> list[str]:
     for name in ("dpplanner.svg", "dpplanner-256.png"):
         if not (data / "icons" / name).is_file():
             problems.append(f"icon {name} missing from {data / 'icons'}")
+    for page in ("docs/guide/window.md", "docs/screenshot.png", "CHANGELOG.md"):   # what Help shows
+        if not (bundle_root() / page).is_file():
+            problems.append(f"{page} missing from {bundle_root()} (the Help window shows it)")
     return problems
+
+
+def check_version(exe: Path, version: str) -> list[str]:
+    """The frozen app's ``--version`` is the version the package was built from."""
+    proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    said = proc.stdout.strip()
+    if proc.returncode != 0 or said != f"{build_info.APP_NAME} {version}":
+        return [f"`{exe.name} --version` printed {said!r} (exit {proc.returncode}), "
+                f"expected '{build_info.APP_NAME} {version}'"]
+    return []
 
 
 def check_archive(version: str) -> list[str]:
@@ -151,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     exe = build_info.frozen_executable()
     if not exe.is_file():
         return fail(f"no frozen executable at {exe}")
-    problems = check_bundle_contents() + check_archive(version)
+    problems = check_bundle_contents() + check_archive(version) + check_version(exe, version)
     if problems:
         return fail("; ".join(problems))
     core, optional = unresolved_libraries()

@@ -200,10 +200,3 @@ def test_allocate_shows_functioning_epsilon_with_amplification(tmp_path, capsys)
     code, out, _ = run(capsys, "allocate", str(path))
     assert "functioning eps" in out and "amplification by sampling: N/n = 10" in out
 
-
-def test_version_is_the_package_version(capsys):
-    import dpplanner
-
-    code, out, err = run(capsys, "--version")
-    assert code == 0 and err == ""
-    assert out.strip() == f"dpplanner-cli {dpplanner.__version__}"
