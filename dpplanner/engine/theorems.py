@@ -29,6 +29,9 @@ CurveArrays = tuple[np.ndarray, Optional[np.ndarray]]
 class Theorem:
     """One composition theorem and everything the program says about it.
 
+    ``help``: what it says, when it holds and when to use it, in Markdown for the user guide's page
+    docs/guide/theorems.md (written from here by tools/theorem_page.py; the window's Help shows
+    that page; links are relative to it).
     ``allocates``: redistribution may target it (its total is monotone in every epsilon and it
     applies to any plan). ``colours``: (light, dark) plot colours, colour-blind-safe (Okabe-Ito).
     ``dash``: "solid", "dash" or "dot" (theorems whose curve often coincides with another's are
@@ -46,7 +49,7 @@ class Theorem:
     label: str
     title: str
     summary: str
-    help_html: str
+    help: str
     compose: Callable[[ComposeInputs], Composition]
     curve: Callable[[CurveInputs], CurveArrays]
     allocates: bool
@@ -68,13 +71,17 @@ REGISTRY: tuple[Theorem, ...] = (
         "Basic composition: the ε_i and δ_i simply add up. Always valid, also for adaptively chosen "
         "queries.",
         """
-<p>Add up the budgets: releasing statistics that are (ε<sub>1</sub>, δ<sub>1</sub>), …,
-(ε<sub>k</sub>, δ<sub>k</sub>)-differentially private is (Σε<sub>i</sub>, Σδ<sub>i</sub>)-DP in total.</p>
-<p><b>When it applies:</b> always - also when later queries are chosen after seeing earlier answers,
-and also when the budgets themselves are chosen adaptively.</p>
-<p><b>When to use it:</b> for a handful of statistics, or with δ<sub>g</sub> = 0, where nothing beats it.
-For many statistics it is far too pessimistic.</p>
-<p>Sources: Dwork, McSherry, Nissim, Smith (2006); Dwork et al. (2006); Dwork &amp; Roth, Thm 3.16.</p>""",
+Add up the budgets: releasing statistics that are (ε_1, δ_1), …, (ε_k, δ_k)-differentially
+private is (Σε_i, Σδ_i)-DP in total.
+
+**When it holds:** always - also when later queries are chosen after seeing earlier answers, when
+the budgets themselves are chosen adaptively, and for interleaved interactive releases.
+
+**When to use it:** for a handful of statistics, or with δ_g = 0, where nothing beats it. For many
+statistics it is far too pessimistic.
+
+Sources: Dwork, McSherry, Nissim, Smith (2006); Dwork et al. (2006); Dwork & Roth, Thm 3.16.
+""",
         lambda c: basic(c.sums, c.delta_g),
         lambda c: (basic_epsilon(c.sums, c.delta_g), None),
         allocates=True, colours=("#000000", "#f0f0f0"),
@@ -85,13 +92,17 @@ For many statistics it is far too pessimistic.</p>
         "Advanced composition (Dwork-Rothblum-Vadhan, KOV closed form, Steinke): grows like the "
         "square root of k, paid for with extra δ.",
         """
-<p>With a little extra δ, the total ε grows like the square root of the number of statistics
-instead of linearly: roughly ε·√(2k ln(1/δ′)) for k statistics of ε each.</p>
-<p><b>When it applies:</b> the per-statistic budgets are fixed before any answer is released.</p>
-<p><b>When to use it:</b> a quick, well-known bound for many small-ε statistics. dpplanner reports the
-best of the Dwork-Rothblum-Vadhan form, the Kairouz-Oh-Viswanath heterogeneous closed form and
-Steinke's form, and says which one won.</p>
-<p>Sources: Dwork, Rothblum, Vadhan (2010); Kairouz, Oh, Viswanath (2015) Thm 3.5.</p>""",
+With a little extra δ, the total ε grows like the square root of the number of statistics instead
+of linearly: roughly ε·√(2k ln(1/δ′)) for k statistics of ε each. dpplanner reports the best of
+the Dwork-Rothblum-Vadhan form, its refined (tanh) form, the Kairouz-Oh-Viswanath heterogeneous
+closed form (Thm 3.5), Steinke's zCDP route and basic composition, and says which one won.
+
+**When it holds:** the (ε_i, δ_i) are fixed before the first release; it needs δ_g > 0.
+
+**When to use it:** a quick, well-known bound for many statistics with small ε_i.
+
+Sources: Dwork, Rothblum, Vadhan (2010); Kairouz, Oh, Viswanath (2015) Thm 3.5.
+""",
         lambda c: advanced(c.sums, c.delta_g),
         lambda c: (advanced_epsilon(c.sums, c.delta_g), None),
         allocates=True, colours=("#e69f00", "#ffc14d")),
@@ -100,10 +111,16 @@ Steinke's form, and says which one won.</p>
         "Optimal composition for k identical queries (Kairouz-Oh-Viswanath). Only applies when every "
         "query has the same (ε, δ).",
         """
-<p>The exact smallest total ε when every statistic has the <i>same</i> (ε, δ).</p>
-<p><b>When it applies:</b> only when all statistics are identical; otherwise the row says
-"n/a" and the tooltip explains why.</p>
-<p>Source: Kairouz, Oh, Viswanath (2015) Thm 3.3.</p>""",
+The exact smallest total ε when every statistic has the *same* (ε, δ) (the continuous form of the
+theorem).
+
+**When it holds:** only when all releases are identical, with their (ε, δ) fixed in advance;
+otherwise the row says "n/a" and its tooltip says why.
+
+**When to use it:** repeated identical queries.
+
+Source: Kairouz, Oh, Viswanath (2015) Thm 3.3.
+""",
         lambda c: kov(c.plan, c.delta_g), _kov_curve,
         allocates=True, colours=("#56b4e9", "#8fd3ff"), dash="dot"),
     Theorem(
@@ -111,14 +128,21 @@ Steinke's form, and says which one won.</p>
         "Optimal composition for different queries (Murtagh-Vadhan), computed to accuracy η with a "
         "certified bracket. The smallest valid total for a fixed list of (ε_i, δ_i) releases.",
         """
-<p>The exact smallest total ε any analysis can prove for a fixed list of (ε<sub>i</sub>, δ<sub>i</sub>)
-releases. Computing it exactly is hard in general, so dpplanner computes it to the accuracy η
-you choose and shows a <b>certified bracket</b> [lower, upper]: the true optimum lies inside, and
-the number reported as the total is the upper end, so it is always safe to use.</p>
-<p><b>When it applies:</b> the budgets are fixed in advance (the usual case for a planned release).</p>
-<p>Sources: Kairouz, Oh, Viswanath (2015); Murtagh &amp; Vadhan (2016/2018); for plans of many
-different ε, the "connect the dots" discretisation of Doroshenko et al. (2022), whose error
-dpplanner bounds and subtracts for the lower end.</p>""",
+The exact smallest total ε any analysis can prove for a fixed list of (ε_i, δ_i) releases.
+Computing it exactly is hard in general, so dpplanner computes it to the accuracy η you choose and
+shows a **certified bracket** [lower, upper]: the true optimum lies inside, and the number
+reported as the total is the upper end, so it is always safe to use. It is never worse than basic,
+advanced or KOV.
+
+**When it holds:** the (ε_i, δ_i) are fixed in advance (the usual case for a planned release). It
+holds for any mechanism with those parameters, whatever noise it adds.
+
+**When to use it:** a planned release whose noise is not exactly the noise dpplanner calibrates.
+
+Sources: Kairouz, Oh, Viswanath (2015); Murtagh & Vadhan (2016/2018); for plans of many different
+ε, the "connect the dots" discretisation of Doroshenko et al. (2022), whose error dpplanner bounds
+and subtracts for the lower end.
+""",
         lambda c: c.optimal(), lambda c: c.optimal(),
         allocates=True, colours=("#0072b2", "#4ea8ff"), evaluated="helper"),
     Theorem(
@@ -126,11 +150,18 @@ dpplanner bounds and subtracts for the lower end.</p>""",
         "Concurrent composition of interactive mechanisms: the same total as optimal composition for "
         "approximate DP.",
         """
-<p>For interactive mechanisms that run at the same time and whose questions may interleave.
-For (ε, δ)-DP the total is the same as optimal composition.</p>
-<p><b>When to use it:</b> when several analysts (or several interactive tools) query the data in
-parallel.</p>
-<p>Sources: Vadhan &amp; Wang (2021); Lyu (2022); Vadhan &amp; Zhang (2023).</p>""",
+For interactive mechanisms that run at the same time and whose questions may interleave. For
+(ε, δ)-DP the total is the same as optimal composition: the optimal result carries over to
+concurrent composition.
+
+**When it holds:** interactive mechanisms run side by side, with their privacy parameters fixed in
+advance.
+
+**When to use it:** when several analysts (or several interactive query systems) query the data at
+the same time.
+
+Sources: Vadhan & Wang (2021); Lyu (2022); Vadhan & Zhang (2023).
+""",
         lambda c: concurrent(c.plan, c.delta_g, float(c.sums.sum_eps[0]), c.optimal()),
         # Lyu22/VZ23: concurrent equals non-interactive composition; the VW21 bound (sum eps) is
         # never smaller than the optimal one wherever both are valid.
@@ -141,11 +172,18 @@ parallel.</p>
         "Privacy filter: the budget a filter needs when each query's ε_i may be chosen adaptively from "
         "earlier answers.",
         """
-<p>When the budget of each next statistic may itself depend on earlier answers, ordinary
-composition theorems do not apply. A privacy filter keeps a running account and halts before the
-global budget is exceeded. The row shows the global ε a filter needs to admit the whole plan.</p>
-<p><b>When to use it:</b> exploratory releases where the plan is not fixed in advance.</p>
-<p>Sources: Rogers, Roth, Ullman, Vadhan (2016); Whitehouse, Ramdas, Rogers, Wu (2023).</p>""",
+When the budget of each next statistic may itself depend on earlier answers, ordinary composition
+theorems do not apply. A privacy filter keeps a running account and halts before the global budget
+is exceeded. The row shows the global ε a filter must be given so that it admits the whole plan
+(the best of the basic, Rogers-Roth-Ullman-Vadhan and Whitehouse-Ramdas-Rogers-Wu filters).
+
+**When it holds:** with no assumption about the parameters: each (ε_i, δ_i) may be chosen after
+seeing earlier answers.
+
+**When to use it:** an exploratory analysis where you decide the next budget as you go.
+
+Sources: Rogers, Roth, Ullman, Vadhan (2016); Whitehouse, Ramdas, Rogers, Wu (2023).
+""",
         lambda c: filter_composition(c.sums, c.delta_g),
         lambda c: (filter_epsilon(c.sums, c.delta_g), None),
         allocates=False, colours=("#cc79a7", "#f2a6d4"),
@@ -157,21 +195,32 @@ global budget is exceeded. The row shows the global ε a filter needs to admit t
         "noise each statistic actually adds, with a certified bracket. Holds when the noise is exactly "
         "this continuous noise with parameters fixed in advance.",
         """
-<p>The generic theorems know each release only by its (ε<sub>i</sub>, δ<sub>i</sub>) and so must assume
-the worst mechanism with those parameters. But dpplanner knows the noise it calibrates: a Laplace
-release of scale b, a Gaussian release of standard deviation σ. Composing the <b>privacy loss
-distributions</b> of that actual noise certifies a much smaller total for the same noise, so at the same
-budget every statistic gets less noise: 10–25 % smaller errors on typical plans, up to ~78 % on plans of
-Gaussian releases. Custom statistics enter by their (ε<sub>i</sub>, δ<sub>i</sub>).</p>
-<p>As for optimal composition, dpplanner reports a <b>certified bracket</b> [lower, upper] of width at
-most η, and the total is its upper end. It is never more than the optimal total of the same releases.</p>
-<p><b>What it assumes:</b> each release adds exactly this continuous Laplace or Gaussian noise, with its
-parameters (sensitivity, ε<sub>i</sub>, δ<sub>i</sub>) fixed before any data is seen. Discrete or snapped
-noise (e.g. floating-point-safe implementations), parameters chosen adaptively, or amplification by
-sampling need the generic rows, which hold for any release with those (ε<sub>i</sub>, δ<sub>i</sub>);
-with a population size set, dpplanner composes every release by its (ε<sub>i</sub>, δ<sub>i</sub>).</p>
-<p>Sources: Balle &amp; Wang (2018) for the Gaussian's exact privacy curve; Koskela, Jälkö, Honkela (2020)
-and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy loss distributions.</p>""",
+The generic theorems know each release only by its (ε_i, δ_i) and so must assume the worst
+mechanism with those parameters. But dpplanner knows the noise it calibrates: a Laplace release of
+scale b, a Gaussian release of standard deviation σ. Composing the **privacy loss distributions**
+of that actual noise certifies a smaller total for the same noise, so at the same budget every
+statistic gets less noise and a smaller error (how much smaller on the shipped examples:
+[Performance](../performance.md)). Custom statistics enter by their (ε_i, δ_i).
+
+As for optimal composition, dpplanner reports a **certified bracket** [lower, upper] of width at
+most η, and the total is its upper end. It is never more than the optimal total of the same
+releases.
+
+**When it holds:** each release adds exactly the continuous Laplace or Gaussian noise dpplanner
+calibrated, with its parameters (bounds, ε_i, δ_i) fixed before any answer is seen. If your
+implementation uses discrete or "snapped" noise (as floating-point-safe libraries do), or chooses
+parameters adaptively, use a generic row instead: they hold for any release with those
+(ε_i, δ_i). With a population size set (amplification by sampling), every release is composed by
+its amplified (ε_i, δ_i), so this row equals optimal there. Each statistic still shows its own
+(ε_i, δ_i), what the release satisfies on its own; only the total changes.
+
+**When to use it:** the default for new plans: the smallest valid total when the noise is as
+planned.
+
+Sources: Balle & Wang (2018) for the Gaussian's exact privacy curve; Koskela, Jälkö, Honkela (2020)
+and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy loss
+distributions.
+""",
         lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress, c.optimal), pld_curve,
         allocates=True, colours=("#d55e00", "#ff8c4d"), evaluated="here", remembers_total=True,
         assumption="holds only if each statistic adds exactly the continuous Laplace or Gaussian "
@@ -183,15 +232,21 @@ and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy lo
         "zCDP accounting as OpenDP and Tumult do it: each Gaussian costs ρ = Δ²/2σ², each pure-ε release "
         "ε²/2; the total ρ is converted to (ε, δ). For comparison with those tools.",
         """
-<p>Zero-concentrated differential privacy (zCDP) measures each release by a single number ρ: a Gaussian
-release of sensitivity Δ and standard deviation σ costs ρ = Δ²/(2σ²), a release that is ε-DP costs
-ε²/2. The ρ's simply add up, and the total ρ is converted to (ε, δ) with the tight conversion of
-Canonne, Kamath &amp; Steinke (2020), rounded up. Custom releases with δ<sub>i</sub> &gt; 0 count ε<sub>i</sub>²/2
-and their δ<sub>i</sub> is added to the total δ.</p>
-<p><b>Why it is here:</b> this is what OpenDP and Tumult Analytics would certify for the same noise, so
-users who know those tools can compare. It is valid, but for Laplace releases it is loose: ε²/2 per
-release charges more than the release costs; the noise-aware (PLD) row is never worse.</p>
-<p>Sources: Bun &amp; Steinke (2016); Canonne, Kamath &amp; Steinke (2020), Prop. 12 / Cor. 13.</p>""",
+Zero-concentrated differential privacy (zCDP) measures each release by a single number ρ: a
+Gaussian release of sensitivity Δ and standard deviation σ costs ρ = Δ²/(2σ²), a release that is
+ε-DP costs ε²/2. The ρ's simply add up, and the total ρ is converted to (ε, δ) with the tight
+conversion of Canonne, Kamath & Steinke (2020), rounded up. Custom releases with δ_i > 0 count
+ε_i²/2 and their δ_i is added to the total δ.
+
+**When it holds:** as for the noise-aware row: each release adds exactly this noise, with its
+parameters fixed in advance.
+
+**When to use it:** to compare with what OpenDP and Tumult Analytics would certify for the same
+noise. It is valid, but loose for Laplace releases (ε²/2 per release charges more than the
+release costs); the noise-aware row is never worse.
+
+Sources: Bun & Steinke (2016); Canonne, Kamath & Steinke (2020), Prop. 12 / Cor. 13.
+""",
         lambda c: zcdp_composition(c.plan, c.delta_g), zcdp_curve,
         allocates=False, colours=("#7f7f7f", "#b0b0b0"), dash="dash", evaluated="here",
         assumption="holds for the Gaussian and pure-ε noise dpplanner calibrates, accounted in zCDP "

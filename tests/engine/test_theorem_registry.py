@@ -16,7 +16,7 @@ def test_names_are_unique_and_entries_complete():
     names = [t.name for t in theorems.REGISTRY]
     assert len(names) == len(set(names))
     for t in theorems.REGISTRY:
-        assert t.label and t.title and t.summary and t.help_html.strip()
+        assert t.label and t.title and t.summary and t.help.strip()
         assert t.dash in ("solid", "dash", "dot")
         assert t.evaluated in ("here", "helper", "either")
         assert all(c.startswith("#") and len(c) == 7 for c in t.colours)
