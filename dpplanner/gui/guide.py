@@ -1,5 +1,5 @@
-"""Onboarding in the user's words: the help page on what ε and δ mean and how to choose value
-bounds, and the first-start guide (harm level -> dataset size -> first statistic)."""
+"""Onboarding in the user's words: the first-start guide (harm level -> dataset size -> first
+statistic). The page on what ε and δ mean is the user guide's docs/guide/basics.md (Help menu)."""
 
 from __future__ import annotations
 
@@ -10,38 +10,6 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QPushButton, QWidget
 
 from dpplanner.gui.settings import Settings
 from dpplanner.model import Plan, PlanEvent
-from dpplanner.model.statistic import SENSITIVITY_TIERS
-
-
-def basics_html() -> str:
-    tiers = "".join(f"<li><b>{t.label}</b>: ε = {t.epsilon:g}, δ = {t.delta:g}</li>"
-                    for t in SENSITIVITY_TIERS)
-    return f"""
-<p><b>ε (epsilon)</b> is the privacy loss: how much the whole release may change because of any one
-person's record. With ε, anything an observer concludes about a person can become at most
-e<sup>ε</sup> times more (or less) likely than without that person's data: about 1.1 times for
-ε = 0.1, 2.7 times for ε = 1. Smaller is more private, and costs accuracy: every statistic gets
-more noise.</p>
-<p><b>δ (delta)</b> is the small probability that the ε promise fails. Keep it far below 1/n for a
-dataset of n records (otherwise one record could be exposed outright); 10<sup>−6</sup> or less is usual.</p>
-<p><b>The global budget</b> (ε<sub>g</sub>, δ<sub>g</sub>) is what the whole release may spend.
-dpplanner splits it over the statistics and proves the total with a composition theorem; every
-total shown is a valid upper bound.</p>
-<p><b>Choosing the budget.</b> Start from the harm level of the data - what could happen to a
-person if their record were exposed:</p><ul>{tiers}</ul>
-<p>Then check the errors in the table: if they are too large to be useful, release fewer
-statistics, coarser ones, or ask whether a larger ε is acceptable for these data.</p>
-<p><b>Choosing value bounds.</b> Sums, means and quantiles need a lower and an upper bound on
-each value. Take them from public knowledge (a questionnaire's range, a legal limit), never from
-the data themselves: the smallest and largest value in the data are private too. Values outside
-the bounds are clipped to them, which biases the result; bounds far wider than needed add noise
-(the noise grows with the width). Counts, proportions and histograms need no bounds.</p>
-<p><b>Confidence.</b> Each error in the table holds with this probability, e.g. 95 %: the
-released value is within ± the error of the true one 95 times out of 100.</p>
-"""
-
-
-BASICS_TITLE = "What ε and δ mean, and how to choose them"
 
 
 class FirstStartGuide(QFrame):

@@ -29,7 +29,8 @@ from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.exports import Exports
 from dpplanner.gui.appearance import Appearance
 from dpplanner.gui.guide import FirstStartGuide
-from dpplanner.gui.help_pages import HelpDialog
+from dpplanner.gui.help_pages import HelpWindow
+from dpplanner.help_docs import GUIDE, Page
 from dpplanner.gui.plan_details import PlanDetailsDialog
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
 from dpplanner.gui.results_panel import ResultsPanel
@@ -60,6 +61,7 @@ class MainWindow(QMainWindow):
             engine_process=engine_process.shared() if engine_in_process else None)
         self.editor = PlanEditor(self.plan, self.controller, allocate_fn, self)
         self.document = Document(self, self.editor, self.settings, recovery_dir)
+        self.help_window: Optional[HelpWindow] = None       # made when Help is first opened
 
         self.budget_panel = BudgetPanel(self.editor)
         self.statistics_panel = StatisticsPanel(self.editor)
@@ -292,10 +294,14 @@ class MainWindow(QMainWindow):
     def edit_plan_details(self) -> None:
         PlanDetailsDialog(self.editor, self).exec()
 
-    def show_help(self, title: str, html: str) -> None:
-        dialog = HelpDialog(title, html, self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
+    def show_help(self, page: Page = GUIDE[0], section: str = "") -> HelpWindow:
+        """Open the Help window (one for the whole session) on a page of the documentation."""
+        if self.help_window is None:
+            self.help_window = HelpWindow(self)
+        self.help_window.open(page, section)
+        self.help_window.show()
+        self.help_window.raise_()
+        return self.help_window
 
     # == window ===================================================================================
     def _update_title(self) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QToolButton
 
-from dpplanner.gui.guide import BASICS_TITLE, basics_html
-from dpplanner.gui.help_pages import PAGES, about_html
+from dpplanner.engine.theorems import REGISTRY
+from dpplanner.gui.help_pages import about_html
+from dpplanner.help_docs import BASICS, CHANGES, CONTENTS, GUIDE, THEOREMS, anchor, theorem_heading
 from dpplanner.model.examples import example_paths
 
 
@@ -66,17 +67,27 @@ def build_menus(window: QMainWindow) -> None:
 
     help_menu = bar.addMenu("&Help")
     help_menu.setToolTipsVisible(True)
-    basics = help_menu.addAction(BASICS_TITLE)
-    basics.triggered.connect(lambda: window.show_help(BASICS_TITLE, basics_html()))
+    basics = help_menu.addAction(BASICS.title)
+    basics.setToolTip("The user guide's page on ε, δ, the budget and value bounds")
+    basics.triggered.connect(lambda: window.show_help(BASICS))
     guide = help_menu.addAction("&Getting started guide")
     guide.setToolTip("Show the three first steps above the budget again")
     guide.triggered.connect(window.guide.reopen)
     help_menu.addSeparator()
-    for key, (title, html) in PAGES.items():
-        action = help_menu.addAction(title)
-        action.setToolTip(f"What {title.lower()} is and when it applies")
-        action.triggered.connect(lambda _c=False, t=title, h=html: window.show_help(t, h))
+    for page in GUIDE:          # the user guide's pages (docs/guide), as on the repository page
+        action = help_menu.addAction(page.title)
+        action.setToolTip(f"The user guide's page “{page.title}”")
+        action.triggered.connect(lambda _c=False, p=page: window.show_help(p))
+    theorems = help_menu.addMenu("Each composition &theorem")
+    theorems.setToolTipsVisible(True)
+    for t in REGISTRY:          # one section of docs/guide/theorems.md per registry entry
+        action = theorems.addAction(t.title)
+        action.setToolTip(f"What {t.label} says and when it holds")
+        action.triggered.connect(lambda _c=False, h=theorem_heading(t.title): window.show_help(THEOREMS, anchor(h)))
     help_menu.addSeparator()
+    for page in (CONTENTS, CHANGES):
+        action = help_menu.addAction(page.title)
+        action.triggered.connect(lambda _c=False, p=page: window.show_help(p))
     about = help_menu.addAction("&About dpplanner")
     about.triggered.connect(lambda: QMessageBox.about(window, "About dpplanner", about_html()))
     for menu in (file_menu, edit_menu, view_menu):

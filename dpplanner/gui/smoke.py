@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import dpplanner
 from dpplanner.model import display
 
 #: The whole smoke test must finish within this many seconds (a frozen cold start included).
@@ -133,6 +134,14 @@ def _smoke(tmp: Path, started: float, deadline: float, example: str) -> list[str
         if files.dumps_plan(window.plan) != expected:
             raise SmokeFailure("reload", f"{saved.name} reopened differs from the plan that was saved")
         report.append(f"smoke: saved and reopened {saved.name} ({saved.stat().st_size} bytes), identical")
+
+        # -- Help shows the documentation shipped with the app (docs/, found by help_docs) ------
+        help_window = window.show_help()
+        shown = help_window.browser.toPlainText()
+        if help_window.browser.source().isEmpty() or len(shown) < 200:
+            raise SmokeFailure("help", "the Help window shows no page (docs/ not found)")
+        report.append(f"smoke: Help shows {help_window.browser.source().fileName()} "
+                      f"({len(shown)} characters); dpplanner {dpplanner.__version__}")
     finally:
         # -- close: the window saves its state to the temporary settings and stops the worker ----
         window.close()

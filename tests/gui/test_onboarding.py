@@ -51,9 +51,7 @@ def test_help_explains_epsilon_delta_and_bounds(qtbot, make_window):
     help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
     basics = next(a for a in help_menu.actions() if "ε and δ" in a.text())
     basics.trigger()
-    from dpplanner.gui.help_pages import HelpDialog
-    dialog = next(w for w in window.findChildren(HelpDialog))
-    text = dialog.browser.toPlainText()
+    text = window.help_window.browser.toPlainText()     # docs/guide/basics.md
     assert "privacy loss" in text and "1/n" in text and "bounds" in text
 
 

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+import dpplanner
 from dpplanner.gui import smoke
 
 SUBPROCESS_TIMEOUT_S = 300
@@ -23,7 +24,14 @@ def test_smoke_test_passes_in_process(qapp, capsys):
     assert "smoke: opened psi-survey.dpplan" in out
     assert "smoke: composed" in out and "best " in out
     assert "identical" in out
+    assert "smoke: Help shows window.md" in out and f"dpplanner {dpplanner.__version__}" in out
     assert out.rstrip().endswith("smoke test passed")
+
+
+def test_without_its_documentation_the_smoke_test_fails(qapp, capsys, monkeypatch):
+    monkeypatch.setattr("dpplanner.gui.help_pages.docs_root", lambda: None)
+    assert smoke.run() == 1
+    assert "smoke test FAILED at help: the Help window shows no page" in capsys.readouterr().err
 
 
 def test_unknown_example_fails_with_the_step_and_the_known_names(qapp, capsys):

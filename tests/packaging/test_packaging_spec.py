@@ -54,6 +54,8 @@ def test_linux_bundle(tmp_path, monkeypatch):
     targets = {target: Path(source) for source, target in analysis["datas"]}
     assert targets["resources/icons"].is_dir() and targets["resources"].is_file()
     assert any(Path(s).name == "*.dpplan" for s, t in analysis["datas"] if t == "resources/examples")
+    assert targets["docs"] == ROOT / "docs" and (ROOT / "docs" / "guide" / "window.md").is_file()
+    assert {Path(s).name for s, t in analysis["datas"] if t == "."} == {"README.md", "CHANGELOG.md"}
     assert "PySide6.QtWebEngineCore" in analysis["excludes"]
     assert "PySide6.QtQml" in analysis["excludes"]
     assert "PySide6.QtOpenGL" not in analysis["excludes"]      # pyqtgraph imports it
