@@ -75,3 +75,16 @@ def test_anchor_follows_github():
     assert anchor("The `.dpplan` file format") == "the-dpplan-file-format"
     assert anchor("Composing the noise itself: `compose_mechanisms`") == \
         "composing-the-noise-itself-compose_mechanisms"
+
+
+def test_the_pages_link_only_to_what_the_packaged_app_ships():
+    """The Help window follows these links inside the packaged app, which carries README.md,
+    CHANGELOG.md and docs/ (packaging/dpplanner.spec) and nothing else of the repository."""
+    shipped = [ROOT / "docs", ROOT / "README.md", ROOT / "CHANGELOG.md"]
+    for page, target in links():
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or not page.startswith("docs/"):
+            continue
+        path = target.partition("#")[0]
+        resolved = ((ROOT / page).parent / path).resolve() if path else ROOT / page
+        assert any(resolved == s or s in resolved.parents for s in shipped), \
+            f"{page}: {target!r} leads outside what the packaged app ships"
