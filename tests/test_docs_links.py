@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from doc_pages import PAGES, ROOT
+from dpplanner.help_docs import anchor
 
 #: [text](target) and ![alt](target), the target up to a space or the closing parenthesis.
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -25,13 +26,6 @@ def _prose(text: str) -> str:
         if not fenced:
             out.append(re.sub(r"`[^`]*`", "", line))
     return "\n".join(out)
-
-
-def anchor(heading: str) -> str:
-    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
-    text = re.sub(r"`([^`]*)`", r"\1", heading.strip()).lower()
-    text = re.sub(r"[^\w\- ]", "", text)
-    return text.replace(" ", "-")
 
 
 def anchors(page: Path) -> set[str]:
