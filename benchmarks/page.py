@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from dpplanner.help_docs import anchor
 from rows import Row, verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +153,8 @@ def _table(rows: list[Row], with_section: bool, titles: dict[str, str]) -> list[
     head = (["bench"] if with_section else []) + ["measured", "ours", "peer, same run", "target"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = ([titles.get(r.section, r.section)] if with_section else []) + \
+        cells = ([f"[{r.section.removeprefix('bench_')}](#{anchor(titles.get(r.section, r.section))})"]
+                 if with_section else []) + \
                 [r.what, r.measured, r.peer or "-", verdict(r) or "-"]
         out.append("| " + " | ".join(cells) + " |")
     return out

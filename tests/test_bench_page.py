@@ -50,7 +50,7 @@ def test_a_bench_file_becomes_a_section_with_its_rows_and_output(tmp_path, fresh
                                                          ("bench_toy", None)]
     text = page.render(_run([section], [7.0, 8.0], ["bench_toy", "bench_other"]))
     assert page.MARK in text and "**Targets met: 1 of 2.**" in text
-    assert "| Toy figures | toy <= 1 s | 0.5 s | peer: 2 s | met |" in text
+    assert "| [toy](#toy-figures) | toy <= 1 s | 0.5 s | peer: 2 s | met |" in text
     assert "| other thing <= 1 ms | 3 ms / wall | - | **NOT met** |" in text      # one line, one cell
     assert "| a figure | 7 ms | - | - |" in text
     assert "loaded: 1-minute load average 7.5 on average (7.0 to 8.0) on 2 cores" in text
@@ -73,3 +73,10 @@ def test_a_quiet_run_is_called_quiet():
     assert page.load_words([3.0], 2).startswith("loaded")
     assert "not measured" in page.load_words([], 2)
 
+
+
+def test_the_committed_page_is_a_whole_generated_run():
+    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert text.startswith("# Performance\n") and page.MARK in text
+    assert "measured only" not in text, "commit the page of a whole `make bench` run"
+    assert "| date |" in text and "| load |" in text and "**Targets met:" in text
