@@ -30,6 +30,9 @@ from ..optimal.lattice import LatticePMF, compose_balanced, power
 from ..optimal.pld import BATCH_POINTS, BATCH_QUERIES, FFT_FRACTION, TAIL_FRACTION
 from .gaussian import epsilon_bracket
 from .readout import mixed_root
+from .discrete_gaussian_kernel import spacing_down
+from .discrete_laplace import directed_ratio
+from .gauss_sums import DIRECT_SIGMA
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 
 U = 2.0 ** -53
@@ -204,22 +207,23 @@ def aligned_step(r: Twins, target: float) -> float:
     to ~1e-12 (an a one ulp below p/q a0 is common), so the lattice is laid under the smallest
     a_i q/p: every aligned a_i then loses ~1e-12 of itself instead of a whole step. Any step is
     valid; this one only makes the bracket tighter."""
-    if r.a_lo.size == 0:
+    a_lo, weight = _alignable(r, target)
+    if a_lo.size == 0:
         return target
-    g = int(np.argmax(r.a_lo * r.lo_mult))
-    if r.a_lo[g] == 0.0:    # every a_lo underflowed (a = 5e-324): no loss in the lower twin to align
+    g = int(np.argmax(weight))
+    if a_lo[g] == 0.0:    # every a_lo underflowed (a = 5e-324): no loss in the lower twin to align
         return target
-    ratios = r.a_lo / float(r.a_lo[g])
+    ratios = a_lo / float(a_lo[g])
     dens = _small_denominators(ratios)
     q, base, step = 1, None, target
-    for i in np.argsort(-(r.a_lo * r.lo_mult), kind="stable").tolist():
+    for i in np.argsort(-weight, kind="stable").tolist():
         den = int(dens[i])
         num = round(float(ratios[i]) * den)
         if not (den and num) or math.lcm(q, den) > 4096:    # (num = 0: an a_lo that underflowed to 0)
             continue
         q_i = math.lcm(q, den)
         # base <= a_i den / num for every aligned group (exact), so n steps of base / n fit below each
-        base_i = Fraction(float(r.a_lo[i])) * den / num
+        base_i = Fraction(float(a_lo[i])) * den / num
         base_i = base_i if base is None else min(base, base_i)
         n = q_i * max(1, math.ceil(float(base_i) / (target * q_i)))
         step_i = float(base_i / n)
@@ -230,6 +234,24 @@ def aligned_step(r: Twins, target: float) -> float:
         # (one that only lays the step a hair lower, as a group at a whole ratio does, is taken)
         q, base, step = q_i, base_i, step_i
     return step
+
+
+def _alignable(r: Twins, target: float) -> tuple[np.ndarray, np.ndarray]:
+    """(a, weight) of what aligned_step may put on the lattice: the Laplace groups' a_lo
+    (mult * a), and each discrete Laplace release (weight mult * S / t): one whose atoms are at
+    least a target apart by its 1/t rounded down (its atoms are 2/t apart: all on the lattice when
+    1/t is, discrete_laplace.py), a denser one by S / t rounded down (its top atom, at 2 S / t, is
+    the one its lower twin must pool when it is off the lattice, as for the continuous Laplace);
+    and each discrete Gaussian whose atoms are sparse (their spacing S / sigma^2 at least half a
+    target; weight mult * S / sigma): its lower twin is exact when the step divides the spacing."""
+    extra = [(directed_ratio(1, d.param, False) if 2.0 / d.param >= target else d.pure(False), k * d.pure(False))
+             for d, k in zip(r.disc, r.disc_mult) if d.kind == "laplace"]
+    extra += [(spacing_down(d.param, d.shift), k * d.ratio) for d, k in zip(r.disc, r.disc_mult)
+              if d.kind == "gaussian" and d.param <= DIRECT_SIGMA and spacing_down(d.param, d.shift) >= target / 2]
+    if not extra:
+        return r.a_lo, r.a_lo * r.lo_mult
+    a, w = zip(*extra)
+    return np.concatenate([r.a_lo, np.array(a)]), np.concatenate([r.a_lo * r.lo_mult, np.array(w)])
 
 
 def _jump(r: Twins, step: float, width: float, eta: float, finest_factor: float = 1 / 64) -> float:
@@ -244,11 +266,14 @@ def _jump(r: Twins, step: float, width: float, eta: float, finest_factor: float 
 
 
 def _misalignment(r: Twins, step: float) -> float:
-    """sum over releases of mult * (2a mod step) / 2 (RR: 2 eps): what the lower twin may lose to
+    """sum over releases of mult * (2a mod step) / 2 (RR: 2 eps; discrete Laplace: 2/t): what the lower twin may lose to
     releases off the lattice, about twice the width they cause (measured on edited plans)."""
     f_lap = np.fmod(2.0 * r.a_lo, step) if r.a_lo.size else np.zeros(0)
     f_rr = np.fmod(2.0 * r.rr_eps, step) if r.rr_eps.size else np.zeros(0)
-    return 0.5 * float(np.dot(r.lo_mult, f_lap) + np.dot(r.rr_mult, f_rr))
+    # sparse discrete Laplace releases: atoms 2/t apart, each rounded down when off the lattice
+    f_disc = sum(k * math.fmod(2.0 / d.param, step) for d, k in zip(r.disc, r.disc_mult)
+                 if d.kind == "laplace" and 2.0 / d.param >= step)
+    return 0.5 * float(np.dot(r.lo_mult, f_lap) + np.dot(r.rr_mult, f_rr) + f_disc)
 
 
 #: Brackets already computed, keyed by what was composed. One edit asks for the same one up to

@@ -16,7 +16,8 @@ import numpy as np
 
 from ..optimal.lattice import LatticePMF
 from ..validation import mechanism_kind
-from .discrete_gaussian import dg_kernel, discrete_gaussian_sigma
+from .discrete_gaussian import discrete_gaussian_sigma
+from .discrete_gaussian_kernel import dg_kernel
 from .discrete_laplace import discrete_laplace_scale, dl_kernel, epsilon_bounds
 from .discrete_objects import DiscreteGaussian, DiscreteLaplace
 

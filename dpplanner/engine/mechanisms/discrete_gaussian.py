@@ -7,12 +7,7 @@ ways. Its delta at eps is sum over x with L(x) > eps of P(x) (1 - e^{eps - L(x)}
 are bounded rigorously by gauss_sums.py (term by term for small sigma, Euler-Maclaurin with an
 explicit remainder for large sigma), Z through the Jacobi theta identity.
 
-Lattice (points n s, offset 0): the UPPER twin puts x on the least n with n s >= L(x), i.e.
-x >= gamma_n = S/2 - n s / l, the LOWER twin on the largest n with n s <= L(x); gamma_n is moved
-by its rounding error before it is ceiled (floored), so every x lands on the safe side. Integers
-beyond |x| <= X = z sigma (Phi(-z) <= tail / 2) are cut: those with the highest loss go to
-+infinity (upper) or are dropped (lower), those with the lowest loss are moved up to the lowest
-point (upper) or dropped (lower).
+Its lattice twins are built in discrete_gaussian_kernel.py.
 """
 
 from __future__ import annotations
@@ -23,80 +18,10 @@ import numpy as np
 
 from ..memo import Memo
 from ..optimal.atoms import TINY, U
-from ..optimal.lattice import LatticePMF
 from .discrete_objects import MAX_SIGMA, check_scale, check_shift
-from .gauss_sums import (DIRECT_SIGMA, direct_terms, run_sum_bounds, tail_z, theta_bounds,
+from .gauss_sums import (DIRECT_SIGMA, direct_terms, run_sum_bounds, tail_z, theta_bounds, theta_direct,
                          upper_tail)
 from .gaussian import gaussian_multiplier
-
-
-def _kernel_bounds(sigma: float, S: int, step: float, upper: bool, tail: float):
-    """(first n, per-bucket masses, relative error, mass at +inf) of the twin on ``step``."""
-    X = math.ceil(tail_z(tail) * sigma) + 1
-    ell = S / (sigma * sigma)
-    w = step * sigma * sigma / S                            # integers per lattice step, rel. err <= 3U
-    n_top = math.ceil(ell * (S / 2.0 + X) / step * (1 + 8 * U)) + 2
-    n_bot = math.floor(ell * (S / 2.0 - X) / step * (1 - 8 * U) if X > S / 2 else
-                       ell * (S / 2.0 - X) / step * (1 + 8 * U)) - 2
-    if n_top - n_bot > (1 << 26):
-        raise ValueError(f"a discrete Gaussian (sigma {sigma:.6g}, shift {S}) needs about {n_top - n_bot:,} "
-                         f"lattice points at step {step:.3g}")
-    n = np.arange(n_bot - 1, n_top + 2, dtype=float)
-    gamma = S / 2.0 - n * w
-    e = 8 * U * (S / 2.0 + np.abs(n) * w) + TINY
-    if upper:   # bucket n: [A_n, A_{n-1} - 1], A_n the least x with L(x) <= n s
-        A = np.clip(np.ceil(gamma + e), -X, X + 1)
-        A = np.minimum.accumulate(A)
-        A[0], A[-1] = X + 1, -X                   # n_bot - 1 and the top: everything is kept
-        lo, hi, first = A[1:], A[:-1] - 1, n_bot
-    else:       # bucket n: [B_{n+1} + 1, B_n], B_n the largest x with L(x) >= n s
-        B = np.clip(np.floor(gamma - e), -X - 1, X)
-        B = np.minimum.accumulate(B)
-        B[0], B[-1] = X, -X - 1                   # (soundly: the ends' losses are beyond n_bot, n_top)
-        lo, hi, first = B[1:] + 1, B[:-1], n_bot - 1
-    p = np.zeros(lo.size)
-    full = hi >= lo
-    if sigma <= DIRECT_SIGMA:
-        x = np.arange(-X, X + 1, dtype=float)
-        vals, rel = direct_terms(x, sigma)
-        theta_lo, theta_hi = _theta(vals, rel, X, sigma)
-        idx = (lo[full] + X).astype(np.int64)      # runs are consecutive and ascend as n descends
-        order = np.argsort(idx, kind="stable")
-        sums = np.add.reduceat(vals, idx[order])
-        out = np.empty(idx.size)
-        out[order] = sums
-        p[full] = out
-        counts = (hi - lo + 1)[full]
-        rel = rel + 1.01 * (float(counts.max()) + 2) * U + 4 * U
-        p = p / (theta_lo if upper else theta_hi)
-    else:
-        theta_lo, theta_hi = theta_bounds(sigma)
-        lo_b, hi_b = run_sum_bounds(lo[full], hi[full], sigma)
-        p[full] = hi_b / theta_lo if upper else lo_b / theta_hi
-        rel = 8 * U
-    out_mass = upper_tail(-X, sigma) / theta_lo                 # each side beyond X
-    if upper:
-        p[0] += out_mass * (1 + 4 * U)           # the lowest losses, moved up to the lowest point
-    return first, p, rel, (out_mass if upper else 0.0)
-
-
-def _theta(vals: np.ndarray, rel: float, X: int, sigma: float) -> tuple[float, float]:
-    """Bounds on theta from the terms |x| <= X summed (relative error ``rel`` each) and the two tails."""
-    s = math.fsum(vals.tolist())
-    r = rel + 2 * U
-    return s * (1 - r), (s * (1 + r) + 2 * upper_tail(-X, sigma)) * (1 + 4 * U)
-
-
-def dg_kernel(sigma: float, shift: int, step: float, upper: bool, tail: float) -> LatticePMF:
-    """The UPPER (or LOWER) twin of one discrete Gaussian release's loss on lattice ``step``, with
-    at most ``tail`` cut from its ends (to +inf above, counted against delta, or dropped below)."""
-    first, p, rel, inf_mass = _kernel_bounds(sigma, shift, step, upper, tail)
-    nz = np.flatnonzero(p)
-    if nz.size == 0:
-        return LatticePMF(step, 0, np.zeros(1), 0.0, upper, rel=rel, inf_mass=inf_mass * (1 + 4 * U))
-    j0, j1 = int(nz[0]), int(nz[-1]) + 1
-    return LatticePMF(step, first + j0, p[j0:j1].copy(), 0.0, upper, rel=rel, err=(j1 - j0) * TINY,
-                      inf_mass=inf_mass * (1 + 4 * U))
 
 
 def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> float:
@@ -110,7 +35,7 @@ def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> fl
     tails = upper_tail(-X, sigma)
     if sigma <= DIRECT_SIGMA:
         vals, rel = direct_terms(np.arange(-X, X + 1, dtype=float), sigma)
-        theta_lo = _theta(vals, rel, X, sigma)[0]
+        theta_lo = theta_direct(vals, rel, X, sigma)[0]
     else:
         theta_lo = theta_bounds(sigma)[0]
     if x_max < -X:

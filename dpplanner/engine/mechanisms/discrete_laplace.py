@@ -3,20 +3,26 @@
 Noise P(x) = (1 - q) / (1 + q) q^|x| on the integers, q = e^{-1/t}; the worst pair is the noise
 and the noise shifted by S (discrete_objects.py). The loss log P(x) / P(x - S) is S/t for x <= 0,
 -S/t for x >= S and (S - 2x)/t in between, so with i = S - x clipped to [0, S] it is
-L_i = (2i - S)/t, i = 0..S, with masses
+L_i = -eps + i h (eps = S/t, h = 2/t), i = 0..S, with masses
 
-    i = S: 1 / (1 + q);   i = 0: q^S / (1 + q);   0 < i < S: (1 - q) q^(S - i) / (1 + q)
+    i = S: 1 / (1 + q);   i = 0: q^S / (1 + q);   0 < i < S: c q^(S - i), c = (1 - q) / (1 + q)
 
-(they add up to 1). For S = 1 that is randomized response with epsilon 1/t. Any run of interior
-atoms i = lo..hi has mass q^(S - hi) (1 - q^(hi - lo + 1)) / (1 + q), a closed form in log space:
-so the masses on a lattice of step s cost O(S / t / s) whatever S is (S up to 2^53).
+(they add up to 1). For S = 1 that is randomized response with epsilon 1/t. The interior masses
+grow as e^{i/t} = e^{(L_i + eps)/2}: the same tilt as the continuous Laplace density, so any run
+of interior atoms has a closed-form mass and mean of u = e^{-L} (geometric sums, log space), and a
+run's Jensen point -log E[u | run] is exactly the midpoint of its first and last atoms.
 
-Lattice: points n s (offset 0). The UPPER twin moves every atom up to the next point (a loss
-rounded up only raises delta(x) = E[(1 - e^{x - L})^+], after composing with anything), the LOWER
-twin down to the previous one. Atom i is at loss <= n s iff i <= beta_n = n s t / 2 + S / 2; beta_n
-is computed in floating point and moved by its error bound before it is floored (upper) or
-ceiled (lower), so every atom lands on the safe side. For S = 1 the randomized-response kernels
-(kernels.py: connect the dots above, a post-processing below) are used, with 1/t bracketed.
+Lattice: offset -eps (rounded to the safe side), points at steps of s; Y = L + eps in [0, 2 eps].
+* UPPER (offset >= -eps, positions i h_up >= the exact ones): connect the dots (kernels.py) per
+  atom, or per lattice cell in closed form when there are many atoms (S > SPARSE_ATOMS), each
+  cell's mass and mean of u kept; the cancellation in the split is bounded per entry.
+* LOWER (offset <= -eps, positions <= the exact ones): where h is a whole multiple of s the atoms
+  sit on the lattice (exact). Else, with few atoms, each is rounded down; with many, interior atoms
+  are grouped around lattice points so that each group's midpoint (its Jensen point) is at or above
+  its point (Jensen, then moving mass to less loss: both lower every E[phi(u)] for decreasing
+  convex phi), and the top atom is pooled with the interior atoms just below it so that the pool's
+  Jensen point lands at or above a lattice point (as laplace_lower pools the continuous one).
+For S = 1 the randomized-response kernels (kernels.py) are used, with 1/t bracketed.
 """
 
 from __future__ import annotations
@@ -29,17 +35,21 @@ import numpy as np
 from ..optimal.atoms import TINY, U
 from ..optimal.lattice import LatticePMF
 from .discrete_objects import check_scale, check_shift
-from .kernels import KERNEL_ULPS, rr_lower, rr_upper
+from .kernels import KERNEL_ULPS, floor_frac, rr_lower, rr_upper
+
+#: Up to this many atoms a kernel is built atom by atom; above, cell by cell in closed form.
+SPARSE_ATOMS = 1 << 17
+#: An entry whose computed relative error exceeds this counts its error in ``err`` instead.
+MAX_REL = 1e-6
 
 
 def _real(value, what: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} = {value!r} is not a number") from None
     if isinstance(value, bool):
         raise ValueError(f"{what} = {value!r} is not a number")
-    return v
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} = {value!r} is not a number") from None
 
 
 def discrete_laplace_scale(epsilon, shift=1) -> float:
@@ -59,13 +69,20 @@ def discrete_laplace_scale(epsilon, shift=1) -> float:
     return check_scale(t, s, "DiscreteLaplace", "scale")
 
 
+def directed_ratio(num: int, den: float, up: bool) -> float:
+    """num / den rounded up (or down), checked in rational arithmetic."""
+    v = num / den
+    exact = Fraction(num) / Fraction(den)
+    if up and Fraction(v) < exact:
+        return math.nextafter(v, math.inf)
+    if not up and Fraction(v) > exact:
+        return math.nextafter(v, 0.0)
+    return v
+
+
 def epsilon_bounds(scale: float, shift: int) -> tuple[float, float]:
     """(upper, lower) doubles around the exact S / t (its pure-DP epsilon)."""
-    e = shift / scale
-    ex = Fraction(shift) / Fraction(scale)
-    up = e if Fraction(e) >= ex else math.nextafter(e, math.inf)
-    lo = e if Fraction(e) <= ex else math.nextafter(e, 0.0)
-    return up, lo
+    return directed_ratio(shift, scale, True), directed_ratio(shift, scale, False)
 
 
 def dl_kernel(scale: float, shift: int, step: float, upper: bool) -> LatticePMF:
@@ -73,47 +90,197 @@ def dl_kernel(scale: float, shift: int, step: float, upper: bool) -> LatticePMF:
     eps_up, eps_lo = epsilon_bounds(scale, shift)
     if shift == 1:
         return rr_upper(eps_up, step) if upper else rr_lower(eps_lo, step)
-    S, t = shift, scale
-    v = step * t / 2.0                              # atoms per lattice step, relative error <= 2U
-    n_lo = math.floor(-eps_up / step) - 2
-    n_hi = math.ceil(eps_up / step) + 2
-    n = np.arange(n_lo, n_hi + 1, dtype=float)
-    beta = n * v + S / 2.0                          # <= 3 roundings of terms <= |n| v + S/2
-    e = 6 * U * (np.abs(n) * v + S / 2.0) + TINY
-    if upper:   # bucket n holds i in (b_{n-1}, b_n], b_n = the last atom at loss <= n s
-        last = np.clip(np.floor(beta - e), -1, S).astype(np.int64)
-        last = np.maximum.accumulate(last)
-        lo_i, hi_i = last[:-1] + 1, last[1:]
-        pts = n[1:]
-    else:       # bucket n holds i in [a_n, a_{n+1}), a_n = the first atom at loss >= n s
-        first = np.clip(np.ceil(beta + e), 0, S + 1).astype(np.int64)
-        first = np.maximum.accumulate(first)
-        lo_i, hi_i = first[:-1], first[1:] - 1
-        pts = n[:-1]
-    p = _run_masses(lo_i, hi_i, S, t)
+    t, S = scale, shift
+    rel0 = KERNEL_ULPS * U + 16 * U * (eps_up + 4.0)       # one closed-form mass or sum of masses
+    if upper:
+        p, abs_err = (_upper_atoms if S + 1 <= SPARSE_ATOMS else _upper_cells)(t, S, step, rel0)
+        offset = -eps_lo
+    else:
+        h_lo = directed_ratio(2, t, False)
+        whole = round(h_lo / step)
+        if whole >= 1 and abs(h_lo / step - whole) <= 1e-9 * whole and Fraction(whole) * Fraction(step) <= \
+                Fraction(2) / Fraction(t) and S + 1 <= SPARSE_ATOMS:
+            p, abs_err = _on_lattice(t, S, whole, rel0)
+        elif S + 1 <= SPARSE_ATOMS and step * t < 2:      # atoms sparser than the lattice
+            p, abs_err = _lower_atoms(t, S, step, h_lo, rel0)
+        else:
+            p, abs_err = _lower_groups(t, S, step, rel0)
+        offset = -eps_up
+    return _pmf(p, abs_err, step, offset, upper, rel0)
+
+
+def _pmf(p: np.ndarray, abs_err: np.ndarray, step: float, offset: float, upper: bool, rel0: float) -> LatticePMF:
+    """The LatticePMF of entries p with absolute error bounds abs_err: within MAX_REL relative
+    they count in ``rel``, beyond it (a few tiny entries) in ``err``."""
     nz = np.flatnonzero(p)
     j0, j1 = int(nz[0]), int(nz[-1]) + 1
-    rel = KERNEL_ULPS * U + 8 * U * (eps_up + 2.0)
-    return LatticePMF(step, int(pts[j0]), p[j0:j1].copy(), 0.0, upper, rel=rel, err=(j1 - j0) * TINY)
+    p, abs_err = p[j0:j1].copy(), abs_err[j0:j1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(abs_err == 0, 0.0, np.where(p > 0, abs_err / p, np.inf))
+    good = ratio <= MAX_REL
+    rel = max(float(np.max(ratio[good], initial=0.0)), rel0)
+    err = float(np.sum(abs_err[~good])) * (1 + 1e-9) + (j1 - j0) * TINY
+    return LatticePMF(step, j0, p, offset, upper, rel=rel, err=err)
 
 
-def _run_masses(lo: np.ndarray, hi: np.ndarray, S: int, t: float) -> np.ndarray:
-    """Mass of the atoms i = lo..hi (empty where hi < lo), per run: the interior atoms' geometric
-    sum in log space, plus the end atoms i = 0 and i = S where the run holds them. Each term is
-    exp of a short chain (relative error ~ KERNEL_ULPS U + 4 U (S/t + 1)), at most three added."""
+def _log_masses(i: np.ndarray, S: int, t: float) -> np.ndarray:
+    """log P(atom i) for atoms i (floats holding whole numbers in [0, S])."""
     inv_t = 1.0 / t
     log1p_q = math.log1p(math.exp(-inv_t))
-    out = np.zeros(lo.size)
-    a, b = np.maximum(lo, 1), np.minimum(hi, S - 1)
-    inner = b >= a
-    if inner.any():
-        with np.errstate(under="ignore"):
-            count = (b[inner] - a[inner] + 1).astype(float)
-            gap = (S - b[inner]).astype(float)
-            out[inner] = np.exp(-gap / t + np.log(-np.expm1(-count / t)) - log1p_q)
-    has_top = (lo <= S) & (hi >= S)
-    has_bottom = (lo <= 0) & (hi >= 0)
-    out[has_top] += math.exp(-log1p_q)
+    out = math.log(-math.expm1(-inv_t)) - log1p_q - (S - i) / t
+    out = np.where(i == S, -log1p_q, out)
+    return np.where(i == 0, -S / t - log1p_q, out)
+
+
+def ctd(pos: np.ndarray, mass: np.ndarray, step: float):
+    """Connect the dots of atoms at pos >= 0 (exact doubles): (lattice index of the lower end,
+    mass to it, mass to the next point); each share exact to a few ulps."""
+    frac = np.fmod(pos, step)
+    n = np.rint((pos - frac) / step).astype(np.int64)          # exact while n < 2^50 (floor_frac)
+    den = -math.expm1(-step)
     with np.errstate(under="ignore"):
-        out[has_bottom] += math.exp(-S / t - log1p_q)
-    return out
+        hi = mass * -np.expm1(-frac) / den
+        lo = mass * np.exp(-frac) * -np.expm1(-(step - frac)) / den
+    return n, lo, hi
+
+
+def _upper_atoms(t: float, S: int, step: float, rel0: float):
+    """Connect the dots atom by atom, at positions i h_up (one ulp up: >= the exact i h)."""
+    h_up = directed_ratio(2, t, True)
+    i = np.arange(S + 1, dtype=float)
+    pos = np.nextafter(i * h_up, np.inf)
+    pos[0] = 0.0
+    with np.errstate(under="ignore"):
+        m = np.exp(_log_masses(i, S, t))
+    n, lo, hi = ctd(pos, m, step)
+    size = int(n[-1]) + 2
+    p = np.bincount(n, lo, minlength=size) + np.bincount(n + 1, hi, minlength=size)
+    terms = np.bincount(n, minlength=size) + np.bincount(n + 1, minlength=size)
+    return p, p * (rel0 + 1.01 * (terms + 2) * U)
+
+
+def _on_lattice(t: float, S: int, whole: int, rel0: float):
+    """Atom i at i * whole steps (whole * step <= h exactly: every atom moved down, or not at all)."""
+    i = np.arange(S + 1, dtype=float)
+    with np.errstate(under="ignore"):
+        m = np.exp(_log_masses(i, S, t))
+    p = np.zeros(S * whole + 1)
+    p[::whole] = m
+    return p, p * rel0
+
+
+def _lower_atoms(t: float, S: int, step: float, h_lo: float, rel0: float):
+    """Each atom rounded down to the lattice, at positions i h_lo (one ulp down: <= the exact i h)."""
+    i = np.arange(S + 1, dtype=float)
+    pos = np.nextafter(i * h_lo, 0.0)
+    pos[0] = 0.0
+    frac = np.fmod(pos, step)
+    n = np.rint((pos - frac) / step).astype(np.int64)
+    with np.errstate(under="ignore"):
+        m = np.exp(_log_masses(i, S, t))
+    p = np.bincount(n, m)
+    terms = np.bincount(n)
+    return p, p * (rel0 + 1.01 * (terms + 2) * U)
+
+
+def _upper_cells(t: float, S: int, step: float, rel0: float):
+    """Connect the dots cell by cell: the interior atoms in [n s, (n + 1) s] (positions i h_up,
+    moved up together by their rounding) keep their mass M and their mean of u, E, in closed form;
+    the cell's top end gets (M - E) / (1 - e^-s), its bottom end (E - e^-s M) / (1 - e^-s) (E is
+    relative to the cell's bottom). The error of log E - log M is carried through both splits."""
+    h_up = directed_ratio(2, t, True)
+    inv_t = 1.0 / t
+    top = math.nextafter(S * h_up, math.inf)
+    N = math.floor(top / step) + 2
+    nn = np.arange(N, dtype=float)
+    beta = (nn + 1) * step / h_up                    # atoms i <= beta lie at or below the cell's top
+    b = np.clip(np.floor(beta - (16 * U * (beta + S) + 1e-9)), 0, S - 1)
+    b = np.maximum.accumulate(b)
+    a = np.concatenate([[1.0], b[:-1] + 1])
+    full = b >= a
+    a, K, n = a[full], (b - a + 1)[full], nn[full]
+    log_ma = _log_masses(a, S, t)
+    with np.errstate(divide="ignore", under="ignore"):
+        geo_m = np.log(np.expm1(K * inv_t)) - math.log(math.expm1(inv_t))
+        rho = inv_t - h_up                                          # < 0
+        geo_e = np.log(-np.expm1(K * rho)) - math.log(-math.expm1(rho))
+        d = np.maximum(a * h_up - n * step + 4 * U * (a * h_up + n * step) + TINY, 0.0)
+        log_m, log_e = log_ma + geo_m, log_ma - d + geo_e
+        x = np.minimum(log_e - log_m, 0.0)
+        dx = 32 * U * (np.abs(log_ma) + np.abs(geo_m) + np.abs(geo_e) + K * (inv_t - rho) + d + 8)
+        den = -math.expm1(-step)
+        mass_m, mass_e = np.exp(log_m), np.exp(log_e)
+        w_top = mass_m * -np.expm1(x) / den
+        w_bot = mass_e * -np.expm1(np.minimum(-x - step, 0.0)) / den
+        e_top = (w_top * rel0 + mass_m * dx * np.exp(x) / den) * 1.01
+        e_bot = (w_bot * rel0 + mass_e * dx * np.exp(np.minimum(-x - step, 0.0)) / den) * 1.01
+    idx = n.astype(np.int64)
+    size = N + 2
+    p = np.bincount(idx, w_bot, minlength=size) + np.bincount(idx + 1, w_top, minlength=size)
+    err = np.bincount(idx, e_bot, minlength=size) + np.bincount(idx + 1, e_top, minlength=size)
+    ends = np.array([0.0, float(S)])
+    with np.errstate(under="ignore"):
+        m_end = np.exp(_log_masses(ends, S, t))
+    p[0] += m_end[0]
+    err[0] += m_end[0] * rel0
+    j, lo, hi = ctd(np.array([top]), m_end[1:], step)
+    p[j[0]] += lo[0]
+    p[j[0] + 1] += hi[0]
+    err[j[0]] += lo[0] * rel0
+    err[j[0] + 1] += hi[0] * rel0
+    return p, err + p * 4 * U
+
+
+def _lower_groups(t: float, S: int, step: float, rel0: float):
+    """Jensen groups (module docstring): the interior atoms below the pool in runs whose midpoint
+    -- their Jensen point, as their masses grow as e^{Y/2} -- is at or just above a lattice point
+    (a_n + b_n >= n s t, run n following run n - 1), each run put on the lattice point below its
+    midpoint (computed, so any run is sound); the pool of the top atom and the atoms above the runs
+    on the point below its Jensen point, its start chosen so that this loses least."""
+    inv_t = 1.0 / t
+    log1p_q = math.log1p(math.exp(-inv_t))
+    log_c = math.log(-math.expm1(-inv_t)) - log1p_q
+    log_m_top, log_e_top = -log1p_q, -log1p_q - 2.0 * S * inv_t
+
+    def pool_jensen(a: int) -> tuple[float, float]:
+        """(a lower bound on the Jensen point, log mass) of the top atom with the atoms a..S-1."""
+        log_m, log_e = log_m_top, log_e_top
+        k = S - a
+        if k > 0:
+            lm = log_c - (S - a) * inv_t + math.log(math.expm1(k * inv_t)) - math.log(math.expm1(inv_t))
+            le = log_c - (S + a) * inv_t + math.log(-math.expm1(-k * inv_t)) - math.log(-math.expm1(-inv_t))
+            log_m, log_e = np.logaddexp(log_m, lm), np.logaddexp(log_e, le)
+        if k <= 0:
+            return 2.0 * directed_ratio(S, t, False), float(log_m)
+        return float(log_m - log_e) - 1e-12 * (1.0 + 4.0 * S * inv_t), float(log_m)
+
+    # the top atom alone is at 2 S / t >= 2 eps_lo (exact): on the lattice when the step is aligned
+    n_pool = floor_frac(2.0 * directed_ratio(S, t, False), step)[0]
+    lo, hi = 1, S                 # the least start whose Jensen point is still >= n_pool s
+    if pool_jensen(1)[0] >= n_pool * step:
+        hi = 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if pool_jensen(mid)[0] >= n_pool * step else (mid, hi)
+    a_pool = hi
+    log_pool = pool_jensen(a_pool)[1]
+    # runs over 1..a_pool - 1: run 0 ends at b0; run n has a_n + b_n = g_n >= n s t
+    b0 = min(max(round(step * t / 4), 0), a_pool - 1)
+    nn = np.arange(1, n_pool + 2, dtype=float)
+    g = np.ceil(nn * step * t * (1 + 4 * U)).astype(np.int64)
+    sign = np.where(np.arange(1, nn.size + 1) % 2 == 0, 1, -1).astype(np.int64)
+    b = sign * (b0 + np.cumsum(sign * (g - 1)))
+    b = np.minimum(np.maximum.accumulate(np.concatenate([[b0], b])), a_pool - 1).astype(float)
+    a = np.concatenate([[1.0], b[:-1] + 1])
+    full = b >= a
+    a, b = a[full], b[full]
+    K = b - a + 1
+    with np.errstate(under="ignore"):
+        mass = np.exp(_log_masses(a, S, t) + np.log(np.expm1(K * inv_t)) - math.log(math.expm1(inv_t)))
+    point = np.floor((a + b) * inv_t * (1 - 8 * U) / step).astype(np.int64)   # below each midpoint
+    size = n_pool + 2
+    p = np.bincount(point, mass, minlength=size)
+    terms = np.bincount(point, minlength=size)
+    p[0] += math.exp(_log_masses(np.array([0.0]), S, t)[0])
+    p[n_pool] += math.exp(log_pool)
+    return p, p * (rel0 + 1.01 * (terms + 3) * U)
