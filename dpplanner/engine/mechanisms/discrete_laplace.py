@@ -17,16 +17,18 @@ Lattice: offset -eps (rounded to the safe side), points at steps of s; Y = L + e
   atom, or per lattice cell in closed form when there are many atoms (S > SPARSE_ATOMS), each
   cell's mass and mean of u kept; the cancellation in the split is bounded per entry.
 * LOWER (offset <= -eps, positions <= the exact ones): where h is a whole multiple of s the atoms
-  sit on the lattice (exact). Else, with few atoms, each is rounded down; with many, interior atoms
-  are grouped around lattice points so that each group's midpoint (its Jensen point) is at or above
-  its point (Jensen, then moving mass to less loss: both lower every E[phi(u)] for decreasing
-  convex phi), and the top atom is pooled with the interior atoms just below it so that the pool's
-  Jensen point lands at or above a lattice point (as laplace_lower pools the continuous one).
+  sit on the lattice (exact). Else the bottom atom is at the offset, interior atoms are grouped in
+  runs whose midpoint (their Jensen point) is at or just above a lattice point (where atoms are
+  sparser than the lattice, runs of one atom: rounded down), each run put on the point below it
+  (Jensen, then moving mass to less loss: both lower every E[phi(u)] for decreasing convex phi),
+  and the top atom is pooled with the interior atoms just below it so that the pool's Jensen
+  point lands at or above a lattice point (as laplace_lower pools the continuous one).
 For S = 1 the randomized-response kernels (kernels.py) are used, with 1/t bracketed.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -69,8 +71,10 @@ def discrete_laplace_scale(epsilon, shift=1) -> float:
     return check_scale(t, s, "DiscreteLaplace", "scale")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def directed_ratio(num: int, den: float, up: bool) -> float:
-    """num / den rounded up (or down), checked in rational arithmetic."""
+    """num / den rounded up (or down), checked in rational arithmetic (remembered: the bracket
+    asks for the same ones many times)."""
     v = num / den
     exact = Fraction(num) / Fraction(den)
     if up and Fraction(v) < exact:
@@ -101,8 +105,6 @@ def dl_kernel(scale: float, shift: int, step: float, upper: bool) -> LatticePMF:
         if whole >= 1 and abs(h_lo / step - whole) <= 1e-9 * whole and Fraction(whole) * Fraction(step) <= \
                 Fraction(2) / Fraction(t) and S + 1 <= SPARSE_ATOMS:
             p, abs_err = _on_lattice(t, S, whole, rel0)
-        elif S + 1 <= SPARSE_ATOMS and step * t < 2:      # atoms sparser than the lattice
-            p, abs_err = _lower_atoms(t, S, step, h_lo, rel0)
         else:
             p, abs_err = _lower_groups(t, S, step, rel0)
         offset = -eps_up
@@ -167,20 +169,6 @@ def _on_lattice(t: float, S: int, whole: int, rel0: float):
     p = np.zeros(S * whole + 1)
     p[::whole] = m
     return p, p * rel0
-
-
-def _lower_atoms(t: float, S: int, step: float, h_lo: float, rel0: float):
-    """Each atom rounded down to the lattice, at positions i h_lo (one ulp down: <= the exact i h)."""
-    i = np.arange(S + 1, dtype=float)
-    pos = np.nextafter(i * h_lo, 0.0)
-    pos[0] = 0.0
-    frac = np.fmod(pos, step)
-    n = np.rint((pos - frac) / step).astype(np.int64)
-    with np.errstate(under="ignore"):
-        m = np.exp(_log_masses(i, S, t))
-    p = np.bincount(n, m)
-    terms = np.bincount(n)
-    return p, p * (rel0 + 1.01 * (terms + 2) * U)
 
 
 def _upper_cells(t: float, S: int, step: float, rel0: float):
