@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from typing import Any, Callable, Optional
 
 from dpplanner.engine.types import CancelToken, Cancelled
@@ -60,6 +61,17 @@ class _SharedCancel(CancelToken):
             raise Cancelled("computation cancelled")
 
 
+#: Jobs this process has started, by job function; read with ``runs``.
+_runs: Counter = Counter()
+
+
+@in_engine_process
+def runs(request: Any, cancel: CancelToken, progress: Callable[[float], None]) -> dict[Callable, int]:
+    """How many jobs of each function this engine process has started (this query included): how
+    a caller learns that work was done there - or was not, when it was cancelled before it began."""
+    return dict(_runs)
+
+
 def _child_main(conn, flag) -> None:
     global _in_child
     _in_child = True
@@ -73,6 +85,10 @@ def _child_main(conn, flag) -> None:
         except (EOFError, OSError):
             return
         token = _SharedCancel(flag, job_id)
+        if token.cancelled:     # cancelled while it was on its way: no work starts
+            conn.send(("cancelled", job_id, None))
+            continue
+        _runs[fn] += 1
         last = [0.0]
 
         def progress(fraction: float) -> None:
@@ -162,15 +178,15 @@ class EngineProcess:
         child.close()
 
     def run(self, fn: Callable, request: Any, token: CancelToken, progress: Callable[[float], None]) -> Any:
+        """``fn(request)`` in the child; Cancelled if ``token`` is cancelled before the answer is
+        collected (a job whose token is cancelled before it is sent is never sent)."""
         while not self._lock.acquire(timeout=0.01):
             token.check()           # another window's job is running; ours may be cancelled first
         try:
-            return self._run(fn, request, token, progress)
+            token.check()
+            return self._receive(self._send(fn, request), token, progress)
         finally:
             self._lock.release()
-
-    def _run(self, fn, request, token, progress):
-        return self._receive(self._send(fn, request), token, progress)
 
     def _send(self, fn, request) -> int:
         self._ids += 1
@@ -184,6 +200,9 @@ class EngineProcess:
     def _receive(self, job_id, token, progress):
         cancel_sent = False
         while True:
+            if token.cancelled and not cancel_sent:     # first: the child checks before it starts
+                self._flag.value = job_id
+                cancel_sent = True
             if self._conn.poll(0.01):
                 try:
                     kind, got, payload = self._conn.recv()
@@ -202,15 +221,12 @@ class EngineProcess:
                     except Cancelled:
                         pass            # the next pass tells the child; its answer ends the job
                     continue
+                if kind == "cancelled" or (kind == "result" and token.cancelled):
+                    raise Cancelled("computation cancelled")
                 if kind == "result":
                     return payload
-                if kind == "cancelled":
-                    raise Cancelled("computation cancelled")
                 text, value_error = payload
                 raise JobFailed(text, value_error)
-            if token.cancelled and not cancel_sent:
-                self._flag.value = job_id
-                cancel_sent = True
             if not self._proc.is_alive():
                 self._restart()
                 raise JobFailed("the engine process stopped unexpectedly; it was restarted", False)

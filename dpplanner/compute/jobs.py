@@ -53,6 +53,7 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
     half the theorems (see _halves; ``total_known``: an allocation has just left the plan's total
     in memory) beside the others; pld's curve, never above the generic optimal one, takes that one from
     the helper. The numbers are the same as computing everything here."""
+    _not_cancelled(cancel)
     here, there = _halves(request.theorems, total_known)
     side = engine_process.helper(start=False) if here and there else None
     if side is None:
@@ -145,7 +146,9 @@ def _hand_over(side, fn, request, token: CancelToken) -> Optional[Callable[[], A
     the helper failed; a cancellation is raised. None if the helper is taken or the job could not
     be sent (a dead pipe, a request that would not pickle). The job is sent from this thread
     before it computes its own part: a sending thread first needed the interpreter lock from the
-    computing one, up to the 5 ms switch interval of the helper's head start."""
+    computing one, up to the 5 ms switch interval of the helper's head start. A cancelled token
+    raises Cancelled here: nothing is sent."""
+    token.check()
     if not side.claim():
         return None
     try:
@@ -221,6 +224,7 @@ class ProfileResult:
 
 @in_engine_process
 def profile(request: ProfileRequest, cancel: CancelToken, progress: Progress) -> ProfileResult:
+    _not_cancelled(cancel)
     result = engine.privacy_profile(
         list(request.epsilons), list(request.deltas), eta=request.eta,
         multiplicities=list(request.multiplicities), num=request.points,
@@ -251,6 +255,7 @@ class AllocateResult:
 
 @in_engine_process
 def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) -> AllocateResult:
+    _not_cancelled(cancel)
     try:
         stats = rebalanced(request.budget, request.statistics, cancel=cancel,
                            progress=_part(progress, 0.0, 0.6))
@@ -261,6 +266,13 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
                           cancel, _part(progress, 0.6, 1.0),
                           total_known=engine.theorem(request.budget.theorem).remembers_total)
     return AllocateResult(request.request_id, request, stats, evaluation)
+
+
+def _not_cancelled(cancel: Optional[CancelToken]) -> None:
+    """A job whose token is cancelled before it starts does no work (a remembered result would
+    otherwise come back at once, as if nobody had cancelled it)."""
+    if cancel is not None:
+        cancel.check()
 
 
 def _describe(exc: Exception) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -14,26 +13,11 @@ from dpplanner.compute import engine_process, jobs
 from dpplanner.gui.compute import ComputeController
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.model.requests import CurveView
+from engine_jobs import Slow, helper_pid, helper_ran, helper_up, slow_job, synthetic_100_request
 from probe import Probe
 
 #: Each test talks to a spawned child process (seconds to start on a busy machine).
 pytestmark = pytest.mark.slow
-
-
-@dataclass(frozen=True)
-class Slow:
-    seconds: float
-    request_id: int = 0
-
-
-# Top-level and marked, so the child process can import and run them.
-@in_engine_process
-def slow_job(request, cancel, progress):
-    end = time.monotonic() + request.seconds
-    while time.monotonic() < end:
-        progress(0.5)               # raises Cancelled in the child once the GUI cancelled
-        time.sleep(0.002)
-    return os.getpid()
 
 
 @in_engine_process
@@ -92,8 +76,8 @@ def test_the_same_numbers_as_in_this_process(qtbot, controller, probe, small_pla
 def test_cancel_reaches_the_child_and_it_stays_usable(qtbot, controller, probe):
     got = []
     probe.result.connect(lambda result: got.append(result))
-    controller.submit("x", slow_job, Slow(60), probe.handlers)
-    qtbot.wait(300)
+    with qtbot.waitSignal(controller.progressChanged, timeout=30000):   # it runs in the child
+        controller.submit("x", slow_job, Slow(60), probe.handlers)
     with qtbot.waitSignal(probe.cancelled, timeout=5000):
         controller.cancel("x")
     qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
@@ -145,46 +129,15 @@ def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, sm
                           equal_nan=True)
 
 
-@in_engine_process
-def helper_pid(request, cancel, progress):
-    """The engine process's helper once it is up and free (None before: the first call starts it)."""
-    side = engine_process.helper()
-    return None if side is None else side._proc.pid
-
-
-def _cpu_ticks(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])      # utime + stime
-
-
-def _helper_up(process, timeout_s: float = 120.0) -> int:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        pid = process.run(helper_pid, None, engine.CancelToken(), lambda f: None)
-        if pid is not None:
-            return pid
-        time.sleep(0.1)
-    raise AssertionError("the engine process's helper did not start")
-
-
-def _synthetic_100_request():
-    from dpplanner.model import files
-    from dpplanner.model.examples import example_path
-
-    return files.load_plan(example_path("synthetic-100")).evaluation_request(CurveView())
-
-
-@pytest.mark.skipif(not os.path.exists("/proc/self/stat") or (os.cpu_count() or 1) < 2,
-                    reason="needs two cores and /proc")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
 def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
     """With a second core optimal and concurrent run in a helper process beside the others; the
     window gets the same numbers, in the same order, as from one process."""
-    helper = _helper_up(process)
-    request = _synthetic_100_request()
-    before = _cpu_ticks(helper)
+    helper_up(process)
+    request = synthetic_100_request()
+    before = helper_ran(process, jobs._evaluate)
     got = process.run(jobs.evaluate, request, engine.CancelToken(), lambda f: None)
-    assert _cpu_ticks(helper) > before            # the helper computed its half
+    assert helper_ran(process, jobs._evaluate) == before + 1     # the helper computed its half
     alone = jobs._evaluate(request, None, lambda f: None)
     assert list(got.totals) == list(alone.totals) == list(request.theorems)
     def numbers(c):     # (kov's nan != nan; the timings differ)
@@ -197,8 +150,7 @@ def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/stat") or (os.cpu_count() or 1) < 2,
-                    reason="needs two cores and /proc")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
 def test_an_allocation_composes_its_lower_twins_in_the_helper_with_the_same_answer(process):
     """While an edit is redistributed the helper is idle: each pld bracket's lower twin is
     composed there beside the upper one (engine.offload), and the answer is the same."""
@@ -210,10 +162,10 @@ def test_an_allocation_composes_its_lower_twins_in_the_helper_with_the_same_answ
     plan = files.load_plan(example_path("synthetic-100"))
     stats = list(plan.statistics)
     stats[3] = replace(stats[3], epsilon=stats[3].epsilon * 1.05, held=True)
-    helper = _helper_up(process)
-    before = _cpu_ticks(helper)
+    helper_up(process)
+    before = helper_ran(process, jobs._apply)
     got = process.run(rebalance_only, (plan.budget, tuple(stats)), engine.CancelToken(), lambda f: None)
-    assert _cpu_ticks(helper) > before
+    assert helper_ran(process, jobs._apply) > before
     assert got == rebalance_only((plan.budget, tuple(stats)), None, None)
 
 
@@ -248,12 +200,15 @@ def rebalance_only(request, cancel, progress):
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
 def test_a_cancelled_evaluation_leaves_the_helper_free(process):
-    _helper_up(process)
+    """Cancelled once it runs (its first progress comes after the helper got its half): the
+    evaluation ends as cancelled however fast it was, and the helper is free for the next job."""
+    helper_up(process)
+    before = helper_ran(process, jobs._evaluate)
     token = engine.CancelToken()
-    token.cancel()
     with pytest.raises(engine.Cancelled):
-        process.run(jobs.evaluate, _synthetic_100_request(), token, lambda f: None)
-    assert _helper_up(process, timeout_s=30.0)
+        process.run(jobs.evaluate, synthetic_100_request(), token, lambda f: token.cancel())
+    assert helper_up(process, timeout_s=30.0)
+    assert helper_ran(process, jobs._evaluate) == before + 1     # it had its half, and let it go
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
@@ -263,10 +218,12 @@ def test_the_helper_starts_only_a_while_after_the_first_result(monkeypatch):
     monkeypatch.setattr(engine_process, "_in_child", True)      # as inside the engine process
     monkeypatch.setattr(engine_process, "_helper", None)
     monkeypatch.setattr(engine_process, "_helper_timer", None)
-    monkeypatch.setattr(engine_process, "HELPER_DELAY_S", 1.5)
+    monkeypatch.setattr(engine_process, "HELPER_DELAY_S", 600.0)
     assert engine_process.helper() is None
-    time.sleep(0.3)
-    assert engine_process._helper is None                       # not yet started
+    timer = engine_process._helper_timer
+    assert timer.interval == 600.0 and engine_process._helper is None     # started later, by it
+    timer.cancel()
+    timer.function()            # (as the timer would, without waiting for it)
     end = time.monotonic() + 60
     while engine_process.helper() is None and time.monotonic() < end:
         time.sleep(0.05)
@@ -299,7 +256,7 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
             fn, request = self.job
             return fn(request, token, progress)
 
-    request = _synthetic_100_request()
+    request = synthetic_100_request()
     for total_known in (False, True):
         jobs._evaluate_beside(Side(), request, *jobs._halves(request.theorems, total_known), engine.CancelToken(),
                               lambda f: None)
@@ -354,7 +311,7 @@ def test_the_helpers_half_is_sent_before_this_half_starts(monkeypatch):
         return real(request, *a, **k)
 
     monkeypatch.setattr(jobs, "_evaluate", here_part)
-    request = _synthetic_100_request()
+    request = synthetic_100_request()
     got = jobs._evaluate_beside(_RecordingSide(events), request, *jobs._halves(request.theorems),
                                 engine.CancelToken(), lambda f: None)
     assert events[:2] == ["sent", "here starts"] and events.count("collected") == 1
@@ -381,7 +338,7 @@ def test_a_failing_half_here_still_ends_the_helpers_claim(monkeypatch):
         raise engine.Cancelled("computation cancelled")
 
     monkeypatch.setattr(jobs, "_evaluate", here_part)
-    request = _synthetic_100_request()
+    request = synthetic_100_request()
     side = _RecordingSide(events)
     monkeypatch.setattr(side, "finish_claimed", lambda job, token, progress: events.append("collected"))
     with pytest.raises(engine.Cancelled):
@@ -401,7 +358,7 @@ def test_a_job_the_helper_cannot_take_is_computed_here(monkeypatch):
     side = Unsendable(events)
     monkeypatch.setattr(engine_process, "helper", lambda start=True: side)
     assert jobs._in_helper(lambda x, cancel: x * 2, (21,), None) is None
-    request = _synthetic_100_request()
+    request = synthetic_100_request()
     got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(),
                                 lambda f: None)
     assert set(got.totals) == set(request.theorems) and got.curve is not None
