@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: run test bench venv clean
+.PHONY: run test test-stress bench venv clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ run: $(VENV)/.stamp-base
 
 test: $(VENV)/.stamp-test
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+# The suite 5x as it is, 5x beside two busy loops and once on one core (taskset -c 0), one line
+# per run: a test that depends on the machine's speed or load fails here. Slow: 11 whole runs.
+# STRESS="--loaded-runs 2 -- tests/gui" changes the runs or the tests (tools/test_stress.py -h).
+test-stress: $(VENV)/.stamp-test
+	$(PY) tools/test_stress.py $(STRESS)
 
 bench: $(VENV)/.stamp-bench
 	$(PY) benchmarks/run.py

@@ -8,6 +8,39 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 from PySide6.QtCore import QCoreApplication, QSettings  # noqa: E402
+from pytestqt.qtbot import QtBot  # noqa: E402
+
+#: How long a test waits for what must happen (a result, a signal, a condition) before it fails.
+#: A wait ends as soon as its condition holds, so this costs nothing when the test passes; it is
+#: long because a busy machine (or one core shared with two busy loops) is many times slower.
+WAIT_MS = 120_000
+
+
+class PatientQtBot(QtBot):
+    """pytest-qt's bot, whose waits default to WAIT_MS instead of 5 s."""
+
+    def waitUntil(self, callback, *, timeout: int = WAIT_MS):
+        return super().waitUntil(callback, timeout=timeout)
+
+    def waitSignal(self, signal, *, timeout: int = WAIT_MS, **kwargs):
+        return super().waitSignal(signal, timeout=timeout, **kwargs)
+
+    def waitSignals(self, signals, *, timeout: int = WAIT_MS, **kwargs):
+        return super().waitSignals(signals, timeout=timeout, **kwargs)
+
+    def waitCallback(self, *, timeout: int = WAIT_MS, **kwargs):
+        return super().waitCallback(timeout=timeout, **kwargs)
+
+    def waitExposed(self, widget, *, timeout: int = WAIT_MS):
+        return super().waitExposed(widget, timeout=timeout)
+
+    def waitActive(self, widget, *, timeout: int = WAIT_MS):
+        return super().waitActive(widget, timeout=timeout)
+
+
+@pytest.fixture
+def qtbot(qapp, request):
+    return PatientQtBot(request)
 
 
 @pytest.fixture(scope="package", autouse=True)

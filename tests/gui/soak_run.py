@@ -77,9 +77,9 @@ def wait_idle(qtbot, window) -> None:
     def idle() -> bool:
         return not window.controller.is_busy() and not window.editor.is_redistributing()
 
-    qtbot.waitUntil(idle, timeout=60000)
+    qtbot.waitUntil(idle)
     qtbot.wait(PROFILE_DELAY_MS + 50)
-    qtbot.waitUntil(idle, timeout=60000)
+    qtbot.waitUntil(idle)
 
 
 def open_start(window, qtbot, folder: Path, example: str, population) -> Path:

@@ -35,7 +35,7 @@ def test_plots_follow_a_palette_change_live(qtbot, window):
     dark.setColor(QPalette.ColorRole.Window, QColor("#202020"))
     dark.setColor(QPalette.ColorRole.WindowText, QColor("#e0e0e0"))
     QApplication.setPalette(dark)
-    qtbot.waitUntil(lambda: all(p._theme is theme.DARK for p in _plots(window)), timeout=2000)
+    qtbot.waitUntil(lambda: all(p._theme is theme.DARK for p in _plots(window)))
     assert window.cost_plot.view.backgroundBrush().color().name() == theme.DARK.background
 
 

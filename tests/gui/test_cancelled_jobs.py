@@ -153,13 +153,13 @@ def test_jobs_cancelled_while_queued_never_reach_the_engine_process(qtbot, proce
     controller = ComputeController(debounce_ms=10, engine_process=process)
     try:
         before = _work(runs(process))
-        with qtbot.waitSignal(controller.progressChanged, timeout=30000):   # the worker is taken
+        with qtbot.waitSignal(controller.progressChanged):   # the worker is taken
             controller.submit("running", slow_job, Slow(60), probe.handlers)
         for i, (fn, request) in enumerate(jobs_of_every_kind()):
             controller.submit(f"kind {i}", fn, request, probe.handlers)
             controller.cancel(f"kind {i}")
         controller.cancel("running")
-        with qtbot.waitSignal(probe.result, timeout=30000) as last:     # the worker ran the queue
+        with qtbot.waitSignal(probe.result) as last:     # the worker ran the queue
             controller.submit("last", slow_job, Slow(0), probe.handlers)
         assert last.args[0] != os.getpid()
         assert _work(runs(process)) == before

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 
 import pytest
 
+from PySide6.QtCore import Qt
+
 from dpplanner.gui.compute import ComputeController, Handlers
 from probe import Probe
+
+#: Seconds a test waits for the worker thread to reach a point (it does at once on a quiet machine).
+THREAD_WAIT_S = 120
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,15 @@ def probe(qtbot):
     return Probe()
 
 
+def drain(qtbot, controller) -> None:
+    """Until every outcome the worker sent for the jobs submitted so far has been handled: a job
+    on another channel runs after them on the one worker thread, and its result arrives after
+    theirs. (What a test says did not arrive then never will.)"""
+    barrier = Probe()
+    with qtbot.waitSignal(barrier.result):
+        controller.submit("drain", lambda r, c, p: None, FakeRequest(0), barrier.handlers)
+
+
 @pytest.fixture
 def controller(qtbot):
     ctl = ComputeController(debounce_ms=20)
@@ -53,7 +66,7 @@ def test_result_carries_the_stamped_request_id(qtbot, controller, probe):
     def fast(request, cancel, progress):
         return request.request_id, request.value * 2
 
-    with qtbot.waitSignal(probe.result, timeout=5000) as blocker:
+    with qtbot.waitSignal(probe.result) as blocker:
         rid = controller.submit("evaluate", fast, FakeRequest(21), probe.handlers)
     assert blocker.args == [(rid, 42)]
 
@@ -63,13 +76,13 @@ def test_newer_request_cancels_the_running_one_and_stale_results_are_dropped(qtb
     results = []
     probe.result.connect(lambda result: results.append(result))
     controller.submit("evaluate", engine, FakeRequest(1), probe.handlers)
-    assert engine.entered.wait(5)
+    assert engine.entered.wait(THREAD_WAIT_S)
     second = controller.submit("evaluate", engine, FakeRequest(2), probe.handlers)
     # The first job sees its token cancelled while it is still running ...
-    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
+    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0)
     assert second not in engine.cancelled_ids
     engine.release.set()
-    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: not controller.is_busy())
     # ... and only the second job's result reaches the window.
     assert results == [("result", 2, second)]
 
@@ -81,15 +94,15 @@ def test_stale_result_that_finishes_anyway_is_dropped(qtbot, controller, probe):
 
     def stubborn(request, cancel, progress):
         if request.value == 1:
-            gate.wait(5)        # never looks at the token
+            gate.wait(THREAD_WAIT_S)   # never looks at the token
         return request.value
 
     probe.result.connect(lambda result: seen.append(result))
     controller.submit("evaluate", stubborn, FakeRequest(1), probe.handlers)
     controller.submit("evaluate", stubborn, FakeRequest(2), probe.handlers)
     gate.set()
-    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: not controller.is_busy())
+    drain(qtbot, controller)
     # Job 1 returned a value, but its id was stale by then: only the newest job's answer arrives.
     assert seen == [2]
 
@@ -99,12 +112,12 @@ def test_cancel_stops_the_running_job_and_reports_it(qtbot, controller, probe):
     results = []
     probe.result.connect(lambda result: results.append(result))
     controller.submit("evaluate", engine, FakeRequest(7), probe.handlers)
-    assert engine.entered.wait(5)
-    with qtbot.waitSignal(probe.cancelled, timeout=5000):
+    assert engine.entered.wait(THREAD_WAIT_S)
+    with qtbot.waitSignal(probe.cancelled):
         controller.cancel("evaluate")
-    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
+    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0)
     engine.release.set()
-    qtbot.wait(50)
+    drain(qtbot, controller)
     assert results == []
     assert not controller.is_busy()
 
@@ -113,11 +126,11 @@ def test_engine_error_becomes_a_signal_and_the_worker_survives(qtbot, controller
     def broken(request, cancel, progress):
         raise ValueError(f"epsilons[{request.value}] = -1 is negative; allowed: eps >= 0")
 
-    with qtbot.waitSignal(probe.failed, timeout=5000) as blocker:
+    with qtbot.waitSignal(probe.failed) as blocker:
         controller.submit("evaluate", broken, FakeRequest(3), probe.handlers)
     assert "epsilons[3]" in blocker.args[0]
 
-    with qtbot.waitSignal(probe.result, timeout=5000) as blocker:
+    with qtbot.waitSignal(probe.result) as blocker:
         controller.submit("evaluate", lambda r, c, p: "alive", FakeRequest(4), probe.handlers)
     assert blocker.args == ["alive"]
 
@@ -126,7 +139,7 @@ def test_unexpected_exception_message_names_the_place(qtbot, controller, probe):
     def buggy(request, cancel, progress):
         return 1 / 0
 
-    with qtbot.waitSignal(probe.failed, timeout=5000) as blocker:
+    with qtbot.waitSignal(probe.failed) as blocker:
         controller.submit("evaluate", buggy, FakeRequest(0), probe.handlers)
     assert "ZeroDivisionError" in blocker.args[0]
     assert "buggy" in blocker.args[0]
@@ -143,8 +156,8 @@ def test_schedule_debounces_a_burst_into_one_run(qtbot, controller, probe):
     probe.result.connect(lambda result: results.append(result))
     for value in range(10):
         controller.schedule("evaluate", record, FakeRequest(value), probe.handlers)
-    qtbot.waitUntil(lambda: results == [9], timeout=5000)
-    qtbot.wait(60)
+    qtbot.waitUntil(lambda: results == [9] and not controller.is_busy())
+    drain(qtbot, controller)
     # The first request may start at once (leading edge) but is superseded; the burst in
     # between never runs.
     assert calls[-1] == 9 and set(calls) <= {0, 9}
@@ -163,20 +176,24 @@ def test_a_job_superseded_after_it_finished_never_delivers(qtbot, controller, pr
         return request.value
 
     probe.result.connect(lambda result: results.append(result))
+    finished = threading.Event()        # set on the worker thread, as it sends job 0's result
+    controller._worker.finished.connect(lambda job, result: finished.set(),
+                                        Qt.ConnectionType.DirectConnection)
     controller.schedule("evaluate", quick, FakeRequest(0), probe.handlers)
-    assert done.wait(5)
-    time.sleep(0.2)   # no event processing: the worker's "finished" for job 0 waits in the queue
+    assert done.wait(THREAD_WAIT_S)
+    # No event processing meanwhile: the worker's "finished" for job 0 waits in the queue.
+    assert finished.wait(THREAD_WAIT_S)
     for value in range(1, 4):
         controller.schedule("evaluate", quick, FakeRequest(value), probe.handlers)
-    qtbot.waitUntil(lambda: results == [3], timeout=5000)
-    qtbot.wait(60)
+    qtbot.waitUntil(lambda: results == [3] and not controller.is_busy())
+    drain(qtbot, controller)
     assert results == [3]
 
 
 def test_an_isolated_request_starts_without_waiting_for_the_debounce(qtbot, probe):
     controller = ComputeController(debounce_ms=60_000)
     try:
-        with qtbot.waitSignal(probe.result, timeout=5000) as blocker:
+        with qtbot.waitSignal(probe.result) as blocker:
             controller.schedule("evaluate", lambda r, c, p: r.value, FakeRequest(5), probe.handlers)
         assert blocker.args == [5]
     finally:
@@ -186,10 +203,10 @@ def test_an_isolated_request_starts_without_waiting_for_the_debounce(qtbot, prob
 def test_scheduling_the_same_request_again_is_a_no_op(qtbot, controller, probe):
     engine = SlowEngine()
     controller.schedule("evaluate", engine, FakeRequest(1), probe.handlers)
-    assert engine.entered.wait(5)
+    assert engine.entered.wait(THREAD_WAIT_S)
     controller.schedule("evaluate", engine, FakeRequest(1), probe.handlers)
     engine.release.set()
-    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: not controller.is_busy())
     assert engine.calls == [1]
     assert engine.cancelled_ids == []
 
@@ -199,7 +216,7 @@ def test_channels_are_independent_and_each_result_goes_to_its_requester(qtbot, c
     for channel, value in (("allocate", "alloc"), ("evaluate", "eval")):
         handlers = Handlers(lambda result, channel=channel: got.__setitem__(channel, result))
         controller.submit(channel, lambda r, c, p, value=value: value, FakeRequest(1), handlers)
-    qtbot.waitUntil(lambda: len(got) == 2, timeout=5000)
+    qtbot.waitUntil(lambda: len(got) == 2)
     assert got == {"allocate": "alloc", "evaluate": "eval"}
 
 
@@ -209,12 +226,12 @@ def test_discard_stops_a_job_without_calling_its_handlers(qtbot, controller, pro
     probe.cancelled.connect(lambda: heard.append("cancelled"))
     probe.result.connect(heard.append)
     controller.submit("evaluate", engine, FakeRequest(1), probe.handlers)
-    assert engine.entered.wait(5)
+    assert engine.entered.wait(THREAD_WAIT_S)
     controller.discard("evaluate")
-    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0, timeout=5000)
+    qtbot.waitUntil(lambda: len(engine.cancelled_ids) > 0)
     engine.release.set()
-    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
-    qtbot.wait(50)
+    qtbot.waitUntil(lambda: not controller.is_busy())
+    drain(qtbot, controller)
     assert heard == []
 
 
@@ -223,6 +240,6 @@ def test_progress_reaches_the_gui_thread(qtbot, controller, probe):
         progress(1.0)
         return None
 
-    with qtbot.waitSignal(controller.progressChanged, timeout=5000) as blocker:
+    with qtbot.waitSignal(controller.progressChanged) as blocker:
         controller.submit("evaluate", steps, FakeRequest(0), probe.handlers)
     assert blocker.args == ["evaluate", 1.0]

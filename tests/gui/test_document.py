@@ -41,7 +41,7 @@ def test_make_run_then_save_asks_where_and_leaves_the_example_intact(qtbot, wind
     editor = open_cell(window, 0, "name")                        # double-click, type, Enter
     retype(editor, "mine")
     QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=10000)
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing())
     assert window.plan[0].name == "mine"
     asked = []
     target = tmp_path / "mine.dpplan"

@@ -15,6 +15,7 @@ from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Statistic
 from dpplanner.model import plan as plan_module
 from dpplanner.model.examples import example_path
+from keys import wait_idle
 
 
 def _window(qtbot, tmp_path, **kwargs) -> MainWindow:
@@ -23,12 +24,6 @@ def _window(qtbot, tmp_path, **kwargs) -> MainWindow:
                         **kwargs)
     qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
     return window
-
-
-def _settle(qtbot, window) -> None:
-    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing(),
-                    timeout=30000)
-    qtbot.wait(100)             # longer than the debounce: a follow-up job would have started
 
 
 def _set(window, row: int, key: str, text: str) -> None:
@@ -49,7 +44,7 @@ def test_one_edit_is_one_validation_one_plan_event_and_one_worker_trip(qtbot, tm
                      allocate_fn=counted(jobs.allocate), profile_fn=counted(jobs.profile))
     assert window.document.open_example(example_path("psi-survey"))
     assert window.plan.budget.redistribute
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     validations, events = [], []
     real = plan_module.validate_state
     monkeypatch.setattr(plan_module, "validate_state", lambda *a: validations.append(1) or real(*a))
@@ -58,7 +53,7 @@ def test_one_edit_is_one_validation_one_plan_event_and_one_worker_trip(qtbot, tm
     def costs(edit) -> tuple[int, int, int]:
         validations.clear(), events.clear(), trips.clear()
         edit()
-        _settle(qtbot, window)
+        wait_idle(qtbot, window)
         return len(validations), len(events), len(trips)
 
     # An ε edit that redistributes the others: the allocation and the new totals are one trip.
@@ -89,26 +84,26 @@ def test_the_gui_thread_never_composes(qtbot, tmp_path, monkeypatch):
     window = _window(qtbot, tmp_path)
     window.show()
     assert window.document.open_example(example_path("psi-survey"))
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     _set(window, 1, "error", str(round(window.plan.privacy(1).error * 2, 6)))   # pins row 1
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     assert window.plan[1].held
     _set(window, 0, "epsilon", "0.04")                                          # pins row 0
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     window.editor.set_budget(epsilon=0.8)
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     window.editor.insert_statistic(0, Statistic("extra"))
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     window.editor.remove_statistics([0])
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     window.editor.rebalance_now()
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     # An impossible pin is refused from the worker too.
-    with qtbot.waitSignal(window.editor.refused, timeout=30000):
+    with qtbot.waitSignal(window.editor.refused):
         _set(window, 2, "epsilon", "0.9")
-    _settle(qtbot, window)
+    wait_idle(qtbot, window)
     window.plots.setCurrentWidget(window.profile_plot)
-    qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0, timeout=30000)
+    qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0)
     assert len(threads) >= 8
     main = threading.main_thread().name
     assert main not in threads, f"{threads.count(main)} engine calls ran on the GUI thread"

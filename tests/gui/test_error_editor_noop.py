@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
+from keys import handle_posted_events
 
 
 def test_enter_on_an_unchanged_error_changes_nothing(qtbot, tmp_path, small_plan):
@@ -18,8 +19,7 @@ def test_enter_on_an_unchanged_error_changes_nothing(qtbot, tmp_path, small_plan
     qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
     window.document.load(small_plan(), None, "small")
     window.show()
-    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing(),
-                    timeout=20000)
+    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing())
     before = (window.editor.undo_stack.count(), window.plan.statistics)
     view = window.statistics_panel.view
     index = view.model().index(1, COLUMN_INDEX["error"])
@@ -28,6 +28,6 @@ def test_enter_on_an_unchanged_error_changes_nothing(qtbot, tmp_path, small_plan
     editor = QApplication.focusWidget()
     assert isinstance(editor, QLineEdit)
     QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.wait(50)
+    handle_posted_events()
     assert not window.editor.is_redistributing()
     assert (window.editor.undo_stack.count(), window.plan.statistics) == before

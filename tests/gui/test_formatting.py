@@ -3,6 +3,7 @@ import math
 import pytest
 
 from dpplanner.gui import formatting
+from keys import handle_posted_events
 
 
 @pytest.mark.parametrize("value", [0.250004, 0.24996, 1e-7 * 3.14159, 123456.7, 0.1, 2.0, 9.99996])
@@ -41,7 +42,7 @@ def test_the_totals_columns_still_fit_their_numbers_after_an_update(qtbot):
     narrow = panel.table.columnWidth(1)
     wide = {k: dataclasses.replace(v, epsilon=123456.789012) for k, v in totals.items()}
     panel.set_results(wide, "basic")
-    qtbot.wait(10)
+    handle_posted_events()
     metrics = panel.table.fontMetrics()
     assert panel.table.columnWidth(1) > narrow
     assert panel.table.columnWidth(1) >= metrics.horizontalAdvance(panel.text_at("basic", "total ε"))

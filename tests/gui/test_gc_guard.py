@@ -35,5 +35,5 @@ def test_a_cycle_made_in_a_worker_thread_dies_on_the_gui_thread(qtbot):
     thread.start()
     thread.join()
     assert died_in == [], "the cycle was collected in the worker thread"
-    qtbot.waitUntil(lambda: bool(died_in), timeout=5000)
+    qtbot.waitUntil(lambda: bool(died_in))
     assert died_in == [threading.main_thread()]

@@ -133,12 +133,12 @@ def test_typed_epsilon_and_error_in_the_inspector_pin_the_statistic(qtbot, windo
 
 def test_a_pin_refused_with_the_redistribution_shows_at_the_inspector_field(qtbot, window):
     window.editor.set_budget(redistribute=True)
-    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=20000)
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing())
     window.statistics_panel.select_row(1)
     before = window.plan.snapshot()
     epsilon = named(window.statistics_panel.inspector, "Statistic epsilon")
     type_into(epsilon, "99")
-    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=20000)
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing())
     assert window.plan.snapshot() == before
     assert epsilon.text() == "99"
     assert epsilon.accessibleDescription().startswith("Not applied: ε_i = 99.0 for 'mean b' does not fit")

@@ -17,6 +17,7 @@ from dpplanner.gui.recovery import RecoveryStore
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Statistic, files
+from keys import wait_idle
 
 
 @pytest.fixture
@@ -30,11 +31,6 @@ def make_window(qtbot, tmp_path):
         return window
 
     return make
-
-
-def wait_idle(qtbot, window):
-    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing(),
-                    timeout=20000)
 
 
 def total_basic(plan) -> float:
@@ -103,7 +99,7 @@ def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, s
     before = window.plan.snapshot()
     # An error so small that this one statistic alone needs more than the whole budget.
     # The pin check runs with the redistribution on the worker: the refusal arrives from there.
-    with qtbot.waitSignal(window.editor.refused, timeout=10000) as blocker:
+    with qtbot.waitSignal(window.editor.refused) as blocker:
         window.statistics_panel.model.setData(cell(window, 1, "error"), "0.01")
     message = blocker.args[0].message
     assert message.startswith("an error of 0.01 for 'mean b' needs ε_i = ")
@@ -119,7 +115,7 @@ def test_an_impossible_hold_is_refused_and_nothing_changes(qtbot, make_window, s
     assert model.setData(cell(window, 1, "held"), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
     wait_idle(qtbot, window)
     held_state = window.plan.snapshot()
-    with qtbot.waitSignal(window.editor.refused, timeout=10000) as blocker:
+    with qtbot.waitSignal(window.editor.refused) as blocker:
         model.setData(cell(window, 2, "held"), Qt.CheckState.Checked.value,
                       Qt.ItemDataRole.CheckStateRole)
     assert "at least one must stay free" in blocker.args[0].message
@@ -216,8 +212,7 @@ def test_a_clean_close_leaves_no_recovery_copy(qtbot, make_window, small_plan):
 def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan):
     window = make_window()
     window.document.load(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and window.evaluation.result_is_current(window.evaluation.last_result),
-                    timeout=20000)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and window.evaluation.result_is_current(window.evaluation.last_result))
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
@@ -249,7 +244,7 @@ def test_repeat_mode_plots_the_selected_query(qtbot, make_window, small_plan):
     window.cost_plot.k_max.setValue(20)
     window.cost_plot.set_mode("repeat")
     qtbot.waitUntil(lambda: window.evaluation.last_result is not None
-                    and window.evaluation.last_result.request.curve_mode == "repeat", timeout=20000)
+                    and window.evaluation.last_result.request.curve_mode == "repeat")
     x, y = window.cost_plot.curve_data("basic")
     assert x[-1] == 20
     assert y[-1] == pytest.approx(20 * window.plan[1].epsilon)
@@ -278,13 +273,13 @@ def test_stale_results_are_dropped_and_the_newest_plan_is_shown(qtbot, make_wind
     fake = SlowFakeEngine()
     window = make_window(evaluate_fn=fake)
     window.document.load(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: len(fake.seen) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(fake.seen) == 1)
     # Three quick edits while the first computation still runs.
     for value in ("0.3", "0.35", "0.4"):
         window.statistics_panel.model.setData(cell(window, 0, "epsilon"), value)
-    qtbot.waitUntil(lambda: fake.cancelled >= 1, timeout=5000)
+    qtbot.waitUntil(lambda: fake.cancelled >= 1)
     fake.release.set()
-    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and not window.controller.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and not window.controller.is_busy())
     assert window.evaluation.last_result.request.epsilons[0] == 0.4
     assert window.evaluation.result_is_current(window.evaluation.last_result)
     assert window.results_panel.text_at("basic", "total ε") == "1.1500"
@@ -295,11 +290,11 @@ def test_cancel_button_stops_the_computation(qtbot, make_window, small_plan):
     window = make_window(evaluate_fn=fake)
     window.document.load(small_plan(redistribute=False), None, "t")
     window.show()
-    qtbot.waitUntil(lambda: len(fake.seen) == 1, timeout=5000)
-    qtbot.waitUntil(window.status.cancel_button.isVisible, timeout=5000)
+    qtbot.waitUntil(lambda: len(fake.seen) == 1)
+    qtbot.waitUntil(window.status.cancel_button.isVisible)
     window.status.cancel_button.click()
-    qtbot.waitUntil(lambda: fake.cancelled >= 1, timeout=5000)
-    qtbot.waitUntil(lambda: not window.controller.is_busy(), timeout=5000)
+    qtbot.waitUntil(lambda: fake.cancelled >= 1)
+    qtbot.waitUntil(lambda: not window.controller.is_busy())
     assert window.evaluation.last_result is None
     assert "cancelled" in window.status.label.text().lower()
     assert not window.status.cancel_button.isVisible()
@@ -317,10 +312,10 @@ def test_engine_errors_are_shown_and_the_worker_survives(qtbot, make_window, sma
 
     window = make_window(evaluate_fn=flaky)
     window.document.load(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: "deltas[2]" in window.status.label.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "deltas[2]" in window.status.label.text())
     assert "failed" in window.results_panel.status.text()
     window.statistics_panel.model.setData(cell(window, 0, "epsilon"), "0.3")
-    qtbot.waitUntil(lambda: window.evaluation.last_result is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None)
 
 
 def test_drop_of_a_plan_file_opens_it(qtbot, make_window, small_plan, tmp_path):
@@ -399,10 +394,10 @@ def test_the_empty_plan_shows_a_hint_not_an_error(qtbot, make_window):
 def test_privacy_profile_is_computed_when_its_tab_is_shown(qtbot, make_window, small_plan):
     window = make_window()
     window.document.load(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: window.evaluation.last_result is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None)
     assert len(window.profile_plot._eps) == 0          # not shown yet: not computed
     window.plots.setCurrentWidget(window.profile_plot)
-    qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0, timeout=20000)
+    qtbot.waitUntil(lambda: len(window.profile_plot._eps) > 0)
     inputs = window.plan.composition_inputs()
     expected = engine.privacy_profile(list(inputs.epsilons), list(inputs.deltas), eta=max(inputs.eta, 1e-3),
                                       multiplicities=list(inputs.multiplicities), num=120,
@@ -420,7 +415,7 @@ def test_a_failed_redistribution_leaves_the_plan_unchanged(qtbot, make_window, s
     window.document.load(small_plan(), None, "t")
     before = window.plan.snapshot()
     assert window.statistics_panel.model.setData(cell(window, 0, "weight"), "3")
-    qtbot.waitUntil(lambda: not window.editor.is_redistributing(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.editor.is_redistributing())
     assert window.plan.snapshot() == before
     assert window.editor.undo_stack.count() == 0         # nothing left to undo or redo
     assert "the edit was not made" in window.status.label.text()
@@ -442,7 +437,6 @@ def test_undo_while_redistributing_drops_the_late_result(qtbot, make_window, sma
     window.undo_action.trigger()         # Ctrl+Z: the waiting edit is the one undone
     gate.set()
     wait_idle(qtbot, window)
-    qtbot.wait(50)
     assert window.plan.snapshot() == before
     assert not window.isWindowModified()
 
@@ -458,7 +452,7 @@ def test_delete_key_inside_a_cell_editor_edits_text_not_the_plan(qtbot, make_win
     view.setCurrentIndex(cell(window, 0, "name"))
     view.edit(cell(window, 0, "name"))
     editor = view.findChild(QLineEdit)
-    qtbot.waitUntil(lambda: editor is not None and editor.isVisible(), timeout=2000)
+    qtbot.waitUntil(lambda: editor is not None and editor.isVisible())
     editor.setFocus()
     editor.setCursorPosition(0)
     qtbot.keyClick(editor, Qt.Key.Key_Delete)
@@ -469,7 +463,7 @@ def test_delete_key_inside_a_cell_editor_edits_text_not_the_plan(qtbot, make_win
 def test_report_export_and_recent_files(qtbot, make_window, small_plan, tmp_path):
     window = make_window()
     window.document.load(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: window.evaluation.last_result is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None)
     assert window.exports.export_report(tmp_path / "report.html")
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "mean b" in html and "<svg" in html

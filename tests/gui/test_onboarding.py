@@ -61,7 +61,7 @@ def test_first_start_guide_walks_three_steps_and_can_be_dismissed(qtbot, make_wi
     assert guide.isVisible()
     assert guide.done()[2] is False
     window.editor.insert_statistic(0, Statistic("count people", kind=Kind.COUNT, epsilon=0.1))
-    qtbot.waitUntil(lambda: guide.done()[2], timeout=20000)    # the edit may go through a rebalance
+    qtbot.waitUntil(lambda: guide.done()[2])    # the edit may go through a rebalance
     assert guide.marks[2].text() == "✓"
     QTest.mouseClick(guide.buttons[1], Qt.MouseButton.LeftButton)
     assert window.focusWidget() is window.budget_panel.dataset_size.edit

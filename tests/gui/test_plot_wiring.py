@@ -39,6 +39,6 @@ def test_log_k_is_remembered(qtbot, window):
 
 def test_exported_plot_includes_the_legend(qtbot, window, tmp_path):
     window.show()
-    qtbot.waitUntil(lambda: bool(window.cost_plot.items), timeout=20000)
+    qtbot.waitUntil(lambda: bool(window.cost_plot.items))
     assert window.exports.export_plot(tmp_path / "cost.svg")
     assert "optimal" in (tmp_path / "cost.svg").read_text()

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot, export_item
+from keys import handle_posted_events
 
 
 def fake_curve():
@@ -95,7 +96,7 @@ def test_shares_show_relative_errors_and_stay_readable_at_1000_statistics(qtbot,
     assert plot.errors[1] == pytest.approx(100 * privacy[1].error / (mean.upper - mean.lower))
     names = [f"statistic {i}" for i in range(1000)]
     plot.set_rows(names, [1.0] * 1000, [1.0] * 1000, [False] * 1000)
-    qtbot.wait(20)
+    handle_posted_events()
     axis = plot.error_plot.getAxis("bottom")
     assert axis._tickLevels is None              # numbers, not 1000 overlapping names
     assert all(float(s).is_integer() for s, _ in axis.tickSpacing(0.4, 1000.6, 480))
@@ -212,7 +213,7 @@ def test_legend_sits_outside_the_plot_area(qtbot):
     plot.resize(480, 330)
     plot.show()
     plot.set_curve(fake_curve(), plan_k=4, epsilon_g=0.35)
-    qtbot.wait(20)
+    handle_posted_events()
     legend = plot.legend.sceneBoundingRect()
     assert legend.height() > 0
     assert not legend.intersects(plot.plot_item.vb.sceneBoundingRect())
@@ -237,7 +238,7 @@ def test_an_empty_plan_resets_the_frame_and_keeps_the_budget_label_whole(qtbot):
                    plan_k=1000, epsilon_g=0.25)
     plot.clear()
     plot.set_budget(0.25)
-    qtbot.wait(20)
+    handle_posted_events()
     assert plot.x_range()[1] <= 11
     view = plot.plot_item.vb.sceneBoundingRect()
     assert view.contains(plot.budget_label.sceneBoundingRect())
@@ -257,7 +258,7 @@ def test_shares_plots_stay_aligned_and_log_labels_do_not_crowd(qtbot):
     plot.resize(480, 380)
     plot.show()
     plot.set_rows([f"s{i}" for i in range(58)], [1.0] * 58, [0.3 + 0.15 * i for i in range(58)], [False] * 58)
-    qtbot.wait(20)
+    handle_posted_events()
     assert plot.error_plot.vb.viewRange()[0] == pytest.approx(plot.share_plot.vb.viewRange()[0])
     axis = plot.error_plot.getAxis("left")
     levels = axis.tickValues(math.log10(0.3), math.log10(9.0), 150)

@@ -11,6 +11,7 @@ from dpplanner.gui.table_columns import MIN_PX, NAME_MIN_PX
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Mechanism
 from dpplanner.model.examples import example_path
+from keys import handle_posted_events
 
 NUMBERS = ("epsilon", "error")
 
@@ -22,11 +23,10 @@ def test_columns_fit_their_text_and_a_narrow_table_scrolls_instead_of_hiding(qtb
     window.resize(1440, 900)
     window.document.open_example(example_path("census"), confirm=False)
     window.show()
-    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing(),
-                    timeout=30000)
+    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing())
     view = window.statistics_panel.view
     fitter = window.statistics_panel.columns
-    qtbot.wait(50)
+    handle_posted_events()
     shown = [c for c in range(view.model().columnCount()) if not view.isColumnHidden(c)]
     metrics = view.fontMetrics()
     # The kind and noise columns hold their longest word, whatever the rows hold.
@@ -38,7 +38,7 @@ def test_columns_fit_their_text_and_a_narrow_table_scrolls_instead_of_hiding(qtb
     assert all(view.columnWidth(c) >= MIN_PX for c in shown)
     # Squeezed, the table keeps every column and scrolls sideways; the name keeps its minimum.
     window.main_split.setSizes([420, 1020])
-    qtbot.wait(50)
+    handle_posted_events()
     assert [c for c in range(view.model().columnCount()) if not view.isColumnHidden(c)] == shown
     assert view.columnWidth(COLUMN_INDEX["name"]) >= NAME_MIN_PX
     assert view.horizontalScrollBar().maximum() > 0

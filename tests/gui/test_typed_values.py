@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLineEdit, QWidget
 
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Statistic
-from keys import field, open_cell, retype, type_into, wait_idle
+from keys import field, handle_posted_events, open_cell, retype, type_into, wait_idle
 
 NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "Confidence", "Reserve",
          "Delta to statistics")
@@ -98,7 +98,7 @@ def type_in_cell(qtbot, editor: QLineEdit, text: str) -> None:
     assert isinstance(editor, QLineEdit)
     retype(editor, text)
     QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.wait(50)          # lets the commit's redistribution start
+    handle_posted_events()      # the commit, and the redistribution it starts
 
 
 @pytest.mark.parametrize("key, text, reason", [
@@ -129,7 +129,7 @@ def test_enter_on_an_unchanged_error_cell_changes_nothing(qtbot, window):
     editor = open_cell(window, 1, "error")
     assert isinstance(editor, QLineEdit)
     QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.wait(50)
+    handle_posted_events()
     assert window.plan.snapshot() == before and window.editor.undo_stack.count() == 0
 
 
