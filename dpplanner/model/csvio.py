@@ -18,7 +18,7 @@ from typing import Sequence
 from .fileio import read_regular_file
 from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
 from .plan import Plan
-from .statistic import Kind, Mechanism, Statistic, field_names, parse_enum, preview
+from .statistic import Kind, Mechanism, Noise, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError, validate_statistic
 
 EDITABLE_COLUMNS = field_names(Statistic)
@@ -26,6 +26,8 @@ DERIVED_COLUMNS = ("delta_used", "functioning_epsilon", "functioning_delta", "er
                    "explanation")
 _FLOATS = ("epsilon", "delta", "weight", "lower", "upper", "granularity")
 _INTS = ("repetitions", "bins", "n")
+_ENUMS = {"kind": Kind, "mechanism": Mechanism, "noise": Noise}
+_FLAGS = ("held", "integer")
 _TRUE = {"true", "yes", "1", "y", "x"}
 _FALSE = {"false", "no", "0", "n", ""}
 
@@ -42,9 +44,9 @@ def export_csv(plan: Plan) -> str:
         row = []
         for col in EDITABLE_COLUMNS:
             v = getattr(s, col)
-            if col in ("kind", "mechanism"):
+            if col in _ENUMS:
                 v = v.value
-            elif col == "held":
+            elif col in _FLAGS:
                 v = "true" if v else "false"
             row.append("" if v is None else repr(v) if isinstance(v, float) else str(v))
         for col in extra_cols:
@@ -106,16 +108,15 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
                 number = _cell_number(value, col, line, col in _INTS)
                 if number is not None or col in ("lower", "upper", "bins", "granularity", "n"):
                     fields[col] = number
-            elif col == "held":
+            elif col in _FLAGS:
                 flag = value.strip().lower()
                 if flag not in _TRUE | _FALSE:
-                    raise PlanFileError(f"CSV line {line}: held = {preview(value)} must be true or false")
-                fields["held"] = flag in _TRUE
-            elif col in ("kind", "mechanism"):
+                    raise PlanFileError(f"CSV line {line}: {col} = {preview(value)} must be true or false")
+                fields[col] = flag in _TRUE
+            elif col in _ENUMS:
                 if value.strip():
                     try:
-                        fields[col] = parse_enum(Kind if col == "kind" else Mechanism,
-                                                 value.strip(), col)
+                        fields[col] = parse_enum(_ENUMS[col], value.strip(), col)
                     except ValueError as exc:
                         raise PlanFileError(f"CSV line {line}: {exc}") from None
             else:

@@ -1,16 +1,21 @@
 """The .dpplan file format: versioned JSON, step-by-step migrations, atomic saves, hostile input.
 
-Layout of format_version 1 (documented in docs/reference/file-format.md):
+Layout of format_version 2 (documented in docs/reference/file-format.md):
 
-    {"format_version": 1, "app": "dpplanner", "title": str, "description": str,
+    {"format_version": 2, "app": "dpplanner", "title": str, "description": str,
      "budget": {"epsilon", "delta", "delta_split", "confidence", "eta", "theorem", "redistribute",
                 "neighbouring", "dataset_size", "population", "reserve"},
      "statistics": [{"name", "variable", "kind", "mechanism", "epsilon", "delta", "weight", "held",
-                     "repetitions", "lower", "upper", "bins", "granularity", "n", "description"}]}
+                     "repetitions", "lower", "upper", "bins", "granularity", "n", "description",
+                     "noise", "integer"}]}
 
 Unknown fields at any of the three levels are kept (``extra``) and written back. Version 0 is the
 earlier PSI-style layout (flat global_epsilon/global_delta/delta_fraction, statistics with
-"type", "hold" and a nested "metadata"); ``MIGRATIONS[0]`` turns it into version 1.
+"type", "hold" and a nested "metadata"); ``MIGRATIONS[0]`` turns it into version 1. Version 1 had
+no "noise" (how the noise is implemented) and no "integer" (values are whole numbers): its plans
+were certified for continuous noise, so ``MIGRATIONS[1]`` marks every statistic "continuous" and
+the loaded plan carries a note saying so (``Plan.notes``). Fields added later this version are
+optional with documented defaults ("noise": "opendp", "integer": false for a new statistic).
 """
 
 from __future__ import annotations
@@ -23,14 +28,15 @@ from . import jsontext
 from .fileio import (PlanFileError, atomic_write, atomic_write_text, plan_leftovers,
                      read_regular_file, remove_stale_temporaries, resolve_target)
 from .plan import Plan
-from .statistic import Budget, Kind, Mechanism, Neighbouring, Statistic, field_names, parse_enum, preview
+from .statistic import (Budget, Kind, Mechanism, Neighbouring, Noise, Statistic, field_names, parse_enum,
+                        preview)
 from .validation import MAX_STATISTICS, PlanError
 from dpplanner.engine.theorems import LEGACY_THEOREM
 
 __all__ = ["FORMAT_VERSION", "SUFFIX", "MAX_FILE_BYTES", "PlanFileError", "atomic_write_text",
            "dumps_plan", "loads_plan", "load_plan", "save_plan", "migrate", "MIGRATIONS"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 SUFFIX = ".dpplan"
 #: Largest plan file read (and so written): checked before reading. The structural limits
 #: (nesting, number of values, digits per number) are in ``jsontext``.
@@ -74,8 +80,26 @@ def _migrate_0_to_1(doc: dict) -> dict:
     return out
 
 
+def _migrate_1_to_2(doc: dict) -> dict:
+    """Version 1 plans were certified for continuous noise: each statistic keeps that meaning."""
+    out = dict(doc, format_version=2)
+    stats = doc.get("statistics", [])
+    if isinstance(stats, list):   # anything else is reported by the parser with its reason
+        out["statistics"] = [dict(s, noise=s.get("noise", "continuous")) if isinstance(s, dict) else s
+                             for s in stats]
+    return out
+
+
 #: MIGRATIONS[v] turns a version-v document into version v + 1.
-MIGRATIONS: dict[int, Callable[[dict], dict]] = {0: _migrate_0_to_1}
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {0: _migrate_0_to_1, 1: _migrate_1_to_2}
+
+#: What a plan read from an older version is told (``Plan.notes``), by the version it was.
+MIGRATION_NOTES = {
+    1: ("this plan was written before statistics said how their noise is implemented: every "
+        "statistic keeps the continuous noise it was planned with (choose OpenDP noise per "
+        "statistic to plan exactly what an exported release script adds); saving writes "
+        f"format_version {FORMAT_VERSION}"),
+}
 
 
 def migrate(doc: dict) -> dict:
@@ -95,10 +119,22 @@ def migrate(doc: dict) -> dict:
     return doc
 
 
+def migration_notes(version) -> tuple[str, ...]:
+    """The notes for a plan read from ``version`` (the newest migration that applies first)."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        return ()
+    return tuple(MIGRATION_NOTES[v] for v in sorted(MIGRATION_NOTES) if v >= version)
+
+
 # --- parsing -----------------------------------------------------------------------------------
 
 def parse_document(text: str) -> dict:
-    """JSON text -> the version-1 document dict (migrated). Raises PlanFileError."""
+    """JSON text -> the current-version document dict (migrated). Raises PlanFileError."""
+    return read_document(text)[0]
+
+
+def read_document(text: str) -> tuple[dict, object]:
+    """JSON text -> (the migrated document, the format_version it was written with)."""
     if len(text) > MAX_FILE_BYTES:
         raise PlanFileError(f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
     doc = jsontext.check_text(text)
@@ -108,7 +144,7 @@ def parse_document(text: str) -> dict:
     if isinstance(stats, list) and len(stats) > MAX_STATISTICS:
         raise PlanFileError(f"the plan has {len(stats)} statistics; at most {MAX_STATISTICS} are "
                             "allowed")
-    return migrate(doc)
+    return migrate(doc), doc.get("format_version")
 
 
 _BUDGET_FIELDS = field_names(Budget)
@@ -134,7 +170,7 @@ def statistic_from_dict(d: Any, index: int) -> Statistic:
     known = {k: d[k] for k in _STAT_FIELDS if k in d}
     if "name" not in known:
         raise PlanFileError(f"statistic {index + 1} has no 'name'")
-    for key, cls in (("kind", Kind), ("mechanism", Mechanism)):
+    for key, cls in (("kind", Kind), ("mechanism", Mechanism), ("noise", Noise)):
         if key in known:
             known[key] = _enum(cls, known[key], f"statistic {index + 1}: {key}")
     extra = {k: v for k, v in d.items() if k not in _STAT_FIELDS}
@@ -168,8 +204,12 @@ def plan_from_document(doc: dict) -> Plan:
 
 
 def loads_plan(text: str) -> Plan:
-    """Parse .dpplan text into a validated Plan. Raises PlanFileError (only)."""
-    return plan_from_document(parse_document(text))
+    """Parse .dpplan text into a validated Plan (with ``notes`` when it was migrated from an older
+    format version). Raises PlanFileError (only)."""
+    doc, version = read_document(text)
+    plan = plan_from_document(doc)
+    plan.notes = migration_notes(version)
+    return plan
 
 
 def load_plan(path: str | os.PathLike) -> Plan:
@@ -204,7 +244,7 @@ def plan_to_document(plan: Plan) -> dict:
              "mechanism": s.mechanism.value, "epsilon": s.epsilon, "delta": s.delta,
              "weight": s.weight, "held": s.held, "repetitions": s.repetitions, "lower": s.lower,
              "upper": s.upper, "bins": s.bins, "granularity": s.granularity, "n": s.n,
-             "description": s.description}
+             "description": s.description, "noise": s.noise.value, "integer": s.integer}
         d.update({k: v for k, v in s.extra.items() if k not in d})
         stats.append(d)
     doc = {"format_version": FORMAT_VERSION, "app": "dpplanner", "title": plan.title,

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from . import accuracy as acc
-from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Statistic
+from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Noise, Statistic
 from .engine_inputs import (AllocationRequest, CompositionInputs, allocation_request,
                             composition_inputs, with_epsilons)
 from .events import Listener, PlanEvent
-from .privacy import EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, statistic_privacy, statistics_privacy
+from .privacy import (EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, opendp_epsilon_for_error,
+                      statistic_privacy, statistics_privacy)
 from .requests import CurveView, EvaluateRequest, evaluation_request
 from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
                          statistic_deltas, validate_state)
@@ -59,6 +60,9 @@ class Plan:
         self._extra = dict(extra or {})
         self._listeners: list[Listener] = []
         self._revision = 0
+        #: What the user should be told about how this plan was read (e.g. a file migrated from
+        #: an older format version); not part of the document, not saved.
+        self.notes: tuple[str, ...] = ()
 
     # reading
     @property
@@ -290,10 +294,13 @@ class Plan:
         error = FIELD_RULES["error"].check(error, f"statistic {i + 1} ({s.name!r})", i)
         b = self._budget
         try:
-            eps = acc.epsilon_for_error(s, error, self.deltas()[i], confidence=b.confidence,
-                                        neighbouring=b.neighbouring, dataset_size=b.dataset_size,
-                                        amplification=self.amplification(),
-                                        minimum=EPSILON_FLOOR)
+            if s.noise is Noise.OPENDP:
+                eps = opendp_epsilon_for_error(b, s, error, self.deltas()[i], EPSILON_FLOOR)
+            else:
+                eps = acc.epsilon_for_error(s, error, self.deltas()[i], confidence=b.confidence,
+                                            neighbouring=b.neighbouring, dataset_size=b.dataset_size,
+                                            amplification=self.amplification(),
+                                            minimum=EPSILON_FLOOR)
         except ValueError as exc:
             raise PlanError(f"statistic {i + 1} ({s.name!r}): {exc}", index=i, field="error") from None
         top = FIELD_RULES["epsilon"].maximum

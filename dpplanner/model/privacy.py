@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import accuracy as acc
-from .statistic import Budget, Kind, Mechanism, Statistic
+from .opendp_noise import OpenDPNoise, error as opendp_error, opendp_noise
+from .opendp_sensitivity import certified
+from .statistic import Budget, Kind, Mechanism, Noise, Statistic
 from .validation import amplification_ratio
 
 
@@ -29,6 +31,8 @@ class StatisticPrivacy:
     units: str
     explanation: str
     problem: Optional[str] = None
+    #: The noise as OpenDP adds it (statistics with noise = "opendp"), else None.
+    opendp: Optional[OpenDPNoise] = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,8 @@ def statistic_privacy(budget: Budget, stat: Statistic, delta: float) -> Statisti
                                 "Custom statistic: its accuracy depends on a mechanism dpplanner "
                                 "does not model.")
     try:
+        if stat.noise is Noise.OPENDP:
+            return _opendp_privacy(budget, stat, delta, ratio)
         a = acc.accuracy(stat, stat.epsilon, delta, confidence=budget.confidence,
                          neighbouring=budget.neighbouring, dataset_size=budget.dataset_size,
                          amplification=ratio)
@@ -106,3 +112,46 @@ def statistic_privacy(budget: Budget, stat: Statistic, delta: float) -> Statisti
                                 problem=str(exc))
     return StatisticPrivacy(stat.epsilon, delta, a.epsilon, a.delta, a.error, a.scale, a.units,
                             a.explanation)
+
+
+def _opendp_privacy(budget: Budget, stat: Statistic, delta: float, ratio: float) -> StatisticPrivacy:
+    """The statistic released with OpenDP's noise at its functioning (eps_i, delta_i)."""
+    noise = opendp_release(budget, stat, acc.functioning_epsilon(stat.epsilon, ratio),
+                           acc.functioning_delta(delta, ratio))
+    err = opendp_error(noise, budget.beta, cumulative=stat.kind is Kind.QUANTILE)
+    sens = acc.sensitivity(stat, budget.neighbouring, budget.dataset_size)
+    return StatisticPrivacy(stat.epsilon, delta, noise.epsilon, noise.delta, err,
+                            noise.released_scale, sens.units,
+                            acc.explain(stat, err, budget.confidence, sens), opendp=noise)
+
+
+def opendp_release(budget: Budget, stat: Statistic, eps_f: float, delta_f: float) -> OpenDPNoise:
+    return opendp_noise(certified(stat, budget), stat.mechanism is Mechanism.GAUSSIAN, eps_f, delta_f)
+
+
+def opendp_epsilon_for_error(budget: Budget, stat: Statistic, target: float, delta: float,
+                             minimum: float) -> float:
+    """The least epsilon (within 1e-9 relative, rounded up) whose OpenDP release has an error <=
+    ``target``: bisection in log epsilon (the error falls as epsilon grows)."""
+    ratio = amplification_ratio(budget)
+    delta_f = acc.functioning_delta(delta, ratio)
+    cumulative = stat.kind is Kind.QUANTILE
+
+    def meets(eps: float) -> bool:
+        noise = opendp_release(budget, stat, acc.functioning_epsilon(eps, ratio), delta_f)
+        return opendp_error(noise, budget.beta, cumulative) <= target
+
+    if meets(minimum):
+        return minimum
+    lo, hi = minimum, 100.0
+    if not meets(hi):
+        return math.inf        # the caller says which epsilon the largest one allows
+    for _ in range(200):
+        if hi <= lo * (1 + 1e-9):
+            break
+        mid = math.sqrt(lo * hi)
+        if meets(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -59,6 +59,24 @@ class Mechanism(str, enum.Enum):
         return "Laplace" if self is Mechanism.LAPLACE else "Gaussian"
 
 
+class Noise(str, enum.Enum):
+    """How a statistic's noise is implemented, which decides what the plan certifies.
+
+    ``opendp``: exactly the noise OpenDP 0.16 adds for the statistic's data type (discrete Laplace
+    or Gaussian on whole numbers; on real numbers the same on a lattice of spacing 2^k, with
+    OpenDP's rounding margin), at the sensitivity OpenDP's transformation certifies; this is what
+    an exported release script adds. ``continuous``: the idealised continuous Laplace/Gaussian
+    noise of the textbook formulas (plans written before the choice existed).
+    """
+
+    OPENDP = "opendp"
+    CONTINUOUS = "continuous"
+
+    @property
+    def label(self) -> str:
+        return "OpenDP 0.16" if self is Noise.OPENDP else "continuous (idealised)"
+
+
 class Neighbouring(str, enum.Enum):
     """Which datasets count as neighbours; it changes the sensitivities by up to 2x."""
 
@@ -106,8 +124,10 @@ class Statistic:
     statistics). ``delta`` is typed by the user only for CUSTOM statistics; a Gaussian statistic
     gets its delta from the plan's delta split, a Laplace one has delta 0. ``repetitions`` releases
     the same statistic that many times (each with this epsilon). ``n`` is the public number of
-    records the statistic is computed over (None: the plan's dataset size). ``extra`` holds fields
-    a newer file carried that this version does not know, so they survive a round trip.
+    records the statistic is computed over (None: the plan's dataset size). ``noise`` says how the
+    noise is implemented (``Noise``); ``integer`` that the variable's values are whole numbers
+    (sums and means: OpenDP then sums integers exactly and adds integer noise). ``extra`` holds
+    fields a newer file carried that this version does not know, so they survive a round trip.
     """
 
     name: str
@@ -125,11 +145,14 @@ class Statistic:
     granularity: Optional[float] = None
     n: Optional[int] = None
     description: str = ""
+    noise: Noise = Noise.OPENDP
+    integer: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
     def __post_init__(self) -> None:
         _coerce(self, "kind", Kind)
         _coerce(self, "mechanism", Mechanism)
+        _coerce(self, "noise", Noise)
 
     def replace(self, **changes) -> "Statistic":
         """A copy with some fields changed (kind/mechanism may be given as their string values)."""
@@ -137,7 +160,15 @@ class Statistic:
             changes["kind"] = parse_enum(Kind, changes["kind"], "kind")
         if "mechanism" in changes and not isinstance(changes["mechanism"], Mechanism):
             changes["mechanism"] = parse_enum(Mechanism, changes["mechanism"], "mechanism")
+        if "noise" in changes and not isinstance(changes["noise"], Noise):
+            changes["noise"] = parse_enum(Noise, changes["noise"], "noise")
         return dataclasses.replace(self, **changes)
+
+
+#: The kinds whose data type decides OpenDP's noise: sums and means of whole numbers are summed as
+#: integers and get integer noise; of real numbers, float sums with lattice noise. Counts,
+#: proportions (0/1 values), histograms and quantile/CDF cells are counts: always whole numbers.
+WHOLE_NUMBER_KINDS = (Kind.SUM, Kind.MEAN)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from typing import Optional, Sequence, Union
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS
 
 from .accuracy import sensitivity
-from .statistic import KIND_FIELDS, Budget, Kind, Mechanism, Neighbouring, Statistic, field_names, preview
+from .statistic import (KIND_FIELDS, WHOLE_NUMBER_KINDS, Budget, Kind, Mechanism, Neighbouring, Noise,
+                        Statistic, field_names, preview)
 
 Number = Union[int, float]
 
@@ -160,8 +161,12 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     if not isinstance(stat.mechanism, Mechanism):
         raise PlanError(f"{where}: mechanism = {preview(stat.mechanism)} is not allowed; use one of: "
                         f"{', '.join(m.value for m in Mechanism)}", index=index, field="mechanism")
-    if not isinstance(stat.held, bool):
-        raise PlanError(f"{where}: held must be true or false", index=index, field="held")
+    if not isinstance(stat.noise, Noise):
+        raise PlanError(f"{where}: noise = {preview(stat.noise)} is not allowed; use one of: "
+                        f"{', '.join(m.value for m in Noise)}", index=index, field="noise")
+    for flag in ("held", "integer"):
+        if not isinstance(getattr(stat, flag), bool):
+            raise PlanError(f"{where}: {flag} must be true or false", index=index, field=flag)
     values = {}
     for name in _NUMBER_FIELDS:
         values[name] = FIELD_RULES[name].check(getattr(stat, name), where, index)
@@ -178,6 +183,13 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
         if not values["lower"] < values["upper"]:
             raise PlanError(f"{where}: the lower bound {values['lower']:g} must be below the upper "
                             f"bound {values['upper']:g}", index=index, field="upper")
+    if stat.integer and stat.kind in WHOLE_NUMBER_KINDS:
+        for bound in ("lower", "upper"):
+            v = values[bound]
+            if v is not None and v != math.floor(v):
+                raise PlanError(f"{where}: the values are whole numbers, so the {FIELD_RULES[bound].label} "
+                                f"must be one too (got {v:g}); round it outwards or untick "
+                                "\"values are whole numbers\"", index=index, field=bound)
     if stat.kind is Kind.QUANTILE:
         span = (values["upper"] - values["lower"]) / values["granularity"]
         if span > MAX_QUANTILE_BINS:
@@ -305,17 +317,30 @@ def statistic_deltas(budget: Budget, stats: Sequence[Statistic]) -> list[float]:
 def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[str, ...]:
     """What each release is for the noise-aware theorems (engine.MECHANISMS).
 
-    A Laplace or Gaussian statistic adds exactly that continuous noise calibrated to its (eps_i,
-    delta_i), so its own privacy curve can be composed. Custom statistics are known only by their
-    (eps_i, delta_i); so are releases under amplification by sampling, whose guarantee is the
-    amplified (eps_i, delta_i) rather than the noise's own curve.
+    A statistic with continuous noise adds exactly that Laplace or Gaussian noise calibrated to its
+    (eps_i, delta_i); one with OpenDP noise adds discrete noise on its lattice, whose shift S comes
+    from OpenDP's certified sensitivity (``opendp_noise``). Either way its own privacy curve can
+    be composed. Custom statistics are known only by their (eps_i, delta_i); so are releases under
+    amplification by sampling, whose guarantee is the amplified (eps_i, delta_i) rather than the
+    noise's own curve, and an OpenDP statistic that cannot be set up as it is (its ``problem``).
     """
     if amplification_ratio(budget) != 1.0:
         return ("eps-delta",) * len(stats)
+    from .opendp_noise import lattice_of
+    from .opendp_sensitivity import certified
+
     out = []
     for s in stats:
         if s.kind is Kind.CUSTOM:
             out.append("eps-delta")
+        elif s.noise is Noise.OPENDP:
+            gaussian = s.mechanism is Mechanism.GAUSSIAN
+            try:
+                shift = lattice_of(certified(s, budget), gaussian)[1]
+            except ValueError:
+                out.append("eps-delta")
+                continue
+            out.append(f"{'discrete-gaussian' if gaussian else 'discrete-laplace'}:{shift}")
         elif s.mechanism is Mechanism.GAUSSIAN:
             out.append("gaussian")  # validate_state ensures its delta share is > 0
         else:

@@ -8,7 +8,7 @@ import pytest
 
 from dpplanner.model import Budget, Plan, Statistic
 from dpplanner.model import files, jsontext
-from dpplanner.model.files import MAX_FILE_BYTES, PlanFileError, load_plan, loads_plan, save_plan
+from dpplanner.model.files import FORMAT_VERSION, MAX_FILE_BYTES, PlanFileError, load_plan, loads_plan, save_plan
 
 
 def _doc(**extra) -> dict:
@@ -49,7 +49,7 @@ def test_an_indented_plan_at_the_limit_stays_indented(tmp_path):
     path = tmp_path / "p.dpplan"
     save_plan(plan, path)
     assert path.stat().st_size == MAX_FILE_BYTES
-    assert path.read_text().startswith('{\n "format_version": 1')
+    assert path.read_text().startswith(f'{{\n "format_version": {FORMAT_VERSION}')
     assert load_plan(path).snapshot() == plan.snapshot()
 
 

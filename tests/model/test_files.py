@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic
+from dpplanner.model.statistic import Noise
 from dpplanner.model import files
 from dpplanner.model.examples import example_path, example_paths
 from dpplanner.model.files import (FORMAT_VERSION, PlanFileError, dumps_plan, load_plan, loads_plan,
@@ -40,7 +41,7 @@ def test_round_trip_keeps_everything_including_unknown_fields(tmp_path):
     assert dumps_plan(back) == path.read_text()
 
 
-def test_version_0_migrates_to_version_1():
+def test_version_0_migrates_to_the_current_version():
     old = {"format_version": 0, "title": "old PSI plan", "global_epsilon": 0.5,
            "global_delta": 1e-6, "delta_fraction": 0.3,
            "statistics": [{"name": "mean age", "type": "mean", "epsilon": 0.1, "hold": True,
@@ -52,7 +53,41 @@ def test_version_0_migrates_to_version_1():
     s = plan[0]
     assert (s.kind, s.held, s.lower, s.upper, s.n) == (Kind.MEAN, True, 0, 100, 300)
     assert plan[1].kind is Kind.COUNT and plan[1].held is False
-    assert json.loads(dumps_plan(plan))["format_version"] == 1
+    assert json.loads(dumps_plan(plan))["format_version"] == FORMAT_VERSION == 2
+    assert all(st.noise is Noise.CONTINUOUS for st in plan)
+
+
+def test_version_1_plans_keep_their_continuous_noise_and_say_so():
+    old = {"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6},
+           "statistics": [{"name": "n", "kind": "count", "epsilon": 0.2},
+                          {"name": "m", "kind": "mean", "lower": 0, "upper": 9, "n": 10,
+                           "noise": "opendp"}]}
+    plan = loads_plan(json.dumps(old))
+    assert [st.noise for st in plan] == [Noise.CONTINUOUS, Noise.OPENDP]   # a typed value is kept
+    assert [st.integer for st in plan] == [False, False]
+    assert len(plan.notes) == 1 and "continuous noise it was planned with" in plan.notes[0]
+    again = loads_plan(dumps_plan(plan))
+    assert again.notes == () and [st.noise for st in again] == [Noise.CONTINUOUS, Noise.OPENDP]
+
+
+def test_new_statistics_default_to_opendp_noise_and_the_fields_round_trip():
+    plan = Plan(Budget(), [Statistic("a"), Statistic("b", "x", Kind.SUM, lower=0, upper=5,
+                                                     integer=True, noise="continuous")])
+    doc = json.loads(dumps_plan(plan))
+    assert [(s["noise"], s["integer"]) for s in doc["statistics"]] == [("opendp", False),
+                                                                      ("continuous", True)]
+    assert loads_plan(dumps_plan(plan)).snapshot() == plan.snapshot()
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"noise": "quantum"}, "noise = 'quantum' is not allowed; use one of: opendp, continuous"),
+    ({"integer": "yes"}, "integer must be true or false"),
+    ({"integer": True, "lower": 0.5}, "whole numbers, so the lower bound must be one too"),
+])
+def test_bad_noise_fields_are_refused_with_the_reason(bad, message):
+    stat = {"name": "s", "kind": "sum", "lower": 0, "upper": 10, **bad}
+    with pytest.raises(PlanFileError, match=message):
+        loads_plan(json.dumps({"format_version": 2, "statistics": [stat]}))
 
 
 def test_newer_version_is_refused_clearly():

@@ -1,0 +1,194 @@
+"""The noise OpenDP 0.16 adds for a statistic planned with ``noise = "opendp"``, and its error.
+
+OpenDP never adds continuous noise. On an integer-valued query (counts, histograms, quantile
+cells, sums of whole numbers) it adds discrete Laplace noise P(x) ~ exp(-|x| / t) or discrete
+Gaussian noise P(x) ~ exp(-x^2 / 2 sigma^2) on the integers. On a real-valued query (a float sum)
+it rounds the value to the nearest multiple of 2^k and adds the same integer noise in units of
+2^k; its map charges the rounding as d_in + 2^k. The plan picks k = floor(log2 D) - 40 for a
+certified sensitivity D, so the margin costs 2^-40 of the scale, and the noised lattice values of
+neighbouring datasets differ by at most S = ceil(D / 2^k) + 1 lattice units.
+
+The engine composes exactly that noise (tags "discrete-laplace:S" / "discrete-gaussian:S") and
+calibrates it: t = ``engine.discrete_laplace_scale(eps_i, S)``, sigma =
+``engine.discrete_gaussian_sigma(eps_i, delta_i, S)`` in lattice units; the scale of the noised
+query is that times 2^k, exactly what the release script passes to OpenDP. OpenDP's map then gives
+at most (S 2^k) / (t 2^k) = eps_i (Laplace) and rho_i = S^2 / (2 sigma^2) (Gaussian, OpenDP
+certifies zCDP), up to OpenDP's own rounding, which the script absorbs by raising the scale.
+
+Errors at confidence 1 - beta (every coordinate at once, union bound over m coordinates):
+- discrete Laplace, exactly: P(|X| > j) = 2 a^{j+1} / (1 + a), a = e^{-1/t} (j >= 0 an integer);
+- discrete Gaussian: P(|X| > j) <= 2 Phi(-j / sigma), since sum_{x > j} e^{-x^2/2s^2} is at most
+  the integral from j and the normaliser is at least sqrt(2 pi) sigma (Poisson summation);
+- a CDF point (a sum of J <= m cells' noises): Chernoff with the discrete Laplace moment
+  generating function E e^{uX} = (1 - a)^2 / ((1 - a e^u)(1 - a e^-u)); the discrete Gaussian is
+  sigma^2-subgaussian (Canonne, Kamath & Steinke 2020), so P(|S_J| >= s) <= 2 e^{-s^2 / 2 m sigma^2}.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Optional
+
+from scipy.special import ndtri
+
+from dpplanner import engine
+
+from .opendp_sensitivity import Certified
+
+#: The lattice of a real-valued query sits this many binary orders below its sensitivity.
+LATTICE_BITS = 40
+
+
+@dataclass(frozen=True)
+class OpenDPNoise:
+    """One statistic's noise as the release script adds it.
+
+    ``k`` is the lattice exponent (None: integer query, lattice 1); ``shift`` S the most the noised
+    lattice value moves between neighbours; ``lattice_scale`` the engine's t or sigma in lattice
+    units and ``scale`` the same in the noised query's units (what OpenDP is given). ``rho`` is
+    the Gaussian's zCDP parameter S^2 / (2 sigma^2) rounded up (what OpenDP's map certifies).
+    """
+
+    certified: Certified
+    gaussian: bool
+    k: Optional[int]
+    shift: int
+    lattice_scale: float
+    scale: float
+    epsilon: float
+    delta: float
+    rho: Optional[float]
+
+    @property
+    def lattice(self) -> float:
+        return 1.0 if self.k is None else math.ldexp(1.0, self.k)
+
+    @property
+    def released_scale(self) -> float:
+        """The noise scale in the released statistic's units (a mean's is the sum's over n)."""
+        return self.scale / self.certified.divisor
+
+    @property
+    def tag(self) -> str:
+        return f"{'discrete-gaussian' if self.gaussian else 'discrete-laplace'}:{self.shift}"
+
+    @property
+    def label(self) -> str:
+        return "discrete Gaussian" if self.gaussian else "discrete Laplace"
+
+    def lattice_text(self) -> str:
+        return "integers" if self.k is None else f"multiples of 2^{self.k}"
+
+
+def lattice_of(cert: Certified, gaussian: bool) -> tuple[Optional[int], int]:
+    """(k, S): the lattice exponent (None for integer queries) and the shift in lattice units."""
+    sens = cert.l2 if gaussian else cert.l1
+    if cert.integer:
+        return None, int(sens)
+    k = math.frexp(sens)[1] - 1 - LATTICE_BITS     # 2^k <= sens 2^-40 < 2^(k+1)
+    return k, math.ceil(Fraction(sens) / Fraction(2) ** k) + 1
+
+
+def opendp_noise(cert: Certified, gaussian: bool, epsilon: float, delta: float) -> OpenDPNoise:
+    """The noise for a release calibrated to (epsilon, delta) (functioning values). ValueError from
+    the engine when it cannot be calibrated (the message says why)."""
+    k, shift = lattice_of(cert, gaussian)
+    if gaussian:
+        t = engine.discrete_gaussian_sigma(epsilon, delta, shift)
+        rho = _up(Fraction(shift) ** 2 / (2 * Fraction(t) ** 2))
+    else:
+        t, rho, delta = engine.discrete_laplace_scale(epsilon, shift), None, 0.0
+    scale = t if k is None else math.ldexp(t, k)
+    return OpenDPNoise(cert, gaussian, k, shift, t, scale, epsilon, delta, rho)
+
+
+def _up(exact: Fraction) -> float:
+    r = float(exact)
+    return r if Fraction(r) >= exact else math.nextafter(r, math.inf)
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+def error(noise: OpenDPNoise, beta: float, cumulative: bool = False) -> float:
+    """The error of every released coordinate at once with probability >= 1 - beta, in the
+    released statistic's units. ``cumulative``: the coordinates are a CDF's running sums."""
+    m = noise.certified.coordinates
+    t = noise.lattice_scale
+    if cumulative:
+        j = (_dg_prefix(t, m, beta) if noise.gaussian else _dl_prefix(t, m, beta))
+    else:
+        j = _dg_count(t, beta / m) if noise.gaussian else _dl_count(t, beta / m)
+    return j * noise.lattice / noise.certified.divisor
+
+
+def _dl_count(t: float, beta: float) -> int:
+    """The least integer j >= 0 with P(|X| > j) = 2 a^{j+1} / (1 + a) <= beta, X discrete Laplace."""
+    log_a = -1.0 / t
+    def tail(j: int) -> float:      # log P(|X| > j)
+        return math.log(2.0) + (j + 1) * log_a - math.log1p(math.exp(log_a))
+    target = math.log(beta)
+    j = max(0, math.ceil((target - math.log(2.0) + math.log1p(math.exp(log_a))) / log_a) - 1)
+    while j > 0 and tail(j - 1) <= target:       # the closed form may be off by a rounding
+        j -= 1
+    while tail(j) > target:
+        j += 1
+    return j
+
+
+def _dg_count(sigma: float, beta: float) -> int:
+    """The least integer j with 2 Phi(-j / sigma) <= beta (a bound on P(|X| > j))."""
+    return math.ceil(sigma * -float(ndtri(beta / 2.0)) * (1 + 1e-15))
+
+
+def _dl_prefix(t: float, m: int, beta: float) -> float:
+    """s (lattice units) with P(max_J |S_J| >= s) <= beta for m iid discrete Laplace(t):
+    union over the m prefixes of 2 min_u e^{-us} M(u)^m, M the discrete Laplace MGF."""
+    a = math.exp(-1.0 / t)
+    target = math.log(beta)
+
+    def log_bound(s: float) -> float:
+        best = math.inf
+        lo, hi = 0.0, 1.0 / t          # M(u) is finite for u < 1/t
+        for _ in range(100):           # ternary search: -us + m log M(u) is convex in u
+            u1, u2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
+            f1, f2 = _log_chernoff(u1, s, m, a), _log_chernoff(u2, s, m, a)
+            best = min(best, f1, f2)
+            if f1 < f2:
+                hi = u2
+            else:
+                lo = u1
+        return math.log(2.0 * m) + best
+
+    lo, hi = 0.0, max(1.0, t)
+    for _ in range(200):
+        if log_bound(hi) <= target:
+            break
+        lo, hi = hi, hi * 2.0
+    else:
+        raise ValueError(f"no discrete Laplace CDF error found for {m} cells at beta = {beta:g}")
+    for _ in range(200):
+        if hi - lo <= 1e-12 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if log_bound(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return math.ceil(hi)
+
+
+def _log_chernoff(u: float, s: float, m: int, a: float) -> float:
+    if u <= 0.0:
+        return 0.0
+    x = a * math.exp(u)
+    if x >= 1.0:
+        return math.inf
+    log_m = 2.0 * math.log1p(-a) - math.log1p(-x) - math.log1p(-a * math.exp(-u))
+    return -u * s + m * log_m
+
+
+def _dg_prefix(sigma: float, m: int, beta: float) -> float:
+    """s with 2 m e^{-s^2 / (2 m sigma^2)} <= beta: sub-Gaussian prefix sums, union over m."""
+    return math.ceil(sigma * math.sqrt(2.0 * m * math.log(2.0 * m / beta)) * (1 + 1e-15))

@@ -1,0 +1,129 @@
+"""A plan as the release script's PLAN block: every number the script builds and checks with.
+
+Each statistic's entry holds what OpenDP needs (column, data type, clamping bounds, the value a
+missing one counts as, categories or grid cells, the noise, its scale and lattice) and what the
+plan certified for it (OpenDP's sensitivity at d_in, the shift S in lattice units, epsilon_i and,
+for a Gaussian, rho_i, and the error at the plan's confidence). The plan's totals were certified by
+the engine for exactly these per-release parameters; the script checks that its measurements
+reproduce them, which is how it verifies the total without importing dpplanner.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from dpplanner.model.accuracy import quantile_bins
+from dpplanner.model.opendp_sensitivity import certified
+from dpplanner.model.plan import Plan
+from dpplanner.model.statistic import Kind, Mechanism, Neighbouring, Noise, Statistic
+from dpplanner.model.validation import amplification_ratio
+
+#: The OpenDP series the script is written for (and pins).
+OPENDP_SERIES = "0.16."
+
+
+class ExportError(ValueError):
+    """The plan cannot be exported as it is; the message says what to change."""
+
+
+def missing_value(stat: Statistic) -> float:
+    """What a missing or unreadable value counts as: 0 if the bounds allow it, else the bound
+    nearest to 0 (a constant inside the bounds: the clamped sum's sensitivity is unchanged)."""
+    lo, hi = float(stat.lower), float(stat.upper)
+    return min(max(0.0, lo), hi)
+
+
+def check_exportable(plan: Plan) -> None:
+    """ExportError naming every statistic that OpenDP cannot release as planned."""
+    problems = []
+    if amplification_ratio(plan.budget) != 1.0:
+        problems.append("the plan uses amplification by sampling (a population size N): the script "
+                        "cannot draw or verify the sample; clear N to export")
+    privacy = plan.privacy_all()
+    for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
+        if s.kind is Kind.CUSTOM:
+            continue
+        if s.noise is not Noise.OPENDP:
+            problems.append(f"statistic {i + 1} ({s.name!r}) is planned with continuous noise, which "
+                            "OpenDP does not add: set its noise to OpenDP to export it")
+        elif p.problem:
+            problems.append(f"statistic {i + 1} ({s.name!r}): {p.problem}")
+    if not plan.statistics:
+        problems.append("the plan has no statistics")
+    if problems:
+        raise ExportError("cannot write a release script for this plan:\n" +
+                          "\n".join(f"  - {p}" for p in problems))
+
+
+def plan_block(plan: Plan, totals: dict) -> dict:
+    """The PLAN dictionary (JSON-compatible) of an exportable plan."""
+    b = plan.budget
+    replace = b.neighbouring is Neighbouring.REPLACE_ONE
+    stats, custom = [], []
+    privacy = plan.privacy_all()
+    size_limit = None
+    for s, p in zip(plan.statistics, privacy):
+        if s.kind is Kind.CUSTOM:
+            custom.append({"name": s.name, "epsilon": s.epsilon, "delta": p.delta,
+                           "repetitions": s.repetitions})
+            continue
+        noise, cert = p.opendp, p.opendp.certified
+        size_limit = size_limit or cert.size_limit
+        stats.append(_entry(s, p, noise, cert, b.confidence))
+    return {"title": plan.title or "(untitled plan)", "opendp": OPENDP_SERIES,
+            "neighbouring": b.neighbouring.label, "d_in": 2 if replace else 1,
+            "size": b.dataset_size if replace else None, "size_limit": size_limit,
+            "epsilon": b.epsilon, "delta": b.delta, "theorem": b.theorem,
+            "confidence": b.confidence, "totals": totals, "statistics": stats, "custom": custom}
+
+
+def _entry(s: Statistic, p, noise, cert, confidence: float) -> dict:
+    entry = {"name": s.name, "kind": s.kind.value, "column": s.variable,
+             "integer": bool(s.integer), "repetitions": s.repetitions,
+             "noise": "gaussian" if s.mechanism is Mechanism.GAUSSIAN else "laplace",
+             "sensitivity": cert.l2 if noise.gaussian else cert.l1, "k": noise.k,
+             "shift": noise.shift, "scale": noise.scale, "epsilon": noise.epsilon,
+             "delta": noise.delta, "rho": noise.rho, "divisor": cert.divisor,
+             "cells": cert.coordinates, "error": p.error}
+    if s.kind in (Kind.SUM, Kind.MEAN, Kind.QUANTILE):
+        entry["bounds"] = [float(s.lower), float(s.upper)]
+        entry["missing"] = missing_value(s)
+    if s.kind is Kind.QUANTILE:
+        lo, g = float(s.lower), float(s.granularity)
+        m = quantile_bins(lo, float(s.upper), g)
+        entry["edges"] = [lo + g * j for j in range(1, m)]
+        entry["grid"] = [min(lo + g * j, float(s.upper)) for j in range(1, m + 1)]
+    return entry
+
+
+def default_categories(plan: Plan) -> dict:
+    """Each histogram's categories as the column is expected to hold them: codes 0 .. m-1."""
+    return {s.name: [str(j) for j in range(int(s.bins))] for s in plan.statistics
+            if s.kind is Kind.HISTOGRAM}
+
+
+def totals_block(results: dict) -> dict:
+    """{theorem: [epsilon, delta]} of the totals that apply (JSON numbers only)."""
+    out = {}
+    for name, c in results.items():
+        if c.applicable and c.feasible and math.isfinite(c.epsilon):
+            out[name] = [c.epsilon, c.delta]
+    return out
+
+
+def custom_statistics(plan: Plan) -> list[Statistic]:
+    return [s for s in plan.statistics if s.kind is Kind.CUSTOM]
+
+
+def slug(name: str, taken: Optional[set] = None) -> str:
+    """A Python identifier for a statistic's name (unique within ``taken``)."""
+    base = "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_") or "statistic"
+    if base[0].isdigit():
+        base = "s_" + base
+    out, i = base, 2
+    while taken is not None and out in taken:
+        out, i = f"{base}_{i}", i + 1
+    if taken is not None:
+        taken.add(out)
+    return out

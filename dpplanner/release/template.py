@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+# @@HEADER@@
+"""Release the statistics of a dpplanner plan with OpenDP, after checking them against the plan.
+
+Needs OpenDP 0.16 (pip install "opendp==0.16.*"); nothing else outside Python's standard library.
+
+    python release.py DATA.csv [--column STATISTIC=COLUMN ...] [--categories STATISTIC=a,b,c ...]
+                      [--out FOLDER] [--check-only]
+
+In order, it: reads the CSV (first row: column names); builds every statistic's OpenDP measurement
+from ONE input domain (the dataset's records) at the plan's noise scale; checks, before releasing
+anything, each measurement's privacy map against the plan, the domain's size and clamping bounds,
+and that the measurements reproduce the per-release parameters the plan's total was certified for;
+then releases each statistic once and writes the values with their error at the plan's confidence
+to FOLDER/release.csv, FOLDER/release.json and a short record FOLDER/release-record.txt.
+If any check fails it releases nothing and says which check failed and why.
+
+Edit only the DATA block (or use the options) and the CUSTOM block. The PLAN block is what the plan
+certified; `dpplanner-cli check-opendp release.py PLAN` tells whether this script still matches it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import hashlib
+import json
+import math
+import sys
+import warnings
+from importlib.metadata import version as installed_version
+from pathlib import Path
+
+# ==== DATA: which file and columns hold the data (the command-line options override these) ====
+# @@DATA@@
+# ==== end of DATA ===============================================================================
+
+# ==== CUSTOM: statistics dpplanner does not model; write each one before running ================
+# @@CUSTOM@@
+# ==== end of CUSTOM =============================================================================
+
+# ==== PLAN: written by dpplanner from the plan; do not edit (the checks compare against it) ======
+# @@PLAN@@
+# ==== end of PLAN ===============================================================================
+
+SEPARATOR = "\x1f"                   # joins a record's fields into one string (never in CSV text)
+TRUE_WORDS = {"1", "true", "yes", "y", "t"}
+SCALE_RAISE_LIMIT = 1e-9             # OpenDP's own rounding may raise a scale by at most this
+
+
+class Refused(Exception):
+    """A check failed: nothing is released."""
+
+
+def digest(plan: dict) -> str:
+    return hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+def read_records(path: str, columns: list[str]) -> list[str]:
+    """The CSV's rows as records: the needed columns' texts joined by SEPARATOR."""
+    with open(path, newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle)
+        header = [name.strip() for name in next(reader, [])]
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise Refused(f"{path}: no column named {', '.join(map(repr, missing))} (the file has: "
+                          f"{', '.join(header) or 'no header row'}); set COLUMNS or --column")
+        where = [header.index(c) for c in columns]
+        records = []
+        for row in reader:
+            fields = [row[i] if i < len(row) else "" for i in where]
+            if any(SEPARATOR in f for f in fields):
+                raise Refused(f"{path}, line {reader.line_num}: a value holds the control character "
+                              "U+001F, which this script uses to join fields")
+            records.append(SEPARATOR.join(fields))
+    return records
+
+
+# --- building the measurements ----------------------------------------------------------------
+
+def dataset_space(dp, plan: dict):
+    """The one input domain every measurement starts from: the records, of the plan's known size
+    under replace-one (a sized domain), with the symmetric distance."""
+    domain = dp.vector_domain(dp.atom_domain(T=str), size=plan["size"])
+    return domain, dp.symmetric_distance()
+
+
+def select(dp, space, position, indicator: bool):
+    """Each record's field at ``position`` (a 0/1 indicator for counts and proportions; every
+    record counts when ``position`` is None). A record-by-record map: 1-stable."""
+    def pick(records):
+        values = ["1" for _ in records] if position is None else [r.split(SEPARATOR)[position] for r in records]
+        if indicator:
+            values = ["1" if v.strip().lower() in TRUE_WORDS else "0" for v in values]
+        return values
+    return dp.t.make_user_transformation(space[0], space[1], space[0], space[1], function=pick,
+                                         stability_map=lambda d_in: d_in)
+
+
+def query(dp, plan: dict, stat: dict, space, position, categories):
+    """The transformation whose output OpenDP noises (see the plan's sensitivity table)."""
+    kind, bounds = stat["kind"], stat.get("bounds")
+    chosen = select(dp, space, position, kind in ("count", "proportion"))
+    if kind in ("count", "proportion"):
+        return chosen >> dp.t.then_cast_default(TOA=dp.i64) >> dp.t.then_clamp(bounds=(0, 1)) >> dp.t.then_sum()
+    if kind == "histogram":
+        metric = dp.L2Distance[int] if stat["noise"] == "gaussian" else dp.L1Distance[int]
+        return chosen >> dp.t.then_count_by_categories(categories=categories, null_category=False, MO=metric)
+    if stat["integer"]:
+        lo, hi = int(bounds[0]), int(bounds[1])
+        values = (chosen >> dp.t.then_cast(TOA=dp.i64) >> dp.t.then_impute_constant(int(stat["missing"]))
+                  >> dp.t.then_clamp(bounds=(lo, hi)))
+    else:
+        lo, hi = float(bounds[0]), float(bounds[1])
+        values = (chosen >> dp.t.then_cast(TOA=float) >> dp.t.then_impute_constant(float(stat["missing"]))
+                  >> dp.t.then_clamp(bounds=(lo, hi)))
+    if kind == "quantile":
+        cells = values >> dp.t.then_find_bin(edges=stat["edges"])
+        metric = dp.L2Distance[int] if stat["noise"] == "gaussian" else dp.L1Distance[int]
+        return cells >> dp.t.then_count_by_categories(categories=list(range(stat["cells"])),
+                                                      null_category=False, MO=metric)
+    if plan["size"] is None and not stat["integer"]:
+        return values >> dp.t.make_bounded_float_checked_sum(plan["size_limit"], (lo, hi))
+    return values >> dp.t.then_sum()
+
+
+def noised(dp, stat: dict, transformation, d_in: int):
+    """The measurement at the plan's scale, raised only as far as OpenDP's rounding needs for its
+    map to stay within the plan's epsilon_i (Laplace) or rho_i (Gaussian)."""
+    gaussian = stat["noise"] == "gaussian"
+    bound = stat["rho"] if gaussian else stat["epsilon"]
+    scale, options = stat["scale"], ({} if stat["k"] is None else {"k": stat["k"]})
+    for _ in range(64):
+        make = dp.m.then_gaussian if gaussian else dp.m.then_laplace
+        measurement = transformation >> make(scale=scale, **options)
+        if measurement.map(d_in) <= bound:
+            return measurement, scale
+        scale = math.nextafter(scale, math.inf)
+    return measurement, scale
+
+
+def build(dp, plan: dict, columns: dict, categories: dict):
+    """Every statistic's (transformation, measurement, scale used), from one input domain."""
+    space = dataset_space(dp, plan)
+    order = needed_columns(plan, columns)
+    built = {}
+    for stat in plan["statistics"]:
+        column = columns.get(stat["name"], stat["column"])
+        position = order.index(column) if column else None
+        transformation = query(dp, plan, stat, space, position, categories.get(stat["name"]))
+        built[stat["name"]] = (transformation, *noised(dp, stat, transformation, plan["d_in"]))
+    return space, built
+
+
+def needed_columns(plan: dict, columns: dict) -> list[str]:
+    names = [columns.get(s["name"], s["column"]) for s in plan["statistics"]]
+    return sorted({n for n in names if n})
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+def check_all(dp, plan: dict, expected: str, records, space, built, categories, customs) -> list[str]:
+    """Every check, in order; returns the failures (an empty list: everything matches)."""
+    failures = []
+    if digest(plan) != expected:
+        failures.append("the PLAN block was edited: its digest differs from the one dpplanner wrote "
+                        "(export the script again from the plan)")
+    got = installed_version("opendp")
+    if not got.startswith(plan["opendp"]):
+        failures.append(f"OpenDP {got} is installed; this script was written for OpenDP {plan['opendp']}*")
+    if plan["size"] is not None and len(records) != plan["size"]:
+        failures.append(f"the data has {len(records)} records; the plan's relation (replace one "
+                        f"record) fixes the dataset size at {plan['size']}")
+    if plan["size"] is None and plan["size_limit"] is not None and len(records) > plan["size_limit"]:
+        failures.append(f"the data has more than {plan['size_limit']} records, the most the plan's "
+                        "real-valued sums read (OpenDP would drop records at random)")
+    d_in = plan["d_in"]
+    for stat in plan["statistics"]:
+        name = stat["name"]
+        transformation, measurement, scale = built[name]
+        where = f"statistic {name!r}"
+        if measurement.input_domain != space[0] or measurement.input_metric != space[1]:
+            failures.append(f"{where}: its measurement does not start from the dataset's input domain")
+        if stat["kind"] == "histogram" and len(categories.get(name) or []) != stat["cells"]:
+            failures.append(f"{where}: {len(categories.get(name) or [])} categories given; the plan "
+                            f"has {stat['cells']} bins")
+        sensitivity = transformation.map(d_in)
+        sensitivity = max(sensitivity) if isinstance(sensitivity, (list, tuple)) else sensitivity
+        if sensitivity > stat["sensitivity"]:
+            failures.append(f"{where}: OpenDP certifies sensitivity {sensitivity!r} at d_in = {d_in}, "
+                            f"above the plan's {stat['sensitivity']!r} (bounds or size changed?)")
+        lattice = 1.0 if stat["k"] is None else math.ldexp(1.0, stat["k"])
+        margin = 0.0 if stat["k"] is None else lattice
+        if (sensitivity + margin) / lattice > stat["shift"] * (1 + 2 ** -50):
+            failures.append(f"{where}: the noised value moves by {(sensitivity + margin) / lattice!r} "
+                            f"lattice units, more than the shift {stat['shift']} the total was certified for")
+        if not stat["scale"] <= scale <= stat["scale"] * (1 + SCALE_RAISE_LIMIT):
+            failures.append(f"{where}: the noise scale {scale!r} is not the plan's {stat['scale']!r}")
+        spent = measurement.map(d_in)
+        bound, what = (stat["rho"], "rho") if stat["noise"] == "gaussian" else (stat["epsilon"], "epsilon")
+        if spent > bound:
+            failures.append(f"{where}: OpenDP's privacy map gives {what} = {spent!r} at d_in = {d_in}, "
+                            f"above the plan's {what}_i = {bound!r} (was a scale lowered?)")
+        if stat.get("bounds") and stat["kind"] != "histogram":
+            domain = str(transformation.input_domain)
+            if "size=" in domain and f"size={plan['size']}" not in domain:
+                failures.append(f"{where}: the input domain's size is not the plan's {plan['size']}")
+    for item in plan["custom"]:
+        failures += check_custom(item, customs.get(item["name"]), d_in, space)
+    return failures
+
+
+def check_custom(item: dict, measurement, d_in: int, space) -> list[str]:
+    where = f"custom statistic {item['name']!r}"
+    if measurement is None:
+        return [f"{where} is not filled in: write its function in the CUSTOM block (it must return "
+                "an OpenDP measurement on the dataset's input domain)"]
+    if measurement.input_domain != space[0] or measurement.input_metric != space[1]:
+        return [f"{where}: its measurement does not start from the dataset's input domain"]
+    spent = measurement.map(d_in)
+    eps, delta = (spent, 0.0) if not isinstance(spent, (tuple, list)) else spent
+    if "ZeroConcentrated" in str(measurement.output_measure):
+        return [f"{where}: give an (epsilon, delta) or pure-DP measurement, not zCDP"]
+    if eps > item["epsilon"] or delta > item["delta"]:
+        return [f"{where}: its map gives ({eps!r}, {delta!r}), above the plan's "
+                f"({item['epsilon']!r}, {item['delta']!r})"]
+    return []
+
+
+# --- releasing --------------------------------------------------------------------------------
+
+def release(plan: dict, built, categories, records, customs) -> list[dict]:
+    rows = []
+    for stat in plan["statistics"]:
+        _, measurement, scale = built[stat["name"]]
+        for repetition in range(1, stat["repetitions"] + 1):
+            label = stat["name"] + (f" #{repetition}" if stat["repetitions"] > 1 else "")
+            rows += shaped(stat, label, measurement(records), scale, categories.get(stat["name"]))
+    for item in plan["custom"]:
+        rows.append({"statistic": item["name"], "kind": "custom", "coordinate": "",
+                     "value": customs[item["name"]](records), "error": None, "noise": "custom", "scale": None})
+    return rows
+
+
+def shaped(stat: dict, label: str, raw, scale: float, categories) -> list[dict]:
+    """Released rows: a mean or proportion is the noisy sum over the public n; a quantile's cells
+    become the CDF (running sums) at each grid point."""
+    common = {"statistic": label, "kind": stat["kind"], "error": stat["error"],
+              "noise": stat["noise"], "scale": scale / stat["divisor"]}
+    if stat["kind"] == "histogram":
+        return [dict(common, coordinate=str(c), value=int(v)) for c, v in zip(categories, raw)]
+    if stat["kind"] == "quantile":
+        total, out = 0, []
+        for j, v in enumerate(raw):
+            total += int(v)
+            out.append(dict(common, coordinate=f"<= {stat['grid'][j]!r}", value=total))
+        return out
+    value = raw / stat["divisor"] if stat["divisor"] != 1 else raw
+    return [dict(common, coordinate="", value=value)]
+
+
+def write_outputs(folder: Path, plan: dict, rows: list[dict]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    fields = ["statistic", "kind", "coordinate", "value", "error", "confidence", "noise", "scale"]
+    with open(folder / "release.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(dict(row, confidence=plan["confidence"]))
+    (folder / "release.json").write_text(json.dumps(
+        {"plan": plan["title"], "confidence": plan["confidence"], "released": rows}, indent=1) + "\n")
+    totals = "\n".join(f"  {name}: epsilon = {eps!r}, delta = {delta!r}"
+                       for name, (eps, delta) in plan["totals"].items())
+    (folder / "release-record.txt").write_text(
+        f"Released: {plan['title']}\nDate: {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n"
+        f"OpenDP: {installed_version('opendp')}\nNeighbouring datasets: {plan['neighbouring']}\n"
+        f"Global budget: epsilon = {plan['epsilon']!r}, delta = {plan['delta']!r} under {plan['theorem']}\n"
+        f"Totals of the plan for exactly this noise, under every theorem:\n{totals}\n"
+        f"Statistics released: {len(plan['statistics']) + len(plan['custom'])}; each value's error holds "
+        f"with probability {plan['confidence']!r} (all coordinates of a statistic at once).\n")
+
+
+# --- command line -----------------------------------------------------------------------------
+
+def pairs(texts, what: str) -> dict:
+    out = {}
+    for text in texts or []:
+        name, sep, value = text.partition("=")
+        if not sep:
+            raise SystemExit(f"--{what} {text!r}: write STATISTIC=VALUE")
+        out[name.strip()] = value
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", nargs="?", default=DATA_FILE, help="the CSV file (default: DATA_FILE)")
+    parser.add_argument("--column", action="append", metavar="STATISTIC=COLUMN")
+    parser.add_argument("--categories", action="append", metavar="STATISTIC=a,b,c")
+    parser.add_argument("--out", default=OUT_DIR, help=f"output folder (default {OUT_DIR})")
+    parser.add_argument("--check-only", action="store_true", help="run every check, release nothing")
+    args = parser.parse_args(argv)
+    if not args.data:
+        parser.error("give the data file (or set DATA_FILE in the DATA block)")
+    try:
+        import opendp.prelude as dp
+    except ImportError:
+        print('refused: OpenDP is not installed: pip install "opendp==0.16.*"', file=sys.stderr)
+        return 2
+    dp.enable_features("contrib", "honest-but-curious")   # the field selector is a user transformation
+    warnings.simplefilter("ignore", DeprecationWarning)
+    columns = dict(COLUMNS, **pairs(args.column, "column"))
+    categories = dict(CATEGORIES, **{k: v.split(",") for k, v in pairs(args.categories, "categories").items()})
+    try:
+        records = read_records(args.data, needed_columns(PLAN, columns))
+        space, built = build(dp, PLAN, columns, categories)
+        customs = {item["name"]: CUSTOM_BUILDERS[item["name"]](dp, space) for item in PLAN["custom"]}
+        failures = check_all(dp, PLAN, PLAN_DIGEST, records, space, built, categories, customs)
+        if failures:
+            raise Refused("\n".join(f"  - {f}" for f in failures))
+    except (Refused, OSError) as exc:
+        print(f"refused: nothing was released:\n{exc}", file=sys.stderr)
+        return 1
+    print(f"all checks passed: {len(PLAN['statistics'])} statistics match the plan "
+          f"{PLAN['title']!r}")
+    if args.check_only:
+        return 0
+    rows = release(PLAN, built, categories, records, {k: v for k, v in customs.items()})
+    write_outputs(Path(args.out), PLAN, rows)
+    print(f"released {len(rows)} values to {args.out}/release.csv, release.json and release-record.txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
