@@ -127,17 +127,23 @@ def query(dp, plan: dict, stat: dict, space, position, categories):
     return values >> dp.t.then_sum()
 
 
+def noise(dp, stat: dict, space, scale: float):
+    """The noise alone, on the query's output space: discrete Laplace or Gaussian, on the
+    integers or (real values) on the plan's lattice of spacing 2^k."""
+    make = dp.m.make_gaussian if stat["noise"] == "gaussian" else dp.m.make_laplace
+    return make(space[0], space[1], scale=scale, **({} if stat["k"] is None else {"k": stat["k"]}))
+
+
 def noised(dp, stat: dict, transformation, d_in: int):
     """The measurement at the plan's scale, raised only as far as OpenDP's rounding needs for its
     map to stay within the plan's epsilon_i (Laplace) or rho_i (Gaussian)."""
-    gaussian = stat["noise"] == "gaussian"
-    bound = stat["rho"] if gaussian else stat["epsilon"]
-    scale, options = stat["scale"], ({} if stat["k"] is None else {"k": stat["k"]})
+    bound = stat["rho"] if stat["noise"] == "gaussian" else stat["epsilon"]
+    output = (transformation.output_domain, transformation.output_metric)
+    scale = stat["scale"]
     for _ in range(64):
-        make = dp.m.then_gaussian if gaussian else dp.m.then_laplace
-        measurement = transformation >> make(scale=scale, **options)
+        measurement = transformation >> noise(dp, stat, output, scale)
         if measurement.map(d_in) <= bound:
-            return measurement, scale
+            break
         scale = math.nextafter(scale, math.inf)
     return measurement, scale
 
