@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import dpplanner
+from dpplanner.cli_release import add_commands
 from dpplanner.model import display
+from dpplanner.model.implementation import implementation
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
@@ -44,6 +46,8 @@ examples:
   dpplanner-cli curve census --theorem optimal -o curve.csv
   dpplanner-cli report census -o report.html
   dpplanner-cli validate my.dpplan --json
+  dpplanner-cli export-opendp census -o release.py   OpenDP release script
+  dpplanner-cli check-opendp release.py census       does it still match the plan?
 """
 
 
@@ -102,6 +106,17 @@ def _header(plan: Plan) -> str:
 
 # --- commands ----------------------------------------------------------------------------------
 
+def _implementation(plan: Plan, stat, privacy) -> Optional[dict]:
+    impl = implementation(plan.budget, stat, privacy)
+    return None if impl is None else impl.as_dict()
+
+
+def _implementations(plan: Plan) -> list[dict]:
+    """What implementing each statistic needs (noise, scale, sensitivities, delta_i, rho_i)."""
+    return [{"name": s.name, "kind": s.kind.value, "implementation": _implementation(plan, s, p)}
+            for s, p in zip(plan.statistics, plan.privacy_all())]
+
+
 def cmd_compose(args) -> int:
     plan = _load(args.plan)
     totals, best = plan_totals(plan, args.theorem or None)
@@ -114,7 +129,8 @@ def cmd_compose(args) -> int:
                                     "epsilon_lower": _finite(c.epsilon_lower),
                                     "applicable": c.applicable, "feasible": c.feasible,
                                     "detail": c.detail, "reason": c.reason,
-                                    "seconds": c.seconds} for n, c in totals.items()}})
+                                    "seconds": c.seconds} for n, c in totals.items()},
+                     "implementations": _implementations(plan)})
         return 0
     rows = [["theorem", "total eps", "total delta", "certified bracket", "time", "detail"]]
     for name, c in totals.items():
@@ -150,7 +166,8 @@ def cmd_allocate(args) -> int:
                                      "functioning_epsilon": p.functioning_epsilon,
                                      "functioning_delta": p.functioning_delta,
                                      "error": _finite(p.error), "units": p.units,
-                                     "explanation": p.explanation or p.problem}
+                                     "explanation": p.explanation or p.problem,
+                                     "implementation": _implementation(plan, s, p)}
                                     for s, p in zip(plan.statistics, privacy)]})
         return 0
     print(_header(plan))
@@ -275,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report", "write a self-contained HTML report (budgets, errors, totals, plot)", cmd_report)
     p.add_argument("-o", "--output", metavar="HTML", required=True, help="where to write the report")
     add("validate", "check a plan file and print warnings", cmd_validate)
+    add_commands(sub, _load, _print_json, UserError)
     return parser
 
 

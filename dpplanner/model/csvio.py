@@ -1,8 +1,9 @@
 """CSV import and export of the statistics table.
 
 Export writes the editable columns (the same names as in .dpplan files), then any unknown fields
-the statistics carry (non-text values as JSON), then derived, read-only columns (delta_used, functioning epsilon, error, units, explanation). Import reads the
-editable columns, ignores the derived ones, and keeps any other column as an unknown field of the
+the statistics carry (non-text values as JSON), then derived, read-only columns (delta_used,
+functioning epsilon, error, units, explanation, and what implementing the statistic needs: data
+type, sensitivities, noise kind, scale and lattice, divisor, rho). Import reads the editable columns, ignores the derived ones, and keeps any other column as an unknown field of the
 statistic. Empty cells mean "not set". Every row goes through the same validation as the GUI.
 """
 
@@ -17,13 +18,15 @@ from typing import Sequence
 
 from .fileio import read_regular_file
 from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
+from .implementation import implementation
 from .plan import Plan
 from .statistic import Kind, Mechanism, Noise, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError, validate_statistic
 
 EDITABLE_COLUMNS = field_names(Statistic)
 DERIVED_COLUMNS = ("delta_used", "functioning_epsilon", "functioning_delta", "error", "units",
-                   "explanation")
+                   "explanation", "data_type", "sensitivity_l1", "sensitivity_l2", "noise_kind",
+                   "noise_scale", "lattice", "divisor", "rho")
 _FLOATS = ("epsilon", "delta", "weight", "lower", "upper", "granularity")
 _INTS = ("repetitions", "bins", "n")
 _ENUMS = {"kind": Kind, "mechanism": Mechanism, "noise": Noise}
@@ -54,8 +57,18 @@ def export_csv(plan: Plan) -> str:
             row.append(v if isinstance(v, str) else json.dumps(v))
         row += [repr(p.delta), repr(p.functioning_epsilon), repr(p.functioning_delta),
                 "" if p.error is None else repr(p.error), p.units, p.explanation or p.problem or ""]
+        row += _implementation_cells(implementation(plan.budget, s, p))
         writer.writerow(row)
     return out.getvalue()
+
+
+def _implementation_cells(impl) -> list[str]:
+    """What implementing the statistic needs; sensitivities and the noise scale are those of the
+    query that gets the noise (a mean's is the sum's: divide by ``divisor``)."""
+    if impl is None:
+        return [""] * 8
+    return [impl.data_type, repr(impl.l1), repr(impl.l2), impl.noise_kind, repr(impl.scale),
+            impl.lattice or "", repr(impl.divisor), "" if impl.rho is None else repr(impl.rho)]
 
 
 def save_csv(plan: Plan, path: str | os.PathLike) -> None:

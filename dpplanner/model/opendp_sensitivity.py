@@ -126,6 +126,14 @@ def certified(stat: Statistic, budget: Budget) -> Certified:
                      size_limit=limit, note=note)
 
 
+def missing_value(stat: Statistic) -> float:
+    """What a missing or unreadable value of a sum, mean or quantile counts as in the release
+    script: 0 if the bounds allow it, else the bound nearest to 0 (a constant inside the bounds,
+    so the clamped query's sensitivity is unchanged)."""
+    lo, hi = float(stat.lower), float(stat.upper)
+    return min(max(0.0, lo), hi)
+
+
 def _public_n(stat: Statistic, budget: Budget) -> int:
     n = stat.n if stat.n is not None else budget.dataset_size
     if n is None:

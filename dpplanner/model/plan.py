@@ -10,6 +10,7 @@ runs the two synchronously for the command line and scripts, the window runs the
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
@@ -304,6 +305,10 @@ class Plan:
         except ValueError as exc:
             raise PlanError(f"statistic {i + 1} ({s.name!r}): {exc}", index=i, field="error") from None
         top = FIELD_RULES["epsilon"].maximum
+        if eps == math.inf:
+            raise PlanError(f"statistic {i + 1} ({s.name!r}): an error of {error:.6g} cannot be "
+                            f"reached with epsilon up to the largest allowed {top:g}; ask for a larger "
+                            "error", index=i, field="error")
         if eps > top:
             raise PlanError(f"statistic {i + 1} ({s.name!r}): an error of {error:.6g} would need "
                             f"epsilon {eps:.4g}, above the largest allowed {top:g}; ask for a larger "

@@ -143,9 +143,9 @@ def opendp_epsilon_for_error(budget: Budget, stat: Statistic, target: float, del
 
     if meets(minimum):
         return minimum
-    lo, hi = minimum, 100.0
-    if not meets(hi):
-        return math.inf        # the caller says which epsilon the largest one allows
+    lo, hi = minimum, 1000.0     # beyond the largest allowed epsilon, so that the caller can say
+    if not meets(hi):            # how much is needed (the engine calibrates up to 1024)
+        return math.inf
     for _ in range(200):
         if hi <= lo * (1 + 1e-9):
             break

@@ -12,6 +12,7 @@ from dpplanner import engine
 
 from . import display
 from .files import PlanFileError, atomic_write_text
+from .implementation import implementation
 from .plan import Plan
 from .statistic import assumptions
 from .svgplot import line_plot
@@ -162,10 +163,33 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                    f'<td class="num">{display.error_with_units(p.error, p.units) if p.error is not None else "—"}</td>'
                    f"<td>{escape(meaning)}</td></tr>")
     out.append("</table>")
+    out += implementation_table(plan)
     out.append("<h2>Formulas and sources</h2><dl>")
     out += [f"<dt>{k}</dt><dd>{v}</dd>" for k, v in SOURCES]
     out.append("</dl></body></html>")
     return "\n".join(out)
+
+
+def implementation_table(plan: Plan) -> list[str]:
+    """What implementing each statistic needs (the numbers an exported release script uses)."""
+    out = ['<h2 id="implementation">How each statistic is implemented</h2>',
+           "<p>Sensitivities and noise scales are those of the query that gets the noise (for a mean "
+           "or a proportion, the sum, divided by n after the noise).</p>",
+           "<table><tr><th>#</th><th>name</th><th>noise implemented by</th><th>data type</th>"
+           "<th>clamped to</th><th>sensitivity</th><th>noise</th><th>δ_i</th><th>ρ_i</th></tr>"]
+    for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())):
+        impl = implementation(plan.budget, s, p)
+        if impl is None:
+            out.append(f"<tr><td>{i + 1}</td><td>{escape(s.name)}</td>"
+                       f'<td colspan="7">{escape(p.problem or "custom: released by code the user writes")}</td></tr>')
+            continue
+        cells = dict(impl.rows())
+        out.append(f"<tr><td>{i + 1}</td><td>{escape(s.name)}</td>" + "".join(
+            f"<td>{escape(cells.get(k, '—'))}</td>" for k in (
+                "Noise implemented by", "Data type", "Clamped to", "Sensitivity", "Noise", "δ_i",
+                "ρ_i (zCDP)")) + "</tr>")
+    out.append("</table>")
+    return out
 
 
 def save_report(plan: Plan, path: str | os.PathLike, **kwargs) -> None:

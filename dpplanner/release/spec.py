@@ -14,7 +14,7 @@ import math
 from typing import Optional
 
 from dpplanner.model.accuracy import quantile_bins
-from dpplanner.model.opendp_sensitivity import certified
+from dpplanner.model.opendp_sensitivity import missing_value
 from dpplanner.model.plan import Plan
 from dpplanner.model.statistic import Kind, Mechanism, Neighbouring, Noise, Statistic
 from dpplanner.model.validation import amplification_ratio
@@ -27,16 +27,14 @@ class ExportError(ValueError):
     """The plan cannot be exported as it is; the message says what to change."""
 
 
-def missing_value(stat: Statistic) -> float:
-    """What a missing or unreadable value counts as: 0 if the bounds allow it, else the bound
-    nearest to 0 (a constant inside the bounds: the clamped sum's sensitivity is unchanged)."""
-    lo, hi = float(stat.lower), float(stat.upper)
-    return min(max(0.0, lo), hi)
-
-
 def check_exportable(plan: Plan) -> None:
     """ExportError naming every statistic that OpenDP cannot release as planned."""
     problems = []
+    names = [s.name for s in plan.statistics]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        problems.append(f"statistic names must be unique (the script keys its columns and results by "
+                        f"name): {', '.join(map(repr, twice))}")
     if amplification_ratio(plan.budget) != 1.0:
         problems.append("the plan uses amplification by sampling (a population size N): the script "
                         "cannot draw or verify the sample; clear N to export")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
+from dpplanner.model.opendp_sensitivity import certified
 from dpplanner.model.plan import Plan
 from dpplanner.model.statistic import Budget, Kind, Mechanism, Statistic
 
 
-def _plan(**budget):
-    stats = [Statistic("a", kind=Kind.COUNT, mechanism=Mechanism.LAPLACE, epsilon=0.1),
-             Statistic("b", kind=Kind.COUNT, mechanism=Mechanism.GAUSSIAN, epsilon=0.2),
+def _plan(noise="continuous", **budget):
+    stats = [Statistic("a", kind=Kind.COUNT, mechanism=Mechanism.LAPLACE, epsilon=0.1, noise=noise),
+             Statistic("b", kind=Kind.COUNT, mechanism=Mechanism.GAUSSIAN, epsilon=0.2, noise=noise),
              Statistic("c", kind=Kind.CUSTOM, epsilon=0.3, delta=1e-9)]
     return Plan(Budget(epsilon=1.0, delta=1e-6, redistribute=False, **budget), stats)
 
@@ -17,6 +21,21 @@ def test_each_statistic_is_tagged_with_its_noise():
     inp = _plan().composition_inputs()
     assert inp.mechanisms == ("laplace", "gaussian", "eps-delta")
     assert inp.deltas[1] > 0 and inp.deltas[0] == 0.0
+
+
+def test_opendp_noise_is_tagged_with_its_discrete_noise_and_shift():
+    inp = _plan(noise="opendp").composition_inputs()
+    assert inp.mechanisms == ("discrete-laplace:1", "discrete-gaussian:1", "eps-delta")
+    sums = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=100, redistribute=False),
+                [Statistic("whole", "x", Kind.SUM, lower=0, upper=10, integer=True),
+                 Statistic("real", "x", Kind.SUM, lower=0.0, upper=10.0)])
+    whole, real = sums.composition_inputs().mechanisms
+    assert whole == "discrete-laplace:10"
+    # real values: OpenDP's sensitivity D (10 plus its float-rounding term) on the lattice 2^-37
+    # (2^k <= D 2^-40), moved by at most ceil(D / 2^k) + 1 lattice units
+    d = certified(sums[1], sums.budget).l1
+    assert 10 < d < 10 + 1e-9
+    assert real == f"discrete-laplace:{math.ceil(Fraction(d) * 2 ** 37) + 1}"
 
 
 def test_amplified_releases_are_known_only_by_their_epsilon_delta():
