@@ -145,7 +145,6 @@ def _dg_count(sigma: float, beta: float) -> int:
 def _dl_prefix(t: float, m: int, beta: float) -> float:
     """s (lattice units) with P(max_J |S_J| >= s) <= beta for m iid discrete Laplace(t):
     union over the m prefixes of 2 min_u e^{-us} M(u)^m, M the discrete Laplace MGF."""
-    a = math.exp(-1.0 / t)
     target = math.log(beta)
 
     def log_bound(s: float) -> float:
@@ -153,7 +152,7 @@ def _dl_prefix(t: float, m: int, beta: float) -> float:
         lo, hi = 0.0, 1.0 / t          # M(u) is finite for u < 1/t
         for _ in range(100):           # ternary search: -us + m log M(u) is convex in u
             u1, u2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-            f1, f2 = _log_chernoff(u1, s, m, a), _log_chernoff(u2, s, m, a)
+            f1, f2 = _log_chernoff(u1, s, m, t), _log_chernoff(u2, s, m, t)
             best = min(best, f1, f2)
             if f1 < f2:
                 hi = u2
@@ -179,13 +178,16 @@ def _dl_prefix(t: float, m: int, beta: float) -> float:
     return math.ceil(hi)
 
 
-def _log_chernoff(u: float, s: float, m: int, a: float) -> float:
+def _log_chernoff(u: float, s: float, m: int, t: float) -> float:
+    """-u s + m log M(u), M(u) = (1 - a)^2 / ((1 - a e^u)(1 - a e^-u)), a = e^{-1/t}, in log space
+    (a e^u = e^{u - 1/t} < 1 on the search interval u < 1/t)."""
     if u <= 0.0:
         return 0.0
-    x = a * math.exp(u)
-    if x >= 1.0:
+    up = u - 1.0 / t
+    if up >= 0.0:
         return math.inf
-    log_m = 2.0 * math.log1p(-a) - math.log1p(-x) - math.log1p(-a * math.exp(-u))
+    log_m = 2.0 * math.log1p(-math.exp(-1.0 / t)) - math.log1p(-math.exp(up)) \
+        - math.log1p(-math.exp(-1.0 / t - u))
     return -u * s + m * log_m
 
 

@@ -138,13 +138,16 @@ def opendp_epsilon_for_error(budget: Budget, stat: Statistic, target: float, del
     cumulative = stat.kind is Kind.QUANTILE
 
     def meets(eps: float) -> bool:
-        noise = opendp_release(budget, stat, acc.functioning_epsilon(eps, ratio), delta_f)
+        try:
+            noise = opendp_release(budget, stat, acc.functioning_epsilon(eps, ratio), delta_f)
+        except ValueError:       # so small an epsilon that the noise is past what is accounted
+            return False
         return opendp_error(noise, budget.beta, cumulative) <= target
 
     if meets(minimum):
         return minimum
-    lo, hi = minimum, 1000.0     # beyond the largest allowed epsilon, so that the caller can say
-    if not meets(hi):            # how much is needed (the engine calibrates up to 1024)
+    lo, hi = minimum, 500.0      # beyond the largest allowed epsilon, so that the caller can say
+    if not meets(hi):            # how much is needed
         return math.inf
     for _ in range(200):
         if hi <= lo * (1 + 1e-9):

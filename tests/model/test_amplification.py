@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpplanner.model import Budget, Kind, Mechanism, Plan, PlanError, Statistic
+from dpplanner.model.statistic import Noise
 from dpplanner.model import accuracy as acc
 
 mpmath.mp.dps = 60
