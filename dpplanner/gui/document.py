@@ -105,7 +105,9 @@ class Document(QObject):
         self.editor.undo_stack.setClean()
         self.recovery.discard()
         self.titleChanged.emit()
-        self.message.emit(f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}", 5000, False)
+        note = " ".join(f"Note: {n}." for n in plan.notes)
+        self.message.emit(f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}"
+                          + (f". {note}" if note else ""), 20000 if note else 5000, False)
 
     def fill_recent_menu(self, menu: QMenu) -> None:
         menu.clear()

@@ -1,4 +1,5 @@
-"""File > Import and Export: statistics from and to CSV, the HTML report, the plot shown."""
+"""File > Import and Export: statistics from and to CSV, the HTML report, the plot shown, the
+OpenDP release script."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.plots import export_item
 from dpplanner.model import csvio, report
+from dpplanner.release import export_script
 
 
 class Exports(QObject):
@@ -79,6 +81,23 @@ class Exports(QObject):
     def export_plot(self, path: str | Path) -> bool:
         item = self.shown_plot().view.ci        # the whole layout: plot, legend row and axes
         return self._export(lambda: export_item(item, path), path)
+
+    def export_release_dialog(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export release script", "release.py",
+                                              "Python scripts (*.py)")
+        if name:
+            self.export_release(name)
+
+    def export_release(self, path: str | Path) -> bool:
+        """Write the release script (a plan OpenDP cannot release as it is is refused with the
+        reasons, nothing written)."""
+        if not self._export(lambda: export_script(self.plan, path), path):
+            return False
+        customs = sum(1 for s in self.plan if s.kind.value == "custom")
+        if customs:
+            self.message.emit(f"Wrote {path}: fill in its {customs} custom statistic(s) before "
+                              "running it", 10000, False)
+        return True
 
     def _export(self, write: Callable[[], None], path) -> bool:
         try:

@@ -25,6 +25,8 @@ from dpplanner.gui.fields import RuleField
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Kind, Mechanism, PlanEvent, Statistic
 from dpplanner.model import display
+from dpplanner.model.implementation import implementation
+from dpplanner.model.statistic import WHOLE_NUMBER_KINDS, Noise
 
 #: The rule-checked number fields, in the order shown, with their accessible names.
 NUMBER_FIELDS = (("lower", "Lower bound"), ("upper", "Upper bound"), ("bins", "Number of bins"),
@@ -51,6 +53,22 @@ class StatisticInspector(QGroupBox):
         self.kind = self._combo("Kind", Kind, "What is released.")
         self.mechanism = self._combo("Noise mechanism", Mechanism,
                                      "Laplace noise gives pure ε-DP; Gaussian noise needs a share of δ.")
+        self.noise_source = self._combo(
+            "Noise implemented by", Noise,
+            "OpenDP 0.16: exactly the noise OpenDP adds (discrete, on the integers or a fine lattice), "
+            "what an exported release script adds and the plan certifies. Continuous: the textbook "
+            "noise, which no library adds exactly.")
+        self.noise_source.activated.connect(
+            lambda _i: self._submit("noise", Noise(self.noise_source.currentData())))
+        self.whole = QCheckBox("values are whole numbers")
+        self.whole.setAccessibleName("Values are whole numbers")
+        self.whole.setToolTip("The variable only takes whole values: OpenDP sums integers exactly "
+                              "and adds integer noise (the bounds must be whole numbers too).")
+        self.whole.toggled.connect(lambda on: self._submit("integer", on))
+        self.implementation = QLabel("")
+        self.implementation.setWordWrap(True)
+        self.implementation.setAccessibleName("How it is implemented")
+        self.implementation.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.kind.activated.connect(lambda _i: self._submit("kind", Kind(self.kind.currentData())))
         self.mechanism.activated.connect(
             lambda _i: self._submit("mechanism", Mechanism(self.mechanism.currentData())))
@@ -77,11 +95,14 @@ class StatisticInspector(QGroupBox):
         self.form.addRow("Variable", self.variable)
         self.form.addRow("What", self.kind)
         self.form.addRow("Noise", self.mechanism)
+        self.form.addRow("Implemented by", self.noise_source)
         labels = {"lower": "Values from", "upper": "Values up to", "bins": "Bins",
                   "granularity": "Granularity", "n": "Over (records)", "weight": "Weight",
                   "repetitions": "Releases", "epsilon": "ε_i", "delta": "δ_i", "error": "Error ±"}
         for key, _name in NUMBER_FIELDS:
             self.form.addRow(labels[key], self.numbers[key])
+            if key == "upper":
+                self.form.addRow("", self.whole)
         self.form.addRow("", self.pinned)
         self.form.addRow("", self.units)
         self.form.addRow("Notes", self.notes)
@@ -90,6 +111,7 @@ class StatisticInspector(QGroupBox):
         stat_layout.setContentsMargins(0, 0, 0, 0)
         stat_layout.addLayout(self.form)
         stat_layout.addWidget(self.sentence)
+        stat_layout.addWidget(self.implementation)
         stat_layout.addStretch(1)
 
         inner = QWidget()
@@ -154,6 +176,13 @@ class StatisticInspector(QGroupBox):
             edit.setText(text)
         self._show_choice(self.kind, stat.kind.value)
         self._show_choice(self.mechanism, stat.mechanism.value)
+        self._show_choice(self.noise_source, stat.noise.value)
+        self.whole.blockSignals(True)
+        self.whole.setChecked(stat.integer)
+        self.whole.blockSignals(False)
+        impl = implementation(plan.budget, stat, privacy)
+        self.implementation.setText("" if impl is None else "How it is implemented:\n" + "\n".join(
+            f"{label}: {text}" for label, text in impl.rows()))
         values = {key: getattr(stat, key) for key, _n in NUMBER_FIELDS if key not in ("delta", "error")}
         values.update(delta=privacy.delta, error=privacy.error)
         for key, widget in self.numbers.items():
@@ -181,6 +210,8 @@ class StatisticInspector(QGroupBox):
             visible = key in needed if key in _KIND_ONLY else not (key == "error" and kind is Kind.CUSTOM)
             self.form.setRowVisible(widget, visible)
         self.form.setRowVisible(self.mechanism, kind is not Kind.CUSTOM)
+        self.form.setRowVisible(self.noise_source, kind is not Kind.CUSTOM)
+        self.form.setRowVisible(self.whole, kind in WHOLE_NUMBER_KINDS)
 
     # -- editing --------------------------------------------------------------------------------
     def _text_edit(self, key: str, edit: QLineEdit) -> None:

@@ -185,6 +185,9 @@ class MainWindow(QMainWindow):
         self.details_action = self._action("&Title and Description…", "The plan's title and "
                                            "description (the report's heading and first paragraph)",
                                            self.edit_plan_details)
+        self.export_release_action = self._action(
+            "Export Release &Script…", "Write a Python script that releases the plan's statistics "
+            "with OpenDP 0.16 after checking them against the plan", self.exports.export_release_dialog)
         self.quit_action = self._action("&Quit", "Close dpplanner", self.close, S.Quit)
         stack = self.editor.undo_stack
         editor = self.editor

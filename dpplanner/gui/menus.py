@@ -30,7 +30,8 @@ def build_menus(window: QMainWindow) -> None:
     file_menu.addAction(window.details_action)
     file_menu.addSeparator()
     file_menu.addActions([window.import_csv_action, window.export_csv_action,
-                          window.export_report_action, window.export_plot_action])
+                          window.export_report_action, window.export_plot_action,
+                          window.export_release_action])
     file_menu.addSeparator()
     file_menu.addAction(window.quit_action)
 

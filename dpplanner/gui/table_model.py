@@ -18,6 +18,7 @@ from PySide6.QtGui import QBrush, QColor
 from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
 from dpplanner.gui.editing import PlanEditor, Refusal
+from dpplanner.model.implementation import implementation
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
 from dpplanner.model.statistic import assumptions
@@ -261,6 +262,11 @@ class StatisticsTableModel(QAbstractTableModel):
             if p.functioning_epsilon != stat.epsilon:
                 text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
             return f"{text}\n\n{column.tooltip}"
+        if key == "mechanism":
+            impl = implementation(self._plan.budget, stat, self.privacy(row))
+            if impl is not None:
+                rows = "\n".join(f"{label}: {text}" for label, text in impl.rows())
+                return f"How it is implemented:\n{rows}\n\n{column.tooltip}"
         assumed = assumptions(stat, self._plan.budget.dataset_size) if key == "kind" else ""
         if assumed:
             return f"{stat.kind.label}: {assumed}\n\n{column.tooltip}"

@@ -44,19 +44,20 @@ class Implementation:
     note: str = ""
 
     def rows(self) -> list[tuple[str, str]]:
-        """(label, text) rows for the inspector, a tooltip or a report."""
+        """(label, text) rows for the inspector, a tooltip or a report; sensitivities and scales
+        in full (they are what an implementation is given)."""
         per = f" (the sum's; released over n = {display.count(int(self.divisor))})" if self.divisor != 1 else ""
         out = [("Noise implemented by", self.noise.label), ("Data type", self.data_type)]
         if self.bounds is not None:
             out.append(("Clamped to", f"[{display.exact(self.bounds[0])}, {display.exact(self.bounds[1])}]"))
         if self.missing is not None:
             out.append(("Missing values count as", display.exact(self.missing)))
-        sens = f"L1 {display.value(self.l1)}, L2 {display.value(self.l2)}{per}"
+        sens = f"L1 {display.exact(self.l1)}, L2 {display.exact(self.l2)}{per}"
         if self.d_in is not None:
             sens += f" at d_in = {self.d_in}"
         out.append(("Sensitivity", sens))
         name = "σ" if "Gaussian" in self.noise_kind else "b"
-        noise = f"{self.noise_kind}, {name} = {display.value(self.scale)}{per}"
+        noise = f"{self.noise_kind}, {name} = {display.exact(self.scale)}{per}"
         if self.lattice:
             noise += f", on {self.lattice}"
         out.append(("Noise", noise))

@@ -43,17 +43,8 @@ def script_plan(plan: Plan) -> dict:
     inputs = plan.composition_inputs()
     results = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
                                  eta=inputs.eta, multiplicities=list(inputs.multiplicities),
-                                 mechanisms=list(inputs.mechanisms),
-                                 theorems=_record_theorems(plan))
+                                 mechanisms=list(inputs.mechanisms))
     return plan_block(plan, totals_block(results))
-
-
-def _record_theorems(plan: Plan) -> tuple[str, ...]:
-    """The theorems the record lists: all of them, the costliest only while they stay quick."""
-    if plan.k <= 200:
-        return tuple(engine.THEOREMS)
-    return tuple(t for t in engine.THEOREMS if t not in ("optimal", "concurrent")) + (
-        (plan.budget.theorem,) if plan.budget.theorem in ("optimal", "concurrent") else ())
 
 
 def render_script(plan: Plan, *, now: datetime.datetime | None = None) -> str:
