@@ -231,7 +231,7 @@ def cmd_report(args) -> int:
 
 def cmd_validate(args) -> int:
     plan = _load(args.plan)
-    warnings = plan.warnings()
+    warnings = list(plan.notes) + plan.warnings()
     warnings += [f"statistic {i + 1} ({s.name}): {p.problem}"
                  for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())) if p.problem]
     total = plan.total() if len(plan) else None

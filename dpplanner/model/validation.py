@@ -326,21 +326,21 @@ def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[st
     """
     if amplification_ratio(budget) != 1.0:
         return ("eps-delta",) * len(stats)
-    from .opendp_noise import lattice_of
+    from .opendp_noise import opendp_noise
     from .opendp_sensitivity import certified
 
     out = []
-    for s in stats:
+    for s, delta in zip(stats, statistic_deltas(budget, stats)):
         if s.kind is Kind.CUSTOM:
             out.append("eps-delta")
         elif s.noise is Noise.OPENDP:
-            gaussian = s.mechanism is Mechanism.GAUSSIAN
-            try:
-                shift = lattice_of(certified(s, budget), gaussian)[1]
+            try:      # the engine's calibration (remembered): also checks its range of epsilon
+                noise = opendp_noise(certified(s, budget), s.mechanism is Mechanism.GAUSSIAN,
+                                     s.epsilon, delta)
             except ValueError:
                 out.append("eps-delta")
                 continue
-            out.append(f"{'discrete-gaussian' if gaussian else 'discrete-laplace'}:{shift}")
+            out.append(noise.tag)
         elif s.mechanism is Mechanism.GAUSSIAN:
             out.append("gaussian")  # validate_state ensures its delta share is > 0
         else:

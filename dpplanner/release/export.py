@@ -44,6 +44,11 @@ def script_plan(plan: Plan) -> dict:
     results = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
                                  eta=inputs.eta, multiplicities=list(inputs.multiplicities),
                                  mechanisms=list(inputs.mechanisms))
+    own = results[plan.budget.theorem]
+    if not own.feasible or plan.balance(own.epsilon).over:
+        raise ExportError(f"cannot write a release script for this plan: under its theorem "
+                          f"({plan.budget.theorem}) it is {plan.balance(own.epsilon).describe()}; "
+                          "redistribute or lower some epsilons first")
     return plan_block(plan, totals_block(results))
 
 

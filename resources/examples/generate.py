@@ -1,7 +1,9 @@
 """Regenerate the example plans in this folder: python resources/examples/generate.py
 
 The budgets are redistributed with the engine under each plan's theorem (pld), so the files
-open already balanced.
+open already balanced. The examples keep the continuous noise for now: redistributing over the
+engine's discrete (OpenDP) noise still takes seconds a plan, too slow for the window's first
+minutes; ``opendp=True`` writes them with OpenDP noise (python generate.py --opendp).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic  # noqa: E402
+from dpplanner.model.statistic import Noise  # noqa: E402
 from dpplanner.model.files import save_plan  # noqa: E402
 from dpplanner.model.redistribution import rebalance  # noqa: E402
 
@@ -21,7 +24,13 @@ HERE = Path(__file__).resolve().parent
 L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
 
 
+#: Set by --opendp: write the statistics with OpenDP noise instead of the continuous noise.
+OPENDP = "--opendp" in sys.argv
+
+
 def balanced(plan: Plan) -> Plan:
+    noise = Noise.OPENDP if OPENDP else Noise.CONTINUOUS
+    plan.replace_all([s.replace(noise=noise) if s.kind is not Kind.CUSTOM else s for s in plan.statistics])
     rebalance(plan)
     return plan
 

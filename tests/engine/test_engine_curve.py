@@ -14,13 +14,6 @@ PLAN_DELTA = [0.0, 0.0, 0.0, 1e-7, 1e-8]
 PLAN_MULT = [3, 1, 2, 4, 6]
 
 
-
-def _continuous(plan):
-    """A shipped plan with the continuous noise these engine paths are about (the examples plan
-    OpenDP's discrete noise; the engine's discrete paths are tested in their own files)."""
-    plan.replace_all([s.replace(noise="continuous") for s in plan.statistics])
-    return plan
-
 def test_ks_sampling_includes_the_end():
     c = curve([0.1], [0.0], 1e-6, mode="repeat", k_max=1000, points=7, theorems=("basic",))
     assert c.ks[0] == 1 and c.ks[-1] == 1000 and 6 <= c.ks.size <= 8
@@ -127,7 +120,7 @@ def _census_curve_args():
     from dpplanner.model.engine_inputs import composition_inputs
     from dpplanner.model.examples import example_path
 
-    plan = _continuous(files.load_plan(example_path("census")))
+    plan = files.load_plan(example_path("census"))
     inputs = composition_inputs(plan.budget, plan.statistics)
     args = (list(inputs.epsilons), list(inputs.deltas), inputs.delta_g)
     kw = dict(multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms), eta=inputs.eta,
@@ -269,7 +262,7 @@ def test_an_edited_plans_plot_reads_on_a_coarser_lattice_than_its_total(monkeypa
     from dpplanner.model.engine_inputs import composition_inputs
     from dpplanner.model.examples import example_path
 
-    plan = _continuous(files.load_plan(example_path("synthetic-100")))
+    plan = files.load_plan(example_path("synthetic-100"))
     inputs = composition_inputs(plan.budget, plan.statistics)
     eps = list(inputs.epsilons)
     for i in (0, 7, 14):

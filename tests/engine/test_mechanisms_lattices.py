@@ -9,20 +9,13 @@ from dpplanner.engine import Gaussian, Laplace, compose_mechanisms
 from dpplanner.engine.mechanisms import forget
 
 
-
-def _continuous(plan):
-    """A shipped plan with the continuous noise these engine paths are about (the examples plan
-    OpenDP's discrete noise; the engine's discrete paths are tested in their own files)."""
-    plan.replace_all([s.replace(noise="continuous") for s in plan.statistics])
-    return plan
-
 def _edited_synthetic_100():
     """synthetic-100's releases with three epsilons moved 5 % off the lattice, as edits leave them."""
     from dpplanner.model import files
     from dpplanner.model.engine_inputs import composition_inputs
     from dpplanner.model.examples import example_path
 
-    plan = _continuous(files.load_plan(example_path("synthetic-100")))
+    plan = files.load_plan(example_path("synthetic-100"))
     inputs = composition_inputs(plan.budget, plan.statistics)
     eps = list(inputs.epsilons)
     for i in (0, 7, 14):
@@ -57,7 +50,7 @@ def test_a_plan_on_the_lattice_keeps_the_first_small_lattice(monkeypatch):
     from dpplanner.model.engine_inputs import composition_inputs
     from dpplanner.model.examples import example_path
 
-    plan = _continuous(files.load_plan(example_path("synthetic-100")))
+    plan = files.load_plan(example_path("synthetic-100"))
     i = composition_inputs(plan.budget, plan.statistics)
     forget()
     lattices = []

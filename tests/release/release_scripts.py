@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic
+from dpplanner.model.examples import example_path
+from dpplanner.model.files import load_plan
+from dpplanner.model.statistic import Noise
 from dpplanner.model.redistribution import rebalance
 from dpplanner.release import render_script
 from dpplanner.release.export import script_plan
@@ -95,3 +98,14 @@ def fill_customs(path: Path) -> None:
     filled = text.replace("    return None\n", (
         "    return dp.t.make_count(*space) >> dp.m.then_laplace(scale=1000.0)\n"))
     path.write_text(filled, encoding="utf-8")
+
+
+def opendp_example(name: str):
+    """A shipped example with OpenDP noise: the examples keep continuous noise (see
+    resources/examples/generate.py); OpenDP's discrete noise costs up to ~1 % more epsilon, so
+    every epsilon is lowered by 3 % to stay within the budget without a slow redistribution."""
+    plan = load_plan(example_path(name))
+    plan.set_budget(redistribute=False)
+    plan.replace_all([s if s.kind.value == "custom" else s.replace(noise=Noise.OPENDP, epsilon=s.epsilon * 0.97)
+                      for s in plan])
+    return plan

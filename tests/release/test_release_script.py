@@ -13,8 +13,9 @@ import pytest
 from dpplanner.model.examples import example_path
 from dpplanner.model.files import load_plan
 from dpplanner.model.statistic import Neighbouring, Noise
+from dpplanner.release import ExportError
 
-from release_scripts import every_kind_plan, export, fill_customs, load_module, run, write_data
+from release_scripts import every_kind_plan, export, fill_customs, load_module, opendp_example, run, write_data
 
 dp = pytest.importorskip("opendp.prelude")
 
@@ -27,8 +28,7 @@ def _rows(block: dict) -> int:
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_every_shipped_example_exports_and_releases(name, tmp_path):
-    plan = load_plan(example_path(name))
-    assert all(s.noise is Noise.OPENDP for s in plan)
+    plan = opendp_example(name)
     script = tmp_path / "release.py"
     block = export(plan, script)
     if block["custom"]:
@@ -42,6 +42,15 @@ def test_every_shipped_example_exports_and_releases(name, tmp_path):
     assert names == {s.name for s in plan}
     record = (tmp_path / "out" / "release-record.txt").read_text()
     assert plan.title in record and "OpenDP: 0.16" in record and f"{plan.budget.theorem}:" in record
+
+
+def test_an_over_budget_plan_is_not_exported(tmp_path):
+    plan = load_plan(example_path("psi-survey"))
+    plan.set_budget(redistribute=False)
+    plan.replace_all([s.replace(noise=Noise.OPENDP) for s in plan])   # discrete noise costs more
+    with pytest.raises(ExportError, match=r"under its theorem \(pld\) it is over budget"):
+        export(plan, tmp_path / "release.py")
+    assert not (tmp_path / "release.py").exists()
 
 
 @pytest.mark.parametrize("neighbouring", list(Neighbouring))
@@ -130,7 +139,7 @@ def _redigest(text: str) -> str:
 
 
 def test_an_unfilled_custom_statistic_makes_it_refuse(tmp_path):
-    plan = load_plan(example_path("census"))
+    plan = opendp_example("census")
     script = tmp_path / "release.py"
     block = export(plan, script)
     columns = write_data(block, tmp_path / "data.csv", 300, seed=5)
