@@ -192,8 +192,9 @@ Sources: Rogers, Roth, Ullman, Vadhan (2016); Whitehouse, Ramdas, Rogers, Wu (20
         "pld", "noise-aware (PLD)", "Noise-aware: privacy loss distributions of the actual Laplace and "
         "Gaussian noise (Koskela et al. 2020; Doroshenko et al. 2022)",
         "Noise-aware composition: composes the privacy loss distributions of the Laplace and Gaussian "
-        "noise each statistic actually adds, with a certified bracket. Holds when the noise is exactly "
-        "this continuous noise with parameters fixed in advance.",
+        "noise each statistic actually adds, with a certified bracket. Holds when each release adds exactly "
+        "the noise it is planned with (OpenDP's discrete noise, or the continuous noise) with parameters "
+        "fixed in advance.",
         """
 The generic theorems know each release only by its (ε_i, δ_i) and so must assume the worst
 mechanism with those parameters. But dpplanner knows the noise it calibrates: a Laplace release of
@@ -206,11 +207,12 @@ As for optimal composition, dpplanner reports a **certified bracket** [lower, up
 most η, and the total is its upper end. It is never more than the optimal total of the same
 releases.
 
-**When it holds:** each release adds exactly the continuous Laplace or Gaussian noise dpplanner
-calibrated, with its parameters (bounds, ε_i, δ_i) fixed before any answer is seen. If your
-implementation uses discrete or "snapped" noise (as floating-point-safe libraries do), or chooses
-parameters adaptively, use a generic row instead: they hold for any release with those
-(ε_i, δ_i). With a population size set (amplification by sampling), every release is composed by
+**When it holds:** each release adds exactly the noise it is planned with, with its parameters
+(bounds, ε_i, δ_i) fixed before any answer is seen. A statistic says which noise that is: OpenDP
+0.16's discrete noise (the default for new statistics, and what an exported release script adds:
+[From plan to release](release.md)) or the idealised continuous noise. If your implementation adds
+noise some other way, or chooses parameters adaptively, use a generic row instead: they hold for
+any release with those (ε_i, δ_i). With a population size set (amplification by sampling), every release is composed by
 its amplified (ε_i, δ_i), so this row equals optimal there. Each statistic still shows its own
 (ε_i, δ_i), what the release satisfies on its own; only the total changes.
 
@@ -223,9 +225,9 @@ distributions.
 """,
         lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress, c.optimal), pld_curve,
         allocates=True, colours=("#d55e00", "#ff8c4d"), evaluated="here", remembers_total=True,
-        assumption="holds only if each statistic adds exactly the continuous Laplace or Gaussian "
-                   "noise dpplanner calibrates for it, with every parameter fixed before the data "
-                   "are seen", generic=False),
+        assumption="holds only if each statistic adds exactly the noise it is planned with (OpenDP's "
+                   "discrete noise, or the continuous noise), with every parameter fixed before the "
+                   "data are seen", generic=False),
     Theorem(
         "zcdp", "zCDP (as OpenDP / Tumult)", "Zero-concentrated DP: ρ = Σρ_i converted with "
         "Canonne–Kamath–Steinke 2020",

@@ -14,7 +14,7 @@ from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model.statistic import Noise
 from dpplanner.release import check_script
-from keys import wait_idle
+from keys import show_tab, wait_idle
 
 
 @pytest.fixture
@@ -25,6 +25,7 @@ def window(qtbot, tmp_path, small_plan):
     w.document.load(small_plan(redistribute=False), None, "t")
     w.show()
     wait_idle(qtbot, w)
+    show_tab(w, "Statistic")            # the inspector's tab beside the plots
     return w
 
 

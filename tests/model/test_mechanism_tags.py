@@ -53,4 +53,4 @@ def test_the_report_says_what_the_noise_aware_total_assumes(tmp_path):
 
     html = render_report(_plan())
     assert "noise-aware (PLD)" in html and "zCDP (as OpenDP / Tumult)" in html
-    assert "exactly this continuous noise with parameters fixed in advance" in html
+    assert "exactly the noise it is planned with (OpenDP&#x27;s discrete noise, or the continuous noise)" in html
