@@ -27,8 +27,9 @@ class ExportError(ValueError):
     """The plan cannot be exported as it is; the message says what to change."""
 
 
-def check_exportable(plan: Plan) -> None:
-    """ExportError naming every statistic that OpenDP cannot release as planned."""
+def check_exportable(plan: Plan, privacy) -> None:
+    """ExportError naming every statistic that OpenDP cannot release as planned (``privacy``:
+    ``plan.privacy_all()``)."""
     problems = []
     names = [s.name for s in plan.statistics]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -38,7 +39,6 @@ def check_exportable(plan: Plan) -> None:
     if amplification_ratio(plan.budget) != 1.0:
         problems.append("the plan uses amplification by sampling (a population size N): the script "
                         "cannot draw or verify the sample; clear N to export")
-    privacy = plan.privacy_all()
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         if s.kind is Kind.CUSTOM:
             continue
@@ -54,12 +54,12 @@ def check_exportable(plan: Plan) -> None:
                           "\n".join(f"  - {p}" for p in problems))
 
 
-def plan_block(plan: Plan, totals: dict) -> dict:
-    """The PLAN dictionary (JSON-compatible) of an exportable plan."""
+def plan_block(plan: Plan, totals: dict, privacy) -> dict:
+    """The PLAN dictionary (JSON-compatible) of an exportable plan (``privacy``:
+    ``plan.privacy_all()``)."""
     b = plan.budget
     replace = b.neighbouring is Neighbouring.REPLACE_ONE
     stats, custom = [], []
-    privacy = plan.privacy_all()
     size_limit = None
     for s, p in zip(plan.statistics, privacy):
         if s.kind is Kind.CUSTOM:
