@@ -27,7 +27,9 @@ What each kind becomes (the query OpenDP noises, and what OpenDP certifies for i
   k = log2(n).
 - histogram: counts of the m categories (``make_count_by_categories``, no extra cell): L1 = d_in
   and L2 = d_in. Under replace-one that L2 is 2 where one record moving between bins gives
-  sqrt(2): OpenDP's is charged, and shown.
+  sqrt(2): OpenDP's is charged, and shown. The engine composes it as one discrete Gaussian of
+  shift 2; that it bounds the true two-cell (+1, -1) move is checked numerically
+  (tests/release/test_opendp_noise.py), not proven here.
 - quantile / CDF: the same counts over the grid cells of [L, U].
 """
 

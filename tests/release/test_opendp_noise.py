@@ -92,3 +92,23 @@ def test_a_gaussian_target_error_is_met_through_the_engines_calibration():
     loose = plan[0].epsilon * (1 - 1e-6)
     assert plan.trial().privacy(0).error <= 0.2
     assert Plan(plan.budget, [plan[0].replace(epsilon=loose, held=False)]).privacy(0).error > 0.2 * (1 - 1e-6)
+
+
+def test_a_two_cell_move_is_dominated_by_the_shift_two_the_plan_charges():
+    """Under replace-one a Gaussian histogram's counts move by (+1, -1) in two cells; the plan
+    charges OpenDP's L2 = 2 as one discrete Gaussian of shift 2. That charge is an upper bound on
+    this grid: the shift-2 pair's hockey-stick divergence is at least the two-cell one's at every
+    epsilon (high-precision sums; the whole support within 12 sigma is summed)."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 30
+    for sigma in (0.5, 1.0, 3.0):
+        reach = int(12 * sigma) + 6
+        weights = {x: mp.e ** (-mp.mpf(x) ** 2 / (2 * sigma ** 2)) for x in range(-reach, reach + 1)}
+        norm = mp.fsum(weights.values())
+        p = {x: w / norm for x, w in weights.items()}
+        for eps in (-1.0, 0.0, 0.3, 1.0, 3.0):
+            factor = mp.e ** eps
+            scalar = mp.fsum(max(p[x] - factor * p.get(x - 2, 0), 0) for x in p)
+            pair = mp.fsum(max(p[a] * p[b] - factor * p.get(a - 1, 0) * p.get(b + 1, 0), 0)
+                           for a in p for b in p)
+            assert pair <= scalar, (sigma, eps)
