@@ -302,8 +302,9 @@ class MainWindow(QMainWindow):
         if self.help_window is None:
             self.help_window = HelpWindow(self)
         self.help_window.open(page, section)
+        if self.help_window.isVisible():
+            self.help_window.raise_()         # already open behind the main window: bring it up
         self.help_window.show()
-        self.help_window.raise_()
         return self.help_window
 
     # == window ===================================================================================
