@@ -112,3 +112,16 @@ def test_without_the_documentation_help_says_where_it_is(qtbot, monkeypatch):
 
 def test_about_shows_the_version():
     assert f"dpplanner {dpplanner.__version__}" in about_html()
+
+
+def test_the_guide_names_every_menu_entry(window):
+    """A new menu entry gets its line in the user guide (docs/guide/window.md, "Menus")."""
+    guide = " ".join((ROOT / GUIDE[0].path).read_text(encoding="utf-8").split()).lower()
+    for menu in (a.menu() for a in window.menuBar().actions() if a.text() != "&Help"):
+        for action in menu.actions():
+            if action.isSeparator():
+                continue
+            name = action.menu().title() if action.menu() else action.text()
+            name = name.replace("&", "").rstrip("…").split(" ")[0] if name.startswith(("&Undo", "&Redo")) \
+                else name.replace("&", "").rstrip("…")
+            assert " ".join(name.split()).lower() in guide, f"the guide does not name the menu entry {name!r}"
