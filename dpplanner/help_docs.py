@@ -33,6 +33,7 @@ GUIDE: tuple[Page, ...] = (
     Page("Budgets and redistribution", "docs/guide/budget.md"),
     Page("Composition theorems", "docs/guide/theorems.md"),
     Page("Saving and exporting", "docs/guide/exports.md"),
+    Page("From plan to release", "docs/guide/release.md"),
     Page("Installing the packaged app", "docs/guide/install.md"),
 )
 CONTENTS = Page("All documentation", "docs/README.md")
