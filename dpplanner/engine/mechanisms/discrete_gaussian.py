@@ -33,7 +33,7 @@ def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> fl
     e_c = 8 * U * (S / 2.0 + abs(eps) * q) + TINY
     x_max = min(math.ceil(c + e_c), X)         # every x with a positive term is <= x_max
     tails = upper_tail(-X, sigma)
-    if sigma <= DIRECT_SIGMA:
+    if sigma < 0.5:     # (below, the theta series converges slowly: sum the terms themselves)
         vals, rel = direct_terms(np.arange(-X, X + 1, dtype=float), sigma)
         theta_lo = theta_direct(vals, rel, X, sigma)[0]
     else:
@@ -42,7 +42,7 @@ def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> fl
         return min(1.0, tails / theta_lo * (1 + 4 * U))
     if sigma <= DIRECT_SIGMA:
         x = np.arange(-X, x_max + 1, dtype=float)
-        vals = vals[:x.size]
+        vals, rel = direct_terms(x, sigma)
         loss = (S / 2.0 - x) * (S / (sigma * sigma))
         y = eps - loss
         e_y = 8 * U * (np.abs(loss) + abs(eps)) + TINY
@@ -80,32 +80,52 @@ def discrete_gaussian_sigma(epsilon, delta, shift=1) -> float:
     if known is not None:
         return known
 
-    def fits(sig: float) -> bool:      # (the tails beyond Phi(-z) <= 1e-12 delta are bounded, not summed)
-        return dg_delta_upper(sig, S, eps, 1e-12 * d) <= d
+    def g(sig: float) -> float:          # log delta_up - log delta: <= 0 where sig is enough noise
+        v = dg_delta_upper(sig, S, eps, 1e-12 * d)   # (tails beyond Phi(-z) <= 1e-12 delta: bounded)
+        return math.log(v) - math.log(d) if v > 0 else -math.inf
 
     floor, ceiling = S * 2.0 ** -10, min(S * 2.0 ** 64, MAX_SIGMA)
     guess = min(max(S * gaussian_multiplier(eps, d), floor), ceiling)
-    lo, hi = guess / 1.25, guess * 1.25
-    for _ in range(80):
-        if lo <= floor or not fits(lo):
+    # the continuous Gaussian's sigma is within ~1e-3 of this one once sigma >~ 2: start there
+    factor = 1.001
+    lo, hi = max(guess / factor, floor), min(guess * factor, ceiling)
+    g_lo, g_hi = g(lo), g(hi)
+    for _ in range(60):
+        if g_lo > 0 or lo <= floor:
             break
-        hi, lo = lo, lo / 2
-    lo = max(lo, floor)
-    for _ in range(80):
-        if fits(hi) or hi >= ceiling:
+        hi, g_hi, factor = lo, g_lo, factor ** 4
+        lo = max(lo / factor, floor)
+        g_lo = g(lo)
+    for _ in range(60):
+        if g_hi <= 0 or hi >= ceiling:
             break
-        lo, hi = hi, hi * 2
-    hi = min(hi, ceiling)
-    if not fits(hi):
+        lo, g_lo, factor = hi, g_hi, factor ** 4
+        hi = min(hi * factor, ceiling)
+        g_hi = g(hi)
+    if not g_hi <= 0:
         raise ValueError(f"epsilon = {eps!r} with delta = {d!r} and shift {S} needs a discrete Gaussian sigma "
                          f"above {ceiling:.6g}, outside what the engine accounts")
-    if fits(lo):        # (only at the floor: that little noise is already enough)
+    if g_lo <= 0:       # (only at the floor: that little noise is already enough)
         hi = lo
-    for _ in range(100):
+    # false position on g (smooth in sigma), the end kept twice weighted down (Illinois), and a
+    # halving every third step: lo never fits, hi always does
+    kept = 0
+    for it in range(200):
         if hi - lo <= 1e-12 * hi:
             break
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+        x = 0.5 * (lo + hi)
+        if it % 3 != 2 and math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo != g_hi:
+            x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
+            x = min(max(x, lo + 1e-3 * (hi - lo)), hi - 1e-3 * (hi - lo))
+        g_x = g(x)
+        if g_x <= 0:
+            hi, g_hi = x, g_x
+            g_lo = g_lo / 2 if kept == -1 else g_lo
+            kept = -1
+        else:
+            lo, g_lo = x, g_x
+            g_hi = g_hi / 2 if kept == 1 else g_hi
+            kept = 1
     sigma = check_scale(hi, S, "DiscreteGaussian", "sigma")
     _SIGMAS.put(key, sigma)
     return sigma
