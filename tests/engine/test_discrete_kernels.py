@@ -69,7 +69,8 @@ def check(k, exact, upper):
 
 
 @pytest.mark.parametrize("t, S, step", [(2.0, 3, 1 / 64), (50.0, 40, 1 / 64), (300.0, 200, 1 / 64),
-                                        (3000.0, 2000, 1 / 256), (2.0, 4, 0.5)])
+                                        (3000.0, 2000, 1 / 256), (2.0, 4, 0.5),
+                                        (103.38435465699293, 2, 0.0009516111462236818)])  # (no runs: all pooled)
 @pytest.mark.parametrize("dense", [False, True])
 def test_discrete_laplace_twins_bracket_the_exact_delta(t, S, step, dense, monkeypatch):
     if dense:       # the closed-form cells and the Jensen runs, on small enough cases to check

@@ -117,6 +117,8 @@ def _jensen(m: np.ndarray, e: np.ndarray, r: float, th_hi: float, step: float) -
     the lattice point below a lower bound on its Jensen point log(m / e)."""
     keep = (m > 0) & (e > 0)                 # (e = 0: loss beyond the range of doubles; dropped)
     m, e = m[keep], e[keep]
+    if m.size == 0:                          # nothing certified: no mass at all is a lower twin
+        return LatticePMF(step, 0, np.zeros(1), 0.0, False)
     j = np.log(m) - np.log(e)
     j = j - (2.5 * r + 8 * U * (np.abs(j) + 1))
     point = np.floor(j / step).astype(np.int64)

@@ -204,8 +204,8 @@ def _upper_cells(t: float, S: int, step: float, rel0: float):
         e_bot = (w_bot * rel0 + mass_e * dx * np.exp(np.minimum(-x - step, 0.0)) / den) * 1.01
     idx = n.astype(np.int64)
     size = N + 2
-    p = np.bincount(idx, w_bot, minlength=size) + np.bincount(idx + 1, w_top, minlength=size)
-    err = np.bincount(idx, e_bot, minlength=size) + np.bincount(idx + 1, e_top, minlength=size)
+    p = (np.bincount(idx, w_bot, minlength=size) + np.bincount(idx + 1, w_top, minlength=size)).astype(float)
+    err = (np.bincount(idx, e_bot, minlength=size) + np.bincount(idx + 1, e_top, minlength=size)).astype(float)
     ends = np.array([0.0, float(S)])
     with np.errstate(under="ignore"):
         m_end = np.exp(_log_masses(ends, S, t))
@@ -267,7 +267,8 @@ def _lower_groups(t: float, S: int, step: float, rel0: float):
         mass = np.exp(_log_masses(a, S, t) + np.log(np.expm1(K * inv_t)) - math.log(math.expm1(inv_t)))
     point = np.floor((a + b) * inv_t * (1 - 8 * U) / step).astype(np.int64)   # below each midpoint
     size = n_pool + 2
-    p = np.bincount(point, mass, minlength=size)
+    # (float even without runs: S = 2 with its one interior atom in the pool has none)
+    p = np.bincount(point, mass, minlength=size).astype(float)
     terms = np.bincount(point, minlength=size)
     p[0] += math.exp(_log_masses(np.array([0.0]), S, t)[0])
     p[n_pool] += math.exp(log_pool)
