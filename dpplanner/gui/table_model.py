@@ -21,7 +21,9 @@ from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model.implementation import implementation
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
+from dpplanner.model.privacy import statistics_privacy
 from dpplanner.model.statistic import assumptions
+from dpplanner.model.validation import statistic_deltas
 from dpplanner.model.typed import parse_text
 
 
@@ -54,6 +56,9 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 
+#: Rows whose accuracy is computed together (about a screenful: one batch of Gaussian calibrations).
+PRIVACY_BLOCK = 50
+
 #: Role with the raw Python value of a cell (floats unrounded, enums as members).
 RawRole = Qt.ItemDataRole.UserRole + 1
 
@@ -64,7 +69,9 @@ class StatisticsTableModel(QAbstractTableModel):
         self._plan = plan
         self._editor = editor
         self._rows: tuple[Statistic, ...] = plan.statistics
-        self._privacy: Optional[list[StatisticPrivacy]] = None
+        self._privacy: Optional[list[StatisticPrivacy]] = None     # every row's, once asked for
+        self._privacy_blocks: dict[int, list[StatisticPrivacy]] = {}   # blocks drawn so far
+        self._deltas: Optional[list[float]] = None
         plan.subscribe(self._on_plan_event)
 
     def detach(self) -> None:
@@ -96,7 +103,20 @@ class StatisticsTableModel(QAbstractTableModel):
         return self._privacy
 
     def privacy(self, row: int) -> StatisticPrivacy:
-        return self.privacy_all()[row]
+        """Accuracy of one row, computed with its block of PRIVACY_BLOCK rows when one of them is
+        first drawn: the view asks only for the rows it shows, so opening or editing a plan of
+        thousands of statistics does not compute them all on the GUI thread. (The same numbers
+        as privacy_all's; a block's Gaussians are calibrated in one batch.)"""
+        if self._privacy is not None:
+            return self._privacy[row]
+        block = row // PRIVACY_BLOCK
+        if block not in self._privacy_blocks:
+            if self._deltas is None:
+                self._deltas = statistic_deltas(self._plan.budget, self._rows)
+            part = slice(block * PRIVACY_BLOCK, (block + 1) * PRIVACY_BLOCK)
+            self._privacy_blocks[block] = statistics_privacy(self._plan.budget, self._rows[part],
+                                                             self._deltas[part])
+        return self._privacy_blocks[block][row % PRIVACY_BLOCK]
 
     def statistic(self, row: int) -> Statistic:
         return self._rows[row]
@@ -172,7 +192,7 @@ class StatisticsTableModel(QAbstractTableModel):
     # -- plan events ----------------------------------------------------------------------------
     def _on_plan_event(self, event: PlanEvent) -> None:
         new_rows = self._plan.statistics
-        self._privacy = None
+        self._privacy, self._privacy_blocks, self._deltas = None, {}, None
         if event.kind == "inserted" and len(event.rows) == 1 and len(new_rows) == len(self._rows) + 1:
             row = event.rows[0]
             self.beginInsertRows(QModelIndex(), row, row)

@@ -120,3 +120,39 @@ def test_errors_read_with_plus_minus_units_and_grouped_digits(editor):
     tip = model.data(cell(model, 1, "error"), Qt.ItemDataRole.ToolTipRole)
     assert tip.count("units of income") == 1        # once, in the sentence
     assert repr(editor.plan.privacy(1).error) in tip  # the full value the cell rounds up
+
+
+def _large_plan(n: int = 240):
+    from dpplanner.model import Budget, Mechanism, Plan
+
+    kinds = [dict(kind=Kind.COUNT), dict(kind=Kind.MEAN, lower=0, upper=100, mechanism=Mechanism.GAUSSIAN),
+             dict(kind=Kind.HISTOGRAM, bins=4), dict(kind=Kind.CUSTOM, delta=1e-9)]
+    stats = [Statistic(f"s{i}", epsilon=0.001 * (1 + i % 7), **kinds[i % 4]) for i in range(n)]
+    return Plan(Budget(epsilon=1.0, delta=1e-6, redistribute=False, dataset_size=5000), stats)
+
+
+def test_a_large_plan_computes_the_accuracy_of_the_rows_drawn_not_of_all(qtbot, monkeypatch):
+    """Opening or editing a plan of thousands of statistics must not compute every row's error on
+    the GUI thread: rows are computed (in blocks) as the view asks for them, with the numbers of
+    the whole plan's computation, and again after a change."""
+    from dpplanner.model import privacy as privacy_module
+
+    computed = []
+    real = privacy_module.statistic_privacy
+    monkeypatch.setattr(privacy_module, "statistic_privacy",
+                        lambda budget, stat, delta: computed.append(stat.name) or real(budget, stat, delta))
+    controller = ComputeController(debounce_ms=10)
+    try:
+        editor = PlanEditor(_large_plan(), controller)
+        model = StatisticsTableModel(editor.plan, editor)
+        texts = [model.data(cell(model, row, "error")) for row in (0, 1, 2, 3, 120)]
+        assert texts[3] == "—" and all(t and t != "⚠" for t in texts[:3] + texts[4:])
+        assert 0 < len(computed) < len(editor.plan) / 2
+        everything = editor.plan.privacy_all()
+        assert [model.privacy(row) for row in range(len(editor.plan))] == everything
+        assert editor.set_budget(dataset_size=10000)      # every error changes
+        assert [model.privacy(row) for row in (0, 1, 2, 3, 200)] == \
+            [editor.plan.privacy_all()[row] for row in (0, 1, 2, 3, 200)]
+        assert model.privacy(1) != everything[1]
+    finally:
+        controller.shutdown()
