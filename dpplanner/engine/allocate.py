@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .compose import compose, compose_one
 from .errors import BudgetError
@@ -185,6 +184,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     else:
         t_lo, t_hi = found
     if epsilon_g - seen["ok"][1] > _CLOSE * epsilon_g:
+        from scipy.optimize import brentq   # here: the window starts without scipy.optimize
         brentq(excess, t_lo, t_hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
     # The total need not be continuous in t (the optimal engine's lattice follows the epsilons):
     # bisect between the best fitting and the least over-budget scale until the waste is small.

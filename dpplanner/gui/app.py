@@ -50,13 +50,21 @@ def engine_in_process() -> bool:
     return bool(Settings().get("engine_in_process")) and engine_process.available()
 
 
-def run(plan_path: Optional[str] = None) -> int:
-    app = make_application()
+def start(plan_path: Optional[str] = None):
+    """The window as `dpplanner` opens it - built, its first plan open, shown - before the event
+    loop runs (which paints it)."""
+    make_application()
     from dpplanner.gui.main_window import MainWindow
 
     window = MainWindow(engine_in_process=engine_in_process())
     open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
     window.show()
+    gc_guard.spare_startup_objects()
     # Offer a recovery copy once the window is up (after a crash last time).
     QTimer.singleShot(0, window.document.offer_recovery)
-    return app.exec()
+    return window
+
+
+def run(plan_path: Optional[str] = None) -> int:
+    window = start(plan_path)  # noqa: F841 - kept alive while the event loop runs
+    return QApplication.instance().exec()

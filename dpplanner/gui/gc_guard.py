@@ -46,6 +46,16 @@ class GuiThreadCollector(QObject):
         self.setParent(None)
 
 
+def spare_startup_objects() -> None:
+    """Leave every object alive now out of all later collections (``gc.freeze``): called once the
+    window is built, when what exists - modules, classes, the window - lives as long as the
+    application. Collections then look only at what the plan and its results allocate. Without
+    it the first one, due before the first paint, went through every object the window's imports
+    (scipy, pyqtgraph, Qt's enums) had made since automatic collection was switched off, and the
+    older generations' collections went through them again later."""
+    gc.freeze()
+
+
 def install(app: QObject) -> GuiThreadCollector:
     """Once per application (later calls return the same collector)."""
     collector = app.findChild(GuiThreadCollector)

@@ -32,7 +32,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 U = 2.0 ** -53
 TINY = 2.0 ** -1022  # smallest normal double: below it only absolute accuracy is left
@@ -221,6 +220,7 @@ def lower_root(h, hi: float, tol: float, first: float, slope: float = 0.0) -> fl
         if x == 0.0:
             return 0.0
         prev, gap = x, gap * 4
+    from scipy.optimize import brentq   # here: the window starts without scipy.optimize
     r = brentq(h, x, prev, xtol=tol, rtol=8 * U, maxiter=200)
     for k in range(64):
         cand = max(x, r - tol * 2.0 ** k)

@@ -18,7 +18,6 @@ import math
 from typing import Optional
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .atoms import SUB, U
 from .exact import grouped_atoms
@@ -128,6 +127,7 @@ def _root(f, hi: float, want_upper: bool, search=None) -> float:
     tol = max(1e-13, 4 * U * hi)
     if search is None or not search(0.0) > 0 > search(hi):
         search = f      # (the search's sign at the ends must be f's)
+    from scipy.optimize import brentq   # here: the window starts without scipy.optimize
     x = brentq(search, 0.0, hi, xtol=tol, rtol=8 * U, maxiter=200)
     for k in range(64):
         cand = x + tol * 2.0 ** k if want_upper else x - tol * 2.0 ** k
