@@ -78,7 +78,10 @@ def _child_main(conn, flag) -> None:
     import dpplanner.engine  # noqa: F401 - warm up: the first job should not pay for imports
     import dpplanner.model  # noqa: F401
 
-    conn.send(("ready", 0, None))
+    try:
+        conn.send(("ready", 0, None))
+    except OSError:         # the window closed while this process was starting
+        return
     while True:
         try:
             job_id, fn, request = conn.recv()
@@ -270,13 +273,22 @@ def shared() -> EngineProcess:
         return _shared
 
 
+def usable_cpus() -> int:
+    """The processors this process may run on: its affinity (one under ``taskset -c 0``, where a
+    second engine process would only take turns with the first), not the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # (no affinity on macOS and Windows)
+        return os.cpu_count() or 1
+
+
 def helper(start: bool = True) -> Optional[EngineProcess]:
     """Inside the engine process: a second one, for the half of an evaluation that can run beside
-    the other (see jobs.evaluate), or None - outside the engine process, on a single core, or
+    the other (see jobs.evaluate), or None - outside the engine process, with one usable core, or
     until it has started (``start``: have it started HELPER_DELAY_S from now, in the background;
     the caller computes alone meanwhile, so no result waits for a second interpreter)."""
     global _helper_timer
-    if not _in_child or (os.cpu_count() or 1) < 2:
+    if not _in_child or usable_cpus() < 2:
         return None
     with _helper_lock:
         if _helper is None:

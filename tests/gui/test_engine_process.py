@@ -129,7 +129,7 @@ def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, sm
                           equal_nan=True)
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
     """With a second core optimal and concurrent run in a helper process beside the others; the
     window gets the same numbers, in the same order, as from one process."""
@@ -150,7 +150,7 @@ def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_an_allocation_composes_its_lower_twins_in_the_helper_with_the_same_answer(process):
     """While an edit is redistributed the helper is idle: each pld bracket's lower twin is
     composed there beside the upper one (engine.offload), and the answer is the same."""
@@ -198,7 +198,7 @@ def rebalance_only(request, cancel, progress):
     return rebalanced(*request, cancel=cancel)
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_a_cancelled_evaluation_leaves_the_helper_free(process):
     """Cancelled once it runs (its first progress comes after the helper got its half): the
     evaluation ends as cancelled however fast it was, and the helper is free for the next job."""
@@ -211,7 +211,7 @@ def test_a_cancelled_evaluation_leaves_the_helper_free(process):
     assert helper_ran(process, jobs._evaluate) == before + 1     # it had its half, and let it go
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_the_helper_starts_only_a_while_after_the_first_result(monkeypatch):
     """Start-up must not share the cores with a second interpreter's imports: the first call asks
     for the helper to be started HELPER_DELAY_S later and computes alone meanwhile."""
@@ -233,6 +233,20 @@ def test_the_helper_starts_only_a_while_after_the_first_result(monkeypatch):
         assert started.run(slow_job, Slow(0.01), engine.CancelToken(), lambda f: None) == started._proc.pid
     finally:
         started.close()
+
+
+def test_one_usable_core_gets_no_helper(monkeypatch):
+    """Under ``taskset -c 0`` (or any affinity of one processor) a second engine process would only
+    take turns with the first: none is started, whatever the machine's count of cores."""
+    monkeypatch.setattr(engine_process, "_in_child", True)      # as inside the engine process
+    monkeypatch.setattr(engine_process, "_helper", None)
+    monkeypatch.setattr(engine_process, "_helper_timer", None)
+    monkeypatch.setattr(engine_process.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(engine_process.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert engine_process.usable_cpus() == 1
+    assert engine_process.helper() is None and engine_process._helper_timer is None
+    monkeypatch.setattr(engine_process.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert engine_process.usable_cpus() == 2
 
 
 def test_the_helper_gets_the_optimal_half_of_an_evaluation():

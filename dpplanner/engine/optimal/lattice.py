@@ -35,8 +35,10 @@ FFT_C = 30.0
 U_LONG = float(np.finfo(np.longdouble).eps) / 2
 #: Shifted adds are used while (non-zeros x length) <= SHIFT_COST N log2 N (N the FFT length).
 SHIFT_COST = 40
-#: Threads for pocketfft (the machine has few cores; the GUI runs one worker thread anyway).
-FFT_WORKERS = -1
+#: Threads for pocketfft: one. Its threads share out the vectors of a batch, and every transform
+#: here is of one vector, so more never made one faster; the parallelism is the window's engine
+#: process and its helper, and a busy machine's cores are not ours to take.
+FFT_WORKERS = 1
 
 
 @dataclass(frozen=True)
