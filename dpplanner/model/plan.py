@@ -120,8 +120,10 @@ class Plan:
                 listener(event)
 
     def _commit(self, budget: Budget, stats: Sequence[Statistic], events: list[PlanEvent]) -> None:
-        """Validate the candidate state, then swap it in and notify."""
-        budget, stats = validate_state(budget, tuple(stats))
+        """Validate the candidate state, then swap it in and notify. Under an unchanged budget the
+        statistics the plan holds now are valid as they are (only the edited ones are checked)."""
+        known = self._stats if budget == self._budget else ()
+        budget, stats = validate_state(budget, tuple(stats), known)
         self._budget, self._stats = budget, stats
         self._revision += 1
         self._emit(events)

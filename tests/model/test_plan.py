@@ -197,6 +197,31 @@ def test_a_plans_own_snapshot_is_restored_without_validating_it_again(monkeypatc
     assert checked and plan.snapshot() == snap
 
 
+def test_an_edit_checks_the_statistics_it_changes_not_all_of_them(monkeypatch):
+    """The statistics a plan holds were validated under its budget: an edit of one row of many
+    checks that row (and the whole-plan rules), a budget edit checks them all again, and a bad
+    edit is still refused."""
+    import dpplanner.model.validation as validation
+
+    plan = Plan(Budget(epsilon=1.0, redistribute=False),
+                [Statistic(f"count {i}", kind=Kind.COUNT, epsilon=0.001) for i in range(50)])
+    checked = []
+    real = validation.validate_statistic
+    monkeypatch.setattr(validation, "validate_statistic",
+                        lambda stat, *a, **k: checked.append(stat.name) or real(stat, *a, **k))
+    plan.update_statistic(7, plan[7].replace(epsilon=0.002))
+    assert checked == ["count 7"] and plan[7].epsilon == 0.002
+    with pytest.raises(PlanError, match="statistic 8"):
+        plan.update_statistic(7, plan[7].replace(epsilon=-1.0))
+    assert plan[7].epsilon == 0.002
+    checked.clear()
+    plan.insert(3, Statistic("new", kind=Kind.COUNT, epsilon=0.001))
+    assert checked == ["new"] and len(plan) == 51
+    checked.clear()
+    plan.set_budget(epsilon=0.9)
+    assert len(checked) == 51
+
+
 def test_kind_and_mechanism_accept_their_names():
     s = Statistic("x").replace(kind="histogram", mechanism="gaussian", bins=4)
     assert (s.kind, s.mechanism) == (Kind.HISTOGRAM, G)
