@@ -21,7 +21,9 @@ MB = 18_900_000
 
 
 def _array_of(unit: str, count: int) -> str:
-    return '{"format_version": 1, "x": [' + ",".join([unit] * count) + "]}"
+    """A valid empty plan carrying ``count`` copies of ``unit`` in an unknown field."""
+    return ('{"format_version": 1, "budget": {"epsilon": 1, "delta": 1e-6}, "statistics": [], '
+            '"x": [' + ",".join([unit] * count) + "]}")
 
 
 CASES = {
@@ -32,6 +34,8 @@ CASES = {
     "780k 17-digit numbers (loads)": lambda: _array_of("1.2345678901234567e-300", MB // 24),
     "999k small integers (loads)": lambda: _array_of("7", 999_000),
     "one 18.9 MB string (loads)": lambda: _array_of('"' + "a" * MB + '"', 1),
+    # the most objects the value limit allows: each is checked for a repeated key
+    "499k small objects (loads)": lambda: _array_of('{"a":1}', 499_980),
 }
 
 

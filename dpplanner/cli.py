@@ -243,12 +243,16 @@ def cmd_validate(args) -> int:
         _print_json({"valid": True, "statistics": len(plan), "k": plan.k,
                      "theorem": plan.budget.theorem,
                      "total_epsilon": _finite(total.epsilon) if total else None,
-                     "over_budget": balance.over if balance else None, "warnings": warnings})
+                     "over_budget": balance.over if balance else None,
+                     "notes": [f"not in the file, default used: {d}" for d in plan.defaults],
+                     "warnings": warnings})
     else:
         print(f"{args.plan}: valid: {len(plan)} statistics, k = {plan.k} queries")
         if balance is not None:
             print(f"total under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 6)}: "
                   f"{balance.describe()}")
+        for d in plan.defaults:
+            print(f"note: not in the file, default used: {d}")
         for w in warnings:
             print(f"warning: {w}")
     return 0
@@ -291,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: the plan's eta, at least 0.01 above 200 queries)")
     p = add("report", "write a self-contained HTML report (budgets, errors, totals, plot)", cmd_report)
     p.add_argument("-o", "--output", metavar="HTML", required=True, help="where to write the report")
-    add("validate", "check a plan file and print warnings", cmd_validate)
+    add("validate", "check a plan file; print warnings, and a note for each default a missing "
+        "optional field took", cmd_validate)
     add_commands(sub, _load, _print_json, UserError)
     return parser
 

@@ -117,8 +117,10 @@ def test_validate_warns_when_a_manual_plan_is_over_budget(tmp_path, capsys):
     path.write_text(json.dumps({"format_version": 1,
                                 "budget": {"epsilon": 2.0, "delta": 1e-6, "theorem": "basic",
                                            "redistribute": False},
-                                "statistics": [{"name": "a", "epsilon": 1.5},
-                                               {"name": "b", "epsilon": 1.0}]}))
+                                "statistics": [{"name": "a", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 1.5},
+                                               {"name": "b", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 1.0}]}))
     code, out, _ = run(capsys, "validate", str(path))
     assert code == 0
     assert "warning: global epsilon 2 is above 1" in out
@@ -127,8 +129,10 @@ def test_validate_warns_when_a_manual_plan_is_over_budget(tmp_path, capsys):
 
 @pytest.mark.parametrize("content, match", [
     ('{"format_version": 9}', "newer dpplanner"),
-    ('{"format_version": 1, "statistics": [{"name": "x", "epsilon": 0}]}',
+    ('{"format_version": 1, "budget": {"epsilon": 1, "delta": 1e-6}, "statistics": [{"name": "x", '
+     '"kind": "count", "mechanism": "laplace", "epsilon": 0}]}',
      r"statistic 1 \('x'\): epsilon = 0 is not allowed"),
+    ('{"format_version": 1, "statistics": []}', "the plan has no 'budget': the field is required"),
     ("not json", "not valid JSON"),
 ])
 def test_bad_input_exits_2_with_message_and_no_traceback(tmp_path, capsys, content, match):
@@ -160,8 +164,10 @@ def test_allocate_refusal_is_a_user_error(tmp_path, capsys):
     plan = tmp_path / "held.dpplan"
     plan.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6,
                                                                 "theorem": "basic"},
-                                "statistics": [{"name": "a", "epsilon": 2.0, "held": True},
-                                               {"name": "b", "epsilon": 0.1}]}))
+                                "statistics": [{"name": "a", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 2.0, "held": True},
+                                               {"name": "b", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 0.1}]}))
     code, out, err = run(capsys, "allocate", str(plan))
     assert code == 2 and "unpin or lower some of: 1 ('a')" in err and "Traceback" not in err
 
@@ -191,7 +197,8 @@ def test_allocate_shows_functioning_epsilon_with_amplification(tmp_path, capsys)
     path.write_text(json.dumps({"format_version": 1,
                                 "budget": {"epsilon": 0.5, "delta": 1e-6, "theorem": "basic",
                                            "dataset_size": 1000, "population": 10000},
-                                "statistics": [{"name": "a"}, {"name": "b"}]}))
+                                "statistics": [{"name": n, "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 0.1} for n in "ab"]}))
     code, out, _ = run(capsys, "allocate", str(path), "--json")
     rows = json.loads(out)["statistics"]
     assert code == 0 and rows[0]["epsilon"] == pytest.approx(0.25, rel=1e-6)

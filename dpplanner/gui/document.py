@@ -106,6 +106,10 @@ class Document(QObject):
         self.recovery.discard()
         self.titleChanged.emit()
         note = " ".join(f"Note: {n}." for n in plan.notes)
+        if plan.defaults:   # what the file did not say: the defaults of its missing fields
+            note += (f" Note: {len(plan.defaults)} optional fields were not in the file and took "
+                     f"their defaults ({'; '.join(plan.defaults[:2])}"
+                     f"{'; …' if len(plan.defaults) > 2 else ''}); dpplanner-cli validate lists them.")
         self.message.emit(f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}"
                           + (f". {note}" if note else ""), 20000 if note else 5000, False)
 

@@ -20,9 +20,11 @@ optional with documented defaults ("noise": "opendp", "integer": false for a new
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from . import jsontext
 from .fileio import (PlanFileError, atomic_write, atomic_write_text, plan_leftovers,
@@ -150,13 +152,50 @@ def read_document(text: str) -> tuple[dict, object]:
 _BUDGET_FIELDS = field_names(Budget)
 _STAT_FIELDS = field_names(Statistic)
 _TOP_FIELDS = ("format_version", "app", "title", "description", "budget", "statistics")
+#: A version-0 file's names of required fields, for the message when one is missing.
+_VERSION_0_NAMES = {"epsilon": "global_epsilon", "delta": "global_delta", "kind": "type"}
+
+# --- required fields and defaults ---------------------------------------------------------------
+# A field the plan cannot do without is required: a file without it is refused, naming it (a
+# missing budget epsilon once became 1 without a word). Every other field is optional, with the
+# default below (docs/reference/file-format.md); ``defaults_used`` lists those a file relied on
+# (``Plan.defaults``, which `dpplanner-cli validate` prints).
+REQUIRED_TOP = ("format_version", "budget", "statistics")
+REQUIRED_BUDGET = ("epsilon", "delta")
+#: A statistic needs these, plus ``mechanism`` (the noise) unless it is custom, whose ``delta``
+#: is required instead.
+REQUIRED_STATISTIC = ("name", "kind", "epsilon")
 
 
-def budget_from_dict(d: Any) -> Budget:
+def _defaults(cls, required: tuple[str, ...]) -> dict[str, Any]:
+    return {f.name: f.default for f in dataclasses.fields(cls)
+            if f.name != "extra" and f.name not in required}
+
+
+#: A file that names no theorem was planned under the old default (new plans: DEFAULT_THEOREM).
+BUDGET_DEFAULTS = {**_defaults(Budget, REQUIRED_BUDGET), "theorem": LEGACY_THEOREM}
+STATISTIC_DEFAULTS = _defaults(Statistic, REQUIRED_STATISTIC)
+TOP_DEFAULTS = {"title": "", "description": ""}
+
+
+def _required_of(stat: dict) -> tuple[str, ...]:
+    custom = stat.get("kind") in (Kind.CUSTOM, Kind.CUSTOM.value)
+    return REQUIRED_STATISTIC + (("delta",) if custom else ("mechanism",))
+
+
+def _missing(where: str, key: str, version: object) -> PlanFileError:
+    old = _VERSION_0_NAMES.get(key) if version == 0 else None
+    also = f" ('{old}' in a format_version 0 file)" if old else ""
+    return PlanFileError(f"{where} has no '{key}'{also}: the field is required")
+
+
+def budget_from_dict(d: Any, version: object = FORMAT_VERSION) -> Budget:
     if not isinstance(d, dict):
         raise PlanFileError("'budget' must be an object")
+    for key in REQUIRED_BUDGET:
+        if key not in d:
+            raise _missing("the budget", key, version)
     known = {k: d[k] for k in _BUDGET_FIELDS if k in d}
-    # A file that names no theorem was planned under the old default (new plans: DEFAULT_THEOREM).
     known.setdefault("theorem", LEGACY_THEOREM)
     if "neighbouring" in known:
         known["neighbouring"] = _enum(Neighbouring, known["neighbouring"], "budget: neighbouring")
@@ -164,17 +203,58 @@ def budget_from_dict(d: Any) -> Budget:
     return Budget(**known, extra=extra)
 
 
-def statistic_from_dict(d: Any, index: int) -> Statistic:
+def statistic_from_dict(d: Any, index: int, version: object = FORMAT_VERSION) -> Statistic:
     if not isinstance(d, dict):
         raise PlanFileError(f"statistic {index + 1} must be an object, got {type(d).__name__}")
     known = {k: d[k] for k in _STAT_FIELDS if k in d}
     if "name" not in known:
-        raise PlanFileError(f"statistic {index + 1} has no 'name'")
-    for key, cls in (("kind", Kind), ("mechanism", Mechanism), ("noise", Noise)):
+        raise _missing(f"statistic {index + 1}", "name", version)
+    if "kind" in known:
+        known["kind"] = _enum(Kind, known["kind"], f"statistic {index + 1}: kind")
+    for key in _required_of(known):
+        if key not in known:
+            raise _missing(f"statistic {index + 1} ({preview(known['name'])})", key, version)
+    for key, cls in (("mechanism", Mechanism), ("noise", Noise)):
         if key in known:
             known[key] = _enum(cls, known[key], f"statistic {index + 1}: {key}")
     extra = {k: v for k, v in d.items() if k not in _STAT_FIELDS}
     return Statistic(**known, extra=extra)
+
+
+def defaults_used(doc: dict) -> list[str]:
+    """The optional fields a (valid, migrated) document leaves out, each with the default the plan
+    took: "budget reserve = 0.0", "statistics 1-3, 5: weight = 1.0" (a custom statistic's
+    mechanism is not listed: it has none)."""
+    notes = [f"{key} = {_shown(value)}" for key, value in TOP_DEFAULTS.items() if key not in doc]
+    budget = doc.get("budget", {})
+    notes += [f"budget {key} = {_shown(value)}" for key, value in BUDGET_DEFAULTS.items()
+              if key not in budget]
+    rows: dict[str, list[int]] = {}
+    for i, stat in enumerate(doc.get("statistics", [])):
+        required = _required_of(stat)
+        for key in STATISTIC_DEFAULTS:
+            if key not in stat and key not in required and not (key == "mechanism" and "delta" in required):
+                rows.setdefault(key, []).append(i + 1)
+    notes += [f"{_rows(numbers)}: {key} = {_shown(STATISTIC_DEFAULTS[key])}"
+              for key, numbers in rows.items()]
+    return notes
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else json.dumps(value.value if hasattr(value, "value") else value)
+
+
+def _rows(numbers: list[int]) -> str:
+    """"statistic 4" or "statistics 1-3, 5" (at most 10 ranges, then "… (N in all)")."""
+    if len(numbers) == 1:
+        return f"statistic {numbers[0]}"
+    ranges, start = [], numbers[0]
+    for prev, n in zip(numbers, numbers[1:] + [None]):
+        if n is None or n != prev + 1:          # a range ends at prev
+            ranges.append(str(start) if start == prev else f"{start}-{prev}")
+            start = n
+    text = ", ".join(ranges[:10]) + (f", … ({len(numbers)} in all)" if len(ranges) > 10 else "")
+    return f"statistics {text}"
 
 
 def _enum(cls, value, where: str):
@@ -184,15 +264,20 @@ def _enum(cls, value, where: str):
         raise PlanFileError(str(exc)) from None
 
 
-def plan_from_document(doc: dict) -> Plan:
-    stats_raw = doc.get("statistics", [])
+def plan_from_document(doc: dict, version: object = FORMAT_VERSION) -> Plan:
+    """A migrated document's plan; ``version``: the format_version the file was written with
+    (a missing required field is named by its old name too)."""
+    for key in REQUIRED_TOP:
+        if key not in doc:
+            raise _missing("the plan", key, version)
+    stats_raw = doc["statistics"]
     if not isinstance(stats_raw, list):
         raise PlanFileError("'statistics' must be a list")
     for key in ("title", "description"):
         if not isinstance(doc.get(key, ""), str):
             raise PlanFileError(f"'{key}' must be text")
-    budget = budget_from_dict(doc.get("budget", {}))
-    stats = [statistic_from_dict(s, i) for i, s in enumerate(stats_raw)]
+    budget = budget_from_dict(doc["budget"], version)
+    stats = [statistic_from_dict(s, i, version) for i, s in enumerate(stats_raw)]
     extra = {k: v for k, v in doc.items() if k not in _TOP_FIELDS}
     try:
         return Plan(budget, stats, title=doc.get("title", ""),
@@ -205,10 +290,12 @@ def plan_from_document(doc: dict) -> Plan:
 
 def loads_plan(text: str) -> Plan:
     """Parse .dpplan text into a validated Plan (with ``notes`` when it was migrated from an older
-    format version). Raises PlanFileError (only)."""
+    format version, and ``defaults``: each default a missing optional field took, see
+    ``defaults_used``). Raises PlanFileError (only)."""
     doc, version = read_document(text)
-    plan = plan_from_document(doc)
+    plan = plan_from_document(doc, version)
     plan.notes = migration_notes(version)
+    plan.defaults = tuple(defaults_used(doc))
     return plan
 
 

@@ -108,9 +108,11 @@ def check_text(text: str) -> Any:
     check_structure(skeleton)
     may_overflow = check_numbers(skeleton)
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except PlanFileError:
         raise
+    except _DuplicateKey:
+        raise PlanFileError(_where_duplicated(text)) from None
     except ValueError as exc:      # JSONDecodeError is a ValueError
         raise PlanFileError(f"the file is not valid JSON: {exc}") from None
     if may_overflow:
@@ -118,6 +120,66 @@ def check_text(text: str) -> Any:
     if _SURROGATE_ESCAPE.search(text):
         _check_encodable(value)
     return value
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """An object whose key repeats is refused: with "last wins" a second "epsilon": 1.0 would
+    hide a first -7, a second "statistics": [] a whole plan. (One C-built dict per object; the
+    comparison of lengths is all a valid file pays.)"""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise _DuplicateKey
+    return obj
+
+
+def _where_duplicated(text: str) -> str:
+    """Where the first repeated key is, for the message: parsed again (only after a refusal)
+    with the objects that repeat a key remembered, then found in the document."""
+    repeated: dict[int, str] = {}
+
+    def remember(pairs: list) -> dict:
+        obj = dict(pairs)
+        if len(obj) != len(pairs) and not repeated:
+            seen: set = set()
+            for k, _ in pairs:
+                if k in seen:
+                    repeated[id(obj)] = k
+                    break
+                seen.add(k)
+        return obj
+
+    doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=remember)
+    (target, key), = repeated.items()
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, path = stack.pop()
+        if id(value) == target:
+            break
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                stack.append((v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else k))
+    where = f"in {_described(path)}" if path else "at the top level"
+    return (f"the key {_preview(key)} appears more than once {where}; a plan file may give "
+            "each field once (which one was meant is not known)")
+
+
+def _described(path: str) -> str:
+    """"statistics[3]" -> "statistic 4", "budget" -> "the budget", "budget.x" -> "the budget's x"."""
+    match = re.fullmatch(r"statistics\[(\d+)\]\.?(.*)", path)
+    if match:
+        return f"statistic {int(match.group(1)) + 1}" + (f"'s {match.group(2)}" if match.group(2) else "")
+    head, _, rest = path.partition(".")
+    return f"the {head}" + (f"'s {rest}" if rest else "") if head == "budget" else path
+
+
+def _preview(key: str) -> str:
+    text = repr(key)
+    return text if len(text) <= 100 else text[:100] + "…"
 
 
 def _check_finite(value: Any) -> None:

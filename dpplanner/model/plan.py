@@ -64,6 +64,9 @@ class Plan:
         #: What the user should be told about how this plan was read (e.g. a file migrated from
         #: an older format version); not part of the document, not saved.
         self.notes: tuple[str, ...] = ()
+        #: The defaults its file's missing optional fields took ("budget reserve = 0.0"), read
+        #: from a file only; `dpplanner-cli validate` lists them.
+        self.defaults: tuple[str, ...] = ()
 
     # reading
     @property

@@ -91,3 +91,16 @@ def test_undo_and_redo_labels_do_not_grow(qtbot, window):
     assert long_name in window.redo_action.toolTip()
     window.redo_action.trigger()
     assert window.plan[0].name == long_name
+
+
+def test_opening_a_file_that_left_fields_to_their_defaults_says_so(qtbot, window, tmp_path):
+    import json
+
+    doc = json.loads(example_path("census").read_text(encoding="utf-8"))
+    del doc["budget"]["reserve"], doc["statistics"][0]["weight"], doc["statistics"][1]["weight"]
+    path = tmp_path / "short.dpplan"
+    path.write_text(json.dumps(doc))
+    assert window.document.open_path(path, confirm=False)
+    shown = window.status.label.text()
+    assert "2 optional fields were not in the file and took their defaults" in shown
+    assert "budget reserve = 0.0" in shown and "dpplanner-cli validate lists them" in shown

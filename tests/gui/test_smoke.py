@@ -97,10 +97,10 @@ def test_error_dialog_is_dismissed_and_reported(qapp, capsys, monkeypatch):
 
     real_load = files.load_plan
 
-    def load_plan(path):
+    def load_plan(path, *args, **kwargs):
         if str(path).endswith("smoke.dpplan"):
             raise files.PlanFileError(f"{path}: unreadable on purpose")
-        return real_load(path)
+        return real_load(path, *args, **kwargs)
 
     monkeypatch.setattr(files, "load_plan", load_plan)
     assert smoke.run(timeout_s=60) == 1

@@ -12,7 +12,9 @@ from dpplanner.model.files import FORMAT_VERSION, MAX_FILE_BYTES, PlanFileError,
 
 
 def _doc(**extra) -> dict:
-    return {"format_version": 1, "statistics": [{"name": "c", "epsilon": 0.5}], **extra}
+    return {"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-5},
+            "statistics": [{"name": "c", "kind": "count", "mechanism": "laplace", "epsilon": 0.5}],
+            **extra}
 
 
 def _text(**extra) -> str:
@@ -91,7 +93,9 @@ def test_nesting_at_the_limit_saves_and_reopens_one_more_is_refused(tmp_path):
 
 def test_value_count_at_the_limit_loads_one_more_is_refused_before_parsing():
     base = _doc(x=[])
-    used = 1 + 2 + 1 + 2 + 1     # top, its 2 fields, the statistic list and object, its 2 fields, x
+    # the top object and format_version, the budget and its 2 fields, the statistic list, its
+    # object and 4 fields, the list x
+    used = 2 + 3 + 2 + 4 + 1
     at_limit = json.dumps({**base, "x": [0] * (jsontext.MAX_VALUES - used)})
     assert loads_plan(at_limit).extra["x"][-1] == 0
     over = json.dumps({**base, "x": [0] * (jsontext.MAX_VALUES - used + 1)})
@@ -173,8 +177,9 @@ def test_saving_a_lone_surrogate_is_a_plan_file_error_naming_the_path(tmp_path):
 # --- item 6: minor -------------------------------------------------------------------------------
 
 def test_version_0_keeps_a_top_level_budget_field(tmp_path):
-    old = {"format_version": 0, "global_epsilon": 0.5, "budget": {"owner": "finance", "eur": 12},
-           "statistics": [{"name": "n", "type": "count", "epsilon": 0.1}]}
+    old = {"format_version": 0, "global_epsilon": 0.5, "global_delta": 1e-6,
+           "budget": {"owner": "finance", "eur": 12},
+           "statistics": [{"name": "n", "type": "count", "mechanism": "laplace", "epsilon": 0.1}]}
     plan = loads_plan(json.dumps(old))
     assert plan.budget.epsilon == 0.5
     assert plan.budget.extra["budget"] == {"owner": "finance", "eur": 12}

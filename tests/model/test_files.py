@@ -45,8 +45,8 @@ def test_version_0_migrates_to_the_current_version():
     old = {"format_version": 0, "title": "old PSI plan", "global_epsilon": 0.5,
            "global_delta": 1e-6, "delta_fraction": 0.3,
            "statistics": [{"name": "mean age", "type": "mean", "epsilon": 0.1, "hold": True,
-                           "metadata": {"lower": 0, "upper": 100, "n": 300}},
-                          {"name": "n", "type": "count", "epsilon": 0.2}]}
+                           "mechanism": "laplace", "metadata": {"lower": 0, "upper": 100, "n": 300}},
+                          {"name": "n", "type": "count", "mechanism": "laplace", "epsilon": 0.2}]}
     plan = loads_plan(json.dumps(old))
     assert plan.title == "old PSI plan"
     assert (plan.budget.epsilon, plan.budget.delta, plan.budget.delta_split) == (0.5, 1e-6, 0.3)
@@ -59,9 +59,9 @@ def test_version_0_migrates_to_the_current_version():
 
 def test_version_1_plans_keep_their_continuous_noise_and_say_so():
     old = {"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6},
-           "statistics": [{"name": "n", "kind": "count", "epsilon": 0.2},
-                          {"name": "m", "kind": "mean", "lower": 0, "upper": 9, "n": 10,
-                           "noise": "opendp"}]}
+           "statistics": [{"name": "n", "kind": "count", "mechanism": "laplace", "epsilon": 0.2},
+                          {"name": "m", "kind": "mean", "mechanism": "laplace", "epsilon": 0.1,
+                           "lower": 0, "upper": 9, "n": 10, "noise": "opendp"}]}
     plan = loads_plan(json.dumps(old))
     assert [st.noise for st in plan] == [Noise.CONTINUOUS, Noise.OPENDP]   # a typed value is kept
     assert [st.integer for st in plan] == [False, False]
@@ -85,9 +85,11 @@ def test_new_statistics_default_to_opendp_noise_and_the_fields_round_trip():
     ({"integer": True, "lower": 0.5}, "whole numbers, so the lower bound must be one too"),
 ])
 def test_bad_noise_fields_are_refused_with_the_reason(bad, message):
-    stat = {"name": "s", "kind": "sum", "lower": 0, "upper": 10, **bad}
+    stat = {"name": "s", "kind": "sum", "mechanism": "laplace", "epsilon": 0.1, "lower": 0,
+            "upper": 10, **bad}
     with pytest.raises(PlanFileError, match=message):
-        loads_plan(json.dumps({"format_version": 2, "statistics": [stat]}))
+        loads_plan(json.dumps({"format_version": 2, "budget": {"epsilon": 1.0, "delta": 1e-6},
+                               "statistics": [stat]}))
 
 
 def test_newer_version_is_refused_clearly():
@@ -102,19 +104,21 @@ def test_newer_version_is_refused_clearly():
     ('{"format_version": 1, "budget": {"epsilon": NaN}}', "NaN, which is not a valid number"),
     ('{"format_version": 1, "budget": {"epsilon": 1e999}}', "too large"),
     ('{"format_version": 1, "budget": {"epsilon": ' + "9" * 5000 + '}}', "too large"),
-    ('{"format_version": 1, "budget": {"epsilon": "big"}}', "global epsilon = 'big' is not a number"),
-    ('{"format_version": 1, "statistics": [{"name": "x", "kind": "pie"}]}',
+    ('{"format_version": 1, "budget": {"epsilon": "big", "delta": 1e-6}, "statistics": []}',
+     "global epsilon = 'big' is not a number"),
+    ('{"format_version": 1, BUDGET, "statistics": [{"name": "x", "kind": "pie"}]}',
      "kind = 'pie' is not allowed"),
-    ('{"format_version": 1, "statistics": [{"name": "x", "epsilon": -2}]}',
-     r"statistic 1 \('x'\): epsilon = -2 is not allowed"),
-    ('{"format_version": 1, "statistics": [3]}', "statistic 1 must be an object"),
-    ('{"format_version": 1, "statistics": [{"epsilon": 1}]}', "has no 'name'"),
+    ('{"format_version": 1, BUDGET, "statistics": [{"name": "x", "kind": "count", '
+     '"mechanism": "laplace", "epsilon": -2}]}', r"statistic 1 \('x'\): epsilon = -2 is not allowed"),
+    ('{"format_version": 1, BUDGET, "statistics": [3]}', "statistic 1 must be an object"),
+    ('{"format_version": 1, BUDGET, "statistics": [{"epsilon": 1}]}',
+     "statistic 1 has no 'name': the field is required"),
     ('{"format_version": 1, "x": ' + "[" * 5000 + "]" * 5000 + '}', "nested more than"),
     ('{"format_version": 1, "x": ' + "[" * 100 + "]" * 100 + '}', "nested more than"),
 ])
 def test_hostile_or_broken_files_give_a_clear_error(text, match):
     with pytest.raises(PlanFileError, match=match):
-        loads_plan(text)
+        loads_plan(text.replace("BUDGET", '"budget": {"epsilon": 1, "delta": 1e-6}'))
 
 
 def test_too_many_statistics_fail_before_validation():

@@ -64,7 +64,8 @@ def test_edited_code_is_found_but_the_data_block_may_change(capsys, tmp_path, pl
 def test_a_plan_opendp_cannot_release_is_refused_with_the_reason(capsys, tmp_path):
     plan = tmp_path / "old.dpplan"
     plan.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6},
-                                "statistics": [{"name": "n", "kind": "count", "epsilon": 0.5}]}))
+                                "statistics": [{"name": "n", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 0.5}]}))
     code, _, err = run(capsys, "export-opendp", str(plan), "-o", str(tmp_path / "r.py"))
     assert code == 2 and "planned with continuous noise" in err
     assert not (tmp_path / "r.py").exists()
@@ -73,7 +74,8 @@ def test_a_plan_opendp_cannot_release_is_refused_with_the_reason(capsys, tmp_pat
 def test_validate_tells_a_migrated_plan(capsys, tmp_path):
     plan = tmp_path / "old.dpplan"
     plan.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6},
-                                "statistics": [{"name": "n", "kind": "count", "epsilon": 0.5}]}))
+                                "statistics": [{"name": "n", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 0.5}]}))
     code, out, _ = run(capsys, "validate", str(plan), "--json")
     assert code == 0 and any("continuous noise it was planned with" in w for w in json.loads(out)["warnings"])
 
