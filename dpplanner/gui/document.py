@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
+from dpplanner.gui.recovery_dialog import RecoveryDialog
 from dpplanner.gui.settings import Settings
 from dpplanner.model import Plan, PlanEvent, files
 from dpplanner.model.examples import examples_dir
@@ -40,6 +41,7 @@ class Document(QObject):
         self.path: Optional[Path] = None
         self.display_name = "untitled"
         self.recovery = RecoveryStore(recovery_dir or _default_recovery_dir())
+        self.recovery_dialog: Optional[RecoveryDialog] = None
         self._autosave = QTimer(self)
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(max(settings.get("autosave_seconds"), 1) * 1000)
@@ -132,13 +134,16 @@ class Document(QObject):
 
     def save_as(self) -> bool:
         start = str(self.path) if self.path else self.display_name.split(" ")[0] + files.SUFFIX
-        name, _ = QFileDialog.getSaveFileName(self.window, "Save plan", start, PLAN_FILTER)
+        path = self._ask_save_path("Save plan", start)
+        return path is not None and self.save_to(path)
+
+    def _ask_save_path(self, title: str, start: str) -> Optional[Path]:
+        """Where the user wants a plan saved (the .dpplan suffix added if none), or None."""
+        name, _ = QFileDialog.getSaveFileName(self.window, title, start, PLAN_FILTER)
         if not name:
-            return False
+            return None
         path = Path(name)
-        if not path.suffix:
-            path = path.with_suffix(files.SUFFIX)
-        return self.save_to(path)
+        return path if path.suffix else path.with_suffix(files.SUFFIX)
 
     def save_to(self, path: Path) -> bool:
         try:
@@ -174,45 +179,72 @@ class Document(QObject):
         self.recovery.discard()
 
     # -- recovery -------------------------------------------------------------------------------
-    def write_recovery_copy(self) -> None:
+    def write_recovery_copy(self) -> bool:
+        """Copy the unsaved plan to this window's recovery file; False (and said) if it failed."""
         if not self.modified:
             self.recovery.discard()
-            return
+            return True
         try:
             self.recovery.save(files.dumps_plan(self.plan), str(self.path) if self.path else None)
         except (OSError, ValueError) as exc:     # ValueError: PlanFileError, the plan cannot be written
             self.message.emit(f"Could not write the recovery copy: {exc}", 10000, True)
+            return False
+        return True
 
-    def offer_recovery(self, ask: Optional[Callable[[RecoveryCopy], bool]] = None) -> bool:
-        """After a crash: offer the newest orphaned copy. ``ask`` replaces the dialog (tests)."""
+    def offer_recovery(self) -> bool:
+        """After a crash: every orphaned copy, listed with its plan, title, time and size. The
+        user restores one, saves any as a plan file, deletes any (asked again), or keeps them for
+        the next start; nothing is deleted unasked. True if one was restored into this window."""
         copies = self.recovery.orphans()
         if not copies:
             return False
-        copy = copies[0]
-        if ask is None:
-            def ask(c: RecoveryCopy) -> bool:
-                answer = QMessageBox.question(
-                    self.window, "Recover unsaved changes?",
-                    f"dpplanner did not close normally last time. A recovery copy of "
-                    f"{c.describe()} exists. Restore it?")
-                return answer == QMessageBox.StandardButton.Yes
-        restored = False
-        if ask(copy):
-            try:
-                plan = files.loads_plan(copy.plan_text)
-            except ValueError as exc:
-                self.error.emit("The recovery copy cannot be read", str(exc))
-            else:
-                source = Path(copy.source) if copy.source else None
-                self.load(plan, source, (source.name if source else "untitled") + " (recovered)")
-                # Recovered changes are unsaved changes: mark the document modified.
-                self.editor.undo_stack.resetClean()
-                self.titleChanged.emit()
-                self.write_recovery_copy()
-                restored = True
-        for c in copies:
-            RecoveryStore.forget(c)
-        return restored
+        dialog = RecoveryDialog(copies, self._restore_copy, self._save_copy_as, self.window)
+        self.recovery_dialog = dialog       # reachable while open (tests, accessibility tools)
+        try:
+            dialog.exec()
+        finally:
+            self.recovery_dialog = None
+            RecoveryStore.release(dialog.remaining())     # kept: offered again next time
+        return dialog.restored
+
+    def _copy_plan(self, copy: RecoveryCopy) -> Optional[Plan]:
+        try:
+            return files.loads_plan(copy.plan_text)
+        except ValueError as exc:
+            self.error.emit("The recovery copy cannot be read", str(exc))
+            return None
+
+    def _restore_copy(self, copy: RecoveryCopy) -> bool:
+        if not self.maybe_save():
+            return False
+        plan = self._copy_plan(copy)
+        if plan is None:
+            return False
+        source = Path(copy.source) if copy.source else None
+        self.load(plan, source, (source.name if source else "untitled") + " (recovered)")
+        # Recovered changes are unsaved changes: mark the document modified.
+        self.editor.undo_stack.resetClean()
+        self.titleChanged.emit()
+        if self.write_recovery_copy():      # this window's own copy holds them now
+            RecoveryStore.forget(copy)
+        return True
+
+    def _save_copy_as(self, copy: RecoveryCopy) -> bool:
+        plan = self._copy_plan(copy)
+        if plan is None:
+            return False
+        path = self._ask_save_path("Save the recovered plan",
+                                   copy.source or (plan.title or "recovered") + files.SUFFIX)
+        if path is None:
+            return False
+        try:
+            files.save_plan(plan, path)
+        except (OSError, ValueError) as exc:
+            self.error.emit("Cannot save the plan", str(exc))
+            return False
+        RecoveryStore.forget(copy)
+        self.message.emit(f"Saved the recovered plan to {path}", 5000, False)
+        return True
 
     def _on_plan_event(self, _event: PlanEvent) -> None:
         # The timer starts at the first unsaved edit and is not restarted by later ones, so a

@@ -72,6 +72,20 @@ def show_tab(window, title: str) -> None:
     assert window.plots.currentIndex() == index
 
 
+def when_dialog(title: str, act) -> None:
+    """Run ``act(dialog)`` once a modal dialog titled ``title`` is open (the code that opens it
+    with exec() blocks until ``act`` closes it)."""
+    from PySide6.QtCore import QTimer
+
+    def attempt() -> None:
+        dialog = QApplication.activeModalWidget()
+        if dialog is None or dialog.windowTitle() != title:
+            QTimer.singleShot(10, attempt)
+            return
+        act(dialog)
+    QTimer.singleShot(0, attempt)
+
+
 def reachable_states(window) -> list[tuple[str, object]]:
     """The plan's snapshot and both sides of every undo step: every state the window shows, saves
     or reaches by Undo/Redo, each named for a failure message."""

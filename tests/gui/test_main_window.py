@@ -7,7 +7,8 @@ import threading
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 
 from dpplanner import engine
@@ -17,6 +18,7 @@ from dpplanner.gui.recovery import RecoveryStore
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Statistic, files
+from keys import when_dialog
 from keys import wait_idle
 
 
@@ -181,18 +183,23 @@ def test_recovery_after_a_simulated_crash(qtbot, make_window, small_plan, tmp_pa
     window.document.load(small_plan(redistribute=False), None, "t")
     window.statistics_panel.model.setData(cell(window, 0, "name"), "unsaved work")
     window.document.write_recovery_copy()
-    copy = window.document.recovery.file
-    assert copy.exists()
-    # A crash leaves the copy behind under a process id that no longer runs.
-    crashed = copy.with_name("recovery-4194999-1.json")
-    copy.rename(crashed)
+    crashed = window.document.recovery.file
+    assert crashed.exists()
+    # A crash: the kernel drops the window's lock on its copy, the copy stays.
+    window.document.recovery._lock.release()
+    window.document.recovery = RecoveryStore(tmp_path / "elsewhere")    # that window is gone
     expected = window.plan.snapshot()
     window.editor.undo_stack.setClean()
 
     after = make_window()
     offered = []
-    assert after.document.offer_recovery(ask=lambda c: offered.append(c.describe()) or True)
-    assert "unsaved plan" in offered[0]
+
+    def restore(dialog):
+        offered.append(dialog.table.item(0, 0).text())
+        QTest.mouseClick(dialog.restore_button, Qt.MouseButton.LeftButton)
+    when_dialog("Recover unsaved changes", restore)
+    assert after.document.offer_recovery()
+    assert offered == ["an unsaved plan"]
     assert after.plan.statistics == expected.statistics
     assert after.isWindowModified()          # recovered work still needs saving
     assert not crashed.exists()
