@@ -152,8 +152,7 @@ def cmd_allocate(args) -> int:
     if args.theorem:
         plan.set_budget(theorem=args.theorem)
     rebalance(plan)
-    if args.output:
-        save_plan(plan, args.output)
+    note = save_plan(plan, args.output) if args.output else None
     privacy = plan.privacy_all()
     if args.json:
         _print_json({"plan": plan.title, "theorem": plan.budget.theorem,
@@ -188,7 +187,7 @@ def cmd_allocate(args) -> int:
     print(f"spent under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 10)} of "
           f"{display.value(plan.budget.spendable_epsilon)}")
     if args.output:
-        print(f"saved to {args.output}")
+        print(f"saved to {args.output}" + (f" (note: {note})" if note else ""))
     return 0
 
 
@@ -210,10 +209,11 @@ def cmd_curve(args) -> int:
     if args.output:
         from dpplanner.model.files import atomic_write_text
         try:
-            atomic_write_text(args.output, buf.getvalue())
+            note = atomic_write_text(args.output, buf.getvalue())
         except OSError as exc:
             raise UserError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
-        print(f"wrote {len(curve.ks)} rows x {len(names)} theorems to {args.output}")
+        print(f"wrote {len(curve.ks)} rows x {len(names)} theorems to {args.output}"
+              + (f" (note: {note})" if note else ""))
     else:
         sys.stdout.write(buf.getvalue())
     return 0
@@ -221,11 +221,12 @@ def cmd_curve(args) -> int:
 
 def cmd_report(args) -> int:
     plan = _load(args.plan)
-    save_report(plan, args.output)
+    note = save_report(plan, args.output)
     if args.json:
         _print_json({"report": args.output, "statistics": len(plan), "k": plan.k})
     else:
-        print(f"wrote {args.output} ({len(plan)} statistics, k = {plan.k})")
+        print(f"wrote {args.output} ({len(plan)} statistics, k = {plan.k})"
+              + (f" (note: {note})" if note else ""))
     return 0
 
 

@@ -147,7 +147,7 @@ class Document(QObject):
 
     def save_to(self, path: Path) -> bool:
         try:
-            files.save_plan(self.plan, path)
+            note = files.save_plan(self.plan, path)
         except (OSError, ValueError) as exc:
             self.error.emit("Cannot save the plan", str(exc))
             return False
@@ -157,7 +157,8 @@ class Document(QObject):
         self.recovery.discard()
         self.settings.add_recent_file(str(path.resolve()))
         self.titleChanged.emit()
-        self.message.emit(f"Saved {path}", 5000, False)
+        self.message.emit(f"Saved {path}" + (f". Note: {note}." if note else ""),
+                          15000 if note else 5000, False)
         return True
 
     def maybe_save(self) -> bool:

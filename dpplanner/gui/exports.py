@@ -4,7 +4,7 @@ OpenDP release script."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
@@ -99,11 +99,12 @@ class Exports(QObject):
                               "running it", 10000, False)
         return True
 
-    def _export(self, write: Callable[[], None], path) -> bool:
+    def _export(self, write: Callable[[], Optional[str]], path) -> bool:
         try:
-            write()
+            note = write()
         except (OSError, ValueError) as exc:
             self.error.emit("Export failed", str(exc))
             return False
-        self.message.emit(f"Wrote {path}", 5000, False)
+        self.message.emit(f"Wrote {path}" + (f". Note: {note}." if note else ""),
+                          15000 if note else 5000, False)
         return True

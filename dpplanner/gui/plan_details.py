@@ -6,6 +6,7 @@ header), so they are edited here and not among one statistic's fields. OK makes 
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget,
 )
@@ -32,6 +33,13 @@ class PlanDetailsDialog(QDialog):
         intro = QLabel("These describe the whole plan; each statistic's own notes are in its "
                        "Statistic tab.")
         intro.setWordWrap(True)
+        #: Why the edit was refused (the dialog then stays open with the text as typed).
+        self.refusal = QLabel("")
+        self.refusal.setTextFormat(Qt.TextFormat.PlainText)
+        self.refusal.setWordWrap(True)
+        self.refusal.setStyleSheet("color: #c0392b")
+        self.refusal.setAccessibleName("Why the title or description was not applied")
+        self.refusal.hide()
         form = QFormLayout()
         form.addRow("Title", self.title)
         form.addRow("Description", self.description)
@@ -42,6 +50,7 @@ class PlanDetailsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(form)
+        layout.addWidget(self.refusal)
         layout.addWidget(buttons)
         self.resize(520, 320)
 
@@ -54,5 +63,8 @@ class PlanDetailsDialog(QDialog):
                 changes["title"] = title
             if description != plan.description:
                 changes["description"] = description
-            self.editor.set_metadata(**changes)
+            if not self.editor.set_metadata(**changes):
+                self.refusal.setText(f"Not applied: {self.editor.last_refusal.message}")
+                self.refusal.show()
+                return
         super().accept()

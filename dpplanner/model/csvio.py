@@ -14,7 +14,7 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from .fileio import read_regular_file
 from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
@@ -71,9 +71,10 @@ def _implementation_cells(impl) -> list[str]:
             impl.lattice or "", repr(impl.divisor), "" if impl.rho is None else repr(impl.rho)]
 
 
-def save_csv(plan: Plan, path: str | os.PathLike) -> None:
+def save_csv(plan: Plan, path: str | os.PathLike) -> Optional[str]:
+    """Write the CSV; a note for the user (the old file's other hard links), or None."""
     try:
-        atomic_write_text(path, export_csv(plan))
+        return atomic_write_text(path, export_csv(plan))
     except OSError as exc:
         raise PlanFileError(f"{path}: cannot write the CSV file: {exc.strerror or exc}") from None
 

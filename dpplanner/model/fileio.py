@@ -3,7 +3,10 @@
 - Only regular files are read: a FIFO, a folder or a device is refused at once (opened without
   blocking, then checked with fstat, so nothing can swap the path in between).
 - A save writes a temporary file in the target's folder, fsyncs it and renames it over the target.
-  Saving through a symbolic link replaces the link's target, not the link. The temporary name is
+  Saving through a symbolic link replaces the link's target, not the link. A read-only target
+  (no write permission for anyone, or not writable for this user) is refused, as a desktop editor
+  does: the user made it read-only. A target with other hard links is replaced all the same (the
+  other names keep the old contents) and the save says so. The temporary name is
   ``.NAME.XXXXXXXX.tmp`` with NAME cut so the whole fits the folder's longest file name.
 - A crash between creating and renaming leaves that temporary file behind; the next open or save
   of the same file removes leftovers matching its own pattern once they are STALE_SECONDS old
@@ -18,10 +21,16 @@ import secrets
 import stat
 import time
 from pathlib import Path
+from typing import Optional
 
 
 class PlanFileError(ValueError):
     """A plan file cannot be read or written; the message says why (and where, if known)."""
+
+
+#: Largest plan file read (and so written): checked before reading. The structural limits
+#: (nesting, number of values, digits per number) are in ``jsontext``.
+MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
 #: A temporary file this old cannot belong to a save in progress (a save takes well under this).
@@ -113,21 +122,29 @@ def resolve_target(path: str | os.PathLike) -> Path:
     return Path(os.path.realpath(path))
 
 
-def atomic_write(path: str | os.PathLike, data: bytes) -> None:
-    """Replace the file at ``path`` (through symbolic links) with ``data`` atomically.
+def atomic_write(path: str | os.PathLike, data: bytes) -> Optional[str]:
+    """Replace the file at ``path`` (through symbolic links) with ``data`` atomically; returns a
+    note for the user when there is something to know (the old file's other hard links keep its
+    old contents), else None.
 
     A failure at any point leaves the previous file untouched and removes the temporary file.
-    Raises OSError, or PlanFileError if the target exists but is not a regular file.
+    Raises OSError, or PlanFileError if the target exists but is not a regular file or is
+    read-only.
     """
     target = resolve_target(path)
     folder = target.parent
     try:
-        old_mode = os.stat(target).st_mode
+        old = os.stat(target)
     except FileNotFoundError:
-        old_mode = None
+        old = None
+    old_mode = old.st_mode if old is not None else None
     if old_mode is not None and not stat.S_ISREG(old_mode):
         what = "a folder" if stat.S_ISDIR(old_mode) else "not a regular file"
         raise PlanFileError(f"{path}: is {what}; nothing was written")
+    if old_mode is not None and (not old_mode & 0o222 or not os.access(target, os.W_OK)):
+        # (mode bits too: for the administrator os.access says yes to any file)
+        raise PlanFileError(f"{path}: the file is read-only; nothing was written (save under "
+                            "another name, or make the file writable first)")
     pattern = plan_leftovers(target)
     remove_stale_temporaries(folder, pattern)
     stem = temporary_stem(folder, target.name)
@@ -164,9 +181,15 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
             os.close(dir_fd)
     except OSError:
         pass
+    others = old.st_nlink - 1 if old is not None else 0
+    if others > 0:
+        return (f"{path} had {others} other hard link{'s' if others > 1 else ''}: "
+                f"{'they keep' if others > 1 else 'it keeps'} the previous contents (a save "
+                "writes a new file)")
+    return None
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+def atomic_write_text(path: str | os.PathLike, text: str) -> Optional[str]:
     """atomic_write of UTF-8 text; a text UTF-8 cannot hold (a lone surrogate) is a
     PlanFileError naming the path, and nothing is written."""
     try:
@@ -174,4 +197,4 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     except UnicodeEncodeError as exc:
         raise PlanFileError(f"{path}: cannot save: the text holds a lone UTF-16 surrogate "
                             f"({exc.object[exc.start]!r}), which a UTF-8 file cannot hold") from None
-    atomic_write(path, data)
+    return atomic_write(path, data)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from . import jsontext
-from .fileio import (PlanFileError, atomic_write, atomic_write_text, plan_leftovers,
+from .fileio import (MAX_FILE_BYTES, PlanFileError, atomic_write, atomic_write_text, plan_leftovers,
                      read_regular_file, remove_stale_temporaries, resolve_target)
 from .plan import Plan
 from .statistic import (Budget, Kind, Mechanism, Neighbouring, Noise, Statistic, field_names, parse_enum,
@@ -40,9 +40,6 @@ __all__ = ["FORMAT_VERSION", "SUFFIX", "MAX_FILE_BYTES", "PlanFileError", "atomi
 
 FORMAT_VERSION = 2
 SUFFIX = ".dpplan"
-#: Largest plan file read (and so written): checked before reading. The structural limits
-#: (nesting, number of values, digits per number) are in ``jsontext``.
-MAX_FILE_BYTES = 20 * 1024 * 1024
 
 
 # --- migrations --------------------------------------------------------------------------------
@@ -346,15 +343,16 @@ def dumps_plan(plan: Plan) -> str:
     return jsontext.encode(plan_to_document(plan), MAX_FILE_BYTES).decode("utf-8")
 
 
-def save_plan(plan: Plan, path: str | os.PathLike) -> None:
+def save_plan(plan: Plan, path: str | os.PathLike) -> Optional[str]:
     """Save atomically, through symbolic links; PlanFileError naming the path if the plan cannot
-    be written (the old file is then untouched)."""
+    be written (the old file is then untouched: also when it is read-only). Returns a note for the
+    user when there is one (the old file's other hard links keep its old contents), else None."""
     try:
         data = jsontext.encode(plan_to_document(plan), MAX_FILE_BYTES)
     except PlanFileError as exc:
         raise PlanFileError(f"{path}: cannot save the plan: {exc}; the file was not changed"
                             ) from None
     try:
-        atomic_write(path, data)
+        return atomic_write(path, data)
     except OSError as exc:
         raise PlanFileError(f"{path}: cannot save the plan: {exc.strerror or exc}") from None

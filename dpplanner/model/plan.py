@@ -22,7 +22,8 @@ from .events import Listener, PlanEvent
 from .privacy import (EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, opendp_epsilon_for_error,
                       statistic_privacy, statistics_privacy)
 from .requests import CurveView, EvaluateRequest, evaluation_request
-from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings,
+from .saveable import check_saveable
+from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings, validate_metadata,
                          statistic_deltas, validate_state)
 
 
@@ -54,10 +55,12 @@ class Plan:
     def __init__(self, budget: Optional[Budget] = None, statistics: Sequence[Statistic] = (), *,
                  title: str = "", description: str = "", extra: Optional[Mapping] = None):
         b, stats = validate_state(budget or Budget(), tuple(statistics))
+        title, description = validate_metadata(title, description)
+        check_saveable(b, stats, title, description, dict(extra or {}))
         self._budget = b
         self._stats: tuple[Statistic, ...] = stats
-        self._title = str(title)
-        self._description = str(description)
+        self._title = title
+        self._description = description
         self._extra = dict(extra or {})
         self._listeners: list[Listener] = []
         self._revision = 0
@@ -123,10 +126,12 @@ class Plan:
                 listener(event)
 
     def _commit(self, budget: Budget, stats: Sequence[Statistic], events: list[PlanEvent]) -> None:
-        """Validate the candidate state, then swap it in and notify. Under an unchanged budget the
-        statistics the plan holds now are valid as they are (only the edited ones are checked)."""
+        """Validate the candidate state (a plan file must be able to hold it), then swap it in and
+        notify. Under an unchanged budget the statistics the plan holds now are valid as they are
+        (only the edited ones are checked)."""
         known = self._stats if budget == self._budget else ()
         budget, stats = validate_state(budget, tuple(stats), known)
+        check_saveable(budget, stats, self._title, self._description, self._extra)
         self._budget, self._stats = budget, stats
         self._revision += 1
         self._emit(events)
@@ -162,10 +167,10 @@ class Plan:
         self.set_budget(epsilon=t.epsilon, delta=t.delta)
 
     def set_metadata(self, *, title: Optional[str] = None, description: Optional[str] = None) -> None:
-        if title is not None:
-            self._title = str(title)
-        if description is not None:
-            self._description = str(description)
+        title, description = validate_metadata(self._title if title is None else title,
+                                               self._description if description is None else description)
+        check_saveable(self._budget, self._stats, title, description, self._extra)
+        self._title, self._description = title, description
         self._revision += 1
         self._emit([PlanEvent("metadata")])
 

@@ -192,9 +192,10 @@ def implementation_table(plan: Plan) -> list[str]:
     return out
 
 
-def save_report(plan: Plan, path: str | os.PathLike, **kwargs) -> None:
+def save_report(plan: Plan, path: str | os.PathLike, **kwargs) -> Optional[str]:
+    """Write the report; a note for the user (the old file's other hard links), or None."""
     try:
-        atomic_write_text(path, render_report(plan, **kwargs))
+        return atomic_write_text(path, render_report(plan, **kwargs))
     except OSError as exc:
         raise PlanFileError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
 

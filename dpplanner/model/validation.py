@@ -211,6 +211,14 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     return checked
 
 
+def validate_metadata(title: str, description: str) -> tuple[str, str]:
+    """The plan's title and description as text a plan file can hold."""
+    title, description = str(title), str(description)
+    for field, text in (("title", title), ("description", description)):
+        _check_unicode(text, "the plan", field, None)
+    return title, description
+
+
 def _check_unicode(text: str, where: str, field: str, index: Optional[int]) -> None:
     """A lone UTF-16 surrogate is not text a plan file (UTF-8) can hold: refused here, so that
     every valid plan can be saved."""
