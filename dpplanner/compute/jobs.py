@@ -182,7 +182,8 @@ def _merged(request: EvaluateRequest, mine: EvaluateResult, theirs: EvaluateResu
             return {n: next(getattr(p.curve, side)[n] for p in parts if n in getattr(p.curve, side))
                     for n in request.theorems}
 
-        curve = engine.Curve(ks=mine.curve.ks, upper=pick("upper"), lower=pick("lower"))
+        notes = {n: p.curve.notes[n] for p in parts for n in request.theorems if n in p.curve.notes}
+        curve = engine.Curve(ks=mine.curve.ks, upper=pick("upper"), lower=pick("lower"), notes=notes)
     return EvaluateResult(request.request_id, request, totals, _best(totals), curve, problems)
 
 

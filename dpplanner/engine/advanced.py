@@ -33,7 +33,8 @@ def _safe_log_inv(d: np.ndarray) -> np.ndarray:
 def drv_epsilon(eps_max, k, delta_prime):
     """DRV: sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1); inf for eps > 700 (overflow, useless)."""
     eps_max, k, delta_prime = (np.asarray(a, dtype=float) for a in (eps_max, k, delta_prime))
-    kl = np.where(eps_max <= 700, eps_max * np.expm1(np.minimum(eps_max, 700)), np.inf)
+    with np.errstate(over="ignore"):  # (only where eps_max > 700, which np.where replaces by inf)
+        kl = np.where(eps_max <= 700, eps_max * np.expm1(np.minimum(eps_max, 700)), np.inf)
     return round_up(np.sqrt(2 * k * _safe_log_inv(delta_prime)) * eps_max + k * kl)
 
 
@@ -80,7 +81,7 @@ def advanced_candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, 
     def valid(eps, ok):
         return np.where(ok & np.isfinite(eps), eps, np.inf)
 
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # a form that overflows is inf: not valid
         out = {
             "basic": (valid(s.sum_eps, s.delta_fits(delta_g)), s.sum_delta),
             "DRV": (valid(drv_epsilon(s.max_eps, k, drv_delta), drv_delta > 0), delta_g_arr),

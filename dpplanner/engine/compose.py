@@ -11,7 +11,7 @@ from .errors import NotApplicable
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, THEOREMS, theorem as registry_entry, validate_theorems
 from .types import CancelToken, Composition, ProgressCallback
-from .validation import validate_delta_g, validate_eta, validate_plan
+from .validation import validate_delta_g, validate_eta, validate_plan, validate_time_limit
 
 
 def compose_one(name: str, inputs: ComposeInputs) -> Composition:
@@ -23,24 +23,31 @@ def compose_one(name: str, inputs: ComposeInputs) -> Composition:
 
 def compose(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 1e-3, multiplicities=None,
             *, mechanisms=None, cancel: Optional[CancelToken] = None,
-            progress: Optional[ProgressCallback] = None) -> Composition:
+            progress: Optional[ProgressCallback] = None, time_limit: Optional[float] = None) -> Composition:
     """Total epsilon of the plan under one theorem (a sound upper bound; inf if delta_g is infeasible).
 
     ``mechanisms`` (optional, one of engine.MECHANISMS per row) says what each release is; only the
-    noise-aware theorems use it. Raises ValueError on bad input and NotApplicable (a ValueError) for
-    kov on unequal queries.
+    noise-aware theorems use it. ``time_limit`` (seconds, optional): the optimal engine (optimal,
+    concurrent) stops refining there and returns the certified bracket it has, its ``detail`` saying
+    so; without it the result depends only on the arguments, never on the machine's speed. Raises
+    ValueError on bad input and NotApplicable (a ValueError) for kov on unequal queries.
     """
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
-    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), cancel, progress)
+    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), cancel, progress,
+                           validate_time_limit(time_limit))
     return compose_one(registry_entry(theorem).name, inputs)
 
 
 def compose_all(epsilons, deltas, delta_g, eta: float = 1e-3, multiplicities=None, *, theorems=THEOREMS,
                 mechanisms=None, cancel: Optional[CancelToken] = None,
-                progress: Optional[ProgressCallback] = None) -> dict[str, Composition]:
-    """Every requested theorem at once; a theorem that does not apply comes back applicable=False."""
+                progress: Optional[ProgressCallback] = None, time_limit: Optional[float] = None
+                ) -> dict[str, Composition]:
+    """Every requested theorem at once; a theorem that does not apply comes back applicable=False.
+    ``time_limit``: as for ``compose``, for the optimal engine's one computation (shared by optimal
+    and concurrent)."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
-    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), cancel)
+    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), cancel,
+                           time_limit=validate_time_limit(time_limit))
     names = validate_theorems(theorems)
     results: dict[str, Composition] = {}
     for j, name in enumerate(names):

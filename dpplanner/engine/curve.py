@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
@@ -27,11 +27,24 @@ MODES = ("prefix", "repeat")
 
 @dataclass(frozen=True)
 class Curve:
-    """upper[name][j]: sound total eps after ks[j] queries (nan: not applicable, inf: infeasible)."""
+    """upper[name][j]: sound total eps after ks[j] queries (nan: not applicable, inf: infeasible).
+
+    ``lower[name]``: certified lower bounds (None where the theorem is a closed form, or lower
+    bounds were not asked for). ``notes[name][j]``: "" where the point met the accuracy eta (or has
+    no bracket to meet it with), else why not, e.g. "width 0.062 > eta = 0.01: ...".
+    """
 
     ks: np.ndarray
     upper: dict
     lower: dict
+    notes: dict = field(default_factory=dict)
+
+    def met_eta(self, name: str) -> np.ndarray:
+        """Per point: True where ``name``'s point met eta (or has no bracket), False where not."""
+        why = self.notes.get(name)
+        if why is None:
+            return np.ones(len(self.ks), dtype=bool)
+        return np.array([not w for w in why], dtype=bool)
 
 
 def _positive_int(value, name: str) -> int:
@@ -105,15 +118,31 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
                          cancel, want_lower=lower, optimal_source=optimal_curve)
     uppers: dict = {}
     lowers: dict = {}
+    notes: dict = {}
     for j, name in enumerate(names):
         inputs.check()
         if progress is not None:
             inputs.progress = lambda f, j=j: progress((j + min(max(f, 0.0), 1.0)) / len(names))
-        uppers[name], low = registry_entry(name).curve(inputs)
+        out = registry_entry(name).curve(inputs)
+        uppers[name], low = out[0], out[1]
         lowers[name] = low if lower else None
+        notes[name] = tuple(out[2]) if len(out) > 2 else width_notes(uppers[name], lowers[name], eta)
     if progress is not None:
         progress(1.0)
-    return Curve(ks=ks, upper=uppers, lower=lowers)
+    return Curve(ks=ks, upper=uppers, lower=lowers, notes=notes)
+
+
+def width_notes(upper: np.ndarray, lower: Optional[np.ndarray], eta: float, why: str = "") -> tuple:
+    """Per point, "" where upper - lower <= eta (or there is no lower bound), else the width, eta
+    and ``why`` (a theorem's curve that knows more says more)."""
+    if lower is None:
+        return ("",) * len(upper)
+    out = []
+    for u, lo in zip(np.asarray(upper, dtype=float).tolist(), np.asarray(lower, dtype=float).tolist()):
+        w = u - lo
+        out.append("" if not (w > eta) or math.isinf(lo) else
+                   f"width {w:.3g} > eta = {eta:.3g}" + (f": {why}" if why else ""))
+    return tuple(out)
 
 
 def _expanded_head(plan, k_total: int):

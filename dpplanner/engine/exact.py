@@ -29,8 +29,8 @@ def units_to_float(s: int, upper: bool) -> float:
     try:
         f = s / _ONE
     except OverflowError:  # beyond the largest double: inf rounding up, the largest double down
-        big = math.copysign(1.7976931348623157e308, s)
-        return math.copysign(math.inf, s) if (s > 0) == upper else big
+        big = 1.7976931348623157e308 if s > 0 else -1.7976931348623157e308  # (s is too big for copysign)
+        return (math.inf if s > 0 else -math.inf) if (s > 0) == upper else big
     exact = to_units(f)
     if upper and exact < s:
         f = math.nextafter(f, math.inf)

@@ -63,12 +63,18 @@ def plan_sums(plan: Releases) -> Sums:
     e, d = plan.eps, plan.delta
 
     def up(terms):  # non-negative terms, each a few ulps off: fsum is exact, round_up covers the rest
-        return np.array([round_up(math.fsum((m * terms).tolist()))])
+        try:
+            with np.errstate(over="ignore"):
+                return np.array([round_up(math.fsum((m * terms).tolist()))])
+        except OverflowError:  # finite terms whose sum exceeds the largest double
+            return np.array([math.inf])
 
     eps_ex, delta_ex = exact_cumsum(e, plan.mult)[-1:], exact_cumsum(d, plan.mult)[-1:]
+    with np.errstate(over="ignore"):  # eps^2 of eps > 1e154 is inf: a valid (useless) upper bound
+        squares = e * e
     return Sums(
         k=np.array([plan.k]),
-        sum_eps=floats_up(eps_ex), sum_sq=up(e * e), sum_tanh=up(eps_tanh(e)), sum_kl_drv=up(_drv_terms(e)),
+        sum_eps=floats_up(eps_ex), sum_sq=up(squares), sum_tanh=up(eps_tanh(e)), sum_kl_drv=up(_drv_terms(e)),
         max_eps=np.array([e.max()]), max_delta=np.array([d.max()]), sum_delta=floats_up(delta_ex),
         log_surv=np.array([log_survival(d, plan.mult)]), sum_eps_exact=eps_ex, sum_delta_exact=delta_ex,
     )
@@ -82,11 +88,13 @@ def prefix_sums(eps_seq: np.ndarray, delta_seq: np.ndarray, ks: np.ndarray) -> S
         return arr[idx]
 
     eps_all, delta_all = exact_cumsum(eps_seq), exact_cumsum(delta_seq)
+    with np.errstate(over="ignore"):  # eps^2 of eps > 1e154 is inf: a valid (useless) upper bound
+        squares = eps_seq * eps_seq
     eps_ex = [eps_all[i] for i in idx.tolist()]
     delta_ex = [delta_all[i] for i in idx.tolist()]
     return Sums(
         k=np.asarray(ks, dtype=np.int64),
-        sum_eps=floats_up(eps_ex), sum_sq=pick(cumsum_up(eps_seq * eps_seq)),
+        sum_eps=floats_up(eps_ex), sum_sq=pick(cumsum_up(squares)),
         sum_tanh=pick(cumsum_up(eps_tanh(eps_seq))), sum_kl_drv=pick(cumsum_up(_drv_terms(eps_seq))),
         max_eps=pick(np.maximum.accumulate(eps_seq)), max_delta=pick(np.maximum.accumulate(delta_seq)),
         sum_delta=floats_up(delta_ex), log_surv=pick(log_survival_prefix(delta_seq)),

@@ -12,6 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
+from .never_worse import best_cheap
 from .stats import Sums, plan_sums
 from .types import CancelToken, Composition, ProgressCallback
 from .validation import Releases
@@ -25,8 +26,10 @@ def grouped(plan: Releases) -> tuple[np.ndarray, np.ndarray]:
 
 
 def optimal(plan: Releases, delta_g: float, eta: float, cancel: Optional[CancelToken] = None,
-            progress: Optional[ProgressCallback] = None) -> Composition:
-    """Murtagh–Vadhan optimal composition: delta_i moved into delta_bar, then the optimal core."""
+            progress: Optional[ProgressCallback] = None, sums: Optional[Sums] = None,
+            time_limit: Optional[float] = None) -> Composition:
+    """Murtagh–Vadhan optimal composition: delta_i moved into delta_bar, then the optimal core,
+    whose upper end is met with the cheaper theorems' totals (never worse than any of them)."""
     from .optimal import optimal_bracket  # the optimal core (engine/optimal/)
 
     db, db_hi = delta_bar_bounds(delta_g, plan.delta, plan.mult)  # upper read at db, lower at db_hi
@@ -35,9 +38,24 @@ def optimal(plan: Releases, delta_g: float, eta: float, cancel: Optional[CancelT
         return Composition("optimal", math.inf, delta_g, detail="infeasible",
                            reason=infeasible_reason(delta_g, forced))
     eps_u, mult_u = grouped(plan)
-    bracket = optimal_bracket(eps_u, mult_u, db, eta, cancel=cancel, progress=progress, delta_bar_hi=db_hi)
-    return Composition("optimal", float(bracket.upper), delta_g, epsilon_lower=float(bracket.lower),
-                       detail=bracket.method, extra={"delta_bar": db, "eta": eta})
+    bracket = optimal_bracket(eps_u, mult_u, db, eta, cancel=cancel, progress=progress, delta_bar_hi=db_hi,
+                              time_limit=time_limit)
+    cheap, names = best_cheap(plan_sums(plan) if sums is None else sums, delta_g)
+    upper, detail = float(bracket.upper), bracket.method
+    if float(cheap[0]) < upper:
+        upper = float(cheap[0])
+        detail = never_worse_detail(detail, names[0], float(bracket.upper), upper - float(bracket.lower) <= eta)
+    return Composition("optimal", upper, delta_g, epsilon_lower=float(bracket.lower), detail=detail,
+                       extra={"delta_bar": db, "eta": eta, "cheaper bound": (names[0], float(cheap[0]))})
+
+
+def never_worse_detail(method: str, name: str, own_upper: float, within_eta: bool) -> str:
+    """The method of a bracket whose upper end a cheaper theorem's total replaced: what it was, and
+    the reason for a width above eta only while it still applies."""
+    cut = method.find("; width > eta")
+    base, why = (method, "") if cut < 0 else (method[:cut], method[cut:])
+    return (f"{base}; upper end from {name} (never worse than a cheaper theorem; the lattice gave "
+            f"{own_upper:.9g}){'' if within_eta else why}")
 
 
 @dataclass
@@ -49,6 +67,7 @@ class ComposeInputs:
     eta: float
     cancel: Optional[CancelToken] = None
     progress: Optional[ProgressCallback] = None
+    time_limit: Optional[float] = None
     _optimal: Optional[Composition] = field(default=None, repr=False)
 
     @cached_property
@@ -58,7 +77,8 @@ class ComposeInputs:
 
     def optimal(self) -> Composition:
         if self._optimal is None:
-            self._optimal = optimal(self.plan, self.delta_g, self.eta, self.cancel, self.progress)
+            self._optimal = optimal(self.plan, self.delta_g, self.eta, self.cancel, self.progress, self.sums,
+                                    self.time_limit)
         return self._optimal
 
 
@@ -119,28 +139,42 @@ class CurveInputs:
 
     def optimal(self) -> tuple[np.ndarray, np.ndarray]:
         """The optimal composition per k: homogeneous roots when repeating one query, else the
-        optimal core's incremental prefix curve."""
+        optimal core's incremental prefix curve; the upper ends met with the cheaper theorems'."""
+        if "optimal" not in self._shared:
+            up, lo = self._optimal_core()
+            cheap, _names = best_cheap(self.sums, self.delta_g)
+            self._shared["optimal"] = (np.minimum(up, cheap), lo)
+        up, lo = self._shared["optimal"]
+        return up.copy(), lo.copy()
+
+    def optimal_curve(self) -> tuple[np.ndarray, np.ndarray, tuple]:
+        """``optimal()`` with its per-point notes (where a point's width exceeds eta, and why)."""
+        from .curve import width_notes
+
+        up, lo = self.optimal()
+        why = ("the curve's lattices serve every prefix at once; compose() of this prefix alone "
+               "resolves it" if self.mode == "prefix" else "floating-point error bounds of the exact roots")
+        return up, lo, width_notes(up, lo if self.want_lower else None, self.eta, why)
+
+    def _optimal_core(self) -> tuple[np.ndarray, np.ndarray]:
         if self.mode == "repeat":
             return self.homogeneous()
-        if "optimal" not in self._shared and self.optimal_source is not None:
+        if self.optimal_source is not None:
             given = self.optimal_source()
             if given is not None:
                 up, lo = (np.asarray(a, dtype=float) for a in given)
                 if up.shape != self.ks.shape or lo.shape != self.ks.shape:
                     raise ValueError(f"the optimal curve given has {up.size} points for {self.ks.size} values of k")
-                self._shared["optimal"] = (up, lo)
-        if "optimal" not in self._shared:
-            from .optimal import optimal_prefix_curve
+                return up, lo
+        from .optimal import optimal_prefix_curve
 
-            up = np.full(self.ks.size, np.inf)
-            lo = np.full(self.ks.size, np.inf)
-            feasible = self.delta_bars >= 0  # delta_bar only shrinks with k: a prefix of ks
-            if feasible.any():
-                kf = self.ks[feasible]
-                up[feasible], lo[feasible] = optimal_prefix_curve(
-                    self.eps[: int(kf[-1])], self.delta_bars[feasible], kf, self.eta,
-                    cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible],
-                    want_lower=self.want_lower)
-            self._shared["optimal"] = (up, lo)
-        up, lo = self._shared["optimal"]
-        return up.copy(), lo.copy()
+        up = np.full(self.ks.size, np.inf)
+        lo = np.full(self.ks.size, np.inf)
+        feasible = self.delta_bars >= 0  # delta_bar only shrinks with k: a prefix of ks
+        if feasible.any():
+            kf = self.ks[feasible]
+            up[feasible], lo[feasible] = optimal_prefix_curve(
+                self.eps[: int(kf[-1])], self.delta_bars[feasible], kf, self.eta,
+                cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible],
+                want_lower=self.want_lower)
+        return up, lo

@@ -3,7 +3,9 @@
 Every list, label, colour, help page, CLI choice, report row and dispatch loops over ``REGISTRY``.
 Adding a theorem is one ``Theorem`` entry here plus its mathematics in a module of its own: a
 ``compose`` function (ComposeInputs -> Composition) and a ``curve`` function (CurveInputs ->
-(upper, lower or None), arrays over ``inputs.ks``). See docs/development/architecture.md, "Adding a theorem".
+(upper, lower or None), arrays over ``inputs.ks``, optionally with a third element: per point, ""
+where it met eta, else why not; without it the curve says only where the width exceeds eta). See
+docs/development/architecture.md, "Adding a theorem".
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from .mechanisms import pld_composition, pld_curve, zcdp_composition, zcdp_curve
 from .theorem_inputs import ComposeInputs, CurveInputs
 from .types import Composition
 
-CurveArrays = tuple[np.ndarray, Optional[np.ndarray]]
+CurveArrays = tuple  # (upper, lower or None) or (upper, lower or None, notes): see the module doc
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ Sources: Kairouz, Oh, Viswanath (2015); Murtagh & Vadhan (2016/2018); for plans 
 ε, the "connect the dots" discretisation of Doroshenko et al. (2022), whose error dpplanner bounds
 and subtracts for the lower end.
 """,
-        lambda c: c.optimal(), lambda c: c.optimal(),
+        lambda c: c.optimal(), lambda c: c.optimal_curve(),
         allocates=True, colours=("#0072b2", "#4ea8ff"), evaluated="helper"),
     Theorem(
         "concurrent", "concurrent", "Concurrent composition (Vadhan–Wang 2021; VZ23)",
@@ -165,7 +167,7 @@ Sources: Vadhan & Wang (2021); Lyu (2022); Vadhan & Zhang (2023).
         lambda c: concurrent(c.plan, c.delta_g, float(c.sums.sum_eps[0]), c.optimal()),
         # Lyu22/VZ23: concurrent equals non-interactive composition; the VW21 bound (sum eps) is
         # never smaller than the optimal one wherever both are valid.
-        lambda c: c.optimal(),
+        lambda c: c.optimal_curve(),
         allocates=True, colours=("#009e73", "#3fd9a4"), dash="dash", evaluated="helper"),
     Theorem(
         "filter", "filter", "Privacy filter (WRRW23)",

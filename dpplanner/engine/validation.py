@@ -29,6 +29,12 @@ DISCRETE = ("discrete-laplace", "discrete-gaussian")
 MAX_SHIFT = 2 ** 53
 #: Per-query work (curves, filters) expands multiplicities; beyond this it would exhaust memory.
 MAX_EXPANDED = 5_000_000
+#: Most queries a plan may compose (the sum of the multiplicities): every theorem answers up to
+#: here within bounded memory (the homogeneous root reads only the binomial's window that matters).
+MAX_QUERIES = 10**9
+#: The least accuracy eta: a certified bracket is never narrower than its floating-point error
+#: bounds, about 1e-12 relative (numerics.BRACKET_MARGIN), so a smaller eta could only be missed.
+MIN_ETA = 1e-12
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,16 @@ def _as_sequence(values, name: str) -> list:
 def _as_real(value, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise ValueError(f"{what} = {value!r} is not a number")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an int (or Fraction) beyond the largest double, e.g. 10**400
+        raise ValueError(f"{what} = {_short(value)} is too large; it must be at most "
+                         f"{np.finfo(float).max:.4g}") from None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
 
 
 def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
@@ -114,9 +129,15 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
         for i, m in enumerate(mult_list):
             m_f = _as_real(m, f"multiplicities[{i}]")
             if not math.isfinite(m_f) or m_f != int(m_f) or m_f < 1:
-                raise ValueError(f"multiplicities[{i}] = {m!r} is not allowed; a multiplicity must be "
+                raise ValueError(f"multiplicities[{i}] = {_short(m)} is not allowed; a multiplicity must be "
                                  "a whole number >= 1")
+            if m_f > MAX_QUERIES:
+                raise ValueError(f"multiplicities[{i}] = {_short(m)} is too large; a plan composes at most "
+                                 f"{MAX_QUERIES:,} queries")
             mult[i] = int(m_f)
+        if int(mult.sum()) > MAX_QUERIES:
+            raise ValueError(f"the multiplicities add up to {int(mult.sum()):,} queries; a plan composes at "
+                             f"most {MAX_QUERIES:,}")
     mech = ("eps-delta",) * len(eps_list)
     if mechanisms is not None:
         mech_list = _as_sequence(mechanisms, "mechanisms")
@@ -162,9 +183,21 @@ def validate_epsilon_g(epsilon_g) -> float:
 
 def validate_eta(eta) -> float:
     e = _as_real(eta, "eta")
-    if not (e > 0) or not math.isfinite(e):
-        raise ValueError(f"eta = {e!r} is not allowed; the accuracy eta must be a finite number > 0")
+    if not (e >= MIN_ETA) or not math.isfinite(e):
+        raise ValueError(f"eta = {e!r} is not allowed; the accuracy eta must be a finite number >= {MIN_ETA:g} "
+                         "(a certified bracket is never narrower than its ~1e-12 relative rounding bounds)")
     return e
+
+
+def validate_time_limit(seconds) -> Optional[float]:
+    """None (no limit: the result depends only on the inputs) or a number of seconds > 0."""
+    if seconds is None:
+        return None
+    t = _as_real(seconds, "time_limit")
+    if not (t > 0) or math.isnan(t):
+        raise ValueError(f"time_limit = {seconds!r} is not allowed; give a number of seconds > 0, or None "
+                         "for no limit")
+    return None if math.isinf(t) else t
 
 
 def validate_filter(name) -> str:

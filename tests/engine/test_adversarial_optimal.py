@@ -20,18 +20,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dpplanner.engine import compose, curve
-from dpplanner.engine.optimal import refine
 
 from adversarial_oracle import delta_bar, delta_grouped, delta_homogeneous
 
 SCALE = int(os.environ.get("DPPLANNER_ADVERSARIAL_SCALE", "1"))
-
-
-@pytest.fixture(autouse=True)
-def short_time_cap(monkeypatch):
-    """A tighter resource cap for the fast path's refinement (the detail then says why the width
-    exceeds eta); the properties hold for any cap."""
-    monkeypatch.setattr(refine, "TIME_CAP", 3.0)
 
 
 def _settings(n: int):

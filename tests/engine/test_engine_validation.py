@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from dpplanner.engine import THEOREMS, BudgetError, allocate, compose, compose_all, curve, filter_admits
+from dpplanner.engine import (THEOREMS, BudgetError, Laplace, allocate, compose, compose_all, compose_mechanisms,
+                              curve, filter_admits, privacy_profile)
 
 
 @pytest.mark.parametrize("eps, match", [
@@ -45,10 +46,64 @@ def test_mismatched_lengths_and_empty_plan():
         compose([0.1], [0.0], 1e-6, multiplicities=[1, 2])
 
 
-@pytest.mark.parametrize("eta", [0, -1e-3, math.nan, math.inf])
+@pytest.mark.parametrize("eta", [0, -1e-3, math.nan, math.inf, 5e-324, 1e-300, 9e-13])
 def test_bad_eta(eta):
-    with pytest.raises(ValueError, match=r"eta = .* finite number > 0"):
+    with pytest.raises(ValueError, match=r"eta = .* finite number >= 1e-12"):
         compose([0.1], [0.0], 1e-6, "basic", eta=eta)
+
+
+BAD_ETA = r"eta = 5e-324 is not allowed; the accuracy eta must be a finite number >= 1e-12"
+
+
+@pytest.mark.parametrize("call", [
+    lambda: compose([0.1, 0.2], [0, 0], 1e-6, "optimal", eta=5e-324),
+    lambda: compose([0.1, 0.2], [0, 1e-9], 1e-6, "pld", eta=5e-324, mechanisms=["laplace", "gaussian"]),
+    lambda: compose_all([0.1, 0.2], [0, 0], 1e-6, eta=5e-324),
+    lambda: curve([0.1, 0.2], [0, 0], 1e-6, eta=5e-324),
+    lambda: privacy_profile([0.1, 0.2], [0, 0], eta=5e-324),
+    lambda: allocate([0.1, 0.2], [0, 0], [False] * 2, [1, 1], 1.0, 1e-6, eta=5e-324),
+    lambda: compose_mechanisms([Laplace(1.0)], 1e-6, eta=5e-324),
+], ids=["compose", "pld", "compose_all", "curve", "privacy_profile", "allocate", "compose_mechanisms"])
+def test_an_eta_of_5e_324_is_refused_everywhere(call):
+    """Issue 23.12: not an OverflowError from deep inside a lattice."""
+    with pytest.raises(ValueError, match=BAD_ETA):
+        call()
+
+
+@pytest.mark.parametrize("mult, match", [
+    ([2 ** 63], r"multiplicities\[0\] = 9223372036854775808 is too large; a plan composes at most 1,000,000,000"),
+    ([10 ** 400], r"multiplicities\[0\] = 1000.*\(401 characters\) is too large; it must be at most 1.798e\+308"),
+    ([1, 2 ** 53 + 1], r"multiplicities\[1\] = 9007199254740993 is too large"),
+    ([600_000_000, 600_000_000], r"the multiplicities add up to 1,200,000,000 queries; a plan composes at most"),
+    ([1.5], r"multiplicities\[0\] = 1.5 is not allowed; a multiplicity must be a whole number >= 1"),
+])
+@pytest.mark.parametrize("theorem", ["basic", "optimal", "kov"])
+def test_huge_multiplicities_are_refused(mult, match, theorem):
+    """Issue 23.12: not 'Python int too large to convert to C long' nor a MemoryError."""
+    with pytest.raises(ValueError, match=match):
+        compose([0.1] * len(mult), [0.0] * len(mult), 1e-6, theorem, multiplicities=mult)
+
+
+def test_numbers_beyond_the_largest_double_are_refused():
+    with pytest.raises(ValueError, match=r"epsilons\[0\] = 1000.* is too large; it must be at most"):
+        compose([10 ** 400], [0.0], 1e-6, "basic")
+    with pytest.raises(ValueError, match=r"delta_g = 1000.* is too large"):
+        compose([0.1], [0.0], 10 ** 400, "basic")
+
+
+def test_the_largest_plan_is_answered():
+    """A billion queries of one epsilon (the most a plan may compose): the exact homogeneous root
+    reads only the binomial's window that matters."""
+    r = compose([0.001], [0.0], 1e-6, "optimal", multiplicities=[10 ** 9])
+    assert r.detail.startswith("exact (homogeneous)") and r.epsilon - r.epsilon_lower < 1e-3
+    k = compose([0.001], [0.0], 1e-6, "kov", multiplicities=[10 ** 9])
+    assert k.epsilon == r.epsilon
+
+
+@pytest.mark.parametrize("limit", [0, -1.0, math.nan, "1"])
+def test_bad_time_limit(limit):
+    with pytest.raises(ValueError, match=r"time_limit = .* give a number of seconds > 0, or None|is not a number"):
+        compose([0.1, 0.2], [0.0, 0.0], 1e-6, time_limit=limit)
 
 
 def test_unknown_theorem_lists_the_known_ones():
@@ -101,6 +156,6 @@ def test_per_query_work_refuses_absurd_sizes_but_prefix_k_max_limits_it():
         curve([0.1], [0.0], 1e-6, mode="repeat", k_max=10**9, theorems=["basic"])
     with pytest.raises(ValueError, match=r"filter_admits works query by query"):
         filter_admits([0.1], [0.0], 1.0, 1e-6, multiplicities=[10**9])
-    c = curve([0.1, 0.2], [0.0, 0.0], 1e-6, k_max=3, multiplicities=[2, 10**9], theorems=["basic"])
+    c = curve([0.1, 0.2], [0.0, 0.0], 1e-6, k_max=3, multiplicities=[2, 10**9 - 2], theorems=["basic"])
     assert c.ks.tolist() == [1, 2, 3]
     assert c.upper["basic"] == pytest.approx([0.1, 0.2, 0.4], rel=1e-12)

@@ -7,6 +7,7 @@ from typing import Optional
 
 import numpy as np
 
+from .deadline import OutOfTime, with_limit
 from .exact import GROUPED_MAX_OUTCOMES, _pure_sum, grouped_bracket, grouped_outcomes, homogeneous_bracket
 from .pld import common_lattice, lattice_bracket, lattice_points, pld_bracket
 from .result import Bracket
@@ -31,7 +32,7 @@ def merge_groups(eps: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def optimal_bracket(eps, mult, delta_bar: float, eta: float, *, cancel=None, progress=None,
-                    delta_bar_hi: Optional[float] = None) -> Bracket:
+                    delta_bar_hi: Optional[float] = None, time_limit: Optional[float] = None) -> Bracket:
     """lower <= OptComp(eps, delta_bar_exact) <= upper with upper - lower <= eta where reachable.
 
     ``delta_bar`` <= delta_bar_exact <= ``delta_bar_hi`` (default: equal): OptComp only grows as its
@@ -39,10 +40,21 @@ def optimal_bracket(eps, mult, delta_bar: float, eta: float, *, cancel=None, pro
     Inputs are validated and the per-query deltas already moved into delta_bar (formulas.md §4.1).
     Since lower <= OptComp(delta_bar) <= OptComp(e^{-eta/2} delta_bar), a width <= eta also gives
     Thm 1.7's accuracy side upper <= OptComp(e^{-eta/2} delta_bar) + eta. Where the width stays
-    above eta, ``method`` says why.
+    above eta, ``method`` says why. ``time_limit`` (seconds, optional): stop there with the best
+    certified bracket found so far (the method then says so); without it the result depends only
+    on the arguments.
     """
     hi = delta_bar if delta_bar_hi is None else max(delta_bar_hi, delta_bar)
-    return _bracket(eps, mult, delta_bar, eta, hi, cancel=cancel, progress=progress, force_pld=False)
+    token = with_limit(cancel, time_limit)
+    try:
+        return _bracket(eps, mult, delta_bar, eta, hi, cancel=token, progress=progress, force_pld=False)
+    except OutOfTime:
+        # reached in an exact path or before the fast path had a first lattice: nothing narrower
+        # than the plain sum is certified yet (the caller meets it with the cheaper theorems)
+        e, m = merge_groups(eps, mult)
+        total = _pure_sum(e, m, 0.0)
+        return Bracket(total.upper if delta_bar >= 0 else math.inf, 0.0, f"width > eta = {eta:.3g}: "
+                       f"{token.reason()}")
 
 
 def _bracket(eps, mult, delta_bar, eta, delta_bar_hi=None, *, cancel=None, progress=None,
@@ -74,7 +86,8 @@ def _bracket(eps, mult, delta_bar, eta, delta_bar_hi=None, *, cancel=None, progr
     if e.size < 2 and best is not None:  # the homogeneous root is exact: no lattice does better
         return _with_reason(best, eta, "")
     if float(np.sum(m * e)) > FAST_MAX_SUM:
-        return _with_reason(_meet(best, _beyond_lattices(e, m, delta_bar, delta_bar_hi, total)), eta, "")
+        return _with_reason(_meet(best, _beyond_lattices(e, m, delta_bar, delta_bar_hi, total)), eta,
+                            f"; width > eta = {eta:.3g}: the sum of the epsilons is beyond every lattice")
     b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if b is None:
         b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)

@@ -1,41 +1,26 @@
 """The fast path's refinement loop: split brackets on finer and finer lattices until the width is
 at most eta, or a stated resource cap is reached (then the method says which, never silently wide).
+
+Every cap is a function of the plan and eta (lattice size, rounds, no further narrowing), never of
+the clock: the same plan gives the same bracket on any machine. Only a caller's explicit time
+limit (a ``deadline.Deadline`` passed as ``cancel``) can stop it earlier, and the method says so.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from typing import Optional
 
 import numpy as np
 
+from .deadline import OutOfTime
 from .pld import STEP_MAX, lattice_points
 from .result import Bracket
 from .split import MAX_POINTS, SMOOTH_SHARE, model_step, split_side
 from ..numerics import widen_down, widen_up
 
-#: Most lattice refinements, and the time after which a lattice step is abandoned (each step is
-#: also bounded by MAX_POINTS).
+#: Most lattice refinements (each step is also bounded by MAX_POINTS).
 MAX_ROUNDS = 24
-TIME_CAP = 10.0
-
-
-class _OutOfTime(Exception):
-    """The refinement's time cap was reached in the middle of a lattice step."""
-
-
-class _Deadline:
-    """A cancel token for the compositions: the caller's cancellation, plus the time cap."""
-
-    def __init__(self, cancel, seconds: float):
-        self.cancel, self.end = cancel, time.monotonic() + seconds
-
-    def check(self) -> None:
-        if self.cancel is not None:
-            self.cancel.check()
-        if time.monotonic() > self.end:
-            raise _OutOfTime
 
 
 def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *, cancel=None,
@@ -47,16 +32,15 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     step = model_step(e, m, eta)
     while step < STEP_MAX and lattice_points(e, m, step) > max_points:
         step *= 2
-    deadline = _Deadline(cancel, TIME_CAP)
     best_up, best_lo, n_smooth = math.inf, 0.0, 0
     history: list[tuple[float, float]] = []
     why = ""
     for it in range(MAX_ROUNDS):
         try:
-            up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, deadline, eta / 4,
+            up, lo, n_smooth = split_side(e, m, delta_bar, step, SMOOTH_SHARE * eta, cancel, eta / 4,
                                           delta_bar_hi)
-        except _OutOfTime:
-            why = f"stopped refining at the time cap of {TIME_CAP:g} s"
+        except OutOfTime:
+            why = cancel.reason()
             break
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo

@@ -1,0 +1,115 @@
+"""Issue 27: `optimal` (and `concurrent`) is never worse than a cheaper theorem, and its lower
+bound never rises above the exact optimum; the curve says, per point, whether it met eta."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dpplanner.engine import compose, compose_all, curve
+from dpplanner.engine.never_worse import ZCDP, cheap_bounds
+from dpplanner.engine.stats import plan_sums
+from dpplanner.engine.validation import validate_plan
+
+import composition_oracle as oracle
+
+CHEAP = ("basic", "advanced", "zcdp")
+
+
+@st.composite
+def large_plans(draw):
+    """Up to 3000 queries, epsilons over four decades, some with their own delta."""
+    n = draw(st.integers(1, 60))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    lo = 10.0 ** draw(st.floats(-4, -1))
+    eps = (lo * 10.0 ** rng.uniform(0, draw(st.floats(0, 2.5)), n)).tolist()
+    mult = rng.integers(1, draw(st.sampled_from([2, 50, 200])), n).tolist()
+    with_delta = draw(st.booleans())
+    deltas = [1e-10 if with_delta and i % 3 == 0 else 0.0 for i in range(n)]
+    delta_g = 10.0 ** draw(st.floats(-12, -3))
+    return eps, deltas, mult, delta_g
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(large_plans())
+def test_optimal_never_above_a_cheaper_theorem(plan):
+    eps, deltas, mult, delta_g = plan
+    r = compose_all(eps, deltas, delta_g, eta=1e-2, multiplicities=mult,
+                    theorems=("optimal", "concurrent") + CHEAP)
+    for name in CHEAP:
+        assert r["optimal"].epsilon <= r[name].epsilon, (name, r["optimal"].detail)
+        assert r["concurrent"].epsilon <= r[name].epsilon, name
+    if math.isfinite(r["optimal"].epsilon):
+        assert r["optimal"].epsilon_lower <= r["optimal"].epsilon
+
+
+def test_the_issue_plan_is_never_worse_than_advanced():
+    """Issue 27's k = 10^5 plan returned [0, sum eps] = [0, 224.41] where advanced gives 4.357
+    (here 20,000 queries of the same kind, the one the lattices resolve least well per query)."""
+    eps = np.random.default_rng(27).uniform(0.0005, 0.004, 20_000).tolist()
+    r = compose_all(eps, [0.0] * len(eps), 1e-6, eta=1e-3, theorems=("optimal", "advanced", "zcdp"))
+    assert r["optimal"].epsilon <= min(r["advanced"].epsilon, r["zcdp"].epsilon)
+    assert r["optimal"].epsilon < 0.5 * sum(eps)
+
+
+def test_a_plan_too_large_to_refine_gets_the_best_cheap_bound_and_says_so():
+    """A billion queries of 20 near-equal epsilons: their sum (5e7) is beyond every lattice, so the
+    optimal engine alone certifies only the plain sum; the result is the best cheap bound instead
+    (KOV Thm 3.5, 40x smaller), and the detail names it and says why the bracket is wide."""
+    eps, mult = [0.05 + i * 1e-6 for i in range(20)], [5 * 10**7] * 20
+    r = compose_all(eps, [0.0] * 20, 1e-6, multiplicities=mult, theorems=("optimal", "advanced", "basic"))
+    assert r["optimal"].epsilon == r["advanced"].epsilon < r["basic"].epsilon / 30
+    assert "upper end from KOV Thm 3.5 (c)" in r["optimal"].detail
+    assert "beyond every lattice" in r["optimal"].detail
+    assert 0 < r["optimal"].epsilon_lower < r["optimal"].epsilon
+
+
+def test_zcdp_bound_for_generic_releases_matches_the_zcdp_theorem():
+    """The zCDP bound the optimal engine uses is the registry's zcdp total of the same releases."""
+    eps, deltas = [0.05] * 40 + [0.2] * 10, [0.0] * 40 + [1e-9] * 10
+    z = compose(eps, deltas, 1e-6, "zcdp")
+    bound = cheap_bounds(plan_sums(validate_plan(eps, deltas)), 1e-6)[ZCDP][0]
+    assert bound == pytest.approx(z.epsilon, rel=1e-12)
+    assert compose(eps, deltas, 1e-6).epsilon <= bound
+
+
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(eps=st.lists(st.floats(0.01, 1.5), min_size=1, max_size=4),
+       mult=st.lists(st.integers(1, 3), min_size=4, max_size=4),
+       delta_g=st.floats(1e-9, 0.1), eta=st.sampled_from([1e-1, 1e-3]))
+def test_the_bracket_holds_the_exact_optimum(eps, mult, delta_g, eta):
+    """lower <= OptComp <= upper against an independent exact oracle (mpmath enumeration)."""
+    mult = mult[: len(eps)]
+    r = compose(eps, [0.0] * len(eps), delta_g, eta=eta, multiplicities=mult)
+    exact = float(oracle.opt_comp(eps, [0.0] * len(eps), delta_g, mult))
+    assert r.epsilon_lower <= exact * (1 + 1e-12) + 1e-12
+    assert r.epsilon >= exact * (1 - 1e-12) - 1e-12
+
+
+def test_the_curve_is_never_worse_than_the_cheaper_curves():
+    eps = np.random.default_rng(5).uniform(0.0005, 0.01, 3000).tolist()
+    c = curve(eps, [0.0] * len(eps), 1e-6, points=40, theorems=("optimal", "concurrent", "advanced", "zcdp"),
+              lower=False)
+    for name in ("optimal", "concurrent"):
+        assert np.all(c.upper[name] <= c.upper["advanced"])
+        assert np.all(c.upper[name] <= c.upper["zcdp"])
+
+
+def test_curve_notes_say_where_a_point_missed_eta():
+    """Every point of every row has a note: "" where it met eta, else the width and why not."""
+    eps = np.random.default_rng(11).uniform(0.05, 0.6, 60).tolist()
+    c = curve(eps, [0.0] * 60, 1e-6, eta=1e-9, theorems=("basic", "optimal", "kov"))
+    assert set(c.notes) == {"basic", "optimal", "kov"}
+    assert all(len(v) == len(c.ks) for v in c.notes.values())
+    assert c.met_eta("basic").all()            # a closed form has no bracket to miss
+    widths = c.upper["optimal"] - c.lower["optimal"]
+    met = c.met_eta("optimal")
+    assert np.array_equal(met, ~(widths > 1e-9))
+    assert not met.all()
+    for j in np.flatnonzero(~met):
+        assert c.notes["optimal"][j].startswith(f"width {widths[j]:.3g} > eta = 1e-09")
