@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from .atoms import Atoms, U, sup_root
-from .binomial import binomial_logpmf, binomial_pmf, log_rr, underflow_loss
+from .binomial import binomial_logpmf, binomial_window, log_rr, underflow_loss
 from .result import Bracket
 from ..numerics import widen_down, widen_up
 
@@ -21,12 +21,20 @@ from ..numerics import widen_down, widen_up
 GROUPED_MAX_OUTCOMES = 200_000
 
 
-def homogeneous_atoms(eps: float, k: int, upper: bool) -> Atoms:
-    """The exact loss distribution of k copies of RR(eps): atoms (2j - k) eps."""
-    p, rel, lost = binomial_pmf(k, eps)
-    l = eps * (2.0 * np.arange(k + 1) - k)  # integer times eps: one rounding each
+def homogeneous_atoms(eps: float, k: int, upper: bool, delta_bar: float = 0.0) -> Atoms:
+    """The exact loss distribution of k copies of RR(eps): atoms (2j - k) eps, j >= k / 2 (losses
+    below 0 never count: every read-out is at x >= 0), over the binomial's window of non-negligible
+    mass (``binomial_window``). The mass outside it counts in full above (as mass at +infinity)
+    and not at all below (dropping mass only lowers delta). ``delta_bar``: the level it is read at
+    (tighter error bounds there), or 0 for any level."""
+    j0, p, rel, err, tail = binomial_window(k, eps, delta_bar)
+    first = max(0, (k + 1) // 2 - j0)      # the first atom with loss >= 0
+    p = p[first:]
+    j = (j0 + first) + np.arange(p.size, dtype=float)
+    with np.errstate(over="ignore"):
+        l = eps * (2.0 * j - k)            # integer times eps: one rounding each
     lam = 2 * U * k * eps
-    return Atoms(l, p, upper, rel=rel, err=lost, lam=lam)
+    return Atoms(l, p, upper, rel=rel, err=err, inf_mass=tail if upper else 0.0, lam=lam)
 
 
 def homogeneous_bracket(eps: float, k: int, delta_bar: float, delta_bar_hi: Optional[float] = None) -> Bracket:
@@ -38,7 +46,7 @@ def homogeneous_bracket(eps: float, k: int, delta_bar: float, delta_bar_hi: Opti
     if eps == 0 or k == 0:
         return Bracket(0.0, 0.0, "exact (no privacy loss)")
     e, m = np.array([eps]), np.array([k])
-    return _read(lambda upper, db: sup_root(homogeneous_atoms(eps, k, upper), db), e, m, delta_bar, hi,
+    return _read(lambda upper, db: sup_root(homogeneous_atoms(eps, k, upper, db), db), e, m, delta_bar, hi,
                  "exact (homogeneous)")
 
 
@@ -101,10 +109,12 @@ def _pure_sum(eps: np.ndarray, mult: np.ndarray, delta_bar: float) -> Bracket:
     """delta_bar == 0: OptComp is the plain sum (basic composition is tight for pure DP)."""
     terms = [Fraction(float(e)) * int(m) for e, m in zip(eps, mult)]
     s = sum(terms, Fraction(0))
-    hi = float(s)
+    try:
+        hi = lo = float(s)
+    except OverflowError:  # beyond the largest double
+        return Bracket(math.inf if delta_bar >= 0 else math.inf, 1.7976931348623157e308, "exact (sum)")
     if Fraction(hi) < s:
         hi = math.nextafter(hi, math.inf)
-    lo = float(s)
     if Fraction(lo) > s:
         lo = math.nextafter(lo, 0.0)
     if delta_bar < 0:
