@@ -6,7 +6,7 @@ values with ``format_value``, so a field holds exactly what was typed or says wh
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, Overflow
 from typing import Optional
 
 from .validation import FieldRule, Number, PlanError, ok_range
@@ -38,7 +38,11 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
         raise PlanError(f"{where}: {rule.label} = {shown} is not allowed; it must be "
                         f"{rule.describe()}", index=index, field=rule.name)
     if rule.percent:
-        number = number / 100           # exact in decimal: "33.3" becomes 0.333, not 0.33299..
+        try:
+            number = number / 100       # exact in decimal: "33.3" becomes 0.333, not 0.33299..
+        except Overflow:                # (beyond decimal's exponent range: beyond any percentage)
+            raise PlanError(f"{where}: {rule.label} = {shown} is not allowed; it must be "
+                            f"{rule.describe()}", index=index, field=rule.name) from None
     if rule.integer and number == number.to_integral_value() and ok_range(rule, float(number)):
         return rule.check(int(number), where, index, shown)
     return rule.check(float(number), where, index, shown)
