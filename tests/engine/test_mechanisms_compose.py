@@ -8,6 +8,7 @@ for Gaussians, and numerical integration over the Laplace loss (two atoms and a 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import pytest
@@ -159,7 +160,7 @@ def test_root_at_zero_with_a_gaussian():
 def test_a_repeated_bracket_is_remembered_not_recomputed(monkeypatch):
     """One edit asks for the same bracket up to three times (allocation check, totals, curve): the
     second ask is answered from memory with the very same numbers, and the memory stays bounded."""
-    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    import dpplanner.engine.mechanisms.ladder as bracket_mod
 
     computed = []
     real = bracket_mod._bracket
@@ -188,7 +189,7 @@ def test_a_group_a_hair_below_a_small_multiple_still_sits_on_the_lattice():
 
 
 def test_forget_drops_what_was_remembered(monkeypatch):
-    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    import dpplanner.engine.mechanisms.ladder as bracket_mod
     from dpplanner.engine.mechanisms import forget, gaussian
 
     computed = []
@@ -202,20 +203,32 @@ def test_forget_drops_what_was_remembered(monkeypatch):
     assert len(computed) == 2 and math.isfinite(again.epsilon)
 
 
-@pytest.mark.parametrize("releases", [
-    [Laplace(1e300), Gaussian(1e-300)],     # mu = 1e300: the Gaussian's loss is beyond doubles
-    [Laplace(1.0), Gaussian(1e-200)],
+@pytest.mark.parametrize("make, match", [
+    (lambda: Gaussian(1e-300), "too small"),        # mu = 1e300: mu^2 is beyond doubles
+    (lambda: Gaussian(1e-200), "too small"),
+    (lambda: Laplace(5e-324), "too small"),         # a = 1/m overflows
+    (lambda: Laplace(10 ** 400), "too large"),      # float(m) overflows
+    (lambda: Laplace(-(10 ** 400)), "too large"),
+    (lambda: EpsDelta(10 ** 400, 0.0), "too large"),
+    (lambda: Gaussian(Fraction(1, 10 ** 400)), "not allowed"),   # rounds to 0.0
 ])
-def test_a_gaussian_beyond_floating_point_gives_inf_not_an_exception(releases):
-    """The read-out's certification stepped x up by 1e-10 * 2**k; at k = 1024 that raised
-    OverflowError. inf is the honest (valid) upper bound, with the reason."""
+def test_a_multiplier_beyond_floating_point_is_refused_with_the_reason(make, match):
+    """Issue 23.12: these raised OverflowError or 'math domain error' (or gave inf); a release whose
+    privacy loss floating point cannot hold is refused where it is made, with a clear message."""
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_gaussians_whose_total_is_beyond_floating_point_give_inf_with_the_reason():
+    """Each Gaussian fits, their sum of 1/m^2 does not: inf is the honest (valid) upper bound, with
+    the reason, and no RuntimeWarning escapes."""
     import warnings
 
     with warnings.catch_warnings():
-        warnings.simplefilter("error")      # (m * m underflowing to 0 is expected, not a warning)
-        r = compose_mechanisms(releases, 1e-6)
+        warnings.simplefilter("error")
+        r = compose_mechanisms([Laplace(1.0), Gaussian(2.0 ** -509)], 1e-6, multiplicities=[1, 2 ** 40])
     assert r.epsilon == math.inf and r.reason
-    assert r.epsilon_lower == 0.0
+    assert 0.999 < r.epsilon_lower < 1.0        # the Laplace release's own epsilon, certified
 
 
 def test_laplace_releases_whose_a_underflows_compose():
@@ -303,7 +316,7 @@ def test_the_curve_finds_the_totals_bracket_in_memory(monkeypatch):
     from dpplanner import engine
     from dpplanner.engine.mechanisms import forget
 
-    bracket_mod = importlib.import_module("dpplanner.engine.mechanisms.bracket")
+    bracket_mod = importlib.import_module("dpplanner.engine.mechanisms.ladder")
     computed = []
     real = bracket_mod._bracket
     monkeypatch.setattr(bracket_mod, "_bracket", lambda *a: computed.append(1) or real(*a))

@@ -28,23 +28,27 @@ def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
     eta / 8; climbing from there by halvings took four lattices. Their offsets predict that, so
     the bracket starts on the lattice a measured width would have jumped to: one lattice."""
     import dpplanner.engine.mechanisms.bracket as bracket_mod
+    import dpplanner.engine.mechanisms.ladder as ladder
+    import dpplanner.engine.mechanisms.spectral as spectral
     from dpplanner import engine
 
     eps, deltas, delta_g, eta, mult, mech = _edited_synthetic_100()
     forget()
     lattices = []
-    real = bracket_mod.side
-    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
-                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
+    real = spectral.rung
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess:
+                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess))
     r = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
     assert len(lattices) == 1 and lattices[0] > 1000      # not the first ~740-point lattice
     assert r.epsilon - r.epsilon_lower <= eta
 
 
-def test_a_plan_on_the_lattice_keeps_the_first_small_lattice(monkeypatch):
-    """The shipped plan as saved: every free release on the lattice, the first ~740-point one is
-    tight (width ~1e-4 <= eta / 8) and nothing finer is composed."""
+def test_a_plan_on_the_lattice_keeps_the_first_rung(monkeypatch):
+    """The shipped plan as saved: every free release on the lattice, the ladder's first rung (about
+    2000 points) is tight (width <= eta / 8) and nothing finer is composed."""
     import dpplanner.engine.mechanisms.bracket as bracket_mod
+    import dpplanner.engine.mechanisms.ladder as ladder
+    import dpplanner.engine.mechanisms.spectral as spectral
     from dpplanner import engine
     from dpplanner.model import files
     from dpplanner.model.engine_inputs import composition_inputs
@@ -54,12 +58,13 @@ def test_a_plan_on_the_lattice_keeps_the_first_small_lattice(monkeypatch):
     i = composition_inputs(plan.budget, plan.statistics)
     forget()
     lattices = []
-    real = bracket_mod.side
-    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
-                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
+    real = spectral.rung
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess:
+                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess))
     r = engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
                        mechanisms=list(i.mechanisms))
-    assert len(lattices) == 1 and lattices[0] < 1000 and r.epsilon - r.epsilon_lower <= i.eta / 8
+    assert len(lattices) == 1 and lattices[0] < 4 * ladder.FIRST_POINTS
+    assert r.epsilon - r.epsilon_lower <= i.eta / 8
 
 
 def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
@@ -140,40 +145,30 @@ def test_a_repeated_pld_total_is_remembered_whole(monkeypatch):
         (first.epsilon, first.epsilon_lower, first.detail, first.extra)
 
 
-def test_a_thousand_distinct_releases_jump_to_a_lattice_that_just_meets_eta(monkeypatch):
-    """1000 distinct multipliers (the benchmark's plan): each jump scales the step by
-    0.7 eta / width rounded to a power of two, and a jump predicted from the releases' offsets
-    goes at most 4x finer. Aiming at eta / 4 (and 64x on a prediction) laid 24,571 points where
-    10,800 meet eta, at 2.5x the cost."""
+def test_the_lattices_of_a_coarser_eta_are_the_first_ones_of_a_finer_eta(monkeypatch):
+    """Issue 23.4: the ladder of lattices depends on the releases only, eta only says where the climb
+    stops. So a finer eta composes every lattice a coarser one did (and more), and keeping the best
+    bounds found, its bracket is never worse."""
     import numpy as np
 
     import dpplanner.engine.mechanisms.bracket as bracket_mod
+    import dpplanner.engine.mechanisms.ladder as ladder
+    import dpplanner.engine.mechanisms.spectral as spectral
 
     rng = np.random.default_rng(2)
-    releases = [Laplace(float(m)) for m in rng.uniform(200, 2000, 500)] + \
-               [Gaussian(float(m)) for m in rng.uniform(100, 1000, 500)]
-    forget()
+    releases = [Laplace(float(m)) for m in rng.uniform(200, 2000, 300)] + \
+               [Gaussian(float(m)) for m in rng.uniform(100, 1000, 300)]
     lattices = []
-    real = bracket_mod.side
-    monkeypatch.setattr(bracket_mod, "side", lambda r, step, upper, cancel=None:
-                        (upper and lattices.append(bracket_mod.lattice_points(r, step))) or real(r, step, upper, cancel))
-    r = compose_mechanisms(releases, 1e-6, eta=1e-3)
-    assert r.epsilon - r.epsilon_lower <= 1e-3
-    assert max(lattices) <= 16384 and len(lattices) <= 2
-
-
-def test_a_jump_from_an_unresolved_width_takes_the_finest_step():
-    """Both sides infinite (inf - inf) give a nan width: the next lattice is the finest jump, not
-    a ValueError from floor(nan)."""
-    import math
-
-    import numpy as np
-
-    import dpplanner.engine.mechanisms.bracket as bracket_mod
-    from dpplanner.engine.mechanisms.composition import twins
-
-    r, _ = twins((np.array([0.02]), np.array([0.02])), np.array([10]), (np.zeros(0), np.zeros(0)), np.zeros(0),
-                 np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
-    step = 1e-3
-    assert bracket_mod._jump(r, step, math.nan, 1e-2) == bracket_mod._jump(r, step, math.inf, 1e-2)
-    assert bracket_mod._jump(r, step, math.nan, 1e-2) <= step / 4
+    real = spectral.rung
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess: lattices.append(step) or real(r, step, guess))
+    seen, previous = [], None
+    for eta in (1e-1, 1e-2, 1e-3, 1e-4):
+        forget()
+        lattices.clear()
+        r = compose_mechanisms(releases, 1e-6, eta=eta)
+        assert lattices[:len(seen)] == seen and len(lattices) >= len(seen)
+        seen = list(lattices)
+        if previous is not None:
+            assert r.epsilon <= previous.epsilon and r.epsilon_lower >= previous.epsilon_lower
+        previous = r
+    assert len(seen) >= 3 and previous.epsilon - previous.epsilon_lower <= 1e-4

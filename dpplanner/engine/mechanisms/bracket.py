@@ -1,16 +1,16 @@
-"""The certified [lower, upper] bracket on the exact epsilon of a composition of releases.
+"""What a pld bracket composes (Twins) and the lattice twins of the optimal core's kind.
 
 EpsDelta releases are the dominating pair of (eps, delta)-DP: with probability delta_i the loss is
 +infinity, otherwise that of RR(eps_i). Composed with anything, the +infinity mass is
 1 - prod(1 - delta_i), so delta_total(x) <= delta_g iff the finite part has
 delta(x) <= delta_bar = 1 - (1 - delta_g) / prod(1 - delta_i) (engine/delta.py, rounded down).
 
-All Gaussians are one Gaussian with mu^2 = sum 1/m_i^2; alone it has the closed form of
-gaussian.py. Otherwise the Laplace, RR and discrete pmfs (kernels.py, discrete.py) are composed
-on one lattice with the optimal core's sound convolution and truncation, and read out with its
-certified root (optimal/atoms.py), or, with Gaussians, with the exact Gaussian mixed in at
-read-out (readout.py). Both twins share the lattice step, refined until the width is at most eta
-or the lattice would exceed MAX_POINTS.
+All Gaussians are one Gaussian with mu^2 = sum 1/m_i^2 (gaussian.py). The bracket itself climbs
+a ladder of lattices (ladder.py, spectral.py). Here: the Twins' parameters, the lattice size and
+alignment every rung uses, and ``composed_pmf`` / ``side``: the Laplace, RR and discrete pmfs
+(kernels.py, discrete.py) composed by the optimal core's sound convolution and truncation, with
+the Gaussians mixed in at read-out (readout.py): what the prefix curves, the floor on "optimal"
+and pld_delta read.
 """
 
 from __future__ import annotations
@@ -18,12 +18,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import NamedTuple
 
 import numpy as np
 
-from .. import offload
-from ..memo import Memo
 from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_balanced, power
@@ -37,11 +34,10 @@ from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 
 U = 2.0 ** -53
 MAX_POINTS = 1 << 20
-#: Refinements of the lattice after the first one (each halves the step or more).
-MAX_REFINE = 6
-#: A first lattice smaller than this is kept only if its width is eta / 8 (see _bracket): up to
-#: here a composition costs about the same whatever its size (per-kernel overhead).
-CHEAP_POINTS = 1 << 12
+#: Distinct Laplace multipliers whose 1/m is checked for exactness (beyond: bracketed by an ulp).
+EXACT_PARAMS = 4096
+#: aligned_step lays the lattice under at most this many Laplace groups, the heaviest.
+ALIGN_GROUPS = 64
 
 
 @dataclass(frozen=True)
@@ -74,6 +70,8 @@ def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
     (then both are it) or one ulp away on a side checked in rational arithmetic."""
     m_u, inverse = np.unique(np.asarray(m, dtype=float), return_inverse=True)
     a = 1.0 / m_u
+    if a.size > EXACT_PARAMS:   # (one ulp each way, unchecked: a Fraction per release costs ~30 us)
+        return np.nextafter(a, np.inf)[inverse], np.nextafter(a, 0.0)[inverse]
     up, lo = a.copy(), a.copy()
     for i, (ai, mi) in enumerate(zip(a.tolist(), m_u.tolist())):
         prod = Fraction(ai) * Fraction(mi)
@@ -90,7 +88,7 @@ def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
     m = np.asarray(m, dtype=float)
     if m.size == 0:
         return 0.0, 0.0
-    with np.errstate(divide="ignore", under="ignore"):     # (m = 0, or m * m underflowing: mu = inf)
+    with np.errstate(divide="ignore", under="ignore", over="ignore"):  # (mu = inf: beyond doubles)
         terms = np.asarray(mult, dtype=float) / (m * m)
     s = math.fsum(terms.tolist())
     return math.sqrt(s * (1 + 16 * U)) * (1 + 4 * U), math.sqrt(s * (1 - 16 * U)) * (1 - 4 * U)
@@ -183,10 +181,11 @@ def composed_pmf(r: Twins, step: float, upper: bool, cancel=None):
 
 def lattice_points(r: Twins, step: float) -> float:
     """Rough size of the largest pmf on this lattice (after truncation to ~ +-9 sigma)."""
-    span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult))
-    var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult))
-    span += sum(d.span() * m for d, m in zip(r.disc, r.disc_mult))
-    var += sum(d.variance() * m for d, m in zip(r.disc, r.disc_mult))
+    with np.errstate(over="ignore"):    # (inf: an epsilon of 1e300 squared; min() below takes span)
+        span = 2.0 * float(np.sum(r.a_up * r.up_mult) + np.sum(r.rr_eps * r.rr_mult))
+        var = float(np.sum(r.a_up ** 2 * r.up_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult))
+        span += sum(d.span() * m for d, m in zip(r.disc, r.disc_mult))
+        var += sum(d.variance() * m for d, m in zip(r.disc, r.disc_mult))
     biggest = max([0.0] + (2 * r.a_up).tolist() + (2 * r.rr_eps).tolist() + [d.span() for d in r.disc])
     return (min(span, 18.0 * math.sqrt(var)) + biggest) / step
 
@@ -213,10 +212,14 @@ def aligned_step(r: Twins, target: float) -> float:
     g = int(np.argmax(weight))
     if a_lo[g] == 0.0:    # every a_lo underflowed (a = 5e-324): no loss in the lower twin to align
         return target
-    ratios = a_lo / float(a_lo[g])
-    dens = _small_denominators(ratios)
+    # only the heaviest groups are looked at: one of 10^5 distinct releases is not worth a lattice
+    heaviest = np.argsort(-weight, kind="stable")[:ALIGN_GROUPS]
+    ratios = np.zeros(a_lo.size)
+    ratios[heaviest] = a_lo[heaviest] / float(a_lo[g])
+    dens = np.zeros(a_lo.size, dtype=np.int64)
+    dens[heaviest] = _small_denominators(ratios[heaviest])
     q, base, step = 1, None, target
-    for i in np.argsort(-weight, kind="stable").tolist():
+    for i in heaviest.tolist():
         den = int(dens[i])
         num = round(float(ratios[i]) * den)
         if not (den and num) or math.lcm(q, den) > 4096:    # (num = 0: an a_lo that underflowed to 0)
@@ -254,41 +257,6 @@ def _alignable(r: Twins, target: float) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([r.a_lo, np.array(a)]), np.concatenate([r.a_lo * r.lo_mult, np.array(w)])
 
 
-def _jump(r: Twins, step: float, width: float, eta: float, finest_factor: float = 1 / 64) -> float:
-    """The next lattice's target for a bracket ``width`` wide on ``step``: the errors are first
-    order, so the step scaled by 0.7 eta / width, rounded down to a power of two (at least
-    halved, at most by ``finest_factor``), but not past the finest lattice that fits (a smaller
-    jump could still have met eta there)."""
-    ratio = 0.7 * eta / width if width > 0 else 0.0   # (nan: inf - inf when no side resolved)
-    target = step * max(finest_factor, min(0.5, 2.0 ** math.floor(math.log2(max(ratio, 1e-300)))))
-    finest = step * lattice_points(r, step) / MAX_POINTS * 1.125
-    return max(target, min(finest, step / 2))
-
-
-def _misalignment(r: Twins, step: float) -> float:
-    """sum over releases of mult * (2a mod step) / 2 (RR: 2 eps; discrete Laplace: 2/t): what the lower twin may lose to
-    releases off the lattice, about twice the width they cause (measured on edited plans)."""
-    f_lap = np.fmod(2.0 * r.a_lo, step) if r.a_lo.size else np.zeros(0)
-    f_rr = np.fmod(2.0 * r.rr_eps, step) if r.rr_eps.size else np.zeros(0)
-    # sparse discrete Laplace releases: atoms 2/t apart, each rounded down when off the lattice
-    f_disc = sum(k * math.fmod(2.0 / d.param, step) for d, k in zip(r.disc, r.disc_mult)
-                 if d.kind == "laplace" and 2.0 / d.param >= step)
-    return 0.5 * float(np.dot(r.lo_mult, f_lap) + np.dot(r.rr_mult, f_rr) + f_disc)
-
-
-#: Brackets already computed, keyed by what was composed. One edit asks for the same one up to
-#: three times (the allocation's last check, the totals, the curve's lattice), and a bracket is a
-#: pure function of its Twins and eta. Few entries: a key holds the release arrays.
-_BRACKETS_MAX = 32
-_BRACKETS = Memo(_BRACKETS_MAX)
-
-
-def _key(r: Twins, eta: float) -> tuple:
-    return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.mu_up,
-            r.mu_lo, r.rr_eps.tobytes(), r.rr_mult.tobytes(), r.delta_bar, r.delta_bar_hi, eta, r.disc,
-            r.disc_mult)
-
-
 def _small_denominators(ratios: np.ndarray) -> np.ndarray:
     """Per ratio, the least q <= 64 with q * ratio within 1e-12 relative of a whole number (0: none).
     (The float ratios are within 2.3e-16 of the exact ones; being near a tolerance edge only
@@ -297,74 +265,3 @@ def _small_denominators(ratios: np.ndarray) -> np.ndarray:
     scaled = ratios[:, None] * q[None, :]
     close = np.abs(scaled - np.rint(scaled)) <= 1e-12 * scaled
     return np.where(close.any(axis=1), np.argmax(close, axis=1) + 1, 0)
-
-
-class Bracket(NamedTuple):
-    upper: float
-    lower: float
-    detail: str
-    step: float         # the lattice of upper and lower (0: none was needed or none fitted)
-    first_fit: float    # the coarsest lattice whose width met eta (0: none)
-
-
-def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
-    """The certified bracket of releases with delta_bar >= 0."""
-    key = _key(r, eta)
-    known = _BRACKETS.get(key)
-    if known is None:
-        known = _bracket(r, eta, cancel, progress)
-        _BRACKETS.put(key, known)
-    return known
-
-
-def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
-    has_rest = r.a_up.size > 0 or r.rr_eps.size > 0 or len(r.disc) > 0
-    if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
-        lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.unbounded else pure_sum(r, False))
-        if r.unbounded:
-            return Bracket(math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0, 0.0)
-        return Bracket(pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0, 0.0)
-    if not has_rest:
-        if r.mu_up == 0:
-            return Bracket(0.0, 0.0, "no release adds privacy loss", 0.0, 0.0)
-        up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
-        return Bracket(float(round_up(up)), float(round_down(lo)), "closed form (all releases Gaussian)", 0.0, 0.0)
-    cap = pure_sum(r, True) if not r.unbounded else math.inf
-    step = aligned_step(r, initial_step(eta))
-    # A small first lattice is kept only if tight (eta / 8): a finer one costs little more up to
-    # CHEAP_POINTS, and releases off the lattice (every typed epsilon) make it loose. Where their
-    # offsets already predict more than that, it is not composed at all: the first lattice is
-    # the one a measured width would have jumped to.
-    demanding = lattice_points(r, step) < CHEAP_POINTS
-    guess = _misalignment(r, step) / 2
-    if demanding and guess > eta / 8:
-        # (a prediction, not a measurement: at most 4x finer; many releases' offsets partly
-        # cancel, and 1000 distinct ones once jumped 64x, at 3x the cost, to a 4x tighter bracket)
-        step = aligned_step(r, _jump(r, step, guess, eta, finest_factor=1 / 4))
-        demanding = False
-    up, lo, used, first_fit = math.inf, 0.0, 0.0, 0.0
-    note = ""
-    for it in range(MAX_REFINE + 1):
-        if lattice_points(r, step) > MAX_POINTS:
-            note = f"; the lattice limit ({MAX_POINTS:,} points) was reached"
-            break
-        used = step
-        # the two twins are independent: the lower one may be composed in the helper process
-        up_here, lo_here = offload.both((side, (r, step, True)), (side, (r, step, False)), cancel)
-        up, lo = min(up, up_here), max(lo, lo_here)
-        if progress is not None:
-            progress((it + 1) / (MAX_REFINE + 1))
-        width = min(up, cap) - lo
-        if width <= eta and not first_fit:
-            first_fit = step
-        # after one jump eta is enough (a chain of halvings while the upper end still moved took
-        # four lattices, 13 ms a side, on every edit of the 100-query example)
-        if width <= eta and (width <= eta / 8 or not demanding):
-            break
-        demanding = False
-        step = aligned_step(r, _jump(r, step, width, eta))
-    up = min(up, cap)
-    detail = f"pld lattice {used:.3g}" if used else "pld"
-    if up - lo > eta:
-        detail += f"; width {up - lo:.3g} > eta = {eta:g}{note or '; refinement limit reached'}"
-    return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used, first_fit)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
@@ -11,7 +12,8 @@ import numpy as np
 from ..delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from ..types import CancelToken, Composition, ProgressCallback
 from ..validation import validate_delta_g, validate_eta
-from .bracket import Twins, bracket, gaussian_params, laplace_params
+from .bracket import Twins, gaussian_params, laplace_params
+from .ladder import bracket
 from .discrete import from_object, grouped as discrete_grouped
 from .objects import DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace, validate_mechanisms
 
@@ -62,10 +64,22 @@ def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, 
     why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
         if math.isinf(up) and r.delta_bar == 0 and r.unbounded else None
     if math.isinf(up) and why is None:
-        why = f"the composition could not be bracketed ({detail})"
+        why = f"the privacy loss of these releases is beyond floating point ({detail})"
     return Composition("pld", up, delta_g, epsilon_lower=lo, detail=detail, reason=why,
                        seconds=time.perf_counter() - start,
-                       extra={"delta_bar": r.delta_bar, "eta": eta, "step": step})
+                       extra={"delta_bar": r.delta_bar, "eta": eta, "step": step, "met_eta": up - lo <= eta})
+
+
+def _generic(eps, delta, mult, delta_g: float, eta: float, cancel, progress) -> Composition:
+    """EpsDelta releases only: their dominating pairs are what the generic optimal core composes
+    (exactly where it can), so its bracket is this one."""
+    from ..theorem_inputs import optimal
+    from ..validation import Releases
+
+    plan = Releases(np.asarray(eps, dtype=float), np.asarray(delta, dtype=float), np.asarray(mult, dtype=np.int64))
+    result = optimal(plan, delta_g, eta, cancel, progress)
+    lower = result.epsilon_lower if result.epsilon_lower is not None else 0.0
+    return replace(result, theorem="pld", extra={**result.extra, "met_eta": result.epsilon - lower <= eta})
 
 
 def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=None, *,
@@ -97,6 +111,8 @@ def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=No
             ms.append(m.m), ks.append(k)
     lap_m, lap_k = cols[Laplace]
     g_m, g_k = cols[Gaussian]
+    if not lap_m and not g_m and not disc:
+        return _generic(*cols[EpsDelta], delta_g, eta, cancel, progress)
     r, reason = twins(laplace_params(lap_m), lap_k, (np.array(g_m), np.array(g_m)), g_k, *cols[EpsDelta],
                       delta_g, disc, disc_mult)
     return compose_releases(r, reason, delta_g, eta, cancel, progress)

@@ -24,7 +24,8 @@ from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_all, convolve
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from ..optimal.prefix_reads import upper_root_from
-from .bracket import CHEAP_POINTS, _gaussian_root, aligned_step, bracket, lattice_points
+from .bracket import _gaussian_root, aligned_step, lattice_points
+from .ladder import CHEAP_POINTS, bracket
 from .composition import twins
 from .discrete import discrete_mask, from_rows
 from .gaussian import gaussian_multipliers
@@ -237,7 +238,7 @@ def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, b
 def _root_shape(eps, pure, gau, m, ks, dbars) -> np.ndarray:
     """Where the searches of the prefixes' roots start, up to a common factor: the zCDP total's
     shape rho + 2 sqrt(rho log 1/delta_bar) (no rounding control: only a starting point)."""
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         terms = np.where(pure, 0.5 * eps * eps, 0.0) + np.where(gau, 0.5 / np.where(gau, m, 1.0) ** 2, 0.0)
         rho = np.cumsum(terms)[ks - 1]
         return rho + 2 * np.sqrt(rho * np.log(1 / np.clip(dbars, 1e-300, 0.5)))

@@ -103,8 +103,8 @@ def laplace_upper(a: float, step: float) -> LatticePMF:
     p[0] = 0.5 * math.exp(-a)
     if n > 0:
         j = np.arange(n, dtype=float)
-        with np.errstate(under="ignore"):
-            mass = 0.5 * np.exp(j * (step / 2.0) - a) * math.expm1(step / 2.0)
+        with np.errstate(under="ignore"):   # 0.5 e^{j s/2 - a} (e^{s/2} - 1), never overflowing
+            mass = 0.5 * np.exp((j + 1) * (step / 2.0) - a) * -math.expm1(-step / 2.0)
         hi_share = 1.0 / (1.0 + math.exp(-step / 2.0))
         lo_share = math.exp(-step / 2.0) * hi_share
         p[:n] += mass * lo_share
@@ -113,8 +113,9 @@ def laplace_upper(a: float, step: float) -> LatticePMF:
     if frac > 0.0:  # the last, partial cell [ns, 2a] of the density, split by connect the dots
         f, s = frac, step
         den = -math.expm1(-s)
-        p[n] += 0.5 * math.exp(-f) * math.expm1(f / 2.0) * -math.expm1(-(s - f / 2.0)) / den
-        p[n + 1] += 2.0 * math.exp(-f / 2.0) * math.sinh(f / 4.0) ** 2 / den
+        # (e^-f (e^{f/2} - 1) and 2 e^{-f/2} sinh(f/4)^2, written so that no term overflows)
+        p[n] += 0.5 * math.exp(-f / 2.0) * -math.expm1(-f / 2.0) * -math.expm1(-(s - f / 2.0)) / den
+        p[n + 1] += 0.5 * math.expm1(-f / 2.0) ** 2 / den
     rel = KERNEL_ULPS * U + 4 * U * (a + n * step)
     return LatticePMF(step, 0, p, -a, True, rel=rel, err=(n + 2) * TINY)
 
@@ -141,7 +142,9 @@ def laplace_lower(a: float, step: float) -> LatticePMF:
         return LatticePMF(step, 0, np.ones(1), 0.0, False)
     k, offset = m, -a
     if 0.0 < f <= a * a:
-        y_c = 2.0 * a + 2.0 * math.log1p(-math.sqrt(-math.expm1(-f)))
+        # log(1 - root) = -f - log(1 + root) (1 - root^2 = e^-f): finite where root rounds to 1
+        root = math.sqrt(-math.expm1(-f))
+        y_c = 2.0 * a - 2.0 * (f + math.log1p(root))
         y_c += 16 * U * (2.0 * a + 1.0)            # rounded up: a few ulps of 2a cover its errors
         n, frac = floor_frac(max(y_c, 0.0), step)
         k = min(n + (frac > 0.0), m)
@@ -153,10 +156,10 @@ def laplace_lower(a: float, step: float) -> LatticePMF:
     with np.errstate(under="ignore"):
         p[m] += 0.5 - 0.5 * math.expm1(k * step / 2.0 - top)     # the top atom (pooled: and density)
         first = k % 2                                           # a first cell [0, s], on 0
-        if first:
-            p[0] += 0.5 * math.exp(-top) * math.expm1(step / 2.0)
+        if first:       # (s/2 <= top here: k s <= 2 top, so no exponent below is positive)
+            p[0] += 0.5 * math.exp(step / 2.0 - top) * -math.expm1(-step / 2.0)
         i = np.arange((k - first) // 2, dtype=float)
         # cells [(2i + first) s, (2i + 2 + first) s], centred on (2i + 1 + first) s
-        p[1 + first:k:2] += 0.5 * np.exp((i + first / 2.0) * step - top) * math.expm1(step)
+        p[1 + first:k:2] += 0.5 * np.exp((i + 1 + first / 2.0) * step - top) * -math.expm1(-step)
     rel = KERNEL_ULPS * U + 4 * U * (3.0 * a + 2.0)
     return LatticePMF(step, 0, p, offset, False, rel=rel, err=(m + 2) * TINY)

@@ -22,8 +22,8 @@ from ..delta import log_survival, total_delta_down, total_delta_up
 from ..memo import Memo
 from ..types import Composition
 from ..validation import Releases
-from .bracket import (CHEAP_POINTS, MAX_POINTS, aligned_step, bracket, composed_pmf, initial_step,
-                      lattice_points, side)
+from .bracket import MAX_POINTS, aligned_step, composed_pmf, initial_step, lattice_points, side
+from .ladder import CHEAP_POINTS, bracket
 from .composition import compose_releases, twins
 from .discrete import discrete_mask, from_rows
 from .gaussian import gaussian_multipliers

@@ -1,0 +1,188 @@
+"""The certified [lower, upper] bracket of a composition of releases: a ladder of lattices.
+
+Closed forms first: all releases Gaussian (gaussian.py), one Laplace release, delta_bar = 0 (the
+sum of the epsilons), or cheap bounds already within eta (cheap.py). Otherwise the releases are
+composed on a ladder of lattices (spectral.py, one rung each): the first rung has about
+FIRST_POINTS points and depends on the releases only; each next one halves the step (both ends
+second order in it: the hybrid bound) or quarters it (a first-order lower end). The climb stops
+when the width is at most eta, when two rungs in a row did not narrow it, or when the next rung
+would exceed MAX_POINTS: a function of the plan and eta, never of the clock. A coarser eta climbs
+the first rungs of a finer eta's ladder and every bound kept is the best found so far, so a
+finer eta never gives a worse bracket; when a width above eta is left, ``detail`` says why.
+Every upper end is also capped by the cheap bounds (zCDP, basic, KOV Thm 3.5) and every lower end
+floored by the largest single release's own epsilon.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ..memo import Memo
+from ..numerics import round_down, round_up
+from . import spectral
+from .bracket import MAX_POINTS, Twins, _gaussian_root, aligned_step, lattice_points, pure_sum
+from .cheap import cheap_lower, cheap_upper, laplace_root
+
+#: A small lattice is kept only if it meets eta / 8 below this many points (a finer rung costs
+#: little more, and a tighter total wastes less budget in an allocation).
+CHEAP_POINTS = 1 << 12
+#: Relative width below which no lattice is composed: rounding margins of its read-outs are larger.
+FLOAT_RESOLUTION = 1e-11
+#: Rungs of the ladder of lattices after the first one.
+MAX_REFINE = 10
+#: The ladder's first rung has about this many points; without the hybrid bound each next rung
+#: has RUNG times its step, else half of it.
+FIRST_POINTS = 1 << 11
+RUNG = 4
+
+
+#: Brackets already computed, keyed by what was composed. One edit asks for the same one up to
+#: three times (the allocation's last check, the totals, the curve's lattice), and a bracket is a
+#: pure function of its Twins and eta. Few entries: a key holds the release arrays.
+_BRACKETS_MAX = 32
+_BRACKETS = Memo(_BRACKETS_MAX)
+
+
+def _key(r: Twins, eta: float) -> tuple:
+    return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.mu_up,
+            r.mu_lo, r.rr_eps.tobytes(), r.rr_mult.tobytes(), r.delta_bar, r.delta_bar_hi, eta, r.disc,
+            r.disc_mult)
+
+
+class Bracket(NamedTuple):
+    upper: float
+    lower: float
+    detail: str
+    step: float         # the lattice of upper and lower (0: none needed); a closed form's: the one a
+    #                     composition of the same releases starts on
+    first_fit: float    # the coarsest lattice whose width met eta (0: none)
+
+
+def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
+    """The certified bracket of releases with delta_bar >= 0."""
+    key = _key(r, eta)
+    known = _BRACKETS.get(key)
+    if known is None:
+        known = _bracket(r, eta, cancel, progress)
+        _BRACKETS.put(key, known)
+    return known
+
+
+def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
+    has_rest = r.a_up.size > 0 or r.rr_eps.size > 0 or len(r.disc) > 0
+    if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
+        lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.unbounded else pure_sum(r, False))
+        if r.unbounded:
+            return Bracket(math.inf, lo, "Gaussian noise has delta > 0 at every epsilon", 0.0, 0.0)
+        return Bracket(pure_sum(r, True), lo, "pure (delta = 0): the sum of the epsilons", 0.0, 0.0)
+    if not has_rest:
+        if r.mu_up == 0:
+            return Bracket(0.0, 0.0, "no release adds privacy loss", 0.0, 0.0)
+        up, lo = _gaussian_root(r.mu_up, r.delta_bar, True), _gaussian_root(r.mu_lo, r.delta_bar_hi, False)
+        up, lo = float(round_up(up)), float(round_down(lo))
+        return Bracket(up, lo, "closed form (all releases Gaussian)" + _float_limit(up, lo, eta), 0.0, 0.0)
+    if r.mu_up == 0 and r.rr_eps.size == 0 and not r.disc and r.up_mult.size == 1 and int(r.up_mult[0]) == 1:
+        return _single_laplace(r, eta)
+    cap, cap_name = cheap_upper(r)
+    basic = pure_sum(r, True) if not r.unbounded else math.inf
+    if basic <= cap:
+        cap, cap_name = basic, "basic (sum of the epsilons)"
+    floor = cheap_lower(r)
+    step = ladder_start(r)
+    if cap - floor <= eta or cap - floor <= FLOAT_RESOLUTION * cap:
+        # nothing to compose: the cheap bounds meet eta, or are as close as floating point allows
+        # (the lattice's step is still given: a curve composes its prefixes there)
+        detail = f"{cap_name} bound above, the largest single release's epsilon below"
+        return Bracket(cap, floor, detail + _float_limit(cap, floor, eta), step, step)
+    up, lo, used, first_fit = math.inf, 0.0, 0.0, 0.0
+    why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
+    own = []        # each rung's own width
+    guess = cap if math.isfinite(cap) else max(floor, 1.0)
+    for it in range(MAX_REFINE + 1):
+        if cancel is not None:
+            cancel.check()
+        used = step
+        up_here, lo_here = spectral.rung(r, step, guess)
+        up, lo = min(up, up_here), max(lo, lo_here)
+        guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
+        own.append(up_here - lo_here)
+        if progress is not None:
+            progress((it + 1) / (MAX_REFINE + 1))
+        width = min(up, cap) - lo
+        if width <= eta and not first_fit:
+            first_fit = step
+        # a small lattice is kept only if tight (eta / 8): the next rung costs little more up to
+        # CHEAP_POINTS, and a tighter total wastes less budget in an allocation
+        if width <= eta and (width <= eta / 8 or lattice_points(r, step) >= CHEAP_POINTS):
+            break
+        if len(own) >= 3 and not (own[-1] < 0.7 * own[-2] or own[-2] < 0.7 * own[-3]):
+            why = "two finer lattices in a row did not narrow it (rounding charged to delta dominates)"
+            break
+        nxt = _next_rung(r, step)
+        if nxt is None:
+            why = f"the finest lattice within {MAX_POINTS:,} points was reached"
+            break
+        step = nxt
+    detail = f"pld lattice {used:.3g}"
+    if floor > lo:
+        lo = floor
+        detail += "; the largest single release's epsilon is a higher lower bound, reported instead"
+    if cap < up:
+        detail += f"; the {cap_name} bound is smaller, reported instead"
+    up = min(up, cap)
+    if up - lo > eta:
+        detail += f"; width {up - lo:.3g} > eta = {eta:g}: {why}"
+    return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used, first_fit)
+
+
+def _fitting(r: Twins, step: float) -> float:
+    """``step``, or the finest coarser one (doubling) on which the lattice fits MAX_POINTS; aligned
+    with the releases where that still fits (any step is valid, alignment only tightens)."""
+    for _ in range(2100):       # (doubling from 2^-1074 reaches any finite step in ~2100 steps)
+        if lattice_points(r, step) <= MAX_POINTS:
+            return step
+        target = step * max(2.0, lattice_points(r, step) / MAX_POINTS * 1.125)
+        aligned = aligned_step(r, target)
+        step = aligned if lattice_points(r, aligned) <= MAX_POINTS else target
+    return step
+
+
+def ladder_start(r: Twins) -> float:
+    """The first rung of the ladder of lattices every bracket of ``r`` climbs: about FIRST_POINTS
+    points, a function of the releases only. Rung i + 1 is aligned_step(rung i / RUNG), so the
+    lattices a bracket at eta composes are the first rungs of those at any finer eta, and (every
+    bound kept being the best so far) a finer eta never gives a worse bracket."""
+    per_unit = lattice_points(r, 1.0)
+    if not 0.0 < per_unit < math.inf:
+        return _fitting(r, 1.0)
+    exponent = math.ceil(math.log2(per_unit) - math.log2(FIRST_POINTS))
+    return _fitting(r, aligned_step(r, 2.0 ** min(max(exponent, -1000), 1000)))
+
+
+def _next_rung(r: Twins, step: float):
+    """The next rung after ``step`` (None: no finer lattice fits MAX_POINTS, less than halving):
+    half the step where both ends are second order in it (hybrid), a quarter otherwise."""
+    nxt = aligned_step(r, step / (2 if spectral.hybrid_applies(r) else RUNG))
+    if lattice_points(r, nxt) <= MAX_POINTS and nxt < step:
+        return nxt
+    finest = step * lattice_points(r, step) / MAX_POINTS * 1.125     # fits (points scale as 1/step)
+    return finest if finest <= step / 2 else None       # (less than halving buys too little)
+
+
+def _float_limit(up: float, lo: float, eta: float) -> str:
+    """Why a closed form's bracket is wider than eta (its ends are a few ulps of the bound's rounding
+    margins apart, relative: at epsilon ~ 1e9 that is more than eta = 1e-3)."""
+    if up - lo <= eta:
+        return ""
+    return (f"; width {up - lo:.3g} > eta = {eta:g}: floating-point resolution at epsilon = {up:.6g} "
+            f"(the bounds' relative rounding margins, ~1e-13 of epsilon, exceed eta)")
+
+
+def _single_laplace(r: Twins, eta: float) -> Bracket:
+    """One Laplace release alone: its epsilon in closed form (cheap.laplace_root)."""
+    up = laplace_root(float(r.a_up[0]), r.delta_bar, True)
+    lo = min(laplace_root(float(r.a_lo[0]), r.delta_bar_hi, False), up)
+    # (the lattice a composition of it would start on: a curve composes its prefixes there)
+    step = ladder_start(r)
+    return Bracket(up, lo, "closed form (one Laplace release)" + _float_limit(up, lo, eta), step, step)

@@ -1,0 +1,251 @@
+"""One rung of the pld bracket: both ends on one lattice step, each release kind composed at once
+in the Fourier domain (tilted.py), the Gaussians mixed in exactly at read-out (readout.py).
+
+Upper end: every kind's connect-the-dots twin (a_up, mu_up), read at delta_bar. Lower end: where
+the releases include Gaussians that carry a fair share of the loss (HYBRID_SHARE of its variance),
+the CTD twins of the lower parameters, read at delta_bar_hi less the second-order hybrid charge
+(hybrid.py); otherwise the lower twins (first order in the step, kernels.py). Discrete kinds give
+their own twins (discrete.py) either way.
+
+Read-outs charge the composition's rounding for every x >= x_min (tilted.py); x_min is set below
+the root from the plan alone (a first guess, then the upper end found), and lowered (at most
+_RETRIES times) when the root found is below it, so a rung's result is a function of the plan and
+the step only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..optimal.atoms import sup_root
+from ..optimal.pld import TAIL_FRACTION
+from .gaussian import log_delta_bound
+from .hybrid import log_hybrid_error
+from .kernel_rows import laplace_ctd_rows, laplace_gap_rows, rr_ctd_rows, rr_gap_rows
+from .kernels import laplace_lower, rr_lower
+from .readout import mixed_root
+from .rowtree import Rows, reduce_rows, tilt_rows
+from .tilted import Tilted, compose, tilt
+
+U = 2.0 ** -53
+#: The hybrid lower bound is used when the Gaussians carry at least this share of the variance.
+HYBRID_SHARE = 0.05
+_RETRIES = 6
+#: Kinds that come at most this many times are spelled out as rows of the pairwise tree.
+SPREAD = 4
+#: x_min is first this many 1/theta below the expected root: the charges grow as e^{theta (x - x_min)}.
+REACH = 3.0
+
+
+def hybrid_applies(r) -> bool:
+    """Whether the lower end is the hybrid one (a function of the releases only)."""
+    if not (r.mu_lo > 0 and math.isfinite(r.mu_lo)):
+        return False
+    var = float(np.sum(r.a_lo ** 2 * r.lo_mult) + np.sum(r.rr_eps ** 2 * r.rr_mult))
+    var += sum(d.variance() * m for d, m in zip(r.disc, r.disc_mult))
+    return r.mu_lo ** 2 >= HYBRID_SHARE * (var + r.mu_lo ** 2)
+
+
+@dataclass
+class Side:
+    """One end's releases on a lattice: ``rows`` (p, rel, err, offset, mult, gaps(theta) or None per
+    row) for the Laplace and RR kinds, ``kernels`` (LatticePMF, mult) for the others."""
+
+    p: np.ndarray
+    rel: np.ndarray
+    err: np.ndarray
+    offset: np.ndarray
+    mult: np.ndarray
+    gaps: object            # theta -> per-row gap sums (hybrid lower end), or None
+    kernels: list
+
+
+def _side(r, step: float, upper: bool, ctd: bool) -> Side:
+    """The kinds of the upper end (upper: CTD twins of a_up, the discrete kinds' upper twins), or of
+    the lower end: CTD twins of a_lo (``ctd``, for the hybrid bound) or the lower twins."""
+    a, mult = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
+    rr, rr_mult = r.rr_eps, r.rr_mult
+    if upper or ctd:
+        p1, rel1, err1 = laplace_ctd_rows(a, step) if a.size else (np.zeros((0, 1)),) + (np.zeros(0),) * 2
+        p2, rel2, err2 = rr_ctd_rows(rr, step) if rr.size else (np.zeros((0, 1)),) + (np.zeros(0),) * 2
+        offsets = np.concatenate([-a, -rr])
+        gaps = (lambda theta: np.concatenate([laplace_gap_rows(a, step, theta), rr_gap_rows(rr, step, theta)]))
+    else:                   # lower twins (first order in the step)
+        kernels = [laplace_lower(x, step) for x in a.tolist()] + [rr_lower(e, step) for e in rr.tolist()]
+        p1 = _stack([k.p for k in kernels])
+        rel1 = np.array([k.rel for k in kernels])
+        err1 = np.array([k.err for k in kernels])
+        p2, rel2, err2 = np.zeros((0, p1.shape[1])), np.zeros(0), np.zeros(0)
+        offsets = np.array([k.offset for k in kernels])
+        gaps = None
+    width = max(p1.shape[1], p2.shape[1])
+    p = np.vstack([np.pad(p1, ((0, 0), (0, width - p1.shape[1]))), np.pad(p2, ((0, 0), (0, width - p2.shape[1])))])
+    n_total = sum(int(k) for k in r.disc_mult) + 1
+    # (the discrete kinds' tails: a share of the truncation budget)
+    kernels = [(d.kernel(step, upper, TAIL_FRACTION * r.delta_bar / n_total), int(k))
+               for d, k in zip(r.disc, r.disc_mult)]
+    return Side(p, np.concatenate([rel1, rel2]), np.concatenate([err1, err2]), offsets,
+                np.concatenate([mult, rr_mult]).astype(np.int64), gaps, kernels)
+
+
+def _stack(arrays: list) -> np.ndarray:
+    width = max([a.size for a in arrays] + [1])
+    out = np.zeros((len(arrays), width))
+    for i, a in enumerate(arrays):
+        out[i, :a.size] = a
+    return out
+
+
+def _offset(side: Side, upper: bool) -> float:
+    """sum of n times each kind's offset (exact within 2 u of the sum of magnitudes), rounded to
+    the safe side (up for the upper end: more loss)."""
+    terms = (side.offset * side.mult).tolist() + [k.offset * n for k, n in side.kernels]
+    total = math.fsum(terms)
+    # each product rounded (u |t|), then fsum correctly rounded: 2 u sum |t| (summed, with its own
+    # (n + 2) u of relative rounding) and an ulp of the total cover both
+    size = float(np.sum(np.abs(terms))) * (1 + (len(terms) + 2) * U) if terms else 0.0
+    margin = 2 * U * size + 2 * math.ulp(total)
+    return total + margin if upper else total - margin
+
+
+def _theta(side: Side, step: float, mu: float, x_guess: float) -> float:
+    """The tilt: the saddle point of a normal approximation of the total loss at x_guess (it only
+    decides how the rounding is spread; any theta >= 0 is sound)."""
+    mean, var = mu * mu / 2 + _offset(side, True), mu * mu
+    y = step * np.arange(side.p.shape[1], dtype=float)
+    if side.p.shape[0]:
+        t = side.p / np.sum(side.p, axis=1)[:, None]
+        m = np.sum(t * y[None, :], axis=1)
+        mean += float(np.sum(side.mult * m))
+        var += float(np.sum(side.mult * np.sum(t * (y[None, :] - m[:, None]) ** 2, axis=1)))
+    for k, n in side.kernels:
+        t = k.p / max(float(np.sum(k.p)), 1e-300)
+        yk = k.step * (k.start + np.arange(k.p.size, dtype=float))
+        m = float(np.sum(t * yk))
+        mean += n * m
+        var += n * float(np.sum(t * (yk - m) ** 2))
+    if not (var > 0 and math.isfinite(x_guess)):
+        return 0.0
+    return float(min(max((x_guess - mean) / var, 0.0), 1e6))
+
+
+def _composed(side: Side, step: float, theta: float, upper: bool):
+    """(composition, log of sum_j n_j R_j for the hybrid charge or None): the kinds that come at
+    most SPREAD times are rows of one pairwise tree, the others powers of their transforms."""
+    rows = tilt_rows(side.p, side.rel, side.err, step, theta) if side.p.shape[0] else None
+    kinds = []
+    if rows is not None:
+        few = side.mult <= SPREAD
+        if few.any():
+            rep = np.repeat(np.flatnonzero(few), side.mult[few])
+            kinds.append(reduce_rows(Rows(rows.t[rep], rows.start[rep], rows.log_m[rep], rows.rel[rep],
+                                          rows.e1[rep], rows.e2[rep])))
+        for i in np.flatnonzero(~few).tolist():
+            kinds.append(Tilted(rows.t[i], 0, float(rows.log_m[i]), float(rows.rel[i]), float(rows.e1[i]),
+                                0.0, int(side.mult[i])))
+    kinds += [tilt(k, theta, n) for k, n in side.kernels]
+    comp = compose(kinds, step, theta, _offset(side, upper))
+    log_ratio = None
+    if side.gaps is not None and rows is not None:
+        # R_j = e^{theta s} gaps_j / E_C[e^{theta Y_j}], that expectation bounded below
+        low = rows.log_m - (rows.rel + 1e-12) * (np.abs(rows.log_m) + 1)
+        with np.errstate(divide="ignore", over="ignore"):
+            terms = side.mult * np.exp(np.minimum(theta * step + np.log(side.gaps(theta)) - low, 700.0))
+        total = math.fsum(terms.tolist()) * (1 + 1e-12)
+        log_ratio = math.log(total) if total > 0 else None
+    return comp, log_ratio
+
+
+def _weight(mu: float, x: float):
+    """psi_x at each loss l (and C_psi): the hinge (1 - e^{x - l})^+, or mixed with the Gaussian,
+    the upper bound of delta_G(x - l)."""
+    if mu > 0:
+        return lambda loc: np.exp(log_delta_bound(mu, x - loc, True))
+    return lambda loc: np.maximum(-np.expm1(np.minimum(x - loc, 0.0)), 0.0)
+
+
+def _c_psi(mu: float, theta: float) -> float:
+    if mu > 0:      # e^{theta y} delta_G(y) <= M_G(theta) = e^{theta (theta + 1) mu^2 / 2}
+        return math.exp(min(theta * (theta + 1) * mu * mu / 2 * (1 + 1e-12), 700.0))
+    if theta <= 0:
+        return 1.0  # sup of e^{-theta v} (1 - e^-v) over v >= 0
+    return math.exp(theta * math.log(theta) - (1 + theta) * math.log1p(theta)) * (1 + 1e-12)
+
+
+def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> float:
+    if mu > 0:
+        return mixed_root(atoms, mu, delta_bar, upper, guess)
+    return sup_root(atoms, delta_bar)
+
+
+def rung(r, step: float, x_guess: float) -> tuple[float, float]:
+    """(upper, lower) on lattice ``step``; x_guess: where the root is expected.
+
+    With the hybrid bound and no discrete kinds, one composition serves both ends: the exact
+    releases' delta is at least that of the upper parameters' less a Lipschitz charge (a single
+    Laplace release's delta moves by at most half the change of its a, a Gaussian's by at most
+    1/sqrt(2 pi) times that of its mu; one release at a time, conditioning on the rest), and
+    those releases are what the upper end's twins stand for."""
+    hybrid = hybrid_applies(r)
+    up_side = _side(r, step, True, True)
+    theta = _theta(up_side, step, r.mu_up, x_guess)
+    comp, log_ratio = _composed(up_side, step, theta, True)
+    up = _upper(r, comp, theta, x_guess)
+    top = up if math.isfinite(up) else x_guess
+    if hybrid and not r.disc:
+        lipschitz = (0.5 * math.fsum(((r.a_up - r.a_lo) * r.up_mult).tolist())
+                     + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)) * (1 + 1e-9)
+        lo = _lower(r, step, comp, log_ratio, theta, top, r.mu_up, lipschitz)
+    else:
+        comp, log_ratio = _composed(_side(r, step, False, hybrid), step, theta, False)
+        lo = _lower(r, step, comp, log_ratio if hybrid else None, theta, top, r.mu_lo, 0.0)
+    return up, lo
+
+
+def _upper(r, comp, theta: float, x_guess: float) -> float:
+    reach = REACH / theta if theta > 0 else math.inf
+    x_min = max(0.0, x_guess - reach) if math.isfinite(x_guess) else 0.0
+    root = math.inf
+    for _ in range(_RETRIES):
+        atoms = comp.atoms(True, x_min, _c_psi(r.mu_up, theta), _weight(r.mu_up, x_min))
+        root = _read(atoms, r.mu_up, r.delta_bar, True, x_guess)
+        # below x_min the charge was too small, but the read-out is non-increasing: x_min is certified
+        if root >= x_min or x_min == 0.0:
+            return max(root, x_min)
+        x_min = max(0.0, root - reach)
+    return max(root, x_min)
+
+
+def _lower(r, step: float, comp, log_ratio, theta: float, top: float, mu: float, charge: float) -> float:
+    """The lower end, read from ``comp`` mixed with a Gaussian ``mu``, less the hybrid bound
+    (``log_ratio``: its sum over the releases, None without it) and ``charge``; ``top``: the upper
+    end (the root is below it)."""
+    if not (r.delta_bar_hi < 1.0 and math.isfinite(top)):
+        return 0.0
+    log_err = -math.inf
+    if log_ratio is not None:
+        log_m_all = comp.log_m + theta * comp.offset + theta * (theta + 1) * mu ** 2 / 2
+        log_err = log_hybrid_error(step, theta, mu, log_m_all, log_ratio)
+    # how far below the upper end the root may be: the hybrid charge relative to delta there (its
+    # e^{-theta x} grows below it), or, without it, as far as the rounding's charge allows
+    if math.isfinite(log_err) and theta > 0:
+        shift = math.exp(min(log_err - theta * top - math.log(r.delta_bar_hi), 50.0)) / theta
+        gap = max(4.0 * shift, 1e-9 * max(top, 1.0))
+    else:
+        gap = REACH / theta if theta > 0 else top
+    x_min = max(0.0, top - gap)
+    for _ in range(_RETRIES):
+        atoms = comp.atoms(False, x_min, _c_psi(mu, theta), _weight(mu, x_min))
+        hybrid = math.exp(min(log_err - theta * x_min, 700.0)) if math.isfinite(log_err) else 0.0
+        atoms = replace(atoms, err=atoms.err + hybrid + charge)
+        root = _read(atoms, mu, r.delta_bar_hi, False, top)
+        if root >= x_min:        # certified: the charge holds at every x >= x_min
+            return root
+        if x_min == 0.0:
+            return 0.0
+        gap *= 4.0
+        x_min = max(0.0, top - gap)
+    return 0.0

@@ -1,0 +1,217 @@
+"""Composing lattice kernels in the Fourier domain, exponentially tilted, with certified errors.
+
+Every release kind gives a lattice pmf (a LatticePMF kernel: p[j] at offset + (start + j) step) and
+a multiplicity n. The composition of all of them is one product of their discrete Fourier
+transforms, each raised to its n (repeated squaring): one transform per kind and one inverse,
+whatever n is, instead of a tree of convolutions with an FFT and a truncation each.
+
+Tilt. Each kernel is multiplied by e^{theta s j} and normalised (a probability vector t_g; the
+log normaliser log M_g is kept): the tilt commutes with convolution, and undoing it on the result
+(e^{-theta s k} times the product of the M_g) gives the composition of the kernels themselves,
+exactly up to relative rounding of the tilt factors. With theta near the saddle point of the
+read-out (the loss near the root epsilon), the FFT's absolute rounding, which is relative to the
+whole (tilted) vector, becomes relative to the part of the distribution that decides delta there:
+no long-double transforms, however small delta_bar is.
+
+Window. The product is a cyclic convolution on N points: index k of the composition lands on
+k mod N. The window [w0, w0 + N) is laid around the tilted mean, wide enough (Chernoff bounds of
+the tilted sum from its exact cumulant generating function) that the tilted mass outside it,
+``outside``, is negligible; that mass either lies outside (it is missing from the window) or is
+folded into it (added to some entries), and both are charged below.
+
+Errors, in the tilted vector (l2, Higham Thm 24.2 with the optimal core's charge FFT_C u (log2 N
++ 2) for a transform): a kernel's transform errs by e_g <= FFT_C u (log2 N + 2) sqrt(N) ||t_g||_2;
+its n-th power by n e_g (1 + e_g)^(n-1) (|transforms| <= 1: t_g sums to 1), plus the rounding of
+the ~2 log2 n complex products; the product over kinds adds the errors (each factor <= 1 + e);
+the inverse transform adds its own share; Parseval divides the frequency-domain norm by sqrt(N).
+A read-out of delta(x) = sum_k p_k psi_x(l_k) then errs by at most
+    M [ E2 ||e^{-theta s k} psi_x(l_k)||_2 + (E1 + outside) e^{-theta (x - offset)} C_psi ]
+where M is the product of the normalisers and C_psi bounds e^{theta v} psi(v) over every loss (a
+hinge: theta^theta / (1 + theta)^(1 + theta); mixed with a Gaussian of MGF M_G: M_G(theta)). psi_x
+only falls as x grows, so the charge computed at x_min holds at every x >= x_min.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import fft as sfft
+
+from ..optimal.atoms import SUB, Atoms
+from ..optimal.lattice import FFT_C, LatticePMF, fft_len
+
+U = 2.0 ** -53
+#: Tilted mass allowed outside the window (relative to the tilted whole, which is 1).
+OUTSIDE = 1e-13
+
+
+@dataclass(frozen=True)
+class Tilted:
+    """One kind's kernel tilted by theta: t (sums to 1) on indices start + j; log_m = log M_g
+    (offset excluded); rel: relative error of each entry against the kernel's exact tilt."""
+
+    t: np.ndarray
+    start: int
+    log_m: float
+    rel: float
+    err: float          # l1 error of t (the kernel's own absolute error, tilted)
+    inf_mass: float     # the kernel's mass at +infinity (upper twins), untilted
+    mult: int
+    e2: float = 0.0     # l2 error of t (a kind composed of many, rowtree.py)
+
+    def mean_var(self) -> tuple[float, float]:
+        j = np.arange(self.t.size, dtype=float)
+        mean = float(np.sum(self.t * j))
+        return self.start + mean, float(np.sum(self.t * (j - mean) ** 2))
+
+    def log_mgf(self, lam: float) -> float:
+        """log E_t[e^{lam (index)}] (an index-space cumulant of the tilted kernel)."""
+        j = np.arange(self.t.size, dtype=float)
+        with np.errstate(divide="ignore"):
+            e = np.log(self.t) + lam * j
+        top = float(np.max(e))
+        return lam * self.start + top + math.log(float(np.sum(np.exp(e - top))))
+
+
+def tilt(kernel: LatticePMF, theta: float, mult: int) -> Tilted:
+    """kernel * e^{theta step (start + j)}, normalised. The exponent is taken relative to its largest
+    value (no overflow); its rounding, 4 u (|theta step j| + 1) absolute, is a relative error of exp."""
+    s = kernel.step
+    j = np.arange(kernel.p.size, dtype=float)
+    expo = theta * s * j
+    top = float(expo[-1]) if expo.size else 0.0
+    with np.errstate(under="ignore"):
+        w = kernel.p * np.exp(expo - top)
+    total = float(np.sum(w))
+    if not total > 0:
+        raise ValueError("a release's lattice kernel has no mass")
+    t = w / total
+    rel = kernel.rel + 4 * U * (abs(top) + 2) + 1.01 * (kernel.p.size + 4) * U
+    log_m = theta * s * kernel.start + top + math.log(total)
+    # the kernel's l1 error, tilted: at most err e^{theta s j_max} / M_g = err / total; and each
+    # product that underflowed is off by at most SUB
+    err = (kernel.err + kernel.p.size * SUB) / total
+    return Tilted(t, int(kernel.start), log_m, rel, err, kernel.inf_mass, int(mult))
+
+
+def window(kinds: list[Tilted], min_points: int) -> tuple[int, int, float]:
+    """(w0, N, outside): a window [w0, w0 + N) of the total index holding all but ``outside`` of
+    the tilted mass (two Chernoff bounds over a grid of tilts; any tilt gives a valid bound)."""
+    mean, var = 0.0, 0.0
+    for k in kinds:
+        m, v = k.mean_var()
+        mean += k.mult * m
+        var += k.mult * v
+    sd = math.sqrt(max(var, 1.0))
+    half = 8.0 * sd + 2.0       # (widened below until the Chernoff bounds say it holds the mass)
+    for _ in range(60):
+        n = fft_len(max(int(2 * half) + 2, min_points))
+        n += n % 2
+        w0 = int(math.floor(mean - n / 2))
+        outside = _tails(kinds, w0, w0 + n, sd)
+        if outside <= OUTSIDE:
+            break
+        half *= 1.25
+    return w0, n, outside
+
+
+def _tails(kinds: list[Tilted], lo: int, hi: int, sd: float) -> float:
+    """Chernoff: P(K < lo) + P(K >= hi) <= min over lam of e^{-lam c + sum n log E e^{lam j}}."""
+    total = 0.0
+    for sign, edge in ((1.0, hi), (-1.0, lo)):
+        best = math.inf
+        for c in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0):
+            lam = sign * c / sd
+            log_b = -lam * edge + sum(k.mult * k.log_mgf(lam) for k in kinds)
+            best = min(best, math.exp(min(log_b, 0.0)))
+        total += best
+    return total * (1 + 1e-6)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """The tilted composition on a window: c[i] at total index w0 + i, location offset + step (w0 + i)."""
+
+    c: np.ndarray
+    w0: int
+    step: float
+    offset: float
+    theta: float
+    log_m: float        # sum of n_g log M_g
+    rel: float          # relative error of each entry (kernels' and tilts' roundings, composed)
+    e2: float           # l2 error of c (FFT and powers)
+    e1: float           # l1 error of c (the kernels' own absolute errors)
+    outside: float      # tilted mass outside the window (folded in or missing)
+    inf_mass: float     # mass at +infinity (untilted)
+
+    def atoms(self, upper: bool, x_min: float, c_psi: float, weight) -> Atoms:
+        """The untilted atoms, with every error charged for read-outs at x >= x_min (``weight``:
+        the read-out's psi_x_min at each location, ``c_psi`` its constant; see the module)."""
+        k = self.w0 + np.arange(self.c.size, dtype=float)
+        loc = self.offset + self.step * k
+        with np.errstate(divide="ignore", under="ignore", over="ignore"):
+            untilt = self.log_m - self.theta * self.step * k
+            p = np.exp(np.log(self.c) + untilt)
+            w = np.exp(untilt + np.log(weight(loc)))
+        # (exp of an argument off by 4 u |arg|: a relative error of that)
+        rel = self.rel + 4 * U * (abs(self.log_m) + abs(self.theta * self.step) * float(np.max(np.abs(k))) + 2)
+        spill = math.exp(min(self.log_m - self.theta * (x_min - self.offset), 700.0)) * c_psi
+        err = self.e2 * float(np.sqrt(np.sum(w * w))) + (self.e1 + self.outside) * spill
+        lam = 4 * U * (abs(self.offset) + self.step * float(np.max(np.abs(k))))
+        return Atoms(loc, p, upper, rel=rel, err=err * (1 + 1e-6), inf_mass=self.inf_mass, lam=lam)
+
+
+def compose(kinds: list[Tilted], step: float, theta: float, offset: float,
+            min_points: int = 256) -> Composed:
+    """The composition of every kind (each to its multiplicity) on a window, tilted by theta.
+    ``offset``: the sum of the kinds' offsets times their multiplicities, rounded to the safe side.
+
+    Errors per frequency (|transforms| <= 1 exactly): a kind's transform errs by at most its l2
+    bound e_g; z^n by repeated squaring errs by n (e_g + 4 u) (1 + e_g + 4 u)^n (each product's
+    relative error, 4 u, is doubled by every later squaring: at most n of them in all), the
+    product over kinds by the sum of those times prod (1 + e_h + 4 u)^(n_h), plus 4 u a product."""
+    w0, n, outside = window(kinds, min_points)
+    fft_rel = FFT_C * U * (math.log2(n) + 2)
+    prod = None
+    sum_err = 0.0       # sum over kinds of n_g (e_g + 4u), e_g an l2 (hence max) bound over frequencies
+    l2_err = 0.0        # sum over kinds of n_g (||e_g||_2 + 4u sqrt(N))
+    rel = log_m = inf_mass = e1 = 0.0
+    for k in kinds:
+        idx = (k.start + np.arange(k.t.size)) % n
+        f = sfft.rfft(np.bincount(idx, weights=k.t, minlength=n), n, workers=1)
+        # (folding onto the window adds non-negative terms: relative rounding, in rel below)
+        e_g = math.sqrt(n) * (fft_rel * float(np.sqrt(np.sum(k.t * k.t))) + k.e2)
+        power = _power(f, k.mult)
+        sum_err += k.mult * (e_g + 4 * U)
+        l2_err += k.mult * (e_g + 4 * U * math.sqrt(n))
+        prod = power if prod is None else prod * power
+        rel += k.mult * (k.rel + 1.01 * (k.t.size // n + 2) * U)
+        e1 += k.mult * k.err
+        log_m += k.mult * k.log_m
+        inf_mass += k.mult * k.inf_mass
+    amp = math.exp(min(sum_err + 4 * U * len(kinds), 700.0))
+    e_freq = amp * (l2_err + 4 * U * len(kinds) * math.sqrt(n))
+    c = sfft.irfft(prod, n, workers=1)
+    np.maximum(c, 0.0, out=c)      # (towards the exact, non-negative values: never a larger error)
+    # Parseval: the inverse transform divides the l2 norm by sqrt(N); its own rounding is FFT_C's
+    # charge of the result's norm (that of the exact result plus the error)
+    e_idx = e_freq / math.sqrt(n)
+    e2 = e_idx + fft_rel * (float(np.sqrt(np.sum(c * c))) + e_idx)
+    c = np.roll(c, -(w0 % n))
+    return Composed(c, w0, step, offset, theta, log_m, rel=math.expm1(min(rel, 700.0)),
+                    e2=e2 * (1 + 1e-6), e1=math.expm1(min(e1, 700.0)), outside=outside,
+                    inf_mass=min(1.0, inf_mass * (1 + 1e-12)))
+
+
+def _power(f: np.ndarray, n: int) -> np.ndarray:
+    """f ** n pointwise by repeated squaring."""
+    result, base = None, f
+    while True:
+        if n & 1:
+            result = base if result is None else result * base
+        n >>= 1
+        if not n:
+            return result
+        base = base * base
