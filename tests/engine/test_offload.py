@@ -47,16 +47,17 @@ def test_a_failure_here_waits_for_the_part_elsewhere_and_is_raised(monkeypatch):
 
 
 def test_a_bracket_hands_its_lower_twin_over(monkeypatch):
-    """The pld bracket's two twins on one lattice are independent: the lower one is offered."""
+    """The pld bracket's two ends on one rung are independent compositions where the lower end is
+    not the hybrid bound's: the lower one is offered, and the answer is the same."""
     import numpy as np
 
-    from dpplanner.engine.mechanisms import bracket, forget
+    from dpplanner.engine.mechanisms import bracket, forget, ladder, spectral
     from dpplanner.engine.mechanisms.composition import twins
 
     offered = []
 
     def runner(fn, args, cancel):
-        offered.append(args[2])
+        offered.append(fn)
         value = fn(*args, cancel)
         return lambda: value
 
@@ -64,7 +65,8 @@ def test_a_bracket_hands_its_lower_twin_over(monkeypatch):
     r, _ = twins(bracket.laplace_params(np.array([3.0, 7.0])), np.array([4, 9]),
                  (np.array([9.0]), np.array([9.0])), np.array([2]), np.zeros(0), np.zeros(0),
                  np.zeros(0, dtype=np.int64), 1e-6)
-    alone = bracket._bracket(r, 1e-3, None, None)
+    assert not spectral.hybrid_applies(r)
+    alone = ladder._bracket(r, 1e-3, None, None)
     monkeypatch.setattr(offload, "_runner", runner)
-    assert bracket._bracket(r, 1e-3, None, None) == alone
-    assert offered and not any(offered)          # upper=False: the lower twins
+    assert ladder._bracket(r, 1e-3, None, None) == alone
+    assert offered and all(fn is spectral.lower_end for fn in offered)

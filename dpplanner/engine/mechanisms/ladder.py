@@ -103,7 +103,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         if cancel is not None:
             cancel.check()
         used = step
-        up_here, lo_here = spectral.rung(r, step, guess)
+        up_here, lo_here = spectral.rung(r, step, guess, cancel)
         up, lo = min(up, up_here), max(lo, lo_here)
         guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
         own.append(up_here - lo_here)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .. import offload
 from ..optimal.atoms import sup_root
 from ..optimal.pld import TAIL_FRACTION
 from .gaussian import log_delta_bound
@@ -181,28 +182,35 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
     return sup_root(atoms, delta_bar)
 
 
-def rung(r, step: float, x_guess: float) -> tuple[float, float]:
+def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
     """(upper, lower) on lattice ``step``; x_guess: where the root is expected.
 
     With the hybrid bound and no discrete kinds, one composition serves both ends: the exact
     releases' delta is at least that of the upper parameters' less a Lipschitz charge (a single
     Laplace release's delta moves by at most half the change of its a, a Gaussian's by at most
     1/sqrt(2 pi) times that of its mu; one release at a time, conditioning on the rest), and
-    those releases are what the upper end's twins stand for."""
-    hybrid = hybrid_applies(r)
+    those releases are what the upper end's twins stand for. Otherwise the lower end is its own
+    composition, independent of the upper one: it may be computed in the helper process
+    (engine/offload.py), with the same numbers."""
     up_side = _side(r, step, True, True)
     theta = _theta(up_side, step, r.mu_up, x_guess)
-    comp, log_ratio = _composed(up_side, step, theta, True)
-    up = _upper(r, comp, theta, x_guess)
-    top = up if math.isfinite(up) else x_guess
-    if hybrid and not r.disc:
+    if hybrid_applies(r) and not r.disc:
+        comp, log_ratio = _composed(up_side, step, theta, True)
+        up = _upper(r, comp, theta, x_guess)
         lipschitz = (0.5 * math.fsum(((r.a_up - r.a_lo) * r.up_mult).tolist())
                      + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)) * (1 + 1e-9)
-        lo = _lower(r, step, comp, log_ratio, theta, top, r.mu_up, lipschitz)
-    else:
-        comp, log_ratio = _composed(_side(r, step, False, hybrid), step, theta, False)
-        lo = _lower(r, step, comp, log_ratio if hybrid else None, theta, top, r.mu_lo, 0.0)
-    return up, lo
+        lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
+        return up, lo
+    here = (lambda cancel: _upper(r, _composed(up_side, step, theta, True)[0], theta, x_guess), ())
+    return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)
+
+
+def lower_end(r, step: float, theta: float, x_guess: float, cancel=None) -> float:
+    """The lower end as its own composition: the CTD twins of the lower parameters with the hybrid
+    bound, or the lower twins (x_guess: an upper estimate of the root)."""
+    hybrid = hybrid_applies(r)
+    comp, log_ratio = _composed(_side(r, step, False, hybrid), step, theta, False)
+    return _lower(r, step, comp, log_ratio if hybrid else None, theta, x_guess, r.mu_lo, 0.0)
 
 
 def _upper(r, comp, theta: float, x_guess: float) -> float:
