@@ -207,7 +207,14 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         progress(1.0)
     waste = (epsilon_g - result.epsilon) / epsilon_g if epsilon_g > 0 else 0.0
     extra = {**result.extra, "scale": t, "waste": waste}
-    if waste >= _WASTE:
+    width = result.epsilon - result.epsilon_lower if result.epsilon_lower is not None else 0.0
+    if width > eta:
+        # the budget is met by the certified upper end; with a bracket wider than eta (its detail
+        # says why) the exact total may be up to its width lower: that much may be left unspent
+        extra["waste_reason"] = (f"the total's certified bracket is {width:.3g} wide, more than eta = {eta:g} "
+                                 f"({result.detail}); the allocation spends up to its upper end, so up to "
+                                 f"{width:.3g} of the budget may be left unspent")
+    elif waste >= _WASTE:
         extra["waste_reason"] = ("the total jumps by more than that at this scale (the optimal engine's "
                                  "lattice follows the epsilons); the allocation stays within the budget")
     result = replace(result, extra=extra)

@@ -36,8 +36,8 @@ def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
     forget()
     lattices = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, guess:
-                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess))
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None:
+                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel))
     r = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
     assert len(lattices) == 1 and lattices[0] > 1000      # not the first ~740-point lattice
     assert r.epsilon - r.epsilon_lower <= eta
@@ -59,8 +59,8 @@ def test_a_plan_on_the_lattice_keeps_the_first_rung(monkeypatch):
     forget()
     lattices = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, guess:
-                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess))
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None:
+                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel))
     r = engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
                        mechanisms=list(i.mechanisms))
     assert len(lattices) == 1 and lattices[0] < 4 * ladder.FIRST_POINTS
@@ -160,7 +160,7 @@ def test_the_lattices_of_a_coarser_eta_are_the_first_ones_of_a_finer_eta(monkeyp
                [Gaussian(float(m)) for m in rng.uniform(100, 1000, 300)]
     lattices = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, guess: lattices.append(step) or real(r, step, guess))
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None: lattices.append(step) or real(r, step, guess, cancel))
     seen, previous = [], None
     for eta in (1e-1, 1e-2, 1e-3, 1e-4):
         forget()

@@ -171,3 +171,15 @@ def test_hostile_mechanism_plans_raise_no_runtime_warning():
                                ([Laplace(1e-300), EpsDelta(700.0, 0.0)], [1, 1])):
             r = compose_mechanisms(releases, 1e-6, multiplicities=mult)
             assert r.epsilon_lower <= r.epsilon and (math.isfinite(r.epsilon) or r.reason)
+
+
+def test_an_allocation_on_a_bracket_wider_than_eta_says_what_it_may_leave_unspent():
+    """allocate certifies with the total's upper end; where the bracket cannot meet eta (here the
+    closed form at epsilon ~ 5e9, where floating point is coarser than eta) it says how much of the
+    budget the exact total may leave unspent, instead of acting as if the bound were tight."""
+    a = engine.allocate([1.0], [1e-7], [False], [1.0], 5e9, 1e-6, theorem="pld", eta=1e-4,
+                        mechanisms=["gaussian"])
+    c = a.composition
+    assert c.epsilon <= 5e9 and c.epsilon - c.epsilon_lower > 1e-4
+    assert "wider" not in c.detail and "more than eta" in c.extra["waste_reason"]
+    assert "left unspent" in c.extra["waste_reason"]

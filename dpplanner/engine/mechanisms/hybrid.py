@@ -37,16 +37,19 @@ U = 2.0 ** -53
 
 def gap_bound(v, s: float):
     """An upper bound on G(v), the largest Jensen gap per unit of mass at g + v in a cell of width s
-    (0 at the cell's ends, where mass is on the lattice); arrays broadcast."""
+    (0 at the cell's ends, where mass is on the lattice; never above 1, the hinge's range); arrays
+    broadcast."""
     v = np.asarray(v, dtype=float)
     inside = (v > 0.0) & (v < s)
-    return np.where(inside, v * (s - v) * math.exp(s / 2) / s * (1 + 8 * U), 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = np.minimum(v * (s - v) / s * math.exp(min(s / 2, 700.0)) * (1 + 8 * U), 1.0)
+    return np.where(inside, g, 0.0)
 
 
 def density_gap(s: float) -> float:
-    """An upper bound on the integral of G over a cell: e^{s/2} s^2 / 6 (the gap of a density at
-    most 1 over the cell; kernel_rows scales it by the density's largest value there)."""
-    return math.exp(s / 2) * s * s / 6 * (1 + 8 * U)
+    """An upper bound on the integral of G over a cell: e^{s/2} s^2 / 6 (and s, as G <= 1): the gap
+    of a density at most 1 over the cell (kernel_rows scales it by the density's largest value)."""
+    return min(math.exp(min(s / 2, 700.0)) * s * s / 6 * (1 + 8 * U), s)
 
 
 def log_hybrid_error(step: float, theta: float, mu: float, log_m_all: float, log_ratio_sum: float) -> float:

@@ -46,7 +46,8 @@ def laplace_ctd_rows(a: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray
     p[:, 0] = 0.5 * np.exp(-a)
     j = np.arange(width - 1, dtype=float)
     with np.errstate(under="ignore"):
-        mass = 0.5 * np.exp((j[None, :] + 1) * (step / 2.0) - a[:, None]) * -np.expm1(-step / 2.0)
+        # (j < n: the exponent is at most 0; the masked entries beyond n are clipped, not overflowed)
+        mass = 0.5 * np.exp(np.minimum((j[None, :] + 1) * (step / 2.0) - a[:, None], 0.0)) * -np.expm1(-step / 2.0)
     mass[j[None, :] >= n[:, None]] = 0.0
     hi_share = 1.0 / (1.0 + np.exp(-step / 2.0))
     lo_share = np.exp(-step / 2.0) * hi_share

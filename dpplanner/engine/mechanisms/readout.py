@@ -85,8 +85,8 @@ def _chunks(sizes: Sequence[int]):
 
 def _per_set(seg, p: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     """The sums of p * values over each set's atoms."""
-    if seg is None:
-        return np.array([np.dot(p, values)])
+    if seg is None:     # (not np.dot: BLAS threads fight on a busy machine, and sum in any order)
+        return np.array([np.sum(p * values)])
     return np.bincount(seg, weights=p * values, minlength=n)
 
 

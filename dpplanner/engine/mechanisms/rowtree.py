@@ -66,12 +66,18 @@ def _last_nonzero(p: np.ndarray) -> np.ndarray:
 def reduce_rows(rows: Rows) -> Tilted:
     """The composition of every row, as one tilted kind (multiplicity 1)."""
     r = rows
+    skip = 0        # levels to go before trying to trim again (a trim that cut little is not repeated next)
     while r.t.shape[0] > 1:
         if r.t.shape[0] % 2:
             r = _append_identity(r)
         r = _level(r)
         if r.t.shape[1] > TRIM_FROM:
+            if skip:
+                skip -= 1
+                continue
+            width = r.t.shape[1]
             r = _trim(r)
+            skip = 1 if r.t.shape[1] > 0.9 * width else 0
     return Tilted(r.t[0].copy(), int(r.start[0]), float(r.log_m[0]), float(r.rel[0]), float(r.e1[0]),
                   0.0, 1, e2=float(r.e2[0]))
 

@@ -89,7 +89,7 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
     if not (lap.any() or gau.any() or disc.any()):
         return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
     r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g, plan.mech)
-    result = compose_releases(r, reason, delta_g, eta, cancel, progress)
+    result = _never_above_zcdp(compose_releases(r, reason, delta_g, eta, cancel, progress), plan, delta_g)
     if result.epsilon <= _optimal_floor(plan, lap | gau | disc, ed, delta_g, result, cancel):
         return replace(result, seconds=time.perf_counter() - start)
     generic = generic_total()
@@ -97,6 +97,18 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
         result = replace(result, epsilon=generic.epsilon, reason=generic.reason,
                          detail=result.detail + "; the generic optimal bound is smaller, reported instead")
     return replace(result, seconds=time.perf_counter() - start)
+
+
+def _never_above_zcdp(result: Composition, plan: Releases, delta_g: float) -> Composition:
+    """The bracket's upper end met with the "zcdp" row's total of the same releases: the bracket's
+    own zCDP cap (cheap.py) is read at delta_bar from its twins' parameters, a few ulps away from
+    the row's, which must never come out below pld."""
+    z = zcdp_composition(plan, delta_g)
+    if z.epsilon < result.epsilon:
+        lower = result.epsilon_lower if result.epsilon_lower is not None else 0.0
+        return replace(result, epsilon=z.epsilon, epsilon_lower=min(lower, z.epsilon), reason=None,
+                       detail=result.detail + "; the zcdp total is smaller, reported instead")
+    return result
 
 
 #: Floors already read, per plan shape: (the epsilons they were read at, the floor). A floor read

@@ -126,13 +126,15 @@ def fft_len(n: int) -> int:
 
 
 def _norm2(x: np.ndarray) -> float:
-    return math.sqrt(float(np.dot(x, x)))
+    # (not np.dot / np.linalg.norm: BLAS threads fight on a busy machine, 3x slower, and their
+    # summation order, hence the last bits, depends on the thread count)
+    return math.sqrt(float(np.sum(x * x)))
 
 
 def fft_error_estimate(a: np.ndarray, b: np.ndarray, u: float = U) -> float:
     n = a.size + b.size - 1
     N = fft_len(n)
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    na, nb = _norm2(a), _norm2(b)
     return float(math.sqrt(n) * FFT_C * u * (math.log2(N) + 2) * (na + nb + min(na, nb) * 1.01))
 
 
