@@ -24,11 +24,12 @@ from dpplanner.model.implementation import implementation
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
-from dpplanner.model.redistribution import rebalance
+from dpplanner.model.redistribution import rebalance, rebalanced_edit
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
 from dpplanner.model.typed import parse_text
-from dpplanner.model.validation import BUDGET_RULES, PlanError
+from dpplanner.model.spending import total_note
+from dpplanner.model.validation import BUDGET_RULES, FIELD_RULES, PlanError
 
 DESCRIPTION = """\
 Plan differential-privacy budgets from the command line.
@@ -43,6 +44,7 @@ EPILOG = """\
 examples:
   dpplanner-cli compose census                 totals under every theorem
   dpplanner-cli allocate my.dpplan -o new.dpplan   rebalance and save
+  dpplanner-cli target my.dpplan "mean age" 0.5 -o my.dpplan   pin an error, rebalance, save
   dpplanner-cli curve census --theorem optimal -o curve.csv
   dpplanner-cli report census -o report.html
   dpplanner-cli validate my.dpplan --json
@@ -144,6 +146,9 @@ def cmd_compose(args) -> int:
     if best:
         print(f"* best valid total: {best}, epsilon = {display.upper(totals[best].epsilon, 6)}: "
               f"{plan.balance(totals[best].epsilon).describe()}")
+    theorem = plan.budget.theorem
+    if theorem in totals and totals[theorem].applicable:
+        print(f"note: {total_note(theorem, totals, plan.budget.spendable_epsilon)}")
     return 0
 
 
@@ -160,6 +165,7 @@ def cmd_allocate(args) -> int:
                      "spent_epsilon": _finite(plan.total().epsilon), "saved_to": args.output,
                      "statistics": [{"name": s.name, "kind": s.kind.value,
                                      "mechanism": s.mechanism.value, "held": s.held,
+                                     "target_error": s.target_error,
                                      "repetitions": s.repetitions, "epsilon": p.epsilon,
                                      "delta": p.delta,
                                      "functioning_epsilon": p.functioning_epsilon,
@@ -176,10 +182,12 @@ def cmd_allocate(args) -> int:
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         rows.append([str(i + 1), s.name, s.kind.value, s.mechanism.value[:3], _g(p.epsilon),
                      _g(p.delta, 3)] + ([_g(p.functioning_epsilon)] if amplified else [])
-                    + [str(s.repetitions), "H" if s.held else "",
+                    + [str(s.repetitions), _pin(s),
                        display.error(p.error) if p.error is not None else "-", p.units])
     shift = 1 if amplified else 0
     print(_table(rows, right=(0, 4, 5, 6, 6 + shift, 8 + shift)))
+    if any(s.target_error is not None for s in plan):
+        print("held: H pinned at its epsilon, T pinned at its target error (its epsilon follows it)")
     if amplified:
         print(f"amplification by sampling: N/n = {display.value(plan.amplification())}; the noise is calibrated "
               "to the functioning epsilon and delta")
@@ -188,6 +196,46 @@ def cmd_allocate(args) -> int:
           f"{display.value(plan.budget.spendable_epsilon)}")
     if args.output:
         print(f"saved to {args.output}" + (f" (note: {note})" if note else ""))
+    return 0
+
+
+def _pin(s) -> str:
+    return "T" if s.target_error is not None else "H" if s.held else ""
+
+
+def _statistic_index(plan: Plan, spec: str) -> int:
+    """A statistic by its number (from 1, as every listing shows) or its exact name."""
+    names = [s.name for s in plan]
+    if spec in names:
+        return names.index(spec)
+    if spec.isdigit() and 1 <= int(spec) <= len(plan):
+        return int(spec) - 1
+    raise UserError(f"no statistic {spec!r}: give its number (1 to {len(plan)}) or its exact name")
+
+
+def cmd_target(args) -> int:
+    plan = _load(args.plan)
+    i = _statistic_index(plan, args.statistic)
+    error = parse_text(FIELD_RULES["error"], args.error, "ERROR")
+    if plan.budget.redistribute:
+        rebalanced_edit(plan, lambda p: p.set_target_error(i, error))
+    else:
+        plan.set_target_error(i, error)
+    if args.output:
+        save_plan(plan, args.output)
+    s, p = plan[i], plan.privacy(i)
+    if args.json:
+        _print_json({"statistic": s.name, "target_error": s.target_error, "epsilon": s.epsilon,
+                     "error": _finite(p.error), "units": p.units,
+                     "redistributed": plan.budget.redistribute, "saved_to": args.output})
+        return 0
+    print(f"{s.name}: target error {display.exact(error)} {display.unit_words(p.units)}".rstrip()
+          + f"; epsilon {display.upper(s.epsilon, 6)} (error {display.error(p.error)}), pinned")
+    if plan.budget.redistribute:
+        print("the free statistics were redistributed under the plan's theorem "
+              f"({plan.budget.theorem})")
+    if args.output:
+        print(f"saved to {args.output}")
     return 0
 
 
@@ -284,6 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", help="save the rebalanced plan to OUT")
     p.add_argument("--theorem", choices=ALLOCATION_THEOREMS,
                    help="theorem to spend the budget under (default: the plan's)")
+    p = add("target", "pin a statistic at a target error: it gets the epsilon that error needs, "
+            "now and after every later change of the plan; the free statistics are redistributed",
+            cmd_target)
+    p.add_argument("statistic", metavar="STATISTIC", help="its number (from 1) or its name")
+    p.add_argument("error", metavar="ERROR", help="the target error, in the statistic's own units "
+                   f"({FIELD_RULES['error'].describe()})")
+    p.add_argument("-o", "--output", metavar="OUT", help="save the plan with the target to OUT")
     p = add("curve", "total epsilon of the first k queries (plan order) for k = 1..K, as CSV",
             cmd_curve)
     p.add_argument("--theorem", action="append", choices=THEOREMS,

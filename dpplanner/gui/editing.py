@@ -35,7 +35,7 @@ from dpplanner.model import Budget, Plan, PlanError, Statistic
 from dpplanner.model.events import follow_row
 from dpplanner.model.engine_inputs import allocation_budget
 from dpplanner.model.requests import CurveView
-from dpplanner.model.display import upper
+from dpplanner.model.display import exact, upper
 
 ALLOCATE = "allocate"
 
@@ -83,7 +83,10 @@ def _changes_allocation(plan: Plan, trial: Plan) -> bool:
         return False
     if not plan.budget.redistribute:
         return True                 # just switched on
-    return allocation_budget(plan.budget) != allocation_budget(trial.budget)
+    if allocation_budget(plan.budget) != allocation_budget(trial.budget):
+        return True
+    # a target error's ε_i followed the edit (a new confidence, say): the free rows must follow it
+    return any(a.epsilon != b.epsilon for a, b in zip(plan.statistics, trial.statistics))
 
 
 def _replaced(stat: Statistic, changes: Mapping[str, Any]) -> Statistic:
@@ -132,7 +135,7 @@ class PlanEditor(QObject):
         return self._edit_row(
             row, f"Set ε_i of {name!r}",
             lambda p, r: p.update_statistic(r, p[r].replace(epsilon=epsilon, held=True)),
-            field="epsilon", cause=lambda _t, _r: (f"ε_i = {epsilon!r} for {name!r} does not fit",
+            field="epsilon", cause=lambda _t, _r: (f"ε_i = {exact(epsilon)} for {name!r} does not fit",
                                                    "type a smaller ε_i or raise the budget"))
 
     def set_target_error(self, row: int, error: float) -> bool:

@@ -78,6 +78,10 @@ class RuleField(QWidget):
         self.edit.textEdited.connect(lambda _t: self.message.isVisible() and self._clear_mark())
 
     # -- the plan's side ------------------------------------------------------------------------
+    def set_shown(self, shown: Optional[Callable[[Number], str]]) -> None:
+        """How plan values are turned into text from now on (None: exactly, as typed)."""
+        self._shown = shown
+
     def set_value(self, value: Optional[Number]) -> None:
         """Show the plan's value (dropping any refused text and its reason)."""
         self._value = value

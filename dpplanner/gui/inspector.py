@@ -81,7 +81,9 @@ class StatisticInspector(QGroupBox):
             self.numbers[key] = widget
         self.pinned = QCheckBox("pinned")
         self.pinned.setAccessibleName("Pinned")
-        self.pinned.setToolTip("A pinned statistic keeps its ε_i when the budget is redistributed. "
+        self.pinned.setToolTip("A pinned statistic keeps its ε_i (or, pinned at a target error, the "
+                               "ε_i that error needs after every edit) when the budget is "
+                               "redistributed; untick to let redistribution move it. "
                                "Typing an ε_i or a target error pins it.")
         self.pinned.toggled.connect(lambda on: self._submit("held", on))
         self.units = QLabel("")
@@ -184,7 +186,11 @@ class StatisticInspector(QGroupBox):
         self.implementation.setText("" if impl is None else "How it is implemented:\n" + "\n".join(
             f"{label}: {text}" for label, text in impl.rows()))
         values = {key: getattr(stat, key) for key, _n in NUMBER_FIELDS if key not in ("delta", "error")}
-        values.update(delta=privacy.delta, error=privacy.error)
+        # A target error is shown as typed (it is what the plan keeps); otherwise the error bound
+        # the ε_i gives, rounded up.
+        targeted = stat.target_error is not None
+        self.numbers["error"].set_shown(None if targeted else display.error)
+        values.update(delta=privacy.delta, error=stat.target_error if targeted else privacy.error)
         for key, widget in self.numbers.items():
             widget.set_value(values[key])
         dataset = plan.budget.dataset_size
@@ -192,6 +198,8 @@ class StatisticInspector(QGroupBox):
             f"the plan's dataset size ({display.count(dataset)})" if dataset else "—")
         self.pinned.blockSignals(True)
         self.pinned.setChecked(stat.held)
+        self.pinned.setText("pinned at its target error" if targeted else
+                            "pinned at its ε_i" if stat.held else "pinned")
         self.pinned.blockSignals(False)
         self.units.setText(f"errors in {privacy.units}" if privacy.units else "")
         self.sentence.setText(privacy.problem and f"Cannot be released as set up: {privacy.problem}"

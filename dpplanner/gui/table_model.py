@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QFont
 
 from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
@@ -141,6 +141,8 @@ class StatisticsTableModel(QAbstractTableModel):
             return self._tooltip(index.row(), stat, key)
         if role == Qt.ItemDataRole.TextAlignmentRole and key in NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.FontRole and key == "error" and stat.target_error is not None:
+            return _bold()              # a requirement the user set, not a consequence
         if role == Qt.ItemDataRole.ForegroundRole and not self._editable(stat, key) and key != "held":
             return QBrush(QColor(128, 128, 128))
         return None
@@ -275,7 +277,16 @@ class StatisticsTableModel(QAbstractTableModel):
             if p.error is None:
                 return column.tooltip
             # The sentence already names the units; the full value is what the cell rounds up.
-            return f"{p.explanation}\n\nError bound in full: {formatting.exact(p.error)}\n\n{column.tooltip}"
+            target = ("" if stat.target_error is None else
+                      f"Target error {formatting.exact(stat.target_error)}, as typed: the statistic's "
+                      "ε_i follows it after every edit (untick the pin to end it).\n\n")
+            return (f"{target}{p.explanation}\n\nError bound in full: {formatting.exact(p.error)}"
+                    f"\n\n{column.tooltip}")
+        if key == "held" and stat.held:
+            pinned = (f"Pinned at its target error {formatting.exact(stat.target_error)}"
+                      if stat.target_error is not None else
+                      f"Pinned at ε_i = {formatting.exact(stat.epsilon)}")
+            return f"{pinned}.\n\n{column.tooltip}"
         if key == "epsilon":
             p = self.privacy(row)
             text = f"ε_i = {formatting.exact(stat.epsilon)}"
@@ -293,3 +304,9 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"
         return column.tooltip
+
+
+def _bold() -> QFont:
+    font = QFont()
+    font.setBold(True)
+    return font

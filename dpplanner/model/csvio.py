@@ -3,8 +3,14 @@
 Export writes the editable columns (the same names as in .dpplan files), then any unknown fields
 the statistics carry (non-text values as JSON), then derived, read-only columns (delta_used,
 functioning epsilon, error, units, explanation, and what implementing the statistic needs: data
-type, sensitivities, noise kind, scale and lattice, divisor, rho). Import reads the editable columns, ignores the derived ones, and keeps any other column as an unknown field of the
+type, sensitivities, noise kind, scale and lattice, divisor, rho). Import reads the editable
+columns, ignores the derived ones, and keeps any other column as an unknown field of the
 statistic. Empty cells mean "not set". Every row goes through the same validation as the GUI.
+
+The derived column ``n_used`` is the number of records a statistic's error was computed with (its
+own ``n``, or the plan's dataset size where ``n`` is empty). Importing into a plan that has no
+dataset size (a new plan) takes ``n`` from it where ``n`` is empty, so the statistics keep the
+errors they had; a plan with a dataset size keeps "empty: the plan's".
 """
 
 from __future__ import annotations
@@ -20,14 +26,14 @@ from .fileio import read_regular_file
 from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
 from .implementation import implementation
 from .plan import Plan
-from .statistic import Kind, Mechanism, Noise, Statistic, field_names, parse_enum, preview
+from .statistic import KIND_FIELDS, Kind, Mechanism, Noise, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError, validate_statistic
 
 EDITABLE_COLUMNS = field_names(Statistic)
-DERIVED_COLUMNS = ("delta_used", "functioning_epsilon", "functioning_delta", "error", "units",
-                   "explanation", "data_type", "sensitivity_l1", "sensitivity_l2", "noise_kind",
-                   "noise_scale", "lattice", "divisor", "rho")
-_FLOATS = ("epsilon", "delta", "weight", "lower", "upper", "granularity")
+DERIVED_COLUMNS = ("delta_used", "n_used", "functioning_epsilon", "functioning_delta", "error",
+                   "units", "explanation", "data_type", "sensitivity_l1", "sensitivity_l2",
+                   "noise_kind", "noise_scale", "lattice", "divisor", "rho")
+_FLOATS = ("epsilon", "delta", "weight", "target_error", "lower", "upper", "granularity")
 _INTS = ("repetitions", "bins", "n")
 _ENUMS = {"kind": Kind, "mechanism": Mechanism, "noise": Noise}
 _FLAGS = ("held", "integer")
@@ -55,7 +61,9 @@ def export_csv(plan: Plan) -> str:
         for col in extra_cols:
             v = s.extra.get(col, "")
             row.append(v if isinstance(v, str) else json.dumps(v))
-        row += [repr(p.delta), repr(p.functioning_epsilon), repr(p.functioning_delta),
+        n_used = s.n if s.n is not None else plan.budget.dataset_size
+        row += [repr(p.delta), "" if n_used is None or "n" not in KIND_FIELDS[s.kind] else str(n_used),
+                repr(p.functioning_epsilon), repr(p.functioning_delta),
                 "" if p.error is None else repr(p.error), p.units, p.explanation or p.problem or ""]
         row += _implementation_cells(implementation(plan.budget, s, p))
         writer.writerow(row)
@@ -111,6 +119,8 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
         if not any(v.strip() for v in row.values()):
             continue
         fields: dict = {"extra": {}}
+        if not (row.get("n") or "").strip() and (budget is None or budget.dataset_size is None):
+            row["n"] = row.get("n_used", "")     # the n its error was computed with (a new plan)
         for col, value in row.items():
             if col in DERIVED_COLUMNS or col == "":
                 continue
@@ -120,7 +130,8 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
                 continue
             if col in _FLOATS or col in _INTS:
                 number = _cell_number(value, col, line, col in _INTS)
-                if number is not None or col in ("lower", "upper", "bins", "granularity", "n"):
+                if number is not None or col in ("lower", "upper", "bins", "granularity", "n",
+                                                 "target_error"):
                     fields[col] = number
             elif col in _FLAGS:
                 flag = value.strip().lower()

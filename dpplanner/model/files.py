@@ -6,8 +6,8 @@ Layout of format_version 2 (documented in docs/reference/file-format.md):
      "budget": {"epsilon", "delta", "delta_split", "confidence", "eta", "theorem", "redistribute",
                 "neighbouring", "dataset_size", "population", "reserve"},
      "statistics": [{"name", "variable", "kind", "mechanism", "epsilon", "delta", "weight", "held",
-                     "repetitions", "lower", "upper", "bins", "granularity", "n", "description",
-                     "noise", "integer"}]}
+                     "target_error", "repetitions", "lower", "upper", "bins", "granularity", "n",
+                     "description", "noise", "integer"}]}
 
 Unknown fields at any of the three levels are kept (``extra``) and written back. Version 0 is the
 earlier PSI-style layout (flat global_epsilon/global_delta/delta_fraction, statistics with
@@ -15,7 +15,8 @@ earlier PSI-style layout (flat global_epsilon/global_delta/delta_fraction, stati
 no "noise" (how the noise is implemented) and no "integer" (values are whole numbers): its plans
 were certified for continuous noise, so ``MIGRATIONS[1]`` marks every statistic "continuous" and
 the loaded plan carries a note saying so (``Plan.notes``). Fields added later this version are
-optional with documented defaults ("noise": "opendp", "integer": false for a new statistic).
+optional with documented defaults ("noise": "opendp", "integer": false for a new statistic;
+"target_error": null, no target).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from .validation import MAX_STATISTICS, PlanError
 from dpplanner.engine.theorems import LEGACY_THEOREM
 
 __all__ = ["FORMAT_VERSION", "SUFFIX", "MAX_FILE_BYTES", "PlanFileError", "atomic_write_text",
-           "dumps_plan", "loads_plan", "load_plan", "save_plan", "migrate", "MIGRATIONS"]
+           "dumps_plan", "loads_plan", "load_plan", "save_plan", "migrate", "migration_notes",
+           "MIGRATIONS"]
 
 FORMAT_VERSION = 2
 SUFFIX = ".dpplan"
@@ -80,11 +82,13 @@ def _migrate_0_to_1(doc: dict) -> dict:
 
 
 def _migrate_1_to_2(doc: dict) -> dict:
-    """Version 1 plans were certified for continuous noise: each statistic keeps that meaning."""
+    """Version 1 plans were certified for continuous noise: each statistic keeps that meaning. They
+    had no target errors (a pin was an ε_i): "target_error" is null."""
     out = dict(doc, format_version=2)
     stats = doc.get("statistics", [])
     if isinstance(stats, list):   # anything else is reported by the parser with its reason
-        out["statistics"] = [dict(s, noise=s.get("noise", "continuous")) if isinstance(s, dict) else s
+        out["statistics"] = [dict(s, noise=s.get("noise", "continuous"),
+                                  target_error=s.get("target_error")) if isinstance(s, dict) else s
                              for s in stats]
     return out
 
@@ -326,7 +330,8 @@ def plan_to_document(plan: Plan) -> dict:
     for s in plan.statistics:
         d = {"name": s.name, "variable": s.variable, "kind": s.kind.value,
              "mechanism": s.mechanism.value, "epsilon": s.epsilon, "delta": s.delta,
-             "weight": s.weight, "held": s.held, "repetitions": s.repetitions, "lower": s.lower,
+             "weight": s.weight, "held": s.held, "target_error": s.target_error,
+             "repetitions": s.repetitions, "lower": s.lower,
              "upper": s.upper, "bins": s.bins, "granularity": s.granularity, "n": s.n,
              "description": s.description, "noise": s.noise.value, "integer": s.integer}
         d.update({k: v for k, v in s.extra.items() if k not in d})

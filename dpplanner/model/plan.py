@@ -1,7 +1,8 @@
 """The plan document: a Budget and a list of Statistics, with change notifications.
 
-Every mutating method validates the whole resulting state first (``validation.py``) and only
-then swaps it in, so after a PlanError the plan is exactly as it was and no event was sent.
+Every mutating method validates the whole resulting state first (``validation.py``), gives each
+statistic with a target error the epsilon that error needs in it (``targets.py``), and only then
+swaps it in, so after a PlanError the plan is exactly as it was and no event was sent.
 Redistribution is not done here: ``allocation_request()`` snapshots what ``engine.allocate`` needs
 into a frozen request and ``apply_allocation(epsilons)`` writes a result back; ``redistribution.py``
 runs the two synchronously for the command line and scripts, the window runs them on its worker.
@@ -10,20 +11,18 @@ runs the two synchronously for the command line and scripts, the window runs the
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
-from . import accuracy as acc
-from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Kind, Noise, Statistic
+from .statistic import SENSITIVITY_TIERS, TIERS_BY_KEY, Budget, Statistic
 from .engine_inputs import (AllocationRequest, CompositionInputs, allocation_request,
                             composition_inputs, with_epsilons)
 from .events import Listener, PlanEvent
-from .privacy import (EPSILON_FLOOR, BudgetBalance, StatisticPrivacy, opendp_epsilon_for_error,
-                      statistic_privacy, statistics_privacy)
+from .privacy import BudgetBalance, StatisticPrivacy, statistic_privacy, statistics_privacy
 from .requests import CurveView, EvaluateRequest, evaluation_request
 from .saveable import check_saveable
-from .validation import (FIELD_RULES, PlanError, amplification_ratio, budget_warnings, validate_metadata,
+from .targets import ended_targets, epsilon_for_target, meet_targets
+from .validation import (PlanError, amplification_ratio, budget_warnings, validate_metadata,
                          statistic_deltas, validate_state)
 
 
@@ -54,7 +53,7 @@ class Plan:
 
     def __init__(self, budget: Optional[Budget] = None, statistics: Sequence[Statistic] = (), *,
                  title: str = "", description: str = "", extra: Optional[Mapping] = None):
-        b, stats = validate_state(budget or Budget(), tuple(statistics))
+        b, stats = _valid(budget or Budget(), tuple(statistics))
         title, description = validate_metadata(title, description)
         check_saveable(b, stats, title, description, dict(extra or {}))
         self._budget = b
@@ -126,11 +125,11 @@ class Plan:
                 listener(event)
 
     def _commit(self, budget: Budget, stats: Sequence[Statistic], events: list[PlanEvent]) -> None:
-        """Validate the candidate state (a plan file must be able to hold it), then swap it in and
-        notify. Under an unchanged budget the statistics the plan holds now are valid as they are
-        (only the edited ones are checked)."""
+        """Validate the candidate state (targets met; a plan file must be able to hold it), then
+        swap it in and notify. Under an unchanged budget the statistics the plan holds now are valid
+        as they are (only the edited ones are checked)."""
         known = self._stats if budget == self._budget else ()
-        budget, stats = validate_state(budget, tuple(stats), known)
+        budget, stats = _valid(budget, tuple(stats), known)
         check_saveable(budget, stats, self._title, self._description, self._extra)
         self._budget, self._stats = budget, stats
         self._revision += 1
@@ -177,14 +176,14 @@ class Plan:
     def update_statistic(self, i: int, stat: Statistic) -> None:
         i = self._index(i)
         stats = list(self._stats)
-        stats[i] = stat
+        stats[i] = _as_meant(self._stats[i], stat, i)
         self._commit(self._budget, stats, [PlanEvent("changed", (i,))])
 
     def update_statistics(self, changes: Mapping[int, Statistic]) -> None:
         """Several rows at once (one validation, one event)."""
         stats = list(self._stats)
         for i, s in changes.items():
-            stats[self._index(i)] = s
+            stats[self._index(i)] = _as_meant(self._stats[i], s, i)
         self._commit(self._budget, stats, [PlanEvent("changed", tuple(sorted(changes)))])
 
     def insert(self, i: int, stat: Statistic) -> None:
@@ -225,7 +224,7 @@ class Plan:
         if snapshot._validated:
             budget, stats = snapshot.budget, snapshot.statistics
         else:
-            budget, stats = validate_state(snapshot.budget, snapshot.statistics)
+            budget, stats = _valid(snapshot.budget, snapshot.statistics)
         self._budget, self._stats = budget, stats
         self._title, self._description = snapshot.title, snapshot.description
         self._extra = dict(snapshot.extra)
@@ -298,39 +297,15 @@ class Plan:
     def epsilon_for_error(self, i: int, error: float) -> float:
         """The epsilon statistic i needs for ``error`` at the plan's confidence (not applied)."""
         i = self._index(i)
-        s = self._stats[i]
-        if s.kind is Kind.CUSTOM:
-            raise PlanError(f"statistic {i + 1} ({s.name!r}) is custom: type its epsilon directly; "
-                            "custom statistics have no accuracy formula", index=i, field="error")
-        error = FIELD_RULES["error"].check(error, f"statistic {i + 1} ({s.name!r})", i)
-        b = self._budget
-        try:
-            if s.noise is Noise.OPENDP:
-                eps = opendp_epsilon_for_error(b, s, error, self.deltas()[i], EPSILON_FLOOR)
-            else:
-                eps = acc.epsilon_for_error(s, error, self.deltas()[i], confidence=b.confidence,
-                                            neighbouring=b.neighbouring, dataset_size=b.dataset_size,
-                                            amplification=self.amplification(),
-                                            minimum=EPSILON_FLOOR)
-        except ValueError as exc:
-            raise PlanError(f"statistic {i + 1} ({s.name!r}): {exc}", index=i, field="error") from None
-        top = FIELD_RULES["epsilon"].maximum
-        if eps == math.inf:
-            raise PlanError(f"statistic {i + 1} ({s.name!r}): an error of {error:.6g} cannot be "
-                            f"reached with epsilon up to the largest allowed {top:g}; ask for a larger "
-                            "error", index=i, field="error")
-        if eps > top:
-            raise PlanError(f"statistic {i + 1} ({s.name!r}): an error of {error:.6g} would need "
-                            f"epsilon {eps:.4g}, above the largest allowed {top:g}; ask for a larger "
-                            "error", index=i, field="error")
-        return eps
+        return epsilon_for_target(self._budget, self._stats, i, error, self.deltas())
 
     def set_target_error(self, i: int, error: float) -> None:
-        """Give statistic i the epsilon its target error needs and pin it (``held``), so no
-        redistribution moves it until it is unpinned."""
-        eps = self.epsilon_for_error(i, error)
+        """Make ``error`` statistic i's target: it is pinned (``held``) and from now on its epsilon
+        is whatever that error needs, after every edit, until it is unpinned or given an
+        epsilon (``targets.py``)."""
+        self.epsilon_for_error(i, error)        # refused now, with the plain reason, if impossible
         stats = list(self._stats)
-        stats[i] = stats[i].replace(epsilon=eps, held=True)
+        stats[i] = stats[i].replace(target_error=error, held=True)
         self._commit(self._budget, stats, [PlanEvent("changed", (i,))])
 
     # composition and redistribution
@@ -377,3 +352,18 @@ class Plan:
 
     def warnings(self) -> list[str]:
         return budget_warnings(self._budget)
+
+
+def _valid(budget: Budget, stats, known=()) -> tuple[Budget, tuple[Statistic, ...]]:
+    """A state every Plan holds: valid, and every target error met (``known``: statistics already
+    valid under this budget, as ``validate_state`` takes them)."""
+    budget, stats = validate_state(budget, stats, known)
+    return budget, meet_targets(budget, stats)
+
+
+def _as_meant(before: Statistic, after: Statistic, i: int) -> Statistic:
+    """``targets.ended_targets``, its refusal placed at row i."""
+    try:
+        return ended_targets(before, after)
+    except PlanError as exc:
+        raise PlanError(f"statistic {i + 1}: {exc}", index=i, field=exc.field) from None

@@ -79,9 +79,6 @@ class BudgetBalance:
                 "global ε, or turn redistribution on.")
 
 
-#: Smallest epsilon the inverse accuracy returns (the epsilon field rule excludes 0).
-EPSILON_FLOOR = 1e-9
-
 
 def statistics_privacy(budget: Budget, stats, deltas) -> list[StatisticPrivacy]:
     """``statistic_privacy`` of every statistic, the Gaussian calibrations made in one batch (the

@@ -121,7 +121,10 @@ class Statistic:
     """One release in the plan.
 
     ``epsilon`` is the statistic's budget share (under redistribution the plan rescales it for free
-    statistics). ``delta`` is typed by the user only for CUSTOM statistics; a Gaussian statistic
+    statistics). ``target_error`` is an error the user asked for: the statistic is pinned
+    (``held``) and its epsilon is whatever that error needs as the plan changes (``targets.py``;
+    None: no target, and a statistic that is not held has none). ``delta`` is typed by the user
+    only for CUSTOM statistics; a Gaussian statistic
     gets its delta from the plan's delta split, a Laplace one has delta 0. ``repetitions`` releases
     the same statistic that many times (each with this epsilon). ``n`` is the public number of
     records the statistic is computed over (None: the plan's dataset size). ``noise`` says how the
@@ -138,6 +141,7 @@ class Statistic:
     delta: float = 0.0
     weight: float = 1.0
     held: bool = False
+    target_error: Optional[float] = None
     repetitions: int = 1
     lower: Optional[float] = None
     upper: Optional[float] = None

@@ -112,6 +112,7 @@ FIELD_RULES: dict[str, FieldRule] = {r.name: r for r in (
     FieldRule("granularity", "granularity", 0.0, 1e15, min_inclusive=False, optional=True),
     FieldRule("n", "dataset size n", 1, 1e12, integer=True, optional=True),
     FieldRule("error", "target error", 0.0, 1e18, min_inclusive=False),
+    FieldRule("target_error", "target error", 0.0, 1e18, min_inclusive=False, optional=True),
 )}
 
 BUDGET_RULES: dict[str, FieldRule] = {r.name: r for r in (
@@ -176,6 +177,11 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
         if values.get(name) is None:
             raise PlanError(f"{where}: a {stat.kind.value} statistic needs {FIELD_RULES[name].label}"
                             f" ({FIELD_RULES[name].describe()})", index=index, field=name)
+    if values["target_error"] is not None and not stat.held:
+        values["target_error"] = None   # a target pins its statistic: unpinned, there is none
+    if values["target_error"] is not None and stat.kind is Kind.CUSTOM:
+        raise PlanError(f"{where}: a custom statistic has no error formula, so it cannot have a "
+                        "target error; unpin it first", index=index, field="error")
     if stat.kind is not Kind.CUSTOM and values["delta"] != 0.0:
         # only custom statistics carry their own delta; Gaussian ones get it from the split
         values["delta"] = 0.0

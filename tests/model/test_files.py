@@ -55,6 +55,7 @@ def test_version_0_migrates_to_the_current_version():
     assert plan[1].kind is Kind.COUNT and plan[1].held is False
     assert json.loads(dumps_plan(plan))["format_version"] == FORMAT_VERSION == 2
     assert all(st.noise is Noise.CONTINUOUS for st in plan)
+    assert all(st.target_error is None for st in plan)      # version 2's field, at its default
 
 
 def test_version_1_plans_keep_their_continuous_noise_and_say_so():

@@ -404,7 +404,7 @@ def test_target_error_too_small_is_refused_with_the_epsilon_it_would_need():
     plan = _plan()
     rec = Recorder(plan)
     _assert_refused(plan, rec, lambda: plan.set_target_error(0, 0.01),
-                    r"statistic 1 \('count'\): an error of 0.01 would need epsilon 299.6, above the "
+                    r"statistic 1 \('count'\): an error of 0.01 would need epsilon 299.58, above the "
                     r"largest allowed 100")
     _assert_refused(plan, rec, lambda: plan.set_target_error(0, -1.0),
                     "target error = -1.0 is not allowed")
