@@ -33,6 +33,7 @@ from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
 from dpplanner.model.events import follow_row
+from dpplanner.model.validation import release_clause
 from dpplanner.model.engine_inputs import allocation_budget
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import exact, upper
@@ -87,6 +88,17 @@ def _changes_allocation(plan: Plan, trial: Plan) -> bool:
         return True
     # a target error's ε_i followed the edit (a new confidence, say): the free rows must follow it
     return any(a.epsilon != b.epsilon for a, b in zip(plan.statistics, trial.statistics))
+
+
+def _others_named(message: str, held: Sequence[int], row: Optional[int], trial: Plan) -> str:
+    """The pins to release, without the statistic being edited: the user just asked for its ε_i
+    or error, so "unpin or lower 'mean b'" (itself) is no advice."""
+    clause = release_clause(trial.statistics, held)
+    if row is None or row not in held or not message.endswith(clause):
+        return message
+    others = [i for i in held if i != row]
+    head = message[:-len(clause)].rstrip("; ")
+    return f"{head}; {release_clause(trial.statistics, others, other=True)}" if others else head
 
 
 def _replaced(stat: Statistic, changes: Mapping[str, Any]) -> Statistic:
@@ -292,7 +304,7 @@ class PlanEditor(QObject):
         message = str(exc)
         if exc.held_indices and cause is not None:
             asked, remedy = cause(trial)
-            message = f"{asked}: {message}; {remedy}"
+            message = f"{asked}: {_others_named(message, exc.held_indices, row, trial)}; {remedy}"
         where_row = row if row is not None or field is not None else exc.index
         self._report(Refusal(message + note, where_row, field or exc.field))
 

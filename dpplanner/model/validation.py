@@ -425,7 +425,14 @@ def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
         used = sum(stats[i].epsilon * stats[i].repetitions for i in held)
     target = budget.spendable_epsilon
     if not used < target:
-        names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in held)
         raise PlanError(f"the pinned statistics alone need ε {upper(used)}, which leaves nothing "
-                        f"of the spendable budget ε {target:g} for the free ones; unpin or lower "
-                        f"some of: {names}", held_indices=held)
+                        f"of the spendable budget ε {target:g} for the free ones; "
+                        f"{release_clause(stats, held)}", held_indices=held)
+
+
+def release_clause(stats: Sequence[Statistic], held: Sequence[int], other: bool = False) -> str:
+    """"unpin or lower some of: 1 ('a'), 3 ('b')" (``other``: of the other pinned statistics,
+    when the one being edited is not among them)."""
+    names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in held)
+    return f"unpin or lower some of the other pinned statistics: {names}" if other else \
+        f"unpin or lower some of: {names}"

@@ -141,7 +141,7 @@ def test_a_pin_refused_with_the_redistribution_shows_at_the_inspector_field(qtbo
     qtbot.waitUntil(lambda: not window.editor.is_redistributing())
     assert window.plan.snapshot() == before
     assert epsilon.text() == "99"
-    assert epsilon.accessibleDescription().startswith("Not applied: ε_i = 99.0 for 'mean b' does not fit")
+    assert epsilon.accessibleDescription().startswith("Not applied: ε_i = 99 for 'mean b' does not fit")
 
 
 def test_the_plan_title_and_description_are_edited_in_their_own_dialog(qtbot, window):

@@ -159,7 +159,10 @@ def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbo
         type_in_cell(qtbot, editor, "99")
     message = blocker.args[0].message
     assert window.plan.snapshot() == before
-    assert message.startswith("ε_i = 99.0 for 'hist c' does not fit")
+    assert message.startswith("ε_i = 99 for 'hist c' does not fit")    # as typed, not "99.0"
+    # the other pin is named; the statistic being edited is not (issue 24)
+    assert "unpin or lower some of the other pinned statistics: 1 ('count a');" in message
+    assert "3 ('hist c')" not in message
     assert "target error" not in message
     assert message in window.statistics_panel.refusal.text()        # shown at the table too
 
