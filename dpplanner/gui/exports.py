@@ -1,17 +1,15 @@
-"""File > Import and Export: statistics from and to CSV, the HTML report, the plot shown, the
-OpenDP release script."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable, Optional
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QStandardPaths, Signal
 from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.evaluation import Evaluation
-from dpplanner.gui.plots import export_item
+from dpplanner.gui.svg_export import export_plot
 from dpplanner.model import csvio, report
 from dpplanner.release import export_script
 
@@ -29,11 +27,29 @@ class Exports(QObject):
         self.evaluation = evaluation
         self.plots = plots
         self._last_plot = None
+        self._folder: Path | None = None        # where the last export or import went
         plots.currentChanged.connect(lambda _i: self.shown_plot())
 
-    def import_csv_dialog(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self.window, "Import statistics from CSV", "", "CSV files (*.csv)")
+    def suggested(self, ending: str = "") -> str:
+        """Where a file dialog starts: the plan's folder and name, plus ``ending``."""
+        document = self.window.document
+        if document.path is not None:
+            folder, stem = document.path.parent, document.path.stem
+        else:
+            documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+            folder = self._folder or Path(documents or Path.home())
+            stem = document.display_name.removesuffix(" (example)").removesuffix(" (recovered)")
+        return str(folder / f"{stem}{ending}") if ending else str(folder)
+
+    def _chosen(self, name: str) -> str:
         if name:
+            self._folder = Path(name).parent
+        return name
+
+    def import_csv_dialog(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self.window, "Import statistics from CSV",
+                                              self.suggested(), "CSV files (*.csv)")
+        if self._chosen(name):
             self.import_csv(name)
 
     def import_csv(self, path: str | Path) -> bool:
@@ -45,13 +61,15 @@ class Exports(QObject):
         return self.editor.replace_all(stats, f"Import {Path(path).name}")
 
     def export_csv_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self.window, "Export statistics to CSV", "", "CSV files (*.csv)")
-        if name:
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export statistics to CSV",
+                                              self.suggested(".csv"), "CSV files (*.csv)")
+        if self._chosen(name):
             self._export(lambda: csvio.save_csv(self.plan, name), name)
 
     def export_report_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self.window, "Export report", "", "HTML files (*.html)")
-        if name:
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export report",
+                                              self.suggested("-report.html"), "HTML files (*.html)")
+        if self._chosen(name):
             self.export_report(name)
 
     def export_report(self, path: str | Path) -> bool:
@@ -65,8 +83,11 @@ class Exports(QObject):
         return self._export(lambda: report.save_report(self.plan, path, **kwargs), path)
 
     def export_plot_dialog(self) -> None:
-        name, chosen = QFileDialog.getSaveFileName(self.window, "Export plot", "", "PNG image (*.png);;SVG image (*.svg)")
-        if name:
+        title = self.plots.tabText(self.plots.indexOf(self.shown_plot())).replace("&&", "and")
+        slug = "-".join(title.lower().replace("and", " ").split())
+        name, chosen = QFileDialog.getSaveFileName(self.window, "Export plot", self.suggested(f"-{slug}.png"),
+                                                   "PNG image (*.png);;SVG image (*.svg)")
+        if self._chosen(name):
             if not Path(name).suffix:
                 name += ".svg" if "svg" in chosen else ".png"
             self.export_plot(name)
@@ -79,13 +100,13 @@ class Exports(QObject):
         return self._last_plot or self.plots.widget(0)
 
     def export_plot(self, path: str | Path) -> bool:
-        item = self.shown_plot().view.ci        # the whole layout: plot, legend row and axes
-        return self._export(lambda: export_item(item, path), path)
+        view = self.shown_plot().view           # the whole layout: plot, legend row and axes
+        return self._export(lambda: export_plot(view, path), path)
 
     def export_release_dialog(self) -> None:
-        name, _ = QFileDialog.getSaveFileName(self.window, "Export release script", "release.py",
-                                              "Python scripts (*.py)")
-        if name:
+        name, _ = QFileDialog.getSaveFileName(self.window, "Export release script",
+                                              self.suggested("-release.py"), "Python scripts (*.py)")
+        if self._chosen(name):
             self.export_release(name)
 
     def export_release(self, path: str | Path) -> bool:

@@ -1,16 +1,13 @@
-"""What the plots share: pens and axis styling from the theme, nan-for-gaps arrays, export."""
+"""What the plots share: pens and axis styling from the theme, nan-for-gaps arrays. (Export:
+``svg_export``.)"""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters  # noqa: F401  (registers ImageExporter / SVGExporter)
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QPainter, QPicture
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import Qt
 
 from dpplanner import engine
 from dpplanner.gui import theme as themes
@@ -44,43 +41,6 @@ def style_plot(plot: pg.PlotItem, theme: themes.PlotTheme) -> None:
         axis.setTextPen(pg.mkPen(theme.foreground))
 
 
-def export_item(item, path: str | Path) -> None:
-    """Write a plot to PNG or SVG, chosen by the file's suffix."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".svg":
-        _export_svg(item, path)
-    elif suffix == ".png":
-        exporter = pg.exporters.ImageExporter(item)
-        exporter.parameters()["width"] = max(int(item.boundingRect().width()) * 2, 800)
-        exporter.export(str(path))
-    else:
-        raise ValueError(f"cannot export a plot to '{path.name}': use a .png or .svg file name")
-
-
-def _export_svg(item, path: Path) -> None:
-    """Render the item's scene region through QSvgGenerator.
-
-    pyqtgraph 0.14's SVGExporter post-processes the SVG text Qt writes and fails on the path syntax
-    of Qt >= 6.8 ("M0,0 L..."), so the SVG is written by Qt's own generator instead.
-    """
-    rect = item.sceneBoundingRect()
-    generator = QSvgGenerator()
-    generator.setFileName(str(path))
-    generator.setSize(rect.size().toSize())
-    generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
-    generator.setTitle("dpplanner plot")
-    # The axes are cached as QPictures recorded at the screen's DPI; QPainter rescales a picture
-    # to the target's DPI, and the generator's default (72) would shrink the axes against the curves.
-    generator.setResolution(QPicture().logicalDpiX())
-    painter = QPainter(generator)
-    try:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        item.scene().render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
-    finally:
-        painter.end()
-
-
 def positive_or_nan(values) -> np.ndarray:
     arr = np.asarray(values, dtype=float).copy()
     arr[~(np.isfinite(arr) & (arr > 0))] = np.nan
@@ -103,9 +63,27 @@ class IntegerAxis(pg.AxisItem):
 LEGEND_COLUMN_PX = 150
 
 
-def legend_row(view: pg.GraphicsLayoutWidget, theme: themes.PlotTheme) -> pg.LegendItem:
+class Legend(pg.LegendItem):
+    """pyqtgraph's legend where a click on an entry's text toggles its curve, like a click on its
+    swatch (only the 20-px swatch did), and whose text follows a change of colour scheme (new
+    entries only took the new colour)."""
+
+    def addItem(self, item, name) -> None:          # noqa: N802  (pyqtgraph's name)
+        super().addItem(item, name)
+        sample, label = self.items[-1]
+        label.mouseClickEvent = sample.mouseClickEvent
+        label.setCursor(Qt.CursorShape.PointingHandCursor)
+        sample.setCursor(Qt.CursorShape.PointingHandCursor)
+
+    def set_text_colour(self, colour: str) -> None:
+        self.setLabelTextColor(colour)
+        for _sample, label in self.items:
+            label.setText(label.text, color=colour)
+
+
+def legend_row(view: pg.GraphicsLayoutWidget, theme: themes.PlotTheme) -> Legend:
     """A legend in its own row above the plot (row 0): it can never cover a curve."""
-    legend = pg.LegendItem(colCount=3, labelTextColor=theme.foreground)
+    legend = Legend(colCount=3, labelTextColor=theme.foreground)
     view.addItem(legend, row=0, col=0)
     return legend
 
@@ -137,3 +115,24 @@ class SparseLogAxis(pg.AxisItem):
             named = [v for v in values if round(10 ** (v - math.floor(v + 1e-9)), 6) in (1.0, 2.0, 5.0)]
             levels = levels[:1] + [(None, named), (None, [v for v in values if v not in named])]
         return levels
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def power_of_ten(exponent: float) -> str:
+    """10^e in one notation for every tick: "1", "10", "10⁻³" ("2·10⁻⁵" between powers)."""
+    whole = round(exponent)
+    if abs(exponent - whole) < 1e-9:
+        return "1" if whole == 0 else "10" if whole == 1 else f"10{str(whole).translate(_SUPERSCRIPTS)}"
+    base = math.floor(exponent + 1e-9)
+    mantissa = round(10 ** (exponent - base), 3)
+    return f"{mantissa:g}·10{str(base).translate(_SUPERSCRIPTS)}"
+
+
+class PowersOfTenAxis(pg.AxisItem):
+    """A log axis labelled 10⁻¹, 10⁻², … throughout (pyqtgraph wrote "0.001" down to 10⁻⁴ and
+    "10⁻⁵" below: one axis in two notations)."""
+
+    def logTickStrings(self, values, scale, spacing):     # noqa: N802  (pyqtgraph's name)
+        return [power_of_ten(v + math.log10(scale)) for v in values]

@@ -1,7 +1,8 @@
 """Read an exported SVG back: where its curves, lines and axis labels land on the page.
 
-Qt's generator writes every item inside a <g transform="matrix(a,b,c,d,e,f)">; the page position of
-a point (x, y) in that group is (a x + c y + e, b x + d y + f).
+An element inside a <g transform="matrix(a,b,c,d,e,f)"> has its point (x, y) at (a x + c y + e,
+b x + d y + f) on the page; the plots' own writer (gui/svg_export.py) uses page coordinates and
+puts the stroke on each element, Qt's generator on the group.
 """
 
 from __future__ import annotations
@@ -40,20 +41,34 @@ def _page(m, x: float, y: float) -> tuple[float, float]:
 
 def read(path) -> tuple[list[Shape], list[Label]]:
     shapes, labels = [], []
-    for group in ET.parse(path).getroot().iter(f"{_SVG}g"):
-        m = _matrix(group)
-        stroke = group.get("stroke", "")
-        for el in group:
+
+    def walk(node, m, stroke):
+        for el in node:
             tag = el.tag.removeprefix(_SVG)
-            if tag == "text" and el.text:
+            colour = el.get("stroke", stroke)
+            if tag == "g":
+                walk(el, _compose(m, _matrix(el)), colour)
+            elif tag == "text" and el.text:
                 labels.append(Label(el.text.strip(), *_page(m, float(el.get("x")), float(el.get("y")))))
             elif tag == "polyline":
                 pts = [tuple(map(float, p.split(","))) for p in el.get("points").split()]
-                shapes.append(Shape(stroke, [_page(m, *p) for p in pts]))
+                shapes.append(Shape(colour, [_page(m, *p) for p in pts]))
+            elif tag == "line":
+                pts = [(float(el.get("x1")), float(el.get("y1"))), (float(el.get("x2")), float(el.get("y2")))]
+                shapes.append(Shape(colour, [_page(m, *p) for p in pts]))
             elif tag == "path":
                 pts = re.findall(r"[ML]\s*(-?[\d.e+-]+)[ ,](-?[\d.e+-]+)", el.get("d"))
-                shapes.append(Shape(stroke, [_page(m, float(x), float(y)) for x, y in pts]))
+                shapes.append(Shape(colour, [_page(m, float(x), float(y)) for x, y in pts]))
+
+    walk(ET.parse(path).getroot(), (1, 0, 0, 1, 0, 0), "")
     return shapes, labels
+
+
+def _compose(outer, inner) -> tuple[float, ...]:
+    a, b, c, d, e, f = outer
+    a2, b2, c2, d2, e2, f2 = inner
+    return (a * a2 + c * b2, b * a2 + d * b2, a * c2 + c * d2, b * c2 + d * d2,
+            a * e2 + c * f2 + e, b * e2 + d * f2 + f)
 
 
 def axis_map(labels: list[Label], pick) -> tuple[float, float]:

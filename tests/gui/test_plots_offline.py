@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot, export_item
+from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
+from dpplanner.gui.svg_export import export_plot
 from keys import handle_posted_events
 
 
@@ -110,7 +111,7 @@ def test_plot_export(qtbot, tmp_path, suffix):
     plot.resize(600, 400)
     plot.set_curve(fake_curve(), plan_k=4, epsilon_g=0.35)
     target = tmp_path / f"cost{suffix}"
-    export_item(plot.plot_item, target)
+    export_plot(plot.view, target)
     assert target.stat().st_size > 500
 
 
@@ -118,7 +119,7 @@ def test_export_refuses_unknown_formats(qtbot, tmp_path):
     plot = CostPlot()
     qtbot.addWidget(plot)
     with pytest.raises(ValueError, match=r"use a \.png or \.svg"):
-        export_item(plot.plot_item, tmp_path / "x.gif")
+        export_plot(plot.view, tmp_path / "x.gif")
 
 
 def test_exported_svg_puts_the_curves_where_the_axes_say(qtbot, tmp_path):
@@ -132,7 +133,7 @@ def test_exported_svg_puts_the_curves_where_the_axes_say(qtbot, tmp_path):
     curve = SimpleNamespace(ks=ks, upper={"basic": 0.1 * ks}, lower={"basic": None})
     plot.set_curve(curve, plan_k=5, epsilon_g=0.25)
     target = tmp_path / "cost.svg"
-    export_item(plot.view.ci, target)            # what File > Export Plot writes
+    export_plot(plot.view, target)               # what File > Export Plot writes
     shapes, labels = svg_reading.read(target)
     colour = plot._theme.curves["basic"]
     drawn = [s for s in shapes if s.stroke.lower() == colour and len(s.points) == len(ks)]
