@@ -182,8 +182,8 @@ def cmd_allocate(args) -> int:
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         rows.append([str(i + 1), s.name, s.kind.value, s.mechanism.value[:3], _g(p.epsilon),
                      _g(p.delta, 3)] + ([_g(p.functioning_epsilon)] if amplified else [])
-                    + [str(s.repetitions), _pin(s),
-                       display.error(p.error) if p.error is not None else "-", p.units])
+                    + [str(s.repetitions), _pin(s)]
+                    + _error_cells(p))
     shift = 1 if amplified else 0
     print(_table(rows, right=(0, 4, 5, 6, 6 + shift, 8 + shift)))
     if any(s.target_error is not None for s in plan):
@@ -197,6 +197,14 @@ def cmd_allocate(args) -> int:
     if args.output:
         print(f"saved to {args.output}" + (f" (note: {note})" if note else ""))
     return 0
+
+
+def _error_cells(p) -> list[str]:
+    """The error and its units as the window shows them (a proportion's in % points)."""
+    if p.error is None:
+        return ["-", p.units]
+    number, words = display.error_parts(p.error, p.units)
+    return [number, words if p.units == "proportion" else p.units]
 
 
 def _pin(s) -> str:

@@ -273,7 +273,7 @@ def gaussian_error(sigma: float, beta: float, coordinates: int = 1) -> float:
 
 # --- per statistic ---------------------------------------------------------------------------
 
-def _laplace_factor(stat: Statistic, beta: float, m: int) -> float:
+def laplace_factor(stat: Statistic, beta: float, m: int) -> float:
     """error / b for Laplace noise of scale b."""
     if stat.kind is Kind.QUANTILE:
         # also valid: every |Y_j| <= b ln(m/beta) at once, so |S_J| <= m b ln(m/beta); this
@@ -282,7 +282,7 @@ def _laplace_factor(stat: Statistic, beta: float, m: int) -> float:
     return math.log(m / beta)
 
 
-def _gaussian_factor(stat: Statistic, beta: float, m: int) -> float:
+def gaussian_factor(stat: Statistic, beta: float, m: int) -> float:
     """error / sigma. A CDF point is a sum of J <= m cells' noises, N(0, J sigma^2)."""
     z = -float(ndtri(beta / (2.0 * m)))
     return z * math.sqrt(m) if stat.kind is Kind.QUANTILE else z
@@ -298,12 +298,13 @@ def accuracy(stat: Statistic, epsilon: float, delta: float, *, confidence: float
     delta_f = functioning_delta(delta, amplification)
     if stat.mechanism is Mechanism.LAPLACE:
         scale = sens.l1 / eps_f
-        err = scale * _laplace_factor(stat, beta, sens.coordinates)
+        err = scale * laplace_factor(stat, beta, sens.coordinates)
     else:
         scale = gaussian_sigma(sens.l2, eps_f, delta_f)
-        err = scale * _gaussian_factor(stat, beta, sens.coordinates)
+        err = scale * gaussian_factor(stat, beta, sens.coordinates)
+    n = stat.n if stat.n is not None else dataset_size
     return Accuracy(err, scale, sens.coordinates, sens.units, eps_f, delta_f,
-                    explain(stat, err, confidence, sens))
+                    explain(stat, err, confidence, sens, n))
 
 
 def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence: float,
@@ -316,14 +317,14 @@ def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence
     sens = sensitivity(stat, neighbouring, dataset_size)
     beta = 1.0 - confidence
     if stat.mechanism is Mechanism.LAPLACE:
-        factor = _laplace_factor(stat, beta, sens.coordinates)
+        factor = laplace_factor(stat, beta, sens.coordinates)
         if sens.l1 / functioning_epsilon(minimum, amplification) * factor <= error:
             return minimum   # the smallest epsilon offered meets the target (so no tiny eps_f)
         eps_f = sens.l1 * factor / error
         # round up so that the forward error never exceeds the target (3 roundings each way)
         eps_f = _round_up_until(eps_f, lambda e: sens.l1 / e * factor <= error, "epsilon")
     else:
-        sigma = error / _gaussian_factor(stat, beta, sens.coordinates)
+        sigma = error / gaussian_factor(stat, beta, sens.coordinates)
         eps_f = gaussian_epsilon(sigma, sens.l2, functioning_delta(delta, amplification), minimum)
     return max(minimum, nominal_epsilon(eps_f, amplification))
 
@@ -336,20 +337,43 @@ _WHAT = {
 }
 
 
-def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity) -> str:
-    """One plain-language sentence saying what the error bound means."""
+def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity,
+            n: Optional[int] = None) -> str:
+    """A plain-language sentence saying what the error bound means (for a quantile, a second one
+    saying what a rank error of that many records means for the median, when n is known)."""
     pct = f"{confidence * 100:.6g}%"
     e = display.error(error)     # an error bound: rounded up, like everywhere else
     if stat.kind in _WHAT:
         what, truth = _WHAT[stat.kind]
         unit = "" if stat.kind in (Kind.COUNT, Kind.PROPORTION) else f" ({sens.units})"
+        if stat.kind is Kind.PROPORTION:
+            unit = f" ({display.error(error * 100)} percentage points)"
         of = f" of {stat.variable}" if stat.variable else ""
         return (f"The released {what}{of} will differ from the {truth} by at most {e}{unit} "
                 f"with probability {pct}.")
     if stat.kind is Kind.HISTOGRAM:
         return (f"Every one of the {sens.coordinates} released bin counts will be within {e} of its "
                 f"true count, all at the same time, with probability {pct}.")
-    return (f"Every point of the released CDF ({sens.coordinates} grid points, step "
-            f"{display.exact(float(stat.granularity))}) will be within {e} records of the true "
-            f"cumulative count, all at the same time, with probability {pct}; quantiles read off it "
-            f"are resolved to one grid step.")
+    step = display.exact(float(stat.granularity))
+    cdf = (f"Every point of the released CDF ({sens.coordinates} grid points, step {step}) will be "
+           f"within {e} records of the true cumulative count, all at the same time, with "
+           f"probability {pct}.")
+    if n is None:
+        return (f"{cdf} So a quantile read off it, the median say, is at most {e} records away in "
+                f"rank from the true one, to one grid step ({step}).")
+    # rank error r out of n records: the median is a value between the true (50 - 100 r/n)th and
+    # (50 + 100 r/n)th percentiles (widened outwards to one decimal, so the range is never narrower)
+    spread = 100.0 * error / n
+    low, high = max(0.0, math.floor((50.0 - spread) * 10) / 10), min(100.0, math.ceil((50.0 + spread) * 10) / 10)
+    return (f"{cdf} So a quantile read off it is at most {e} records away in rank from the true one: "
+            f"of the {display.count(n)} records, the released median is a value between the true "
+            f"{_ordinal(low)} and {_ordinal(high)} percentiles, to one grid step ({step}).")
+
+
+def _ordinal(x: float) -> str:
+    """24.3 -> "24.3rd", 75.7 -> "75.7th", 11 -> "11th"."""
+    text = f"{x:g}"
+    digits = text.replace(".", "")
+    last, tens = digits[-1], digits[-2:-1]
+    suffix = "th" if tens == "1" and "." not in text else {"1": "st", "2": "nd", "3": "rd"}.get(last, "th")
+    return text + suffix

@@ -75,10 +75,19 @@ def unit_words(units: str) -> str:
     return "" if units in ("proportion", "data units") else units
 
 
+def error_parts(value: float, units: str = "") -> tuple[str, str]:
+    """An error bound and its unit words, as every view shows them: ("9,582,876", "records"); a
+    proportion's in percentage points, ("1.2300", "% points") for 0.0123 (a bare 0.0123 read as
+    1.23 % or as 0.0123 %)."""
+    if units == "proportion" and math.isfinite(value):
+        return error(value * 100), "% points"
+    return error(value), unit_words(units)
+
+
 def error_with_units(value: float, units: str = "") -> str:
     """"± 9,582,876 records": an error bound as it reads in a table cell or a report."""
-    words = unit_words(units)
-    return f"± {error(value)}" + (f" {words}" if words else "")
+    number, words = error_parts(value, units)
+    return f"± {number}" + (f" {words}" if words else "")
 
 
 def exact(value: float) -> str:

@@ -1,5 +1,6 @@
 """A self-contained HTML report of a plan: summary, per-statistic budgets and errors, totals under
-every theorem, the cost-against-k plot (inline SVG) and the formulas used with their sources."""
+every theorem, the cost-against-k plot (inline SVG), how each error is computed and the formulas
+used with their sources (``report_sections``: generated from the code that computes them)."""
 
 from __future__ import annotations
 
@@ -14,23 +15,9 @@ from . import display
 from .files import PlanFileError, atomic_write_text
 from .implementation import implementation
 from .plan import Plan
-from .statistic import assumptions
+from .report_sections import derivations, formulas, statistics_tables
+from .spending import total_note
 from .svgplot import line_plot
-
-SOURCES = [
-    ("Laplace error", "|noise| ≤ (Δ₁/ε)·ln(m/β) with probability ≥ 1−β over m coordinates "
-     "(Dwork &amp; Roth 2014, Fact 3.7 and Thm 3.8)."),
-    ("Gaussian calibration", "σ is the smallest value with Φ(Δ₂/2σ − εσ/Δ₂) − e^ε·Φ(−Δ₂/2σ − εσ/Δ₂) ≤ δ "
-     "(Balle &amp; Wang 2018, Thm 8, the analytic Gaussian mechanism); the classic formula is not used."),
-    ("Gaussian error", "|noise| ≤ σ·Φ⁻¹(1 − β/(2m)) with probability ≥ 1−β over m coordinates."),
-    ("Sensitivities", "count 1; sum max(|a|,|b|) (add/remove) or b−a (replace-one); mean: the "
-     "clamped sum over the public n, so the sum's sensitivity / n; proportion 1/n; histogram Δ₁ = 1 or 2, Δ₂ = 1 or √2; quantile/CDF: noisy CDF over "
-     "m = ⌈(b−a)/granularity⌉ grid points, Δ₁ = m, Δ₂ = √m."),
-    ("Amplification by sampling", "functioning ε′ = ln(1 + (N/n)(e^ε − 1)), δ′ = (N/n)·δ "
-     "(secrecy of the sample; Balle, Barthe &amp; Gaboardi 2018, as used by the PSI tool)."),
-    ("Composition", "basic: Σε, Σδ; advanced: min of KOV15 Thm 3.5 and DRV10; optimal: "
-     "Murtagh–Vadhan 2016 Thm 1.5/1.7 with ε rounded up (sound upper bound, certified bracket)."),
-]
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -38,6 +25,8 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #
 table{border-collapse:collapse;font-size:.9em;width:100%}
 th,td{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.scroll{overflow-x:auto}td.name{min-width:9em}td.text{min-width:16em}
+svg{max-width:100%;height:auto}
 tr.best td{background:#eef7ee;font-weight:bold}.muted{color:#777}
 dl{display:grid;grid-template-columns:max-content auto;gap:2px 1em}dt{font-weight:bold}
 """
@@ -134,8 +123,13 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                                 for n in totals) + "</dl>")
     if best:
         spend = totals[best].epsilon
-        out.append(f"<p>Best valid total: <strong>ε = {display.upper(spend, 6)}</strong> ({escape(best)}), "
-                   f"{spend / b.epsilon:.1%} of the global ε.</p>")
+        out.append(f"<p>Best valid total: <strong>ε = {display.upper(spend, 6)}</strong> "
+                   f"({escape(engine.theorem(best).label)}), "
+                   f"{display.percent_of(spend, b.epsilon)} of the global ε.</p>")
+    spent = totals.get(b.theorem)
+    if spent is not None and spent.applicable:
+        out.append(f"<p>The plan is spent under {escape(engine.theorem(b.theorem).label)}. "
+                   f"{escape(total_note(b.theorem, totals, b.spendable_epsilon))}</p>")
 
     if curve is not None:
         # Labels, colours and dashes from the theorem registry: the window draws the same curves.
@@ -147,26 +141,13 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                              x_label="k (queries, in plan order)", y_label="total ε",
                              hline=b.epsilon, hline_label="global ε", vline=plan.k, styles=styles))
 
-    out.append("<h2>Statistics</h2><table><tr><th>#</th><th>name</th><th>variable</th><th>kind</th>"
-               "<th>mechanism</th><th>assumptions</th><th>ε</th><th>δ</th><th>functioning ε′, δ′</th><th>reps</th>"
-               "<th>held</th><th>noise scale</th><th>error</th><th>what it means</th></tr>")
-    for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())):
-        functioning = (f"{display.upper(p.functioning_epsilon)}, {display.upper(p.functioning_delta, 3)}"
-                       if plan.amplification() != 1.0 else "same")
-        meaning = p.explanation or p.problem or ""
-        out.append(f"<tr><td>{i + 1}</td><td>{escape(s.name)}</td><td>{escape(s.variable)}</td>"
-                   f"<td>{escape(s.kind.label)}</td><td>{escape(s.mechanism.label)}</td>"
-                   f"<td>{escape(assumptions(s, b.dataset_size) or '—')}</td>"
-                   f'<td class="num">{display.upper(p.epsilon)}</td><td class="num">{display.upper(p.delta, 3)}</td>'
-                   f'<td class="num">{functioning}</td><td class="num">{s.repetitions}</td><td>{"yes" if s.held else ""}</td>'
-                   f'<td class="num">{_num(p.scale, 4)}</td>'
-                   f'<td class="num">{display.error_with_units(p.error, p.units) if p.error is not None else "—"}</td>'
-                   f"<td>{escape(meaning)}</td></tr>")
-    out.append("</table>")
+    if len(plan):
+        out.append(statistics_tables(plan))
     out += implementation_table(plan)
-    out.append("<h2>Formulas and sources</h2><dl>")
-    out += [f"<dt>{k}</dt><dd>{v}</dd>" for k, v in SOURCES]
-    out.append("</dl></body></html>")
+    if len(plan):
+        out.append(derivations(plan))
+    out.append(formulas(plan, totals))
+    out.append("</body></html>")
     return "\n".join(out)
 
 
@@ -175,8 +156,9 @@ def implementation_table(plan: Plan) -> list[str]:
     out = ['<h2 id="implementation">How each statistic is implemented</h2>',
            "<p>Sensitivities and noise scales are those of the query that gets the noise (for a mean "
            "or a proportion, the sum, divided by n after the noise).</p>",
-           "<table><tr><th>#</th><th>name</th><th>noise implemented by</th><th>data type</th>"
-           "<th>clamped to</th><th>sensitivity</th><th>noise</th><th>δ_i</th><th>ρ_i</th></tr>"]
+           '<div class="scroll"><table><tr><th>#</th><th>name</th><th>noise implemented by</th>'
+           "<th>data type</th><th>clamped to</th><th>sensitivity</th><th>noise</th><th>δ_i</th>"
+           "<th>ρ_i</th></tr>"]
     for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())):
         impl = implementation(plan.budget, s, p)
         if impl is None:
@@ -188,7 +170,7 @@ def implementation_table(plan: Plan) -> list[str]:
             f"<td>{escape(cells.get(k, '—'))}</td>" for k in (
                 "Noise implemented by", "Data type", "Clamped to", "Sensitivity", "Noise", "δ_i",
                 "ρ_i (zCDP)")) + "</tr>")
-    out.append("</table>")
+    out.append("</table></div>")
     return out
 
 

@@ -35,7 +35,7 @@ def _fmt(v: float) -> str:
     return f"{v:.6g}"
 
 
-def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, width: int = 720,
+def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, width: int = 900,
               height: int = 380, title: str = "", x_label: str = "", y_label: str = "",
               hline: Optional[float] = None, hline_label: str = "",
               vline: Optional[float] = None,
@@ -44,7 +44,9 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
 
     ``styles`` maps a series name to (colour, dash name of ``DASH_ARRAYS``); others take the palette.
     """
-    left, right, top, bottom = 64, 150, 28 if title else 12, 44
+    # the legend beside the plot gets the width of its longest name (~6.6 px a character at 11 px)
+    longest = max((len(name) for name in series), default=0)
+    left, right, top, bottom = 64, max(150, int(48 + 6.6 * longest)), 28 if title else 12, 44
     pw, ph = width - left - right, height - top - bottom
     finite = [v for ys in series.values() for v in ys if v is not None and math.isfinite(v)]
     if hline is not None and math.isfinite(hline):

@@ -35,7 +35,7 @@ def test_errors_round_up_and_group_their_digits():
     assert display.error(1000.0) == "1,000"
     assert display.error_with_units(9582875.2, "records") == "± 9,582,876 records"
     assert display.error_with_units(12826.1, "units of income") == "± 12,827 income"
-    assert display.error_with_units(0.0123, "proportion") == "± 0.01230"
+    assert display.error_with_units(0.0123, "proportion") == "± 1.2300 % points"    # issue 24
 
 
 def test_exact_values_read_back_as_the_same_number():
@@ -52,10 +52,11 @@ def test_psi_survey_error_reads_the_same_in_table_cli_and_report(capsys, tmp_pat
     assert main(["allocate", "psi-survey", "-o", str(tmp_path / "p.dpplan")]) == 0
     plan = load_plan(tmp_path / "p.dpplan")
     row = next(i for i, s in enumerate(plan.statistics) if s.name == "share employed")
-    text = display.error(plan.privacy_all()[row].error)
+    privacy = plan.privacy_all()[row]
+    text, words = display.error_parts(privacy.error, privacy.units)     # in percentage points
     line = next(l for l in capsys.readouterr().out.splitlines() if "share employed" in l)
-    assert text in line.split()
-    assert f"± {text}" in report.render_report(plan, totals={}, best=None, curve=None)
+    assert text in line.split() and line.endswith(words)            # (the CLI's units column)
+    assert f"± {text} {words}" in report.render_report(plan, totals={}, best=None, curve=None)
 
 
 def test_numpy_scalars_format_like_floats():

@@ -1,0 +1,118 @@
+"""How each statistic's error is computed, step by step, with its numbers: what the report prints.
+
+The steps are made from the same functions that compute the error (``accuracy.sensitivity``, the
+functioning budget, the Laplace and Gaussian calibrations and factors), so the report cannot
+state a formula the model does not use: each step's value is the model's value, and
+``sensitivity_rule`` words the sensitivity the way ``accuracy.sensitivity`` computes it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from scipy.special import ndtri
+
+from . import accuracy as acc
+from .statistic import Kind, Mechanism, Neighbouring, Statistic
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line of a derivation: ``symbol = formula = value`` (``key`` names it for programs)."""
+
+    key: str
+    symbol: str
+    formula: str
+    value: float
+
+
+def sensitivity_formulas(kind: Kind, neighbouring: Neighbouring) -> tuple[str, str]:
+    """(Δ₁, Δ₂) of a kind in symbols, as ``accuracy.sensitivity`` computes them (a, b: the value
+    bounds; n: the records)."""
+    replace = neighbouring is Neighbouring.REPLACE_ONE
+    if kind is Kind.SUM:
+        d = "b − a" if replace else "max(|a|, |b|)"
+    elif kind is Kind.MEAN:
+        d = "(b − a)/n" if replace else "max(|a|, |b|)/n"
+    elif kind is Kind.PROPORTION:
+        d = "1/n"
+    elif kind in (Kind.HISTOGRAM, Kind.QUANTILE):
+        return ("2", "√2") if replace else ("1", "1")
+    else:
+        d = "1"
+    return d, d
+
+
+#: Why each kind has the sensitivity it has, in words.
+_WHY = {
+    Kind.COUNT: "one record changes the count by at most 1",
+    Kind.SUM: "one record's value, clamped to [a, b], is added, removed or replaced",
+    Kind.MEAN: "the clamped sum's sensitivity over the public n",
+    Kind.PROPORTION: "the mean of 0/1 values over the public n",
+    Kind.HISTOGRAM: "over m bins, one record changes one bin count by 1 (or moves between two)",
+    Kind.QUANTILE: "over m = ⌈(b − a)/g⌉ grid cells whose counts are summed into the CDF, one "
+                   "record changes one cell count by 1 (or moves between two)",
+}
+
+
+def sensitivity_rule(kind: Kind, neighbouring: Neighbouring) -> str:
+    """"quantile/CDF: Δ₁ = 1, Δ₂ = 1, over m = …": the rule the report states for a kind."""
+    if kind is Kind.CUSTOM:
+        return "custom: dpplanner does not model its mechanism"
+    l1, l2 = sensitivity_formulas(kind, neighbouring)
+    return f"Δ₁ = {l1}, Δ₂ = {l2}: {_WHY[kind]}"
+
+
+def derivation(stat: Statistic, epsilon: float, delta: float, *, confidence: float,
+               neighbouring: Neighbouring, dataset_size: Optional[int] = None,
+               amplification: float = 1.0) -> list[Step]:
+    """The steps from the statistic's budget to its error bound (empty for custom statistics);
+    the last step's value is ``accuracy.accuracy(...).error``."""
+    if stat.kind is Kind.CUSTOM:
+        return []
+    sens = acc.sensitivity(stat, neighbouring, dataset_size)
+    beta = 1.0 - confidence
+    m = sens.coordinates
+    eps_f = acc.functioning_epsilon(epsilon, amplification)
+    steps = [Step("coordinates", "m", "values released together", m)]
+    if amplification != 1.0:
+        steps.append(Step("functioning_epsilon", "ε′", "ln(1 + (N/n)(e^ε − 1))", eps_f))
+    eps_symbol = "ε′" if amplification != 1.0 else "ε"
+    if stat.mechanism is Mechanism.LAPLACE:
+        scale = sens.l1 / eps_f
+        factor = acc.laplace_factor(stat, beta, m)
+        steps += [Step("l1", "Δ₁", sensitivity_formulas(stat.kind, neighbouring)[0], sens.l1),
+                  Step("scale", "b", f"Δ₁ / {eps_symbol}", scale)]
+        if stat.kind is Kind.QUANTILE:
+            words = ("min(s, m·ln(m/β)), s: the Chernoff bound on every running sum of m Laplace "
+                     "noises at once")
+        else:
+            words = "ln(m/β)"
+        steps += [Step("factor", "F", words, factor),
+                  Step("error", "error", "b · F", scale * factor)]
+        return steps
+    delta_f = acc.functioning_delta(delta, amplification)
+    if amplification != 1.0:
+        steps.append(Step("functioning_delta", "δ′", "(N/n) δ", delta_f))
+    sigma = acc.gaussian_sigma(sens.l2, eps_f, delta_f)
+    factor = acc.gaussian_factor(stat, beta, m)
+    z = -float(ndtri(beta / (2.0 * m)))
+    steps += [Step("l2", "Δ₂", sensitivity_formulas(stat.kind, neighbouring)[1], sens.l2),
+              Step("scale", "σ", f"the smallest σ with Φ(Δ₂/2σ − {eps_symbol}σ/Δ₂) − e^{eps_symbol}·"
+                                 f"Φ(−Δ₂/2σ − {eps_symbol}σ/Δ₂) ≤ δ", sigma),
+              Step("z", "z", "Φ⁻¹(1 − β/(2m))", z)]
+    if stat.kind is Kind.QUANTILE:
+        steps.append(Step("factor", "F", "z·√m (a CDF point sums up to m cells)", factor))
+    else:
+        steps.append(Step("factor", "F", "z", factor))
+    steps.append(Step("error", "error", "σ · F", sigma * factor))
+    return steps
+
+
+def shown(value: float) -> str:
+    """A step's value as the report prints it: six significant digits (whole numbers whole)."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:.6g}" if math.isfinite(value) else str(value)

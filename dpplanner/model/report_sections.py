@@ -1,0 +1,139 @@
+"""The report's statistics, derivations and formulas sections (HTML fragments).
+
+Three narrow tables instead of one of fourteen columns (which wrapped to one word per line in a
+browser window): what each statistic is, what its budget buys, and how its error is computed,
+step by step with the model's own numbers (``derivation``). The formulas section is generated
+for the kinds, mechanisms and theorems the plan uses, from the same code.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Mapping
+
+from dpplanner import engine
+
+from . import display
+from .derivation import derivation, sensitivity_rule, shown
+from .plan import Plan
+from .statistic import Kind, Mechanism, assumptions
+
+
+def _table(head: list[str], rows: list[str], cls: str = "") -> str:
+    cells = "".join(f"<th>{escape(h)}</th>" for h in head)
+    return (f'<div class="scroll"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>'
+            f"<tr>{cells}</tr>" + "".join(rows) + "</table></div>")
+
+
+def pinned(stat) -> str:
+    if stat.target_error is not None:
+        return f"at target error ± {display.exact(stat.target_error)}"
+    return "at its ε" if stat.held else ""
+
+
+def statistics_tables(plan: Plan) -> str:
+    b = plan.budget
+    privacy = plan.privacy_all()
+    what = []
+    for i, s in enumerate(plan.statistics):
+        what.append(f"<tr><td>{i + 1}</td><td class=\"name\">{escape(s.name)}</td>"
+                    f"<td>{escape(s.variable)}</td><td>{escape(s.kind.label)}</td>"
+                    f"<td>{'—' if s.kind is Kind.CUSTOM else escape(s.mechanism.label)}</td>"
+                    f"<td class=\"text\">{escape(assumptions(s, b.dataset_size) or '—')}</td>"
+                    f'<td class="num">{s.repetitions}</td><td>{escape(pinned(s))}</td></tr>')
+    amplified = plan.amplification() != 1.0
+    buys = []
+    for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
+        functioning = (f'<td class="num">{display.upper(p.functioning_epsilon)}, '
+                       f'{display.upper(p.functioning_delta, 3)}</td>' if amplified else "")
+        error = display.error_with_units(p.error, p.units) if p.error is not None else "—"
+        buys.append(f"<tr><td>{i + 1}</td><td class=\"name\">{escape(s.name)}</td>"
+                    f'<td class="num">{display.upper(p.epsilon)}</td>'
+                    f'<td class="num">{display.upper(p.delta, 3)}</td>{functioning}'
+                    f'<td class="num">{"—" if p.scale is None else shown(p.scale)}</td>'
+                    f'<td class="num">{escape(error)}</td>'
+                    f'<td class="text">{escape(p.explanation or p.problem or "")}</td></tr>')
+    head = ["#", "name", "ε_i", "δ_i"] + (["functioning ε′, δ′"] if amplified else []) + \
+        ["noise scale (b or σ)", "error", "what it means"]
+    return ("<h2>Statistics</h2>"
+            + _table(["#", "name", "variable", "kind", "noise", "assumptions", "releases", "pinned"], what)
+            + "<h2>What each budget buys</h2>" + _table(head, buys))
+
+
+def derivations(plan: Plan) -> str:
+    """Per statistic, each step with its symbol, formula and value; ``data-key`` and
+    ``data-value`` (the exact value) let a program check them."""
+    b = plan.budget
+    rows = []
+    deltas = plan.deltas()
+    for i, s in enumerate(plan.statistics):
+        try:
+            steps = derivation(s, s.epsilon, deltas[i], confidence=b.confidence,
+                               neighbouring=b.neighbouring, dataset_size=b.dataset_size,
+                               amplification=plan.amplification())
+        except ValueError as exc:
+            rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td>{escape(s.name)}</td>'
+                        f"<td>cannot be released as set up: {escape(str(exc))}</td></tr>")
+            continue
+        if not steps:
+            continue
+        parts = "; ".join(f'<span class="step" data-key="{st.key}" data-value="{st.value!r}">'
+                          f"{escape(step_text(st))}</span>" for st in steps)
+        rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td class="name">{escape(s.name)}</td>'
+                    f'<td class="text">{parts}</td></tr>')
+    if not rows:
+        return ""
+    beta = display.value(b.beta, 3)
+    return (f"<h2>How each error is computed</h2><p>At confidence {display.exact(b.confidence)} "
+            f"(β = {beta}), with the statistic's ε_i{' and δ_i' if any(deltas) else ''}:</p>"
+            + _table(["#", "name", "steps"], rows, "derivations"))
+
+
+def step_text(step) -> str:
+    """"b = Δ₁ / ε = 7.93443"; a constant shows once ("Δ₁ = 1"), a count with its meaning
+    ("m = 9 (values released together)")."""
+    value = shown(step.value)
+    if step.formula == value:
+        return f"{step.symbol} = {value}"
+    if step.key == "coordinates":
+        return f"{step.symbol} = {value} ({step.formula})"
+    return f"{step.symbol} = {step.formula} = {value}"
+
+
+def formulas(plan: Plan, totals: Mapping) -> str:
+    """The rules the plan uses: the sensitivity of each kind in it (under the plan's
+    neighbouring relation), the error of each mechanism, and every theorem of the totals."""
+    b = plan.budget
+    out = ["<h2>Formulas and sources</h2><dl>"]
+    kinds = [k for k in Kind if any(s.kind is k for s in plan)]
+    for kind in kinds:
+        out.append(f'<dt>Sensitivity: {escape(kind.label)}</dt><dd data-kind="{kind.value}">'
+                   f"{escape(sensitivity_rule(kind, b.neighbouring))} ({escape(b.neighbouring.label)})</dd>")
+    for mechanism in Mechanism:
+        example = next((s for s in plan if s.kind is not Kind.CUSTOM and s.mechanism is mechanism), None)
+        if example is None:
+            continue
+        try:
+            steps = derivation(example, example.epsilon, 0.5 if mechanism is Mechanism.GAUSSIAN else 0.0,
+                               confidence=b.confidence, neighbouring=b.neighbouring,
+                               dataset_size=b.dataset_size or 1, amplification=1.0)
+        except ValueError:
+            continue
+        words = "; ".join(f"{st.symbol} = {st.formula}" for st in steps if st.key != "coordinates")
+        out.append(f"<dt>{escape(mechanism.label)} error</dt><dd>{escape(words)}</dd>")
+    out.append(f"<dt>Error sources</dt><dd>{_ERROR_SOURCES}</dd>")
+    for name in totals:
+        t = engine.theorem(name)
+        out.append(f"<dt>{escape(t.label)}: {escape(t.title)}</dt><dd>{escape(t.summary)} "
+                   f"The total {escape(t.assumption)}.</dd>")
+    out.append("</dl>")
+    return "\n".join(out)
+
+
+_ERROR_SOURCES = (
+    "Laplace: |Y| ≤ b·ln(1/β) with probability 1 − β for Y ~ Lap(b), and the union bound over m "
+    "values (Dwork &amp; Roth 2014, Fact 3.7 and Thm 3.8). Gaussian: σ by the analytic Gaussian "
+    "mechanism (Balle &amp; Wang 2018, Thm 8; the classic formula is not used), |N(0, σ²)| ≤ "
+    "σ·Φ⁻¹(1 − β/2) with probability 1 − β, union bound over m values. Amplification by sampling: "
+    "ε′ = ln(1 + (N/n)(e^ε − 1)), δ′ = (N/n)·δ (secrecy of the sample; Balle, Barthe &amp; "
+    "Gaboardi 2018, as used by the PSI tool).")

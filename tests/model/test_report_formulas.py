@@ -1,0 +1,144 @@
+"""Issue 24.9: the report's formulas are the model's. It said "quantile/CDF: Δ₁ = m, Δ₂ = √m" while
+its own noise scale implied Δ₁ = 1, and it named neither pld nor zcdp. Each statistic's steps are
+read back from the HTML and checked against what the model computed for that statistic; the
+formulas section's sensitivities against ``accuracy.sensitivity``; every theorem of the totals is
+there with its assumption."""
+
+from __future__ import annotations
+
+import math
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from dpplanner import engine
+from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic, sensitivity
+from dpplanner.model.derivation import shown
+from dpplanner.model.examples import example_path
+from dpplanner.model.files import load_plan
+from dpplanner.model.report import render_report
+
+
+class Report(HTMLParser):
+    """The derivation steps (row -> key -> (value, text)) and the formulas list (dt -> dd)."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.steps: dict[int, dict[str, tuple[float, str]]] = {}
+        self.formulas: dict[str, str] = {}
+        self._row = None
+        self._step = None
+        self._text = ""
+        self._dt = None
+        self._in = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "tr" and "data-row" in a:
+            self._row = int(a["data-row"])
+            self.steps[self._row] = {}
+        elif tag == "span" and a.get("class") == "step":
+            self._step = (a["data-key"], float(a["data-value"]))
+            self._text = ""
+        elif tag in ("dt", "dd"):
+            self._in, self._text = tag, ""
+
+    def handle_data(self, data):
+        if self._step is not None or self._in is not None:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        if tag == "span" and self._step is not None:
+            key, value = self._step
+            self.steps[self._row][key] = (value, self._text)
+            self._step = None
+        elif tag == "dt" and self._in == "dt":
+            self._dt, self._in = self._text.strip(), None
+        elif tag == "dd" and self._in == "dd":
+            self.formulas[self._dt] = self._text.strip()
+            self._in = None
+
+
+def plans():
+    census = load_plan(example_path("census"))
+    survey = load_plan(example_path("psi-survey"))
+    replace = load_plan(example_path("psi-survey"))
+    replace.set_budget(neighbouring=Neighbouring.REPLACE_ONE)
+    add = load_plan(example_path("psi-survey"))
+    add.set_budget(neighbouring=Neighbouring.ADD_REMOVE)
+    sampled = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=1000, population=50_000), [
+        Statistic("quartiles", kind=Kind.QUANTILE, lower=0, upper=100, granularity=5, epsilon=0.3),
+        Statistic("hist", kind=Kind.HISTOGRAM, bins=4, mechanism=Mechanism.GAUSSIAN, epsilon=0.3),
+        Statistic("custom", kind=Kind.CUSTOM, epsilon=0.1, delta=1e-8)])
+    return {"census": census, "survey": survey, "replace-one": replace, "add-remove": add,
+            "amplified": sampled}
+
+
+@pytest.mark.parametrize("name", list(plans()))
+def test_every_step_of_every_statistic_is_the_models_value(name):
+    plan = plans()[name]
+    report = Report(render_report(plan, totals={}, best=None, curve=None))
+    b = plan.budget
+    for i, (stat, privacy) in enumerate(zip(plan.statistics, plan.privacy_all())):
+        if stat.kind is Kind.CUSTOM:
+            assert not report.steps.get(i)
+            continue
+        steps = report.steps[i]
+        for key, (value, text) in steps.items():
+            assert text.endswith(shown(value)) or f"= {shown(value)} (" in text, (i, key, text)
+        sens = sensitivity(stat, b.neighbouring, b.dataset_size)
+        assert steps["coordinates"][0] == sens.coordinates
+        assert steps["scale"][0] == pytest.approx(privacy.scale, rel=1e-12)
+        assert steps["error"][0] == pytest.approx(privacy.error, rel=1e-12)
+        assert steps["error"][0] == pytest.approx(steps["scale"][0] * steps["factor"][0], rel=1e-12)
+        eps = steps["functioning_epsilon"][0] if "functioning_epsilon" in steps else stat.epsilon
+        assert eps == pytest.approx(privacy.functioning_epsilon, rel=1e-12)
+        if stat.mechanism is Mechanism.LAPLACE:
+            assert steps["l1"][0] == sens.l1
+            assert steps["scale"][0] == pytest.approx(sens.l1 / eps, rel=1e-12)     # b = Δ₁ / ε
+            assert "b = Δ₁ / ε" in steps["scale"][1]
+        else:
+            assert steps["l2"][0] == sens.l2
+            z = steps["z"][0]
+            m = sens.coordinates
+            assert steps["factor"][0] == pytest.approx(z * math.sqrt(m) if stat.kind is Kind.QUANTILE else z)
+
+
+@pytest.mark.parametrize("name", ["census", "replace-one", "add-remove"])
+def test_the_sensitivity_rules_state_what_the_model_computes(name):
+    plan = plans()[name]
+    report = Report(render_report(plan, totals={}, best=None, curve=None))
+    b = plan.budget
+    for stat in plan:
+        if stat.kind is Kind.CUSTOM:
+            continue
+        rule = report.formulas[f"Sensitivity: {stat.kind.label}"]
+        l1, l2 = re.match(r"Δ₁ = (.+?), Δ₂ = ([^:]+):", rule).groups()
+        sens = sensitivity(stat, b.neighbouring, b.dataset_size)
+        n = stat.n or b.dataset_size
+        values = {"a": stat.lower, "b": stat.upper, "n": n}
+        for text, expected in ((l1, sens.l1), (l2, sens.l2)):
+            python = (text.replace("√2", "2 ** 0.5").replace("max(|a|, |b|)", "max(abs(a), abs(b))")
+                      .replace("−", "-"))
+            assert eval(python, {}, values) == pytest.approx(expected, rel=1e-12), (stat.kind, text)
+    assert not re.search(r"Δ₁ = m(?![a-z(])", str(report.formulas)) and "√m" not in str(report.formulas)
+
+
+def test_the_quantile_rule_is_one_cell_not_m():
+    report = Report(render_report(plans()["add-remove"], totals={}, best=None, curve=None))
+    assert report.formulas["Sensitivity: Quantile / CDF"].startswith("Δ₁ = 1, Δ₂ = 1:")
+
+
+def test_every_theorem_of_the_totals_is_named_with_what_it_assumes():
+    plan = plans()["survey"]
+    from dpplanner.model.report import plan_totals
+    totals, best = plan_totals(plan)
+    report = Report(render_report(plan, totals=totals, best=best, curve=None))
+    for name in engine.THEOREMS:
+        t = engine.theorem(name)
+        entry = report.formulas[f"{t.label}: {t.title}"]
+        assert t.assumption in entry
+    assert any(key.startswith("noise-aware (PLD)") for key in report.formulas)
+    assert any(key.startswith("zCDP") for key in report.formulas)
