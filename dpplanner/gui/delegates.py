@@ -28,7 +28,7 @@ from dpplanner.model.typed import parse_text
 ACCESSIBLE_NAMES = {"name": "Statistic name", "variable": "Variable", "kind": "Kind",
                     "mechanism": "Noise mechanism", "epsilon": "Statistic epsilon",
                     "delta": "Statistic delta", "error": "Target error", "weight": "Weight",
-                    "repetitions": "Repetitions"}
+                    "repetitions": "Releases"}
 _COMMIT_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab, Qt.Key.Key_Backtab)
 _ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
 

@@ -30,6 +30,7 @@ class Document(QObject):
     message = Signal(str, int, bool)        # text, timeout in ms, is an error (status bar)
     error = Signal(str, str)                # title, text (status bar and a warning box)
     aboutToLoad = Signal()                  # another plan is about to replace the window's plan
+    loaded = Signal(bool)                   # it did: True for a new, empty plan (File > New)
 
     def __init__(self, window: QWidget, editor: PlanEditor, settings: Settings,
                  recovery_dir: Optional[str] = None) -> None:
@@ -107,13 +108,16 @@ class Document(QObject):
         self.editor.undo_stack.setClean()
         self.recovery.discard()
         self.titleChanged.emit()
+        self.loaded.emit(path is None and not len(plan) and not plan.title)
         note = " ".join(f"Note: {n}." for n in plan.notes)
         if plan.defaults:   # what the file did not say: the defaults of its missing fields
             note += (f" Note: {len(plan.defaults)} optional fields were not in the file and took "
                      f"their defaults ({'; '.join(plan.defaults[:2])}"
                      f"{'; …' if len(plan.defaults) > 2 else ''}); dpplanner-cli validate lists them.")
-        self.message.emit(f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}"
-                          + (f". {note}" if note else ""), 20000 if note else 5000, False)
+        opened = f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}"
+        if name.endswith(" (example)"):
+            opened += " (File > New starts a plan of your own, with a three-step guide)"
+        self.message.emit(opened + (f". {note}" if note else ""), 20000 if note else 5000, False)
 
     def fill_recent_menu(self, menu: QMenu) -> None:
         menu.clear()

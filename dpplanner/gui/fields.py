@@ -21,6 +21,7 @@ from dpplanner.model import FieldRule, PlanError
 from dpplanner.model.typed import format_value, parse_text
 from dpplanner.model.validation import Number
 
+REFUSED_COLOUR = "#c0392b"
 REFUSED_STYLE = "QLineEdit { border: 1px solid #c0392b; background: rgba(192, 57, 43, 40); }"
 
 
@@ -58,7 +59,6 @@ class RuleField(QWidget):
         self.edit.setPlaceholderText("—" if rule.optional else "")
         # Every line of the reason is shown (WrappingLabel): the allowed range is read here.
         self.message = WrappingLabel("")
-        self.message.setStyleSheet("color: #c0392b")
         self.message.setAccessibleName(f"{accessible_name}: problem")
         self.message.hide()
         row = QHBoxLayout()
@@ -102,9 +102,24 @@ class RuleField(QWidget):
         keeps = (f"The plan keeps {kept} (Esc puts it back)." if kept else
                  "The plan keeps this field empty (Esc empties it again).")
         self.message.setText(f"Not applied: {message.rstrip('.')}. {keeps}")
+        self.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
         self.message.show()
         self.edit.setStyleSheet(REFUSED_STYLE)
         self.edit.setAccessibleDescription(self.message.text())
+
+    def show_prompt(self, message: str) -> None:
+        """Ask for a value (a field a change of kind needs): said beneath the field in the
+        normal text colour, the field not marked, nothing refused."""
+        self.message.setText(message[:1].upper() + message[1:])
+        self.message.setStyleSheet("")
+        self.message.show()
+        self.edit.setStyleSheet("")
+        self.edit.setAccessibleDescription(self.message.text())
+
+    def clear_message(self) -> None:
+        """Nothing to say at this field any more (its typed text stays)."""
+        self.message.hide()
+        self._clear_mark()
 
     def detach_message(self) -> WrappingLabel:
         """Take the reason out of the field's own layout, for a form that shows it on a row of

@@ -13,9 +13,12 @@ from dpplanner.model import Plan, PlanEvent
 
 
 class FirstStartGuide(QFrame):
-    """Three steps for a new user; each step's button takes them to the control, a tick shows
-    what is already done, and a plan with all three done (an example, a finished plan) needs no
-    guide. "Hide" dismisses it for good; Help > Getting started shows it again."""
+    """Three steps for a new plan; each step's button takes the user to the control, a tick shows
+    what they have done. Step 1 is done when the user chose a budget (a harm level, or a typed ε
+    or δ) - a new plan's default budget is no choice. Once all three are done the guide leaves for
+    this plan and does not come back mid-work (removing the last statistic does not undo the
+    steps). A plan opened from a file or an example needs no guide. "Hide" dismisses it for good;
+    Help > Getting started shows it again."""
 
     def __init__(self, plan: Plan, settings: Settings, steps: tuple[Callable[[], None], ...],
                  parent: QWidget | None = None) -> None:
@@ -24,7 +27,10 @@ class FirstStartGuide(QFrame):
         self.setAccessibleName("Getting started")
         self._plan = plan
         self._settings = settings
-        texts = (("How sensitive are the data?", "Pick a harm level: it sets the global ε and δ.",
+        self._budget_chosen = False
+        self._finished = False          # all three done (or an opened plan): the guide has left
+        self._asked = False             # shown from the Help menu: stays until hidden
+        texts = (("How sensitive are the data?", "Pick a harm level, or type the global ε and δ.",
                   "Choose"),
                  ("How many records?", "Type the dataset size n (needed for means and proportions).",
                   "Type it"),
@@ -58,17 +64,32 @@ class FirstStartGuide(QFrame):
         plan.subscribe(self._on_plan_event)
         self._update_marks()
 
+    def start(self, new: bool) -> None:
+        """Another plan in the window: a new one starts the steps afresh; an opened one (its
+        budget chosen by whoever wrote it) needs no guide."""
+        self._budget_chosen = False
+        self._finished = not new
+        self._asked = False
+        self._update_marks()
+
+    def budget_chosen(self) -> None:
+        """The user picked a harm level or typed a global ε or δ (even the preset's own values)."""
+        self._budget_chosen = True
+        self._update_marks()
+
     def done(self) -> list[bool]:
-        """Which steps the plan already shows done."""
+        """Which steps are done."""
         b = self._plan.budget
-        return [b.tier != "custom", b.dataset_size is not None, len(self._plan) > 0]
+        return [self._budget_chosen or self._finished, b.dataset_size is not None, len(self._plan) > 0]
 
     def dismiss(self) -> None:
         self._settings.set("show_guide", False)
+        self._asked = False
         self.hide()
 
     def reopen(self) -> None:
         self._settings.set("show_guide", True)
+        self._asked = True
         self._update_marks()
         self.show()         # asked for: shown even when every step is done
 
@@ -80,4 +101,6 @@ class FirstStartGuide(QFrame):
         for mark, step_done in zip(self.marks, done):
             mark.setText("✓" if step_done else "○")
             mark.setToolTip("done" if step_done else "still to do")
-        self.setVisible(self._settings.get("show_guide") and not all(done))
+        if all(done):
+            self._finished = True
+        self.setVisible(self._asked or (self._settings.get("show_guide") and not self._finished))

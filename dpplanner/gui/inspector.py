@@ -31,7 +31,7 @@ from dpplanner.model.statistic import WHOLE_NUMBER_KINDS, Noise
 #: The rule-checked number fields, in the order shown, with their accessible names.
 NUMBER_FIELDS = (("lower", "Lower bound"), ("upper", "Upper bound"), ("bins", "Number of bins"),
                  ("granularity", "Granularity"), ("n", "Records"), ("weight", "Weight"),
-                 ("repetitions", "Repetitions"), ("epsilon", "Statistic epsilon"),
+                 ("repetitions", "Releases"), ("epsilon", "Statistic epsilon"),
                  ("delta", "Statistic delta"), ("error", "Target error"))
 _KIND_ONLY = {"lower", "upper", "bins", "granularity", "n", "delta"}
 
@@ -254,10 +254,17 @@ class StatisticInspector(QGroupBox):
         target = self.numbers.get(refusal.field if refusal is not None and refusal.field else key)
         if target is None or not target.isVisibleTo(self):
             target = self.numbers.get(key)
+        # Fields typed for the waiting change say nothing any more (their value waits with it).
+        for typed in changes:
+            if typed in self.numbers and self.numbers[typed] is not target:
+                self.numbers[typed].clear_message()
         if target is not None:
             if target.rule.name != key and target.value() is None:
-                message += " - type it here"
-            target.show_refusal(message)
+                # a field the change needs and the user has not seen yet: a prompt, not an error
+                target.show_prompt(f"{message} - type it here; the change is made once every "
+                                   "field it needs is typed")
+            else:
+                target.show_refusal(message)
         else:
             self.sentence.setText(f"Not applied: {message}")
 

@@ -134,6 +134,11 @@ class MainWindow(QMainWindow):
         self.exports.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
         self.exports.error.connect(self.show_error)
         self.document.aboutToLoad.connect(self._on_about_to_load)
+        self.document.loaded.connect(self.guide.start)
+        # A budget chosen by the user (a preset, or ε or δ typed) is the guide's first step.
+        self.budget_panel.tier.activated.connect(lambda _i: self.guide.budget_chosen())
+        for field in (self.budget_panel.epsilon, self.budget_panel.delta):
+            field.submitted.connect(lambda _v: self.guide.budget_chosen())
         self.evaluation.message.connect(lambda text, ms, error: self.show_message(text, ms, error=error))
         self.evaluation.retracted.connect(self.status.retract)
         self.controller.progressChanged.connect(lambda _channel, f: self.status.set_progress(f))

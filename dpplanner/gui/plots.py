@@ -21,12 +21,12 @@ from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.plot_common import (
-    IntegerAxis, curve_pen, export_item, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
+    IntegerAxis, curve_pen, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
 )
 from dpplanner.gui.profile_plot import ProfilePlot
 from dpplanner.gui.shares_plot import SharesPlot
 
-__all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "export_item", "K_MAX_LIMIT"]
+__all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "K_MAX_LIMIT"]
 
 K_MAX_LIMIT = 100_000
 #: Room above the highest curve (or ε_g) so the ε_g label is never cut at the top.
@@ -77,7 +77,8 @@ class CostPlot(QWidget):
         for line in (self.k_line, self.budget_line, self.hover_line):
             self.plot_item.addItem(line, ignoreBounds=True)
         self.hover_line.hide()
-        self.budget_label = pg.TextItem(anchor=(1, 1))
+        # At the line's left end, above it: the right end is where the curves' last markers are.
+        self.budget_label = pg.TextItem(anchor=(0, 1))
         self.plot_item.addItem(self.budget_label, ignoreBounds=True)
 
         # Two lines at most, whatever the number of curves: a read-out as wide as its text would
@@ -239,7 +240,7 @@ class CostPlot(QWidget):
         self.hover_line.setPen(pg.mkPen(theme.marker_line, width=1))
         self.budget_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
         self.budget_label.setColor(theme.budget_line)
-        self.legend.setLabelTextColor(theme.foreground)
+        self.legend.set_text_colour(theme.foreground)
         for name, item in self.items.items():
             self._style_item(name, item, force=True)
 
@@ -269,7 +270,8 @@ class CostPlot(QWidget):
         if self._plan_k is not None:
             lo, hi = min(lo, self._plan_k), max(hi, self._plan_k)
         if self.log_k.isChecked():
-            x0, x1 = math.log10(lo), max(math.log10(hi), math.log10(lo) + 1)
+            # up to the plan's last k, not the next power of ten (6 queries: 1 to 6, not 10)
+            x0, x1 = math.log10(lo), max(math.log10(hi), math.log10(lo) + math.log10(2))
             pad = 0.03 * (x1 - x0)
         else:
             x0, x1 = lo, hi
@@ -286,7 +288,7 @@ class CostPlot(QWidget):
             self.k_line.show()
         else:
             self.k_line.hide()
-        self.budget_label.setPos(x1 + pad, self._epsilon_g or 0.0)   # right edge, inside the view
+        self.budget_label.setPos(x0 - pad, self._epsilon_g or 0.0)   # left edge, inside the view
         fitted = (len(self.legend.items), self.view.width())
         if fitted != self._legend_fitted:       # (a refit lays the legend out again: ~1 ms an edit)
             self._legend_fitted = fitted

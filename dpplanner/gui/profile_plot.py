@@ -9,11 +9,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from dpplanner import engine
 from dpplanner.engine.theorems import PROFILE_THEOREM
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.fitted_label import FittedLabel
-from dpplanner.gui.plot_common import fit_legend, legend_row, positive_or_nan, style_plot
+from dpplanner.gui.plot_common import PowersOfTenAxis, fit_legend, legend_row, positive_or_nan, style_plot
 
 
 class ProfilePlot(QWidget):
@@ -23,20 +24,25 @@ class ProfilePlot(QWidget):
         super().__init__(parent)
         self._theme = themes.current()
         self.view = pg.GraphicsLayoutWidget()
-        about = ("Privacy profile under optimal composition: every (ε, δ) pair the whole plan "
-                 "satisfies. The plan is (ε, δ)-DP for every point on or above the upper curve.")
+        about = (f"Privacy profile of the plan's noise ({engine.theorem(PROFILE_THEOREM).label} "
+                 "composition): every (ε, δ) pair the whole plan satisfies. The plan is (ε, δ)-DP "
+                 "for every point on or above the upper curve; the dashed line is the global δ.")
         self.view.setWhatsThis(about)
         self.view.setAccessibleName("Privacy profile plot")
         self.view.setAccessibleDescription(about)
         self.legend = legend_row(self.view, self._theme)
-        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0)
+        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0,
+                                                        axisItems={"left": PowersOfTenAxis("left")})
         self.plot_item.setLabel("left", "total δ")
         self.plot_item.setLabel("bottom", "total ε")
         self.plot_item.setLogMode(x=False, y=True)
         self.upper_item = self.plot_item.plot([], [])
         self.lower_item = self.plot_item.plot([], [])
-        self.legend.addItem(self.upper_item, "δ(ε) upper bound")
-        self.legend.addItem(self.lower_item, "certified lower bound")
+        # The theorem is named: the profile is the noise-aware (PLD) one, not the generic optimum.
+        label = engine.theorem(PROFILE_THEOREM).label
+        self.legend.addItem(self.upper_item, f"{label}: δ(ε) upper bound")
+        self._lower_label = f"{label}: certified lower bound"
+        self._lower_listed = False
         self.target_line = pg.InfiniteLine(angle=0, movable=False)
         self.plot_item.addItem(self.target_line, ignoreBounds=True)
         self.readout = FittedLabel(" ", tip=f"{about} Here: the total δ at the ε under the mouse pointer.")
@@ -58,6 +64,7 @@ class ProfilePlot(QWidget):
         self.plot_item.enableAutoRange()
         self.upper_item.setData(self._eps, upper, connect="finite")
         self.lower_item.setData(self._eps, lower, connect="finite")
+        self._list_lower(bool(np.isfinite(lower).any()))
         if delta_g is not None and delta_g > 0:
             self.target_line.setPos(math.log10(delta_g))   # log mode: lines live in log10 units
             self.target_line.show()
@@ -68,9 +75,21 @@ class ProfilePlot(QWidget):
         super().resizeEvent(event)
         fit_legend(self.legend, self.view.width())
 
+    def _list_lower(self, drawn: bool) -> None:
+        """The lower bound is in the legend only when there is one to see (a legend entry for
+        an empty curve read as a missing line)."""
+        if drawn and not self._lower_listed:
+            self.legend.addItem(self.lower_item, self._lower_label)
+        elif not drawn and self._lower_listed:
+            self.legend.removeItem(self.lower_item)
+        if drawn != self._lower_listed:
+            self._lower_listed = drawn
+            fit_legend(self.legend, self.view.width())
+
     def clear(self) -> None:
         self.upper_item.setData([], [])
         self.lower_item.setData([], [])
+        self._list_lower(False)
         self._eps = np.zeros(0)
         # An empty plan: a plain frame (δ from 1e-10 to 1), not the last plan's or "1 … 9".
         self.plot_item.vb.setRange(xRange=(0.0, 1.0), yRange=(-10.0, 0.0), padding=0)
@@ -79,7 +98,7 @@ class ProfilePlot(QWidget):
         self._theme = theme
         self.view.setBackground(theme.background)
         style_plot(self.plot_item, theme)
-        self.legend.setLabelTextColor(theme.foreground)
+        self.legend.set_text_colour(theme.foreground)
         self.upper_item.setPen(pg.mkPen(themes.curve_colour(theme, PROFILE_THEOREM), width=2))
         self.lower_item.setPen(pg.mkPen(themes.curve_colour(theme, PROFILE_THEOREM), width=1,
                                         style=Qt.PenStyle.DashLine))

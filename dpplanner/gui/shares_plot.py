@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.fitted_label import FittedLabel
-from dpplanner.gui.plot_common import IntegerAxis, SparseLogAxis, finite_or_nan, positive_or_nan, style_plot
+from dpplanner.gui.plot_common import (IntegerAxis, SparseLogAxis, finite_or_nan, fit_legend, legend_row,
+                                       positive_or_nan, style_plot)
 from dpplanner.model.relative_error import relative_error_percent
 
 #: Horizontal room one statistic's name needs under the bars.
@@ -35,16 +36,18 @@ class SharesPlot(QWidget):
         super().__init__(parent)
         self._theme = themes.current()
         self.view = pg.GraphicsLayoutWidget()
-        about = ("Top: each statistic's share of the summed ε_i (held statistics in the second "
-                 "colour). Bottom: each statistic's error at the chosen confidence as a percentage "
+        about = ("Top: each statistic's share of the summed ε_i (pinned statistics in the second "
+                 "colour, as the legend says). Bottom: each statistic's error at the chosen confidence as a percentage "
                  "of the statistic's range (n records for counts, histograms and CDFs, b − a for "
                  "means, n·max(|a|, |b|) for sums, 1 for proportions; log scale).")
         self.view.setWhatsThis(about)
         self.view.setAccessibleName("Shares and errors plot")
         self.view.setAccessibleDescription(about)
-        self.share_plot: pg.PlotItem = self.view.addPlot(row=0, col=0, axisItems={"bottom": IntegerAxis("bottom")})
+        # What the two colours mean, in a row above the plots (row 0).
+        self.legend = legend_row(self.view, self._theme)
+        self.share_plot: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
         self.error_plot: pg.PlotItem = self.view.addPlot(
-            row=1, col=0, axisItems={"bottom": IntegerAxis("bottom"), "left": SparseLogAxis("left")})
+            row=2, col=0, axisItems={"bottom": IntegerAxis("bottom"), "left": SparseLogAxis("left")})
         self.error_plot.setXLink(self.share_plot)
         # One left-axis width for both: linked views align on screen, so unequal axes would shift
         # the lower plot's statistic numbers against the bars above.
@@ -60,6 +63,10 @@ class SharesPlot(QWidget):
         self.held_share_bars = pg.BarGraphItem(x=[], height=[], width=0.7, pen=None)
         self.share_plot.addItem(self.share_bars)
         self.share_plot.addItem(self.held_share_bars)
+        self.legend.addItem(self.share_bars, "free: redistributed")
+        self.legend.addItem(self.held_share_bars, "pinned: keeps its ε_i or target error")
+        for sample, label in self.legend.items:      # a key, not a switch: the bars stay shown
+            sample.mouseClickEvent = label.mouseClickEvent = lambda event: event.ignore()
         # Two point sets with one brush each: per-point brushes cost ~0.1 ms a point in pyqtgraph.
         self.error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
         self.held_error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
@@ -134,6 +141,8 @@ class SharesPlot(QWidget):
         style_plot(self.error_plot, theme)
         self.share_bars.setOpts(brush=theme.bar)
         self.held_share_bars.setOpts(brush=theme.bar_second)
+        self.legend.set_text_colour(theme.foreground)
+        self.legend.update()
         self.error_points.setSymbolBrush(theme.bar)
         self.error_points.setSymbolPen(None)
         self.held_error_points.setSymbolBrush(theme.bar_second)
@@ -141,6 +150,7 @@ class SharesPlot(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        fit_legend(self.legend, self.view.width())
         self._name_ticks()
 
     def _name_ticks(self) -> None:

@@ -105,7 +105,7 @@ FIELD_RULES: dict[str, FieldRule] = {r.name: r for r in (
     FieldRule("epsilon", "epsilon", 0.0, 100.0, min_inclusive=False),
     FieldRule("delta", "delta", 0.0, 1.0, max_inclusive=False),
     FieldRule("weight", "weight", 0.0, 1e6, min_inclusive=False),
-    FieldRule("repetitions", "repetitions", 1, MAX_QUERIES, integer=True),
+    FieldRule("repetitions", "number of releases", 1, MAX_QUERIES, integer=True),
     FieldRule("lower", "lower bound", -1e15, 1e15, optional=True),
     FieldRule("upper", "upper bound", -1e15, 1e15, optional=True),
     FieldRule("bins", "number of bins", 1, 1_000_000, integer=True, optional=True),

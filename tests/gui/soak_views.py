@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QLineEdit, QSpinBox
 INSPECTOR_VALUES = {
     "Statistic name": lambda s: s.rng.choice(("income", "age", "mean of rent", "région")),
     "Weight": lambda s: s.maybe_junk(s.number(0.1, 10.0)),
-    "Repetitions": lambda s: s.maybe_junk(str(s.rng.choice((1, 2, 12, 365)))),
+    "Releases": lambda s: s.maybe_junk(str(s.rng.choice((1, 2, 12, 365)))),
     "Statistic epsilon": lambda s: s.maybe_junk(s.number(1e-3, 2.0)),
     "Target error": lambda s: s.maybe_junk(s.number(1e-3, 1e5)),
     "Notes": lambda s: s.rng.choice(("", "from the 2021 wave", "ask the owner")),

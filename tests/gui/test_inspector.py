@@ -65,7 +65,7 @@ def test_the_inspector_shows_every_assumption_of_the_selected_statistic(window):
     ("Upper bound", "upper", "250.5", 250.5),
     ("Records", "n", "400", 400),
     ("Weight", "weight", "3", 3.0),
-    ("Repetitions", "repetitions", "2", 2),
+    ("Releases", "repetitions", "2", 2),
 ])
 def test_typed_assumptions_are_stored_exactly(qtbot, window, name, key, text, value):
     window.statistics_panel.select_row(1)

@@ -72,7 +72,7 @@ def test_editing_a_cell_changes_the_plan_and_is_undoable(editor, small_plan):
 @pytest.mark.parametrize("key, value, expected", [
     ("epsilon", "-1", r"epsilon = -1 is not allowed; it must be a number in \(0, 100\]"),
     ("epsilon", "abc", r"'abc' is not a number; it must be a number in \(0, 100\]"),
-    ("repetitions", "2.5", r"repetitions = 2\.5 is not a whole number; it must be a whole number"),
+    ("repetitions", "2.5", r"number of releases = 2\.5 is not a whole number; it must be a whole number"),
     ("name", "   ", r"the name must be a non-empty text"),
     ("error", "0", r"target error = 0 is not allowed"),
 ])

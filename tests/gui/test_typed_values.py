@@ -102,8 +102,8 @@ def type_in_cell(qtbot, editor: QLineEdit, text: str) -> None:
 
 
 @pytest.mark.parametrize("key, text, reason", [
-    ("repetitions", "2.5", "repetitions = 2.5 is not a whole number"),
-    ("repetitions", "0", "repetitions = 0 is not allowed"),
+    ("repetitions", "2.5", "number of releases = 2.5 is not a whole number"),
+    ("repetitions", "0", "number of releases = 0 is not allowed"),
     ("epsilon", "1e309", "epsilon = 1e309 is not allowed"),
     ("epsilon", "0", "epsilon = 0 is not allowed; it must be a number in (0, 100]"),
     ("weight", "-1", "weight = -1 is not allowed"),

@@ -55,7 +55,7 @@ def test_bad_statistic_is_refused_naming_row_and_range_and_plan_is_unchanged():
         1, plan[1].replace(lower=5, upper=5)), "lower bound 5 must be below the upper bound 5")
     _assert_refused(plan, rec, lambda: plan.remove(7), "row 7 does not exist")
     _assert_refused(plan, rec, lambda: plan.insert(0, Statistic("r", repetitions=2.5)),
-                    "repetitions = 2.5 is not a whole number; it must be a whole number")
+                    "number of releases = 2.5 is not a whole number; it must be a whole number")
 
 
 def test_field_rules_are_the_single_source_of_limits():

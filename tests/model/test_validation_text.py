@@ -39,8 +39,8 @@ def test_typed_text_is_stored_exactly(rule, text, value):
     (BUDGET_RULES["reserve"], "100", r"reserve = 100 % is not allowed; it must be a percentage in "
                                      r"\[0 %, 100 %\)"),
     (BUDGET_RULES["delta_split"], "100", r"delta to statistics = 100 % is not allowed"),
-    (FIELD_RULES["repetitions"], "0", r"repetitions = 0 is not allowed"),
-    (FIELD_RULES["repetitions"], "2.5", r"repetitions = 2.5 is not a whole number"),
+    (FIELD_RULES["repetitions"], "0", r"number of releases = 0 is not allowed"),
+    (FIELD_RULES["repetitions"], "2.5", r"number of releases = 2.5 is not a whole number"),
 ])
 def test_unacceptable_text_is_refused_with_the_reason(rule, text, reason):
     with pytest.raises(PlanError, match=reason) as info:
