@@ -1,6 +1,6 @@
 """Issue 24.3 and 24.8 at the command line: `target` pins a statistic at an error the plan keeps
-(saved, met after later changes), `allocate` and `validate` show it, `validate` says when a file
-was written in an older format, and `compose` says what the spent total assumes."""
+(saved, met after later changes), `allocate` shows it, a version-1 file has none, and `compose`
+says what the spent total assumes."""
 
 from __future__ import annotations
 
@@ -44,21 +44,20 @@ def test_target_by_number_and_refusals_name_the_problem(capsys, tmp_path):
     assert code == 2 and "mean age" in err
 
 
-def test_validate_notes_an_older_format_version(capsys, tmp_path):
+def test_a_version_1_file_has_no_targets_and_validate_says_it_was_migrated(capsys, tmp_path):
     path = tmp_path / "old.dpplan"
     path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0},
-                                "statistics": [{"name": "a", "epsilon": 0.5}]}))
+                                "statistics": [{"name": "a", "epsilon": 0.5, "held": True}]}))
     code, out, _ = run(capsys, "validate", path)
-    assert code == 0 and "note: written in format_version 1" in out
-    code, out, _ = run(capsys, "validate", path, "--json")
-    assert "format_version 1" in json.loads(out)["notes"][0]
+    assert code == 0 and "saving writes format_version 2" in out
+    assert files.load_plan(path)[0].target_error is None
     files.save_plan(files.load_plan(path), path)
     code, out, _ = run(capsys, "validate", path, "--json")
-    assert json.loads(out)["notes"] == []
+    assert not any("format_version" in w for w in json.loads(out)["warnings"])
 
 
 def test_compose_says_what_the_noise_aware_total_assumes(capsys):
     code, out, _ = run(capsys, "compose", "psi-survey")
     assert code == 0
     note = next(line for line in out.splitlines() if line.startswith("note: "))
-    assert "continuous Laplace or Gaussian noise" in note and "under optimal composition" in note
+    assert "the noise it is planned with" in note and "under optimal composition" in note

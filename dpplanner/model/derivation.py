@@ -15,7 +15,10 @@ from typing import Optional
 from scipy.special import ndtri
 
 from . import accuracy as acc
-from .statistic import Kind, Mechanism, Neighbouring, Statistic
+from .opendp_noise import error as opendp_error
+from .privacy import opendp_release
+from .statistic import Budget, Kind, Mechanism, Neighbouring, Noise, Statistic
+from .validation import amplification_ratio
 
 
 @dataclass(frozen=True)
@@ -65,11 +68,62 @@ def sensitivity_rule(kind: Kind, neighbouring: Neighbouring) -> str:
     return f"Δ₁ = {l1}, Δ₂ = {l2}: {_WHY[kind]}"
 
 
+def plan_derivation(budget: Budget, stat: Statistic, delta: float) -> list[Step]:
+    """``derivation`` of a statistic of a plan with this budget, for the noise it is planned with
+    (OpenDP's discrete noise or the continuous noise); the last step's value is the statistic's
+    error as ``privacy.statistic_privacy`` computes it."""
+    ratio = amplification_ratio(budget)
+    if stat.kind is not Kind.CUSTOM and stat.noise is Noise.OPENDP:
+        return opendp_derivation(budget, stat, delta, ratio)
+    return derivation(stat, stat.epsilon, delta, confidence=budget.confidence,
+                      neighbouring=budget.neighbouring, dataset_size=budget.dataset_size,
+                      amplification=ratio)
+
+
+def opendp_derivation(budget: Budget, stat: Statistic, delta: float, ratio: float) -> list[Step]:
+    """The steps of OpenDP's discrete noise: the certified sensitivity, the lattice and shift, the
+    engine's calibration, and the error's count of lattice steps (``opendp_noise.error``)."""
+    eps_f = acc.functioning_epsilon(stat.epsilon, ratio)
+    noise = opendp_release(budget, stat, eps_f, acc.functioning_delta(delta, ratio))
+    cert = noise.certified
+    m = cert.coordinates
+    err = opendp_error(noise, budget.beta, cumulative=stat.kind is Kind.QUANTILE)
+    eps_symbol = "ε′" if ratio != 1.0 else "ε"
+    sens, symbol = (cert.l2, "Δ₂") if noise.gaussian else (cert.l1, "Δ₁")
+    steps = [Step("coordinates", "m", "values released together", m)]
+    if ratio != 1.0:
+        steps.append(Step("functioning_epsilon", "ε′", "ln(1 + (N/n)(e^ε − 1))", eps_f))
+    steps.append(Step("l2" if noise.gaussian else "l1", symbol,
+                      f"as OpenDP certifies it at d_in = {cert.d_in}" + (f" ({cert.note})" if cert.note else ""),
+                      sens))
+    if noise.k is None:
+        steps.append(Step("shift", "S", f"{symbol} (an integer query: lattice 1)", noise.shift))
+    else:
+        steps += [Step("lattice", "2^k", f"the lattice: k = ⌊log₂ {symbol}⌋ − 40", noise.lattice),
+                  Step("shift", "S", f"⌈{symbol} / 2^k⌉ + 1", noise.shift)]
+    if noise.gaussian:
+        steps.append(Step("lattice_scale", "σ", f"the least σ at which discrete Gaussian noise with "
+                                                f"shift S is ({eps_symbol}, δ)-DP", noise.lattice_scale))
+    else:
+        steps.append(Step("lattice_scale", "t", f"S / {eps_symbol}", noise.lattice_scale))
+    lattice = "" if noise.k is None else " · 2^k"
+    divided = f" / {shown(cert.divisor)}" if cert.divisor != 1 else ""
+    t = "σ" if noise.gaussian else "t"
+    steps.append(Step("scale", "scale", f"{t}{lattice}{divided}", noise.released_scale))
+    j = err * cert.divisor / noise.lattice
+    where = ("every running sum of the m cells' noises" if stat.kind is Kind.QUANTILE
+             else "every one of the m noises")
+    steps += [Step("factor", "J", f"the fewest lattice steps J that {where} stays within, with "
+                                  f"probability 1 − β", j),
+              Step("error", "error", f"J{lattice}{divided}", err)]
+    return steps
+
+
 def derivation(stat: Statistic, epsilon: float, delta: float, *, confidence: float,
                neighbouring: Neighbouring, dataset_size: Optional[int] = None,
                amplification: float = 1.0) -> list[Step]:
-    """The steps from the statistic's budget to its error bound (empty for custom statistics);
-    the last step's value is ``accuracy.accuracy(...).error``."""
+    """The steps from the statistic's budget to its error bound under the continuous noise (empty
+    for custom statistics); the last step's value is ``accuracy.accuracy(...).error``."""
     if stat.kind is Kind.CUSTOM:
         return []
     sens = acc.sensitivity(stat, neighbouring, dataset_size)

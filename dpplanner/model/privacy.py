@@ -119,7 +119,9 @@ def _opendp_privacy(budget: Budget, stat: Statistic, delta: float, ratio: float)
     sens = acc.sensitivity(stat, budget.neighbouring, budget.dataset_size)
     return StatisticPrivacy(stat.epsilon, delta, noise.epsilon, noise.delta, err,
                             noise.released_scale, sens.units,
-                            acc.explain(stat, err, budget.confidence, sens), opendp=noise)
+                            acc.explain(stat, err, budget.confidence, sens,
+                                        stat.n if stat.n is not None else budget.dataset_size),
+                            opendp=noise)
 
 
 def opendp_release(budget: Budget, stat: Statistic, eps_f: float, delta_f: float) -> OpenDPNoise:

@@ -14,9 +14,9 @@ from typing import Mapping
 from dpplanner import engine
 
 from . import display
-from .derivation import derivation, sensitivity_rule, shown
+from .derivation import plan_derivation, sensitivity_rule, shown
 from .plan import Plan
-from .statistic import Kind, Mechanism, assumptions
+from .statistic import Kind, Mechanism, Noise, assumptions
 
 
 def _table(head: list[str], rows: list[str], cls: str = "") -> str:
@@ -68,9 +68,7 @@ def derivations(plan: Plan) -> str:
     deltas = plan.deltas()
     for i, s in enumerate(plan.statistics):
         try:
-            steps = derivation(s, s.epsilon, deltas[i], confidence=b.confidence,
-                               neighbouring=b.neighbouring, dataset_size=b.dataset_size,
-                               amplification=plan.amplification())
+            steps = plan_derivation(b, s, deltas[i])
         except ValueError as exc:
             rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td>{escape(s.name)}</td>'
                         f"<td>cannot be released as set up: {escape(str(exc))}</td></tr>")
@@ -108,19 +106,24 @@ def formulas(plan: Plan, totals: Mapping) -> str:
     kinds = [k for k in Kind if any(s.kind is k for s in plan)]
     for kind in kinds:
         out.append(f'<dt>Sensitivity: {escape(kind.label)}</dt><dd data-kind="{kind.value}">'
-                   f"{escape(sensitivity_rule(kind, b.neighbouring))} ({escape(b.neighbouring.label)})</dd>")
-    for mechanism in Mechanism:
-        example = next((s for s in plan if s.kind is not Kind.CUSTOM and s.mechanism is mechanism), None)
-        if example is None:
-            continue
-        try:
-            steps = derivation(example, example.epsilon, 0.5 if mechanism is Mechanism.GAUSSIAN else 0.0,
-                               confidence=b.confidence, neighbouring=b.neighbouring,
-                               dataset_size=b.dataset_size or 1, amplification=1.0)
-        except ValueError:
-            continue
-        words = "; ".join(f"{st.symbol} = {st.formula}" for st in steps if st.key != "coordinates")
-        out.append(f"<dt>{escape(mechanism.label)} error</dt><dd>{escape(words)}</dd>")
+                   f"{escape(sensitivity_rule(kind, b.neighbouring))} ({escape(b.neighbouring.label)}; "
+                   "with OpenDP's noise, the sensitivity OpenDP certifies, in each statistic's steps)"
+                   "</dd>")
+    deltas = plan.deltas()
+    for noise in Noise:
+        for mechanism in Mechanism:
+            i = next((i for i, s in enumerate(plan) if s.kind is not Kind.CUSTOM
+                      and s.mechanism is mechanism and s.noise is noise), None)
+            if i is None:
+                continue
+            try:
+                steps = plan_derivation(b, plan[i], deltas[i])
+            except ValueError:
+                continue
+            words = "; ".join(f"{st.symbol} = {st.formula}" for st in steps
+                              if st.key not in ("coordinates", "l1", "l2"))
+            out.append(f"<dt>{escape(mechanism.label)} error, {escape(noise.label)}</dt>"
+                       f"<dd>{escape(words)}</dd>")
     out.append(f"<dt>Error sources</dt><dd>{_ERROR_SOURCES}</dd>")
     for name in totals:
         t = engine.theorem(name)

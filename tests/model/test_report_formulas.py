@@ -14,6 +14,8 @@ import pytest
 
 from dpplanner import engine
 from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic, sensitivity
+from dpplanner.model.opendp_sensitivity import certified
+from dpplanner.model.statistic import Noise
 from dpplanner.model.derivation import shown
 from dpplanner.model.examples import example_path
 from dpplanner.model.files import load_plan
@@ -68,12 +70,23 @@ def plans():
     replace.set_budget(neighbouring=Neighbouring.REPLACE_ONE)
     add = load_plan(example_path("psi-survey"))
     add.set_budget(neighbouring=Neighbouring.ADD_REMOVE)
-    sampled = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=1000, population=50_000), [
-        Statistic("quartiles", kind=Kind.QUANTILE, lower=0, upper=100, granularity=5, epsilon=0.3),
-        Statistic("hist", kind=Kind.HISTOGRAM, bins=4, mechanism=Mechanism.GAUSSIAN, epsilon=0.3),
-        Statistic("custom", kind=Kind.CUSTOM, epsilon=0.1, delta=1e-8)])
+    def stats(noise):
+        return [Statistic("quartiles", kind=Kind.QUANTILE, lower=0, upper=100, granularity=5,
+                          epsilon=0.3, noise=noise),
+                Statistic("hist", kind=Kind.HISTOGRAM, bins=4, mechanism=Mechanism.GAUSSIAN,
+                          epsilon=0.3, noise=noise),
+                Statistic("income", "income", kind=Kind.MEAN, lower=0, upper=9e4, epsilon=0.2,
+                          noise=noise),
+                Statistic("total", "hours", kind=Kind.SUM, lower=0, upper=80, epsilon=0.2,
+                          mechanism=Mechanism.GAUSSIAN, noise=noise, integer=True),
+                Statistic("custom", kind=Kind.CUSTOM, epsilon=0.1, delta=1e-8)]
+    sampled = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=1000, population=50_000),
+                   stats(Noise.CONTINUOUS))
+    opendp = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=1000), stats(Noise.OPENDP))
+    opendp_replace = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=1000,
+                                 neighbouring=Neighbouring.REPLACE_ONE), stats(Noise.OPENDP))
     return {"census": census, "survey": survey, "replace-one": replace, "add-remove": add,
-            "amplified": sampled}
+            "amplified": sampled, "opendp": opendp, "opendp replace-one": opendp_replace}
 
 
 @pytest.mark.parametrize("name", list(plans()))
@@ -92,9 +105,21 @@ def test_every_step_of_every_statistic_is_the_models_value(name):
         assert steps["coordinates"][0] == sens.coordinates
         assert steps["scale"][0] == pytest.approx(privacy.scale, rel=1e-12)
         assert steps["error"][0] == pytest.approx(privacy.error, rel=1e-12)
-        assert steps["error"][0] == pytest.approx(steps["scale"][0] * steps["factor"][0], rel=1e-12)
         eps = steps["functioning_epsilon"][0] if "functioning_epsilon" in steps else stat.epsilon
         assert eps == pytest.approx(privacy.functioning_epsilon, rel=1e-12)
+        if stat.noise is Noise.OPENDP:
+            # OpenDP's noise: the certified sensitivity, error = J lattice steps over the divisor
+            cert = certified(stat, b)
+            key, value = ("l2", cert.l2) if stat.mechanism is Mechanism.GAUSSIAN else ("l1", cert.l1)
+            assert steps[key][0] == value
+            lattice = steps["lattice"][0] if "lattice" in steps else 1.0
+            assert steps["error"][0] == pytest.approx(steps["factor"][0] * lattice / cert.divisor, rel=1e-12)
+            assert steps["scale"][0] == pytest.approx(
+                steps["lattice_scale"][0] * lattice / cert.divisor, rel=1e-12)
+            if stat.mechanism is Mechanism.LAPLACE:
+                assert steps["lattice_scale"][0] == pytest.approx(steps["shift"][0] / eps, rel=1e-9)
+            continue
+        assert steps["error"][0] == pytest.approx(steps["scale"][0] * steps["factor"][0], rel=1e-12)
         if stat.mechanism is Mechanism.LAPLACE:
             assert steps["l1"][0] == sens.l1
             assert steps["scale"][0] == pytest.approx(sens.l1 / eps, rel=1e-12)     # b = Δ₁ / ε
@@ -112,8 +137,8 @@ def test_the_sensitivity_rules_state_what_the_model_computes(name):
     report = Report(render_report(plan, totals={}, best=None, curve=None))
     b = plan.budget
     for stat in plan:
-        if stat.kind is Kind.CUSTOM:
-            continue
+        if stat.kind is Kind.CUSTOM or stat.noise is Noise.OPENDP:
+            continue        # (OpenDP's noise: the certified sensitivity, checked step by step)
         rule = report.formulas[f"Sensitivity: {stat.kind.label}"]
         l1, l2 = re.match(r"Δ₁ = (.+?), Δ₂ = ([^:]+):", rule).groups()
         sens = sensitivity(stat, b.neighbouring, b.dataset_size)

@@ -11,16 +11,17 @@ import pytest
 from dpplanner.model import Budget, Kind, Mechanism, Plan, PlanError, Statistic
 from dpplanner.model import csvio, files
 from dpplanner.model.redistribution import rebalance, rebalanced_edit
+from dpplanner.model.statistic import Noise
 
 
-def survey() -> Plan:
+def survey(noise: Noise = Noise.CONTINUOUS) -> Plan:
     budget = Budget(epsilon=3.0, delta=1e-6, theorem="basic", dataset_size=2500)
     return Plan(budget, [
-        Statistic("respondents", kind=Kind.COUNT, epsilon=0.2),
+        Statistic("respondents", kind=Kind.COUNT, epsilon=0.2, noise=noise),
         Statistic("mean age", variable="age", kind=Kind.MEAN, lower=-50, upper=100, epsilon=0.2,
-                  mechanism=Mechanism.GAUSSIAN),
+                  mechanism=Mechanism.GAUSSIAN, noise=noise),
         Statistic("age histogram", variable="age", kind=Kind.HISTOGRAM, bins=10, epsilon=0.2,
-                  mechanism=Mechanism.GAUSSIAN),
+                  mechanism=Mechanism.GAUSSIAN, noise=noise),
     ])
 
 
@@ -28,8 +29,8 @@ def spent(plan: Plan) -> float:
     return sum(s.epsilon * s.repetitions for s in plan)
 
 
-def with_target(error: float = 0.5) -> Plan:
-    plan = survey()
+def with_target(error: float = 0.5, noise: Noise = Noise.CONTINUOUS) -> Plan:
+    plan = survey(noise)
     rebalanced_edit(plan, lambda p: p.set_target_error(1, error))
     return plan
 
@@ -63,6 +64,21 @@ def test_the_target_is_met_after_any_later_edit_and_the_rest_redistributes(edit)
     assert error <= 0.5 and error == pytest.approx(0.5, rel=1e-9)      # met, and not overshot
     assert plan[1].epsilon != before                                     # ε_i followed the target
     assert spent(plan) <= 3.0 + 1e-12 and spent(plan) == pytest.approx(3.0)   # the rest rebalanced
+
+
+@pytest.mark.parametrize("edit", [
+    lambda p: p.set_budget(confidence=0.99),
+    lambda p: p.update_statistic(1, p[1].replace(upper=120.0)),
+    lambda p: p.append(Statistic("hist 2", kind=Kind.HISTOGRAM, bins=5, mechanism=Mechanism.GAUSSIAN)),
+], ids=["confidence", "upper", "another gaussian"])
+def test_the_target_is_met_with_opendp_noise_too(edit):
+    plan = with_target(0.5, Noise.OPENDP)
+    assert plan.privacy(1).opendp is not None           # the error of OpenDP's discrete noise
+    before = plan[1].epsilon
+    rebalanced_edit(plan, edit)
+    assert plan[1].target_error == 0.5 and plan.privacy(1).error <= 0.5
+    assert plan[1].epsilon != before
+    assert spent(plan) <= 3.0 + 1e-12
 
 
 def test_an_edit_after_which_the_target_cannot_be_met_is_refused_at_that_statistic():
