@@ -1,6 +1,12 @@
 """Render the real dpplanner window with an example plan to docs/screenshot.png.
 
     .venv/bin/python tools/screenshot.py [--example census] [--out docs/screenshot.png]
+    .venv/bin/python tools/screenshot.py --suite shots/
+
+``--suite FOLDER`` renders every screen of the screenshot suite (gui/screens.py: every example and
+a new plan, 1280x800 and 1920x1080, light and dark, as opened, with the statistic tab, after
+hovering the plot and after a refusal) into FOLDER, prints what a person would find wrong on each
+(gui/audit.py) and exits with status 1 if anything is.
 
 Works under Xvfb (``xvfb-run -a .venv/bin/python tools/screenshot.py``) or offscreen
 (``QT_QPA_PLATFORM=offscreen``). Uses a throw-away settings folder, so the user's window layout
@@ -36,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dark", action="store_true", help="View > Colour scheme > Dark")
     parser.add_argument("--part", choices=("window", "plots", "inspector"), default="window",
                         help="what to save: the whole window, the plot tabs or the inspector")
+    parser.add_argument("--suite", metavar="FOLDER", help="render and check every screen of the suite")
     args = parser.parse_args(argv)
 
     scratch = tempfile.mkdtemp(prefix="dpplanner-shot-")
@@ -53,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = Settings(QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat))
     window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"))
+    if args.suite:
+        return suite(window, Path(args.suite))
     width, height = (int(v) for v in args.size.split("x"))
     window.resize(width, height)
     window.default_layout()
@@ -85,6 +94,31 @@ def main(argv: list[str] | None = None) -> int:
     window.close()
     del app
     return 0
+
+
+def suite(window, out: Path) -> int:
+    from dpplanner.gui.screens import screens
+
+    out.mkdir(parents=True, exist_ok=True)
+    window.show()
+
+    def settle() -> None:
+        for _ in range(600):              # up to 60 s for the engine
+            wait(100)
+            if not window.controller.is_busy() and not window.editor.is_redistributing():
+                break
+        wait(150)                         # let the plots repaint
+
+    failed = 0
+    for screen in screens(window, settle, out):
+        print(f"{screen.name}: {'ok' if not screen.problems else 'PROBLEMS'}")
+        for problem in screen.problems:
+            print(f"    {problem}")
+        failed += bool(screen.problems)
+    window.editor.undo_stack.setClean()
+    window.close()
+    print(f"{failed} screens with problems; PNGs in {out}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

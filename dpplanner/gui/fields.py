@@ -98,6 +98,10 @@ class RuleField(QWidget):
 
     def show_refusal(self, message: str) -> None:
         """Keep the typed text, mark it, and say beneath it why the plan did not take it."""
+        # "Global delta: global delta = 2 is not allowed" says the field's name twice
+        label = self.rule.label
+        if message.lower().startswith(f"{label}: {label} ".lower()):
+            message = message[len(label) + 2:]
         kept = self._text(self._value)
         keeps = (f"The plan keeps {kept} (Esc puts it back)." if kept else
                  "The plan keeps this field empty (Esc empties it again).")

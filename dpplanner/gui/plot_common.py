@@ -14,6 +14,19 @@ from dpplanner.gui import theme as themes
 
 pg.setConfigOptions(antialias=True)
 
+def no_si_prefix(axis: pg.AxisItem) -> None:
+    """Axis values as they are ("total ε (x0.001)" reads worse than 0.25). pyqtgraph 0.14's
+    enableAutoSIPrefix(False) still computes a prefix from the current range and keeps it: called
+    again on a change of colour scheme, it left a total ε axis reading 100 … 600 for 0.1 … 0.6."""
+    axis.enableAutoSIPrefix(False)
+    if axis.autoSIPrefixScale != 1.0 or axis.labelUnitPrefix:
+        axis.autoSIPrefixScale = 1.0
+        axis.labelUnitPrefix = ""
+        axis.setLabel(axis.labelText, units=axis.labelUnits or None)
+        axis.picture = None
+        axis.update()
+
+
 def finite_or_nan(values) -> np.ndarray:
     """pyqtgraph cannot draw inf; an infeasible k simply leaves a gap in the curve."""
     arr = np.asarray(values, dtype=float).copy()
@@ -36,7 +49,7 @@ def style_plot(plot: pg.PlotItem, theme: themes.PlotTheme) -> None:
     plot.showGrid(x=True, y=True, alpha=theme.grid_alpha)
     for name in ("left", "bottom"):
         axis = plot.getAxis(name)
-        axis.enableAutoSIPrefix(False)      # "total ε (x0.001)" reads worse than 0.25
+        no_si_prefix(axis)
         axis.setPen(pg.mkPen(theme.foreground))
         axis.setTextPen(pg.mkPen(theme.foreground))
 
@@ -58,9 +71,6 @@ class IntegerAxis(pg.AxisItem):
         whole = [(float(s), offset) for s, offset in spacings if s >= 1 and float(s).is_integer()]
         return whole or [(1.0, 0.0)]
 
-
-#: Width of one legend column; the legend takes as many columns as fit.
-LEGEND_COLUMN_PX = 150
 
 
 class Legend(pg.LegendItem):
@@ -88,9 +98,25 @@ def legend_row(view: pg.GraphicsLayoutWidget, theme: themes.PlotTheme) -> Legend
     return legend
 
 
+def legend_columns(legend: pg.LegendItem, width: float) -> int:
+    """The most columns whose entries, each as wide as its swatch and text, fit ``width`` (the
+    legend fills rows first: entry i goes to column i mod c). A fixed column width cut long names
+    such as "KOV (homogeneous)" at the plot's right edge."""
+    widths = [_ENTRY_PX + label.item.boundingRect().width() for _sample, label in legend.items]
+    for columns in range(len(widths), 1, -1):
+        if sum(max(widths[j::columns]) for j in range(columns)) + _LEGEND_MARGIN_PX <= width:
+            return columns
+    return 1
+
+
+#: A legend entry's swatch and the gaps around its text; the legend's own margins.
+_ENTRY_PX = 38
+_LEGEND_MARGIN_PX = 24
+
+
 def fit_legend(legend: pg.LegendItem, width: float) -> None:
     """As many columns as the width allows; the row is exactly as tall as its entries."""
-    columns = max(1, min(len(legend.items) or 1, int(width // LEGEND_COLUMN_PX)))
+    columns = legend_columns(legend, width)
     if columns != legend.columnCount:
         legend.setColumnCount(columns)
     legend.setMinimumHeight(0)

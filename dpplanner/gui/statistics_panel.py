@@ -9,7 +9,7 @@ from typing import Optional
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QTableView,
+    QAbstractButton, QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QTableView,
     QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
@@ -44,6 +44,9 @@ class StatisticsPanel(QGroupBox):
                                   | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.view.setAlternatingRowColors(True)
         self.view.setAccessibleName("Statistics table")
+        corner = self.view.findChild(QAbstractButton)       # the top-left "select all" button
+        if corner is not None:
+            corner.setAccessibleName("Select all statistics")
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 8)
         # Columns as wide as their text; which ones show is the user's choice (the header's
         # right-click menu), never the rows' (see table_columns).

@@ -33,7 +33,7 @@ MIN_PX = 36
 #: Nor is a column of free text ever wider than this (long texts elide, the tooltip has them).
 MAX_PX = 220
 #: The name column keeps at least this much (or its natural width, if smaller).
-NAME_MIN_PX = 140
+NAME_MIN_PX = 110
 
 
 class ColumnFitter(QObject):
