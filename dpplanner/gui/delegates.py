@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 from dpplanner.gui.fields import REFUSED_STYLE
 from dpplanner.gui.table_model import COLUMNS
 from dpplanner.model import FIELD_RULES, Kind, Mechanism, PlanError
-from dpplanner.model.typed import parse_text
+from dpplanner.model.typed import format_value, parse_text
 
 #: Plain-English names of the cells for screen readers (and tests).
 ACCESSIBLE_NAMES = {"name": "Statistic name", "variable": "Variable", "kind": "Kind",
@@ -59,9 +59,16 @@ class StatisticDelegate(QStyledItemDelegate):
         if isinstance(editor, QComboBox):
             editor.setCurrentIndex(max(editor.findData(value), 0))
         elif isinstance(editor, QLineEdit):
-            # Full precision (repr); the text is remembered so that Enter without a change does
-            # nothing (no undo step, no rebalance, no pin).
-            editor.setText("" if value is None else repr(value) if isinstance(value, float) else str(value))
+            # Full precision, as typed ("2", not "2.0"; the rule's own formatting, which reads back
+            # exactly); the text is remembered so that Enter without a change does nothing (no
+            # undo step, no rebalance, no pin).
+            key = COLUMNS[index.column()].key
+            if value is None:
+                editor.setText("")
+            elif key in FIELD_RULES and isinstance(value, (int, float)) and not isinstance(value, bool):
+                editor.setText(format_value(FIELD_RULES[key], value))
+            else:
+                editor.setText(str(value))
             editor.setProperty("initial_text", editor.text())
 
     def setModelData(self, editor: QWidget, model: QAbstractItemModel, index: QModelIndex) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QByteArray, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPainter, QPen, QTransform
 from PySide6.QtSvg import QSvgRenderer
 
 #: Each pen style as an SVG dash array, in multiples of the pen width (as Qt draws them).
@@ -114,7 +114,7 @@ class _Writer:
             axis = plot.getAxis(name)
             if axis.isVisible():
                 self.axis(axis)
-        transform = vb.childGroup.sceneTransform()
+        transform = view_to_scene(vb)
         for item in plot.items:
             if not item.isVisible():
                 continue
@@ -123,10 +123,10 @@ class _Writer:
             elif isinstance(item, pg.BarGraphItem):
                 self.bars(item, transform)
             elif isinstance(item, pg.InfiniteLine):
-                self.infinite_line(item, area)
+                self.infinite_line(item, area, transform)
         for item in plot.items:
             if isinstance(item, pg.TextItem) and item.isVisible():
-                self.text_item(item)
+                self.text_item(item, transform)
 
     def axis(self, axis: pg.AxisItem) -> None:
         image = QImage(1, 1, QImage.Format.Format_ARGB32)
@@ -197,20 +197,22 @@ class _Writer:
                 self.out.append(f'<rect x="{x1:.2f}" y="{y1:.2f}" width="{x2 - x1:.2f}" '
                                 f'height="{y2 - y1:.2f}" {fill(brush)}/>')
 
-    def infinite_line(self, line: pg.InfiniteLine, area: QRectF) -> None:
-        pos = line.mapToScene(QPointF(0, 0))
+    def infinite_line(self, line: pg.InfiniteLine, area: QRectF, transform: QTransform) -> None:
+        pos = transform.map(QPointF(line.value(), line.value()))
         if line.angle % 180 == 90:
             a, b = QPointF(pos.x(), area.top()), QPointF(pos.x(), area.bottom())
         else:
             a, b = QPointF(area.left(), pos.y()), QPointF(area.right(), pos.y())
         self.line(a, b, line.pen)
 
-    def text_item(self, item: pg.TextItem) -> None:
+    def text_item(self, item: pg.TextItem, transform: QTransform) -> None:
         inner = item.textItem
-        box = inner.mapRectToScene(inner.boundingRect())
-        font = inner.font()
-        colour = inner.defaultTextColor()
-        self.text_in(box, int(Qt.AlignmentFlag.AlignCenter), item.toPlainText(), font, colour)
+        size = inner.boundingRect().size()
+        at = transform.map(item.pos())
+        box = QRectF(at.x() - item.anchor.x() * size.width(), at.y() - item.anchor.y() * size.height(),
+                     size.width(), size.height())
+        self.text_in(box, int(Qt.AlignmentFlag.AlignCenter), item.toPlainText(), inner.font(),
+                     inner.defaultTextColor())
 
     # -- a legend -------------------------------------------------------------------------------
     def legend(self, legend: pg.LegendItem) -> None:
@@ -274,6 +276,17 @@ class _Writer:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+def view_to_scene(vb) -> QTransform:
+    """Data (view) coordinates to scene pixels, from the view's range and its place in the scene
+    (pyqtgraph updates its own child transform lazily, at the next paint: a plot exported before
+    it painted again would be drawn at the old scale)."""
+    (x0, x1), (y0, y1) = vb.viewRange()
+    area = vb.sceneBoundingRect()
+    sx = area.width() / (x1 - x0) if x1 != x0 else 1.0
+    sy = area.height() / (y1 - y0) if y1 != y0 else 1.0
+    return QTransform(sx, 0.0, 0.0, -sy, area.left() - x0 * sx, area.bottom() + y0 * sy)
+
 
 def _runs(mask: np.ndarray) -> list[list[int]]:
     """Index runs where ``mask`` is True (a nan breaks a curve, as in the window)."""

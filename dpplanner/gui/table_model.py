@@ -238,8 +238,8 @@ class StatisticsTableModel(QAbstractTableModel):
     def _raw(self, row: int, stat: Statistic, key: str) -> Any:
         if key == "delta":
             return self.privacy(row).delta
-        if key == "error":
-            return self.privacy(row).error
+        if key == "error":     # a target error as typed; otherwise the bound the ε_i gives
+            return stat.target_error if stat.target_error is not None else self.privacy(row).error
         return getattr(stat, key)
 
     def _display(self, row: int, stat: Statistic, key: str) -> Any:

@@ -204,3 +204,18 @@ def test_quantile_and_proportion_errors_in_plain_words(qtbot, make):
     cell = window.statistics_panel.model.index(share, COLUMN_INDEX["error"]).data()
     assert cell.endswith("% points")
     assert math.isfinite(float(cell.split()[1]))
+
+
+def test_a_typed_value_reads_back_as_typed_in_the_cell_editor(qtbot, make):
+    """Typed "2" was echoed "2.0" when the cell was edited again."""
+    from keys import open_cell, retype
+
+    window = make()
+    for key, text in (("epsilon", "0.2"), ("weight", "2"), ("error", "0.5")):
+        editor = open_cell(window, 1, key)
+        retype(editor, text)
+        QTest.keyClick(editor, Qt.Key.Key_Return)
+        wait_idle(qtbot, window)
+        again = open_cell(window, 1, key)
+        assert again.text() == text, key
+        QTest.keyClick(again, Qt.Key.Key_Escape)

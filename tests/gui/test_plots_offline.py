@@ -132,6 +132,8 @@ def test_exported_svg_puts_the_curves_where_the_axes_say(qtbot, tmp_path):
     ks = np.arange(1, 11)
     curve = SimpleNamespace(ks=ks, upper={"basic": 0.1 * ks}, lower={"basic": None})
     plot.set_curve(curve, plan_k=5, epsilon_g=0.25)
+    plot.show()                                  # laid out, as the tab File > Export Plot saves
+    qtbot.waitExposed(plot)
     target = tmp_path / "cost.svg"
     export_plot(plot.view, target)               # what File > Export Plot writes
     shapes, labels = svg_reading.read(target)

@@ -112,5 +112,5 @@ def test_a_version_1_file_opens_with_a_note_in_the_status_bar(qtbot, window, tmp
     path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0},
                                 "statistics": [{"name": "a", "epsilon": 0.5}]}))
     window.document.open_path(path, confirm=False)
-    assert "format_version 1" in window.status.label.full_text()
+    assert "saving writes format_version 2" in window.status.label.full_text()
     assert files.FORMAT_VERSION == 2
