@@ -55,6 +55,26 @@ def collect_garbage_on_the_gui_thread(qapp):
 
 
 @pytest.fixture(autouse=True)
+def no_unexpected_error_box(monkeypatch):
+    """An error box no test asked for fails the test at once with its text: a real one is modal
+    and would hang the run until its timeout. A test that expects one patches it itself."""
+    from PySide6.QtWidgets import QMessageBox
+
+    shown: list[str] = []
+
+    def record(kind: str):
+        def box(parent, title, text, *args, **kwargs):
+            shown.append(f"{kind} {title!r}: {text}")
+            return QMessageBox.StandardButton.Ok
+        return staticmethod(box)
+
+    monkeypatch.setattr(QMessageBox, "warning", record("warning"))
+    monkeypatch.setattr(QMessageBox, "critical", record("critical"))
+    yield shown
+    assert not shown, f"an error box no test expected was shown: {shown}"
+
+
+@pytest.fixture(autouse=True)
 def isolated_settings(tmp_path, monkeypatch):
     """Every test gets its own settings file and app-data folder under tmp_path."""
     QSettings.setDefaultFormat(QSettings.Format.IniFormat)

@@ -109,8 +109,8 @@ def test_typing_an_epsilon_ends_the_target(qtbot, window):
 
 def test_a_version_1_file_opens_with_a_note_in_the_status_bar(qtbot, window, tmp_path):
     path = tmp_path / "old.dpplan"
-    path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0},
-                                "statistics": [{"name": "a", "epsilon": 0.5}]}))
+    path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6},
+                                "statistics": [{"name": "a", "kind": "count", "mechanism": "laplace", "epsilon": 0.5}]}))
     window.document.open_path(path, confirm=False)
     assert "saving writes format_version 2" in window.status.label.full_text()
     assert files.FORMAT_VERSION == 2

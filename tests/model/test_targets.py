@@ -129,8 +129,9 @@ def test_the_target_survives_save_and_reopen_and_is_met_there(tmp_path):
 
 def test_a_version_1_file_migrates_with_no_targets_and_says_so(tmp_path):
     path = tmp_path / "old.dpplan"
-    path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0},
-                                "statistics": [{"name": "a", "epsilon": 0.5, "held": True}]}))
+    path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-6},
+                                "statistics": [{"name": "a", "kind": "count", "mechanism": "laplace", "epsilon": 0.5,
+                                                "held": True}]}))
     plan = files.load_plan(path)
     assert plan[0].target_error is None and plan[0].held
     assert plan.notes and "saving writes format_version 2" in plan.notes[0]
@@ -140,9 +141,12 @@ def test_a_version_1_file_migrates_with_no_targets_and_says_so(tmp_path):
 def test_a_file_target_on_an_unpinned_statistic_is_not_a_target(tmp_path):
     """held false means free: the target is dropped (documented), never half-applied."""
     path = tmp_path / "x.dpplan"
-    path.write_text(json.dumps({"format_version": 2, "budget": {"epsilon": 1.0, "dataset_size": 100},
-                                "statistics": [{"name": "a", "epsilon": 0.5, "held": False,
-                                                "target_error": 3.0}, {"name": "b"}]}))
+    path.write_text(json.dumps({"format_version": 2,
+                                "budget": {"epsilon": 1.0, "delta": 1e-6, "dataset_size": 100},
+                                "statistics": [{"name": "a", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 0.5, "held": False, "target_error": 3.0},
+                                               {"name": "b", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 0.1}]}))
     assert files.load_plan(path)[0].target_error is None
 
 
