@@ -300,11 +300,16 @@ class PlanEditor(QObject):
             self.undo_stack.push(PlanStateCommand(self.plan, text, before, after))
 
     def _refuse(self, exc: PlanError, trial: Plan, row: Optional[int], field: Optional[str],
-                cause: Optional[Callable[[Plan], tuple[str, str]]], note: str = "") -> None:
+                cause: Optional[Callable[[Plan], tuple[str, str]]], note: str = "",
+                held_in: Optional[Plan] = None) -> None:
+        """``held_in``: the state exc's held indices number (the last waiting edit's, when edits
+        waited together); ``row`` numbers ``trial``'s statistics."""
         message = str(exc)
         if exc.held_indices and cause is not None:
             asked, remedy = cause(trial)
-            message = f"{asked}: {_others_named(message, exc.held_indices, row, trial)}; {remedy}"
+            held_in = trial if held_in is None else held_in
+            named = _others_named(message, exc.held_indices, row if held_in is trial else None, held_in)
+            message = f"{asked}: {named}; {remedy}"
         where_row = row if row is not None or field is not None else exc.index
         self._report(Refusal(message + note, where_row, field or exc.field))
 
@@ -316,7 +321,8 @@ class PlanEditor(QObject):
             note = (f" (the {len(pending.steps)} edits made before the redistribution answered "
                     f"were tried together and none was made: {pending.text})")
         for step, trial in zip(pending.steps, pending.trials):
-            self._refuse(exc, trial, step.row, step.field, step.cause if causes else None, note)
+            self._refuse(exc, trial, step.row, step.field, step.cause if causes else None, note,
+                         held_in=pending.trial)
 
     def _take_pending(self) -> Optional[_Pending]:
         pending, self._pending = self._pending, None

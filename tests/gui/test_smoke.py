@@ -90,6 +90,7 @@ def test_missing_icon_fails_the_smoke_test(qapp, capsys, monkeypatch):
     assert "FAILED at show window: the main window has no icon" in capsys.readouterr().err
 
 
+@pytest.mark.real_error_boxes
 def test_error_dialog_is_dismissed_and_reported(qapp, capsys, monkeypatch):
     # Reopening the saved plan fails: the window shows a warning box, which nobody can click
     # offscreen. The smoke test must close it, report what it said, and not hang.
