@@ -46,8 +46,9 @@ def test_target_by_number_and_refusals_name_the_problem(capsys, tmp_path):
 
 def test_a_version_1_file_has_no_targets_and_validate_says_it_was_migrated(capsys, tmp_path):
     path = tmp_path / "old.dpplan"
-    path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0},
-                                "statistics": [{"name": "a", "epsilon": 0.5, "held": True}]}))
+    path.write_text(json.dumps({"format_version": 1, "budget": {"epsilon": 1.0, "delta": 1e-5},
+                                "statistics": [{"name": "a", "kind": "count", "mechanism": "laplace",
+                                                "epsilon": 0.5, "held": True}]}))
     code, out, _ = run(capsys, "validate", path)
     assert code == 0 and "saving writes format_version 2" in out
     assert files.load_plan(path)[0].target_error is None
