@@ -1,0 +1,105 @@
+"""Discrete noise between two continuous noises (discrete_sandwich.py), and what uses it.
+
+A continuous twin is sound when its privacy profile is >= the discrete one's at every x (upper,
+plus tau_up) or <= it (lower, minus tau_lo): checked against exact 40-digit sums, at the points
+where the two differ most (the threshold on a half-integer for the Gaussian, every loss value for
+the Laplace). Then the calibration through the twin is checked by the exact profile bound, and the
+compositions that use the twins against the ones that keep every release discrete.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+
+from dpplanner.engine.mechanisms.discrete_sandwich import gaussian_twins, laplace_twins
+from test_discrete_kernels import dl_exact
+
+mpmath.mp.dps = 40
+
+
+def lap_profile(a, x):
+    """delta(x) of continuous Laplace noise whose loss lies in [-a, a]."""
+    a, x = mpmath.mpf(a), mpmath.mpf(x)
+    if x >= a:
+        return mpmath.mpf(0)
+    if x <= -a:
+        return 1 - mpmath.exp(x)
+    return 1 - mpmath.exp((x - a) / 2)
+
+
+def gauss_profile(mu, x):
+    mu, x = mpmath.mpf(mu), mpmath.mpf(x)
+    return mpmath.ncdf(mu / 2 - x / mu) - mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+
+
+class DiscreteGaussianProfile:
+    """delta(x) of DiscreteGaussian(sigma, S), exact to ~30 digits: the weights f(y) beyond 22 sd
+    left out (e^-242 of the mass), prefix sums of the rest, and delta(x) = (sum_{y <= n} f(y) -
+    e^x sum_{y <= n - S} f(y)) / Z, n the last integer with loss > x."""
+
+    def __init__(self, sigma: float, S: int) -> None:
+        self.sigma, self.S, self.w = sigma, S, int(22 * sigma) + 1
+        s2 = mpmath.mpf(sigma) ** 2
+        ys = range(-self.w - S, self.w + 1)
+        f = [mpmath.exp(-mpmath.mpf(y) ** 2 / (2 * s2)) for y in ys]
+        self.prefix = [mpmath.mpf(0)]
+        for v in f:
+            self.prefix.append(self.prefix[-1] + v)
+        self.z = self.below(self.w) - self.below(-self.w - 1)
+
+    def below(self, n: int):
+        """sum of f(y) over -w - S <= y <= n."""
+        return self.prefix[min(max(n + self.w + self.S + 1, 0), len(self.prefix) - 1)]
+
+    def __call__(self, x):
+        s2 = mpmath.mpf(self.sigma) ** 2
+        c = mpmath.mpf(self.S) / 2 - mpmath.mpf(x) * s2 / self.S        # loss(y) > x iff y < c
+        n = int(mpmath.ceil(c)) - 1
+        return (self.below(n) - mpmath.exp(x) * self.below(n - self.S)) / self.z
+
+
+@pytest.mark.parametrize("t, S", [(0.5, 1), (10.0, 1), (3.0, 2), (7.3, 5), (2.0, 40), (100.0, 37)])
+def test_discrete_laplace_lies_between_its_continuous_twins(t, S):
+    a_lo, a_hi = laplace_twins(t, S)
+    a = S / t
+    xs = [a * j / S for j in range(-S, S + 1)] + [a * f for f in (-1.3, -0.999, -0.4, 1e-3, 0.61, 0.999)]
+    for x in xs:          # the discrete profile's kinks are at the loss values j a / S
+        d = dl_exact(t, S, x)
+        assert lap_profile(a_lo, x) - 1e-35 <= d <= lap_profile(a_hi, x) + 1e-35, x
+    # and the upper twin is tight: at loss 0 (shift 1) it meets the discrete profile
+    if S == 1:
+        assert lap_profile(a_hi, 0.0) == pytest.approx(float(dl_exact(t, S, 0.0)), rel=1e-8)
+
+
+@pytest.mark.parametrize("sigma, S", [(64.0, 1), (64.5, 64), (100.0, 3), (150.0, 400)])
+def test_discrete_gaussian_lies_between_its_continuous_twins(sigma, S):
+    g = gaussian_twins(sigma, S)
+    assert g is not None
+    mu = S / sigma
+    exact = DiscreteGaussianProfile(sigma, S)
+    xs = []
+    for a in (-12, -5, -2, -0.5, 0, 0.5, 1, 3, 7):         # a = c / sigma: where the loss threshold is
+        base = math.floor(a * sigma)
+        # c on a half-integer (the discrete sum exceeds the integral most) and off it (least)
+        xs += [(S / 2 - (base + off)) * S / sigma ** 2 for off in (0.5, 0.0)]
+    closest_up, closest_lo = math.inf, math.inf
+    for x in xs:
+        d = exact(x)
+        hi = gauss_profile(1 / g.m_up, x) + g.tau_up
+        lo = gauss_profile(1 / g.m_lo, x) - g.tau_lo
+        assert lo <= d <= hi, x
+        mid = gauss_profile(mu, x)
+        if d > mid:
+            closest_up = min(closest_up, float((hi - d) / (hi - mid)))
+        if d < mid:
+            closest_lo = min(closest_lo, float((d - lo) / (mid - lo)))
+    # the twins are not loose either: each is reached to within a small factor of its correction
+    assert closest_up < 0.7 and closest_lo < 0.7
+
+
+def test_gaussian_twins_are_refused_below_their_range():
+    assert gaussian_twins(63.9, 1) is None
+    assert gaussian_twins(64.0, 10 ** 6) is None          # mu ~ 1.6e4: the shifts would not be small
