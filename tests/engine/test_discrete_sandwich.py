@@ -12,8 +12,14 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
+from dpplanner.engine import discrete_gaussian_sigma, discrete_laplace_scale
+from dpplanner.engine.memo import forget
+from dpplanner.engine.mechanisms import discrete_gaussian as dg_mod
+from dpplanner.engine.mechanisms.discrete_gaussian import dg_delta_upper
+from dpplanner.engine.mechanisms.discrete_laplace import discrete_laplace_scales
 from dpplanner.engine.mechanisms.discrete_sandwich import gaussian_twins, laplace_twins
 from test_discrete_kernels import dl_exact
 
@@ -103,3 +109,28 @@ def test_discrete_gaussian_lies_between_its_continuous_twins(sigma, S):
 def test_gaussian_twins_are_refused_below_their_range():
     assert gaussian_twins(63.9, 1) is None
     assert gaussian_twins(64.0, 10 ** 6) is None          # mu ~ 1.6e4: the shifts would not be small
+
+
+@pytest.mark.parametrize("eps, delta, S", [(0.5, 1e-5, 64), (0.05, 1e-6, 1), (1.0, 1e-9, 20), (0.2, 1e-8, 2 ** 20),
+                                           (3.0, 1e-6, 2 ** 40), (0.01, 1e-3, 7)])
+def test_discrete_gaussian_sigma_through_the_twin_is_certified_and_nearly_least(eps, delta, S):
+    forget()
+    sigma = discrete_gaussian_sigma(eps, delta, S)
+    assert sigma >= 64
+    assert dg_delta_upper(sigma, S, eps) <= delta
+    least = dg_mod._exact_sigma(eps, delta, S)        # the exact profile's least sigma, to ~1e-12
+    # the twin's shift (~0.06 / sigma^2) and the delta it leaves for its slack (2^-20 delta)
+    assert least <= sigma <= least * (1 + 0.1 / sigma ** 2 + 2e-6)
+
+
+def test_calibrations_in_one_pass_give_the_same_bits_as_one_at_a_time():
+    rng = np.random.default_rng(5)
+    eps = np.concatenate([rng.uniform(1e-3, 3.0, 200), [0.1, 0.25, 0.5, 1.0, 2.0 ** -20, 3.0]]).tolist()
+    shifts = [int(s) for s in rng.choice([1, 2, 3, 7, 1000, 2 ** 20, 2 ** 40], len(eps))]
+    scales = discrete_laplace_scales(eps, shifts)
+    assert scales.tolist() == [discrete_laplace_scale(e, s) for e, s in zip(eps, shifts)]
+    deltas = rng.choice([1e-9, 1e-6, 1e-5], len(eps)).tolist()
+    forget()
+    together = dg_mod.discrete_gaussian_sigmas(eps[:40], deltas[:40], shifts[:40]).tolist()
+    forget()
+    assert together == [discrete_gaussian_sigma(e, d, s) for e, d, s in zip(eps[:40], deltas[:40], shifts[:40])]

@@ -16,9 +16,9 @@ import numpy as np
 
 from ..optimal.lattice import LatticePMF
 from ..validation import mechanism_kind
-from .discrete_gaussian import discrete_gaussian_sigma
+from .discrete_gaussian import discrete_gaussian_sigmas
 from .discrete_gaussian_kernel import dg_kernel
-from .discrete_laplace import discrete_laplace_scale, dl_kernel, epsilon_bounds
+from .discrete_laplace import discrete_laplace_scales, dl_kernel, epsilon_bounds
 from .discrete_objects import DiscreteGaussian, DiscreteLaplace
 
 #: A typical truncation point of a discrete Gaussian's kernel (in sd), for lattice size estimates.
@@ -82,15 +82,21 @@ def discrete_mask(mech, eps) -> np.ndarray:
 
 
 def from_rows(eps, delta, mech) -> list[DiscreteRelease]:
-    """The discrete releases of these plan rows (each row's noise parameter calibrated)."""
-    out = []
-    for e, d, tag in zip(np.asarray(eps).tolist(), np.asarray(delta).tolist(), list(mech)):
-        kind, shift = mechanism_kind(tag)
-        if kind == "discrete-laplace":
-            out.append(DiscreteRelease("laplace", discrete_laplace_scale(e, shift), shift))
-        else:
-            out.append(DiscreteRelease("gaussian", discrete_gaussian_sigma(e, d, shift), shift))
-    return out
+    """The discrete releases of these plan rows (each row's noise parameter calibrated; equal rows
+    once, all Laplace rows in one pass and the Gaussian ones together)."""
+    rows = list(zip(np.asarray(eps).tolist(), np.asarray(delta).tolist(), [mechanism_kind(t) for t in mech]))
+    lap = sorted({(e, s) for e, _d, (kind, s) in rows if kind == "discrete-laplace"})
+    gau = sorted({(e, d, s) for e, d, (kind, s) in rows if kind != "discrete-laplace"})
+    known = {}
+    if lap:
+        t = discrete_laplace_scales([e for e, _ in lap], [s for _, s in lap])
+        known.update({("discrete-laplace", e, 0.0, s): DiscreteRelease("laplace", float(v), s)
+                      for (e, s), v in zip(lap, t.tolist())})
+    if gau:
+        sig = discrete_gaussian_sigmas(*zip(*gau))
+        known.update({("discrete-gaussian", e, d, s): DiscreteRelease("gaussian", float(v), s)
+                      for (e, d, s), v in zip(gau, sig.tolist())})
+    return [known[(kind, e, 0.0 if kind == "discrete-laplace" else d, s)] for e, d, (kind, s) in rows]
 
 
 def grouped(releases, mult) -> tuple[tuple, tuple]:
@@ -100,3 +106,4 @@ def grouped(releases, mult) -> tuple[tuple, tuple]:
         counts[r] = counts.get(r, 0) + int(k)
     keys = sorted(counts)
     return tuple(keys), tuple(counts[k] for k in keys)
+

@@ -21,7 +21,8 @@ from ..optimal.atoms import TINY, U
 from .discrete_objects import MAX_SIGMA, check_scale, check_shift
 from .gauss_sums import (DIRECT_SIGMA, direct_terms, run_sum_bounds, tail_z, theta_bounds, theta_direct,
                          upper_tail)
-from .gaussian import gaussian_multiplier
+from .discrete_sandwich import SIGMA_MIN, upper_terms
+from .gaussian import gaussian_multiplier, gaussian_multipliers
 
 
 def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> float:
@@ -62,23 +63,83 @@ def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> fl
 
 
 #: Calibrations made: (eps, delta, S) -> sigma.
-_SIGMAS = Memo(1 << 12)
+_SIGMAS = Memo(1 << 14)
+#: Where the continuous twin calibrates, its slack may take this share of delta.
+_TAU_SHARE = 2.0 ** -21
 
 
 def discrete_gaussian_sigma(epsilon, delta, shift=1) -> float:
-    """The sigma (lattice units) at which discrete Gaussian noise with shift S is (eps, delta)-DP
-    by its exact privacy profile: the least such sigma to ~1e-12 relative, rounded up (the value
-    returned is certified by dg_delta_upper). The one home of this calibration."""
+    """The sigma (lattice units) at which discrete Gaussian noise with shift S is (eps, delta)-DP,
+    rounded up so that it is certified: from sigma = 64 on, through its continuous twin
+    (discrete_sandwich.py: at most ~0.06 / sigma^2 relative above the least sigma, e.g. 2e-5 at
+    64, 1e-29 on a 2^-40 lattice), below by its exact profile, the least sigma to ~1e-12. The one
+    home of this calibration (``discrete_gaussian_sigmas`` gives the same bits for arrays)."""
     S = check_shift(shift, "discrete Gaussian")
+    eps, d = _check_eps_delta(epsilon, delta)
+    return float(discrete_gaussian_sigmas([eps], [d], [S])[0])
+
+
+def _check_eps_delta(epsilon, delta) -> tuple[float, float]:
     eps, d = float(epsilon), float(delta)
     if not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"epsilon = {epsilon!r} is not allowed; discrete Gaussian noise needs a finite epsilon > 0")
     if not (0.0 < d < 1.0):
         raise ValueError(f"delta = {delta!r} is not allowed; discrete Gaussian noise needs 0 < delta < 1")
-    key = (eps, d, S)
-    known = _SIGMAS.get(key)
-    if known is not None:
-        return known
+    return eps, d
+
+
+def discrete_gaussian_sigmas(epsilons, deltas, shifts) -> np.ndarray:
+    """discrete_gaussian_sigma of each (epsilon, delta, shift), checked, remembered and calibrated
+    together where the continuous twin serves (one vectorised analytic-Gaussian calibration)."""
+    keys = []
+    for e, dl, k in zip(list(epsilons), list(deltas), list(shifts)):
+        keys.append((*_check_eps_delta(e, dl), check_shift(k, "discrete Gaussian")))
+    out = np.array([math.nan if (v := _SIGMAS.get(key)) is None else v for key in keys], dtype=float)
+    todo = sorted({key for key, v in zip(keys, out.tolist()) if math.isnan(v)})
+    if todo:
+        found = dict(zip(todo, _twin_sigmas(todo)))
+        for key, v in found.items():
+            found[key] = v if v is not None else _exact_sigma(*key)
+        _SIGMAS.put_all(found.items())
+        out = np.array([found.get(key, v) for key, v in zip(keys, out.tolist())], dtype=float)
+    return out
+
+
+def _twin_sigmas(keys) -> list:
+    """Per (eps, delta, S): the sigma certified through the continuous twin, or None where that
+    does not serve (sigma < 64, or a slack above _TAU_SHARE delta). With m_G the analytic Gaussian's
+    multiplier for (eps, delta (1 - 2^-20)), sigma = S m_G (1 + s_hi) rounded up: then
+    delta_DG(eps) <= delta_G(S (1 + s_hi) / sigma) + tau_up <= delta (1 - 2^-20) + tau_up <= delta.
+    s_hi and tau_up are read at sigma0 = S m(eps, delta) <= sigma (they only shrink as sigma
+    grows) and checked again at the sigma returned."""
+    eps, dl, S = (np.array(c, dtype=float) for c in zip(*keys))
+    sigma0 = S * gaussian_multipliers(eps, dl) * (1 - 4 * U)
+    out: list = [None] * len(keys)
+    cand = []
+    for i, (s0, k, d) in enumerate(zip(sigma0.tolist(), S.tolist(), dl.tolist())):
+        terms = upper_terms(s0, int(k)) if s0 >= SIGMA_MIN and s0 <= MAX_SIGMA else None
+        if terms is not None and terms[1] <= _TAU_SHARE * d:
+            cand.append((i, terms[0]))
+    if not cand:
+        return out
+    idx = [i for i, _ in cand]
+    target = dl[idx] * (1 - 2.0 ** -20)
+    m_g = gaussian_multipliers(eps[idx], target)
+    for (i, s_hi), m in zip(cand, m_g.tolist()):
+        k = int(S[i])
+        sigma = math.nextafter(k * m * (1 + s_hi) * (1 + 16 * U), math.inf)
+        final = upper_terms(sigma, k)
+        if not (k * 2.0 ** -10 <= sigma <= min(k * 2.0 ** 64, MAX_SIGMA) and final is not None):
+            continue
+        # the multiplier of the upper twin at this sigma is at least m_G, its slack within the share
+        m_up = sigma / k / (1 + final[0]) * (1 - 8 * U)
+        if m_up >= m and final[1] <= _TAU_SHARE * dl[i]:
+            out[i] = sigma
+    return out
+
+
+def _exact_sigma(eps: float, d: float, S: int) -> float:
+    """The least sigma certified by dg_delta_upper, to ~1e-12 relative (a false-position search)."""
 
     def g(sig: float) -> float:          # log delta_up - log delta: <= 0 where sig is enough noise
         v = dg_delta_upper(sig, S, eps, 1e-12 * d)   # (tails beyond Phi(-z) <= 1e-12 delta: bounded)
@@ -126,6 +187,4 @@ def discrete_gaussian_sigma(epsilon, delta, shift=1) -> float:
             lo, g_lo = x, g_x
             g_hi = g_hi / 2 if kept == 1 else g_hi
             kept = 1
-    sigma = check_scale(hi, S, "DiscreteGaussian", "sigma")
-    _SIGMAS.put(key, sigma)
-    return sigma
+    return check_scale(hi, S, "DiscreteGaussian", "sigma")

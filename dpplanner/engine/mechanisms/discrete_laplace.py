@@ -71,6 +71,37 @@ def discrete_laplace_scale(epsilon, shift=1) -> float:
     return check_scale(t, s, "DiscreteLaplace", "scale")
 
 
+def discrete_laplace_scales(epsilons, shifts) -> np.ndarray:
+    """discrete_laplace_scale of each (epsilon, shift), bit for bit (the same checks, the same
+    rounding up), in one pass: t = S / eps is correctly rounded, and t eps >= S is decided exactly
+    by Dekker's product (t eps = p + e with p = fl(t eps), e exact: no overflow or underflow at
+    these ranges), where discrete_laplace_scale uses rational arithmetic."""
+    eps = np.array([_real(e, "epsilon") for e in epsilons], dtype=float)
+    S = np.array([check_shift(k, "discrete Laplace") for k in shifts], dtype=float)
+    bad = ~((eps > 0) & np.isfinite(eps))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        t = S / eps
+        p, e = _two_product(t, eps)
+        short = (p < S) | ((p == S) & (e < 0)) | ((p > S) & (p - S < -e))     # t eps < S exactly
+    t = np.where(short & np.isfinite(t), np.nextafter(t, np.inf), t)
+    out_of_range = bad | ~np.isfinite(t) | ~((S * 2.0 ** -10 <= t) & (t <= S * 2.0 ** 64))
+    if out_of_range.any():       # the scalar function raises the right message
+        i = int(np.flatnonzero(out_of_range)[0])
+        discrete_laplace_scale(float(eps[i]) if not bad[i] else list(epsilons)[i], int(S[i]))
+    return t
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(p, e) with p = fl(a b) and p + e = a b exactly (Dekker / Veltkamp splitting)."""
+    p = a * b
+    c = 134217729.0          # 2^27 + 1
+    a_hi = a * c - (a * c - a)
+    b_hi = b * c - (b * c - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    e = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    return p, e
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def directed_ratio(num: int, den: float, up: bool) -> float:
     """num / den rounded up (or down), checked in rational arithmetic (remembered: the bracket
