@@ -15,8 +15,10 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpplanner.engine import discrete_gaussian_sigma, discrete_laplace_scale
+from dpplanner.engine import (DiscreteGaussian, DiscreteLaplace, compose, compose_mechanisms, curve,
+                              discrete_gaussian_sigma, discrete_laplace_scale, privacy_profile)
 from dpplanner.engine.memo import forget
+from dpplanner.engine.mechanisms import discrete as disc_mod
 from dpplanner.engine.mechanisms import discrete_gaussian as dg_mod
 from dpplanner.engine.mechanisms.discrete_gaussian import dg_delta_upper
 from dpplanner.engine.mechanisms.discrete_laplace import discrete_laplace_scales
@@ -134,3 +136,57 @@ def test_calibrations_in_one_pass_give_the_same_bits_as_one_at_a_time():
     together = dg_mod.discrete_gaussian_sigmas(eps[:40], deltas[:40], shifts[:40]).tolist()
     forget()
     assert together == [discrete_gaussian_sigma(e, d, s) for e, d, s in zip(eps[:40], deltas[:40], shifts[:40])]
+
+
+def _all_discrete(monkeypatch):
+    """No release composed as its continuous twin (the exact discrete PLDs throughout)."""
+    monkeypatch.setattr(disc_mod, "TWIN_WIDTH_SHARE", 0.0)
+    forget()
+
+
+def _lattice_plan():
+    """Releases as OpenDP adds them to real values: shifts of 2^4 to 2^40 lattice units."""
+    S = [2 ** 40, 2 ** 20, 19, 2 ** 33]
+    mechs = [DiscreteLaplace(discrete_laplace_scale(0.05, S[0]), S[0]),
+             DiscreteGaussian(discrete_gaussian_sigma(0.2, 1e-8, S[1]), S[1]),
+             DiscreteLaplace(discrete_laplace_scale(0.1, 1), 1),
+             DiscreteGaussian(discrete_gaussian_sigma(0.3, 1e-7, S[2]), S[2]),
+             DiscreteLaplace(discrete_laplace_scale(0.02, S[3]), S[3])]
+    return mechs, [3, 5, 2, 4, 10]
+
+
+@pytest.mark.parametrize("eta", [1e-2, 1e-3])
+def test_twin_brackets_overlap_the_all_discrete_ones(eta, monkeypatch):
+    mechs, mult = _lattice_plan()
+    forget()
+    fast = compose_mechanisms(mechs, 1e-6, eta=eta, multiplicities=mult)
+    _all_discrete(monkeypatch)
+    slow = compose_mechanisms(mechs, 1e-6, eta=eta, multiplicities=mult)
+    # both hold the exact total: they overlap; the twins cost at most their share of eta
+    assert fast.epsilon_lower <= slow.epsilon and slow.epsilon_lower <= fast.epsilon
+    assert fast.epsilon - fast.epsilon_lower <= eta
+    assert fast.epsilon <= slow.epsilon_lower + eta
+
+
+def test_plan_totals_curves_and_profiles_with_twins_overlap_the_all_discrete_ones(monkeypatch):
+    eps = [0.05, 0.2, 0.1, 0.3, 0.02, 0.08]
+    deltas = [0.0, 1e-8, 0.0, 1e-7, 0.0, 1e-9]
+    tags = ["discrete-laplace:1099511627776", "discrete-gaussian:1048576", "discrete-laplace",
+            "discrete-gaussian:19", "discrete-laplace:8589934592", "discrete-gaussian:64"]
+    mult = [3, 5, 2, 4, 10, 2]
+
+    def run():
+        forget()
+        total = compose(eps, deltas, 1e-6, theorem="pld", mechanisms=tags, multiplicities=mult, eta=1e-3)
+        c = curve(eps, deltas, 1e-6, mechanisms=tags, multiplicities=mult, theorems=["pld"], points=30)
+        p = privacy_profile(eps, deltas, mechanisms=tags, multiplicities=mult, eps_values=[0.5, 1.0, 2.0])
+        return total, c, p
+
+    total, c, p = run()
+    _all_discrete(monkeypatch)
+    total_d, c_d, p_d = run()
+    assert np.all(p.delta_lower <= p_d.delta_upper) and np.all(p_d.delta_lower <= p.delta_upper)
+    assert total.epsilon_lower <= total_d.epsilon and total_d.epsilon_lower <= total.epsilon
+    assert np.array_equal(c.ks, c_d.ks)
+    assert np.all(c.lower["pld"] <= c_d.upper["pld"]) and np.all(c_d.lower["pld"] <= c.upper["pld"])
+    assert c.upper["pld"][-1] >= total.epsilon_lower

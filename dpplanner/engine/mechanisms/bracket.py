@@ -58,6 +58,8 @@ class Twins:
     delta_bar_hi: float  # rounded up: the lower twin is read there
     disc: tuple = ()     # discrete.DiscreteRelease, merged and sorted (both twins from each)
     disc_mult: tuple = ()
+    tau_up: float = 0.0  # slacks of discrete releases composed as continuous twins (already
+    tau_lo: float = 0.0  # taken off delta_bar / added to delta_bar_hi; a delta read adds them)
 
     @property
     def unbounded(self) -> bool:

@@ -12,19 +12,24 @@ import numpy as np
 from ..delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from ..types import CancelToken, Composition, ProgressCallback
 from ..validation import validate_delta_g, validate_eta
+from ..optimal.atoms import U
 from .bracket import Twins, gaussian_params, laplace_params
 from .ladder import bracket
-from .discrete import from_object, grouped as discrete_grouped
+from .discrete import continuous_twins, from_object, grouped as discrete_grouped
 from .objects import DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace, validate_mechanisms
 
 
 def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta_g: float,
-          disc=(), disc_mult=()) -> tuple[Optional[Twins], Optional[str]]:
+          disc=(), disc_mult=(), eta: float = 0.0, twin_delta: Optional[float] = None
+          ) -> tuple[Optional[Twins], Optional[str]]:
     """The Twins to bracket, or (None, reason) when the EpsDelta deltas alone exceed delta_g.
 
     lap_a = (a_up, a_lo) arrays bracketing each Laplace release's 1/m; gauss_m = (m_lo, m_hi)
     arrays bracketing each Gaussian's multiplier (m_lo gives the upper bound: less noise);
-    disc: discrete.DiscreteRelease per discrete release, disc_mult their multiplicities."""
+    disc: discrete.DiscreteRelease per discrete release, disc_mult their multiplicities; those
+    that are nearly continuous join the Laplace and Gaussian columns as their continuous twins
+    where that costs at most a small share of ``eta`` (discrete.continuous_twins; 0: none do) and
+    of ``twin_delta`` (default: the delta_bar the upper twin is read at)."""
     rr_eps, rr_delta = np.asarray(rr_eps, dtype=float), np.asarray(rr_delta, dtype=float)
     rr_mult = np.asarray(rr_mult, dtype=np.int64)
     # Every sum below runs over equal parameters merged, in sorted order: the same releases give
@@ -35,15 +40,21 @@ def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta
     if db < 0:
         forced = float(total_delta_up(0.0, log_survival(ds, d_mult)))
         return None, infeasible_reason(delta_g, forced)
-    a_up, up_mult = _grouped(lap_a[0], lap_mult)
-    a_lo, lo_mult = _grouped(lap_a[1], lap_mult)
-    mu_up = gaussian_params(*_grouped(gauss_m[0], gauss_mult))[0]
-    mu_lo = gaussian_params(*_grouped(gauss_m[1], gauss_mult))[1]
+    d_rel, d_mult = discrete_grouped(disc, disc_mult)
+    cont = continuous_twins(d_rel, d_mult, float(db if twin_delta is None else min(db, twin_delta)), eta)
+    lap_k = np.concatenate([np.asarray(lap_mult, dtype=np.int64), np.asarray(cont.lap_mult, dtype=np.int64)])
+    a_up, up_mult = _grouped(np.concatenate([np.asarray(lap_a[0], dtype=float), cont.lap_hi]), lap_k)
+    a_lo, lo_mult = _grouped(np.concatenate([np.asarray(lap_a[1], dtype=float), cont.lap_lo]), lap_k)
+    g_k = np.concatenate([np.asarray(gauss_mult, dtype=np.int64), np.asarray(cont.gauss_mult, dtype=np.int64)])
+    mu_up = gaussian_params(*_grouped(np.concatenate([np.asarray(gauss_m[0], dtype=float), cont.gauss_up]), g_k))[0]
+    mu_lo = gaussian_params(*_grouped(np.concatenate([np.asarray(gauss_m[1], dtype=float), cont.gauss_lo]), g_k))[1]
     keep = rr_eps > 0  # an RR(0) release has no loss
     rr_eps, rr_mult = _grouped(rr_eps[keep], rr_mult[keep])
-    d_rel, d_mult = discrete_grouped(disc, disc_mult)
-    return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, float(db), float(db_hi),
-                 d_rel, d_mult), None
+    # the twins' slacks: the upper twin is read tau_up lower, the lower twin tau_lo higher
+    db_up = (float(db) - cont.tau_up) * (1 - 2 * U) if cont.tau_up else float(db)
+    db_lo = (float(db_hi) + cont.tau_lo) * (1 + 2 * U) if cont.tau_lo else float(db_hi)
+    return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, db_up, db_lo,
+                 cont.rest, cont.rest_mult, cont.tau_up, cont.tau_lo), None
 
 
 def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
@@ -114,5 +125,5 @@ def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=No
     if not lap_m and not g_m and not disc:
         return _generic(*cols[EpsDelta], delta_g, eta, cancel, progress)
     r, reason = twins(laplace_params(lap_m), lap_k, (np.array(g_m), np.array(g_m)), g_k, *cols[EpsDelta],
-                      delta_g, disc, disc_mult)
+                      delta_g, disc, disc_mult, eta)
     return compose_releases(r, reason, delta_g, eta, cancel, progress)

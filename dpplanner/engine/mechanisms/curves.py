@@ -27,7 +27,7 @@ from ..optimal.prefix_reads import upper_root_from
 from .bracket import _gaussian_root, aligned_step, lattice_points
 from .ladder import CHEAP_POINTS, bracket
 from .composition import twins
-from .discrete import discrete_mask, from_rows
+from .discrete import choose_twins, discrete_mask, from_rows, grouped
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 from .readout import BATCH_ATOMS, mixed_roots
@@ -103,9 +103,18 @@ def pld_curve(inputs):
     ones = np.ones(k_last, dtype=np.int64)
     a = eps[head][lap[head]]
     d_head = [d for d in disc[:k_last] if d is not None]
+    db_min = float(dbars[feasible].min())
+    eta = float(inputs.eta)
     r, _ = twins((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
                  m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
-                 delta[head][ed[head]], ones[ed[head]], delta_g, d_head, [1] * len(d_head))
+                 delta[head][ed[head]], ones[ed[head]], delta_g, d_head, [1] * len(d_head), eta, db_min)
+    # the discrete rows the whole plan's bracket composes as continuous twins: the same here
+    rows = _Rows(eps, lap, gau, m, disc, d_head, db_min, eta)
+    lap, gau, disc = rows.lap, rows.gau, rows.disc
+    tau_up, tau_lo = cumsum_up(rows.tau_up)[ks - 1], cumsum_up(rows.tau_lo)[ks - 1]
+    dbars = np.where(tau_up > 0, (dbars - tau_up) * (1 - 2 * U), dbars)
+    dbars_hi = np.where(tau_lo > 0, (dbars_hi + tau_lo) * (1 + 2 * U), dbars_hi)
+    feasible = dbars >= 0
     want_lower = getattr(inputs, "want_lower", True)
     full = bracket(r, float(inputs.eta), cancel) if r is not None else None
     step = 0.0 if full is None else full.step
@@ -115,12 +124,14 @@ def pld_curve(inputs):
         upper = inputs.optimal()[0] if hasattr(inputs, "optimal") else upper
         return upper, np.zeros(ks.size)
     with np.errstate(divide="ignore"):
-        inv2 = np.where(gau, 1.0 / np.where(gau, m, 1.0) ** 2, 0.0)
-    mu2_up = cumsum_up(inv2 * (1 + 8 * U))[ks - 1]
-    mu2_lo = np.cumsum(inv2 * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
+        inv2_up = np.where(gau, 1.0 / np.where(gau, rows.m_up, 1.0) ** 2, 0.0)
+        inv2_lo = np.where(gau, 1.0 / np.where(gau, rows.m_lo, 1.0) ** 2, 0.0)
+    mu2_up = cumsum_up(inv2_up * (1 + 8 * U))[ks - 1]
+    mu2_lo = np.cumsum(inv2_lo * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
     db_min = float(dbars[feasible].min())
     n_ops = k_last + ks.size + 4
-    shape = _root_shape(eps, lap | ed | np.array([d is not None for d in disc], dtype=bool), gau, m, ks, dbars)
+    shape = _root_shape(eps, lap | ed | np.array([d is not None for d in disc], dtype=bool), gau, rows.m_up,
+                        ks, dbars)
 
     def read_all(step: float, is_upper: bool, done: float, share: float, keep=None):
         """One twin's bounds at every k on lattice ``step`` (progress from ``done``, ``share`` wide).
@@ -147,10 +158,18 @@ def pld_curve(inputs):
                     batch.append(kernels[key])
                     pure += disc[q].pure(is_upper)
                     rest = True
-                elif lap[q] or (ed[q] and eps[q] > 0):
-                    key = (float(eps[q]), bool(lap[q]))
+                elif lap[q]:
+                    a_q = float(rows.a_up[q] if is_upper else rows.a_lo[q])
+                    key = (a_q, True)
                     if key not in kernels:  # equal releases share one kernel
-                        kernels[key] = _kernel(eps[q], bool(lap[q]), step, is_upper)
+                        kernels[key] = laplace_upper(a_q, step) if is_upper else laplace_lower(a_q, step)
+                    batch.append(kernels[key])
+                    pure += a_q
+                    rest = True
+                elif ed[q] and eps[q] > 0:
+                    key = (float(eps[q]), False)
+                    if key not in kernels:
+                        kernels[key] = rr_upper(float(eps[q]), step) if is_upper else rr_lower(float(eps[q]), step)
                     batch.append(kernels[key])
                     pure += float(_up2(eps[q]) if is_upper else _down2(eps[q]))
                     rest = True
@@ -215,10 +234,31 @@ def _down2(a):
     return np.nextafter(np.nextafter(a, 0.0), 0.0)
 
 
-def _kernel(e: float, laplace: bool, step: float, upper: bool) -> LatticePMF:
-    if laplace:
-        return laplace_upper(float(_up2(e)), step) if upper else laplace_lower(float(_down2(e)), step)
-    return rr_upper(float(e), step) if upper else rr_lower(float(e), step)
+class _Rows:
+    """The per-query columns of a curve, with the discrete rows that the whole plan's bracket
+    composes as continuous twins (discrete.choose_twins, on the same releases, delta_bar and eta)
+    turned into Laplace / Gaussian rows: a_up / a_lo per Laplace row (the continuous ones' a
+    bracketed by two ulps), m_up / m_lo per Gaussian row (the upper twin's multiplier, the lower
+    one's) and the twins' slacks tau_up / tau_lo per row."""
+
+    def __init__(self, eps, lap, gau, m, disc, d_head, delta_bar: float, eta: float) -> None:
+        n = eps.size
+        self.lap, self.gau, self.disc = lap.copy(), gau.copy(), list(disc)
+        self.a_up, self.a_lo = np.where(lap, _up2(eps), 0.0), np.where(lap, _down2(eps), 0.0)
+        self.m_up, self.m_lo = m.copy(), m.copy()
+        self.tau_up, self.tau_lo = np.zeros(n), np.zeros(n)
+        rel, mult = grouped(d_head, [1] * len(d_head))
+        twin_of = {rel[i]: t for i, t in choose_twins(rel, mult, delta_bar, eta).items()}
+        for q, d in enumerate(disc):
+            t = twin_of.get(d) if d is not None else None
+            if t is None:
+                continue
+            self.disc[q] = None
+            if d.kind == "laplace":
+                self.lap[q], self.a_lo[q], self.a_up[q] = True, t[0], t[1]
+            else:
+                self.gau[q], self.m_up[q], self.m_lo[q] = True, t.m_up, t.m_lo
+                self.tau_up[q], self.tau_lo[q] = t.tau_up, t.tau_lo
 
 
 def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, below: float = 0.0):

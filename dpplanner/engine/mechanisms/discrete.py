@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..optimal.atoms import U
 from ..optimal.lattice import LatticePMF
 from ..validation import mechanism_kind
 from .discrete_gaussian import discrete_gaussian_sigmas
 from .discrete_gaussian_kernel import dg_kernel
 from .discrete_laplace import discrete_laplace_scales, dl_kernel, epsilon_bounds
 from .discrete_objects import DiscreteGaussian, DiscreteLaplace
+from .discrete_sandwich import gaussian_twins, laplace_twins
 
 #: A typical truncation point of a discrete Gaussian's kernel (in sd), for lattice size estimates.
 _Z_TYPICAL = 10.0
@@ -107,3 +109,72 @@ def grouped(releases, mult) -> tuple[tuple, tuple]:
     keys = sorted(counts)
     return tuple(keys), tuple(counts[k] for k in keys)
 
+
+#: What continuous twins may add to a bracket's width (a share of eta) and to delta (a share of
+#: delta_bar, as tau): within these, the near-continuous releases are composed as their twins.
+TWIN_WIDTH_SHARE = 1 / 32
+TWIN_DELTA_SHARE = 2.0 ** -10
+
+
+@dataclass(frozen=True)
+class ContinuousTwins:
+    """Discrete releases taken over by continuous twins (discrete_sandwich.py): Laplace a_hi (upper
+    twin) and a_lo (lower) with multiplicities; Gaussian multipliers m_up (upper twin, less noise)
+    and m_lo with multiplicities; the slacks tau_up / tau_lo (already multiplied out); and the
+    releases that stay discrete."""
+
+    lap_hi: tuple = ()
+    lap_lo: tuple = ()
+    lap_mult: tuple = ()
+    gauss_up: tuple = ()
+    gauss_lo: tuple = ()
+    gauss_mult: tuple = ()
+    tau_up: float = 0.0
+    tau_lo: float = 0.0
+    rest: tuple = ()
+    rest_mult: tuple = ()
+
+
+def choose_twins(releases, mult, delta_bar: float, eta: float) -> dict:
+    """{index: twin} of the releases that compose as their continuous twins: those whose twins
+    cost least, as long as all of them together add at most TWIN_WIDTH_SHARE eta to the bracket's
+    width (each: its multiplicity times a_hi - a_lo, or mu_hi - mu_lo) and their slacks at most
+    TWIN_DELTA_SHARE delta_bar. A twin is (a_lo, a_hi) for a discrete Laplace, a GaussianTwins for a
+    discrete Gaussian. None where delta_bar = 0 (pure plans keep their exact sum)."""
+    if not (delta_bar > 0 and eta > 0):
+        return {}
+    cands = []
+    for i, (d, k) in enumerate(zip(releases, mult)):
+        if d.kind == "laplace":
+            lo, hi = laplace_twins(d.param, d.shift)
+            cands.append((k * (hi - lo), i, (lo, hi), 0.0, 0.0))
+        else:
+            g = gaussian_twins(d.param, d.shift)
+            if g is not None:
+                cands.append((k * g.width, i, g, k * g.tau_up, k * g.tau_lo))
+    width, ups, los, taken = 0.0, [], [], {}
+    for cost, i, twin, t_up, t_lo in sorted(cands, key=lambda c: (c[0], c[1])):
+        over = max(math.fsum(ups + [t_up]), math.fsum(los + [t_lo])) > TWIN_DELTA_SHARE * delta_bar
+        if width + cost > TWIN_WIDTH_SHARE * eta or over:
+            break
+        width = width + cost
+        ups.append(t_up), los.append(t_lo)
+        taken[i] = twin
+    return taken
+
+
+def continuous_twins(releases, mult, delta_bar: float, eta: float) -> ContinuousTwins:
+    """The releases (merged, sorted) split by choose_twins: the twins' columns and slacks, and
+    the releases that stay discrete."""
+    taken = choose_twins(releases, mult, delta_bar, eta)
+    lap = [(taken[i][0], taken[i][1], mult[i]) for i in sorted(taken) if releases[i].kind == "laplace"]
+    gau = [(taken[i].m_up, taken[i].m_lo, mult[i]) for i in sorted(taken) if releases[i].kind == "gaussian"]
+    rest = [i for i in range(len(releases)) if i not in taken]
+    ups = [taken[i].tau_up * mult[i] for i in sorted(taken) if releases[i].kind == "gaussian"]
+    los = [taken[i].tau_lo * mult[i] for i in sorted(taken) if releases[i].kind == "gaussian"]
+    return ContinuousTwins(tuple(x[1] for x in lap), tuple(x[0] for x in lap), tuple(x[2] for x in lap),
+                           tuple(x[0] for x in gau), tuple(x[1] for x in gau), tuple(x[2] for x in gau),
+                           # (each product k tau is within an ulp, the sums correctly rounded: 8 U
+                           # covers both)
+                           math.fsum(ups) * (1 + 8 * U), math.fsum(los) * (1 + 8 * U),
+                           tuple(releases[i] for i in rest), tuple(mult[i] for i in rest))

@@ -44,9 +44,9 @@ def _split(plan: Releases):
     return lap, gau, ed
 
 
-def plan_releases(eps, delta, mult, lap, gau, ed, delta_g, mech=()):
+def plan_releases(eps, delta, mult, lap, gau, ed, delta_g, mech=(), eta: float = 0.0, twin_delta=None):
     """(Twins or None, reason) of the tagged rows, parameters bracketed for both twins (``mech``:
-    the rows' tags, for the discrete ones)."""
+    the rows' tags, for the discrete ones; ``eta``: what their continuous twins may cost)."""
     a = eps[lap]
     a_up = np.nextafter(np.nextafter(a, np.inf), np.inf)
     a_lo = np.nextafter(np.nextafter(a, 0.0), 0.0)
@@ -54,7 +54,7 @@ def plan_releases(eps, delta, mult, lap, gau, ed, delta_g, mech=()):
     disc = discrete_mask(mech, eps) if len(mech) else np.zeros(eps.size, dtype=bool)
     d_rel = from_rows(eps[disc], delta[disc], np.asarray(mech)[disc]) if disc.any() else []
     return twins((a_up, a_lo), mult[lap], (m * (1 - 2 * U), m * (1 + 2 * U)), mult[gau],
-                 eps[ed], delta[ed], mult[ed], delta_g, d_rel, mult[disc].tolist())
+                 eps[ed], delta[ed], mult[ed], delta_g, d_rel, mult[disc].tolist(), eta, twin_delta)
 
 
 #: Whole pld totals, keyed by what was composed: an allocation's last composition is asked for again
@@ -88,7 +88,7 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
     disc = discrete_mask(plan.mech, plan.eps)
     if not (lap.any() or gau.any() or disc.any()):
         return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
-    r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g, plan.mech)
+    r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g, plan.mech, eta)
     result = _never_above_zcdp(compose_releases(r, reason, delta_g, eta, cancel, progress), plan, delta_g)
     if result.epsilon <= _optimal_floor(plan, lap | gau | disc, ed, delta_g, result, cancel):
         return replace(result, seconds=time.perf_counter() - start)
@@ -201,7 +201,8 @@ def pld_delta(plan: Releases, eps_values, eta: float):
     eps_values = np.asarray(eps_values, dtype=float)
     lap, gau, ed = _split(plan)
     log_surv = log_survival(plan.delta[ed], plan.mult[ed])
-    r, _ = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, 0.5, plan.mech)
+    # (continuous twins' slacks within a share of the profile's middling delta, not of 0.5)
+    r, _ = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, 0.5, plan.mech, eta, PROFILE_DELTA)
     if r.a_up.size == 0 and r.rr_eps.size == 0 and not r.disc:
         from .gaussian import log_delta_bounds
         if r.mu_up == 0:
@@ -219,5 +220,7 @@ def pld_delta(plan: Releases, eps_values, eta: float):
             lo = mixed_delta(lo_atoms, r.mu_lo, eps_values, False)
         else:
             up, lo = delta_at(up_atoms, eps_values), delta_at(lo_atoms, eps_values)
+    if r.tau_up or r.tau_lo:    # discrete releases composed as continuous twins: their slacks
+        up, lo = (up + r.tau_up) * (1 + 2 * U), np.maximum((lo - r.tau_lo) * (1 - 2 * U), 0.0)
     return (np.atleast_1d(total_delta_up(np.clip(up, 0.0, 1.0), log_surv)),
             np.atleast_1d(total_delta_down(np.clip(lo, 0.0, 1.0), log_surv)))
