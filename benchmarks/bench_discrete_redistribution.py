@@ -1,0 +1,99 @@
+"""Redistribution with OpenDP (discrete) noise beside continuous noise, on the shipped examples.
+
+Run: .venv/bin/python benchmarks/run.py discrete_redistribution   (or `make bench`)
+
+What the window's automatic redistribution costs in the engine, without the window: each example
+with every statistic's noise set to OpenDP's (discrete) and, alternating in the same run, to the
+continuous one. An edit is a statistic's weight changed by 5 %, the plan redistributed under its
+theorem, then every theorem's total and the 100-point cost curve (what an edit must update). Two
+figures per example and noise, wall and CPU time:
+- first edit: the first edit after opening, cold (the engine's memories emptied before it);
+- edits: the median of the next EDITS edits in a row (the engine keeps its memories between
+  edits, as in the window).
+Target: OpenDP noise costs at most twice the continuous noise (CPU time, the same run). The
+window's own edit -> plot rows (bench_gui.py) time the whole path, GUI included. CPU time because
+the machine is shared (wall time printed beside it); nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from rows import row as page_row  # noqa: E402
+from rows import target as page_target  # noqa: E402
+from dpplanner.compute import jobs  # noqa: E402
+from dpplanner.engine.memo import forget  # noqa: E402
+from dpplanner.engine.types import CancelToken  # noqa: E402
+from dpplanner.model import Kind, examples, files  # noqa: E402
+from dpplanner.model.redistribution import rebalance, rebalanced_edit  # noqa: E402
+from dpplanner.model.requests import CurveView  # noqa: E402
+from dpplanner.model.statistic import Noise  # noqa: E402
+
+EDITS = 10
+NOISES = (Noise.OPENDP, Noise.CONTINUOUS)
+
+
+def with_noise(name: str, noise: Noise):
+    plan = files.load_plan(examples.example_path(name))
+    plan.replace_all([s.replace(noise=noise) if s.kind is not Kind.CUSTOM else s for s in plan.statistics])
+    return plan
+
+
+def clock(fn) -> tuple[float, float]:
+    """(wall, CPU) seconds of one call."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w0, time.process_time() - c0
+
+
+def edit_times(name: str, noise: Noise):
+    """((wall, CPU) seconds of the first edit, cold; the median (wall, CPU) of the next EDITS)."""
+    plan = with_noise(name, noise)
+    rebalance(plan)
+    forget()
+    free = [i for i in range(len(plan)) if not plan[i].held]
+    walls, cpus = [], []
+    for j in range(EDITS + 1):
+        i = free[(7 * j) % len(free)]
+        factor = 1.05 if j % 2 == 0 else 0.95
+
+        def edit_and_evaluate(i=i, factor=factor):
+            rebalanced_edit(plan, lambda p: p.update_statistic(i, p[i].replace(weight=p[i].weight * factor)))
+            jobs._evaluate(plan.evaluation_request(CurveView()), CancelToken(), lambda _f: None)
+
+        w, c = clock(edit_and_evaluate)
+        walls.append(w)
+        cpus.append(c)
+    return (walls[0], cpus[0]), (statistics.median(walls[1:]), statistics.median(cpus[1:]))
+
+
+def ms(wall_cpu: tuple[float, float]) -> str:
+    return f"{wall_cpu[1] * 1e3:.0f} ms CPU ({wall_cpu[0] * 1e3:.0f} ms wall)"
+
+
+def main() -> int:
+    print(f"{'example':<16} {'noise':<11} {'first edit: CPU / wall ms':>26} {'edits: CPU / wall ms':>22}")
+    for name in examples.EXAMPLE_NAMES:
+        got = {}
+        for noise in NOISES:            # alternating: both noises in the same minutes
+            got[noise] = edit_times(name, noise)
+            (ow, oc), (ew, ec) = got[noise]
+            print(f"{name:<16} {noise.value:<11} {oc * 1e3:>14.0f} / {ow * 1e3:<9.0f} {ec * 1e3:>10.0f} / {ew * 1e3:<9.0f}")
+        for part, index in (("first edit, cold", 0), (f"edits, median of {EDITS}", 1)):
+            ours, peer = got[Noise.OPENDP][index], got[Noise.CONTINUOUS][index]
+            page_target(f"{name}, {part}, OpenDP noise: <= 2x the continuous noise's CPU time",
+                        f"{ms(ours)}: {ours[1] / peer[1]:.2f}x", ours[1] <= 2 * peer[1],
+                        peer=f"continuous noise: {ms(peer)}")
+    page_row("an edit (rows above)", "a weight changed, redistributed, every theorem's total and the "
+             "100-point curve; in one process, no window")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
