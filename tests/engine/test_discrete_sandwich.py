@@ -195,3 +195,18 @@ def test_plan_totals_curves_and_profiles_with_twins_overlap_the_all_discrete_one
     assert np.array_equal(c.ks, c_d.ks)
     assert np.all(c.lower["pld"] <= c_d.upper["pld"]) and np.all(c_d.lower["pld"] <= c.upper["pld"])
     assert c.upper["pld"][-1] >= total.epsilon_lower
+
+
+@pytest.mark.parametrize("kind, param, S, k", [("laplace", 2000.0, 100, 20), ("gaussian", 100.0, 8, 10),
+                                               ("gaussian", 300.0, 64, 5)])
+def test_twin_compositions_agree_with_dp_accounting(kind, param, S, k):
+    from test_discrete_mechanisms import _dp_accounting_pair
+
+    forget()
+    mech = DiscreteLaplace(param, S) if kind == "laplace" else DiscreteGaussian(param, S)
+    rel, mult = disc_mod.grouped([disc_mod.from_object(mech)], [k])
+    assert disc_mod.choose_twins(rel, mult, 1e-6, 1e-3)          # composed through its twins
+    r = compose_mechanisms([mech], 1e-6, eta=1e-3, multiplicities=[k])
+    pess, opt = _dp_accounting_pair(kind, param, S, k, 1e-6, 1e-5)
+    assert r.epsilon_lower <= pess and opt <= r.epsilon
+    assert r.epsilon - r.epsilon_lower <= 1e-3
