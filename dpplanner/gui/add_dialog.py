@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner.gui.editing import Refusal
 from dpplanner.gui.fields import RuleField
+from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Budget, Kind, Mechanism, Statistic, validate_statistic
 from dpplanner.model.validation import PlanError
 
@@ -74,9 +75,9 @@ class AddStatisticDialog(QDialog):
         if budget.redistribute:
             self.epsilon.edit.setToolTip("Starting ε; with automatic redistribution on, the free "
                                          "statistics are rescaled to spend the global budget.")
-        self.error_label = QLabel("")
-        self.error_label.setWordWrap(True)
+        self.error_label = WrappingLabel("")        # every line of the reason shows
         self.error_label.setStyleSheet("color: #c0392b")
+        self.error_label.setAccessibleName("Why the statistic was not added")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)

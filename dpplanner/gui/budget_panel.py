@@ -156,6 +156,9 @@ class BudgetPanel(QGroupBox):
         grid.addWidget(self.advanced_toggle, row + 3, 0, 1, 4)
         grid.addWidget(self.advanced, row + 4, 0, 1, 4)
         grid.addWidget(self.message, row + 5, 0, 1, 4)
+        # Room the panel does not need goes below the last row: rows that grew would leave each
+        # label centred beside a field drawn at its row's top.
+        grid.setRowStretch(row + 6, 1)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
         self.setLayout(grid)

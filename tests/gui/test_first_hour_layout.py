@@ -245,3 +245,23 @@ def test_the_columns_shown_are_the_users_choice_and_remembered(qtbot, tmp_path):
     window.close()
     again = _reopen(qtbot, tmp_path)
     assert not again.statistics_panel.view.isColumnHidden(weight)
+
+
+def test_the_spent_bar_says_what_the_noise_aware_total_assumes_and_the_generic_total(qtbot, tmp_path):
+    """Item 8: the default pld total spent 100 % while every generic row was above ε_g; the
+    condition was only in a tooltip. Beneath the bar, in words, from the model (spending.py)."""
+    window = make(qtbot, tmp_path, example="psi-survey")
+    note = window.budget_panel.assumption
+    assert note.isVisible() and fully_shown(note, window.budget_panel)
+    text = note.text()
+    assert "noise-aware (PLD) total holds only if each statistic adds exactly the noise" in text
+    optimal = window.evaluation.last_result.totals["optimal"].epsilon
+    from dpplanner.model import display
+    assert f"ε {display.upper(optimal)}" in text and "under optimal composition" in text
+    # A generic theorem needs no comparison: its sentence says what it holds for.
+    QTest.mouseClick(window.budget_panel.advanced_toggle, Qt.MouseButton.LeftButton)
+    box = window.budget_panel.theorem
+    box.setCurrentIndex(box.findData("optimal"))
+    box.activated.emit(box.currentIndex())
+    wait_idle(qtbot, window)
+    assert note.text().startswith("The optimal total holds for any releases with these ε_i and δ_i")
