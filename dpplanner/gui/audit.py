@@ -175,7 +175,7 @@ def audit(window: QMainWindow) -> list[str]:
 
 
 def cut_legends(views) -> list[str]:
-    """Legend entries that run past the right edge of their plot."""
+    """Plots, and legend entries, that run past the right edge of their view."""
     import pyqtgraph as pg
 
     problems = []
@@ -183,6 +183,9 @@ def cut_legends(views) -> list[str]:
         if not shown(view):
             continue
         right = view.mapToScene(view.viewport().rect()).boundingRect().right()
+        if view.ci.sceneBoundingRect().right() > right + SLACK:
+            problems.append(f"the plot {view.accessibleName()!r} is wider than its tab: its right "
+                            "end is cut off")
         for item in view.ci.items:
             if isinstance(item, pg.LegendItem) and item.isVisible():
                 for _sample, label in item.items:

@@ -114,9 +114,9 @@ _ENTRY_PX = 38
 _LEGEND_MARGIN_PX = 24
 
 
-def fit_legend(legend: pg.LegendItem, width: float) -> None:
-    """As many columns as the width allows; the row is exactly as tall as its entries."""
-    columns = legend_columns(legend, width)
+def fit_legend(legend: pg.LegendItem, view: pg.GraphicsLayoutWidget) -> None:
+    """As many columns as the view's width allows; the row is exactly as tall as its entries."""
+    columns = legend_columns(legend, view.width())
     if columns != legend.columnCount:
         legend.setColumnCount(columns)
     legend.setMinimumHeight(0)
@@ -125,6 +125,12 @@ def fit_legend(legend: pg.LegendItem, width: float) -> None:
     height = legend.height() if legend.items else 0.0
     legend.setMinimumHeight(height)
     legend.setMaximumHeight(height)
+    # The view sized its layout before this refit, when a wider legend's minimum width still held:
+    # the layout stayed that wide (past the view's edge, plot and legend cut off after a window
+    # went from 1920 px to 1280) until the next resize. Fit it to the view again.
+    layout = view.ci
+    if layout.geometry() != view.range:
+        layout.setGeometry(view.range)
 
 
 class SparseLogAxis(pg.AxisItem):

@@ -292,7 +292,7 @@ class CostPlot(QWidget):
         fitted = (len(self.legend.items), self.view.width())
         if fitted != self._legend_fitted:       # (a refit lays the legend out again: ~1 ms an edit)
             self._legend_fitted = fitted
-            fit_legend(self.legend, self.view.width())
+            fit_legend(self.legend, self.view)
 
     def _label_axis(self) -> None:
         if self.mode() == "repeat" and self._repeat_name:
@@ -338,7 +338,7 @@ class CostPlot(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._legend_fitted = (len(self.legend.items), self.view.width())
-        fit_legend(self.legend, self.view.width())
+        fit_legend(self.legend, self.view)
 
     def _on_mouse_moved(self, pos) -> None:
         if not len(self._ks) or not self.plot_item.sceneBoundingRect().contains(pos):

@@ -73,7 +73,7 @@ class ProfilePlot(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        fit_legend(self.legend, self.view.width())
+        fit_legend(self.legend, self.view)
 
     def _list_lower(self, drawn: bool) -> None:
         """The lower bound is in the legend only when there is one to see (a legend entry for
@@ -84,7 +84,7 @@ class ProfilePlot(QWidget):
             self.legend.removeItem(self.lower_item)
         if drawn != self._lower_listed:
             self._lower_listed = drawn
-            fit_legend(self.legend, self.view.width())
+            fit_legend(self.legend, self.view)
 
     def clear(self) -> None:
         self.upper_item.setData([], [])

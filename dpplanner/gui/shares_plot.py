@@ -150,7 +150,7 @@ class SharesPlot(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        fit_legend(self.legend, self.view.width())
+        fit_legend(self.legend, self.view)
         self._name_ticks()
 
     def _name_ticks(self) -> None:

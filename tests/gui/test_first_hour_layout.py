@@ -265,3 +265,21 @@ def test_the_spent_bar_says_what_the_noise_aware_total_assumes_and_the_generic_t
     box.activated.emit(box.currentIndex())
     wait_idle(qtbot, window)
     assert note.text().startswith("The optimal total holds for any releases with these ε_i and δ_i")
+
+
+def test_a_window_made_narrower_keeps_its_plots_and_legends_inside_their_tabs(qtbot, tmp_path):
+    """Maximised to 1920 px and back to 1280: the cost plot's legend kept the six-column width
+    (773 px in a 570-px tab) and the plot's right end, past k = 40 of 59, was cut off."""
+    from dpplanner.gui.audit import cut_legends
+    window = make(qtbot, tmp_path, example="census", size=(1920, 1080))
+    for index in (2, 1, 0):                 # each plot tab drawn at 1920 px; the cost plot shown
+        window.plots.setCurrentIndex(index)
+        wait_idle(qtbot, window)
+    window.resize(1280, 800)
+    for index in range(3):
+        window.plots.setCurrentIndex(index)
+        wait_idle(qtbot, window)
+        qtbot.wait(20)
+        view = [window.cost_plot, window.profile_plot, window.shares_plot][index].view
+        assert cut_legends([view]) == []
+        assert view.ci.width() <= view.width()
