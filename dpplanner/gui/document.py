@@ -61,11 +61,23 @@ class Document(QObject):
         self.load(Plan(), None, "untitled")
         return True
 
+    def start_folder(self) -> Path:
+        """Where a file dialog starts: the plan's folder; for a plan without a file the folder of
+        the most recent plan, else Documents - never the process's working folder (a packaged app
+        started from a menu has /, or its own install folder)."""
+        if self.path is not None:
+            return self.path.parent
+        recent = self.settings.recent_files()
+        if recent:
+            return Path(recent[0]).parent
+        documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+        return Path(documents) if documents else Path.home()
+
     def open_dialog(self) -> None:
         if not self.maybe_save():
             return
-        start = str(self.path.parent) if self.path else ""
-        name, _ = QFileDialog.getOpenFileName(self.window, "Open plan", start, PLAN_FILTER)
+        name, _ = QFileDialog.getOpenFileName(self.window, "Open plan", str(self.start_folder()),
+                                              PLAN_FILTER)
         if name:
             self.open_path(name, confirm=False)
 
@@ -115,6 +127,8 @@ class Document(QObject):
                      f"their defaults ({'; '.join(plan.defaults[:2])}"
                      f"{'; …' if len(plan.defaults) > 2 else ''}); dpplanner-cli validate lists them.")
         opened = f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}"
+        if path is None and name == "untitled" and not len(plan):
+            opened = "A new plan, untitled: no statistics yet (+ Statistic adds one)"
         if name.endswith(" (example)"):
             opened += " (File > New starts a plan of your own, with a three-step guide)"
         self.message.emit(opened + (f". {note}" if note else ""), 20000 if note else 5000, False)
@@ -137,7 +151,8 @@ class Document(QObject):
         return self.save_to(self.path)
 
     def save_as(self) -> bool:
-        start = str(self.path) if self.path else self.display_name.split(" ")[0] + files.SUFFIX
+        start = str(self.path) if self.path else \
+            str(self.start_folder() / (self.display_name.split(" ")[0] + files.SUFFIX))
         path = self._ask_save_path("Save plan", start)
         return path is not None and self.save_to(path)
 

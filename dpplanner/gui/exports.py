@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Optional
 
-from PySide6.QtCore import QObject, QStandardPaths, Signal
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
 from dpplanner.gui.editing import PlanEditor
@@ -36,8 +36,7 @@ class Exports(QObject):
         if document.path is not None:
             folder, stem = document.path.parent, document.path.stem
         else:
-            documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
-            folder = self._folder or Path(documents or Path.home())
+            folder = self._folder or document.start_folder()
             stem = document.display_name.removesuffix(" (example)").removesuffix(" (recovered)")
         return str(folder / f"{stem}{ending}") if ending else str(folder)
 

@@ -3,6 +3,8 @@ open, and the Undo/Redo labels keep their size."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtTest import QTest
@@ -48,7 +50,8 @@ def test_make_run_then_save_asks_where_and_leaves_the_example_intact(qtbot, wind
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         lambda *a, **k: asked.append(a[2]) or (str(target), ""))
     assert window.document.save()                                # Ctrl+S
-    assert asked and asked[0].startswith("psi-survey")           # Save asked where
+    assert asked and Path(asked[0]).name == "psi-survey.dpplan"  # Save asked where,
+    assert Path(asked[0]).is_absolute()                          # not in the working folder
     assert source.read_bytes() == shipped
     assert files.load_plan(target)[0].name == "mine"
     assert window.document.path == target

@@ -219,3 +219,26 @@ def test_a_typed_value_reads_back_as_typed_in_the_cell_editor(qtbot, make):
         again = open_cell(window, 1, key)
         assert again.text() == text, key
         QTest.keyClick(again, Qt.Key.Key_Escape)
+
+
+def test_open_and_save_as_start_in_the_last_plans_folder_not_the_working_folder(qtbot, make, tmp_path,
+                                                                                 monkeypatch):
+    """A new or example plan has no folder: Save As offered 'untitled.dpplan' and Open '', both
+    relative to the process's working folder (/ for an app started from a menu)."""
+    window = make()
+    saved = tmp_path / "plans" / "psi.dpplan"
+    saved.parent.mkdir()
+    assert window.document.save_to(saved)
+    window.editor.undo_stack.setClean()
+    window.new_action.trigger()
+    assert window.status.label.full_text().startswith("A new plan, untitled: no statistics yet")
+    asked = {}
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda parent, caption, start, filters: asked.update(save=start) or ("", ""))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda parent, caption, start, filters: asked.update(open=start) or ("", ""))
+    window.save_as_action.trigger()
+    window.open_action.trigger()
+    window.import_csv_action.trigger()
+    assert asked["save"] == str(saved.parent / "untitled.dpplan")
+    assert asked["open"] == str(saved.parent)
