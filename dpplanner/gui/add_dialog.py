@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpplanner.gui.editing import Refusal
-from dpplanner.gui.fields import RuleField
+from dpplanner.gui.fields import REFUSED_COLOUR, REFUSED_STYLE, RuleField
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Budget, Kind, Mechanism, Statistic, validate_statistic
 from dpplanner.model.validation import PlanError
@@ -76,7 +76,7 @@ class AddStatisticDialog(QDialog):
             self.epsilon.edit.setToolTip("Starting ε; with automatic redistribution on, the free "
                                          "statistics are rescaled to spend the global budget.")
         self.error_label = WrappingLabel("")        # every line of the reason shows
-        self.error_label.setStyleSheet("color: #c0392b")
+        self.error_label.setStyleSheet(f"color: {REFUSED_COLOUR}")
         self.error_label.setAccessibleName("Why the statistic was not added")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -88,6 +88,8 @@ class AddStatisticDialog(QDialog):
         layout.addLayout(form)
         layout.addWidget(self.error_label)
         layout.addWidget(buttons)
+        # Wide enough that a reason reads in a few lines, not one word a line (255 px before).
+        self.setMinimumWidth(self.fontMetrics().averageCharWidth() * 60)
         self._result: Optional[Statistic] = None
 
     def statistic(self) -> Statistic:
@@ -104,7 +106,7 @@ class AddStatisticDialog(QDialog):
 
     def accept(self) -> None:
         for edit in (*self.fields.values(), self.epsilon):
-            edit.message.hide()
+            edit.clear_message()
         self.error_label.setText("")
         try:
             stat = self.statistic()
@@ -122,11 +124,18 @@ class AddStatisticDialog(QDialog):
         """The reason beneath the field it concerns (or beneath the form); nothing typed is lost."""
         target = self.fields.get(field or "") or (self.epsilon if field == "epsilon" else None)
         if target is not None:
-            target.message.setText(message)
+            target.message.setText(message[:1].upper() + message[1:])
+            target.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
             target.message.show()
+            target.edit.setStyleSheet(REFUSED_STYLE)
+            target.edit.setAccessibleDescription(target.message.text())
             target.edit.setFocus()
         else:
             self.error_label.setText(message)
+        # The dialog grows to show every line of the reason (its fields kept their height and
+        # the last line was cut off).
+        self.layout().activate()
+        self.resize(self.width(), max(self.height(), self.sizeHint().height()))
 
     def result_statistic(self) -> Optional[Statistic]:
         return self._result

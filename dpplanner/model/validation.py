@@ -389,8 +389,9 @@ def validate_state(budget: Budget, stats: Sequence[Statistic],
     custom_delta = sum(s.delta * s.repetitions for s in checked if s.kind is Kind.CUSTOM)
     if custom_delta > budget.delta_slack:
         raise PlanError(f"the custom statistics' deltas add up to {custom_delta:.3g}, more than the "
-                        f"delta slack {budget.delta_slack:.3g} (global delta x (1 - split)); lower "
-                        "them or the delta split", field="delta")
+                        f"{budget.delta_slack:.3g} of the global delta left for composition (the part "
+                        "not given as delta to statistics); lower them, or lower the delta to "
+                        "statistics", field="delta")
     ratio = amplification_ratio(budget)
     if ratio != 1.0:
         for i, (s, d) in enumerate(zip(checked, statistic_deltas(budget, checked))):

@@ -161,13 +161,15 @@ def test_the_add_dialog_refusal_is_read_in_full_and_never_marks_the_global_delta
         message = dialog.fields["delta"].message
         qtbot.wait(20)
         seen["open"] = dialog.isVisible()
-        seen["shown"] = message.isVisible() and message.height() >= message.heightForWidth(message.width())
+        seen["shown"] = (message.isVisible() and fully_shown(message, message.parentWidget())
+                         and fully_shown(message, dialog))
+        seen["red"] = "c0392b" in message.styleSheet() and "c0392b" in dialog.fields["delta"].edit.styleSheet()
         seen["global"] = window.budget_panel.delta.is_refused()
         dialog.reject()
 
     QTimer.singleShot(0, fill_in)
     assert not panel.add_statistic(Kind.CUSTOM)
-    assert seen == {"open": True, "shown": True, "global": False}
+    assert seen == {"open": True, "shown": True, "red": True, "global": False}
     assert not window.budget_panel.delta.is_refused()         # nor after Cancel
     assert "Not applied" not in window.budget_panel.message.text()
 

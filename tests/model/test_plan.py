@@ -115,7 +115,8 @@ def test_custom_deltas_must_fit_in_the_slack():
     plan = _plan()
     rec = Recorder(plan)
     _assert_refused(plan, rec, lambda: plan.append(Statistic("pre", kind=Kind.CUSTOM, delta=6e-7)),
-                    "custom statistics' deltas add up to 6e-07, more than the delta slack 5e-07")
+                    "custom statistics' deltas add up to 6e-07, more than the 5e-07 of the "
+                    "global delta left for composition")
     plan.append(Statistic("pre", kind=Kind.CUSTOM, delta=4e-7, epsilon=0.05))
     assert plan.deltas()[-1] == 4e-7 and plan.privacy(3).error is None
 
