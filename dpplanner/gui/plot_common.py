@@ -148,6 +148,14 @@ class SparseLogAxis(pg.AxisItem):
             levels = levels[:1] + [(None, named), (None, [v for v in values if v not in named])]
         return levels
 
+    def logTickStrings(self, values, scale, spacing):     # noqa: N802  (pyqtgraph's name)
+        """One notation per axis: plain numbers (0.5 1 2 5 10 20) while every label reads well
+        so, else powers of ten throughout (pyqtgraph wrote "10¹" beside "5" and "2·10¹")."""
+        numbers = [10 ** v * scale for v in values]
+        if all(1e-3 <= x < 1e5 for x in numbers):
+            return [f"{x:.6g}" for x in numbers]
+        return [power_of_ten(v + math.log10(scale)) for v in values]
+
 
 _SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 

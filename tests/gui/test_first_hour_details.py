@@ -111,6 +111,17 @@ def test_the_shares_bars_have_a_colour_key(qtbot, make):
     assert len(texts) == 2 and texts[0].startswith("free") and texts[1].startswith("pinned")
 
 
+def test_the_errors_axis_writes_its_ticks_one_way(qtbot, make):
+    """The errors bars' log axis read "10¹" beside "5" and "2": one notation per axis."""
+    window = make()
+    show_tab(window, "Shares & errors")
+    axis = window.shares_plot.error_plot.getAxis("left")
+    log2, log5 = math.log10(2), math.log10(5)
+    assert axis.logTickStrings([log5 - 1, 0, log2, log5, 1, 1 + log2], 1.0, 1.0) == \
+        ["0.5", "1", "2", "5", "10", "20"]
+    assert axis.logTickStrings([-6, -3, 0, 3], 1.0, 1.0) == ["10⁻⁶", "10⁻³", "1", "10³"]
+
+
 def test_the_guide_waits_for_a_choice_completes_for_a_custom_budget_and_stays_away(qtbot, make):
     window = make(example=None)
     window.document.new_plan()
