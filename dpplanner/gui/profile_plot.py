@@ -45,6 +45,9 @@ class ProfilePlot(QWidget):
         self._lower_listed = False
         self.target_line = pg.InfiniteLine(angle=0, movable=False)
         self.plot_item.addItem(self.target_line, ignoreBounds=True)
+        # The dashed line says what it is, like ε_g on the cost plot (it was an unlabelled line).
+        self.target_label = pg.TextItem(anchor=(0, 1))
+        self.plot_item.addItem(self.target_label, ignoreBounds=True)
         self.readout = FittedLabel(" ", tip=f"{about} Here: the total δ at the ε under the mouse pointer.")
         self.readout.setAccessibleName("Privacy profile read-out")
         self._eps = np.zeros(0)
@@ -68,8 +71,14 @@ class ProfilePlot(QWidget):
         if delta_g is not None and delta_g > 0:
             self.target_line.setPos(math.log10(delta_g))   # log mode: lines live in log10 units
             self.target_line.show()
+            self.target_label.setText(f"δ_g = {formatting.exact(delta_g)}")
+            # at the left end, where the profile is far above δ_g (it falls as ε grows)
+            self.target_label.setPos(float(self._eps[0]) if len(self._eps) else 0.0,
+                                     math.log10(delta_g))
+            self.target_label.show()
         else:
             self.target_line.hide()
+            self.target_label.hide()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -103,6 +112,7 @@ class ProfilePlot(QWidget):
         self.lower_item.setPen(pg.mkPen(themes.curve_colour(theme, PROFILE_THEOREM), width=1,
                                         style=Qt.PenStyle.DashLine))
         self.target_line.setPen(pg.mkPen(theme.budget_line, width=1.5, style=Qt.PenStyle.DashLine))
+        self.target_label.setColor(theme.budget_line)
 
     def _on_mouse_moved(self, pos) -> None:
         if not len(self._eps) or not self.plot_item.sceneBoundingRect().contains(pos):

@@ -100,6 +100,10 @@ def test_the_privacy_profile_names_its_theorem_and_writes_its_ticks_one_way(qtbo
     axis = plot.plot_item.getAxis("left")
     strings = axis.logTickStrings([-1, -3, -5, -12], 1.0, 1.0)
     assert strings == ["10⁻¹", "10⁻³", "10⁻⁵", "10⁻¹²"]
+    # the dashed line says it is the global δ, and its label is inside the plot
+    label = plot.target_label
+    assert label.isVisible() and label.toPlainText() == "δ_g = 1e-06"
+    assert plot.plot_item.vb.sceneBoundingRect().contains(label.sceneBoundingRect().center())
     plot.clear()                            # no lower bound: no empty legend entry for one
     assert len(plot.legend.items) == 1
 
