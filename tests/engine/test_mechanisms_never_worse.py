@@ -83,6 +83,17 @@ def test_a_finer_eta_never_gives_a_worse_bracket():
             previous = r
 
 
+def test_a_mixed_plan_at_delta_1e_14_meets_eta():
+    """Issue 23.4: at delta_g = 1e-14 a mixed plan stopped at width 0.021 > eta = 1e-3 ("rounding
+    charged to delta dominates"): the tilt (from a normal approximation of the loss) was far from
+    the saddle point, where the tilted mass that decides delta is a tiny share of the whole. The
+    tilt minimising the Chernoff bound meets eta, and the bracket holds the value either way."""
+    eps, delta, mech = _mixed_plan(60, 7, delta_i=1e-17)
+    r = engine.compose([e * 30 for e in eps], delta, 1e-14, "pld", 1e-3, mechanisms=mech)
+    assert r.extra["met_eta"] and "> eta" not in r.detail
+    assert 27.4 < r.epsilon_lower <= r.epsilon < 27.43
+
+
 def test_psi_survey_at_a_fine_eta_stays_within_its_budget_and_allocates_the_same():
     """At eta = 1e-6 psi-survey was shown 13.4 % over budget (the generic optimal total replaced a
     pld bracket that did not fit the lattice limit) and allocate then cut every epsilon by ~12 %."""
@@ -171,6 +182,28 @@ def test_hostile_mechanism_plans_raise_no_runtime_warning():
                                ([Laplace(1e-300), EpsDelta(700.0, 0.0)], [1, 1])):
             r = compose_mechanisms(releases, 1e-6, multiplicities=mult)
             assert r.epsilon_lower <= r.epsilon and (math.isfinite(r.epsilon) or r.reason)
+
+
+def test_the_largest_multiplicity_returns_the_cheap_bracket_with_its_reason():
+    """2^53 equal Laplace releases (the largest multiplicity allowed) asked for a window of 8e8
+    points (6 GB per array: the process was killed); the composition's window is bounded, and the
+    cheap bounds are returned with the reason."""
+    r = compose_mechanisms([Laplace(2.0)], 1e-6, multiplicities=[2 ** 53])
+    assert 0 < r.epsilon_lower <= r.epsilon < math.inf
+    assert not r.extra["met_eta"] and "window of more than" in r.detail
+
+
+def test_an_allocation_from_a_far_starting_scale_raises_no_runtime_warning():
+    """Its search composes totals near the double range: the read-out's first guess multiplied
+    masses by losses and overflowed (a RuntimeWarning that reached the CLI's output)."""
+    eps = [1e3 * w for w in (1, 2, 1, 1, 3)]
+    eps[2] = 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a = engine.allocate(eps, [1e-9, 0.0, 1e-8, 0.0, 0.0], [False, False, True, False, False], [1, 2, 1, 1, 3],
+                            1.0, 1e-6, theorem="pld", multiplicities=[3, 10, 4, 7, 2],
+                            mechanisms=["gaussian", "laplace", "gaussian", "laplace", "eps-delta"])
+    assert a.composition.epsilon <= 1.0
 
 
 def test_an_allocation_on_a_bracket_wider_than_eta_says_what_it_may_leave_unspent():

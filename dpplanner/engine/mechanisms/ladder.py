@@ -23,6 +23,7 @@ from ..numerics import round_down, round_up
 from . import spectral
 from .bracket import MAX_POINTS, Twins, _gaussian_root, aligned_step, lattice_points, pure_sum
 from .cheap import cheap_lower, cheap_upper, laplace_root
+from .tilted import WindowTooWide
 
 #: A small lattice is kept only if it meets eta / 8 below this many points (a finer rung costs
 #: little more, and a tighter total wastes less budget in an allocation).
@@ -103,7 +104,11 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         if cancel is not None:
             cancel.check()
         used = step
-        up_here, lo_here = spectral.rung(r, step, guess, cancel)
+        try:
+            up_here, lo_here = spectral.rung(r, step, guess, cancel)
+        except WindowTooWide as e:     # (a finer lattice needs a wider window still)
+            why = str(e)
+            break
         up, lo = min(up, up_here), max(lo, lo_here)
         guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
         own.append(up_here - lo_here)

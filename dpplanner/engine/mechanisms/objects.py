@@ -11,6 +11,7 @@ in lattice units: its loss depends on both, not only on their ratio (discrete_ob
 from __future__ import annotations
 
 import math
+import sys
 import numbers
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ def _real(value, what: str) -> float:
         return float(value)
     except OverflowError:       # (an int or Fraction beyond the double range, e.g. 10**400)
         raise ValueError(f"{what} = {_short(value)} is too large: it must be a finite double "
-                         f"(at most {1.8e308:.2g})") from None
+                         f"(at most {sys.float_info.max:.3g})") from None
 
 
 def _short(value) -> str:

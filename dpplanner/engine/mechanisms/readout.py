@@ -102,7 +102,10 @@ def _coarse(a: Atoms) -> tuple[np.ndarray, np.ndarray]:
     locs = np.concatenate([a.l, np.full(pad, a.l[-1])]).reshape(-1, run)
     mass = p.sum(axis=1)
     keep = mass > 0
-    return (p * locs).sum(axis=1)[keep] / mass[keep], mass[keep]
+    # (the mean of each run from its shares: masses near the double range times losses overflow)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = p[keep] / mass[keep, None]
+    return (np.nan_to_num(share) * locs[keep]).sum(axis=1), mass[keep]
 
 
 def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:

@@ -45,6 +45,13 @@ from ..optimal.lattice import FFT_C, LatticePMF, fft_len
 U = 2.0 ** -53
 #: Tilted mass allowed outside the window (relative to the tilted whole, which is 1).
 OUTSIDE = 1e-13
+#: The largest window (points) a composition may use (a plan of 2^53 equal releases asked the
+#: Chernoff bounds, at the limit of double precision, for 8e8 points: 6 GB per array).
+WINDOW_MAX = 1 << 23
+
+
+class WindowTooWide(Exception):
+    """The composition's mass needs a window of more than WINDOW_MAX points."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,8 @@ def window(kinds: list[Tilted], min_points: int) -> tuple[int, int, float]:
     for _ in range(60):
         n = fft_len(max(int(2 * half) + 2, min_points))
         n += n % 2
+        if n > WINDOW_MAX:
+            raise WindowTooWide(f"the composition needs a window of more than {WINDOW_MAX:,} points")
         w0 = int(math.floor(mean - n / 2))
         outside = tails(w0, w0 + n)
         if outside <= OUTSIDE:
@@ -166,7 +175,9 @@ class Composed:
         # (exp of an argument off by 4 u |arg|: a relative error of that)
         rel = self.rel + 4 * U * (abs(self.log_m) + abs(self.theta * self.step) * float(np.max(np.abs(k))) + 2)
         spill = math.exp(min(self.log_m - self.theta * (x_min - self.offset), 700.0)) * c_psi
-        err = self.e2 * float(np.sqrt(np.sum(w * w))) + (self.e1 + self.outside) * spill
+        top = float(np.max(w)) if w.size else 0.0     # (the l2 norm scaled: w^2 may overflow)
+        norm = top * float(np.sqrt(np.sum((w / top) ** 2))) if 0.0 < top < math.inf else top
+        err = self.e2 * norm + (self.e1 + self.outside) * spill
         lam = 4 * U * (abs(self.offset) + self.step * float(np.max(np.abs(k))))
         return Atoms(loc, p, upper, rel=rel, err=err * (1 + 1e-6), inf_mass=self.inf_mass, lam=lam)
 
