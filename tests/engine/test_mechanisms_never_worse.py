@@ -206,6 +206,20 @@ def test_an_allocation_from_a_far_starting_scale_raises_no_runtime_warning():
     assert a.composition.epsilon <= 1.0
 
 
+def test_pld_curve_points_that_miss_eta_say_why():
+    """Curve.notes for pld: "" where a point met eta, else its width and why not (here the closed
+    form at epsilon ~ 1e10, where floating point is coarser than eta); the last point is at least
+    as tight as the whole plan's own bracket, at both ends."""
+    c = engine.curve([5e9, 5e9], [1e-7, 1e-7], 1e-6, eta=1e-4, mechanisms=["gaussian"] * 2, theorems=("pld", "zcdp"))
+    assert not c.met_eta("pld").any() and c.met_eta("zcdp").all()
+    assert all("floating-point resolution" in note for note in c.notes["pld"])
+    whole = engine.compose([5e9, 5e9], [1e-7, 1e-7], 1e-6, "pld", 1e-4, mechanisms=["gaussian"] * 2)
+    assert c.upper["pld"][-1] <= whole.epsilon and c.lower["pld"][-1] >= whole.epsilon_lower
+    eps, delta, mech = _mixed_plan(60, 7)
+    met = engine.curve(eps, delta, 1e-6, eta=1e-4, mechanisms=mech, theorems=("pld",), points=20)
+    assert met.met_eta("pld").all() and set(met.notes["pld"]) == {""}
+
+
 def test_an_allocation_on_a_bracket_wider_than_eta_says_what_it_may_leave_unspent():
     """allocate certifies with the total's upper end; where the bracket cannot meet eta (here the
     closed form at epsilon ~ 5e9, where floating point is coarser than eta) it says how much of the

@@ -109,7 +109,7 @@ def test_curves_bracket_each_prefix():
     delta = [0.0, 1e-8, 1e-9, 1e-8, 0.0, 1e-9]
     mech = ["laplace", "gaussian", "eps-delta", "gaussian", "laplace", "eps-delta"]
     ks = [1, 2, 3, 4, 5, 6]
-    up, lo = pld_curve(curve_inputs(eps, delta, mech, ks))
+    up, lo = pld_curve(curve_inputs(eps, delta, mech, ks))[:2]
     z, none = zcdp_curve(curve_inputs(eps, delta, mech, ks))
     assert none is None
     for j, k in enumerate(ks):
@@ -121,7 +121,7 @@ def test_curves_bracket_each_prefix():
 
 
 def test_curve_infeasible_tail_is_inf():
-    up, lo = pld_curve(curve_inputs([0.1, 0.1], [0.0, 2e-6], ["laplace", "eps-delta"], [1, 2]))
+    up, lo = pld_curve(curve_inputs([0.1, 0.1], [0.0, 2e-6], ["laplace", "eps-delta"], [1, 2]))[:2]
     assert math.isfinite(up[0]) and up[1] == math.inf and lo[1] == math.inf
 
 
@@ -150,7 +150,7 @@ def test_curve_widths_stay_within_eta_at_every_k():
     eps, delta = np.repeat(inp.epsilons, reps), np.repeat(inp.deltas, reps)
     ci = curve_inputs(eps, delta, np.repeat(mech, reps), np.arange(1, eps.size + 1))
     ci.delta_g = inp.delta_g
-    up, lo = pld_curve(ci)
+    up, lo = pld_curve(ci)[:2]
     assert np.all(up - lo <= 1e-2)
     assert np.all(np.diff(up) >= -1e-2) and np.all(np.diff(lo) >= -1e-2)
 
@@ -162,7 +162,10 @@ def test_curve_with_an_epsilon_no_lattice_fits_falls_back_to_optimal_above_and_z
         warnings.simplefilter("ignore", RuntimeWarning)   # the closed forms overflow to inf, as they should
         c = engine.curve([1e300, 2.0, 3.0], [0.0] * 3, 1e-6, mechanisms=["laplace"] * 3)
     assert np.array_equal(c.upper["pld"], c.upper["optimal"])
-    assert np.all(c.lower["pld"] == 0.0)
+    assert np.all(c.lower["pld"][:-1] == 0.0)
+    # (the whole plan's own bracket is certified too: its floor, the largest release's epsilon)
+    whole = engine.compose([1e300, 2.0, 3.0], [0.0] * 3, 1e-6, "pld", mechanisms=["laplace"] * 3)
+    assert c.lower["pld"][-1] == min(whole.epsilon_lower, c.upper["pld"][-1])
 
 
 def test_pld_shares_the_optimal_total_with_the_optimal_row(monkeypatch):

@@ -85,7 +85,8 @@ def zcdp_curve(inputs):
 
 
 def pld_curve(inputs):
-    """(upper, lower) arrays over inputs.ks: certified bounds on the exact epsilon of each prefix."""
+    """(upper, lower, notes) over inputs.ks: certified bounds on the exact epsilon of each prefix,
+    and per point "" where it met eta, else its width and why not (Curve.notes)."""
     eps, delta, lap, gau, ed, m = _columns(inputs)
     disc = _discrete_rows(inputs)
     ks = np.asarray(inputs.ks, dtype=np.int64)
@@ -122,7 +123,7 @@ def pld_curve(inputs):
         # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the
         # generic optimal curve above, and 0 below, is certified
         upper = inputs.optimal()[0] if hasattr(inputs, "optimal") else upper
-        return upper, np.zeros(ks.size)
+        return upper, np.zeros(ks.size), _notes(inputs, upper, np.zeros(ks.size), f"no lattice fits ({full.detail})")
     with np.errstate(divide="ignore"):
         inv2_up = np.where(gau, 1.0 / np.where(gau, rows.m_up, 1.0) ** 2, 0.0)
         inv2_lo = np.where(gau, 1.0 / np.where(gau, rows.m_lo, 1.0) ** 2, 0.0)
@@ -222,8 +223,23 @@ def pld_curve(inputs):
         upper[ks == k_last] = np.minimum(upper[ks == k_last], full.upper)
     if hasattr(inputs, "optimal"):  # never above the generic optimal curve of the same releases
         upper = np.minimum(upper, inputs.optimal()[0])
-    lower = np.minimum(round_down(lower), upper)
-    return upper, lower
+    lower = round_down(lower)
+    if full is not None and want_lower:     # and its lower end
+        lower[ks == k_last] = np.maximum(lower[ks == k_last], full.lower)
+    lower = np.minimum(lower, upper)
+    why = f"every prefix is read on the whole plan's lattice {step:.3g}" if step else "closed form"
+    if full is not None and full.upper - full.lower > float(inputs.eta):
+        why += f", where the whole plan's own bracket misses eta too ({full.detail})"
+    return upper, lower, _notes(inputs, upper, lower, why + ("; compose() of the prefix refines its own" if step else ""))
+
+
+def _notes(inputs, upper, lower, why: str) -> tuple:
+    """Per point: "" where it met eta (or no lower side was asked for), else its width and why."""
+    from ..curve import width_notes     # (engine.curve imports the registry, which imports this)
+
+    if not getattr(inputs, "want_lower", True):
+        return ("",) * len(upper)
+    return width_notes(upper, lower, float(inputs.eta), why)
 
 
 def _up2(a):
