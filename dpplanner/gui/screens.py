@@ -1,6 +1,7 @@
 """The screenshot suite: the window on every shipped example and on a new plan, at 1280 x 800 and
 1920 x 1080, light and dark, as opened, with the statistic tab shown, after hovering the cost plot
-and after a refused value, each screen checked as a person would (``audit``).
+and after a refused value, and once made narrow again after the largest size, each screen checked
+as a person would (``audit``).
 
 ``tools/screenshot.py --suite FOLDER`` saves every screen as a PNG (to look at) and prints the
 problems; ``tests/gui/test_screens.py`` fails on any. Both drive the real widgets: the mouse
@@ -67,6 +68,23 @@ def screens(window, settle: Callable[[], None], out: Optional[Path] = None,
                 window.appearance.set_scheme(scheme)
                 settle()
                 yield from _states(window, settle, plan, size, scheme, out)
+        yield _narrowed(window, settle, plan, out)
+
+
+def _narrowed(window, settle, plan, out) -> Screen:
+    """Back from the largest size to the smallest, as a user restores a maximised window, with
+    each plot tab shown (a legend fitted to the wide tab kept its width and cut the plot off)."""
+    size = SIZES[0]
+    window.resize(*size)
+    problems = []
+    for index in (2, 1, 0):
+        window.plots.setCurrentIndex(index)
+        settle()
+        problems += [p for p in audit(window) if p not in problems]
+    s = Screen(plan, size, window.appearance.scheme(), "narrowed", problems)
+    if out is not None:
+        window.grab().save(str(Path(out) / f"{s.name}.png"))
+    return s
 
 
 def _states(window, settle, plan, size, scheme, out) -> Iterator[Screen]:
