@@ -1,9 +1,9 @@
 """Regenerate the example plans in this folder: python resources/examples/generate.py
 
 The budgets are redistributed with the engine under each plan's theorem (pld), so the files
-open already balanced. The examples keep the continuous noise for now: redistributing over the
-engine's discrete (OpenDP) noise still takes seconds a plan, too slow for the window's first
-minutes; ``opendp=True`` writes them with OpenDP noise (python generate.py --opendp).
+open already balanced. Every statistic but the custom ones has the noise OpenDP adds (the
+default for new plans); ``--continuous`` writes them with the idealised continuous noise instead,
+for comparisons (python generate.py --continuous).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ HERE = Path(__file__).resolve().parent
 L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
 
 
-#: Set by --opendp: write the statistics with OpenDP noise instead of the continuous noise.
-OPENDP = "--opendp" in sys.argv
+#: Set by --continuous: write the statistics with continuous noise instead of OpenDP's.
+CONTINUOUS = "--continuous" in sys.argv
 
 
 def balanced(plan: Plan) -> Plan:
-    noise = Noise.OPENDP if OPENDP else Noise.CONTINUOUS
+    noise = Noise.CONTINUOUS if CONTINUOUS else Noise.OPENDP
     plan.replace_all([s.replace(noise=noise) if s.kind is not Kind.CUSTOM else s for s in plan.statistics])
     rebalance(plan)
     return plan

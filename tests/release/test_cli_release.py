@@ -14,7 +14,7 @@ from release_scripts import opendp_example
 
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory):
-    """psi-survey and census with OpenDP noise (the shipped examples keep continuous noise)."""
+    """psi-survey and census (the shipped examples have OpenDP noise)."""
     folder = tmp_path_factory.mktemp("plans")
     out = {}
     for name in ("psi-survey", "census"):
