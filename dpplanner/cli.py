@@ -13,6 +13,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -25,6 +26,7 @@ from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
 from dpplanner.model.redistribution import rebalance, rebalanced_edit
+from dpplanner.model.safe_text import TerminalStream, terminal
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
 from dpplanner.model.typed import parse_text
@@ -82,6 +84,7 @@ def _print_json(doc) -> None:
 
 
 def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    rows = [[terminal(cell) for cell in row] for row in rows]   # widths of what is printed
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines = []
     for r in rows:
@@ -366,6 +369,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run one command. What it prints goes through ``TerminalStream``: a plan's names, titles
+    and variables (anything a file may hold) reach the terminal with their control and
+    bidirectional characters written as visible escapes, never as the raw bytes."""
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
+    try:
+        return _run(argv)
+    except BrokenPipeError:     # the reader went away (``| head``): nothing more to say
+        sys.stdout, sys.stderr = streams
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):   # not a real file (tests capture the output)
+            pass
+        return 0
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: Optional[Sequence[str]]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -382,12 +404,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
     try:
         return args.func(args)
-    except (UserError, PlanFileError, PlanError) as exc:
-        print(f"dpplanner-cli: error: {exc}", file=sys.stderr)
+    except (UserError, PlanFileError, PlanError, ValueError) as exc:  # ValueError: engine checks
+        print(f"dpplanner-cli: error: {_plain(str(exc))}", file=sys.stderr)
         return 2
-    except ValueError as exc:  # engine input checks (e.g. an inapplicable theorem)
-        print(f"dpplanner-cli: error: {exc}", file=sys.stderr)
-        return 2
+
+
+#: A numpy scalar's repr (np.float64(0.5)) where a message formatted one: the user reads 0.5.
+_NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
+
+
+def _plain(message: str) -> str:
+    return _NUMPY_REPR.sub(r"\1", message)
 
 
 if __name__ == "__main__":

@@ -147,18 +147,18 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
         for i, m in enumerate(mech_list):
             kind, _ = mechanism_kind(m, f"mechanisms[{i}]")
             if kind == "discrete-laplace" and (delta[i] != 0.0 or not 2.0 ** -64 <= eps[i] <= 1024.0):
-                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({eps[i]!r}, {delta[i]!r}); "
+                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, {float(delta[i])!r}); "
                                  "a discrete Laplace release has delta 0 and epsilon between 5.43e-20 and 1024")
             if kind == "discrete-gaussian" and not (0.0 < delta[i] and 2.0 ** -64 <= eps[i] <= 1024.0):
-                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({eps[i]!r}, {delta[i]!r}); "
+                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, {float(delta[i])!r}); "
                                  "a discrete Gaussian release needs delta > 0 and epsilon between 5.43e-20 "
                                  "and 1024")
             if m == "laplace" and (delta[i] != 0.0 or eps[i] == 0.0):
-                raise ValueError(f"mechanisms[{i}] is 'laplace' but (epsilon, delta) = ({eps[i]!r}, "
-                                 f"{delta[i]!r}); a Laplace release has epsilon > 0 and delta 0")
+                raise ValueError(f"mechanisms[{i}] is 'laplace' but (epsilon, delta) = ({float(eps[i])!r}, "
+                                 f"{float(delta[i])!r}); a Laplace release has epsilon > 0 and delta 0")
             if m == "gaussian" and not (delta[i] > 0.0 and eps[i] > 0.0):
-                raise ValueError(f"mechanisms[{i}] is 'gaussian' but (epsilon, delta) = ({eps[i]!r}, "
-                                 f"{delta[i]!r}); a Gaussian release needs epsilon > 0 and delta > 0")
+                raise ValueError(f"mechanisms[{i}] is 'gaussian' but (epsilon, delta) = ({float(eps[i])!r}, "
+                                 f"{float(delta[i])!r}); a Gaussian release needs epsilon > 0 and delta > 0")
         mech = tuple(mech_list)
     eps.flags.writeable = False
     delta.flags.writeable = False

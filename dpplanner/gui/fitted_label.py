@@ -13,6 +13,8 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from dpplanner.gui.formatting import plain_tip
+
 
 class FittedLabel(QLabel):
     """At most ``lines`` lines of plain text, as wide as the layout gives it.
@@ -42,7 +44,7 @@ class FittedLabel(QLabel):
         self._full = text
         described = text.strip()
         tip = "\n\n".join(t for t in (described, self._tip) if t)
-        self.setToolTip(tip)
+        self.setToolTip(plain_tip(tip))
         self.setAccessibleDescription(described)
         self.updateGeometry()
         self._fit()

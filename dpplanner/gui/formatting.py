@@ -1,13 +1,25 @@
 """Display text for the window: bounds rounded in the safe direction (shared with the CLI and
-the report, see ``dpplanner.model.display``) and computation times."""
+the report, see ``dpplanner.model.display``), computation times, and tooltips that show plan text
+as it is."""
 
 from __future__ import annotations
+
+from PySide6.QtGui import Qt
 
 from dpplanner.model.display import (count, error, error_with_units, exact, lower, percent_of, upper,
                                       value)
 
 __all__ = ["count", "error", "error_with_units", "exact", "lower", "percent_of", "upper", "value",
-           "seconds"]
+           "seconds", "plain_tip"]
+
+
+def plain_tip(text: str) -> str:
+    """A tooltip that Qt shows as the text it is. Qt renders a tooltip whose first line looks
+    like HTML as rich text, so a plan's name or variable (``<img src=...>``, ``<b>``) would be
+    drawn as markup: such a tooltip is written as HTML that reads as the plain text."""
+    if not text or not Qt.mightBeRichText(text):
+        return text
+    return Qt.convertFromPlainText(text, Qt.WhiteSpaceMode.WhiteSpacePre)
 
 
 def seconds(value: float) -> str:

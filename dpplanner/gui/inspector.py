@@ -88,6 +88,8 @@ class StatisticInspector(QGroupBox):
         self.pinned.toggled.connect(lambda on: self._submit("held", on))
         self.units = QLabel("")
         self.sentence = WrappingLabel("")
+        for label in (self.implementation, self.units, self.sentence):   # plan text, never markup
+            label.setTextFormat(Qt.TextFormat.PlainText)
         self.sentence.setAccessibleName("What the numbers mean")
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 

@@ -23,8 +23,10 @@ from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.plot_common import (
     IntegerAxis, curve_pen, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
 )
+from dpplanner.gui.formatting import plain_tip
 from dpplanner.gui.profile_plot import ProfilePlot
 from dpplanner.gui.shares_plot import SharesPlot
+from dpplanner.model.safe_text import markup
 
 __all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "K_MAX_LIMIT"]
 
@@ -148,9 +150,9 @@ class CostPlot(QWidget):
         self._repeat_name = name
         short = name if len(name) <= 24 else name[:23] + "…"
         self.repeat_button.setText(f"repeat “{short}”" if name else "repeat one query")
-        self.repeat_button.setToolTip(f"Plot the total ε of “{name}” released k times (select "
-                                      "another statistic in the table to change it)." if name else
-                                      "Plot the total ε of the selected statistic repeated k times.")
+        self.repeat_button.setToolTip(plain_tip(
+            f"Plot the total ε of “{name}” released k times (select another statistic in the "
+            "table to change it)." if name else "Plot the total ε of the selected statistic repeated k times."))
         self._label_axis()
 
     # -- data ---------------------------------------------------------------------------------
@@ -296,7 +298,8 @@ class CostPlot(QWidget):
 
     def _label_axis(self) -> None:
         if self.mode() == "repeat" and self._repeat_name:
-            self.plot_item.setLabel("bottom", f"k (times “{self._repeat_name}” is released)")
+            # pyqtgraph draws an axis label as HTML: the name is escaped to show as typed
+            self.plot_item.setLabel("bottom", f"k (times “{markup(self._repeat_name)}” is released)")
         else:
             self.plot_item.setLabel("bottom", "k (number of queries)")
 

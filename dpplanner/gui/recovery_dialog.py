@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
+from dpplanner.gui.formatting import plain_tip
 from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
 
 COLUMNS = ("Plan", "Autosaved", "Contents")
@@ -82,7 +83,7 @@ class RecoveryDialog(QDialog):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(copy.saved_at))
             for col, text in enumerate((copy.name, when, copy.summary())):
                 item = QTableWidgetItem(text)          # plain text: plan titles are never markup
-                item.setToolTip(copy.source or text)
+                item.setToolTip(plain_tip(copy.source or text))
                 self.table.setItem(row, col, item)
         if self.copies:
             self.table.selectRow(0)

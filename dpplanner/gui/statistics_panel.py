@@ -87,6 +87,7 @@ class StatisticsPanel(QGroupBox):
             buttons.addWidget(button)
         buttons.addStretch(1)
         self.refusal = QLabel("")
+        self.refusal.setTextFormat(Qt.TextFormat.PlainText)    # it may quote a statistic's name
         self.refusal.setWordWrap(True)
         self.refusal.setStyleSheet("color: #c0392b")
         self.refusal.setAccessibleName("Why the last edit was refused")

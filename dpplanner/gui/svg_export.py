@@ -14,7 +14,6 @@ the SVG lines up with the window and with ``export_png``.
 from __future__ import annotations
 
 import math
-from html import escape
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QByteArray, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPainter, QPen, QTransform
 from PySide6.QtSvg import QSvgRenderer
+
+from dpplanner.model.safe_text import markup
 
 #: Each pen style as an SVG dash array, in multiples of the pen width (as Qt draws them).
 _DASHES = {Qt.PenStyle.DashLine: (4, 2), Qt.PenStyle.DotLine: (1, 2),
@@ -150,7 +151,7 @@ class _Writer:
             rotate = f' transform="rotate(-90 {cx:.2f} {cy:.2f})"' if axis.orientation in ("left", "right") else ""
             self.out.append(f'<text x="{cx:.2f}" y="{cy + 0.35 * size:.2f}" text-anchor="middle" '
                             f'font-family="{_FONTS}" font-size="{size:.1f}" '
-                            f'{fill(colour)}{rotate}>{escape(label.toPlainText().strip())}</text>')
+                            f'{fill(colour)}{rotate}>{markup(label.toPlainText().strip())}</text>')
 
     def data(self, item: pg.PlotDataItem, transform) -> None:
         x, y = item.getData()
@@ -272,7 +273,7 @@ class _Writer:
         else:
             y = y0 + box.height() / 2 + 0.35 * size
         self.out.append(f'<text x="{x:.2f}" y="{y:.2f}" text-anchor="{anchor}" font-family="{_FONTS}" '
-                        f'font-size="{size:.1f}" {fill(colour)}>{escape(text)}</text>')
+                        f'font-size="{size:.1f}" {fill(colour)}>{markup(text)}</text>')
 
 
 # -- helpers ------------------------------------------------------------------------------------

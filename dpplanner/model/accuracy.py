@@ -363,7 +363,7 @@ def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity,
                 f"rank from the true one, to one grid step ({step}).")
     # rank error r out of n records: the median is a value between the true (50 - 100 r/n)th and
     # (50 + 100 r/n)th percentiles (widened outwards to one decimal, so the range is never narrower)
-    spread = 100.0 * error / n
+    spread = min(100.0 * error / n, 50.0)      # (an infinite error: anywhere, 0th to 100th)
     low, high = max(0.0, math.floor((50.0 - spread) * 10) / 10), min(100.0, math.ceil((50.0 + spread) * 10) / 10)
     return (f"{cdf} So a quantile read off it is at most {e} records away in rank from the true one: "
             f"of the {display.count(n)} records, the released median is a value between the true "

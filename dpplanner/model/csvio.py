@@ -7,6 +7,11 @@ type, sensitivities, noise kind, scale and lattice, divisor, rho). Import reads 
 columns, ignores the derived ones, and keeps any other column as an unknown field of the
 statistic. Empty cells mean "not set". Every row goes through the same validation as the GUI.
 
+Text cells (names, variables, descriptions, unknown text fields, the derived sentences) are written
+so that no spreadsheet runs them as a formula (``safe_text.spreadsheet``: a leading apostrophe
+before = + - @, a tab, a carriage return or an apostrophe); import takes that apostrophe off again,
+so export then import gives back exactly the text the plan held.
+
 The derived column ``n_used`` is the number of records a statistic's error was computed with (its
 own ``n``, or the plan's dataset size where ``n`` is empty). Importing into a plan that has no
 dataset size (a new plan) takes ``n`` from it where ``n`` is empty, so the statistics keep the
@@ -26,6 +31,7 @@ from .fileio import read_regular_file
 from .files import MAX_FILE_BYTES, PlanFileError, atomic_write_text
 from .implementation import implementation
 from .plan import Plan
+from .safe_text import from_spreadsheet, spreadsheet
 from .statistic import KIND_FIELDS, Kind, Mechanism, Noise, Statistic, field_names, parse_enum, preview
 from .validation import MAX_STATISTICS, PlanError, validate_statistic
 
@@ -37,6 +43,7 @@ _FLOATS = ("epsilon", "delta", "weight", "target_error", "lower", "upper", "gran
 _INTS = ("repetitions", "bins", "n")
 _ENUMS = {"kind": Kind, "mechanism": Mechanism, "noise": Noise}
 _FLAGS = ("held", "integer")
+_DERIVED_TEXT = ("units", "explanation", "data_type", "noise_kind", "lattice")
 _TRUE = {"true", "yes", "1", "y", "x"}
 _FALSE = {"false", "no", "0", "n", ""}
 
@@ -48,7 +55,8 @@ def export_csv(plan: Plan) -> str:
     for s in plan.statistics:
         extra_cols += [k for k in s.extra if k not in extra_cols and k not in EDITABLE_COLUMNS
                        and k not in DERIVED_COLUMNS]
-    writer.writerow(EDITABLE_COLUMNS + tuple(extra_cols) + DERIVED_COLUMNS)
+    header = EDITABLE_COLUMNS + tuple(extra_cols) + DERIVED_COLUMNS
+    writer.writerow([spreadsheet(col) for col in header])    # an unknown field's name is text too
     for s, p in zip(plan.statistics, plan.privacy_all()):
         row = []
         for col in EDITABLE_COLUMNS:
@@ -57,16 +65,18 @@ def export_csv(plan: Plan) -> str:
                 v = v.value
             elif col in _FLAGS:
                 v = "true" if v else "false"
-            row.append("" if v is None else repr(v) if isinstance(v, float) else str(v))
+            text = "" if v is None else repr(v) if isinstance(v, float) else str(v)
+            row.append(spreadsheet(text) if isinstance(v, str) else text)
         for col in extra_cols:
             v = s.extra.get(col, "")
-            row.append(v if isinstance(v, str) else json.dumps(v))
+            row.append(spreadsheet(v) if isinstance(v, str) else json.dumps(v))
         n_used = s.n if s.n is not None else plan.budget.dataset_size
         row += [repr(p.delta), "" if n_used is None or "n" not in KIND_FIELDS[s.kind] else str(n_used),
                 repr(p.functioning_epsilon), repr(p.functioning_delta),
                 "" if p.error is None else repr(p.error), p.units, p.explanation or p.problem or ""]
         row += _implementation_cells(implementation(plan.budget, s, p))
-        writer.writerow(row)
+        writer.writerow([spreadsheet(cell) if col in _DERIVED_TEXT else cell
+                         for col, cell in zip(header, row)])
     return out.getvalue()
 
 
@@ -115,7 +125,8 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
         line = reader.line_num
         if len(stats) >= MAX_STATISTICS:
             raise PlanFileError(f"the CSV file has more than {MAX_STATISTICS} statistics")
-        row = {(k or "").strip(): (v if isinstance(v, str) else "") for k, v in row.items()}
+        row = {from_spreadsheet((k or "").strip()): (v if isinstance(v, str) else "")
+               for k, v in row.items()}
         if not any(v.strip() for v in row.values()):
             continue
         fields: dict = {"extra": {}}
@@ -126,7 +137,7 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
                 continue
             if col not in EDITABLE_COLUMNS:
                 if value != "":
-                    fields["extra"][col] = value
+                    fields["extra"][col] = from_spreadsheet(value)
                 continue
             if col in _FLOATS or col in _INTS:
                 number = _cell_number(value, col, line, col in _INTS)
@@ -145,7 +156,7 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
                     except ValueError as exc:
                         raise PlanFileError(f"CSV line {line}: {exc}") from None
             else:
-                fields[col] = value
+                fields[col] = from_spreadsheet(value)
         try:
             stats.append(validate_statistic(Statistic(**fields), len(stats), budget))
         except PlanError as exc:

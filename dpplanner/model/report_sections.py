@@ -8,7 +8,6 @@ for the kinds, mechanisms and theorems the plan uses, from the same code.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Mapping
 
 from dpplanner import engine
@@ -16,11 +15,12 @@ from dpplanner import engine
 from . import display
 from .derivation import plan_derivation, sensitivity_rule, shown
 from .plan import Plan
+from .safe_text import markup
 from .statistic import Kind, Mechanism, Noise, assumptions
 
 
 def _table(head: list[str], rows: list[str], cls: str = "") -> str:
-    cells = "".join(f"<th>{escape(h)}</th>" for h in head)
+    cells = "".join(f"<th>{markup(h)}</th>" for h in head)
     return (f'<div class="scroll"><table{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>'
             f"<tr>{cells}</tr>" + "".join(rows) + "</table></div>")
 
@@ -36,23 +36,23 @@ def statistics_tables(plan: Plan) -> str:
     privacy = plan.privacy_all()
     what = []
     for i, s in enumerate(plan.statistics):
-        what.append(f"<tr><td>{i + 1}</td><td class=\"name\">{escape(s.name)}</td>"
-                    f"<td>{escape(s.variable)}</td><td>{escape(s.kind.label)}</td>"
-                    f"<td>{'—' if s.kind is Kind.CUSTOM else escape(s.mechanism.label)}</td>"
-                    f"<td class=\"text\">{escape(assumptions(s, b.dataset_size) or '—')}</td>"
-                    f'<td class="num">{s.repetitions}</td><td>{escape(pinned(s))}</td></tr>')
+        what.append(f"<tr><td>{i + 1}</td><td class=\"name\">{markup(s.name)}</td>"
+                    f"<td>{markup(s.variable)}</td><td>{markup(s.kind.label)}</td>"
+                    f"<td>{'—' if s.kind is Kind.CUSTOM else markup(s.mechanism.label)}</td>"
+                    f"<td class=\"text\">{markup(assumptions(s, b.dataset_size) or '—')}</td>"
+                    f'<td class="num">{s.repetitions}</td><td>{markup(pinned(s))}</td></tr>')
     amplified = plan.amplification() != 1.0
     buys = []
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         functioning = (f'<td class="num">{display.upper(p.functioning_epsilon)}, '
                        f'{display.upper(p.functioning_delta, 3)}</td>' if amplified else "")
         error = display.error_with_units(p.error, p.units) if p.error is not None else "—"
-        buys.append(f"<tr><td>{i + 1}</td><td class=\"name\">{escape(s.name)}</td>"
+        buys.append(f"<tr><td>{i + 1}</td><td class=\"name\">{markup(s.name)}</td>"
                     f'<td class="num">{display.upper(p.epsilon)}</td>'
                     f'<td class="num">{display.upper(p.delta, 3)}</td>{functioning}'
                     f'<td class="num">{"—" if p.scale is None else shown(p.scale)}</td>'
-                    f'<td class="num">{escape(error)}</td>'
-                    f'<td class="text">{escape(p.explanation or p.problem or "")}</td></tr>')
+                    f'<td class="num">{markup(error)}</td>'
+                    f'<td class="text">{markup(p.explanation or p.problem or "")}</td></tr>')
     head = ["#", "name", "ε_i", "δ_i"] + (["functioning ε′, δ′"] if amplified else []) + \
         ["noise scale (b or σ)", "error", "what it means"]
     return ("<h2>Statistics</h2>"
@@ -70,14 +70,14 @@ def derivations(plan: Plan) -> str:
         try:
             steps = plan_derivation(b, s, deltas[i])
         except ValueError as exc:
-            rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td>{escape(s.name)}</td>'
-                        f"<td>cannot be released as set up: {escape(str(exc))}</td></tr>")
+            rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td>{markup(s.name)}</td>'
+                        f"<td>cannot be released as set up: {markup(str(exc))}</td></tr>")
             continue
         if not steps:
             continue
         parts = "; ".join(f'<span class="step" data-key="{st.key}" data-value="{st.value!r}">'
-                          f"{escape(step_text(st))}</span>" for st in steps)
-        rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td class="name">{escape(s.name)}</td>'
+                          f"{markup(step_text(st))}</span>" for st in steps)
+        rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td class="name">{markup(s.name)}</td>'
                     f'<td class="text">{parts}</td></tr>')
     if not rows:
         return ""
@@ -105,8 +105,8 @@ def formulas(plan: Plan, totals: Mapping) -> str:
     out = ["<h2>Formulas and sources</h2><dl>"]
     kinds = [k for k in Kind if any(s.kind is k for s in plan)]
     for kind in kinds:
-        out.append(f'<dt>Sensitivity: {escape(kind.label)}</dt><dd data-kind="{kind.value}">'
-                   f"{escape(sensitivity_rule(kind, b.neighbouring))} ({escape(b.neighbouring.label)}; "
+        out.append(f'<dt>Sensitivity: {markup(kind.label)}</dt><dd data-kind="{kind.value}">'
+                   f"{markup(sensitivity_rule(kind, b.neighbouring))} ({markup(b.neighbouring.label)}; "
                    "with OpenDP's noise, the sensitivity OpenDP certifies, in each statistic's steps)"
                    "</dd>")
     deltas = plan.deltas()
@@ -122,13 +122,13 @@ def formulas(plan: Plan, totals: Mapping) -> str:
                 continue
             words = "; ".join(f"{st.symbol} = {st.formula}" for st in steps
                               if st.key not in ("coordinates", "l1", "l2"))
-            out.append(f"<dt>{escape(mechanism.label)} error, {escape(noise.label)}</dt>"
-                       f"<dd>{escape(words)}</dd>")
+            out.append(f"<dt>{markup(mechanism.label)} error, {markup(noise.label)}</dt>"
+                       f"<dd>{markup(words)}</dd>")
     out.append(f"<dt>Error sources</dt><dd>{_ERROR_SOURCES}</dd>")
     for name in totals:
         t = engine.theorem(name)
-        out.append(f"<dt>{escape(t.label)}: {escape(t.title)}</dt><dd>{escape(t.summary)} "
-                   f"The total {escape(t.assumption)}.</dd>")
+        out.append(f"<dt>{markup(t.label)}: {markup(t.title)}</dt><dd>{markup(t.summary)} "
+                   f"The total {markup(t.assumption)}.</dd>")
     out.append("</dl>")
     return "\n".join(out)
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from html import escape
 from typing import Mapping, Optional, Sequence
+
+from .safe_text import markup
 
 #: Colour-blind-safe palette (Okabe & Ito) for series given no style of their own.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -66,7 +67,7 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
            f'width="{width}" height="{height}" role="img" font-family="sans-serif" font-size="11">']
     if title:
-        out.append(f'<text x="{left}" y="16" font-size="13" font-weight="bold">{escape(title)}</text>')
+        out.append(f'<text x="{left}" y="16" font-size="13" font-weight="bold">{markup(title)}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>')
     for t in nice_ticks(y_lo, y_hi):
         y = py(t)
@@ -78,16 +79,16 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
         out.append(f'<text x="{x:.1f}" y="{top + ph + 16}" text-anchor="middle">{_fmt(t)}</text>')
     if x_label:
         out.append(f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle">'
-                   f'{escape(x_label)}</text>')
+                   f'{markup(x_label)}</text>')
     if y_label:
         out.append(f'<text transform="translate(14 {top + ph / 2:.1f}) rotate(-90)" '
-                   f'text-anchor="middle">{escape(y_label)}</text>')
+                   f'text-anchor="middle">{markup(y_label)}</text>')
     if hline is not None and math.isfinite(hline) and y_lo <= hline <= y_hi:
         y = py(hline)
         out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#444" '
                    f'stroke-dasharray="6 4"/>')
         if hline_label:
-            out.append(f'<text x="{left + 4}" y="{y - 4:.1f}" fill="#444">{escape(hline_label)}</text>')
+            out.append(f'<text x="{left + 4}" y="{y - 4:.1f}" fill="#444">{markup(hline_label)}</text>')
     if vline is not None and x_lo <= vline <= x_hi:
         x = px(vline)
         out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#999" '
@@ -116,6 +117,6 @@ def line_plot(xs: Sequence[float], series: Mapping[str, Sequence[float]], *, wid
         ly = top + 14 + 18 * n
         out.append(f'<line x1="{left + pw + 12}" y1="{ly - 4}" x2="{left + pw + 32}" y2="{ly - 4}" '
                    f'stroke="{colour}" stroke-width="2"{dash_attr}/>')
-        out.append(f'<text x="{left + pw + 38}" y="{ly}">{escape(name)}</text>')
+        out.append(f'<text x="{left + pw + 38}" y="{ly}">{markup(name)}</text>')
     out.append("</svg>")
     return "\n".join(out)

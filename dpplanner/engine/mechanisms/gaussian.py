@@ -130,7 +130,8 @@ def _calibrate(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
     target = np.log(delta)
     # mu = eps / (1 + sqrt(2 ln(1.25/delta))) is about the classic calibration, and mu = 2 delta
     # always fits: delta(eps) <= delta(0) = 2 Phi(mu/2) - 1 <= mu phi(0) < 0.4 mu. Bracket from there.
-    lo = np.maximum(eps / (1.0 + np.sqrt(2.0 * np.log(1.25 / delta))), 2.0 * delta)
+    with np.errstate(over="ignore"):    # a subnormal delta: 1.25/delta is inf, and lo = 2 delta
+        lo = np.maximum(eps / (1.0 + np.sqrt(2.0 * np.log(1.25 / delta))), 2.0 * delta)
     # one pass over lo * 2^k usually brackets the crossing (it is within a factor ~4 of lo); the
     # loops of _bracket_rest bracket what it does not
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
@@ -152,7 +153,7 @@ def _calibrate(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
         m = np.nextafter(1.0 / lo, np.inf)  # 1/m <= lo exactly, so delta(1/m) <= delta(lo) <= delta_i
     if not np.all(np.isfinite(m)):
         i = int(np.flatnonzero(~np.isfinite(m))[0])
-        raise ValueError(f"epsilon = {eps.flat[i]!r} is too small for the Gaussian mechanism: the noise "
+        raise ValueError(f"epsilon = {float(eps.flat[i])!r} is too small for the Gaussian mechanism: the noise "
                          "multiplier would exceed the floating-point range")
     # 1/m <= lo, but the bound's rounding noise (~1e-13 of mu) can put gaussian_delta(m) a hair
     # over delta_i: nudge m up until what the window reports for it is within delta_i too
@@ -240,7 +241,7 @@ def _bracket_rest(lo: np.ndarray, eps: np.ndarray, delta: np.ndarray, target: np
         todo[todo] = _fits(hi[todo], eps[todo], target[todo]) & (hi[todo] <= 1e300)
     if not (np.all(lo > 0) and np.all(_fits(lo, eps, target))):
         i = int(np.flatnonzero(~((lo > 0) & _fits(lo, eps, target)))[0])
-        raise ValueError(f"epsilon = {eps.flat[i]!r} with delta = {delta.flat[i]!r} cannot be calibrated: "
+        raise ValueError(f"epsilon = {float(eps.flat[i])!r} with delta = {float(delta.flat[i])!r} cannot be calibrated: "
                          "the Gaussian noise would be too large for floating point")
     return lo, hi
 

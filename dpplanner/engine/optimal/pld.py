@@ -76,7 +76,7 @@ def kernel_points(eps: float, step: float) -> int:
     """floor(2 eps / step), refused with a clear error beyond MAX_KERNEL (an unbounded allocation)."""
     t = 2.0 * eps / step
     if not t <= MAX_KERNEL:
-        raise ValueError(f"epsilon = {eps!r} is too large for a lattice step of {step!r} ({t:.3g} points, at "
+        raise ValueError(f"epsilon = {float(eps)!r} is too large for a lattice step of {float(step)!r} ({t:.3g} points, at "
                          f"most {MAX_KERNEL:,} are allowed); this plan is outside what the optimal engine "
                          "can compute")
     return math.floor(t)
