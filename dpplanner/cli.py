@@ -13,20 +13,20 @@ import io
 import json
 import math
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
 import dpplanner
 from dpplanner.cli_release import add_commands
+from dpplanner.cli_terminal import on_terminal, plain
 from dpplanner.model import display
 from dpplanner.model.implementation import implementation
 from dpplanner.model.examples import example_paths
 from dpplanner.model.files import PlanFileError, load_plan, save_plan
 from dpplanner.model.plan import Plan
 from dpplanner.model.redistribution import rebalance, rebalanced_edit
-from dpplanner.model.safe_text import TerminalStream, terminal
+from dpplanner.model.safe_text import terminal
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS, THEOREMS
 from dpplanner.model.typed import parse_text
@@ -369,22 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run one command. What it prints goes through ``TerminalStream``: a plan's names, titles
-    and variables (anything a file may hold) reach the terminal with their control and
-    bidirectional characters written as visible escapes, never as the raw bytes."""
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
-    try:
-        return _run(argv)
-    except BrokenPipeError:     # the reader went away (``| head``): nothing more to say
-        sys.stdout, sys.stderr = streams
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):   # not a real file (tests capture the output)
-            pass
-        return 0
-    finally:
-        sys.stdout, sys.stderr = streams
+    """Run one command; what it prints is safe for a terminal (``cli_terminal``)."""
+    return on_terminal(lambda: _run(argv))
 
 
 def _run(argv: Optional[Sequence[str]]) -> int:
@@ -405,16 +391,8 @@ def _run(argv: Optional[Sequence[str]]) -> int:
     try:
         return args.func(args)
     except (UserError, PlanFileError, PlanError, ValueError) as exc:  # ValueError: engine checks
-        print(f"dpplanner-cli: error: {_plain(str(exc))}", file=sys.stderr)
+        print(f"dpplanner-cli: error: {plain(str(exc))}", file=sys.stderr)
         return 2
-
-
-#: A numpy scalar's repr (np.float64(0.5)) where a message formatted one: the user reads 0.5.
-_NUMPY_REPR = re.compile(r"\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
-
-
-def _plain(message: str) -> str:
-    return _NUMPY_REPR.sub(r"\1", message)
 
 
 if __name__ == "__main__":
