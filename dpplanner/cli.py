@@ -370,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; what it prints is safe for a terminal (``cli_terminal``)."""
-    return on_terminal(lambda: _run(argv))
+    command = next((a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("-")), "")
+    return on_terminal(lambda: _run(argv), f"dpplanner-cli {command}".rstrip())
 
 
 def _run(argv: Optional[Sequence[str]]) -> int:

@@ -3,6 +3,11 @@
 A plan's names, titles and variables are whatever a file gave; every command's output goes
 through ``safe_text.TerminalStream``, so control and bidirectional characters reach the terminal
 as visible escapes, never as the raw bytes that would recolour, retitle or clear it.
+
+On a terminal, a command still working after a second says so on stderr, one line rewritten in
+place ("dpplanner-cli report: working... 12 s (Ctrl+C stops it)"), wiped before the command prints
+anything; piped or redirected, nothing is shown. Ctrl+C ends a command with status 130 and one
+line, not a traceback.
 """
 
 from __future__ import annotations
@@ -10,18 +15,89 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Callable
+import threading
+import time
+from typing import Callable, Optional, TextIO
 
 from dpplanner.model.safe_text import TerminalStream
 
 
-def on_terminal(command: Callable[[], int]) -> int:
-    """``command()`` with stdout and stderr passed through ``TerminalStream``; a reader that went
-    away (``| head``) ends it quietly with status 0."""
+class Progress:
+    """The "still working" line on a terminal ``stream`` (nothing at all when it is not one)."""
+
+    #: Seconds before the line first shows (a quick command shows nothing), and between updates.
+    DELAY, EVERY = 1.0, 1.0
+
+    def __init__(self, stream: TextIO, what: str) -> None:
+        self._stream, self._what = stream, what
+        self._shown = False
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        try:
+            self._tty = stream.isatty()
+        except (AttributeError, ValueError):
+            self._tty = False
+
+    def start(self) -> "Progress":
+        if self._tty:
+            self._thread = threading.Thread(target=self._run, name="cli-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        started = time.monotonic()
+        if self._done.wait(self.DELAY):
+            return
+        while True:
+            self.show(time.monotonic() - started)
+            if self._done.wait(self.EVERY):
+                return
+
+    def show(self, elapsed: float) -> None:
+        """Write the line for ``elapsed`` seconds (over the last one), unless output began."""
+        with self._lock:
+            if self._tty and not self._done.is_set():
+                self._stream.write(f"\r{self._what}: working... {elapsed:.0f} s (Ctrl+C stops it)\x1b[K")
+                self._stream.flush()
+                self._shown = True
+
+    def stop(self) -> None:
+        """No more updates; the line, if shown, is wiped (before any output, and at the end)."""
+        with self._lock:
+            self._done.set()
+            if self._shown:
+                self._stream.write("\r\x1b[K")
+                self._stream.flush()
+                self._shown = False
+
+
+class _Output(TerminalStream):
+    """A command's output stream: the first write ends the progress line."""
+
+    def __init__(self, stream, progress: Progress) -> None:
+        super().__init__(stream)
+        self._progress = progress
+
+    def write(self, text: str) -> int:
+        self._progress.stop()
+        return super().write(text)
+
+
+def on_terminal(command: Callable[[], int], what: str = "dpplanner-cli") -> int:
+    """``command()`` with stdout and stderr passed through ``TerminalStream`` and a progress line
+    on a terminal; a reader that went away (``| head``) ends it quietly with status 0, Ctrl+C with
+    status 130."""
     streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
+    progress = Progress(sys.stderr, what)
+    sys.stdout, sys.stderr = _Output(sys.stdout, progress), _Output(sys.stderr, progress)
+    progress.start()
     try:
         return command()
+    except KeyboardInterrupt:
+        progress.stop()
+        print(f"{what}: interrupted", file=streams[1])
+        return 130
     except BrokenPipeError:
         sys.stdout, sys.stderr = streams
         try:        # so that the interpreter's last flush at exit does not complain either
@@ -30,6 +106,7 @@ def on_terminal(command: Callable[[], int]) -> int:
             pass
         return 0
     finally:
+        progress.stop()
         sys.stdout, sys.stderr = streams
 
 
