@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from dpplanner.gui.editing import PlanEditor
-from dpplanner.gui.formatting import plain_tip
+from dpplanner.gui.formatting import as_plain
 from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
 from dpplanner.gui.recovery_dialog import RecoveryDialog
 from dpplanner.gui.settings import Settings
@@ -139,7 +139,7 @@ class Document(QObject):
         recent = self.settings.recent_files()
         for path in recent:
             action = menu.addAction(os.path.basename(path))
-            action.setToolTip(plain_tip(path))
+            action.setToolTip(as_plain(path))
             action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
         if not recent:
             empty = menu.addAction("(no recent plans)")
@@ -187,7 +187,7 @@ class Document(QObject):
             return True
         answer = QMessageBox.warning(
             self.window, "Unsaved changes",
-            f"The plan {self.display_name} has unsaved changes. Save them?",
+            as_plain(f"The plan {self.display_name} has unsaved changes. Save them?"),
             QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
             | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
         if answer == QMessageBox.StandardButton.Save:

@@ -13,7 +13,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
-from dpplanner.gui.formatting import plain_tip
+from dpplanner.gui.formatting import as_plain
 
 
 class FittedLabel(QLabel):
@@ -44,7 +44,7 @@ class FittedLabel(QLabel):
         self._full = text
         described = text.strip()
         tip = "\n\n".join(t for t in (described, self._tip) if t)
-        self.setToolTip(plain_tip(tip))
+        self.setToolTip(as_plain(tip))
         self.setAccessibleDescription(described)
         self.updateGeometry()
         self._fit()

@@ -10,13 +10,14 @@ from dpplanner.model.display import (count, error, error_with_units, exact, lowe
                                       value)
 
 __all__ = ["count", "error", "error_with_units", "exact", "lower", "percent_of", "upper", "value",
-           "seconds", "plain_tip"]
+           "seconds", "as_plain"]
 
 
-def plain_tip(text: str) -> str:
-    """A tooltip that Qt shows as the text it is. Qt renders a tooltip whose first line looks
-    like HTML as rich text, so a plan's name or variable (``<img src=...>``, ``<b>``) would be
-    drawn as markup: such a tooltip is written as HTML that reads as the plain text."""
+def as_plain(text: str) -> str:
+    """Text for a tooltip or a message box that Qt shows as the text it is. Qt renders such text
+    as rich text when its first line looks like HTML, so a plan's name or variable (``<img
+    src=...>``, ``<b>``) would be drawn as markup: such text is written as HTML that reads as the
+    plain text."""
     if not text or not Qt.mightBeRichText(text):
         return text
     return Qt.convertFromPlainText(text, Qt.WhiteSpaceMode.WhiteSpacePre)

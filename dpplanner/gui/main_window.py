@@ -22,6 +22,7 @@ from dpplanner.compute import engine_process, jobs
 from dpplanner.gui import layout as window_layout
 from dpplanner.gui import menus, theme
 from dpplanner.gui.budget_panel import BudgetPanel
+from dpplanner.gui.formatting import as_plain
 from dpplanner.gui.compute import ComputeController
 from dpplanner.gui.document import Document
 from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
@@ -297,7 +298,7 @@ class MainWindow(QMainWindow):
 
     def show_error(self, title: str, text: str) -> None:
         self.show_message(f"{title}: {text}", 15000, error=True)
-        QMessageBox.warning(self, title, text)
+        QMessageBox.warning(self, title, as_plain(text))
 
     def edit_plan_details(self) -> None:
         PlanDetailsDialog(self.editor, self).exec()

@@ -23,7 +23,7 @@ from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.plot_common import (
     IntegerAxis, curve_pen, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
 )
-from dpplanner.gui.formatting import plain_tip
+from dpplanner.gui.formatting import as_plain
 from dpplanner.gui.profile_plot import ProfilePlot
 from dpplanner.gui.shares_plot import SharesPlot
 from dpplanner.model.safe_text import markup
@@ -150,7 +150,7 @@ class CostPlot(QWidget):
         self._repeat_name = name
         short = name if len(name) <= 24 else name[:23] + "…"
         self.repeat_button.setText(f"repeat “{short}”" if name else "repeat one query")
-        self.repeat_button.setToolTip(plain_tip(
+        self.repeat_button.setToolTip(as_plain(
             f"Plot the total ε of “{name}” released k times (select another statistic in the "
             "table to change it)." if name else "Plot the total ε of the selected statistic repeated k times."))
         self._label_axis()

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from dpplanner.gui.formatting import plain_tip
+from dpplanner.gui.formatting import as_plain
 from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
 
 COLUMNS = ("Plan", "Autosaved", "Contents")
@@ -83,7 +83,7 @@ class RecoveryDialog(QDialog):
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(copy.saved_at))
             for col, text in enumerate((copy.name, when, copy.summary())):
                 item = QTableWidgetItem(text)          # plain text: plan titles are never markup
-                item.setToolTip(plain_tip(copy.source or text))
+                item.setToolTip(as_plain(copy.source or text))
                 self.table.setItem(row, col, item)
         if self.copies:
             self.table.selectRow(0)
@@ -120,7 +120,8 @@ class RecoveryDialog(QDialog):
             return
         answer = QMessageBox.question(
             self, "Delete the recovery copy?",
-            f"Delete the recovery copy of {copy.describe()}? Its unsaved changes are lost for good.",
+            as_plain(f"Delete the recovery copy of {copy.describe()}? Its unsaved changes are lost "
+                     "for good."),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.No)
         if answer == QMessageBox.StandardButton.Yes:

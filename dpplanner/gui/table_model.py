@@ -138,7 +138,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if role == RawRole:
             return self._raw(index.row(), stat, key)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return formatting.plain_tip(self._tooltip(index.row(), stat, key))
+            return formatting.as_plain(self._tooltip(index.row(), stat, key))
         if role == Qt.ItemDataRole.TextAlignmentRole and key in NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and key == "error" and stat.target_error is not None:

@@ -65,3 +65,14 @@ def test_a_statistic_name_in_the_plot_label_and_its_svg_and_png_export(qtbot, tm
     assert any(MARKUP + ' & "q"\\x1b\\u202e' in label.text for label in labels)
     export_plot(plot.view, tmp_path / "repeat.png")          # rasterized from the same SVG
     assert (tmp_path / "repeat.png").stat().st_size > 0
+
+
+def test_a_message_box_quoting_a_name_shows_it_as_typed(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]))
+    path = tmp_path / "bad.csv"
+    path.write_text(f"name,kind,epsilon\n{MARKUP},mean,0.1\n")      # a mean without its bounds
+    assert not window.exports.import_csv(path)
+    assert len(shown) == 1 and f"('{MARKUP}')" in as_qt_shows(shown[0])
