@@ -23,10 +23,16 @@ FILTERS = ("basic", "rruv", "wrrw")
 #: suffix means 1), mean discrete noise on the integers for a query that neighbouring datasets
 #: move by at most S: scale discrete_laplace_scale(eps_i, S) (pure eps_i-DP), sigma
 #: discrete_gaussian_sigma(eps_i, delta_i, S). Generic theorems ignore the tag.
+#: Any tag may end in "*C" (C cells, 1 <= C <= MAX_CELLS): the release is C cells (a grouped table's
+#: groups, a histogram's bins) with independent noise, of which neighbouring datasets move each by
+#: at most one sensitivity (S lattice units); (eps_i, delta_i) is the whole release's. See
+#: mechanisms/cells.py for what each kind then adds per cell.
 MECHANISMS = ("eps-delta", "laplace", "gaussian", "discrete-laplace", "discrete-gaussian")
 DISCRETE = ("discrete-laplace", "discrete-gaussian")
 #: Largest shift S of a discrete release (exact in a double).
 MAX_SHIFT = 2 ** 53
+#: Largest number of cells of one release (a grouped statistic moves at most 2 L0 <= 2 c cells).
+MAX_CELLS = 2 ** 24
 #: Per-query work (curves, filters) expands multiplicities; beyond this it would exhaust memory.
 MAX_EXPANDED = 5_000_000
 #: Most queries a plan may compose (the sum of the multiplicities): every theorem answers up to
@@ -64,16 +70,44 @@ class Releases:
 def mechanism_kind(tag, what: str = "mechanism") -> tuple[str, int]:
     """(one of MECHANISMS, shift) of a release tag such as "discrete-laplace:3" (shift 1 for
     untagged discrete and for continuous kinds). ValueError naming ``what`` and what is allowed."""
-    base, sep, suffix = tag.partition(":") if isinstance(tag, str) else (None, "", "")
-    if base not in MECHANISMS or (sep and base not in DISCRETE):
+    base, shift, _ = parse_tag(tag, what)
+    return base, shift
+
+
+def parse_tag(tag, what: str = "mechanism") -> tuple[str, int, int]:
+    """(one of MECHANISMS, shift S, cells C) of a release tag "<kind>[:S][*C]", e.g.
+    "discrete-gaussian:2*3" (S = 1 and C = 1 where not given). ValueError naming ``what``."""
+    if not isinstance(tag, str):
+        tag = None
+    known = _TAGS.get(tag) if tag is not None else None
+    if known is not None:
+        return known
+    head, star, cells_text = tag.partition("*") if tag is not None else ("", "", "")
+    base, sep, suffix = head.partition(":")
+    if tag is None or base not in MECHANISMS or (sep and base not in DISCRETE):
         raise ValueError(f"{what} = {tag!r} is not allowed; use one of: {', '.join(MECHANISMS)} (the "
-                         "discrete ones optionally with a whole-number shift, e.g. 'discrete-laplace:3')")
-    if not sep:
-        return base, 1
-    if not (suffix.isascii() and suffix.isdigit()) or not 1 <= int(suffix) <= MAX_SHIFT:
-        raise ValueError(f"{what} = {tag!r} has shift {suffix!r}; the shift after ':' must be a whole "
-                         "number from 1 to 2^53 (lattice units)")
-    return base, int(suffix)
+                         "discrete ones optionally with a whole-number shift, e.g. 'discrete-laplace:3'; "
+                         "any of them optionally with a number of cells, e.g. 'laplace*3')")
+    shift = cells = 1
+    if sep:
+        if not (suffix.isascii() and suffix.isdigit()) or not 1 <= int(suffix) <= MAX_SHIFT:
+            raise ValueError(f"{what} = {tag!r} has shift {suffix!r}; the shift after ':' must be a whole "
+                             "number from 1 to 2^53 (lattice units)")
+        shift = int(suffix)
+    if star:
+        if not (cells_text.isascii() and cells_text.isdigit()) or not 1 <= int(cells_text) <= MAX_CELLS:
+            raise ValueError(f"{what} = {tag!r} has {cells_text!r} cells; the number after '*' must be a "
+                             f"whole number from 1 to {MAX_CELLS}")
+        cells = int(cells_text)
+        if base in DISCRETE and shift * cells > MAX_SHIFT:
+            raise ValueError(f"{what} = {tag!r}: shift x cells = {shift * cells} is above 2^53")
+    if len(_TAGS) < 4096:
+        _TAGS[tag] = (base, shift, cells)
+    return base, shift, cells
+
+
+#: Tags already parsed (a plan of thousands of rows has a few distinct tags).
+_TAGS: dict = {}
 
 
 def _as_sequence(values, name: str) -> list:
@@ -145,7 +179,10 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
             raise ValueError(f"epsilons has {len(eps_list)} entries but mechanisms has {len(mech_list)}; "
                              "give one mechanism per query")
         for i, m in enumerate(mech_list):
-            kind, _ = mechanism_kind(m, f"mechanisms[{i}]")
+            kind, _, cells = parse_tag(m, f"mechanisms[{i}]")
+            if kind == "eps-delta" and cells > 1 and delta[i] != 0.0:
+                raise ValueError(f"mechanisms[{i}] is {m!r} but delta = {float(delta[i])!r}; a release of several "
+                                 "(epsilon, delta) cells must be pure (delta 0): give its cells' noise instead")
             if kind == "discrete-laplace" and (delta[i] != 0.0 or not 2.0 ** -64 <= eps[i] <= 1024.0):
                 raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, {float(delta[i])!r}); "
                                  "a discrete Laplace release has delta 0 and epsilon between 5.43e-20 and 1024")
@@ -153,11 +190,11 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
                 raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, {float(delta[i])!r}); "
                                  "a discrete Gaussian release needs delta > 0 and epsilon between 5.43e-20 "
                                  "and 1024")
-            if m == "laplace" and (delta[i] != 0.0 or eps[i] == 0.0):
-                raise ValueError(f"mechanisms[{i}] is 'laplace' but (epsilon, delta) = ({float(eps[i])!r}, "
+            if kind == "laplace" and (delta[i] != 0.0 or eps[i] == 0.0):
+                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, "
                                  f"{float(delta[i])!r}); a Laplace release has epsilon > 0 and delta 0")
-            if m == "gaussian" and not (delta[i] > 0.0 and eps[i] > 0.0):
-                raise ValueError(f"mechanisms[{i}] is 'gaussian' but (epsilon, delta) = ({float(eps[i])!r}, "
+            if kind == "gaussian" and not (delta[i] > 0.0 and eps[i] > 0.0):
+                raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, "
                                  f"{float(delta[i])!r}); a Gaussian release needs epsilon > 0 and delta > 0")
         mech = tuple(mech_list)
     eps.flags.writeable = False

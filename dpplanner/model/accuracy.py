@@ -30,18 +30,27 @@ from scipy.special import ndtri
 
 from ..engine.mechanisms import gaussian as engine_gaussian
 
-from . import display
+from .contributions import Contributions, contributions as derive
+from .explanations import explain
 from .statistic import Kind, Mechanism, Neighbouring, Statistic
 
 @dataclass(frozen=True)
 class Sensitivity:
-    """How much one person can move the released values: L1 (Laplace) and L2 (Gaussian) norms,
-    over ``coordinates`` values released together, measured in ``units``."""
+    """How much one individual can move the released values: L1 (Laplace) and L2 (Gaussian)
+    norms of the whole release, ``coordinates`` values released per group (one group when not
+    grouped), measured in ``units``; ``moves``: the derivation (cells moved, each cell's move,
+    contributions.py)."""
 
     l1: float
     l2: float
     coordinates: int
     units: str
+    moves: Optional[Contributions] = None
+
+    @property
+    def groups(self) -> int:
+        """g (1 when not grouped or not known)."""
+        return (self.moves.groups if self.moves is not None else None) or 1
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class Accuracy:
     epsilon: float
     delta: float
     explanation: str
+    cell_error: Optional[float] = None
 
 
 def quantile_bins(lower: float, upper: float, granularity: float) -> int:
@@ -66,11 +76,13 @@ def quantile_bins(lower: float, upper: float, granularity: float) -> int:
     return max(1, math.ceil((upper - lower) / granularity - 1e-12))
 
 
-def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optional[int] = None
-                ) -> Sensitivity:
-    """Sensitivities of ``stat`` under the neighbouring relation (fields already validated).
+def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optional[int] = None,
+                contributions: int = 1) -> Sensitivity:
+    """Sensitivities of ``stat`` under the neighbouring relation (fields already validated) when
+    each individual contributes at most ``contributions`` rows (the derivation, grouped statistics
+    included, is in contributions.py).
 
-    Count: 1. Sum of values clamped to [a, b]: max(|a|, |b|) under add/remove, b - a under
+    One row: count 1. Sum of values clamped to [a, b]: max(|a|, |b|) under add/remove, b - a under
     replace-one. Mean and proportion: the released value is the clamped sum divided by the public
     n (a constant, so the mechanism is defined on datasets of any size): the sum's sensitivity over
     n, i.e. max(|a|, |b|)/n under add/remove and (b - a)/n under replace-one; a proportion is the
@@ -82,27 +94,18 @@ def sensitivity(stat: Statistic, neighbouring: Neighbouring, dataset_size: Optio
     """
     replace = neighbouring is Neighbouring.REPLACE_ONE
     kind = stat.kind
+    if kind is Kind.CUSTOM:
+        raise ValueError(f"statistic {stat.name!r}: a custom statistic has no accuracy formula")
     n = stat.n if stat.n is not None else dataset_size
-    if kind is Kind.COUNT:
-        return Sensitivity(1.0, 1.0, 1, "records")
-    if kind is Kind.SUM:
-        lo, hi = float(stat.lower), float(stat.upper)
-        d = (hi - lo) if replace else max(abs(lo), abs(hi))
-        return Sensitivity(d, d, 1, _units(stat))
-    if kind is Kind.MEAN:
-        lo, hi = float(stat.lower), float(stat.upper)
-        d = ((hi - lo) if replace else max(abs(lo), abs(hi))) / _need_n(stat, n)
-        return Sensitivity(d, d, 1, _units(stat))
-    if kind is Kind.PROPORTION:
-        d = 1.0 / _need_n(stat, n)
-        return Sensitivity(d, d, 1, "proportion")
-    if kind is Kind.HISTOGRAM:
-        m = int(stat.bins)
-        return Sensitivity(2.0 if replace else 1.0, math.sqrt(2.0) if replace else 1.0, m, "records")
-    if kind is Kind.QUANTILE:
-        m = quantile_bins(float(stat.lower), float(stat.upper), float(stat.granularity))
-        return Sensitivity(2.0 if replace else 1.0, math.sqrt(2.0) if replace else 1.0, m, "records")
-    raise ValueError(f"statistic {stat.name!r}: a custom statistic has no accuracy formula")
+    if kind in (Kind.MEAN, Kind.PROPORTION):
+        n = _need_n(stat, n)
+    moves = derive(stat, replace, contributions, n)
+    if kind in (Kind.HISTOGRAM, Kind.QUANTILE):
+        m = int(stat.bins) if kind is Kind.HISTOGRAM else \
+            quantile_bins(float(stat.lower), float(stat.upper), float(stat.granularity))
+        return Sensitivity(moves.l1, moves.l2, m, "records", moves)
+    units = {Kind.COUNT: "records", Kind.PROPORTION: "proportion"}.get(kind) or _units(stat)
+    return Sensitivity(moves.l1, moves.l2, 1, units, moves)
 
 
 def _need_n(stat: Statistic, n: Optional[int]) -> int:
@@ -290,90 +293,72 @@ def gaussian_factor(stat: Statistic, beta: float, m: int) -> float:
 
 def accuracy(stat: Statistic, epsilon: float, delta: float, *, confidence: float,
              neighbouring: Neighbouring, dataset_size: Optional[int] = None,
-             amplification: float = 1.0) -> Accuracy:
-    """Error of ``stat`` released with budget (epsilon, delta); amplification = N/n (1: none)."""
-    sens = sensitivity(stat, neighbouring, dataset_size)
+             amplification: float = 1.0, contributions: int = 1) -> Accuracy:
+    """Error of ``stat`` released with budget (epsilon, delta); amplification = N/n (1: none);
+    ``contributions``: c rows per individual. ``error`` holds for every coordinate of every group
+    at once, ``cell_error`` for every coordinate of one group."""
+    sens = sensitivity(stat, neighbouring, dataset_size, contributions)
     beta = 1.0 - confidence
     eps_f = functioning_epsilon(epsilon, amplification)
     delta_f = functioning_delta(delta, amplification)
+    m, g = sens.coordinates, sens.groups
     if stat.mechanism is Mechanism.LAPLACE:
-        scale = sens.l1 / eps_f
-        err = scale * laplace_factor(stat, beta, sens.coordinates)
+        scale = laplace_scale(sens.moves, eps_f)
+        err, cell = scale * laplace_factor(stat, beta / g, m), scale * laplace_factor(stat, beta, m)
     else:
         scale = gaussian_sigma(sens.l2, eps_f, delta_f)
-        err = scale * gaussian_factor(stat, beta, sens.coordinates)
+        err, cell = scale * gaussian_factor(stat, beta / g, m), scale * gaussian_factor(stat, beta, m)
     n = stat.n if stat.n is not None else dataset_size
     return Accuracy(err, scale, sens.coordinates, sens.units, eps_f, delta_f,
-                    explain(stat, err, confidence, sens, n))
+                    explain(stat, err, confidence, sens, n, cell), cell)
 
 
 def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence: float,
                       neighbouring: Neighbouring, dataset_size: Optional[int] = None,
-                      amplification: float = 1.0, minimum: float = 1e-9) -> float:
-    """The epsilon a statistic needs so that its error at confidence 1 - beta is <= ``error``."""
+                      amplification: float = 1.0, minimum: float = 1e-9, contributions: int = 1) -> float:
+    """The epsilon a statistic needs so that its error at confidence 1 - beta is <= ``error``
+    (for a grouped statistic: every group at once, the error the table's Error column shows)."""
     if not (error > 0 and math.isfinite(error)):
         raise ValueError(f"statistic {stat.name!r}: target error {error!r} is not allowed; it must "
                          "be a finite number > 0")
-    sens = sensitivity(stat, neighbouring, dataset_size)
+    sens = sensitivity(stat, neighbouring, dataset_size, contributions)
     beta = 1.0 - confidence
+    m, g = sens.coordinates, sens.groups
     if stat.mechanism is Mechanism.LAPLACE:
-        factor = laplace_factor(stat, beta, sens.coordinates)
-        if sens.l1 / functioning_epsilon(minimum, amplification) * factor <= error:
+        factor = laplace_factor(stat, beta / g, m)
+
+        def forward(e: float) -> float:
+            return laplace_scale(sens.moves, e) * factor
+
+        if forward(functioning_epsilon(minimum, amplification)) <= error:
             return minimum   # the smallest epsilon offered meets the target (so no tiny eps_f)
-        eps_f = sens.l1 * factor / error
-        # round up so that the forward error never exceeds the target (3 roundings each way)
-        eps_f = _round_up_until(eps_f, lambda e: sens.l1 / e * factor <= error, "epsilon")
+        eps_f = laplace_scale(sens.moves, 1.0) * factor / error
+        # round up so that the forward error never exceeds the target (a few roundings each way)
+        eps_f = _round_up_until(eps_f, lambda e: forward(e) <= error, "epsilon")
     else:
-        sigma = error / gaussian_factor(stat, beta, sens.coordinates)
+        sigma = error / gaussian_factor(stat, beta / g, m)
         eps_f = gaussian_epsilon(sigma, sens.l2, functioning_delta(delta, amplification), minimum)
     return max(minimum, nominal_epsilon(eps_f, amplification))
 
 
-_WHAT = {
-    Kind.COUNT: ("count", "true count"),
-    Kind.SUM: ("sum", "true sum"),
-    Kind.MEAN: ("mean", "true mean"),
-    Kind.PROPORTION: ("proportion", "true proportion"),
-}
+def laplace_scale(moves: Contributions, epsilon: float) -> float:
+    """The Laplace b a release of budget ``epsilon`` adds to each number (contributions.py):
+    C cells composed one by one (no slack): b = cell L1 / (epsilon / C), the same division the
+    engine makes for a "*C" release, rounded up when a cell is a vector (its pure epsilon, cell
+    L1 / b, must then be at most epsilon / C exactly); otherwise the whole release's L1 over
+    epsilon, rounded up. One cell of one number: b = L1 / epsilon, as for any Laplace release."""
+    if moves.cells == 1 and moves.scalar:
+        return moves.l1 / epsilon
+    if moves.cells_exact:
+        b = moves.cell_l1 / (epsilon / moves.cells)
+        return b if moves.scalar else math.nextafter(b, math.inf)
+    return math.nextafter(moves.l1 / epsilon, math.inf)
 
 
-def explain(stat: Statistic, error: float, confidence: float, sens: Sensitivity,
-            n: Optional[int] = None) -> str:
-    """A plain-language sentence saying what the error bound means (for a quantile, a second one
-    saying what a rank error of that many records means for the median, when n is known)."""
-    pct = f"{confidence * 100:.6g}%"
-    e = display.error(error)     # an error bound: rounded up, like everywhere else
-    if stat.kind in _WHAT:
-        what, truth = _WHAT[stat.kind]
-        unit = "" if stat.kind in (Kind.COUNT, Kind.PROPORTION) else f" ({sens.units})"
-        if stat.kind is Kind.PROPORTION:
-            unit = f" ({display.error(error * 100)} percentage points)"
-        of = f" of {stat.variable}" if stat.variable else ""
-        return (f"The released {what}{of} will differ from the {truth} by at most {e}{unit} "
-                f"with probability {pct}.")
-    if stat.kind is Kind.HISTOGRAM:
-        return (f"Every one of the {sens.coordinates} released bin counts will be within {e} of its "
-                f"true count, all at the same time, with probability {pct}.")
-    step = display.exact(float(stat.granularity))
-    cdf = (f"Every point of the released CDF ({sens.coordinates} grid points, step {step}) will be "
-           f"within {e} records of the true cumulative count, all at the same time, with "
-           f"probability {pct}.")
-    if n is None:
-        return (f"{cdf} So a quantile read off it, the median say, is at most {e} records away in "
-                f"rank from the true one, to one grid step ({step}).")
-    # rank error r out of n records: the median is a value between the true (50 - 100 r/n)th and
-    # (50 + 100 r/n)th percentiles (widened outwards to one decimal, so the range is never narrower)
-    spread = min(100.0 * error / n, 50.0)      # (an infinite error: anywhere, 0th to 100th)
-    low, high = max(0.0, math.floor((50.0 - spread) * 10) / 10), min(100.0, math.ceil((50.0 + spread) * 10) / 10)
-    return (f"{cdf} So a quantile read off it is at most {e} records away in rank from the true one: "
-            f"of the {display.count(n)} records, the released median is a value between the true "
-            f"{_ordinal(low)} and {_ordinal(high)} percentiles, to one grid step ({step}).")
-
-
-def _ordinal(x: float) -> str:
-    """24.3 -> "24.3rd", 75.7 -> "75.7th", 11 -> "11th"."""
-    text = f"{x:g}"
-    digits = text.replace(".", "")
-    last, tens = digits[-1], digits[-2:-1]
-    suffix = "th" if tens == "1" and "." not in text else {"1": "st", "2": "nd", "3": "rd"}.get(last, "th")
-    return text + suffix
+def laplace_tag(moves: Contributions) -> str:
+    """The engine tag of a continuous Laplace release (see laplace_scale): its cells' Laplace
+    noise, or pure (epsilon / C) cells, or one pure release."""
+    if not moves.cells_exact:
+        return "eps-delta"
+    base = "laplace" if moves.scalar else "eps-delta"
+    return base if moves.cells == 1 else f"{base}*{moves.cells}"

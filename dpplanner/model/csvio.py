@@ -3,8 +3,9 @@
 Export writes the editable columns (the same names as in .dpplan files), then any unknown fields
 the statistics carry (non-text values as JSON), then derived, read-only columns (delta_used,
 functioning epsilon, error, units, explanation, and what implementing the statistic needs: data
-type, sensitivities, noise kind, scale and lattice, divisor, rho). Import reads the editable
-columns, ignores the derived ones, and keeps any other column as an unknown field of the
+type, sensitivities, noise kind, scale and lattice, divisor, rho; for a grouped statistic one
+group's error, how many cells one individual moves, and the selection's threshold). Import reads
+the editable columns, ignores the derived ones, and keeps any other column as an unknown field of the
 statistic. Empty cells mean "not set". Every row goes through the same validation as the GUI.
 
 Text cells (names, variables, descriptions, unknown text fields, the derived sentences) are written
@@ -38,11 +39,14 @@ from .validation import MAX_STATISTICS, PlanError, validate_statistic
 EDITABLE_COLUMNS = field_names(Statistic)
 DERIVED_COLUMNS = ("delta_used", "n_used", "functioning_epsilon", "functioning_delta", "error",
                    "units", "explanation", "data_type", "sensitivity_l1", "sensitivity_l2",
-                   "noise_kind", "noise_scale", "lattice", "divisor", "rho")
-_FLOATS = ("epsilon", "delta", "weight", "target_error", "lower", "upper", "granularity")
-_INTS = ("repetitions", "bins", "n")
+                   "noise_kind", "noise_scale", "lattice", "divisor", "rho", "error_one_group",
+                   "cells_moved", "selection_threshold")
+_FLOATS = ("epsilon", "delta", "weight", "target_error", "lower", "upper", "granularity", "selection_share")
+_INTS = ("repetitions", "bins", "n", "groups", "max_groups", "max_rows")
+#: Columns whose empty cell means "not set" (None) rather than the field's default.
+_OPTIONAL = ("lower", "upper", "bins", "granularity", "n", "target_error", "groups", "max_groups", "max_rows")
 _ENUMS = {"kind": Kind, "mechanism": Mechanism, "noise": Noise}
-_FLAGS = ("held", "integer")
+_FLAGS = ("held", "integer", "one_group_each", "select_groups")
 _DERIVED_TEXT = ("units", "explanation", "data_type", "noise_kind", "lattice")
 _TRUE = {"true", "yes", "1", "y", "x"}
 _FALSE = {"false", "no", "0", "n", ""}
@@ -75,6 +79,9 @@ def export_csv(plan: Plan) -> str:
                 repr(p.functioning_epsilon), repr(p.functioning_delta),
                 "" if p.error is None else repr(p.error), p.units, p.explanation or p.problem or ""]
         row += _implementation_cells(implementation(plan.budget, s, p))
+        row += ["" if p.cell_error is None else repr(p.cell_error),
+                "" if p.moves is None else str(p.moves.cells),
+                "" if p.selection is None else repr(p.selection.threshold)]
         writer.writerow([spreadsheet(cell) if col in _DERIVED_TEXT else cell
                          for col, cell in zip(header, row)])
     return out.getvalue()
@@ -141,8 +148,7 @@ def parse_csv(text: str, budget=None) -> list[Statistic]:
                 continue
             if col in _FLOATS or col in _INTS:
                 number = _cell_number(value, col, line, col in _INTS)
-                if number is not None or col in ("lower", "upper", "bins", "granularity", "n",
-                                                 "target_error"):
+                if number is not None or col in _OPTIONAL:
                     fields[col] = number
             elif col in _FLAGS:
                 flag = value.strip().lower()

@@ -16,7 +16,7 @@ from scipy.special import ndtri
 
 from . import accuracy as acc
 from .opendp_noise import error as opendp_error
-from .privacy import opendp_release
+from .privacy import opendp_release, values_budget
 from .statistic import Budget, Kind, Mechanism, Neighbouring, Noise, Statistic
 from .validation import amplification_ratio
 
@@ -73,11 +73,17 @@ def plan_derivation(budget: Budget, stat: Statistic, delta: float) -> list[Step]
     (OpenDP's discrete noise or the continuous noise); the last step's value is the statistic's
     error as ``privacy.statistic_privacy`` computes it."""
     ratio = amplification_ratio(budget)
-    if stat.kind is not Kind.CUSTOM and stat.noise is Noise.OPENDP:
-        return opendp_derivation(budget, stat, delta, ratio)
-    return derivation(stat, stat.epsilon, delta, confidence=budget.confidence,
-                      neighbouring=budget.neighbouring, dataset_size=budget.dataset_size,
-                      amplification=ratio)
+    if stat.kind is Kind.CUSTOM:
+        return []
+    eps_v, delta_v, chosen = values_budget(budget, stat, delta, ratio)
+    head = [] if chosen is None else [
+        Step("values_epsilon", "ε_v", f"ε_i − ε_s: the {1 - stat.selection_share:.0%} of ε_i left once the "
+                                      "groups are selected", eps_v)]
+    if stat.noise is Noise.OPENDP:
+        return head + opendp_derivation(budget, stat.replace(epsilon=eps_v), delta_v, ratio)
+    return head + derivation(stat, eps_v, delta_v, confidence=budget.confidence,
+                             neighbouring=budget.neighbouring, dataset_size=budget.dataset_size,
+                             amplification=ratio, contributions=budget.contributions)
 
 
 def opendp_derivation(budget: Budget, stat: Statistic, delta: float, ratio: float) -> list[Step]:
@@ -87,10 +93,13 @@ def opendp_derivation(budget: Budget, stat: Statistic, delta: float, ratio: floa
     noise = opendp_release(budget, stat, eps_f, acc.functioning_delta(delta, ratio))
     cert = noise.certified
     m = cert.coordinates
-    err = opendp_error(noise, budget.beta, cumulative=stat.kind is Kind.QUANTILE)
+    g = cert.groups or 1
+    err = opendp_error(noise, budget.beta, stat.kind is Kind.QUANTILE, g)
     eps_symbol = "ε′" if ratio != 1.0 else "ε"
     sens, symbol = (cert.l2, "Δ₂") if noise.gaussian else (cert.l1, "Δ₁")
-    steps = [Step("coordinates", "m", "values released together", m)]
+    steps = [Step("coordinates", "m", "values released together" + (" in each group" if g > 1 else ""), m)]
+    steps += _moves_steps(acc.sensitivity(stat, budget.neighbouring, budget.dataset_size,
+                                          budget.contributions).moves, g, bool(stat.group_by))
     if ratio != 1.0:
         steps.append(Step("functioning_epsilon", "ε′", "ln(1 + (N/n)(e^ε − 1))", eps_f))
     steps.append(Step("l2" if noise.gaussian else "l1", symbol,
@@ -101,18 +110,29 @@ def opendp_derivation(budget: Budget, stat: Statistic, delta: float, ratio: floa
     else:
         steps += [Step("lattice", "2^k", f"the lattice: k = ⌊log₂ {symbol}⌋ − 40", noise.lattice),
                   Step("shift", "S", f"⌈{symbol} / 2^k⌉ + 1", noise.shift)]
-    if noise.gaussian:
-        steps.append(Step("lattice_scale", "σ", f"the least σ at which discrete Gaussian noise with "
-                                                f"shift S is ({eps_symbol}, δ)-DP", noise.lattice_scale))
+    cells = cert.cells
+    if noise.gaussian and noise.tag == "eps-delta":
+        steps.append(Step("lattice_scale", "σ", f"the least σ at which a discrete Gaussian vector of "
+                                                f"squared L2 sensitivity {shown(float(cert.whole_l2_squared))} "
+                                                f"is ({eps_symbol}, δ)-DP through zCDP", noise.lattice_scale))
+    elif noise.gaussian:
+        what = "discrete Gaussian noise with shift S is" if cells == 1 else \
+            f"C = {cells} cells of discrete Gaussian noise with shift S, composed, are"
+        steps.append(Step("lattice_scale", "σ", f"the least σ at which {what} ({eps_symbol}, δ)-DP",
+                          noise.lattice_scale))
+    elif noise.tag == "eps-delta" and not (cert.exact or not cert.integer):
+        steps.append(Step("lattice_scale", "t", f"Δ₁ of the whole release ({shown(float(cert.whole_l1))}) "
+                                                f"/ {eps_symbol}", noise.lattice_scale))
     else:
-        steps.append(Step("lattice_scale", "t", f"S / {eps_symbol}", noise.lattice_scale))
+        formula = f"S / {eps_symbol}" if cells == 1 else f"C · S / {eps_symbol} (C = {cells} cells)"
+        steps.append(Step("lattice_scale", "t", formula, noise.lattice_scale))
     lattice = "" if noise.k is None else " · 2^k"
     divided = f" / {shown(cert.divisor)}" if cert.divisor != 1 else ""
     t = "σ" if noise.gaussian else "t"
     steps.append(Step("scale", "scale", f"{t}{lattice}{divided}", noise.released_scale))
     j = err * cert.divisor / noise.lattice
     where = ("every running sum of the m cells' noises" if stat.kind is Kind.QUANTILE
-             else "every one of the m noises")
+             else "every one of the m noises") + (f" of all g = {g} groups" if g > 1 else "")
     steps += [Step("factor", "J", f"the fewest lattice steps J that {where} stays within, with "
                                   f"probability 1 − β", j),
               Step("error", "error", f"J{lattice}{divided}", err)]
@@ -121,29 +141,35 @@ def opendp_derivation(budget: Budget, stat: Statistic, delta: float, ratio: floa
 
 def derivation(stat: Statistic, epsilon: float, delta: float, *, confidence: float,
                neighbouring: Neighbouring, dataset_size: Optional[int] = None,
-               amplification: float = 1.0) -> list[Step]:
+               amplification: float = 1.0, contributions: int = 1) -> list[Step]:
     """The steps from the statistic's budget to its error bound under the continuous noise (empty
-    for custom statistics); the last step's value is ``accuracy.accuracy(...).error``."""
+    for custom statistics); the last step's value is ``accuracy.accuracy(...).error`` (for a
+    grouped statistic, every group at once: β shared by the g groups)."""
     if stat.kind is Kind.CUSTOM:
         return []
-    sens = acc.sensitivity(stat, neighbouring, dataset_size)
+    sens = acc.sensitivity(stat, neighbouring, dataset_size, contributions)
     beta = 1.0 - confidence
-    m = sens.coordinates
+    m, g = sens.coordinates, sens.groups
     eps_f = acc.functioning_epsilon(epsilon, amplification)
-    steps = [Step("coordinates", "m", "values released together", m)]
+    steps = [Step("coordinates", "m", "values released together" + (" in each group" if g > 1 else ""), m)]
+    steps += _moves_steps(sens.moves, g, bool(stat.group_by))
+    plain = sens.moves.cells == 1 and sens.moves.rows == 1 and g == 1
     if amplification != 1.0:
         steps.append(Step("functioning_epsilon", "ε′", "ln(1 + (N/n)(e^ε − 1))", eps_f))
     eps_symbol = "ε′" if amplification != 1.0 else "ε"
     if stat.mechanism is Mechanism.LAPLACE:
-        scale = sens.l1 / eps_f
-        factor = acc.laplace_factor(stat, beta, m)
-        steps += [Step("l1", "Δ₁", sensitivity_formulas(stat.kind, neighbouring)[0], sens.l1),
-                  Step("scale", "b", f"Δ₁ / {eps_symbol}", scale)]
+        scale = acc.laplace_scale(sens.moves, eps_f)
+        factor = acc.laplace_factor(stat, beta / g, m)
+        cells = sens.moves.cells
+        per = "" if cells == 1 else f" (C = {cells} cells, each noised at Δ₁/C over {eps_symbol}/C)"
+        steps += [Step("l1", "Δ₁", _whole(stat, neighbouring, sens, plain, 0), sens.l1),
+                  Step("scale", "b", f"Δ₁ / {eps_symbol}{per}", scale)]
+        mb = "m·g/β" if g > 1 else "m/β"
         if stat.kind is Kind.QUANTILE:
-            words = ("min(s, m·ln(m/β)), s: the Chernoff bound on every running sum of m Laplace "
-                     "noises at once")
+            words = (f"min(s, m·ln({mb})), s: the Chernoff bound on every running sum of m Laplace "
+                     "noises at once" + (" in every group" if g > 1 else ""))
         else:
-            words = "ln(m/β)"
+            words = f"ln({mb})"
         steps += [Step("factor", "F", words, factor),
                   Step("error", "error", "b · F", scale * factor)]
         return steps
@@ -151,18 +177,39 @@ def derivation(stat: Statistic, epsilon: float, delta: float, *, confidence: flo
     if amplification != 1.0:
         steps.append(Step("functioning_delta", "δ′", "(N/n) δ", delta_f))
     sigma = acc.gaussian_sigma(sens.l2, eps_f, delta_f)
-    factor = acc.gaussian_factor(stat, beta, m)
-    z = -float(ndtri(beta / (2.0 * m)))
-    steps += [Step("l2", "Δ₂", sensitivity_formulas(stat.kind, neighbouring)[1], sens.l2),
+    factor = acc.gaussian_factor(stat, beta / g, m)
+    z = -float(ndtri(beta / g / (2.0 * m)))
+    steps += [Step("l2", "Δ₂", _whole(stat, neighbouring, sens, plain, 1), sens.l2),
               Step("scale", "σ", f"the smallest σ with Φ(Δ₂/2σ − {eps_symbol}σ/Δ₂) − e^{eps_symbol}·"
                                  f"Φ(−Δ₂/2σ − {eps_symbol}σ/Δ₂) ≤ δ", sigma),
-              Step("z", "z", "Φ⁻¹(1 − β/(2m))", z)]
+              Step("z", "z", "Φ⁻¹(1 − β/(2m·g))" if g > 1 else "Φ⁻¹(1 − β/(2m))", z)]
     if stat.kind is Kind.QUANTILE:
         steps.append(Step("factor", "F", "z·√m (a CDF point sums up to m cells)", factor))
     else:
         steps.append(Step("factor", "F", "z", factor))
     steps.append(Step("error", "error", "σ · F", sigma * factor))
     return steps
+
+
+def _moves_steps(moves, g: int, grouped: bool) -> list[Step]:
+    """The unit of privacy's steps: the groups, and the cells one individual moves with why
+    (contributions.py), when they are not the one-row, one-cell case."""
+    if moves is None or (moves.cells == 1 and moves.rows == 1 and not grouped):
+        return []
+    out = [] if g == 1 else [Step("groups", "g", "groups, each with its own noise", g)]
+    return out + [Step("cells", "C", "cells one individual moves: " + "; ".join(moves.lines), moves.cells)]
+
+
+def _whole(stat: Statistic, neighbouring: Neighbouring, sens, plain: bool, which: int) -> str:
+    """Δ₁ (which = 0) or Δ₂ (1) of the whole release in symbols: the kind's one-row rule, times
+    c rows, or as derived for the grouping (the cells step says how)."""
+    rule = sensitivity_formulas(stat.kind, neighbouring)[which]
+    c = sens.moves.rows
+    if plain or (not stat.group_by and c == 1):
+        return rule
+    if not stat.group_by and sens.moves.scalar:
+        return f"{c} · {rule} ({c} rows per individual)"
+    return "as derived from the cells (C) above"
 
 
 def shown(value: float) -> str:

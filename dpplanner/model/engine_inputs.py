@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Optional, Sequence
 
 from .statistic import Budget, Statistic
-from .validation import (FIELD_RULES, PlanError, amplification_ratio, statistic_deltas,
-                         statistic_mechanisms)
+from .releases import statistic_mechanisms
+from .validation import FIELD_RULES, PlanError, amplification_ratio, statistic_deltas
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,8 @@ def allocation_budget(budget: Budget) -> tuple:
     same request for any statistics (tested field by field), so whether a budget edit needs a
     redistribution is decided without building the request (O(n)) on the GUI thread."""
     return (budget.spendable_epsilon, budget.delta, budget.delta_to_statistics, budget.eta,
-            budget.theorem, amplification_ratio(budget) != 1.0)
+            budget.theorem, amplification_ratio(budget) != 1.0, budget.contributions,
+            budget.neighbouring, budget.dataset_size)
 
 
 def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],

@@ -4,19 +4,25 @@ Layout of format_version 2 (documented in docs/reference/file-format.md):
 
     {"format_version": 2, "app": "dpplanner", "title": str, "description": str,
      "budget": {"epsilon", "delta", "delta_split", "confidence", "eta", "theorem", "redistribute",
-                "neighbouring", "dataset_size", "population", "reserve"},
+                "neighbouring", "dataset_size", "population", "reserve", "unit", "contributions",
+                "truncate"},
      "statistics": [{"name", "variable", "kind", "mechanism", "epsilon", "delta", "weight", "held",
                      "target_error", "repetitions", "lower", "upper", "bins", "granularity", "n",
-                     "description", "noise", "integer"}]}
+                     "description", "noise", "integer", and for a grouped statistic "group_by",
+                     "groups", "group_keys", "one_group_each", "max_groups", "max_rows",
+                     "select_groups", "selection_share"}]}
 
 Unknown fields at any of the three levels are kept (``extra``) and written back. Version 0 is the
 earlier PSI-style layout (flat global_epsilon/global_delta/delta_fraction, statistics with
 "type", "hold" and a nested "metadata"); ``MIGRATIONS[0]`` turns it into version 1. Version 1 had
 no "noise" (how the noise is implemented) and no "integer" (values are whole numbers): its plans
 were certified for continuous noise, so ``MIGRATIONS[1]`` marks every statistic "continuous" and
-the loaded plan carries a note saying so (``Plan.notes``). Fields added later this version are
-optional with documented defaults ("noise": "opendp", "integer": false for a new statistic;
-"target_error": null, no target).
+the loaded plan carries a note saying so (``Plan.notes``); nor a unit of privacy or grouping, which
+the migration sets to what they were planned with (a person, c = 1, ungrouped). Fields added later
+this version are optional with documented defaults ("noise": "opendp", "integer": false for a new
+statistic; "target_error": null, no target; "unit": "person", "contributions": 1, "truncate":
+false; "group_by": "" and the other grouping fields' defaults, which are not written for an
+ungrouped statistic).
 """
 
 from __future__ import annotations
@@ -83,13 +89,18 @@ def _migrate_0_to_1(doc: dict) -> dict:
 
 def _migrate_1_to_2(doc: dict) -> dict:
     """Version 1 plans were certified for continuous noise: each statistic keeps that meaning. They
-    had no target errors (a pin was an ε_i): "target_error" is null."""
+    had no target errors (a pin was an ε_i): "target_error" is null. They had no unit of privacy
+    and no grouping: one row per individual (a person, c = 1, the data guarantee it) and every
+    statistic ungrouped, which is what they were planned with."""
     out = dict(doc, format_version=2)
     stats = doc.get("statistics", [])
     if isinstance(stats, list):   # anything else is reported by the parser with its reason
         out["statistics"] = [dict(s, noise=s.get("noise", "continuous"),
-                                  target_error=s.get("target_error")) if isinstance(s, dict) else s
-                             for s in stats]
+                                  target_error=s.get("target_error"), group_by=s.get("group_by", ""))
+                             if isinstance(s, dict) else s for s in stats]
+    budget = doc.get("budget")
+    if isinstance(budget, dict):
+        out["budget"] = {"unit": "person", "contributions": 1, "truncate": False, **budget}
     return out
 
 
@@ -100,8 +111,9 @@ MIGRATIONS: dict[int, Callable[[dict], dict]] = {0: _migrate_0_to_1, 1: _migrate
 MIGRATION_NOTES = {
     1: ("this plan was written before statistics said how their noise is implemented: every "
         "statistic keeps the continuous noise it was planned with (choose OpenDP noise per "
-        "statistic to plan exactly what an exported release script adds); saving writes "
-        f"format_version {FORMAT_VERSION}"),
+        "statistic to plan exactly what an exported release script adds); it had no unit of "
+        "privacy or grouping either: each person contributes one row (c = 1) and no statistic is "
+        f"grouped, as it was planned; saving writes format_version {FORMAT_VERSION}"),
 }
 
 
@@ -179,6 +191,11 @@ STATISTIC_DEFAULTS = _defaults(Statistic, REQUIRED_STATISTIC)
 TOP_DEFAULTS = {"title": "", "description": ""}
 
 
+#: A statistic's grouping fields: written (and their defaults noted) only when it is grouped.
+GROUPING_FIELDS = ("group_by", "groups", "group_keys", "one_group_each", "max_groups", "max_rows",
+                   "select_groups", "selection_share")
+
+
 def _required_of(stat: dict) -> tuple[str, ...]:
     custom = stat.get("kind") in (Kind.CUSTOM, Kind.CUSTOM.value)
     return REQUIRED_STATISTIC + (("delta",) if custom else ("mechanism",))
@@ -233,8 +250,12 @@ def defaults_used(doc: dict) -> list[str]:
     rows: dict[str, list[int]] = {}
     for i, stat in enumerate(doc.get("statistics", [])):
         required = _required_of(stat)
+        # an ungrouped statistic's grouping fields are not written (plan_to_document): not a default
+        # the file relied on
+        skip = GROUPING_FIELDS if not stat.get("group_by") else ()
         for key in STATISTIC_DEFAULTS:
-            if key not in stat and key not in required and not (key == "mechanism" and "delta" in required):
+            if key not in stat and key not in required and key not in skip and \
+                    not (key == "mechanism" and "delta" in required):
                 rows.setdefault(key, []).append(i + 1)
     notes += [f"{_rows(numbers)}: {key} = {_shown(STATISTIC_DEFAULTS[key])}"
               for key, numbers in rows.items()]
@@ -324,7 +345,8 @@ def plan_to_document(plan: Plan) -> dict:
     budget = {"epsilon": b.epsilon, "delta": b.delta, "delta_split": b.delta_split,
               "confidence": b.confidence, "eta": b.eta, "theorem": b.theorem,
               "redistribute": b.redistribute, "neighbouring": b.neighbouring.value,
-              "dataset_size": b.dataset_size, "population": b.population, "reserve": b.reserve}
+              "dataset_size": b.dataset_size, "population": b.population, "reserve": b.reserve,
+              "unit": b.unit, "contributions": b.contributions, "truncate": b.truncate}
     budget.update({k: v for k, v in b.extra.items() if k not in budget})
     stats = []
     for s in plan.statistics:
@@ -334,6 +356,8 @@ def plan_to_document(plan: Plan) -> dict:
              "repetitions": s.repetitions, "lower": s.lower,
              "upper": s.upper, "bins": s.bins, "granularity": s.granularity, "n": s.n,
              "description": s.description, "noise": s.noise.value, "integer": s.integer}
+        if s.group_by:      # (an ungrouped statistic has the defaults: not written)
+            d.update({key: getattr(s, key) for key in GROUPING_FIELDS})
         d.update({k: v for k, v in s.extra.items() if k not in d})
         stats.append(d)
     doc = {"format_version": FORMAT_VERSION, "app": "dpplanner", "title": plan.title,

@@ -60,6 +60,8 @@ class OpenDPNoise:
     epsilon: float
     delta: float
     rho: Optional[float]
+    #: The engine's tag for the release (engine.MECHANISMS, "*C" for C cells; see opendp_noise).
+    tag: str = ""
 
     @property
     def lattice(self) -> float:
@@ -69,10 +71,6 @@ class OpenDPNoise:
     def released_scale(self) -> float:
         """The noise scale in the released statistic's units (a mean's is the sum's over n)."""
         return self.scale / self.certified.divisor
-
-    @property
-    def tag(self) -> str:
-        return f"{'discrete-gaussian' if self.gaussian else 'discrete-laplace'}:{self.shift}"
 
     @property
     def label(self) -> str:
@@ -92,16 +90,47 @@ def lattice_of(cert: Certified, gaussian: bool) -> tuple[Optional[int], int]:
 
 
 def opendp_noise(cert: Certified, gaussian: bool, epsilon: float, delta: float) -> OpenDPNoise:
-    """The noise for a release calibrated to (epsilon, delta) (functioning values). ValueError from
-    the engine when it cannot be calibrated (the message says why)."""
+    """The noise for a release calibrated to (epsilon, delta) (functioning values) when one
+    individual moves ``cert.cells`` cells by at most one cell's sensitivity each (the shift S
+    lattice units: opendp_sensitivity, contributions.py). ValueError from the engine when it
+    cannot be calibrated (the message says why).
+
+    - cells of one number (or a real-valued query, whose lattice needs per-cell margins): C cells
+      of shift S, composed one by one by the engine ("discrete-laplace:S*C": t =
+      discrete_laplace_scale(eps, C S), so C S / t <= eps; "discrete-gaussian:S*C": sigma =
+      discrete_gaussian_sigma(eps, delta, S, C)). When C cells at full shift exceed the whole
+      release's bound (slack) this is still sound, only noisier than needed.
+    - otherwise (whole numbers): Laplace with no slack: C cells each pure (S / t <= eps / C),
+      "eps-delta*C"; with slack: one pure release of the whole L1 bound, t =
+      discrete_laplace_scale(eps, L1), "eps-delta". Gaussian: the whole release's squared L2
+      bound through zCDP (a discrete Gaussian vector of that L2 is (L2^2 / 2 sigma^2)-zCDP,
+      Canonne, Kamath & Steinke 2020): sigma = zcdp_gaussian_sigma(eps, delta, L2^2), "eps-delta".
+    """
     k, shift = lattice_of(cert, gaussian)
+    cells = cert.cells
     if gaussian:
-        t = engine.discrete_gaussian_sigma(epsilon, delta, shift)
-        rho = _up(Fraction(shift) ** 2 / (2 * Fraction(t) ** 2))
+        if cert.scalar and (cert.exact or not cert.integer):
+            t = engine.discrete_gaussian_sigma(epsilon, delta, shift, cells)
+            rho = _up(cells * Fraction(shift) ** 2 / (2 * Fraction(t) ** 2))
+            tag = _cells("discrete-gaussian:%d" % shift, cells)
+        else:
+            t = engine.zcdp_gaussian_sigma(epsilon, delta, cert.whole_l2_squared)
+            rho = _up(cert.whole_l2_squared / (2 * Fraction(t) ** 2))
+            tag = "eps-delta"
     else:
-        t, rho, delta = engine.discrete_laplace_scale(epsilon, shift), None, 0.0
+        rho, delta = None, 0.0
+        if cert.exact or not cert.integer:
+            t = engine.discrete_laplace_scale(epsilon, cells * shift)
+            tag = _cells("discrete-laplace:%d" % shift if cert.scalar else "eps-delta", cells)
+        else:
+            t = engine.discrete_laplace_scale(epsilon, int(cert.whole_l1))
+            tag = "eps-delta"
     scale = t if k is None else math.ldexp(t, k)
-    return OpenDPNoise(cert, gaussian, k, shift, t, scale, epsilon, delta, rho)
+    return OpenDPNoise(cert, gaussian, k, shift, t, scale, epsilon, delta, rho, tag)
+
+
+def _cells(tag: str, cells: int) -> str:
+    return tag if cells == 1 else f"{tag}*{cells}"
 
 
 def _up(exact: Fraction) -> float:
@@ -111,9 +140,11 @@ def _up(exact: Fraction) -> float:
 
 # --- errors ---------------------------------------------------------------------------------
 
-def error(noise: OpenDPNoise, beta: float, cumulative: bool = False) -> float:
+def error(noise: OpenDPNoise, beta: float, cumulative: bool = False, groups: int = 1) -> float:
     """The error of every released coordinate at once with probability >= 1 - beta, in the
-    released statistic's units. ``cumulative``: the coordinates are a CDF's running sums."""
+    released statistic's units. ``cumulative``: the coordinates are a CDF's running sums;
+    ``groups``: that many groups of them (union bound: beta / groups each)."""
+    beta = beta / groups
     m = noise.certified.coordinates
     t = noise.lattice_scale
     if cumulative:

@@ -26,11 +26,21 @@ What each kind becomes (the query OpenDP noises, and what OpenDP certifies for i
   relaxation(size_limit), where relaxation(n) = 2 n max(|L|, |U|) u k / (1 - u k), u = 2^-52,
   k = log2(n).
 - histogram: counts of the m categories (``make_count_by_categories``, no extra cell): L1 = d_in
-  and L2 = d_in. Under replace-one that L2 is 2 where one record moving between bins gives
-  sqrt(2): OpenDP's is charged, and shown. The engine composes it as one discrete Gaussian of
-  shift 2; that it bounds the true two-cell (+1, -1) move is checked numerically
-  (tests/release/test_opendp_noise.py), not proven here.
+  and L2 = d_in. Under replace-one a replaced record moves two counts by 1 each: two cells, each
+  certified at d_in = 1 (L1 = L2 = 1) and composed as two releases (engine/mechanisms/cells.py),
+  not as one shift of OpenDP's L2 = 2.
 - quantile / CDF: the same counts over the grid cells of [L, U].
+
+Several rows per individual and grouped statistics (contributions.py): with c rows per individual
+d_in is c (add-remove) or 2c (replace-one). A grouped statistic is released one cell per group,
+each cell's query reading the group's records (a group's size is not public, so its domain is
+unsized) and certified at d_in = L_inf, the individual's rows in one group: a count L_inf; an
+integer sum L_inf max(|L|, |U|) (add-remove) or L_inf max(U - L, |L|, |U|) (replace-one: a group
+may gain rows on the other side of the bounds from those it loses); a float sum OpenDP's bounded
+checked sum at d_in = L_inf, L_inf max(U - L, |L|, |U|) + relaxation, which covers both; the counts
+of a histogram by group 1 per (group, bin) when L_inf = 1, else L_inf (2 L_inf under replace-one)
+per group. ``Certified`` holds one cell's sensitivity, how many cells move, and the whole release's
+L1 and squared L2 bounds (in the noised query's units, exact).
 """
 
 from __future__ import annotations
@@ -42,7 +52,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
+from dataclasses import replace as replace_fields
+
 from .accuracy import quantile_bins
+from .contributions import contributions
 from .statistic import Budget, Kind, Neighbouring, Statistic
 
 #: OpenDP's size limit of an unsized float sum (``make_sum`` on a dataset of unknown size).
@@ -73,32 +86,58 @@ class Certified:
     size: Optional[int] = None
     size_limit: Optional[int] = None
     note: str = ""
+    #: How many cells of this sensitivity one individual moves (contributions.py), whether a cell
+    #: is one number, whether the cells at full sensitivity are exactly the whole release's L1
+    #: bound, and that bound and the squared L2 bound (query units, exact); g for grouped ones.
+    cells: int = 1
+    scalar: bool = True
+    exact: bool = True
+    whole_l1: Fraction = Fraction(0)
+    whole_l2_squared: Fraction = Fraction(0)
+    groups: Optional[int] = None
 
 
-def d_in(neighbouring: Neighbouring) -> int:
-    """OpenDP's symmetric distance between neighbouring datasets."""
-    return 2 if neighbouring is Neighbouring.REPLACE_ONE else 1
+def d_in(neighbouring: Neighbouring, contributions: int = 1) -> int:
+    """OpenDP's symmetric distance between neighbouring datasets, c rows per individual."""
+    return (2 if neighbouring is Neighbouring.REPLACE_ONE else 1) * contributions
 
 
 def certified(stat: Statistic, budget: Budget) -> Certified:
-    """OpenDP's certified sensitivity of ``stat`` (validated) under the plan's relation.
+    """OpenDP's certified sensitivity of one cell of ``stat`` (validated) under the plan's relation
+    and unit of privacy, with how many cells move (see the module docstring).
 
     Raises ValueError naming what is missing (custom statistics have none; replace-one needs the
     dataset size, which the script's sized domain is built with)."""
-    kind = stat.kind
-    if kind is Kind.CUSTOM:
+    if stat.kind is Kind.CUSTOM:
         raise ValueError(f"statistic {stat.name!r}: a custom statistic is released by code the "
                          "user writes; OpenDP certifies nothing for it here")
     replace = budget.neighbouring is Neighbouring.REPLACE_ONE
-    din = d_in(budget.neighbouring)
-    size = budget.dataset_size
-    if replace and size is None:
+    if replace and budget.dataset_size is None:
         raise ValueError(f"statistic {stat.name!r}: under replace-one OpenDP works on a dataset of "
                          "known size: set the plan's dataset size n")
-    sized = size if replace else None
+    query = stat.replace(kind=Kind.SUM) if stat.kind is Kind.MEAN else \
+        stat.replace(kind=Kind.COUNT) if stat.kind is Kind.PROPORTION else stat
+    moves = contributions(query, replace, budget.contributions, None)
+    cert = _cell(stat, budget, moves)
+    return replace_fields(cert, cells=moves.cells, scalar=moves.scalar, exact=moves.cells_exact,
+                          whole_l1=moves.l1_exact, whole_l2_squared=moves.l2_squared, groups=moves.groups)
+
+
+def _cell(stat: Statistic, budget: Budget, moves) -> Certified:
+    """One cell's certification (the whole release when it is one cell)."""
+    kind = stat.kind
+    replace = budget.neighbouring is Neighbouring.REPLACE_ONE
+    grouped = bool(stat.group_by)
+    size = budget.dataset_size
+    # the distance one cell is certified at: c or 2c rows; a bin of a replace-one histogram
+    # (one of the two cells a replaced record moves) 1; a group's cell L_inf (unsized)
+    din = moves.rows if grouped else d_in(budget.neighbouring, budget.contributions)
+    if kind in (Kind.HISTOGRAM, Kind.QUANTILE):
+        din = 1 if moves.scalar else (2 * moves.rows if grouped and replace else din)
+    sized = size if replace and not grouped else None
     if kind in (Kind.COUNT, Kind.PROPORTION):
         divisor = 1.0 if kind is Kind.COUNT else float(_public_n(stat, budget))
-        return Certified(din, 1.0, 1.0, True, divisor, 1,
+        return Certified(din, moves.cell_l1, moves.cell_l1, True, divisor, 1,
                          "records (0/1 indicator)" if kind is Kind.COUNT else "0/1 values",
                          (0.0, 1.0), sized)
     if kind in (Kind.HISTOGRAM, Kind.QUANTILE):
@@ -107,22 +146,21 @@ def certified(stat: Statistic, budget: Budget) -> Certified:
         else:
             m = quantile_bins(float(stat.lower), float(stat.upper), float(stat.granularity))
             data, bounds = "real numbers, counted in grid cells", (float(stat.lower), float(stat.upper))
-        note = ("L2 = 2 as OpenDP certifies it (d_in = 2 records); one record moving between "
-                "cells gives sqrt(2)") if replace else ""
-        return Certified(din, float(din), float(din), True, 1.0, m, data, bounds, sized, note=note)
+        note = "" if moves.scalar else \
+            "L2 of the whole release as derived for the rows one individual spreads over the bins"
+        return Certified(din, moves.cell_l1, moves.cell_l2, True, 1.0, m, data, bounds, sized, note=note)
     lo, hi = float(stat.lower), float(stat.upper)
     divisor = 1.0 if kind is Kind.SUM else float(_public_n(stat, budget))
     if stat.integer:
-        ideal = (hi - lo) * (din // 2) if replace else max(abs(lo), abs(hi)) * din
-        return Certified(din, ideal, ideal, True, divisor, 1, "whole numbers", (lo, hi), sized)
-    if replace:
+        return Certified(din, moves.cell_l1, moves.cell_l1, True, divisor, 1, "whole numbers", (lo, hi), sized)
+    if replace and not grouped:
         sens = float_sum_sized(size, lo, hi, din)
         return Certified(din, sens, sens, False, divisor, 1, "real numbers", (lo, hi), size,
                          note="includes OpenDP's float-rounding term")
     limit = size if size is not None else DEFAULT_SIZE_LIMIT
     sens = float_sum_unsized(limit, lo, hi, din)
     note = "includes OpenDP's float-rounding term"
-    if lo < 0.0 < hi:
+    if lo < 0.0 < hi and not replace:
         note += "; upper - lower, not max(|lower|, |upper|), as OpenDP's bounded float sum certifies"
     return Certified(din, sens, sens, False, divisor, 1, "real numbers", (lo, hi),
                      size_limit=limit, note=note)

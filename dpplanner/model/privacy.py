@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from . import accuracy as acc
+from .contributions import Contributions, bounds
 from .opendp_noise import OpenDPNoise, error as opendp_error, opendp_noise
 from .opendp_sensitivity import certified
-from .statistic import Budget, Kind, Mechanism, Noise, Statistic
+from .selection import Selection, selection, split
+from .statistic import Budget, Kind, Mechanism, Neighbouring, Noise, Statistic
 from .validation import amplification_ratio
 
 
@@ -33,6 +35,13 @@ class StatisticPrivacy:
     problem: Optional[str] = None
     #: The noise as OpenDP adds it (statistics with noise = "opendp"), else None.
     opendp: Optional[OpenDPNoise] = None
+    #: One group's error (every coordinate of one cell at once); ``error`` holds for all groups
+    #: at once. The same number when the statistic is not grouped.
+    cell_error: Optional[float] = None
+    #: How one individual moves the release (the derivation shown in the inspector and report).
+    moves: Optional[Contributions] = None
+    #: The private selection of the groups, for a statistic whose keys are not known in advance.
+    selection: Optional[Selection] = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,9 @@ def statistics_privacy(budget: Budget, stats, deltas) -> list[StatisticPrivacy]:
 
 
 def statistic_privacy(budget: Budget, stat: Statistic, delta: float) -> StatisticPrivacy:
-    """Budget, functioning budget and accuracy of one statistic whose release has ``delta``."""
+    """Budget, functioning budget and accuracy of one statistic whose release has ``delta``.
+    A statistic that selects its groups (selection.py) spends its ``selection_share`` on that and
+    the rest on its values: the error and noise are the values'."""
     ratio = amplification_ratio(budget)
     eps_f = acc.functioning_epsilon(stat.epsilon, ratio)
     if stat.kind is Kind.CUSTOM:
@@ -99,49 +110,64 @@ def statistic_privacy(budget: Budget, stat: Statistic, delta: float) -> Statisti
                                 "Custom statistic: its accuracy depends on a mechanism dpplanner "
                                 "does not model.")
     try:
+        eps_v, delta_v, chosen = values_budget(budget, stat, delta, ratio)
         if stat.noise is Noise.OPENDP:
-            return _opendp_privacy(budget, stat, delta, ratio)
-        a = acc.accuracy(stat, stat.epsilon, delta, confidence=budget.confidence,
+            return replace(_opendp_privacy(budget, stat, eps_v, delta_v, ratio), epsilon=stat.epsilon,
+                           delta=delta, selection=chosen)
+        a = acc.accuracy(stat, eps_v, delta_v, confidence=budget.confidence,
                          neighbouring=budget.neighbouring, dataset_size=budget.dataset_size,
-                         amplification=ratio)
+                         amplification=ratio, contributions=budget.contributions)
+        moves = acc.sensitivity(stat, budget.neighbouring, budget.dataset_size, budget.contributions).moves
     except ValueError as exc:
         return StatisticPrivacy(stat.epsilon, delta, eps_f, delta * ratio, None, None, "", "",
                                 problem=str(exc))
     return StatisticPrivacy(stat.epsilon, delta, a.epsilon, a.delta, a.error, a.scale, a.units,
-                            a.explanation)
+                            a.explanation, cell_error=a.cell_error, moves=moves, selection=chosen)
 
 
-def _opendp_privacy(budget: Budget, stat: Statistic, delta: float, ratio: float) -> StatisticPrivacy:
+def values_budget(budget: Budget, stat: Statistic, delta: float, ratio: float):
+    """(eps, delta) the values are released with, and the selection of the groups (or None)."""
+    if not (stat.group_by and stat.select_groups):
+        return stat.epsilon, delta, None
+    gaussian = stat.mechanism is Mechanism.GAUSSIAN
+    eps_v, delta_v, eps_s, delta_s = split(stat.epsilon, delta, stat.selection_share, gaussian)
+    l0, _ = bounds(stat, budget.contributions)
+    keys = 2 * l0 if budget.neighbouring is Neighbouring.REPLACE_ONE else l0
+    chosen = selection(acc.functioning_epsilon(eps_s, ratio), acc.functioning_delta(delta_s, ratio), keys)
+    return eps_v, delta_v, chosen
+
+
+def _opendp_privacy(budget: Budget, stat: Statistic, eps_v: float, delta_v: float,
+                    ratio: float) -> StatisticPrivacy:
     """The statistic released with OpenDP's noise at its functioning (eps_i, delta_i)."""
-    noise = opendp_release(budget, stat, acc.functioning_epsilon(stat.epsilon, ratio),
-                           acc.functioning_delta(delta, ratio))
-    err = opendp_error(noise, budget.beta, cumulative=stat.kind is Kind.QUANTILE)
-    sens = acc.sensitivity(stat, budget.neighbouring, budget.dataset_size)
-    return StatisticPrivacy(stat.epsilon, delta, noise.epsilon, noise.delta, err,
+    noise = opendp_release(budget, stat, acc.functioning_epsilon(eps_v, ratio),
+                           acc.functioning_delta(delta_v, ratio))
+    cumulative = stat.kind is Kind.QUANTILE
+    sens = acc.sensitivity(stat, budget.neighbouring, budget.dataset_size, budget.contributions)
+    err = opendp_error(noise, budget.beta, cumulative, sens.groups)
+    cell = opendp_error(noise, budget.beta, cumulative) if sens.groups > 1 else err
+    return StatisticPrivacy(eps_v, delta_v, noise.epsilon, noise.delta, err,
                             noise.released_scale, sens.units,
                             acc.explain(stat, err, budget.confidence, sens,
-                                        stat.n if stat.n is not None else budget.dataset_size),
-                            opendp=noise)
+                                        stat.n if stat.n is not None else budget.dataset_size, cell),
+                            opendp=noise, cell_error=cell, moves=sens.moves)
 
 
 def opendp_release(budget: Budget, stat: Statistic, eps_f: float, delta_f: float) -> OpenDPNoise:
     return opendp_noise(certified(stat, budget), stat.mechanism is Mechanism.GAUSSIAN, eps_f, delta_f)
 
 
-def opendp_epsilon_for_error(budget: Budget, stat: Statistic, target: float, delta: float,
+def epsilon_for_error_search(budget: Budget, stat: Statistic, target: float, delta: float,
                              minimum: float) -> float:
-    """The least epsilon (within 1e-9 relative, rounded up) whose OpenDP release has an error <=
-    ``target``: bisection in log epsilon (the error falls as epsilon grows)."""
-    ratio = amplification_ratio(budget)
-    delta_f = acc.functioning_delta(delta, ratio)
-    cumulative = stat.kind is Kind.QUANTILE
+    """The least epsilon (within 1e-9 relative, rounded up) whose release has an error <=
+    ``target`` (``statistic_privacy``'s error: for a grouped statistic, all groups at once):
+    bisection in log epsilon (the error falls as epsilon grows). For OpenDP noise and for a
+    statistic that selects its groups, where the error has no closed-form inverse."""
 
     def meets(eps: float) -> bool:
-        try:
-            noise = opendp_release(budget, stat, acc.functioning_epsilon(eps, ratio), delta_f)
-        except ValueError:       # so small an epsilon that the noise is past what is accounted
-            return False
-        return opendp_error(noise, budget.beta, cumulative) <= target
+        p = statistic_privacy(budget, stat.replace(epsilon=eps), delta)
+        # (an epsilon so small that the noise is past what is accounted has a problem: not met)
+        return p.problem is None and p.error is not None and p.error <= target
 
     if meets(minimum):
         return minimum

@@ -93,9 +93,18 @@ def step_text(step) -> str:
     value = shown(step.value)
     if step.formula == value:
         return f"{step.symbol} = {value}"
-    if step.key == "coordinates":
+    if step.key in ("coordinates", "groups", "cells"):
         return f"{step.symbol} = {value} ({step.formula})"
     return f"{step.symbol} = {step.formula} = {value}"
+
+
+def _rows_rule(plan: Plan) -> str:
+    """What the unit of privacy changes in the one-row rules above (contributions.py)."""
+    c = plan.budget.contributions
+    if c == 1 and not any(s.group_by for s in plan):
+        return ""
+    return (f"; one {plan.budget.unit} contributes up to c = {c} row{'s' if c != 1 else ''}: an ungrouped "
+            "statistic moves by c times the rule, a grouped one as its steps derive (C cells)")
 
 
 def formulas(plan: Plan, totals: Mapping) -> str:
@@ -108,7 +117,7 @@ def formulas(plan: Plan, totals: Mapping) -> str:
         out.append(f'<dt>Sensitivity: {markup(kind.label)}</dt><dd data-kind="{kind.value}">'
                    f"{markup(sensitivity_rule(kind, b.neighbouring))} ({markup(b.neighbouring.label)}; "
                    "with OpenDP's noise, the sensitivity OpenDP certifies, in each statistic's steps)"
-                   "</dd>")
+                   f"{escape(_rows_rule(plan))}</dd>")
     deltas = plan.deltas()
     for noise in Noise:
         for mechanism in Mechanism:

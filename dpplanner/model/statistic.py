@@ -151,6 +151,14 @@ class Statistic:
     description: str = ""
     noise: Noise = Noise.OPENDP
     integer: bool = False
+    group_by: str = ""
+    groups: Optional[int] = None
+    group_keys: str = ""
+    one_group_each: bool = False
+    max_groups: Optional[int] = None
+    max_rows: Optional[int] = None
+    select_groups: bool = False
+    selection_share: float = 0.5
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
     def __post_init__(self) -> None:
@@ -183,6 +191,10 @@ class Budget:
     for the composition theorem. ``reserve`` is the fraction of ``epsilon`` kept for future
     releases: redistribution spends (1 - reserve) * epsilon. ``population`` (N > dataset_size n)
     turns on secrecy-of-the-sample amplification. ``extra`` keeps unknown file fields.
+
+    The unit of privacy: ``unit`` is what one protected individual is, in the plan's words (a
+    person, a household); each contributes at most ``contributions`` (c) rows; ``truncate``: the
+    release keeps at most c rows per individual (False: the data already guarantee it).
     """
 
     epsilon: float = 1.0
@@ -196,6 +208,9 @@ class Budget:
     dataset_size: Optional[int] = None
     population: Optional[int] = None
     reserve: float = 0.0
+    unit: str = "person"
+    contributions: int = 1
+    truncate: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
 
     def __post_init__(self) -> None:

@@ -21,7 +21,7 @@ import math
 
 from . import accuracy as acc
 from . import display
-from .privacy import opendp_epsilon_for_error
+from .privacy import epsilon_for_error_search
 from .statistic import Budget, Kind, Noise, Statistic
 from .validation import FIELD_RULES, PlanError, amplification_ratio, statistic_deltas
 
@@ -42,14 +42,17 @@ def epsilon_for_target(budget: Budget, stats: Sequence[Statistic], i: int, error
     if deltas is None:
         deltas = statistic_deltas(budget, stats)
     try:
-        if s.noise is Noise.OPENDP:     # the error of the noise OpenDP adds (privacy.py)
-            eps = opendp_epsilon_for_error(budget, s, error, deltas[i], EPSILON_FLOOR)
+        if s.noise is Noise.OPENDP or (s.group_by and s.select_groups):
+            # the error of the noise OpenDP adds, or of the values once the groups are selected
+            # (privacy.py): no closed-form inverse
+            eps = epsilon_for_error_search(budget, s, error, deltas[i], EPSILON_FLOOR)
         else:
             eps = acc.epsilon_for_error(s, error, deltas[i], confidence=budget.confidence,
                                         neighbouring=budget.neighbouring,
                                         dataset_size=budget.dataset_size,
                                         amplification=amplification_ratio(budget),
-                                        minimum=EPSILON_FLOOR)
+                                        minimum=EPSILON_FLOOR,
+                                        contributions=budget.contributions)
     except ValueError as exc:
         raise PlanError(f"{where}: {exc}", index=i, field="error") from None
     top = FIELD_RULES["epsilon"].maximum

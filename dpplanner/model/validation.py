@@ -24,6 +24,11 @@ Number = Union[int, float]
 MAX_STATISTICS = 20_000
 MAX_QUERIES = 100_000          # sum of repetitions: what the engine composes
 MAX_NAME_LENGTH = 200
+#: Most rows one individual may contribute (c), and so most groups and rows per group.
+MAX_CONTRIBUTIONS = 1_000_000
+#: Most groups of one grouped statistic, and most characters of its listed keys.
+MAX_GROUPS = 10_000_000
+MAX_KEYS_TEXT = 1_000_000
 
 
 class PlanError(ValueError):
@@ -111,6 +116,12 @@ FIELD_RULES: dict[str, FieldRule] = {r.name: r for r in (
     FieldRule("bins", "number of bins", 1, 1_000_000, integer=True, optional=True),
     FieldRule("granularity", "granularity", 0.0, 1e15, min_inclusive=False, optional=True),
     FieldRule("n", "dataset size n", 1, 1e12, integer=True, optional=True),
+    FieldRule("groups", "number of groups g", 1, MAX_GROUPS, integer=True, optional=True),
+    FieldRule("max_groups", "groups per individual L0", 1, MAX_CONTRIBUTIONS, integer=True, optional=True),
+    FieldRule("max_rows", "rows per individual in one group L∞", 1, MAX_CONTRIBUTIONS, integer=True,
+              optional=True),
+    FieldRule("selection_share", "share of ε for selecting the groups", 0.0, 1.0, min_inclusive=False,
+              max_inclusive=False, percent=True),
     FieldRule("error", "target error", 0.0, 1e18, min_inclusive=False),
     FieldRule("target_error", "target error", 0.0, 1e18, min_inclusive=False, optional=True),
 )}
@@ -124,6 +135,7 @@ BUDGET_RULES: dict[str, FieldRule] = {r.name: r for r in (
     FieldRule("dataset_size", "dataset size n", 1, 1e12, integer=True, optional=True),
     FieldRule("population", "population size N", 1, 1e13, integer=True, optional=True),
     FieldRule("reserve", "reserve", 0.0, 1.0, max_inclusive=False, percent=True),
+    FieldRule("contributions", "rows per individual c", 1, MAX_CONTRIBUTIONS, integer=True),
 )}
 
 #: Above this global epsilon the GUI asks for confirmation (a warning, not an error).
@@ -151,10 +163,10 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     if len(stat.name) > MAX_NAME_LENGTH:
         raise PlanError(f"{where}: the name has {len(stat.name)} characters; at most "
                         f"{MAX_NAME_LENGTH} are allowed", index=index, field="name")
-    for text_field in ("variable", "description"):
+    for text_field in ("variable", "description", "group_by", "group_keys"):
         if not isinstance(getattr(stat, text_field), str):
             raise PlanError(f"{where}: {text_field} must be text", index=index, field=text_field)
-    for text_field in ("name", "variable", "description"):
+    for text_field in ("name", "variable", "description", "group_by", "group_keys"):
         _check_unicode(getattr(stat, text_field), where, text_field, index)
     if not isinstance(stat.kind, Kind):
         raise PlanError(f"{where}: kind = {preview(stat.kind)} is not allowed; use one of: "
@@ -165,7 +177,7 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
     if not isinstance(stat.noise, Noise):
         raise PlanError(f"{where}: noise = {preview(stat.noise)} is not allowed; use one of: "
                         f"{', '.join(m.value for m in Noise)}", index=index, field="noise")
-    for flag in ("held", "integer"):
+    for flag in ("held", "integer", "one_group_each", "select_groups"):
         if not isinstance(getattr(stat, flag), bool):
             raise PlanError(f"{where}: {flag} must be true or false", index=index, field=flag)
     values = {}
@@ -212,6 +224,8 @@ def validate_statistic(stat: Statistic, index: Optional[int] = None,
                         f"{budget.dataset_size}", index=index, field="n")
     if not isinstance(stat.extra, dict):
         raise PlanError(f"{where}: extra must be a mapping", index=index, field="extra")
+    from .grouping_rules import check_grouping
+    check_grouping(stat, values, where, index, budget)
     checked = stat.replace(**values)
     _check_sensitivity(checked, where, index, budget)
     return checked
@@ -272,6 +286,15 @@ def validate_budget(budget: Budget) -> Budget:
                         f"of: {', '.join(n.value for n in Neighbouring)}", field="neighbouring")
     if not isinstance(budget.redistribute, bool):
         raise PlanError("budget: redistribute must be true or false", field="redistribute")
+    if not isinstance(budget.truncate, bool):
+        raise PlanError("budget: truncate must be true or false", field="truncate")
+    if not isinstance(budget.unit, str) or not budget.unit.strip():
+        raise PlanError("budget: the unit of privacy must be a non-empty text (what one protected "
+                        "individual is, e.g. person or household)", field="unit")
+    if len(budget.unit) > MAX_NAME_LENGTH:
+        raise PlanError(f"budget: the unit of privacy has {len(budget.unit)} characters; at most "
+                        f"{MAX_NAME_LENGTH} are allowed", field="unit")
+    _check_unicode(budget.unit, "budget", "unit", None)
     normalised = budget.replace(**values)
     if not normalised.spendable_epsilon > 0.0:
         # e.g. epsilon = 5e-324 with a 50 % reserve: what redistribution may spend underflows to 0
@@ -312,54 +335,27 @@ def amplification_ratio(budget: Budget) -> float:
 
 # --- whole plans -------------------------------------------------------------------------------
 
+def uses_delta(s: Statistic) -> bool:
+    """Whether a (non-custom) statistic's release needs a share of delta: Gaussian noise, or a
+    private selection of its groups (selection.py)."""
+    return s.kind is not Kind.CUSTOM and (s.mechanism is Mechanism.GAUSSIAN or
+                                          bool(s.group_by and s.select_groups))
+
+
 def statistic_deltas(budget: Budget, stats: Sequence[Statistic]) -> list[float]:
-    """delta_i per release: the split spread evenly over Gaussian releases, custom as typed."""
-    gaussian_releases = sum(s.repetitions for s in stats
-                            if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN)
-    share = budget.delta_to_statistics / gaussian_releases if gaussian_releases else 0.0
+    """delta_i per release: the split spread evenly over the releases that use delta (Gaussian
+    noise, a selection of groups), custom as typed."""
+    users = sum(s.repetitions for s in stats if uses_delta(s))
+    share = budget.delta_to_statistics / users if users else 0.0
     out = []
     for s in stats:
         if s.kind is Kind.CUSTOM:
             out.append(float(s.delta))
-        elif s.mechanism is Mechanism.GAUSSIAN:
+        elif uses_delta(s):
             out.append(share)
         else:
             out.append(0.0)
     return out
-
-
-def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[str, ...]:
-    """What each release is for the noise-aware theorems (engine.MECHANISMS).
-
-    A statistic with continuous noise adds exactly that Laplace or Gaussian noise calibrated to its
-    (eps_i, delta_i); one with OpenDP noise adds discrete noise on its lattice, whose shift S comes
-    from OpenDP's certified sensitivity (``opendp_noise``). Either way its own privacy curve can
-    be composed. Custom statistics are known only by their (eps_i, delta_i); so are releases under
-    amplification by sampling, whose guarantee is the amplified (eps_i, delta_i) rather than the
-    noise's own curve, and an OpenDP statistic that cannot be set up as it is (its ``problem``).
-    """
-    if amplification_ratio(budget) != 1.0:
-        return ("eps-delta",) * len(stats)
-    from .opendp_noise import opendp_noise
-    from .opendp_sensitivity import certified
-
-    out = []
-    for s, delta in zip(stats, statistic_deltas(budget, stats)):
-        if s.kind is Kind.CUSTOM:
-            out.append("eps-delta")
-        elif s.noise is Noise.OPENDP:
-            try:      # the engine's calibration (remembered): also checks its range of epsilon
-                noise = opendp_noise(certified(s, budget), s.mechanism is Mechanism.GAUSSIAN,
-                                     s.epsilon, delta)
-            except ValueError:
-                out.append("eps-delta")
-                continue
-            out.append(noise.tag)
-        elif s.mechanism is Mechanism.GAUSSIAN:
-            out.append("gaussian")  # validate_state ensures its delta share is > 0
-        else:
-            out.append("laplace")
-    return tuple(out)
 
 
 def validate_state(budget: Budget, stats: Sequence[Statistic],
@@ -379,13 +375,16 @@ def validate_state(budget: Budget, stats: Sequence[Statistic],
     if total > MAX_QUERIES:
         raise PlanError(f"the plan releases {total} queries (repetitions counted); at most "
                         f"{MAX_QUERIES} are allowed")
-    gaussian = [i for i, s in enumerate(checked)
-                if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN]
-    if gaussian and not budget.delta_to_statistics > 0:
-        i = gaussian[0]
-        raise PlanError(f"statistic {i + 1} ({checked[i].name!r}) uses the Gaussian mechanism, which "
-                        "needs delta > 0: set a global delta > 0 and a delta split > 0, or use the "
-                        "Laplace mechanism", index=i, field="mechanism")
+    needing = [i for i, s in enumerate(checked) if uses_delta(s)]
+    if needing and not budget.delta_to_statistics > 0:
+        i = needing[0]
+        if checked[i].mechanism is Mechanism.GAUSSIAN:
+            raise PlanError(f"statistic {i + 1} ({checked[i].name!r}) uses the Gaussian mechanism, which "
+                            "needs delta > 0: set a global delta > 0 and a delta split > 0, or use the "
+                            "Laplace mechanism", index=i, field="mechanism")
+        raise PlanError(f"statistic {i + 1} ({checked[i].name!r}) selects its groups privately, which "
+                        "needs delta > 0: set a global delta > 0 and a delta split > 0, or list its "
+                        "groups' keys", index=i, field="select_groups")
     custom_delta = sum(s.delta * s.repetitions for s in checked if s.kind is Kind.CUSTOM)
     if custom_delta > budget.delta_slack:
         raise PlanError(f"the custom statistics' deltas add up to {custom_delta:.3g}, more than the "
@@ -413,6 +412,8 @@ def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
                         "unpin one or switch automatic redistribution off", held_indices=held)
     from dpplanner import engine
     from .display import upper
+
+    from .releases import statistic_mechanisms
 
     deltas = statistic_deltas(budget, stats)
     mechanisms = statistic_mechanisms(budget, stats)

@@ -76,6 +76,11 @@ def data_block(plan: Plan) -> str:
              "#: 1/true/yes (every record when the column is empty); a proportion is the share of such",
              "#: records. Missing or unreadable numbers count as the PLAN block's \"missing\" value.",
              "COLUMNS = " + _literal(columns),
+             f"#: The column identifying each protected {plan.budget.unit} (a plan of at most "
+             f"{plan.budget.contributions} row(s) per {plan.budget.unit}). It is",
+             "#: read only to bound each individual's rows: the script keeps each one's first rows when the",
+             "#: plan truncates, and otherwise refuses data where one has more rows than the plan allows.",
+             f"ID_COLUMN = None" + ("   # required: this plan truncates" if plan.budget.truncate else ""),
              "#: Each histogram's categories as they appear in its column, one per bin in the plan's",
              "#: order (by default the codes 0 .. bins-1). Values outside them are not counted.",
              "CATEGORIES = " + _literal(default_categories(plan))]

@@ -11,10 +11,11 @@ reproduce them, which is how it verifies the total without importing dpplanner.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Optional
 
 from dpplanner.model.accuracy import quantile_bins
-from dpplanner.model.opendp_sensitivity import missing_value
+from dpplanner.model.opendp_sensitivity import d_in, missing_value
 from dpplanner.model.plan import Plan
 from dpplanner.model.statistic import Kind, Mechanism, Neighbouring, Noise, Statistic
 from dpplanner.model.validation import amplification_ratio
@@ -42,7 +43,10 @@ def check_exportable(plan: Plan, privacy) -> None:
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         if s.kind is Kind.CUSTOM:
             continue
-        if s.noise is not Noise.OPENDP:
+        if s.group_by:
+            problems.append(f"statistic {i + 1} ({s.name!r}) is grouped: the release script writes "
+                            "ungrouped statistics only so far")
+        elif s.noise is not Noise.OPENDP:
             problems.append(f"statistic {i + 1} ({s.name!r}) is planned with continuous noise, which "
                             "OpenDP does not add: set its noise to OpenDP to export it")
         elif p.problem:
@@ -70,18 +74,26 @@ def plan_block(plan: Plan, totals: dict, privacy) -> dict:
         size_limit = size_limit or cert.size_limit
         stats.append(_entry(s, p, noise, cert, b.confidence))
     return {"title": plan.title or "(untitled plan)", "opendp": OPENDP_SERIES,
-            "neighbouring": b.neighbouring.label, "d_in": 2 if replace else 1,
+            "neighbouring": b.neighbouring.label, "d_in": d_in(b.neighbouring, b.contributions),
+            "unit": b.unit, "contributions": b.contributions, "truncate": b.truncate,
             "size": b.dataset_size if replace else None, "size_limit": size_limit,
             "epsilon": b.epsilon, "delta": b.delta, "theorem": b.theorem,
             "confidence": b.confidence, "totals": totals, "statistics": stats, "custom": custom}
 
 
 def _entry(s: Statistic, p, noise, cert, confidence: float) -> dict:
+    """One statistic's entry. Each measurement is checked at ``d_in``, the distance one cell of
+    the release is certified at (c or 2c rows; 1 for each of the two counts a replaced record
+    moves; contributions.py): OpenDP's sensitivity there, the shift in lattice units, and the
+    value OpenDP's privacy map must give at the plan's scale. ``moved_cells`` such cells compose
+    the statistic's (epsilon, delta) (and rho), as the plan certified."""
+    sens, shift = opendp_move(s, noise, cert)
     entry = {"name": s.name, "kind": s.kind.value, "column": s.variable,
              "integer": bool(s.integer), "repetitions": s.repetitions,
              "noise": "gaussian" if s.mechanism is Mechanism.GAUSSIAN else "laplace",
-             "sensitivity": cert.l2 if noise.gaussian else cert.l1, "k": noise.k,
-             "shift": noise.shift, "scale": noise.scale, "epsilon": noise.epsilon,
+             "d_in": cert.d_in, "sensitivity": sens, "k": noise.k,
+             "shift": shift, "scale": noise.scale, "map_bound": map_bound(noise, shift),
+             "moved_cells": cert.cells, "epsilon": noise.epsilon,
              "delta": noise.delta, "rho": noise.rho, "divisor": cert.divisor,
              "cells": cert.coordinates, "error": p.error}
     if s.kind in (Kind.SUM, Kind.MEAN, Kind.QUANTILE):
@@ -93,6 +105,25 @@ def _entry(s: Statistic, p, noise, cert, confidence: float) -> dict:
         entry["edges"] = [lo + g * j for j in range(1, m)]
         entry["grid"] = [min(lo + g * j, float(s.upper)) for j in range(1, m + 1)]
     return entry
+
+
+def opendp_move(s: Statistic, noise, cert) -> tuple[float, int]:
+    """(OpenDP's sensitivity at the cell's d_in, that in lattice units): the plan's own for a
+    cell of one number; for counts that one individual may spread over several bins, OpenDP's
+    count_by_categories certifies d_in (L1 and L2 alike, above the plan's own L2)."""
+    if cert.scalar:
+        return (cert.l2 if noise.gaussian else cert.l1), noise.shift
+    return float(cert.d_in), int(cert.d_in)
+
+
+def map_bound(noise, shift: int) -> float:
+    """What OpenDP's privacy map gives at the plan's scale for a move of ``shift`` lattice units,
+    rounded up: shift / t (discrete Laplace, epsilon) or shift^2 / (2 sigma^2) (discrete Gaussian,
+    rho), t and sigma in lattice units."""
+    t = Fraction(noise.lattice_scale)
+    exact = Fraction(shift) ** 2 / (2 * t * t) if noise.gaussian else Fraction(shift) / t
+    r = float(exact)
+    return r if Fraction(r) >= exact else math.nextafter(r, math.inf)
 
 
 def default_categories(plan: Plan) -> dict:

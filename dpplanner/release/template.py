@@ -59,24 +59,49 @@ def digest(plan: dict) -> str:
 
 # --- reading ----------------------------------------------------------------------------------
 
-def read_records(path: str, columns: list[str]) -> list[str]:
-    """The CSV's rows as records: the needed columns' texts joined by SEPARATOR."""
+def read_records(path: str, columns: list[str], id_column=None) -> tuple[list[str], list]:
+    """The CSV's rows as records (the needed columns' texts joined by SEPARATOR) and each row's
+    individual (the ID column's text; None for every row when there is no ID column)."""
     with open(path, newline="", encoding="utf-8-sig") as handle:
         reader = csv.reader(handle)
         header = [name.strip() for name in next(reader, [])]
-        missing = [c for c in columns if c not in header]
+        missing = [c for c in columns + ([id_column] if id_column else []) if c not in header]
         if missing:
             raise Refused(f"{path}: no column named {', '.join(map(repr, missing))} (the file has: "
-                          f"{', '.join(header) or 'no header row'}); set COLUMNS or --column")
+                          f"{', '.join(header) or 'no header row'}); set COLUMNS, ID_COLUMN or the options")
         where = [header.index(c) for c in columns]
-        records = []
+        at = header.index(id_column) if id_column else None
+        records, ids = [], []
         for row in reader:
             fields = [row[i] if i < len(row) else "" for i in where]
             if any(SEPARATOR in f for f in fields):
                 raise Refused(f"{path}, line {reader.line_num}: a value holds the control character "
                               "U+001F, which this script uses to join fields")
             records.append(SEPARATOR.join(fields))
-    return records
+            ids.append(None if at is None else (row[at].strip() if at < len(row) else ""))
+    return records, ids
+
+
+def bound_rows(plan: dict, records: list[str], ids: list) -> list[str]:
+    """Each individual's rows bounded by the plan's c: the first c rows of each individual kept
+    (in file order) when the plan truncates; otherwise the data must already hold at most c rows
+    per individual, which is checked when an ID column is given. Every check after this one, and
+    every statistic, sees the bounded records (d_in of the plan: c rows per individual)."""
+    c, unit = plan["contributions"], plan["unit"]
+    if ids and ids[0] is None:
+        if plan["truncate"]:
+            raise Refused(f"the plan keeps at most {c} row(s) per {unit}: set ID_COLUMN (or --id-column) "
+                          f"to the column that identifies each {unit}")
+        return records
+    seen, kept = {}, []
+    for record, who in zip(records, ids):
+        seen[who] = seen.get(who, 0) + 1
+        if seen[who] <= c:
+            kept.append(record)
+        elif not plan["truncate"]:
+            raise Refused(f"the {unit} {who!r} has more than {c} row(s), the most the plan allows "
+                          f"(the data were to guarantee it); fix the data or let the plan truncate")
+    return kept
 
 
 # --- building the measurements ----------------------------------------------------------------
@@ -136,8 +161,9 @@ def noise(dp, stat: dict, space, scale: float):
 
 def noised(dp, stat: dict, transformation, d_in: int):
     """The measurement at the plan's scale, raised only as far as OpenDP's rounding needs for its
-    map to stay within the plan's epsilon_i (Laplace) or rho_i (Gaussian)."""
-    bound = stat["rho"] if stat["noise"] == "gaussian" else stat["epsilon"]
+    map at the cell's d_in to stay within the plan's bound (an epsilon for Laplace noise, a rho
+    for Gaussian noise)."""
+    bound = stat["map_bound"]
     output = (transformation.output_domain, transformation.output_metric)
     scale = stat["scale"]
     for _ in range(64):
@@ -157,7 +183,7 @@ def build(dp, plan: dict, columns: dict, categories: dict):
         column = columns.get(stat["name"], stat["column"])
         position = order.index(column) if column else None
         transformation = query(dp, plan, stat, space, position, categories.get(stat["name"]))
-        built[stat["name"]] = (transformation, *noised(dp, stat, transformation, plan["d_in"]))
+        built[stat["name"]] = (transformation, *noised(dp, stat, transformation, stat["d_in"]))
     return space, built
 
 
@@ -183,11 +209,11 @@ def check_all(dp, plan: dict, expected: str, records, space, built, categories, 
     if plan["size"] is None and plan["size_limit"] is not None and len(records) > plan["size_limit"]:
         failures.append(f"the data has more than {plan['size_limit']} records, the most the plan's "
                         "real-valued sums read (OpenDP would drop records at random)")
-    d_in = plan["d_in"]
     for stat in plan["statistics"]:
         name = stat["name"]
         transformation, measurement, scale = built[name]
         where = f"statistic {name!r}"
+        d_in = stat["d_in"]
         if measurement.input_domain != space[0] or measurement.input_metric != space[1]:
             failures.append(f"{where}: its measurement does not start from the dataset's input domain")
         if stat["kind"] == "histogram" and len(categories.get(name) or []) != stat["cells"]:
@@ -206,16 +232,16 @@ def check_all(dp, plan: dict, expected: str, records, space, built, categories, 
         if not stat["scale"] <= scale <= stat["scale"] * (1 + SCALE_RAISE_LIMIT):
             failures.append(f"{where}: the noise scale {scale!r} is not the plan's {stat['scale']!r}")
         spent = measurement.map(d_in)
-        bound, what = (stat["rho"], "rho") if stat["noise"] == "gaussian" else (stat["epsilon"], "epsilon")
-        if spent > bound:
+        what = "rho" if stat["noise"] == "gaussian" else "epsilon"
+        if spent > stat["map_bound"]:
             failures.append(f"{where}: OpenDP's privacy map gives {what} = {spent!r} at d_in = {d_in}, "
-                            f"above the plan's {what}_i = {bound!r} (was a scale lowered?)")
+                            f"above the plan's {stat['map_bound']!r} (was a scale lowered?)")
         if stat.get("bounds") and stat["kind"] != "histogram":
             domain = str(transformation.input_domain)
             if "size=" in domain and f"size={plan['size']}" not in domain:
                 failures.append(f"{where}: the input domain's size is not the plan's {plan['size']}")
     for item in plan["custom"]:
-        failures += check_custom(item, customs.get(item["name"]), d_in, space)
+        failures += check_custom(item, customs.get(item["name"]), plan["d_in"], space)
     return failures
 
 
@@ -283,6 +309,8 @@ def write_outputs(folder: Path, plan: dict, rows: list[dict]) -> None:
     (folder / "release-record.txt").write_text(
         f"Released: {plan['title']}\nDate: {datetime.datetime.now(datetime.timezone.utc).isoformat()}\n"
         f"OpenDP: {installed_version('opendp')}\nNeighbouring datasets: {plan['neighbouring']}\n"
+        f"Unit of privacy: one {plan['unit']}, at most {plan['contributions']} row(s) each"
+        f"{' (truncated by this script)' if plan['truncate'] else ''}\n"
         f"Global budget: epsilon = {plan['epsilon']!r}, delta = {plan['delta']!r} under {plan['theorem']}\n"
         f"Totals of the plan for exactly this noise, under every theorem:\n{totals}\n"
         f"Statistics released: {len(plan['statistics']) + len(plan['custom'])}; each value's error holds "
@@ -305,6 +333,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", default=DATA_FILE, help="the CSV file (default: DATA_FILE)")
     parser.add_argument("--column", action="append", metavar="STATISTIC=COLUMN")
+    parser.add_argument("--id-column", default=ID_COLUMN, metavar="COLUMN",
+                        help="the column identifying each protected individual (default: ID_COLUMN)")
     parser.add_argument("--categories", action="append", metavar="STATISTIC=a,b,c")
     parser.add_argument("--out", default=OUT_DIR, help=f"output folder (default {OUT_DIR})")
     parser.add_argument("--check-only", action="store_true", help="run every check, release nothing")
@@ -321,7 +351,8 @@ def main(argv=None) -> int:
     columns = dict(COLUMNS, **pairs(args.column, "column"))
     categories = dict(CATEGORIES, **{k: v.split(",") for k, v in pairs(args.categories, "categories").items()})
     try:
-        records = read_records(args.data, needed_columns(PLAN, columns))
+        records, ids = read_records(args.data, needed_columns(PLAN, columns), args.id_column)
+        records = bound_rows(PLAN, records, ids)
         space, built = build(dp, PLAN, columns, categories)
         customs = {item["name"]: CUSTOM_BUILDERS[item["name"]](dp, space) for item in PLAN["custom"]}
         failures = check_all(dp, PLAN, PLAN_DIGEST, records, space, built, categories, customs)

@@ -34,7 +34,8 @@ def test_csv_round_trip(tmp_path):
     path = tmp_path / "stats.csv"
     save_csv(plan, path)
     header = path.read_text().splitlines()[0]
-    assert header.startswith("name,variable,kind,mechanism,epsilon") and header.endswith("explanation,data_type,sensitivity_l1,sensitivity_l2,noise_kind,noise_scale,lattice,divisor,rho")
+    assert header.startswith("name,variable,kind,mechanism,epsilon") and header.endswith("explanation,data_type,sensitivity_l1,sensitivity_l2,noise_kind,noise_scale,lattice,divisor,rho,"
+                                                                               "error_one_group,cells_moved,selection_threshold")
     other = Plan(plan.budget, [Statistic("placeholder")])
     import_csv(other, path)
     assert other.statistics == plan.statistics       # including the unknown field "owner"

@@ -11,6 +11,7 @@ from dpplanner import engine
 from dpplanner.model import (BUDGET_RULES, FIELD_RULES, AllocationRequest, Budget, Kind, Mechanism,
                              Neighbouring, Plan, PlanError, PlanEvent, Statistic)
 from dpplanner.model.redistribution import rebalance, rebalanced_edit
+from dpplanner.model.statistic import Noise
 from dpplanner.model.validation import check_holds
 
 L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
@@ -446,16 +447,21 @@ def test_a_row_is_followed_through_a_change(operation, expected):
     {"theorem": "basic"}, {"redistribute": False}, {"reserve": 0.1}, {"dataset_size": 5000},
     {"population": 500_000}, {"population": None}, {"neighbouring": Neighbouring.REPLACE_ONE},
     {"dataset_size": 200_000, "population": 400_000}, {"epsilon": 2.0, "reserve": 0.5},
+    {"contributions": 2}, {"unit": "household"}, {"truncate": True},
 ])
 def test_the_allocation_key_changes_exactly_when_the_allocation_request_does(change):
     """``allocation_budget`` is what decides whether a budget edit redistributes: it must change
-    for every budget field the allocation request reads, and only for those."""
+    for every budget field the allocation request reads, and only for those. (The relation, the
+    dataset size and c rows per individual decide the statistics' release tags: a float sum's
+    OpenDP shift, a replace-one histogram's two cells.)"""
     from dpplanner.model.engine_inputs import allocation_budget
 
     stats = [Statistic("c", kind=Kind.COUNT, epsilon=0.1),
              Statistic("g", kind=Kind.COUNT, mechanism=Mechanism.GAUSSIAN, epsilon=0.2, repetitions=3),
-             Statistic("x", kind=Kind.CUSTOM, epsilon=0.05, delta=1e-8)]
-    before = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=100_000, population=200_000), stats)
+             Statistic("x", kind=Kind.CUSTOM, epsilon=0.05, delta=1e-8),
+             Statistic("s", "v", Kind.SUM, epsilon=0.1, lower=-1.5, upper=2.5),
+             Statistic("h", "v", Kind.HISTOGRAM, epsilon=0.1, bins=3, noise=Noise.CONTINUOUS)]
+    before = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=100_000), stats)
     after = before.trial()
     after.set_budget(**change)
     same_request = (dataclasses.replace(before.allocation_request(), revision=0)

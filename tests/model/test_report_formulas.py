@@ -117,7 +117,8 @@ def test_every_step_of_every_statistic_is_the_models_value(name):
             assert steps["scale"][0] == pytest.approx(
                 steps["lattice_scale"][0] * lattice / cert.divisor, rel=1e-12)
             if stat.mechanism is Mechanism.LAPLACE:
-                assert steps["lattice_scale"][0] == pytest.approx(steps["shift"][0] / eps, rel=1e-9)
+                # t = C·S / ε: a replace-one histogram moves two cells (contributions.py)
+                assert steps["lattice_scale"][0] == pytest.approx(cert.cells * steps["shift"][0] / eps, rel=1e-9)
             continue
         assert steps["error"][0] == pytest.approx(steps["scale"][0] * steps["factor"][0], rel=1e-12)
         if stat.mechanism is Mechanism.LAPLACE:

@@ -33,10 +33,9 @@ def test_the_float_sum_rounding_term_is_opendps_to_the_last_bit():
             assert float_sum_unsized(n, lower, upper, d_in) == limited.map(d_in), (n, lower, upper, d_in)
 
 
-def _opendp_sensitivity(stat: Statistic, budget: Budget) -> float:
-    """OpenDP's own d_out for the query the release script noises (see opendp_sensitivity)."""
+def _opendp_sensitivity(stat: Statistic, budget: Budget, d_in: int) -> float:
+    """OpenDP's own d_out at d_in for the query the release script noises (see opendp_sensitivity)."""
     replace = budget.neighbouring is Neighbouring.REPLACE_ONE
-    d_in = 2 if replace else 1
     size = budget.dataset_size if replace else None
     if stat.kind in (Kind.COUNT, Kind.PROPORTION):
         return dp.t.make_sum(dp.vector_domain(dp.atom_domain(bounds=(0, 1)), size=size),
@@ -72,9 +71,28 @@ def _opendp_sensitivity(stat: Statistic, budget: Budget) -> float:
 def test_each_kind_is_planned_with_opendps_certified_sensitivity(stat, neighbouring):
     budget = Budget(dataset_size=2500, neighbouring=neighbouring)
     cert = certified(stat, budget)
-    want = _opendp_sensitivity(stat, budget)
+    want = _opendp_sensitivity(stat, budget, cert.d_in)
     assert cert.l1 == want and cert.l2 == want
-    assert cert.d_in == (2 if neighbouring is Neighbouring.REPLACE_ONE else 1)
+    replace = neighbouring is Neighbouring.REPLACE_ONE
+    if stat.kind in (Kind.HISTOGRAM, Kind.QUANTILE) and replace:
+        # a replaced record moves two counts by 1: two cells, each certified at d_in = 1
+        assert (cert.d_in, cert.cells) == (1, 2)
+    else:
+        assert (cert.d_in, cert.cells) == (2 if replace else 1, 1)
+
+
+@pytest.mark.parametrize("neighbouring", list(Neighbouring))
+@pytest.mark.parametrize("stat", [
+    Statistic("c", kind=Kind.COUNT),
+    Statistic("s", "x", Kind.SUM, lower=-3, upper=100, integer=True),
+    Statistic("s", "x", Kind.SUM, lower=-30.5, upper=100.25),
+    Statistic("m", "x", Kind.MEAN, lower=0, upper=250_000),
+], ids=lambda s: f"{s.kind.value}-{'int' if s.integer else 'real'}")
+def test_c_rows_per_individual_are_opendps_d_in_of_c_or_2c(stat, neighbouring):
+    budget = Budget(dataset_size=2500, neighbouring=neighbouring, contributions=4)
+    cert = certified(stat, budget)
+    assert cert.d_in == (8 if neighbouring is Neighbouring.REPLACE_ONE else 4)
+    assert cert.l1 == _opendp_sensitivity(stat, budget, cert.d_in)
 
 
 def test_tighter_than_make_count_and_looser_where_opendp_is():
@@ -82,9 +100,9 @@ def test_tighter_than_make_count_and_looser_where_opendp_is():
     # the indicator sum certifies 1 where make_count certifies 2 at d_in = 2
     count = dp.t.make_count(dp.vector_domain(dp.atom_domain(T=str)), dp.symmetric_distance())
     assert count.map(2) == 2 and certified(Statistic("c"), replace).l1 == 1.0
-    # histogram L2 under replace-one: OpenDP's 2, shown with the reason
+    # histogram under replace-one: two counts move by 1 (two cells at d_in = 1), not OpenDP's L2 = 2
     hist = certified(Statistic("h", kind=Kind.HISTOGRAM, bins=3), replace)
-    assert hist.l2 == 2.0 and "sqrt(2)" in hist.note
+    assert (hist.l2, hist.cells, hist.d_in) == (1.0, 2, 1)
 
 
 def test_what_opendp_needs_is_asked_for():

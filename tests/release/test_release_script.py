@@ -82,7 +82,7 @@ def test_the_stated_errors_hold_at_the_stated_confidence(tmp_path):
     columns = write_data(block, tmp_path / "data.csv", block["size"], seed=3)
     module = load_module(script)
     dp.enable_features("contrib", "honest-but-curious")
-    records = module.read_records(str(tmp_path / "data.csv"), module.needed_columns(block, columns))
+    records, _ = module.read_records(str(tmp_path / "data.csv"), module.needed_columns(block, columns))
     _, built = module.build(dp, block, columns, module.CATEGORIES)
     runs, conf = 400, block["confidence"]
     sampling = 4 * math.sqrt(conf * (1 - conf) / runs)

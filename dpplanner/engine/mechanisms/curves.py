@@ -21,12 +21,13 @@ import numpy as np
 from ..delta import delta_bar_from_log, delta_bar_up_from_log, log_survival_prefix
 from ..numerics import cumsum_up, round_down, round_up
 from ..optimal.atoms import sup_root
-from ..optimal.lattice import LatticePMF, compose_all, convolve
+from ..optimal.lattice import LatticePMF, compose_all, convolve, power
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from ..optimal.prefix_reads import upper_root_from
 from .bracket import _gaussian_root, aligned_step, lattice_points
 from .ladder import CHEAP_POINTS, bracket
 from .composition import twins
+from .cells import cell_rows, kernel_ops
 from .discrete import choose_twins, discrete_mask, from_rows, grouped
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
@@ -37,20 +38,19 @@ U = 2.0 ** -53
 
 
 def _columns(inputs):
-    eps = np.asarray(inputs.eps, dtype=float)
-    delta = np.asarray(inputs.delta, dtype=float)
-    mech = np.asarray(inputs.mech)
-    lap = (mech == "laplace") & (eps > 0)
-    gau = (mech == "gaussian") & (eps > 0)
-    ed = mech == "eps-delta"
+    """Per query: each cell's eps and delta, the kinds' masks, the Gaussian multipliers and the
+    number of cells C (cells.py: a query of C cells adds C kernels, or for Gaussians one)."""
+    c = cell_rows(inputs.eps, inputs.delta, np.ones(len(inputs.eps), dtype=np.int64), inputs.mech)
+    eps, delta, lap, gau, ed = c.eps, c.delta, c.lap, c.gau, c.ed
     m = np.zeros(eps.size)
     if gau.any():
         m[gau] = gaussian_multipliers(eps[gau], delta[gau])
-    return eps, delta, lap, gau, ed, m
+    return eps, delta, lap, gau, ed, m, np.where(gau, 1, c.cells)
 
 
 def _discrete_rows(inputs) -> list:
-    """Per query, its discrete.DiscreteRelease (None for the other kinds and for eps_i = 0)."""
+    """Per query, its discrete.DiscreteRelease per cell (None for the other kinds and for
+    eps_i = 0)."""
     disc = discrete_mask(inputs.mech, inputs.eps)
     out: list = [None] * disc.size
     if disc.any():
@@ -68,13 +68,13 @@ def _discrete_rows(inputs) -> list:
 
 def zcdp_curve(inputs):
     """(upper, None): the zCDP + CKS total after each k (inf where the deltas do not fit)."""
-    eps, delta, lap, gau, ed, m = _columns(inputs)
+    eps, delta, lap, gau, ed, m, cells = _columns(inputs)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     terms = np.where(lap | ed, rho_pure(eps), 0.0)
     with np.errstate(divide="ignore"):
         terms = np.where(gau, rho_gaussian(np.where(gau, m * (1 - 2 * U), 1.0)), terms)
     terms = np.array([d.rho() if d is not None else t for d, t in zip(_discrete_rows(inputs), terms.tolist())])
-    rho = cumsum_up(terms)[ks - 1]
+    rho = cumsum_up(terms * cells)[ks - 1]      # (C cells: C times a cell's rho; exact products)
     spent = cumsum_up(np.where(ed, delta * (1 + 2 * U), 0.0))[ks - 1]
     used = (inputs.delta_g - spent) * (1 - 2 * U)
     out = np.full(ks.size, np.inf)
@@ -87,7 +87,7 @@ def zcdp_curve(inputs):
 def pld_curve(inputs):
     """(upper, lower, notes) over inputs.ks: certified bounds on the exact epsilon of each prefix,
     and per point "" where it met eta, else its width and why not (Curve.notes)."""
-    eps, delta, lap, gau, ed, m = _columns(inputs)
+    eps, delta, lap, gau, ed, m, cells = _columns(inputs)
     disc = _discrete_rows(inputs)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     delta_g, cancel, progress = float(inputs.delta_g), inputs.cancel, inputs.progress
@@ -102,15 +102,18 @@ def pld_curve(inputs):
     k_last = int(ks[feasible][-1])
     head = slice(0, k_last)
     ones = np.ones(k_last, dtype=np.int64)
+    c_head = cells[head]
     a = eps[head][lap[head]]
     d_head = [d for d in disc[:k_last] if d is not None]
+    d_cells = [int(c) for d, c in zip(disc[:k_last], c_head.tolist()) if d is not None]
     db_min = float(dbars[feasible].min())
     eta = float(inputs.eta)
-    r, _ = twins((_up2(a), _down2(a)), ones[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
+    r, _ = twins((_up2(a), _down2(a)), c_head[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
                  m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
-                 delta[head][ed[head]], ones[ed[head]], delta_g, d_head, [1] * len(d_head), eta, db_min)
-    # the discrete rows the whole plan's bracket composes as continuous twins: the same here
-    rows = _Rows(eps, lap, gau, m, disc, d_head, db_min, eta)
+                 delta[head][ed[head]], c_head[ed[head]], delta_g, d_head, d_cells, eta, db_min)
+    # the discrete rows the whole plan's bracket composes as continuous twins: the same here (a
+    # row of C > 1 cells keeps its exact discrete kernel, composed C times: as sound, if wider)
+    rows = _Rows(eps, lap, gau, m, disc, d_head, db_min, eta, cells)
     lap, gau, disc = rows.lap, rows.gau, rows.disc
     tau_up, tau_lo = cumsum_up(rows.tau_up)[ks - 1], cumsum_up(rows.tau_lo)[ks - 1]
     dbars = np.where(tau_up > 0, (dbars - tau_up) * (1 - 2 * U), dbars)
@@ -130,9 +133,12 @@ def pld_curve(inputs):
     mu2_up = cumsum_up(inv2_up * (1 + 8 * U))[ks - 1]
     mu2_lo = np.cumsum(inv2_lo * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
     db_min = float(dbars[feasible].min())
-    n_ops = k_last + ks.size + 4
+    # a query of C > 1 cells adds its cells' kernel composed C times (by squaring: kernel_ops(C)
+    # more convolutions, once per distinct kernel), each within the same share of the budgets
+    powered = {(float(eps[q]), bool(lap[q]), disc[q], int(cells[q])) for q in range(k_last) if cells[q] > 1}
+    n_ops = k_last + ks.size + 4 + sum(kernel_ops(key[-1]) for key in powered)
     shape = _root_shape(eps, lap | ed | np.array([d is not None for d in disc], dtype=bool), gau, rows.m_up,
-                        ks, dbars)
+                        ks, dbars, cells)
 
     def read_all(step: float, is_upper: bool, done: float, share: float, keep=None):
         """One twin's bounds at every k on lattice ``step`` (progress from ``done``, ``share`` wide).
@@ -152,27 +158,31 @@ def pld_curve(inputs):
                 cancel.check()
             batch = []
             while q < k:
+                c_q = int(cells[q])
                 if disc[q] is not None:     # (its tails: a share of the truncation budget)
-                    key = disc[q]
+                    key = (disc[q], c_q)
                     if key not in kernels:
-                        kernels[key] = disc[q].kernel(step, is_upper, TAIL_FRACTION * db_min / n_ops)
+                        kernels[key] = _cells(disc[q].kernel(step, is_upper, TAIL_FRACTION * db_min / n_ops),
+                                              c_q, db_min / n_ops)
                     batch.append(kernels[key])
-                    pure += disc[q].pure(is_upper)
+                    pure += disc[q].pure(is_upper) * c_q
                     rest = True
                 elif lap[q]:
                     a_q = float(rows.a_up[q] if is_upper else rows.a_lo[q])
-                    key = (a_q, True)
+                    key = (a_q, True, c_q)
                     if key not in kernels:  # equal releases share one kernel
-                        kernels[key] = laplace_upper(a_q, step) if is_upper else laplace_lower(a_q, step)
+                        kernel = laplace_upper(a_q, step) if is_upper else laplace_lower(a_q, step)
+                        kernels[key] = _cells(kernel, c_q, db_min / n_ops)
                     batch.append(kernels[key])
-                    pure += a_q
+                    pure += a_q * c_q
                     rest = True
                 elif ed[q] and eps[q] > 0:
-                    key = (float(eps[q]), False)
+                    key = (float(eps[q]), False, c_q)
                     if key not in kernels:
-                        kernels[key] = rr_upper(float(eps[q]), step) if is_upper else rr_lower(float(eps[q]), step)
+                        kernel = rr_upper(float(eps[q]), step) if is_upper else rr_lower(float(eps[q]), step)
+                        kernels[key] = _cells(kernel, c_q, db_min / n_ops)
                     batch.append(kernels[key])
-                    pure += float(_up2(eps[q]) if is_upper else _down2(eps[q]))
+                    pure += float(_up2(eps[q]) if is_upper else _down2(eps[q])) * c_q
                     rest = True
                 q += 1
             if batch:
@@ -257,7 +267,7 @@ class _Rows:
     bracketed by two ulps), m_up / m_lo per Gaussian row (the upper twin's multiplier, the lower
     one's) and the twins' slacks tau_up / tau_lo per row."""
 
-    def __init__(self, eps, lap, gau, m, disc, d_head, delta_bar: float, eta: float) -> None:
+    def __init__(self, eps, lap, gau, m, disc, d_head, delta_bar: float, eta: float, cells) -> None:
         n = eps.size
         self.lap, self.gau, self.disc = lap.copy(), gau.copy(), list(disc)
         self.a_up, self.a_lo = np.where(lap, _up2(eps), 0.0), np.where(lap, _down2(eps), 0.0)
@@ -266,7 +276,7 @@ class _Rows:
         rel, mult = grouped(d_head, [1] * len(d_head))
         twin_of = {rel[i]: t for i, t in choose_twins(rel, mult, delta_bar, eta).items()}
         for q, d in enumerate(disc):
-            t = twin_of.get(d) if d is not None else None
+            t = twin_of.get(d) if d is not None and cells[q] == 1 else None
             if t is None:
                 continue
             self.disc[q] = None
@@ -275,6 +285,14 @@ class _Rows:
             else:
                 self.gau[q], self.m_up[q], self.m_lo[q] = True, t.m_up, t.m_lo
                 self.tau_up[q], self.tau_lo[q] = t.tau_up, t.tau_lo
+
+
+def _cells(kernel: LatticePMF, cells: int, share: float) -> LatticePMF:
+    """A query's C cells: its cell's kernel composed C times (``share``: one operation's part of
+    the delta_bar budgets, of which the squaring takes kernel_ops(C) operations)."""
+    if cells <= 1:
+        return kernel
+    return power(kernel, cells, TAIL_FRACTION * share, FFT_FRACTION * share)
 
 
 def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, below: float = 0.0):
@@ -291,11 +309,11 @@ def _read(running, rest: bool, pure: float, mu: float, db: float, upper: bool, b
     return min(upper_root_from(running, db, below), round_up(pure))
 
 
-def _root_shape(eps, pure, gau, m, ks, dbars) -> np.ndarray:
+def _root_shape(eps, pure, gau, m, ks, dbars, cells) -> np.ndarray:
     """Where the searches of the prefixes' roots start, up to a common factor: the zCDP total's
     shape rho + 2 sqrt(rho log 1/delta_bar) (no rounding control: only a starting point)."""
     with np.errstate(divide="ignore", over="ignore"):
-        terms = np.where(pure, 0.5 * eps * eps, 0.0) + np.where(gau, 0.5 / np.where(gau, m, 1.0) ** 2, 0.0)
+        terms = np.where(pure, 0.5 * eps * eps * cells, 0.0) + np.where(gau, 0.5 / np.where(gau, m, 1.0) ** 2, 0.0)
         rho = np.cumsum(terms)[ks - 1]
         return rho + 2 * np.sqrt(rho * np.log(1 / np.clip(dbars, 1e-300, 0.5)))
 

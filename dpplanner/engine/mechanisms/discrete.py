@@ -16,8 +16,8 @@ import numpy as np
 
 from ..optimal.atoms import U
 from ..optimal.lattice import LatticePMF
-from ..validation import mechanism_kind
-from .discrete_gaussian import discrete_gaussian_sigmas
+from ..validation import parse_tag
+from .discrete_gaussian import discrete_gaussian_sigma, discrete_gaussian_sigmas
 from .discrete_gaussian_kernel import dg_kernel
 from .discrete_laplace import discrete_laplace_scales, dl_kernel, epsilon_bounds
 from .discrete_objects import DiscreteGaussian, DiscreteLaplace
@@ -84,21 +84,29 @@ def discrete_mask(mech, eps) -> np.ndarray:
 
 
 def from_rows(eps, delta, mech) -> list[DiscreteRelease]:
-    """The discrete releases of these plan rows (each row's noise parameter calibrated; equal rows
-    once, all Laplace rows in one pass and the Gaussian ones together)."""
-    rows = list(zip(np.asarray(eps).tolist(), np.asarray(delta).tolist(), [mechanism_kind(t) for t in mech]))
-    lap = sorted({(e, s) for e, _d, (kind, s) in rows if kind == "discrete-laplace"})
-    gau = sorted({(e, d, s) for e, d, (kind, s) in rows if kind != "discrete-laplace"})
+    """The discrete releases of these plan rows, each row's noise parameter calibrated for its
+    whole (eps_i, delta_i) (equal rows once, all Laplace rows in one pass and the one-cell Gaussian
+    ones together); a row of C cells ("*C", cells.py) gives its per-cell release (the theorems
+    compose it C times): discrete Laplace t = discrete_laplace_scale(eps_i, C S), discrete
+    Gaussian sigma = discrete_gaussian_sigma(eps_i, delta_i, S, cells=C)."""
+    rows = [(e, d, *parse_tag(t)) for e, d, t in
+            zip(np.asarray(eps).tolist(), np.asarray(delta).tolist(), list(mech))]
+    lap = sorted({(e, s, c) for e, _d, kind, s, c in rows if kind == "discrete-laplace"})
+    gau = sorted({(e, d, s) for e, d, kind, s, c in rows if kind != "discrete-laplace" and c == 1})
     known = {}
     if lap:
-        t = discrete_laplace_scales([e for e, _ in lap], [s for _, s in lap])
-        known.update({("discrete-laplace", e, 0.0, s): DiscreteRelease("laplace", float(v), s)
-                      for (e, s), v in zip(lap, t.tolist())})
+        t = discrete_laplace_scales([e for e, _, _ in lap], [s * c for _, s, c in lap])
+        known.update({("discrete-laplace", e, 0.0, s, c): DiscreteRelease("laplace", float(v), s)
+                      for (e, s, c), v in zip(lap, t.tolist())})
     if gau:
         sig = discrete_gaussian_sigmas(*zip(*gau))
-        known.update({("discrete-gaussian", e, d, s): DiscreteRelease("gaussian", float(v), s)
+        known.update({("discrete-gaussian", e, d, s, 1): DiscreteRelease("gaussian", float(v), s)
                       for (e, d, s), v in zip(gau, sig.tolist())})
-    return [known[(kind, e, 0.0 if kind == "discrete-laplace" else d, s)] for e, d, (kind, s) in rows]
+    for e, d, kind, s, c in rows:      # Gaussian rows of C > 1 cells: through zCDP, one by one
+        key = (kind, e, d, s, c)
+        if kind != "discrete-laplace" and key not in known:
+            known[key] = DiscreteRelease("gaussian", discrete_gaussian_sigma(e, d, s, c), s)
+    return [known[(kind, e, 0.0 if kind == "discrete-laplace" else d, s, c)] for e, d, kind, s, c in rows]
 
 
 def grouped(releases, mult) -> tuple[tuple, tuple]:

@@ -68,14 +68,22 @@ _SIGMAS = Memo(1 << 14)
 _TAU_SHARE = 2.0 ** -21
 
 
-def discrete_gaussian_sigma(epsilon, delta, shift=1) -> float:
+def discrete_gaussian_sigma(epsilon, delta, shift=1, cells=1) -> float:
     """The sigma (lattice units) at which discrete Gaussian noise with shift S is (eps, delta)-DP,
     rounded up so that it is certified: from sigma = 64 on, through its continuous twin
     (discrete_sandwich.py: at most ~0.06 / sigma^2 relative above the least sigma, e.g. 2e-5 at
     64, 1e-29 on a 2^-40 lattice), below by its exact profile, the least sigma to ~1e-12. The one
-    home of this calibration (``discrete_gaussian_sigmas`` gives the same bits for arrays)."""
+    home of this calibration (``discrete_gaussian_sigmas`` gives the same bits for arrays).
+
+    ``cells`` = C > 1: the sigma at which C independent such noises, each on a query moving by at
+    most S (a release of C cells, cells.py), are (eps, delta)-DP together: through zCDP, as
+    C S^2 / (2 sigma^2)-zCDP converted by CKS20 (zcdp.zcdp_gaussian_sigma; the exact profile of C
+    composed discrete Gaussians is what "pld" composes, this only certifies the release's own
+    (eps_i, delta_i))."""
     S = check_shift(shift, "discrete Gaussian")
     eps, d = _check_eps_delta(epsilon, delta)
+    if cells != 1:
+        return _cells_sigma(eps, d, S, cells)
     return float(discrete_gaussian_sigmas([eps], [d], [S])[0])
 
 
@@ -188,3 +196,17 @@ def _exact_sigma(eps: float, d: float, S: int) -> float:
             g_hi = g_hi / 2 if kept == 1 else g_hi
             kept = 1
     return check_scale(hi, S, "DiscreteGaussian", "sigma")
+
+
+def _cells_sigma(eps: float, d: float, S: int, cells) -> float:
+    """discrete_gaussian_sigma of C > 1 cells (see there)."""
+    from .zcdp import zcdp_gaussian_sigma
+
+    if isinstance(cells, bool) or not isinstance(cells, int) or cells < 1:
+        raise ValueError(f"cells = {cells!r} is not allowed; it must be a whole number >= 1")
+    key = (eps, d, S, cells)
+    known = _SIGMAS.get(key)
+    if known is None:
+        known = check_scale(zcdp_gaussian_sigma(eps, d, cells * S * S), S, "DiscreteGaussian", "sigma")
+        _SIGMAS.put(key, known)
+    return known

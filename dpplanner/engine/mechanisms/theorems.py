@@ -5,6 +5,7 @@ loss has a = eps_i; "gaussian" adds the analytic-Gaussian sigma for (eps_i, delt
 m = gaussian_multiplier(eps_i, delta_i) (the model's sigma is sensitivity * m, one rounding);
 "eps-delta" is any (eps_i, delta_i)-DP release; "discrete-laplace[:S]" / "discrete-gaussian[:S]"
 add discrete noise calibrated by discrete_laplace_scale / discrete_gaussian_sigma (discrete.py).
+A tag ending in "*C" is a release of C cells, each composed here as its own release (cells.py).
 eps_i = 0 on a Laplace, Gaussian or discrete row (built by
 allocation) means infinite noise: no privacy loss. Float rounding of the model's scale moves a and
 m by at most one unit roundoff; the accounting brackets them by two ulps / 2u each way.
@@ -25,7 +26,8 @@ from ..validation import Releases
 from .bracket import MAX_POINTS, aligned_step, composed_pmf, initial_step, lattice_points, side
 from .ladder import CHEAP_POINTS, bracket
 from .composition import compose_releases, twins
-from .discrete import discrete_mask, from_rows
+from .cells import CellRows, cell_rows
+from .discrete import from_rows
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure, sum_up
@@ -36,23 +38,20 @@ U = 2.0 ** -53
 PROFILE_DELTA = 1e-10
 
 
-def _split(plan: Releases):
-    mech = np.asarray(plan.mech)
-    lap = (mech == "laplace") & (plan.eps > 0)
-    gau = (mech == "gaussian") & (plan.eps > 0)
-    ed = mech == "eps-delta"
-    return lap, gau, ed
+def _split(plan: Releases) -> CellRows:
+    """The rows' cells (cells.py): per-cell parameters and the masks of each kind."""
+    return cell_rows(plan.eps, plan.delta, plan.mult, plan.mech)
 
 
-def plan_releases(eps, delta, mult, lap, gau, ed, delta_g, mech=(), eta: float = 0.0, twin_delta=None):
-    """(Twins or None, reason) of the tagged rows, parameters bracketed for both twins (``mech``:
-    the rows' tags, for the discrete ones; ``eta``: what their continuous twins may cost)."""
+def plan_releases(c: CellRows, delta_g, eta: float = 0.0, twin_delta=None):
+    """(Twins or None, reason) of the rows' cells, parameters bracketed for both twins (``eta``:
+    what the discrete rows' continuous twins may cost)."""
+    eps, delta, mult, lap, gau, ed, disc = c.eps, c.delta, c.mult, c.lap, c.gau, c.ed, c.disc
     a = eps[lap]
     a_up = np.nextafter(np.nextafter(a, np.inf), np.inf)
     a_lo = np.nextafter(np.nextafter(a, 0.0), 0.0)
     m = gaussian_multipliers(eps[gau], delta[gau]) if gau.any() else np.zeros(0)
-    disc = discrete_mask(mech, eps) if len(mech) else np.zeros(eps.size, dtype=bool)
-    d_rel = from_rows(eps[disc], delta[disc], np.asarray(mech)[disc]) if disc.any() else []
+    d_rel = from_rows(eps[disc], delta[disc], np.asarray(c.tags)[disc]) if disc.any() else []
     return twins((a_up, a_lo), mult[lap], (m * (1 - 2 * U), m * (1 + 2 * U)), mult[gau],
                  eps[ed], delta[ed], mult[ed], delta_g, d_rel, mult[disc].tolist(), eta, twin_delta)
 
@@ -84,13 +83,12 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
     generic_total = generic_total or (lambda: optimal(plan, delta_g, eta, cancel, None))
 
     start = time.perf_counter()
-    lap, gau, ed = _split(plan)
-    disc = discrete_mask(plan.mech, plan.eps)
-    if not (lap.any() or gau.any() or disc.any()):
+    c = _split(plan)
+    if not (c.lap.any() or c.gau.any() or c.disc.any() or (c.ed & (c.cells > 1)).any()):
         return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
-    r, reason = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, delta_g, plan.mech, eta)
+    r, reason = plan_releases(c, delta_g, eta)
     result = _never_above_zcdp(compose_releases(r, reason, delta_g, eta, cancel, progress), plan, delta_g)
-    if result.epsilon <= _optimal_floor(plan, lap | gau | disc, ed, delta_g, result, cancel):
+    if result.epsilon <= _optimal_floor(plan, c.lap | c.gau | c.disc, c.ed, delta_g, result, cancel):
         return replace(result, seconds=time.perf_counter() - start)
     generic = generic_total()
     if generic.epsilon < result.epsilon:
@@ -170,18 +168,18 @@ def zcdp_composition(plan: Releases, delta_g: float) -> Composition:
     """Theorem "zcdp": rho = sum rho_i converted with CKS20 at delta' = delta_g - sum of the
     eps-delta rows' deltas (rounded down)."""
     start = time.perf_counter()
-    lap, gau, ed = _split(plan)
-    disc = discrete_mask(plan.mech, plan.eps)
-    mult = plan.mult.astype(float)
-    rho_terms = [rho_pure(plan.eps[lap | ed]) * mult[lap | ed]]
+    c = _split(plan)
+    lap, gau, ed, disc = c.lap, c.gau, c.ed, c.disc
+    mult = c.mult.astype(float)       # cells counted: each cell of a row is a release here
+    rho_terms = [rho_pure(c.eps[lap | ed]) * mult[lap | ed]]
     if gau.any():
-        m = gaussian_multipliers(plan.eps[gau], plan.delta[gau]) * (1 - 2 * U)  # less noise: rho up
+        m = gaussian_multipliers(c.eps[gau], c.delta[gau]) * (1 - 2 * U)  # less noise: rho up
         rho_terms.append(rho_gaussian(m) * mult[gau])
     if disc.any():      # eps^2 / 2 (discrete Laplace, pure DP); S^2 / (2 sigma^2) (discrete Gaussian)
-        rels = from_rows(plan.eps[disc], plan.delta[disc], np.asarray(plan.mech)[disc])
+        rels = from_rows(c.eps[disc], c.delta[disc], np.asarray(c.tags)[disc])
         rho_terms.append(np.array([d.rho() for d in rels]) * mult[disc])
     rho = sum_up(np.concatenate(rho_terms))
-    spent = sum_up(plan.delta[ed] * mult[ed] * (1 + 2 * U))
+    spent = sum_up(c.delta[ed] * mult[ed] * (1 + 2 * U))
     delta_used = (delta_g - spent) * (1 - 2 * U)  # the subtraction and this product: rounded down
     if delta_used <= 0:
         return Composition("zcdp", math.inf, delta_g, detail="infeasible",
@@ -199,10 +197,10 @@ def pld_delta(plan: Releases, eps_values, eta: float):
     from ..optimal.atoms import delta_at
 
     eps_values = np.asarray(eps_values, dtype=float)
-    lap, gau, ed = _split(plan)
-    log_surv = log_survival(plan.delta[ed], plan.mult[ed])
+    c = _split(plan)
+    log_surv = log_survival(c.delta[c.ed], c.mult[c.ed])
     # (continuous twins' slacks within a share of the profile's middling delta, not of 0.5)
-    r, _ = plan_releases(plan.eps, plan.delta, plan.mult, lap, gau, ed, 0.5, plan.mech, eta, PROFILE_DELTA)
+    r, _ = plan_releases(c, 0.5, eta, PROFILE_DELTA)
     if r.a_up.size == 0 and r.rr_eps.size == 0 and not r.disc:
         from .gaussian import log_delta_bounds
         if r.mu_up == 0:

@@ -13,6 +13,7 @@ safe as long as the final evaluation is rounded up.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -81,3 +82,56 @@ def sum_up(values) -> float:
     """A sum of non-negative terms, rounded up (fsum is correctly rounded: one ulp covers it)."""
     s = math.fsum(np.asarray(values, dtype=float).tolist())
     return math.nextafter(s, math.inf) if s > 0 else s
+
+
+def rho_for(epsilon: float, delta: float) -> float:
+    """The largest rho (to ~1e-13 relative, rounded down) whose CKS conversion at ``delta`` is at
+    most ``epsilon``: bisection in log rho on cks_epsilon, which grows with rho (a larger rho is a
+    weaker guarantee at every alpha). The answer is checked with cks_epsilon itself (rounded up),
+    so rho-zCDP is (epsilon, delta)-DP by CKS20 Prop 12 for the rho returned."""
+    eps, d = float(epsilon), float(delta)
+    if not (eps > 0 and math.isfinite(eps)) or not (0.0 < d < 1.0):
+        raise ValueError(f"(epsilon, delta) = ({epsilon!r}, {delta!r}) cannot be reached through zCDP: it "
+                         "needs a finite epsilon > 0 and 0 < delta < 1")
+    key = (eps, d)
+    known = _RHOS.get(key)
+    if known is not None:
+        return known
+
+    def fits(rho: float) -> bool:
+        return cks_epsilon(rho, d) <= eps
+
+    lo, hi = 1e-300, 1.0
+    while fits(hi) and hi < 1e300:       # rho <= eps always fits loosely; the loop is short
+        lo, hi = hi, hi * 16.0
+    while not fits(lo):
+        if lo < 1e-290:
+            raise ValueError(f"epsilon = {eps!r} at delta = {d!r} is below what zCDP can certify")
+        lo /= 16.0
+    for _ in range(200):
+        if hi <= lo * (1 + 1e-13):
+            break
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    if len(_RHOS) < 1 << 14:
+        _RHOS[key] = lo
+    return lo
+
+
+#: rho_for answers already computed.
+_RHOS: dict = {}
+
+
+def zcdp_gaussian_sigma(epsilon: float, delta: float, l2_squared) -> float:
+    """The least sigma (rounded up) at which Gaussian noise, continuous or discrete and in any
+    dimension, on a query whose squared L2 sensitivity is ``l2_squared`` (in the noise's units,
+    e.g. a whole number on the integers) is (epsilon, delta)-DP through zCDP: such noise is
+    (l2_squared / (2 sigma^2))-zCDP (Bun & Steinke 2016 Prop 1.6; the discrete Gaussian, Canonne,
+    Kamath & Steinke 2020 Thm 14), and rho_for(epsilon, delta) is converted by CKS20. sigma is
+    raised by ulps until l2_squared / (2 sigma^2) <= rho holds in exact rational arithmetic."""
+    rho = rho_for(epsilon, delta)
+    sq = Fraction(l2_squared)
+    sigma = math.sqrt(float(sq) / (2.0 * rho))
+    while sq / (2 * Fraction(sigma) ** 2) > Fraction(rho):
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma

@@ -1,0 +1,79 @@
+"""The plain-language sentence that says what a statistic's error bound means."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from . import display
+from .statistic import Kind, Statistic
+
+
+_WHAT = {
+    Kind.COUNT: ("count", "true count"),
+    Kind.SUM: ("sum", "true sum"),
+    Kind.MEAN: ("mean", "true mean"),
+    Kind.PROPORTION: ("proportion", "true proportion"),
+}
+
+
+def explain(stat: Statistic, error: float, confidence: float, sens, n: Optional[int] = None,
+            cell_error: Optional[float] = None) -> str:
+    """A plain-language sentence saying what the error bound means (``sens``: the statistic's
+    accuracy.Sensitivity); for a quantile, a second one saying what a rank error of that many
+    records means for the median, when n is known. A grouped statistic's sentence speaks of one
+    group (``cell_error``) and of all of them at once (``error``)."""
+    pct = f"{confidence * 100:.6g}%"
+    if stat.group_by and cell_error is not None:
+        return _grouped(stat, error, cell_error, pct, sens)
+    e = display.error(error)     # an error bound: rounded up, like everywhere else
+    if stat.kind in _WHAT:
+        what, truth = _WHAT[stat.kind]
+        unit = "" if stat.kind in (Kind.COUNT, Kind.PROPORTION) else f" ({sens.units})"
+        if stat.kind is Kind.PROPORTION:
+            unit = f" ({display.error(error * 100)} percentage points)"
+        of = f" of {stat.variable}" if stat.variable else ""
+        return (f"The released {what}{of} will differ from the {truth} by at most {e}{unit} "
+                f"with probability {pct}.")
+    if stat.kind is Kind.HISTOGRAM:
+        return (f"Every one of the {sens.coordinates} released bin counts will be within {e} of its "
+                f"true count, all at the same time, with probability {pct}.")
+    step = display.exact(float(stat.granularity))
+    cdf = (f"Every point of the released CDF ({sens.coordinates} grid points, step {step}) will be "
+           f"within {e} records of the true cumulative count, all at the same time, with "
+           f"probability {pct}.")
+    if n is None:
+        return (f"{cdf} So a quantile read off it, the median say, is at most {e} records away in "
+                f"rank from the true one, to one grid step ({step}).")
+    # rank error r out of n records: the median is a value between the true (50 - 100 r/n)th and
+    # (50 + 100 r/n)th percentiles (widened outwards to one decimal, so the range is never narrower)
+    spread = min(100.0 * error / n, 50.0)      # (an infinite error: anywhere, 0th to 100th)
+    low, high = max(0.0, math.floor((50.0 - spread) * 10) / 10), min(100.0, math.ceil((50.0 + spread) * 10) / 10)
+    return (f"{cdf} So a quantile read off it is at most {e} records away in rank from the true one: "
+            f"of the {display.count(n)} records, the released median is a value between the true "
+            f"{_ordinal(low)} and {_ordinal(high)} percentiles, to one grid step ({step}).")
+
+
+def _ordinal(x: float) -> str:
+    """24.3 -> "24.3rd", 75.7 -> "75.7th", 11 -> "11th"."""
+    text = f"{x:g}"
+    digits = text.replace(".", "")
+    last, tens = digits[-1], digits[-2:-1]
+    suffix = "th" if tens == "1" and "." not in text else {"1": "st", "2": "nd", "3": "rd"}.get(last, "th")
+    return text + suffix
+
+
+def _grouped(stat: Statistic, error: float, cell_error: float, pct: str, sens) -> str:
+    g = sens.moves.groups if sens.moves is not None else None
+    by = stat.group_by.strip()
+    one, every = display.error(cell_error), display.error(error)
+    unit = "" if stat.kind in (Kind.COUNT, Kind.PROPORTION, Kind.HISTOGRAM, Kind.QUANTILE) \
+        else f" ({sens.units})"
+    what = {Kind.COUNT: "count", Kind.SUM: "sum", Kind.MEAN: "mean", Kind.PROPORTION: "proportion",
+            Kind.HISTOGRAM: f"{sens.coordinates} bin counts", Kind.QUANTILE: "CDF points"}[stat.kind]
+    of = f" of {stat.variable}" if stat.variable and stat.kind not in (Kind.HISTOGRAM,) else ""
+    groups = f"all {g} groups" if g else "every released group"
+    smallest = " (for a group of the smallest size n; larger groups are closer)" \
+        if stat.kind in (Kind.MEAN, Kind.PROPORTION) else ""
+    return (f"In any one group by {by}, the released {what}{of} will be within {one}{unit} of the truth "
+            f"with probability {pct}; in {groups} at once, within {every}{unit}{smallest}.")
