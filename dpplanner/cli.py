@@ -174,6 +174,9 @@ def cmd_allocate(args) -> int:
                                      "functioning_epsilon": p.functioning_epsilon,
                                      "functioning_delta": p.functioning_delta,
                                      "error": _finite(p.error), "units": p.units,
+                                     "group_by": s.group_by,
+                                     "error_one_group": _finite(_group_error(s, p)),
+                                     "cells_moved": p.moves.cells if p.moves is not None else None,
                                      "explanation": p.explanation or p.problem,
                                      "implementation": _implementation(plan, s, p)}
                                     for s, p in zip(plan.statistics, privacy)]})
@@ -186,7 +189,7 @@ def cmd_allocate(args) -> int:
         rows.append([str(i + 1), s.name, s.kind.value, s.mechanism.value[:3], _g(p.epsilon),
                      _g(p.delta, 3)] + ([_g(p.functioning_epsilon)] if amplified else [])
                     + [str(s.repetitions), _pin(s)]
-                    + _error_cells(p))
+                    + _error_cells(s, p))
     shift = 1 if amplified else 0
     print(_table(rows, right=(0, 4, 5, 6, 6 + shift, 8 + shift)))
     if any(s.target_error is not None for s in plan):
@@ -202,12 +205,18 @@ def cmd_allocate(args) -> int:
     return 0
 
 
-def _error_cells(p) -> list[str]:
-    """The error and its units as the window shows them (a proportion's in % points)."""
+def _error_cells(s, p) -> list[str]:
+    """The error and its units as the window shows them (a proportion's in % points; a grouped
+    statistic's for one group)."""
     if p.error is None:
         return ["-", p.units]
-    number, words = display.error_parts(p.error, p.units)
-    return [number, words if p.units == "proportion" else p.units]
+    number, words = display.error_parts(_group_error(s, p), p.units)
+    return [number, (words if p.units == "proportion" else p.units) + (" per group" if s.group_by else "")]
+
+
+def _group_error(s, p):
+    """The error the window shows: a grouped statistic's is one group's (its target is too)."""
+    return p.cell_error if s.group_by and p.cell_error is not None else p.error
 
 
 def _pin(s) -> str:
@@ -241,7 +250,8 @@ def cmd_target(args) -> int:
                      "redistributed": plan.budget.redistribute, "saved_to": args.output})
         return 0
     print(f"{s.name}: target error {display.exact(error)} {display.unit_words(p.units)}".rstrip()
-          + f"; epsilon {display.upper(s.epsilon, 6)} (error {display.error(p.error)}), pinned")
+          + f"; epsilon {display.upper(s.epsilon, 6)} (error {display.error(_group_error(s, p))}"
+          + (" per group" if s.group_by else "") + "), pinned")
     if plan.budget.redistribute:
         print("the free statistics were redistributed under the plan's theorem "
               f"({plan.budget.theorem})")

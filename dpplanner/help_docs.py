@@ -34,6 +34,7 @@ GUIDE: tuple[Page, ...] = (
     Page("Composition theorems", "docs/guide/theorems.md"),
     Page("Saving and exporting", "docs/guide/exports.md"),
     Page("From plan to release", "docs/guide/release.md"),
+    Page("Tables by group and the unit of privacy", "docs/guide/groups.md"),
     Page("Installing the packaged app", "docs/guide/install.md"),
 )
 CONTENTS = Page("All documentation", "docs/README.md")

@@ -2,7 +2,8 @@
 
 OK hands the statistic to ``submit`` (the editor's insert); when the plan refuses it - a custom
 statistic whose δ does not fit, say - the dialog stays open with everything typed and shows the
-reason at the field it concerns.
+reason at the field it concerns. A statistic may be grouped from here too ("Grouped by": the
+fields a grouping needs appear once it is typed, ``grouping_fields``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
 from dpplanner.gui.editing import Refusal
 from dpplanner.gui.fields import REFUSED_COLOUR, REFUSED_STYLE, RuleField
 from dpplanner.gui.fitted_label import WrappingLabel
+from dpplanner.gui.grouping_fields import GroupingFields
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Budget, Kind, Mechanism, Statistic, validate_statistic
 from dpplanner.model.validation import PlanError
 
@@ -71,6 +73,10 @@ class AddStatisticDialog(QDialog):
                 edit.edit.setPlaceholderText(f"plan's dataset size ({budget.dataset_size})")
             self.fields[field_name] = edit
             form.addRow(rule.label.capitalize(), edit)
+        self.grouping: Optional[GroupingFields] = None
+        if kind is not Kind.CUSTOM:
+            self.grouping = GroupingFields(form)
+            self.grouping.show(Statistic("", kind=kind), budget)
         form.addRow("ε (initial)" if budget.redistribute else "ε", self.epsilon)
         if budget.redistribute:
             self.epsilon.edit.setToolTip("Starting ε; with automatic redistribution on, the free "
@@ -95,6 +101,8 @@ class AddStatisticDialog(QDialog):
     def statistic(self) -> Statistic:
         """The statistic described by the fields; raises PlanError naming the field."""
         values = {name: edit.parsed() for name, edit in self.fields.items()}
+        if self.grouping is not None:
+            values.update(self.grouping.values())
         epsilon = self.epsilon.parsed()
         stat = Statistic(
             name=self.name_edit.text().strip(), variable=self.variable_edit.text().strip(),
@@ -105,7 +113,7 @@ class AddStatisticDialog(QDialog):
         return validate_statistic(stat, None, self.budget)
 
     def accept(self) -> None:
-        for edit in (*self.fields.values(), self.epsilon):
+        for edit in (*self.fields.values(), *self._grouping_numbers().values(), self.epsilon):
             edit.clear_message()
         self.error_label.setText("")
         try:
@@ -122,7 +130,8 @@ class AddStatisticDialog(QDialog):
 
     def _show(self, message: str, field: Optional[str]) -> None:
         """The reason beneath the field it concerns (or beneath the form); nothing typed is lost."""
-        target = self.fields.get(field or "") or (self.epsilon if field == "epsilon" else None)
+        target = self.fields.get(field or "") or self._grouping_numbers().get(field or "") or \
+            (self.epsilon if field == "epsilon" else None)
         if target is not None:
             target.message.setText(message[:1].upper() + message[1:])
             target.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
@@ -136,6 +145,9 @@ class AddStatisticDialog(QDialog):
         # the last line was cut off).
         self.layout().activate()
         self.resize(self.width(), max(self.height(), self.sizeHint().height()))
+
+    def _grouping_numbers(self) -> dict[str, RuleField]:
+        return {} if self.grouping is None else self.grouping.numbers
 
     def result_statistic(self) -> Optional[Statistic]:
         return self._result

@@ -1,4 +1,6 @@
-"""The plan-wide budget: global (ε, δ), presets, δ split, confidence, η, reserve, redistribution."""
+"""The plan-wide budget: global (ε, δ), presets, δ split, confidence, η, reserve, redistribution,
+and the unit of privacy (what one protected individual is, the most rows c each contributes, and
+whether the release truncates to c rows)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Mapping, Optional
 from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QProgressBar,
+    QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
     QPushButton, QToolButton, QWidget,
 )
 
@@ -62,14 +64,27 @@ class BudgetPanel(QGroupBox):
                                 "(functioning ε).")
         self.reserve = field("reserve", "Reserve", "Share of the global ε (in %) kept back for future "
                              "releases.")
+        self.contributions = field("contributions", "Rows per individual",
+                                   "c: the most rows (records) one protected individual contributes "
+                                   "to the dataset. Every sensitivity is derived from it.")
+        self.unit = QLineEdit()
+        self.unit.setAccessibleName("Unit of privacy")
+        self.unit.setToolTip("What one protected individual is, in your words (a person, a "
+                             "household, a firm): the plan protects every one of them.")
+        self.unit.editingFinished.connect(self._on_unit)
+        self.truncate = QCheckBox("the release keeps at most c rows per individual")
+        self.truncate.setAccessibleName("Truncate to c rows")
+        self.truncate.setToolTip("Ticked: the release drops rows beyond c per individual. Unticked: "
+                                 "the data already guarantee at most c rows each.")
+        self.truncate.toggled.connect(lambda on: self._edit("truncation", truncate=on))
         self._labelled = {"Global ε": self.epsilon, "Global δ": self.delta, "Records n": self.dataset_size,
                           "Population N": self.population, "Confidence": self.confidence,
                           "Keep in reserve": self.reserve, "δ to statistics": self.split,
-                          "Engine accuracy η": self.eta}
+                          "Engine accuracy η": self.eta, "Rows each (c)": self.contributions}
         self.fields = {"epsilon": self.epsilon, "delta": self.delta, "delta_split": self.split,
                        "confidence": self.confidence, "eta": self.eta,
                        "dataset_size": self.dataset_size, "population": self.population,
-                       "reserve": self.reserve}
+                       "reserve": self.reserve, "contributions": self.contributions}
         self.neighbouring = QComboBox()
         for n in Neighbouring:
             self.neighbouring.addItem(n.label, n.value)
@@ -118,6 +133,11 @@ class BudgetPanel(QGroupBox):
         for left, right in (("Global ε", "Global δ"), ("Records n", "Population N"),
                             ("Confidence", "Keep in reserve")):
             row = self._field_row(grid, row, (left, right))
+        grid.addWidget(QLabel("Protects one"), row, 0)
+        grid.addWidget(self.unit, row, 1)
+        row = self._field_row(grid, row, (None, "Rows each (c)"), first=1)
+        grid.addWidget(self.truncate, row, 0, 1, 4)
+        row += 1
         buttons = QHBoxLayout()
         buttons.addWidget(self.redistribute)
         buttons.addStretch(1)
@@ -182,12 +202,12 @@ class BudgetPanel(QGroupBox):
         self._waiting: set[str] = set()         # fields of this panel's edit being redistributed
         self.refresh()
 
-    def _field_row(self, grid: QGridLayout, row: int, labels: tuple) -> int:
+    def _field_row(self, grid: QGridLayout, row: int, labels: tuple, first: int = 0) -> int:
         """One row of (label, field) pairs, then each field's reason on a row of its own as wide
         as the panel (a refusal's allowed range is read there: a field's column is too narrow).
-        Returns the next free row."""
+        ``first``: the pair the first field takes (1: the right half). Returns the next free row."""
         fields = [(text, self._labelled[text]) for text in labels if text is not None]
-        for j, (text, widget) in enumerate(fields):
+        for j, (text, widget) in enumerate(fields, start=first):
             grid.addWidget(QLabel(text), row, 2 * j)
             grid.addWidget(widget, row, 2 * j + 1)
         for j, (_text, widget) in enumerate(fields):
@@ -204,6 +224,7 @@ class BudgetPanel(QGroupBox):
         b: Budget = self.editor.plan.budget
         for key, widget in self.fields.items():
             widget.set_value(getattr(b, key))
+        self.unit.setText(b.unit)
         self._reset_choices()
         self.slack.setText(f"δ left for composition {formatting.lower(b.delta_slack, 2)}")
         self._show_warnings()
@@ -271,6 +292,11 @@ class BudgetPanel(QGroupBox):
         self.advanced.setVisible(shown)
         self.advanced_toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
 
+    def _on_unit(self) -> None:
+        text = self.unit.text().strip()
+        if text != self.editor.plan.budget.unit:
+            self._edit("unit of privacy", unit=text)       # refused: kept, the reason below
+
     def _on_tier(self, _index: int) -> None:
         key = self.tier.currentData()
         if key in TIERS_BY_KEY:
@@ -298,11 +324,12 @@ class BudgetPanel(QGroupBox):
         """Put the plan's values back in the combo boxes and the check box after a refusal."""
         b = self.editor.plan.budget
         blockers = [QSignalBlocker(w) for w in (self.tier, self.neighbouring, self.redistribute,
-                                                self.theorem)]
+                                                self.theorem, self.truncate)]
         self.tier.setCurrentIndex(self.tier.findData(b.tier))
         self.neighbouring.setCurrentIndex(self.neighbouring.findData(b.neighbouring.value))
         self.redistribute.setChecked(b.redistribute)
         self.theorem.setCurrentIndex(self.theorem.findData(b.theorem))
+        self.truncate.setChecked(b.truncate)
         del blockers
 
     def _on_refused(self, refusal: Refusal) -> None:

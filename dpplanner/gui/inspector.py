@@ -2,8 +2,11 @@
 
 The table is for scanning; the inspector shows one statistic in full - name, variable, kind,
 mechanism, the assumptions its noise depends on (bounds, bins, granularity, n), weight,
-repetitions, ε_i and target error (typing either pins it), notes - with the model's plain-language
-sentence. (The plan's own title and description are edited from File > Title and Description.)
+repetitions, ε_i and target error (typing either pins it), notes, its grouping (what it is
+released by, the groups, L0 and L∞: ``grouping_fields``) and how one protected individual moves
+it under the plan's unit of privacy - with the model's plain-language sentence. (The plan's own
+title and description are edited from File > Title and Description; the unit of privacy from the
+Budget panel.)
 
 An edit the plan refuses stays typed with the reason at the field the reason concerns, and is
 kept as *pending*: changing a count into a mean is refused for want of bounds, so the inspector
@@ -22,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.fields import RuleField
+from dpplanner.gui.grouping_fields import GroupingFields
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Kind, Mechanism, PlanEvent, Statistic
 from dpplanner.model import display
@@ -87,6 +91,12 @@ class StatisticInspector(QGroupBox):
                                "Typing an ε_i or a target error pins it.")
         self.pinned.toggled.connect(lambda on: self._submit("held", on))
         self.units = QLabel("")
+        self.group_form = QFormLayout()
+        self.group_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.grouping = GroupingFields(self.group_form, lambda k, v: self._submit(k, v))
+        self.moves = WrappingLabel("")
+        self.moves.setAccessibleName("How one individual moves it")
+        self.moves.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.sentence = WrappingLabel("")
         for label in (self.implementation, self.units, self.sentence):   # plan text, never markup
             label.setTextFormat(Qt.TextFormat.PlainText)
@@ -114,6 +124,10 @@ class StatisticInspector(QGroupBox):
         stat_layout = QVBoxLayout(self.stat_box)
         stat_layout.setContentsMargins(0, 0, 0, 0)
         stat_layout.addLayout(self.form)
+        self.group_title = QLabel("<b>Groups and the unit of privacy</b>")
+        stat_layout.addWidget(self.group_title)
+        stat_layout.addLayout(self.group_form)
+        stat_layout.addWidget(self.moves)
         stat_layout.addWidget(self.sentence)
         stat_layout.addWidget(self.implementation)
         stat_layout.addStretch(1)
@@ -192,7 +206,9 @@ class StatisticInspector(QGroupBox):
         # the ε_i gives, rounded up.
         targeted = stat.target_error is not None
         self.numbers["error"].set_shown(None if targeted else display.error)
-        values.update(delta=privacy.delta, error=stat.target_error if targeted else privacy.error)
+        # (a grouped statistic's error and target are one group's, as in the table)
+        error = privacy.cell_error if stat.group_by and privacy.cell_error is not None else privacy.error
+        values.update(delta=privacy.delta, error=stat.target_error if targeted else error)
         for key, widget in self.numbers.items():
             widget.set_value(values[key])
         dataset = plan.budget.dataset_size
@@ -203,9 +219,12 @@ class StatisticInspector(QGroupBox):
         self.pinned.setText("pinned at its target error" if targeted else
                             "pinned at its ε_i" if stat.held else "pinned")
         self.pinned.blockSignals(False)
-        self.units.setText(f"errors in {privacy.units}" if privacy.units else "")
+        self.units.setText((f"errors in {privacy.units}" + (" per group" if stat.group_by else ""))
+                           if privacy.units else "")
         self.sentence.setText(privacy.problem and f"Cannot be released as set up: {privacy.problem}"
                               or privacy.explanation)
+        self.grouping.show(stat, plan.budget)
+        self.moves.setText(moves_text(plan.budget, stat, privacy))
         self._show_kind(stat.kind)
 
     def _show_choice(self, box: QComboBox, value: str) -> None:
@@ -222,6 +241,11 @@ class StatisticInspector(QGroupBox):
         self.form.setRowVisible(self.mechanism, kind is not Kind.CUSTOM)
         self.form.setRowVisible(self.noise_source, kind is not Kind.CUSTOM)
         self.form.setRowVisible(self.whole, kind in WHOLE_NUMBER_KINDS)
+        for widget in (self.group_title, self.moves):
+            widget.setVisible(kind is not Kind.CUSTOM)
+        self.group_form.setRowVisible(self.grouping.group_by, kind is not Kind.CUSTOM)
+        if kind is Kind.CUSTOM:
+            self.grouping.set_grouped(False)
 
     # -- editing --------------------------------------------------------------------------------
     def _text_edit(self, key: str, edit: QLineEdit) -> None:
@@ -252,14 +276,17 @@ class StatisticInspector(QGroupBox):
         self._pending = changes
         if "kind" in changes:
             self._show_kind(changes["kind"])
+        if changes.get("group_by"):      # grouped from now on: the fields that needs, to type
+            self.grouping.set_grouped(True, changes.get("select_groups", stat.select_groups))
+        numbers = {**self.numbers, **self.grouping.numbers}
         message = refusal.message if refusal is not None else "refused"
-        target = self.numbers.get(refusal.field if refusal is not None and refusal.field else key)
+        target = numbers.get(refusal.field if refusal is not None and refusal.field else key)
         if target is None or not target.isVisibleTo(self):
-            target = self.numbers.get(key)
+            target = numbers.get(key)
         # Fields typed for the waiting change say nothing any more (their value waits with it).
         for typed in changes:
-            if typed in self.numbers and self.numbers[typed] is not target:
-                self.numbers[typed].clear_message()
+            if typed in numbers and numbers[typed] is not target:
+                numbers[typed].clear_message()
         if target is not None:
             if target.rule.name != key and target.value() is None:
                 # a field the change needs and the user has not seen yet: a prompt, not an error
@@ -275,6 +302,27 @@ class StatisticInspector(QGroupBox):
         from the table: shown at this statistic's field too."""
         if self._submitting or refusal.row != self.row:
             return
-        widget = self.numbers.get(refusal.field or "")
+        widget = self.numbers.get(refusal.field or "") or self.grouping.numbers.get(refusal.field or "")
         if widget is not None and widget.isVisibleTo(self):
             widget.show_refusal(refusal.message)
+
+
+def moves_text(budget, stat: Statistic, privacy) -> str:
+    """The unit of privacy and how one individual moves the statistic (contributions.py), its
+    error in one group and in all of them, and the selection of its groups, in words."""
+    if stat.kind is Kind.CUSTOM:
+        return ""
+    c = budget.contributions
+    how = "the release keeps at most c rows each" if budget.truncate else "the data guarantee it"
+    lines = [f"Protects one {budget.unit}, who contributes at most c = {c} row{'s' if c != 1 else ''} "
+             f"({how}; set in the Budget panel)."]
+    if privacy.moves is not None:
+        lines += [line[:1].upper() + line[1:] + "." for line in privacy.moves.lines]
+    if stat.group_by and privacy.cell_error is not None and privacy.error is not None:
+        g = privacy.moves.groups if privacy.moves is not None else None
+        lines.append(f"Error in one group: ± {display.error(privacy.cell_error)}; in "
+                     f"{f'all {g} groups' if g else 'every released group'} at once: "
+                     f"± {display.error(privacy.error)}.")
+    if privacy.selection is not None:
+        lines.append(privacy.selection.sentence(budget.unit))
+    return "\n".join(lines)

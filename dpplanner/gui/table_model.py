@@ -45,7 +45,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("delta", "δ_i", "δ of one release: 0 for Laplace, a share of the δ split for Gaussian, "
                            "typed for custom statistics."),
     Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
-                             "units. Type a target error to get the ε_i it needs."),
+                             "units (a grouped statistic: one group's). Type a target error to get "
+                             "the ε_i it needs."),
     Column("held", "pin", "Pinned statistics (ticked, with a pin) keep their ε_i, or their target "
                           "error, when the budget is redistributed. Typing an ε_i or a target error "
                           "pins a statistic; untick to unpin it."),
@@ -239,7 +240,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "delta":
             return self.privacy(row).delta
         if key == "error":     # a target error as typed; otherwise the bound the ε_i gives
-            return stat.target_error if stat.target_error is not None else self.privacy(row).error
+            return stat.target_error if stat.target_error is not None else _shown_error(stat, self.privacy(row))
         return getattr(stat, key)
 
     def _display(self, row: int, stat: Statistic, key: str) -> Any:
@@ -260,8 +261,9 @@ class StatisticsTableModel(QAbstractTableModel):
                 return "⚠"
             if p.error is None:
                 return "—"
-            # An error bound is an upper bound too: rounded up, with its units.
-            return formatting.error_with_units(p.error, p.units)
+            # An error bound is an upper bound too: rounded up, with its units (one group's).
+            text = formatting.error_with_units(_shown_error(stat, p), p.units)
+            return f"{text} per group" if stat.group_by else text
         if key == "weight":
             return f"{stat.weight:g}"
         if key == "repetitions":
@@ -280,8 +282,10 @@ class StatisticsTableModel(QAbstractTableModel):
             target = ("" if stat.target_error is None else
                       f"Target error {formatting.exact(stat.target_error)}, as typed: the statistic's "
                       "ε_i follows it after every edit (untick the pin to end it).\n\n")
-            return (f"{target}{p.explanation}\n\nError bound in full: {formatting.exact(p.error)}"
-                    f"\n\n{column.tooltip}")
+            full = formatting.exact(_shown_error(stat, p))
+            if stat.group_by:
+                full = f"{full} in one group by {stat.group_by}, {formatting.exact(p.error)} in all at once"
+            return f"{target}{p.explanation}\n\nError bound in full: {full}\n\n{column.tooltip}"
         if key == "held" and stat.held:
             pinned = (f"Pinned at its target error {formatting.exact(stat.target_error)}"
                       if stat.target_error is not None else
@@ -304,6 +308,11 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"
         return column.tooltip
+
+
+def _shown_error(stat: Statistic, p: StatisticPrivacy) -> float:
+    """The error the column shows: a grouped statistic's is one group's (its target is too)."""
+    return p.cell_error if stat.group_by and p.cell_error is not None else p.error
 
 
 def _bold() -> QFont:

@@ -317,15 +317,16 @@ def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence
                       neighbouring: Neighbouring, dataset_size: Optional[int] = None,
                       amplification: float = 1.0, minimum: float = 1e-9, contributions: int = 1) -> float:
     """The epsilon a statistic needs so that its error at confidence 1 - beta is <= ``error``
-    (for a grouped statistic: every group at once, the error the table's Error column shows)."""
+    (for a grouped statistic: one group's error, ``Accuracy.cell_error``: a target error is one
+    per cell, the error the table's Error column shows for it)."""
     if not (error > 0 and math.isfinite(error)):
         raise ValueError(f"statistic {stat.name!r}: target error {error!r} is not allowed; it must "
                          "be a finite number > 0")
     sens = sensitivity(stat, neighbouring, dataset_size, contributions)
     beta = 1.0 - confidence
-    m, g = sens.coordinates, sens.groups
+    m = sens.coordinates
     if stat.mechanism is Mechanism.LAPLACE:
-        factor = laplace_factor(stat, beta / g, m)
+        factor = laplace_factor(stat, beta, m)
 
         def forward(e: float) -> float:
             return laplace_scale(sens.moves, e) * factor
@@ -336,7 +337,7 @@ def epsilon_for_error(stat: Statistic, error: float, delta: float, *, confidence
         # round up so that the forward error never exceeds the target (a few roundings each way)
         eps_f = _round_up_until(eps_f, lambda e: forward(e) <= error, "epsilon")
     else:
-        sigma = error / gaussian_factor(stat, beta / g, m)
+        sigma = error / gaussian_factor(stat, beta, m)
         eps_f = gaussian_epsilon(sigma, sens.l2, functioning_delta(delta, amplification), minimum)
     return max(minimum, nominal_epsilon(eps_f, amplification))
 

@@ -239,7 +239,7 @@ def _grouped(stat: Statistic, replace: bool, c: int, n: Optional[int]) -> Contri
         l1 = 2 * r1 if replace else r1
         l2sq = Fraction(2 * r2sq if replace else r2sq)
         l2 = up_sqrt(l2sq)
-        lines.append(f"{cells} group{'s' if cells != 1 else ''} move, each by L1 <= {_fmt_f(cell_l1)}; "
+        lines.append(f"{cells} {'groups move' if cells != 1 else 'group moves'}, each by L1 <= {_fmt_f(cell_l1)}; "
                      f"the whole table by L1 <= {l1}, L2 <= {_fmt_f(l2)}")
         return Contributions(cells, cell_l1, cell_l2, False, float(l1), l2, linf, g, tuple(lines),
                              Fraction(l1), l2sq)
@@ -247,7 +247,7 @@ def _grouped(stat: Statistic, replace: bool, c: int, n: Optional[int]) -> Contri
     if not replace:
         cells, per_row = l0, add
         l1, l2sq = Fraction(r1) * add, Fraction(r2sq) * add * add
-        lines.append(f"{cells} group{'s' if cells != 1 else ''} move, each by at most L∞ x "
+        lines.append(f"{cells} {'groups move' if cells != 1 else 'group moves'}, each by at most L∞ x "
                      f"{_fmt(add)} = {_fmt(linf * add)}")
     else:
         cells, per_row = (min(2 * l0, g) if g is not None else 2 * l0), in_cell

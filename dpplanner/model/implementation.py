@@ -90,7 +90,7 @@ def implementation(budget: Budget, stat: Statistic, p: StatisticPrivacy) -> Opti
                               missing_value(stat) if bounds else None, cert.d_in, cert.l1, cert.l2,
                               cert.divisor, o.label, o.scale, o.lattice_text(), o.shift,
                               o.epsilon, o.delta, o.rho, cert.note)
-    sens = acc.sensitivity(stat, budget.neighbouring, budget.dataset_size)
+    sens = acc.sensitivity(stat, budget.neighbouring, budget.dataset_size, budget.contributions)
     gaussian = stat.mechanism is Mechanism.GAUSSIAN
     rho = _up_rho(sens.l2, p.scale) if gaussian else None
     data = ("whole numbers" if stat.integer else "real numbers") if stat.kind in WHOLE_NUMBER_KINDS \

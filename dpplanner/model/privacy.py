@@ -160,14 +160,16 @@ def opendp_release(budget: Budget, stat: Statistic, eps_f: float, delta_f: float
 def epsilon_for_error_search(budget: Budget, stat: Statistic, target: float, delta: float,
                              minimum: float) -> float:
     """The least epsilon (within 1e-9 relative, rounded up) whose release has an error <=
-    ``target`` (``statistic_privacy``'s error: for a grouped statistic, all groups at once):
+    ``target`` (``statistic_privacy``'s error; for a grouped statistic one group's, its
+    ``cell_error``, as ``accuracy.epsilon_for_error``):
     bisection in log epsilon (the error falls as epsilon grows). For OpenDP noise and for a
     statistic that selects its groups, where the error has no closed-form inverse."""
 
     def meets(eps: float) -> bool:
         p = statistic_privacy(budget, stat.replace(epsilon=eps), delta)
         # (an epsilon so small that the noise is past what is accounted has a problem: not met)
-        return p.problem is None and p.error is not None and p.error <= target
+        error = p.cell_error if p.cell_error is not None else p.error
+        return p.problem is None and error is not None and error <= target
 
     if meets(minimum):
         return minimum

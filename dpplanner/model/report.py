@@ -95,6 +95,9 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
             ("reserved for later", f"{b.reserve:.0%} of ε (spendable ε = {_num(b.spendable_epsilon)})"),
             ("confidence", f"{display.exact(b.confidence)} (β = {_num(b.beta, 3)})"),
             ("neighbouring relation", b.neighbouring.label),
+            ("unit of privacy", f"one {b.unit}, at most c = {b.contributions} row"
+             f"{'s' if b.contributions != 1 else ''} each "
+             f"({'the release keeps at most c rows each' if b.truncate else 'the data guarantee it'})"),
             ("dataset size n", display.count(b.dataset_size) if b.dataset_size else "not given"),
             ("population N", f"{display.count(b.population)} (amplification N/n = {_num(plan.amplification(), 4)})"
              if b.population else "no amplification"),

@@ -13,6 +13,7 @@ from typing import Mapping
 from dpplanner import engine
 
 from . import display
+from .contributions import group_count
 from .derivation import plan_derivation, sensitivity_rule, shown
 from .plan import Plan
 from .safe_text import markup
@@ -31,6 +32,22 @@ def pinned(stat) -> str:
     return "at its ε" if stat.held else ""
 
 
+def _meaning(p, unit: str) -> str:
+    """What the error means, and which groups a private selection suppresses."""
+    text = p.explanation or p.problem or ""
+    return f"{text} {p.selection.sentence(unit)}" if p.selection is not None and not p.problem else text
+
+
+def _assumed(stat, budget) -> str:
+    """The statistic's assumptions, and its grouping."""
+    words = assumptions(stat, budget.dataset_size) or ""
+    if stat.group_by:
+        g = group_count(stat)
+        groups = f"{g} groups" if g else "groups selected privately"
+        words = f"{words}; by {stat.group_by} ({groups})" if words else f"by {stat.group_by} ({groups})"
+    return words or "—"
+
+
 def statistics_tables(plan: Plan) -> str:
     b = plan.budget
     privacy = plan.privacy_all()
@@ -39,7 +56,7 @@ def statistics_tables(plan: Plan) -> str:
         what.append(f"<tr><td>{i + 1}</td><td class=\"name\">{markup(s.name)}</td>"
                     f"<td>{markup(s.variable)}</td><td>{markup(s.kind.label)}</td>"
                     f"<td>{'—' if s.kind is Kind.CUSTOM else markup(s.mechanism.label)}</td>"
-                    f"<td class=\"text\">{markup(assumptions(s, b.dataset_size) or '—')}</td>"
+                    f"<td class=\"text\">{markup(_assumed(s, b))}</td>"
                     f'<td class="num">{s.repetitions}</td><td>{markup(pinned(s))}</td></tr>')
     amplified = plan.amplification() != 1.0
     buys = []
@@ -47,12 +64,14 @@ def statistics_tables(plan: Plan) -> str:
         functioning = (f'<td class="num">{display.upper(p.functioning_epsilon)}, '
                        f'{display.upper(p.functioning_delta, 3)}</td>' if amplified else "")
         error = display.error_with_units(p.error, p.units) if p.error is not None else "—"
+        if s.group_by and p.cell_error is not None:     # one group's, as the window shows it
+            error = f"{display.error_with_units(p.cell_error, p.units)} per group ({error} in all at once)"
         buys.append(f"<tr><td>{i + 1}</td><td class=\"name\">{markup(s.name)}</td>"
                     f'<td class="num">{display.upper(p.epsilon)}</td>'
                     f'<td class="num">{display.upper(p.delta, 3)}</td>{functioning}'
                     f'<td class="num">{"—" if p.scale is None else shown(p.scale)}</td>'
                     f'<td class="num">{markup(error)}</td>'
-                    f'<td class="text">{markup(p.explanation or p.problem or "")}</td></tr>')
+                    f'<td class="text">{markup(_meaning(p, b.unit))}</td></tr>')
     head = ["#", "name", "ε_i", "δ_i"] + (["functioning ε′, δ′"] if amplified else []) + \
         ["noise scale (b or σ)", "error", "what it means"]
     return ("<h2>Statistics</h2>"
