@@ -17,8 +17,8 @@ from dpplanner import engine
 from dpplanner.model.files import PlanFileError, atomic_write_text
 from dpplanner.model.plan import Plan
 
-from .spec import (ExportError, check_exportable, custom_statistics, default_categories, plan_block,
-                   slug, totals_block)
+from .spec import (ExportError, check_exportable, custom_statistics, default_categories, default_groups,
+                   plan_block, slug, totals_block)
 
 TEMPLATE = Path(__file__).with_name("template.py")
 DIGEST_LINE = "PLAN_DIGEST = "
@@ -84,6 +84,15 @@ def data_block(plan: Plan) -> str:
              "#: Each histogram's categories as they appear in its column, one per bin in the plan's",
              "#: order (by default the codes 0 .. bins-1). Values outside them are not counted.",
              "CATEGORIES = " + _literal(default_categories(plan))]
+    group_columns, groups = default_groups(plan)
+    if group_columns:
+        lines += ["#: Each statistic by group: the column holding its group, and its groups' keys as they",
+                  "#: appear there (one measurement each; records of other groups are not counted). A plan",
+                  "#: that only counts its groups (g) needs them typed here, exactly g of them.",
+                  "GROUP_COLUMNS = " + _literal(group_columns),
+                  "GROUPS = " + _literal(groups)]
+    else:
+        lines.append("GROUP_COLUMNS, GROUPS = {}, {}   # the plan has no statistic by group")
     return "\n".join(lines)
 
 

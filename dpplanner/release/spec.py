@@ -15,6 +15,7 @@ from fractions import Fraction
 from typing import Optional
 
 from dpplanner.model.accuracy import quantile_bins
+from dpplanner.model.contributions import bounds, group_count, listed_keys
 from dpplanner.model.opendp_sensitivity import d_in, missing_value
 from dpplanner.model.plan import Plan
 from dpplanner.model.statistic import Kind, Mechanism, Neighbouring, Noise, Statistic
@@ -43,9 +44,9 @@ def check_exportable(plan: Plan, privacy) -> None:
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         if s.kind is Kind.CUSTOM:
             continue
-        if s.group_by:
-            problems.append(f"statistic {i + 1} ({s.name!r}) is grouped: the release script writes "
-                            "ungrouped statistics only so far")
+        if s.group_by and s.select_groups:
+            problems.append(f"statistic {i + 1} ({s.name!r}) selects its groups privately: the release "
+                            "script cannot select groups yet; list its groups' keys (or give g) to export it")
         elif s.noise is not Noise.OPENDP:
             problems.append(f"statistic {i + 1} ({s.name!r}) is planned with continuous noise, which "
                             "OpenDP does not add: set its noise to OpenDP to export it")
@@ -72,7 +73,7 @@ def plan_block(plan: Plan, totals: dict, privacy) -> dict:
             continue
         noise, cert = p.opendp, p.opendp.certified
         size_limit = size_limit or cert.size_limit
-        stats.append(_entry(s, p, noise, cert, b.confidence))
+        stats.append(_entry(s, p, noise, cert, b.confidence, b.contributions))
     return {"title": plan.title or "(untitled plan)", "opendp": OPENDP_SERIES,
             "neighbouring": b.neighbouring.label, "d_in": d_in(b.neighbouring, b.contributions),
             "unit": b.unit, "contributions": b.contributions, "truncate": b.truncate,
@@ -81,7 +82,7 @@ def plan_block(plan: Plan, totals: dict, privacy) -> dict:
             "confidence": b.confidence, "totals": totals, "statistics": stats, "custom": custom}
 
 
-def _entry(s: Statistic, p, noise, cert, confidence: float) -> dict:
+def _entry(s: Statistic, p, noise, cert, confidence: float, contributions: int) -> dict:
     """One statistic's entry. Each measurement is checked at ``d_in``, the distance one cell of
     the release is certified at (c or 2c rows; 1 for each of the two counts a replaced record
     moves; contributions.py): OpenDP's sensitivity there, the shift in lattice units, and the
@@ -96,6 +97,11 @@ def _entry(s: Statistic, p, noise, cert, confidence: float) -> dict:
              "moved_cells": cert.cells, "epsilon": noise.epsilon,
              "delta": noise.delta, "rho": noise.rho, "divisor": cert.divisor,
              "cells": cert.coordinates, "error": p.error}
+    if s.group_by:      # one measurement per group, each on the group's records (unsized)
+        l0, linf = bounds(s, contributions)
+        entry.update({"group_by": s.group_by, "groups": group_count(s), "group_keys": list(listed_keys(s)),
+                      "max_groups": l0, "max_rows": linf, "size_limit": cert.size_limit,
+                      "error_one_group": p.cell_error})
     if s.kind in (Kind.SUM, Kind.MEAN, Kind.QUANTILE):
         entry["bounds"] = [float(s.lower), float(s.upper)]
         entry["missing"] = missing_value(s)
@@ -124,6 +130,13 @@ def map_bound(noise, shift: int) -> float:
     exact = Fraction(shift) ** 2 / (2 * t * t) if noise.gaussian else Fraction(shift) / t
     r = float(exact)
     return r if Fraction(r) >= exact else math.nextafter(r, math.inf)
+
+
+def default_groups(plan: Plan) -> tuple[dict, dict]:
+    """(GROUP_COLUMNS, GROUPS): each statistic by group's group column (by default the name of
+    what it is grouped by) and its keys (the plan's listed keys; empty when it only gives g)."""
+    grouped = [s for s in plan.statistics if s.group_by and s.kind is not Kind.CUSTOM]
+    return ({s.name: s.group_by for s in grouped}, {s.name: list(listed_keys(s)) for s in grouped})
 
 
 def default_categories(plan: Plan) -> dict:

@@ -10,7 +10,9 @@ Needs OpenDP 0.16 (pip install "opendp==0.16.*"); nothing else outside Python's 
 In order, it: reads the CSV (first row: column names); builds every statistic's OpenDP measurement
 from ONE input domain (the dataset's records) at the plan's noise scale; checks, before releasing
 anything, each measurement's privacy map against the plan, the domain's size and clamping bounds,
-and that the measurements reproduce the per-release parameters the plan's total was certified for;
+and that the measurements reproduce the per-release parameters the plan's total was certified for
+(a statistic by group: one measurement per group, each group's records only, at the plan's bounds
+of groups and rows per individual);
 then releases each statistic once and writes the values with their error at the plan's confidence
 to FOLDER/release.csv, FOLDER/release.json and a short record FOLDER/release-record.txt.
 If any check fails it releases nothing and says which check failed and why.
@@ -45,6 +47,7 @@ from pathlib import Path
 # ==== end of PLAN ===============================================================================
 
 SEPARATOR = "\x1f"                   # joins a record's fields into one string (never in CSV text)
+OUTSIDE = "\x1e"                     # a group field that matches no group (a row over the bounds)
 TRUE_WORDS = {"1", "true", "yes", "y", "t"}
 SCALE_RAISE_LIMIT = 1e-9             # OpenDP's own rounding may raise a scale by at most this
 
@@ -82,7 +85,7 @@ def read_records(path: str, columns: list[str], id_column=None) -> tuple[list[st
     return records, ids
 
 
-def bound_rows(plan: dict, records: list[str], ids: list) -> list[str]:
+def bound_rows(plan: dict, records: list[str], ids: list) -> tuple[list[str], list]:
     """Each individual's rows bounded by the plan's c: the first c rows of each individual kept
     (in file order) when the plan truncates; otherwise the data must already hold at most c rows
     per individual, which is checked when an ID column is given. Every check after this one, and
@@ -92,16 +95,42 @@ def bound_rows(plan: dict, records: list[str], ids: list) -> list[str]:
         if plan["truncate"]:
             raise Refused(f"the plan keeps at most {c} row(s) per {unit}: set ID_COLUMN (or --id-column) "
                           f"to the column that identifies each {unit}")
-        return records
-    seen, kept = {}, []
+        return records, ids
+    seen, kept, kept_ids = {}, [], []
     for record, who in zip(records, ids):
         seen[who] = seen.get(who, 0) + 1
         if seen[who] <= c:
             kept.append(record)
+            kept_ids.append(who)
         elif not plan["truncate"]:
             raise Refused(f"the {unit} {who!r} has more than {c} row(s), the most the plan allows "
                           f"(the data were to guarantee it); fix the data or let the plan truncate")
-    return kept
+    return kept, kept_ids
+
+
+def bound_groups(plan: dict, stat: dict, records: list[str], ids: list, position: int) -> list[str]:
+    """A statistic by group sees each individual in at most L0 groups ("max_groups") with at most
+    L_inf rows ("max_rows") in any one: with an ID column, rows beyond (in file order) are moved
+    out of every group when the plan truncates, refused otherwise; without one the data must
+    guarantee it, as for c. The records keep their number (a sized domain keeps its size)."""
+    if not ids or ids[0] is None:
+        return records
+    groups, rows, out = {}, {}, []
+    for record, who in zip(records, ids):
+        fields = record.split(SEPARATOR)
+        key = fields[position]
+        mine = groups.setdefault(who, [])
+        if key not in mine and len(mine) < stat["max_groups"]:
+            mine.append(key)
+        rows[who, key] = rows.get((who, key), 0) + 1
+        if key not in mine or rows[who, key] > stat["max_rows"]:
+            if not plan["truncate"]:
+                raise Refused(f"statistic {stat['name']!r}: the {plan['unit']} {who!r} has rows in more "
+                              f"than {stat['max_groups']} group(s) or more than {stat['max_rows']} row(s) "
+                              f"in group {key!r}, beyond the plan's bounds (the data were to guarantee it)")
+            fields[position] = OUTSIDE
+        out.append(SEPARATOR.join(fields))
+    return out
 
 
 # --- building the measurements ----------------------------------------------------------------
@@ -125,10 +154,22 @@ def select(dp, space, position, indicator: bool):
                                          stability_map=lambda d_in: d_in)
 
 
-def query(dp, plan: dict, stat: dict, space, position, categories):
-    """The transformation whose output OpenDP noises (see the plan's sensitivity table)."""
+def in_group(dp, space, position: int, key: str):
+    """The records of one group (its field at ``position`` is ``key``): a filter, 1-stable; its
+    output has no fixed size (a group's size is not public)."""
+    inner = dp.vector_domain(dp.atom_domain(T=str))
+    return dp.t.make_user_transformation(
+        space[0], space[1], inner, space[1], stability_map=lambda d_in: d_in,
+        function=lambda records: [r for r in records if r.split(SEPARATOR)[position] == key])
+
+
+def query(dp, plan: dict, stat: dict, space, position, categories, start=None):
+    """The transformation whose output OpenDP noises (see the plan's sensitivity table); after
+    ``start`` (a group's filter) when given."""
     kind, bounds = stat["kind"], stat.get("bounds")
-    chosen = select(dp, space, position, kind in ("count", "proportion"))
+    chosen = select(dp, space if start is None else (start.output_domain, start.output_metric),
+                    position, kind in ("count", "proportion"))
+    chosen = chosen if start is None else start >> chosen
     if kind in ("count", "proportion"):
         return chosen >> dp.t.then_cast_default(TOA=dp.i64) >> dp.t.then_clamp(bounds=(0, 1)) >> dp.t.then_sum()
     if kind == "histogram":
@@ -147,8 +188,9 @@ def query(dp, plan: dict, stat: dict, space, position, categories):
         metric = dp.L2Distance[int] if stat["noise"] == "gaussian" else dp.L1Distance[int]
         return cells >> dp.t.then_count_by_categories(categories=list(range(stat["cells"])),
                                                       null_category=False, MO=metric)
-    if plan["size"] is None and not stat["integer"]:
-        return values >> dp.t.make_bounded_float_checked_sum(plan["size_limit"], (lo, hi))
+    if (plan["size"] is None or start is not None) and not stat["integer"]:
+        limit = stat.get("size_limit") or plan["size_limit"]     # (a group's: its own, unsized)
+        return values >> dp.t.make_bounded_float_checked_sum(limit, (lo, hi))
     return values >> dp.t.then_sum()
 
 
@@ -174,29 +216,61 @@ def noised(dp, stat: dict, transformation, d_in: int):
     return measurement, scale
 
 
-def build(dp, plan: dict, columns: dict, categories: dict):
-    """Every statistic's (transformation, measurement, scale used), from one input domain."""
+def build(dp, plan: dict, columns: dict, categories: dict, groups=None):
+    """Every statistic's cells, from one input domain: [(group key or None, transformation,
+    measurement, scale used)], one per group of a statistic by group."""
     space = dataset_space(dp, plan)
     order = needed_columns(plan, columns)
     built = {}
     for stat in plan["statistics"]:
         column = columns.get(stat["name"], stat["column"])
         position = order.index(column) if column else None
-        transformation = query(dp, plan, stat, space, position, categories.get(stat["name"]))
-        built[stat["name"]] = (transformation, *noised(dp, stat, transformation, stat["d_in"]))
+        keys = (groups or {}).get(stat["name"], []) if "group_by" in stat else [None]
+        built[stat["name"]] = []
+        for key in keys:
+            start = None if key is None else in_group(dp, space, order.index(group_column(stat, columns)), key)
+            transformation = query(dp, plan, stat, space, position, categories.get(stat["name"]), start)
+            built[stat["name"]].append((key, transformation, *noised(dp, stat, transformation, stat["d_in"])))
     return space, built
+
+
+def group_column(stat: dict, columns: dict) -> str:
+    return columns.get(stat["name"] + " (group)", stat.get("group_by", ""))
 
 
 def needed_columns(plan: dict, columns: dict) -> list[str]:
     names = [columns.get(s["name"], s["column"]) for s in plan["statistics"]]
+    names += [group_column(s, columns) for s in plan["statistics"] if "group_by" in s]
     return sorted({n for n in names if n})
 
 
 # --- checks -----------------------------------------------------------------------------------
 
-def check_all(dp, plan: dict, expected: str, records, space, built, categories, customs) -> list[str]:
+def cells(plan: dict, built):
+    """(statistic, group key, transformation, measurement, scale) of every cell; a statistic by
+    group first once with key None (its groups are checked then)."""
+    for stat in plan["statistics"]:
+        if "group_by" in stat:
+            yield stat, None, None, None, None
+        for key, transformation, measurement, scale in built[stat["name"]]:
+            yield stat, key, transformation, measurement, scale
+
+
+def check_groups(stat: dict, keys: list) -> list[str]:
+    """The groups given are the plan's: as many as its g, distinct, its listed keys if it lists them."""
+    where = f"statistic {stat['name']!r}"
+    if stat["group_keys"] and list(keys) != stat["group_keys"]:
+        return [f"{where}: the groups given are not the plan's keys {stat['group_keys']!r}"]
+    if len(keys) != stat["groups"] or len(set(keys)) != len(keys):
+        return [f"{where}: {len(keys)} group key(s) given ({len(set(keys))} distinct); the plan has "
+                f"g = {stat['groups']}: set GROUPS (or --groups) to its keys"]
+    return []
+
+
+def check_all(dp, plan: dict, expected: str, records, space, built, categories, customs,
+              groups=None) -> list[str]:
     """Every check, in order; returns the failures (an empty list: everything matches)."""
-    failures = []
+    failures, groups = [], groups or {}
     if digest(plan) != expected:
         failures.append("the PLAN block was edited: its digest differs from the one dpplanner wrote "
                         "(export the script again from the plan)")
@@ -209,11 +283,13 @@ def check_all(dp, plan: dict, expected: str, records, space, built, categories, 
     if plan["size"] is None and plan["size_limit"] is not None and len(records) > plan["size_limit"]:
         failures.append(f"the data has more than {plan['size_limit']} records, the most the plan's "
                         "real-valued sums read (OpenDP would drop records at random)")
-    for stat in plan["statistics"]:
+    for stat, key, transformation, measurement, scale in cells(plan, built):
         name = stat["name"]
-        transformation, measurement, scale = built[name]
-        where = f"statistic {name!r}"
+        where = f"statistic {name!r}" + ("" if key is None else f", group {key!r}")
         d_in = stat["d_in"]
+        if key is None and "group_by" in stat:
+            failures += check_groups(stat, groups.get(name, []))
+            continue
         if measurement.input_domain != space[0] or measurement.input_metric != space[1]:
             failures.append(f"{where}: its measurement does not start from the dataset's input domain")
         if stat["kind"] == "histogram" and len(categories.get(name) or []) != stat["cells"]:
@@ -264,13 +340,18 @@ def check_custom(item: dict, measurement, d_in: int, space) -> list[str]:
 
 # --- releasing --------------------------------------------------------------------------------
 
-def release(plan: dict, built, categories, records, customs) -> list[dict]:
+def release(plan: dict, built, categories, records, customs, bounded=None) -> list[dict]:
+    """Every cell released once per repetition (``bounded``: a statistic by group's records, with
+    rows beyond its bounds moved out of every group)."""
     rows = []
-    for stat in plan["statistics"]:
-        _, measurement, scale = built[stat["name"]]
+    for stat, key, _, measurement, scale in cells(plan, built):
+        if measurement is None:
+            continue
+        data = (bounded or {}).get(stat["name"], records)
         for repetition in range(1, stat["repetitions"] + 1):
             label = stat["name"] + (f" #{repetition}" if stat["repetitions"] > 1 else "")
-            rows += shaped(stat, label, measurement(records), scale, categories.get(stat["name"]))
+            for row in shaped(stat, label, measurement(data), scale, categories.get(stat["name"])):
+                rows.append(row if key is None else dict(row, group=key))
     for item in plan["custom"]:
         rows.append({"statistic": item["name"], "kind": "custom", "coordinate": "",
                      "value": customs[item["name"]](records), "error": None, "noise": "custom", "scale": None})
@@ -296,9 +377,9 @@ def shaped(stat: dict, label: str, raw, scale: float, categories) -> list[dict]:
 
 def write_outputs(folder: Path, plan: dict, rows: list[dict]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    fields = ["statistic", "kind", "coordinate", "value", "error", "confidence", "noise", "scale"]
+    fields = ["statistic", "group", "kind", "coordinate", "value", "error", "confidence", "noise", "scale"]
     with open(folder / "release.csv", "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer = csv.DictWriter(handle, fieldnames=fields, restval="")
         writer.writeheader()
         for row in rows:
             writer.writerow(dict(row, confidence=plan["confidence"]))
@@ -336,6 +417,8 @@ def main(argv=None) -> int:
     parser.add_argument("--id-column", default=ID_COLUMN, metavar="COLUMN",
                         help="the column identifying each protected individual (default: ID_COLUMN)")
     parser.add_argument("--categories", action="append", metavar="STATISTIC=a,b,c")
+    parser.add_argument("--groups", action="append", metavar="STATISTIC=a,b,c",
+                        help="a statistic by group's group keys (default: GROUPS)")
     parser.add_argument("--out", default=OUT_DIR, help=f"output folder (default {OUT_DIR})")
     parser.add_argument("--check-only", action="store_true", help="run every check, release nothing")
     args = parser.parse_args(argv)
@@ -350,12 +433,17 @@ def main(argv=None) -> int:
     warnings.simplefilter("ignore", DeprecationWarning)
     columns = dict(COLUMNS, **pairs(args.column, "column"))
     categories = dict(CATEGORIES, **{k: v.split(",") for k, v in pairs(args.categories, "categories").items()})
+    columns.update({f"{k} (group)": v for k, v in GROUP_COLUMNS.items()})
+    groups = dict(GROUPS, **{k: v.split(",") for k, v in pairs(args.groups, "groups").items()})
     try:
-        records, ids = read_records(args.data, needed_columns(PLAN, columns), args.id_column)
-        records = bound_rows(PLAN, records, ids)
-        space, built = build(dp, PLAN, columns, categories)
+        order = needed_columns(PLAN, columns)
+        records, ids = read_records(args.data, order, args.id_column)
+        records, ids = bound_rows(PLAN, records, ids)
+        bounded = {s["name"]: bound_groups(PLAN, s, records, ids, order.index(group_column(s, columns)))
+                   for s in PLAN["statistics"] if "group_by" in s}
+        space, built = build(dp, PLAN, columns, categories, groups)
         customs = {item["name"]: CUSTOM_BUILDERS[item["name"]](dp, space) for item in PLAN["custom"]}
-        failures = check_all(dp, PLAN, PLAN_DIGEST, records, space, built, categories, customs)
+        failures = check_all(dp, PLAN, PLAN_DIGEST, records, space, built, categories, customs, groups)
         if failures:
             raise Refused("\n".join(f"  - {f}" for f in failures))
     except (Refused, OSError) as exc:
@@ -365,7 +453,7 @@ def main(argv=None) -> int:
           f"{PLAN['title']!r}")
     if args.check_only:
         return 0
-    rows = release(PLAN, built, categories, records, {k: v for k, v in customs.items()})
+    rows = release(PLAN, built, categories, records, {k: v for k, v in customs.items()}, bounded)
     write_outputs(Path(args.out), PLAN, rows)
     print(f"released {len(rows)} values to {args.out}/release.csv, release.json and release-record.txt")
     return 0
