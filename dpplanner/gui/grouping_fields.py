@@ -57,6 +57,9 @@ class GroupingFields:
             field = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].label.capitalize())
             field.submitted.connect(lambda v, k=key: self._submit(k, v))
             self.numbers[key] = field
+        # (``show`` puts the derived defaults' values here once a statistic is shown)
+        self.numbers["max_groups"].edit.setPlaceholderText("default: 1 with one group each, else min(c, g)")
+        self.numbers["max_rows"].edit.setPlaceholderText("default: c")
         self.group_by.editingFinished.connect(lambda: self._text("group_by", self.group_by))
         self.keys.editingFinished.connect(lambda: self._text("group_keys", self.keys))
         self.one_each.toggled.connect(lambda on: self._submit("one_group_each", on))
