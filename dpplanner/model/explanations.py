@@ -42,7 +42,7 @@ def explain(stat: Statistic, error: float, confidence: float, sens, n: Optional[
     cdf = (f"Every point of the released CDF ({sens.coordinates} grid points, step {step}) will be "
            f"within {e} records of the true cumulative count, all at the same time, with "
            f"probability {pct}.")
-    if n is None or not math.isfinite(error):      # (an epsilon so small the error is unbounded)
+    if n is None:
         return (f"{cdf} So a quantile read off it, the median say, is at most {e} records away in "
                 f"rank from the true one, to one grid step ({step}).")
     # rank error r out of n records: the median is a value between the true (50 - 100 r/n)th and

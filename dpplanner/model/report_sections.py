@@ -136,7 +136,7 @@ def formulas(plan: Plan, totals: Mapping) -> str:
         out.append(f'<dt>Sensitivity: {markup(kind.label)}</dt><dd data-kind="{kind.value}">'
                    f"{markup(sensitivity_rule(kind, b.neighbouring))} ({markup(b.neighbouring.label)}; "
                    "with OpenDP's noise, the sensitivity OpenDP certifies, in each statistic's steps)"
-                   f"{escape(_rows_rule(plan))}</dd>")
+                   f"{markup(_rows_rule(plan))}</dd>")
     deltas = plan.deltas()
     for noise in Noise:
         for mechanism in Mechanism:
