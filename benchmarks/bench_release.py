@@ -111,10 +111,11 @@ def _plain_opendp(script: Path, data: Path, columns: dict, block: dict) -> float
     spec.loader.exec_module(module)
     dp.enable_features("contrib", "honest-but-curious")
     t0 = time.perf_counter()
-    records = module.read_records(str(data), module.needed_columns(block, columns))
+    records, _ = module.read_records(str(data), module.needed_columns(block, columns))
     _, built = module.build(dp, block, columns, module.CATEGORIES)
-    for _, measurement, _ in built.values():
-        measurement(records)
+    for cells in built.values():            # one (key, transformation, measurement, scale) a group
+        for _, _, measurement, _ in cells:
+            measurement(records)
     return time.perf_counter() - t0
 
 
