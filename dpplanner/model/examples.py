@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-EXAMPLE_NAMES = ("psi-survey", "census", "synthetic-100", "synthetic-1000")
+EXAMPLE_NAMES = ("psi-survey", "census", "census-tables", "synthetic-100", "synthetic-1000")
 
 
 def examples_dir() -> Optional[Path]:

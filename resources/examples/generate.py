@@ -3,7 +3,8 @@
 The budgets are redistributed with the engine under each plan's theorem (pld), so the files
 open already balanced. Every statistic but the custom ones has the noise OpenDP adds (the
 default for new plans); ``--continuous`` writes them with the idealised continuous noise instead,
-for comparisons (python generate.py --continuous).
+for comparisons (python generate.py --continuous). Name examples to write only those
+(python generate.py census-tables).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ L, G = Mechanism.LAPLACE, Mechanism.GAUSSIAN
 
 #: Set by --continuous: write the statistics with continuous noise instead of OpenDP's.
 CONTINUOUS = "--continuous" in sys.argv
+#: The examples to write (all when none is named: python generate.py census-tables).
+NAMES = [a for a in sys.argv[1:] if not a.startswith("--")]
 
 
 def balanced(plan: Plan) -> Plan:
@@ -89,6 +92,51 @@ def census() -> Plan:
                                      "record census extract (risk-of-material-harm tier)."))
 
 
+#: The five regions of the census-style tables (public keys: every region is published).
+REGIONS = "north, south, east, west, centre"
+#: Age groups x sexes x regions of the population table (9 age groups of ten years, the last 80+).
+AGE_SEX_REGION = 9 * 2 * 5
+
+
+def census_tables(grouped: bool = True, contributions: int = 4) -> Plan:
+    """Census-style tables by region from households of up to 4 persons (the unit of privacy is the
+    household). ``grouped=False`` enters every table as one statistic per group and
+    ``contributions`` sets c: the variants the README and the groups guide compare it with
+    (tools/groups_comparison.py)."""
+    b = Budget(epsilon=0.25, delta=1e-6, dataset_size=100_000, delta_split=0.5,
+               neighbouring=Neighbouring.ADD_REMOVE, unit="household", contributions=contributions,
+               truncate=True)
+    by_region = dict(group_by="region", group_keys=REGIONS, one_group_each=True)
+    tables = [
+        Statistic("population by age group × sex × region", "persons", Kind.COUNT, L,
+                  group_by="age group × sex × region", groups=AGE_SEX_REGION,
+                  description="persons in each of 9 age groups × 2 sexes × 5 regions"),
+        Statistic("mean income by region", "income", Kind.MEAN, G, lower=0, upper=200_000,
+                  n=15_000, weight=2.0, **by_region,
+                  description="the smallest region has 15,000 persons"),
+        Statistic("median rent by region", "rent", Kind.QUANTILE, L, lower=0, upper=5000,
+                  granularity=100, **by_region),
+        Statistic("share owners by region", "tenure", Kind.PROPORTION, L, n=15_000, **by_region),
+    ]
+    national = [
+        Statistic("total persons", "persons", Kind.COUNT, L, weight=0.5),
+        Statistic("national mean income", "income", Kind.MEAN, G, lower=0, upper=200_000),
+        Statistic("occupation categories", "occupation", Kind.HISTOGRAM, L, bins=25),
+    ]
+    stats = tables if grouped else [cell for s in tables for cell in _separately(s)]
+    return balanced(Plan(b, stats + national, title="Census tables by region (households)",
+                         description="Tables by region from a 100,000-person census extract in "
+                                     "households of up to 4 persons (risk-of-material-harm tier)."))
+
+
+def _separately(stat: Statistic) -> list[Statistic]:
+    """A grouped statistic entered as one ungrouped statistic per group (as before grouping)."""
+    keys = [k.strip() for k in stat.group_keys.split(",")] if stat.group_keys else \
+        [str(i + 1) for i in range(stat.groups)]
+    plain = dict(group_by="", groups=None, group_keys="", one_group_each=False, description="")
+    return [stat.replace(name=f"{stat.name.split(' by ')[0]} {key}", **plain) for key in keys]
+
+
 def synthetic(n_queries: int, seed: int) -> Plan:
     rng = random.Random(seed)
     b = Budget(epsilon=1.0, delta=1e-7, dataset_size=1_000_000, eta=1e-2)
@@ -112,9 +160,11 @@ def synthetic(n_queries: int, seed: int) -> Plan:
 
 
 if __name__ == "__main__":
-    for name, make in (("psi-survey", psi_survey), ("census", census),
+    for name, make in (("psi-survey", psi_survey), ("census", census), ("census-tables", census_tables),
                        ("synthetic-100", lambda: synthetic(100, 100)),
                        ("synthetic-1000", lambda: synthetic(1000, 1000))):
+        if NAMES and name not in NAMES:
+            continue
         plan = make()
         save_plan(plan, HERE / f"{name}.dpplan")
         print(f"{name}: {len(plan)} statistics, k = {plan.k}")
