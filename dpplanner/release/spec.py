@@ -18,6 +18,7 @@ from dpplanner.model.accuracy import quantile_bins
 from dpplanner.model.contributions import bounds, group_count, listed_keys
 from dpplanner.model.opendp_sensitivity import d_in, missing_value
 from dpplanner.model.plan import Plan
+from dpplanner.model.selection import plural
 from dpplanner.model.statistic import Kind, Mechanism, Neighbouring, Noise, Statistic
 from dpplanner.model.validation import amplification_ratio
 
@@ -45,8 +46,7 @@ def check_exportable(plan: Plan, privacy) -> None:
         if s.kind is Kind.CUSTOM:
             continue
         if s.group_by and s.select_groups:
-            problems.append(f"statistic {i + 1} ({s.name!r}) selects its groups privately: the release "
-                            "script cannot select groups yet; list its groups' keys (or give g) to export it")
+            problems.append(_selection_refusal(i, s, plan.budget.unit))
         elif s.noise is not Noise.OPENDP:
             problems.append(f"statistic {i + 1} ({s.name!r}) is planned with continuous noise, which "
                             "OpenDP does not add: set its noise to OpenDP to export it")
@@ -57,6 +57,24 @@ def check_exportable(plan: Plan, privacy) -> None:
     if problems:
         raise ExportError("cannot write a release script for this plan:\n" +
                           "\n".join(f"  - {p}" for p in problems))
+
+
+def _selection_refusal(i: int, s, unit: str) -> str:
+    """Why a statistic whose groups are selected privately is not exported, and what to do.
+
+    The plan keeps a group when its count of distinct individuals plus Laplace noise reaches tau
+    (model/selection.py). OpenDP 0.16 has the thresholding step (make_laplace_threshold, on a map
+    of counts per key), but makes that map from records with make_count_by, which counts rows: its
+    certified stability is that of row counts (one individual's L_inf rows in a group move it by
+    L_inf), not the plan's (a distinct-individual count moves by at most 1), so the script could
+    not check the selection against the plan's (eps_s, delta_s) and threshold."""
+    who = plural(unit)
+    return (f"statistic {i + 1} ({s.name!r}) selects its groups privately, which the release script "
+            f"cannot do as planned: the plan keeps a group when its count of distinct {who} plus "
+            f"Laplace noise reaches the threshold, and OpenDP 0.16 counts rows per group, not distinct "
+            f"{who}, so the selection could not be checked against the plan. To export it, untick "
+            "\"select them privately\" and list the groups' keys (or give g) if they are public; "
+            "otherwise release this statistic outside the script")
 
 
 def plan_block(plan: Plan, totals: dict, privacy) -> dict:

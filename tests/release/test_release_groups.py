@@ -128,5 +128,9 @@ def test_a_plan_that_selects_its_groups_is_not_exported(tmp_path):
     plan = grouped_plan()
     plan.set_budget(redistribute=False)
     plan.update_statistic(0, plan[0].replace(group_keys="", select_groups=True, max_groups=1, one_group_each=False))
-    with pytest.raises(ExportError, match="selects its groups privately"):
+    with pytest.raises(ExportError, match="selects its groups privately") as refused:
         export(plan, tmp_path / "release.py")
+    # why (distinct individuals, not rows) and what to do, in the plan's words
+    message = str(refused.value)
+    assert "counts rows per group, not distinct households" in message
+    assert "list the groups' keys" in message and not (tmp_path / "release.py").exists()
