@@ -77,6 +77,10 @@ class AddStatisticDialog(QDialog):
         if kind is not Kind.CUSTOM:
             self.grouping = GroupingFields(form)
             self.grouping.show(Statistic("", kind=kind), budget)
+            # (after the grouping's own slots: its rows are shown by then)
+            self.grouping.group_by.textChanged.connect(lambda _t: self._follow_grouping())
+            self.grouping.select.toggled.connect(lambda _on: self._follow_grouping())
+        self._form = form
         form.addRow("ε (initial)" if budget.redistribute else "ε", self.epsilon)
         if budget.redistribute:
             self.epsilon.edit.setToolTip("Starting ε; with automatic redistribution on, the free "
@@ -95,8 +99,27 @@ class AddStatisticDialog(QDialog):
         layout.addWidget(self.error_label)
         layout.addWidget(buttons)
         # Wide enough that a reason reads in a few lines, not one word a line (255 px before).
-        self.setMinimumWidth(self.fontMetrics().averageCharWidth() * 60)
+        self._narrowest = self.fontMetrics().averageCharWidth() * 60
+        self.setMinimumWidth(self._narrowest)
         self._result: Optional[Statistic] = None
+
+    def _follow_grouping(self) -> None:
+        """Once a grouping is typed, its rows show: the dialog widens to fit them (an explicit
+        minimum width stops the layout from widening it, and the boxes' text was cut off), and
+        the n of a mean or proportion by group says it is the smallest group's size."""
+        grouped = bool(self.grouping.group_by.text().strip())
+        n = self.fields.get("n")
+        if n is not None:
+            label = self._form.labelForField(n)
+            label.setText("Smallest group's n" if grouped else FIELD_RULES["n"].label.capitalize())
+            n.edit.setPlaceholderText("each group's size is public: the smallest one" if grouped else
+                                      (f"plan's dataset size ({self.budget.dataset_size})"
+                                       if self.budget.dataset_size is not None else ""))
+        self.layout().activate()
+        wanted = max(self._narrowest, self.layout().totalMinimumSize().width())
+        self.setMinimumWidth(wanted)
+        if self.width() < wanted:
+            self.resize(wanted, self.height())
 
     def statistic(self) -> Statistic:
         """The statistic described by the fields; raises PlanError naming the field."""

@@ -58,7 +58,7 @@ class GroupingFields:
             field.submitted.connect(lambda v, k=key: self._submit(k, v))
             self.numbers[key] = field
         # (``show`` puts the derived defaults' values here once a statistic is shown)
-        self.numbers["max_groups"].edit.setPlaceholderText("default: 1 with one group each, else min(c, g)")
+        self.numbers["max_groups"].edit.setPlaceholderText("default: 1 if one group each, or min(c, g)")
         self.numbers["max_rows"].edit.setPlaceholderText("default: c")
         self.group_by.editingFinished.connect(lambda: self._text("group_by", self.group_by))
         self.keys.editingFinished.connect(lambda: self._text("group_keys", self.keys))
@@ -105,6 +105,7 @@ class GroupingFields:
             self.numbers["groups"].edit.setPlaceholderText("the keys listed" if stat.group_keys.strip()
                                                            else "—")
             self.numbers["max_groups"].edit.setPlaceholderText(
+                "1 (one group per individual)" if stat.one_group_each else
                 f"{default_max_groups(stat, c)} (derived from c = {c}" + (f" and g = {g})" if g else ")"))
             self.numbers["max_rows"].edit.setPlaceholderText(f"{default_max_rows(stat, c)} (c)")
         self.set_grouped(grouped, stat.select_groups)

@@ -149,3 +149,34 @@ def test_the_add_dialog_takes_a_grouping_by_keyboard(qtbot):
     assert dialog.isVisible()
     assert "more than the c = 4 rows" in problem(dialog, "Groups per individual")
     assert named(dialog, "Grouped by").text() == "age group × sex"
+
+
+def test_the_add_dialog_widens_to_its_grouping_rows_and_asks_for_the_smallest_groups_n(qtbot):
+    dialog = AddStatisticDialog(Kind.MEAN, Budget(contributions=4, dataset_size=100_000), name="income")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    n_label = dialog._form.labelForField(dialog.fields["n"])
+    assert n_label.text() == "Dataset size n"
+    type_into(named(dialog, "Grouped by"), "region", Qt.Key.Key_Tab)
+    handle_posted_events()
+    # every box's text shows whole once the grouping's rows appear
+    for box in dialog.findChildren(QCheckBox):
+        assert box.isVisible() and box.width() >= box.sizeHint().width(), box.text()
+    # a mean by group divides each group's sum by its size: n is the smallest group's
+    assert n_label.text() == "Smallest group's n"
+    assert "smallest" in named(dialog, "Records").placeholderText()
+    type_into(named(dialog, "Grouped by"), "", Qt.Key.Key_Tab)
+    assert n_label.text() == "Dataset size n"
+
+
+def test_l0_says_where_its_default_comes_from(qtbot, window):
+    plan = window.editor.plan
+    window.statistics_panel.select_row(0)
+    inspector = window.statistics_panel.inspector
+    type_into(named(inspector, "Grouped by"), "region")
+    type_into(named(inspector, "Number of groups"), "50")
+    wait_idle(qtbot, window)
+    named(inspector, "One group per individual", QCheckBox).click()
+    wait_idle(qtbot, window)
+    assert plan[0].one_group_each
+    assert named(inspector, "Groups per individual").placeholderText() == "1 (one group per individual)"
