@@ -94,6 +94,7 @@ class StatisticInspector(QGroupBox):
         self.group_form = QFormLayout()
         self.group_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.grouping = GroupingFields(self.group_form, lambda k, v: self._submit(k, v))
+        self.grouping.group_by.textChanged.connect(lambda text: self._name_n(bool(text.strip())))
         self.moves = WrappingLabel("")
         self.moves.setAccessibleName("How one individual moves it")
         self.moves.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -211,9 +212,7 @@ class StatisticInspector(QGroupBox):
         values.update(delta=privacy.delta, error=stat.target_error if targeted else error)
         for key, widget in self.numbers.items():
             widget.set_value(values[key])
-        dataset = plan.budget.dataset_size
-        self.numbers["n"].edit.setPlaceholderText(
-            f"the plan's dataset size ({display.count(dataset)})" if dataset else "—")
+        self._name_n(bool(stat.group_by))
         self.pinned.blockSignals(True)
         self.pinned.setChecked(stat.held)
         self.pinned.setText("pinned at its target error" if targeted else
@@ -226,6 +225,16 @@ class StatisticInspector(QGroupBox):
         self.grouping.show(stat, plan.budget)
         self.moves.setText(moves_text(plan.budget, stat, privacy))
         self._show_kind(stat.kind)
+
+    def _name_n(self, grouped: bool) -> None:
+        """A mean or proportion by group divides each group's sum by its (public) size: n is the
+        smallest group's, which the plan's dataset size is not (as soon as a grouping is typed)."""
+        dataset = self.editor.plan.budget.dataset_size
+        self.form.labelForField(self.numbers["n"]).setText("Smallest group (records)" if grouped
+                                                           else "Over (records)")
+        self.numbers["n"].edit.setPlaceholderText(
+            "each group's size is public: the smallest one" if grouped else
+            f"the plan's dataset size ({display.count(dataset)})" if dataset else "—")
 
     def _show_choice(self, box: QComboBox, value: str) -> None:
         box.blockSignals(True)

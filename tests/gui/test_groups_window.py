@@ -180,3 +180,22 @@ def test_l0_says_where_its_default_comes_from(qtbot, window):
     wait_idle(qtbot, window)
     assert plan[0].one_group_each
     assert named(inspector, "Groups per individual").placeholderText() == "1 (one group per individual)"
+
+
+def test_the_inspector_asks_a_mean_by_group_for_its_smallest_group(qtbot, window):
+    plan = window.editor.plan
+    row = next(i for i, s in enumerate(plan) if s.kind is Kind.MEAN)
+    window.statistics_panel.select_row(row)
+    inspector = window.statistics_panel.inspector
+    label = inspector.form.labelForField(inspector.numbers["n"])
+    assert label.text() == "Over (records)"
+    type_into(named(inspector, "Grouped by"), "region")
+    type_into(named(inspector, "Number of groups"), "5")
+    # the mean has no n of its own: asked for, by the name it now has
+    assert plan[row].group_by == ""
+    assert label.text() == "Smallest group (records)"
+    assert "smallest group's size n" in problem(inspector, "Records")
+    type_into(named(inspector, "Records"), "200")
+    wait_idle(qtbot, window)
+    assert (plan[row].group_by, plan[row].groups, plan[row].n) == ("region", 5, 200)
+    assert label.text() == "Smallest group (records)"
