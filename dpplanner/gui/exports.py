@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.evaluation import Evaluation
-from dpplanner.gui.svg_export import export_plot
 from dpplanner.model import csvio, report
 from dpplanner.release import export_script
 
@@ -99,6 +98,8 @@ class Exports(QObject):
         return self._last_plot or self.plots.widget(0)
 
     def export_plot(self, path: str | Path) -> bool:
+        from dpplanner.gui.svg_export import export_plot      # (pyqtgraph: not at start-up)
+
         view = self.shown_plot().view           # the whole layout: plot, legend row and axes
         return self._export(lambda: export_plot(view, path), path)
 

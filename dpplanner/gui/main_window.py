@@ -31,6 +31,7 @@ from dpplanner.gui.exports import Exports
 from dpplanner.gui.appearance import Appearance
 from dpplanner.gui.guide import FirstStartGuide
 from dpplanner.gui.help_pages import HelpWindow
+from dpplanner.gui.lazy_canvas import after_first_paint
 from dpplanner.help_docs import GUIDE, Page
 from dpplanner.gui.plan_details import PlanDetailsDialog
 from dpplanner.gui.plots import CostPlot, ProfilePlot, SharesPlot
@@ -160,6 +161,8 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self._update_title()
         self._refresh_views()
+        # The cost plot's canvas (pyqtgraph) once the table has been painted: not before it.
+        after_first_paint(self.statistics_panel.view.viewport(), self.cost_plot.build_canvas)
 
     # == building =================================================================================
     def _action(self, text: str, tip: str, slot, shortcut=None) -> QAction:

@@ -11,22 +11,21 @@ import math
 from typing import Sequence
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QVBoxLayout, QWidget,
+    QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QWidget,
 )
 
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.fitted_label import FittedLabel
-from dpplanner.gui.plot_common import (
-    IntegerAxis, curve_pen, finite_or_nan, fit_legend, legend_row, style_plot, theorem_label,
-)
 from dpplanner.gui.formatting import as_plain
+from dpplanner.gui.lazy_canvas import LazyCanvas
 from dpplanner.gui.profile_plot import ProfilePlot
 from dpplanner.gui.shares_plot import SharesPlot
 from dpplanner.model.safe_text import markup
+
+# pyqtgraph and plot_common (built on it) are imported with the first canvas (gui/lazy_canvas.py).
 
 __all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "K_MAX_LIMIT"]
 
@@ -37,13 +36,20 @@ _HEADROOM = 1.12
 _MARKERS_UP_TO = 20
 
 
-class CostPlot(QWidget):
+class CostPlot(LazyCanvas):
     """Total epsilon against k, one curve per theorem, with the plan's k and eps_g marked.
 
     The view is framed from the data, not left to pyqtgraph's auto-range: k from the first to the
     last query (whole-number ticks), total ε from 0 to above the highest curve and ε_g, so a flat
     curve of one statistic is a line, not 0.2500000-0.2500015, and an empty plan resets the frame.
+
+    The options (mode, largest k, log k, hidden curves) and the data are kept from the start; the
+    pyqtgraph canvas is built after the window's first paint, or when a curve is first drawn.
     """
+
+    CANVAS = frozenset({"view", "legend", "plot_item", "k_line", "budget_line", "hover_line",
+                        "budget_label"})
+    BUILD_WHEN_SHOWN = False        # the first tab: built once the table has been painted
 
     optionsChanged = Signal()
     hiddenChanged = Signal(list)
@@ -52,18 +58,7 @@ class CostPlot(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        self.view = pg.GraphicsLayoutWidget()
-        about = ("Total ε of the plan against the number of queries k, one curve per theorem. "
-                 "Click a legend entry to hide or show its curve.")
-        self.view.setWhatsThis(about)
-        self.view.setAccessibleName("Cost against k plot")
-        self.view.setAccessibleDescription(about)
-        self.legend = legend_row(self.view, self._theme)
-        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
-        self.plot_item.setLabel("left", "total ε")
-        self.plot_item.setLabel("bottom", "k (number of queries)")
-        self.plot_item.setMenuEnabled(False)
-        self.items: dict[str, pg.PlotDataItem] = {}
+        self.items: dict[str, object] = {}     # theorem -> its pyqtgraph curve, once drawn
         self._styled: dict[str, bool] = {}     # name -> styled with markers (setPen redraws)
         self._legend_fitted: tuple = ()         # (entries, width) the legend was last fitted to
         self._hidden: set[str] = set()
@@ -72,16 +67,6 @@ class CostPlot(QWidget):
         self._plan_k: int | None = None
         self._epsilon_g: float | None = None
         self._repeat_name = ""
-
-        self.k_line = pg.InfiniteLine(angle=90, movable=False)
-        self.budget_line = pg.InfiniteLine(angle=0, movable=False)
-        self.hover_line = pg.InfiniteLine(angle=90, movable=False)
-        for line in (self.k_line, self.budget_line, self.hover_line):
-            self.plot_item.addItem(line, ignoreBounds=True)
-        self.hover_line.hide()
-        # At the line's left end, above it: the right end is where the curves' last markers are.
-        self.budget_label = pg.TextItem(anchor=(0, 1))
-        self.plot_item.addItem(self.budget_label, ignoreBounds=True)
 
         # Two lines at most, whatever the number of curves: a read-out as wide as its text would
         # raise the window's minimum width (FittedLabel); the whole text is in its tooltip.
@@ -117,15 +102,39 @@ class CostPlot(QWidget):
         controls.addWidget(self.log_k)
         controls.addWidget(QLabel("k up to"))
         controls.addWidget(self.k_max)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
-        layout.addLayout(controls)
+        self._lay_out(self.readout, controls)
 
+    def _build_canvas(self) -> None:
+        import pyqtgraph as pg
+
+        from dpplanner.gui.plot_common import IntegerAxis, legend_row
+
+        self.view = pg.GraphicsLayoutWidget()
+        about = ("Total ε of the plan against the number of queries k, one curve per theorem. "
+                 "Click a legend entry to hide or show its curve.")
+        self.view.setWhatsThis(about)
+        self.view.setAccessibleName("Cost against k plot")
+        self.view.setAccessibleDescription(about)
+        self.legend = legend_row(self.view, self._theme)
+        self.plot_item = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
+        self.plot_item.setLabel("left", "total ε")
+        self.plot_item.setMenuEnabled(False)
+        self.k_line = pg.InfiniteLine(angle=90, movable=False)
+        self.budget_line = pg.InfiniteLine(angle=0, movable=False)
+        self.hover_line = pg.InfiniteLine(angle=90, movable=False)
+        for line in (self.k_line, self.budget_line, self.hover_line):
+            self.plot_item.addItem(line, ignoreBounds=True)
+        self.hover_line.hide()
+        # At the line's left end, above it: the right end is where the curves' last markers are.
+        self.budget_label = pg.TextItem(anchor=(0, 1))
+        self.plot_item.addItem(self.budget_label, ignoreBounds=True)
+        self._place_canvas(self.view)
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        # What was set before the canvas existed.
+        self.plot_item.setLogMode(x=self.log_k.isChecked(), y=False)
+        self._label_axis()
         self.apply_theme(self._theme)
-        self._frame()
+        self.set_budget(self._epsilon_g)
 
     # -- options ------------------------------------------------------------------------------
     def mode(self) -> str:
@@ -158,6 +167,9 @@ class CostPlot(QWidget):
     # -- data ---------------------------------------------------------------------------------
     def set_curve(self, curve, plan_k: int | None, epsilon_g: float | None) -> None:
         """Draw an engine Curve; ``plan_k`` and ``epsilon_g`` place the two marker lines."""
+        from dpplanner.gui.plot_common import finite_or_nan
+
+        self.build_canvas()
         self._ks = np.asarray(curve.ks, dtype=float)
         self._upper = {name: np.asarray(values, dtype=float) for name, values in curve.upper.items()}
         for name in list(self.items):
@@ -180,6 +192,8 @@ class CostPlot(QWidget):
 
     def set_budget(self, epsilon_g: float | None) -> None:
         self._epsilon_g = epsilon_g if epsilon_g is not None and math.isfinite(epsilon_g) else None
+        if not self.canvas_built():
+            return
         if self._epsilon_g is None:
             self.budget_line.hide()
             self.budget_label.hide()
@@ -191,6 +205,9 @@ class CostPlot(QWidget):
         self._frame()
 
     def clear(self) -> None:
+        if not self.canvas_built():
+            self._ks, self._upper, self._plan_k = np.zeros(0), {}, None
+            return
         for name in list(self.items):
             self._remove_item(name)
         self._ks = np.zeros(0)
@@ -202,6 +219,8 @@ class CostPlot(QWidget):
 
     def _coincide_note(self) -> str:
         """Curves that lie exactly on top of each other look like one: say so."""
+        from dpplanner.gui.plot_common import finite_or_nan
+
         drawn = [finite_or_nan(self._upper[n]) for n in self.items]
         if len(drawn) > 1 and all(np.array_equal(drawn[0], d, equal_nan=True) for d in drawn[1:]):
             return "Every theorem gives the same totals here: the curves lie on top of each other."
@@ -214,6 +233,8 @@ class CostPlot(QWidget):
         return np.asarray(x), np.asarray(y)
 
     def readout_at(self, k: float) -> str:
+        from dpplanner.gui.plot_common import theorem_label
+
         if not len(self._ks):
             return ""
         j = int(np.argmin(np.abs(self._ks - k)))
@@ -236,6 +257,12 @@ class CostPlot(QWidget):
     # -- theme --------------------------------------------------------------------------------
     def apply_theme(self, theme: themes.PlotTheme) -> None:
         self._theme = theme
+        if not self.canvas_built():
+            return
+        import pyqtgraph as pg
+
+        from dpplanner.gui.plot_common import style_plot
+
         self.view.setBackground(theme.background)
         style_plot(self.plot_item, theme)
         self.k_line.setPen(pg.mkPen(theme.marker_line, width=1, style=Qt.PenStyle.DotLine))
@@ -247,7 +274,9 @@ class CostPlot(QWidget):
             self._style_item(name, item, force=True)
 
     # -- internals ----------------------------------------------------------------------------
-    def _style_item(self, name: str, item: pg.PlotDataItem, force: bool = False) -> None:
+    def _style_item(self, name: str, item, force: bool = False) -> None:
+        from dpplanner.gui.plot_common import curve_pen
+
         # A few points (one or two statistics) get markers: a single k is otherwise invisible.
         markers = len(self._ks) <= _MARKERS_UP_TO
         if not force and self._styled.get(name) == markers:
@@ -268,6 +297,10 @@ class CostPlot(QWidget):
 
     def _frame(self) -> None:
         """Frame k and total ε from the data, ε_g and the plan's k (see the class docstring)."""
+        if not self.canvas_built():
+            return
+        from dpplanner.gui.plot_common import fit_legend
+
         lo, hi = (float(self._ks[0]), float(self._ks[-1])) if len(self._ks) else (1.0, 10.0)
         if self._plan_k is not None:
             lo, hi = min(lo, self._plan_k), max(hi, self._plan_k)
@@ -297,6 +330,8 @@ class CostPlot(QWidget):
             fit_legend(self.legend, self.view)
 
     def _label_axis(self) -> None:
+        if not self.canvas_built():
+            return
         if self.mode() == "repeat" and self._repeat_name:
             # pyqtgraph draws an axis label as HTML: the name is escaped to show as typed
             self.plot_item.setLabel("bottom", f"k (times “{markup(self._repeat_name)}” is released)")
@@ -308,12 +343,15 @@ class CostPlot(QWidget):
         self.optionsChanged.emit()
 
     def _on_log_toggled(self, checked: bool) -> None:
-        self.plot_item.setLogMode(x=checked, y=False)
-        self.hover_line.hide()
-        self._frame()
+        if self.canvas_built():
+            self.plot_item.setLogMode(x=checked, y=False)
+            self.hover_line.hide()
+            self._frame()
         self.logKChanged.emit(checked)
 
-    def _add_item(self, name: str) -> pg.PlotDataItem:
+    def _add_item(self, name: str):
+        from dpplanner.gui.plot_common import curve_pen, theorem_label
+
         item = self.plot_item.plot([], [], pen=curve_pen(self._theme, name))
         self.legend.addItem(item, theorem_label(name))
         item.setVisible(name not in self._hidden)
@@ -328,7 +366,7 @@ class CostPlot(QWidget):
         self.legend.removeItem(item)
         self.plot_item.removeItem(item)
 
-    def _on_visibility(self, name: str, item: pg.PlotDataItem) -> None:
+    def _on_visibility(self, name: str, item) -> None:
         before = set(self._hidden)
         if item.isVisible():
             self._hidden.discard(name)
@@ -340,6 +378,10 @@ class CostPlot(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        if not self.canvas_built():
+            return
+        from dpplanner.gui.plot_common import fit_legend
+
         self._legend_fitted = (len(self.legend.items), self.view.width())
         fit_legend(self.legend, self.view)
 

@@ -5,61 +5,76 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from dpplanner import engine
 from dpplanner.engine.theorems import PROFILE_THEOREM
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.fitted_label import FittedLabel
-from dpplanner.gui.plot_common import PowersOfTenAxis, fit_legend, legend_row, positive_or_nan, style_plot
+from dpplanner.gui.lazy_canvas import LazyCanvas
+
+# pyqtgraph and plot_common (built on it) are imported with the canvas (gui/lazy_canvas.py).
 
 
-class ProfilePlot(QWidget):
+class ProfilePlot(LazyCanvas):
     """The plan's privacy profile: total delta against total eps, log-scaled delta."""
+
+    CANVAS = frozenset({"view", "legend", "plot_item", "upper_item", "lower_item", "target_line",
+                        "target_label"})
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        self.view = pg.GraphicsLayoutWidget()
-        about = (f"Privacy profile of the plan's noise ({engine.theorem(PROFILE_THEOREM).label} "
+        about = self._about()
+        # The theorem is named: the profile is the noise-aware (PLD) one, not the generic optimum.
+        self._lower_label = f"{engine.theorem(PROFILE_THEOREM).label}: certified lower bound"
+        self._lower_listed = False
+        self.readout = FittedLabel(" ", tip=f"{about} Here: the total δ at the ε under the mouse pointer.")
+        self.readout.setAccessibleName("Privacy profile read-out")
+        self._eps = np.zeros(0)
+        self._upper = np.zeros(0)
+        self._lay_out(self.readout)
+
+    @staticmethod
+    def _about() -> str:
+        return (f"Privacy profile of the plan's noise ({engine.theorem(PROFILE_THEOREM).label} "
                  "composition): every (ε, δ) pair the whole plan satisfies. The plan is (ε, δ)-DP "
                  "for every point on or above the upper curve; the dashed line is the global δ.")
+
+    def _build_canvas(self) -> None:
+        import pyqtgraph as pg
+
+        from dpplanner.gui.plot_common import PowersOfTenAxis, legend_row
+
+        about = self._about()
+        self.view = pg.GraphicsLayoutWidget()
         self.view.setWhatsThis(about)
         self.view.setAccessibleName("Privacy profile plot")
         self.view.setAccessibleDescription(about)
         self.legend = legend_row(self.view, self._theme)
-        self.plot_item: pg.PlotItem = self.view.addPlot(row=1, col=0,
-                                                        axisItems={"left": PowersOfTenAxis("left")})
+        self.plot_item = self.view.addPlot(row=1, col=0, axisItems={"left": PowersOfTenAxis("left")})
         self.plot_item.setLabel("left", "total δ")
         self.plot_item.setLabel("bottom", "total ε")
         self.plot_item.setLogMode(x=False, y=True)
         self.upper_item = self.plot_item.plot([], [])
         self.lower_item = self.plot_item.plot([], [])
-        # The theorem is named: the profile is the noise-aware (PLD) one, not the generic optimum.
-        label = engine.theorem(PROFILE_THEOREM).label
-        self.legend.addItem(self.upper_item, f"{label}: δ(ε) upper bound")
-        self._lower_label = f"{label}: certified lower bound"
-        self._lower_listed = False
+        self.legend.addItem(self.upper_item, f"{engine.theorem(PROFILE_THEOREM).label}: δ(ε) upper bound")
         self.target_line = pg.InfiniteLine(angle=0, movable=False)
         self.plot_item.addItem(self.target_line, ignoreBounds=True)
         # The dashed line says what it is, like ε_g on the cost plot (it was an unlabelled line).
         self.target_label = pg.TextItem(anchor=(0, 1))
         self.plot_item.addItem(self.target_label, ignoreBounds=True)
-        self.readout = FittedLabel(" ", tip=f"{about} Here: the total δ at the ε under the mouse pointer.")
-        self.readout.setAccessibleName("Privacy profile read-out")
-        self._eps = np.zeros(0)
-        self._upper = np.zeros(0)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
+        self._place_canvas(self.view)
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.apply_theme(self._theme)
+        self.clear()
 
     def set_profile(self, profile, delta_g: float | None) -> None:
+        from dpplanner.gui.plot_common import positive_or_nan
+
+        self.build_canvas()
         self._eps = np.asarray(profile.eps, dtype=float)
         self._upper = np.asarray(profile.delta_upper, dtype=float)
         upper = positive_or_nan(self._upper)
@@ -82,11 +97,16 @@ class ProfilePlot(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        fit_legend(self.legend, self.view)
+        if self.canvas_built():
+            from dpplanner.gui.plot_common import fit_legend
+
+            fit_legend(self.legend, self.view)
 
     def _list_lower(self, drawn: bool) -> None:
         """The lower bound is in the legend only when there is one to see (a legend entry for
         an empty curve read as a missing line)."""
+        from dpplanner.gui.plot_common import fit_legend
+
         if drawn and not self._lower_listed:
             self.legend.addItem(self.lower_item, self._lower_label)
         elif not drawn and self._lower_listed:
@@ -96,6 +116,9 @@ class ProfilePlot(QWidget):
             fit_legend(self.legend, self.view)
 
     def clear(self) -> None:
+        if not self.canvas_built():
+            self._eps = np.zeros(0)
+            return
         self.upper_item.setData([], [])
         self.lower_item.setData([], [])
         self._list_lower(False)
@@ -105,6 +128,12 @@ class ProfilePlot(QWidget):
 
     def apply_theme(self, theme: themes.PlotTheme) -> None:
         self._theme = theme
+        if not self.canvas_built():
+            return
+        import pyqtgraph as pg
+
+        from dpplanner.gui.plot_common import style_plot
+
         self.view.setBackground(theme.background)
         style_plot(self.plot_item, theme)
         self.legend.set_text_colour(theme.foreground)

@@ -10,14 +10,12 @@ import math
 from typing import Sequence
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.fitted_label import FittedLabel
-from dpplanner.gui.plot_common import (IntegerAxis, SparseLogAxis, finite_or_nan, fit_legend, legend_row,
-                                       positive_or_nan, style_plot)
+from dpplanner.gui.lazy_canvas import LazyCanvas
 from dpplanner.model.relative_error import relative_error_percent
 
 #: Horizontal room one statistic's name needs under the bars.
@@ -28,25 +26,46 @@ _LEFT_AXIS_PX = 56
 _FEW = 60
 
 
-class SharesPlot(QWidget):
+class SharesPlot(LazyCanvas):
     """Top: each statistic's share of the summed ε (held ones in the second colour). Bottom: its
-    error as a percentage of the statistic's range (log scale)."""
+    error as a percentage of the statistic's range (log scale). pyqtgraph and plot_common (built on
+    it) are imported with the canvas (gui/lazy_canvas.py)."""
+
+    CANVAS = frozenset({"view", "legend", "share_plot", "error_plot", "share_bars", "held_share_bars",
+                        "error_points", "held_error_points"})
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        self.view = pg.GraphicsLayoutWidget()
-        about = ("Top: each statistic's share of the summed ε_i (pinned statistics in the second "
+        self.shares = np.zeros(0)
+        self.errors = np.zeros(0)            # % of each statistic's range; nan: none
+        self._error_texts: list[str] = []
+        self._names: list[str] = []
+        self.readout = FittedLabel(" ", tip=f"{self._about()} Here: the statistic under the mouse pointer.")
+        self.readout.setAccessibleName("Shares and errors read-out")
+        self._lay_out(self.readout)
+
+    @staticmethod
+    def _about() -> str:
+        return ("Top: each statistic's share of the summed ε_i (pinned statistics in the second "
                  "colour, as the legend says). Bottom: each statistic's error at the chosen confidence as a percentage "
                  "of the statistic's range (n records for counts, histograms and CDFs, b − a for "
                  "means, n·max(|a|, |b|) for sums, 1 for proportions; log scale).")
+
+    def _build_canvas(self) -> None:
+        import pyqtgraph as pg
+
+        from dpplanner.gui.plot_common import IntegerAxis, SparseLogAxis, legend_row
+
+        about = self._about()
+        self.view = pg.GraphicsLayoutWidget()
         self.view.setWhatsThis(about)
         self.view.setAccessibleName("Shares and errors plot")
         self.view.setAccessibleDescription(about)
         # What the two colours mean, in a row above the plots (row 0).
         self.legend = legend_row(self.view, self._theme)
-        self.share_plot: pg.PlotItem = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
-        self.error_plot: pg.PlotItem = self.view.addPlot(
+        self.share_plot = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
+        self.error_plot = self.view.addPlot(
             row=2, col=0, axisItems={"bottom": IntegerAxis("bottom"), "left": SparseLogAxis("left")})
         self.error_plot.setXLink(self.share_plot)
         # One left-axis width for both: linked views align on screen, so unequal axes would shift
@@ -70,16 +89,7 @@ class SharesPlot(QWidget):
         # Two point sets with one brush each: per-point brushes cost ~0.1 ms a point in pyqtgraph.
         self.error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
         self.held_error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
-        self.shares = np.zeros(0)
-        self.errors = np.zeros(0)            # % of each statistic's range; nan: none
-        self._error_texts: list[str] = []
-        self._names: list[str] = []
-        self.readout = FittedLabel(" ", tip=f"{about} Here: the statistic under the mouse pointer.")
-        self.readout.setAccessibleName("Shares and errors read-out")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.view, 1)
-        layout.addWidget(self.readout)
+        self._place_canvas(self.view)
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.apply_theme(self._theme)
 
@@ -94,6 +104,9 @@ class SharesPlot(QWidget):
 
     def set_rows(self, names: Sequence[str], epsilons: Sequence[float], relative_errors: Sequence[float],
                  held: Sequence[bool], error_texts: Sequence[str] = ()) -> None:
+        from dpplanner.gui.plot_common import finite_or_nan, positive_or_nan
+
+        self.build_canvas()
         eps = np.asarray(epsilons, dtype=float)
         total = float(eps.sum()) if len(eps) else 0.0
         self._names = list(names)
@@ -136,6 +149,10 @@ class SharesPlot(QWidget):
 
     def apply_theme(self, theme: themes.PlotTheme) -> None:
         self._theme = theme
+        if not self.canvas_built():
+            return
+        from dpplanner.gui.plot_common import style_plot
+
         self.view.setBackground(theme.background)
         style_plot(self.share_plot, theme)
         style_plot(self.error_plot, theme)
@@ -150,8 +167,11 @@ class SharesPlot(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        fit_legend(self.legend, self.view)
-        self._name_ticks()
+        if self.canvas_built():
+            from dpplanner.gui.plot_common import fit_legend
+
+            fit_legend(self.legend, self.view)
+            self._name_ticks()
 
     def _name_ticks(self) -> None:
         """Names under the bars when they fit the width; otherwise statistic numbers, whole ones

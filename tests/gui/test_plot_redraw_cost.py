@@ -54,11 +54,11 @@ def test_the_theme_restyles_every_curve(plot, monkeypatch):
 
 
 def test_the_legend_is_laid_out_again_only_when_its_entries_or_width_change(qtbot, plot, monkeypatch):
-    import dpplanner.gui.plots as plots
+    import dpplanner.gui.plot_common as common      # (the plots import it with their canvas)
 
     fits = []
-    real = plots.fit_legend
-    monkeypatch.setattr(plots, "fit_legend", lambda *a: fits.append(1) or real(*a))
+    real = common.fit_legend
+    monkeypatch.setattr(common, "fit_legend", lambda *a: fits.append(1) or real(*a))
     plot.set_curve(_curve(50), 50, 1.0)
     fits.clear()
     plot.set_curve(_curve(50, 1.2), 50, 1.0)
