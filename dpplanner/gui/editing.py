@@ -113,7 +113,7 @@ class PlanEditor(QObject):
 
     refused = Signal(object)              # Refusal: shown where it happened and in the status bar
     redistributing = Signal(bool)
-    precomputed = Signal(object)          # EvaluateResult of the state about to be adopted
+    precomputed = Signal(object)          # AllocateResult: the state about to be adopted, evaluated
 
     def __init__(self, plan: Plan, controller: ComputeController,
                  allocate_fn: Callable = jobs.allocate, parent: QObject | None = None) -> None:
@@ -371,7 +371,7 @@ class PlanEditor(QObject):
             except PlanError as exc:
                 self._refuse_pending(pending, exc, causes=False)
                 return
-            self.precomputed.emit(result.evaluation)
+            self.precomputed.emit(result)
             self._adopt(trial, pending.text)
         finally:
             # Emitted after the plan holds its final state, so followers see that state.

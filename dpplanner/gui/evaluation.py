@@ -2,7 +2,9 @@
 
 After every plan change the totals and the cost-vs-k curve are recomputed on the compute worker
 (one ``evaluate`` job, debounced) - unless the edit's redistribution already brought them back
-(``PlanEditor.precomputed``). The slower privacy profile follows as its own job once edits pause
+(``PlanEditor.precomputed``). The job is given the plan's state (budget, statistics, view) and
+builds the engine's request itself (``jobs.PlanEvaluation``): on a large plan that takes tens of
+milliseconds, which the GUI thread does not spend; a state is compared with the one shown as it is. The slower privacy profile follows as its own job once edits pause
 and only while its tab is shown. Results are applied here, to the results panel, the budget bar and
 the plots; request ids alone decide whether a result is still wanted (a plan change cancels the
 jobs it makes stale). The window only wires.
@@ -10,7 +12,6 @@ jobs it makes stale). The window only wires.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, Optional
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -59,11 +60,15 @@ class Evaluation(QObject):
         self.plots = plots
         self.statistics_panel = statistics_panel
         self.evaluate_fn = evaluate_fn
+        # The job that builds the request and calls evaluate_fn runs where evaluate_fn may run.
+        self._evaluate_plan = (jobs.evaluate_plan if getattr(evaluate_fn, "in_engine_process", False)
+                               else jobs.evaluate_plan_here)
         self.profile_fn = profile_fn
         #: The result shown; ``_current`` says whether it is still the plan's and view's.
         self.last_result: Optional[jobs.EvaluateResult] = None
         self._current = False
-        self._prepared: Optional[jobs.EvaluateResult] = None
+        self._shown_state: Optional[tuple] = None       # (budget, statistics, view) of last_result
+        self._prepared: Optional[tuple[tuple, jobs.EvaluateResult]] = None
         self._profile_wanted = None
         self._profile_delay = QTimer(self)
         self._profile_delay.setSingleShot(True)
@@ -96,23 +101,28 @@ class Evaluation(QObject):
             self.profile_plot.clear()
             self.budget_panel.set_spent(None)
             return
-        request = self.plan.evaluation_request(self.view())
+        # Equal states give equal requests (the request is a function of the state alone).
+        state = (self.plan.budget, self.plan.statistics, self.view())
         prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared.request == request:
+        if prepared is not None and prepared[0] == state:
             self.controller.discard(EVALUATE)   # anything running is for an older state
-            self._apply(prepared)
+            self._apply(prepared[1], state)
             return
-        if self._current and dataclasses.replace(self.last_result.request, request_id=0) == request:
+        if self._current and self._shown_state == state:
             return                              # shown already: nothing to recompute
         self._current = False
-        self.controller.schedule(EVALUATE, self.evaluate_fn, request,
-                                 Handlers(self._apply, self._on_failed, self._on_cancelled))
+        request = jobs.PlanEvaluation(*state, evaluate=self.evaluate_fn)
+        self.controller.schedule(EVALUATE, self._evaluate_plan, request,
+                                 Handlers(lambda result: self._apply(result, state), self._on_failed,
+                                          self._on_cancelled))
 
-    def _prepare(self, result: jobs.EvaluateResult) -> None:
-        self._prepared = result
+    def _prepare(self, allocated: jobs.AllocateResult) -> None:
+        state = (allocated.request.budget, allocated.statistics, allocated.request.view)
+        self._prepared = (state, allocated.evaluation)
 
-    def _apply(self, result: jobs.EvaluateResult) -> None:
+    def _apply(self, result: jobs.EvaluateResult, state: tuple) -> None:
         self.last_result = result
+        self._shown_state = state
         self._current = True
         request = result.request
         budget = self.plan.budget

@@ -107,3 +107,29 @@ def test_the_gui_thread_never_composes(qtbot, tmp_path, monkeypatch):
     assert len(threads) >= 8
     main = threading.main_thread().name
     assert main not in threads, f"{threads.count(main)} engine calls ran on the GUI thread"
+
+
+def test_opening_a_plan_leaves_the_engine_inputs_to_the_worker(qtbot, tmp_path, monkeypatch):
+    """What each statistic is for the engine (its OpenDP noise, certified sensitivity: tens of
+    milliseconds on a large plan) is worked out where the totals are computed, not on the GUI
+    thread, when a plan opens or is evaluated after an edit."""
+    from dpplanner.model import engine_inputs
+
+    threads: list[str] = []
+    real = engine_inputs.statistic_mechanisms
+    monkeypatch.setattr(engine_inputs, "statistic_mechanisms",
+                        lambda *a: threads.append(threading.current_thread().name) or real(*a))
+    window = _window(qtbot, tmp_path)
+    window.show()
+    assert window.document.open_example(example_path("psi-survey"))
+    wait_idle(qtbot, window)
+    window.editor.set_budget(redistribute=False)
+    wait_idle(qtbot, window)
+    _set(window, 2, "epsilon", "0.02")
+    wait_idle(qtbot, window)
+    assert len(threads) >= 3
+    assert threading.main_thread().name not in threads
+    # ... and the totals shown are still those of the plan as it is now.
+    shown = window.evaluation.last_result
+    assert window.evaluation.result_is_current(shown)
+    assert shown.request == window.plan.evaluation_request(window.evaluation.view())
