@@ -68,10 +68,11 @@ def check_bundle_contents() -> list[str]:
     for page in ("docs/guide/window.md", "docs/screenshot.png", "CHANGELOG.md"):   # what Help shows
         if not (bundle_root() / page).is_file():
             problems.append(f"{page} missing from {bundle_root()} (the Help window shows it)")
-    template = bundle_root() / "dpplanner" / "release" / "template.py"
-    if not template.is_file():
-        problems.append(f"the release script's template is missing ({template}): File > Export "
-                        "Release Script would fail")
+    for part in ("template.py", "template_checks.py"):    # joined by dpplanner/release/export.py
+        template = bundle_root() / "dpplanner" / "release" / part
+        if not template.is_file():
+            problems.append(f"the release script's template is missing ({template}): File > Export "
+                            "Release Script would fail")
     return problems
 
 

@@ -165,3 +165,17 @@ def test_the_script_imports_nothing_from_dpplanner_and_pins_opendp(tmp_path):
     text = script.read_text()
     assert "dpplanner import" not in text and "import dpplanner" not in text
     assert 'opendp==0.16.*' in text
+
+
+def test_names_that_quote_the_templates_markers_are_written_as_typed(tmp_path):
+    plan = every_kind_plan()
+    plan.replace_all([s.replace(name=s.name + " # @@PLAN@@ # @@CHECKS@@") if s.name == "people" else s
+                      for s in plan])
+    plan.set_metadata(title="Survey # @@DATA@@")
+    script = tmp_path / "release.py"
+    block = export(plan, script)
+    assert load_module(script).PLAN["title"] == "Survey # @@DATA@@"
+    columns = write_data(block, tmp_path / "data.csv", block["size"], seed=7)
+    done = run(script, tmp_path / "data.csv", columns, tmp_path / "out", "--check-only")
+    assert done.returncode == 0, done.stderr
+    assert "all checks passed: 11 statistics match the plan 'Survey # @@DATA@@'" in done.stdout
