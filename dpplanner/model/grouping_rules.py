@@ -10,7 +10,7 @@ from typing import Optional
 
 from .contributions import listed_keys
 from .statistic import Budget, Kind, Statistic, preview
-from .validation import FIELD_RULES, MAX_GROUPS, MAX_KEYS_TEXT, PlanError
+from .field_rules import FIELD_RULES, MAX_GROUPS, MAX_KEYS_TEXT, PlanError
 
 
 def check_grouping(stat: Statistic, values: dict, where: str, index: Optional[int],
