@@ -131,5 +131,5 @@ def test_allocation_wastes_below_1e_6_of_the_budget_on_a_fast_path_plan():
     n = 36
     a = allocate([0.01] * n, [0.0] * n, [False] * n, rng.uniform(0.5, 3, n).tolist(), 0.5, 4.9e-10, eta=0.1,
                  multiplicities=rng.integers(1, 20, n).tolist())
-    assert a.composition.detail.startswith("pld")
+    assert a.composition.detail.startswith(("pld", "window"))   # a lattice path, not an exact one
     assert a.composition.epsilon <= 0.5 and a.waste < 1e-6

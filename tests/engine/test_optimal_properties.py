@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from dpplanner.engine.optimal import (homogeneous_bracket, optimal_bracket,
                                       optimal_prefix_curve)
-from dpplanner.engine.optimal.bracket import _bracket
+from dpplanner.engine.optimal.bracket import _bracket, merge_groups
 from dpplanner.engine.optimal.lattice import fft_convolve
-from dpplanner.engine.optimal.pld import pld_side
+from dpplanner.engine.optimal.pld import common_lattice, lattice_bracket, pld_side
 from dpplanner.engine.optimal.profile import _optimal_delta
 from dpplanner.engine.types import CancelToken, Cancelled
 from oracle import Oracle
@@ -192,6 +192,13 @@ def test_cancel_and_progress():
         optimal_bracket(eps, np.ones(eps.size, dtype=int), 1e-6, 1e-2, cancel=tok)
 
 
+def exact_lattice(eps, delta_bar: float):
+    """The exact common-lattice bracket of typed decimals (the reference the tests below need;
+    optimal_bracket may answer such a plan by the faster loss window instead)."""
+    e, m = merge_groups(np.asarray(eps, dtype=float), np.ones(len(eps), dtype=int))
+    return lattice_bracket(e, m, delta_bar, common_lattice(e))
+
+
 def test_prefix_curve_on_a_common_lattice_is_exact():
     """Typed decimals share a lattice: the incremental curve then matches the exact brackets."""
     eps = [0.05, 0.1, 0.3, 0.05, 0.0, 0.25, 0.1] * 6
@@ -200,7 +207,7 @@ def test_prefix_curve_on_a_common_lattice_is_exact():
     up, lo = optimal_prefix_curve(np.array(eps), dbs, ks, 1e-2)
     for j in (0, 4, 9, 20, len(eps) - 1):
         k = int(ks[j])
-        exact = optimal_bracket(np.array(eps[:k]), np.ones(k, dtype=int), 1e-7, 1e-3)
+        exact = exact_lattice(eps[:k], 1e-7)
         assert exact.method.startswith("exact")
         assert lo[j] <= exact.upper and exact.lower <= up[j]
         assert up[j] - lo[j] < 1e-6
@@ -220,17 +227,20 @@ def test_fast_path_on_a_large_plan_is_consistent_with_exact_neighbours(seed, del
     # the doubles of floor/ceil must really be below/above eps for the sandwich to hold
     floor = np.minimum(floor, np.nextafter(eps, 0))
     ceil = np.maximum(ceil, np.nextafter(eps, 1))
-    lo_ref = optimal_bracket(floor, ones, delta_bar, 1e-3)
-    hi_ref = optimal_bracket(ceil, ones, delta_bar, 1e-3)
-    assert lo_ref.method.startswith("exact") and hi_ref.method.startswith("exact")
-    b = optimal_bracket(eps, ones, delta_bar, 1e-2)
-    assert b.method.startswith("pld")
-    assert b.upper >= lo_ref.lower
-    assert b.lower <= hi_ref.upper
+    lo_ref = exact_lattice(floor, delta_bar)
+    hi_ref = exact_lattice(ceil, delta_bar)
+    window = optimal_bracket(eps, ones, delta_bar, 1e-2)
+    assert window.method.startswith("window")
+    fft = _bracket(eps, ones, delta_bar, 1e-2, force_pld=True)
+    assert fft.method.startswith("pld")
+    for b in (window, fft):
+        assert b.upper >= lo_ref.lower
+        assert b.lower <= hi_ref.upper
+    assert window.upper - window.lower <= 1e-2
     if delta_bar >= 1e-6:
         # for tiny delta_bar the charged FFT rounding bound (absolute) widens the bracket; it stays
         # sound (checked above) but need not reach eta
-        assert b.upper - b.lower <= 1e-2
+        assert fft.upper - fft.lower <= 1e-2
 
 
 @pytest.mark.parametrize("upper", [True, False])

@@ -13,6 +13,7 @@ from .pld import common_lattice, lattice_bracket, lattice_points, pld_bracket
 from .result import Bracket
 from .refine import split_bracket
 from .two_sets import two_set_bracket
+from .window import window_bracket
 
 #: Largest sum of epsilons the lattice (fast) paths are asked to resolve.
 FAST_MAX_SUM = 1e5
@@ -47,7 +48,10 @@ def optimal_bracket(eps, mult, delta_bar: float, eta: float, *, cancel=None, pro
     hi = delta_bar if delta_bar_hi is None else max(delta_bar_hi, delta_bar)
     token = with_limit(cancel, time_limit)
     try:
-        return _bracket(eps, mult, delta_bar, eta, hi, cancel=token, progress=progress, force_pld=False)
+        out = _bracket(eps, mult, delta_bar, eta, hi, cancel=token, progress=progress, force_pld=False)
+        if progress is not None:
+            progress(1.0)   # (also where an early path answered)
+        return out
     except OutOfTime:
         # reached in an exact path or before the fast path had a first lattice: nothing narrower
         # than the plain sum is certified yet (the caller meets it with the cheaper theorems)
@@ -123,9 +127,11 @@ def _edge(db: float, total: Bracket, upper: bool) -> Optional[float]:
     return 0.0 if db >= 1 else None
 
 
-def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float):
+def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, window: bool = True):
     """The exact paths that apply, cheapest first (two small enumerated halves cost
-    milliseconds; enumerating everything or a fine common lattice can cost seconds)."""
+    milliseconds; enumerating everything or a fine common lattice can cost seconds). Before the
+    costly ones, with ``window``, the loss window of a plan of a few thousand queries (not exact,
+    but within eta in milliseconds where it applies)."""
     clusters = _clusters(e, m, eta)
     if clusters is not None:
         yield lambda e, m, db, hi, c: _clustered(e, m, clusters, db, hi, c)
@@ -136,6 +142,8 @@ def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float):
     if outcomes <= 4096:
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
         return
+    if window:
+        yield lambda e, m, db, hi, c: window_bracket(e, m, db, hi, eta, c)
     yield lambda e, m, db, hi, c: two_set_bracket(e, m, db, c, hi)
     if outcomes <= GROUPED_MAX_OUTCOMES:
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
@@ -177,11 +185,11 @@ def _clustered(e, m, ids, db, hi, cancel) -> Optional[Bracket]:
     e_up = np.array([float(e[ids == c].max()) for c in range(n)])
     e_lo = np.array([float(e[ids == c].min()) for c in range(n)])
     up = lo = None
-    for path in _exact_paths(e_up, mc, math.inf):
+    for path in _exact_paths(e_up, mc, math.inf, window=False):
         up = _meet(up, path(e_up, mc, db, db, cancel))
         if _done(up, 1e-9 * (1.0 + up.upper)):
             break
-    for path in _exact_paths(e_lo, mc, math.inf):
+    for path in _exact_paths(e_lo, mc, math.inf, window=False):
         lo = _meet(lo, path(e_lo, mc, hi, hi, cancel))
         if _done(lo, 1e-9 * (1.0 + lo.upper)):
             break
