@@ -208,14 +208,154 @@ def main() -> int:
           f"width={b.upper - b.lower:.1e} time={sec * 1e3:.0f} ms")
     target("homogeneous k=10^6 in <= 1 s", f"width {b.upper - b.lower:.1e} in {sec:.2f} s", sec <= 1.0)
 
+    bench_homogeneous_million_peer()
+    bench_k2000_draws()
+    bench_k100000()
     bench_curve()
+    bench_curve_every_k()
     bench_window_plan()
+    bench_census_repeated()
     bench_issue13()
 
     print("\n=== targets (issue 3) ===")
     for what, measured, ok in TARGETS:
         print(f"  [{'met' if ok else 'NOT met'}] {what}: {measured}")
     return 0
+
+
+#: dp_accounting d=1e-5 on k=2000 distinct queries takes seconds per draw: it runs on this many of
+#: the ten draws (its time hardly depends on the draw: the same k, d and range of epsilons), and the
+#: median of those runs is the peer time every draw's ratio is taken against.
+K2000_PEER_DRAWS = 3
+
+
+def bench_k2000_draws():
+    """k = 2000, eps ~ U[0.002, 0.1], delta_g = 1e-7, eta = 1e-3, ten seeded draws: >= 20x faster
+    than dp_accounting's pessimistic PLD at d = 1e-5 (looser than our width) on the worst draw."""
+    from timing import wall_and_cpu
+
+    print("\n=== k=2000, eps~U[0.002,0.1], delta_g=1e-7, eta=1e-3: ten seeded draws ===")
+    ours_rows, peer = [], []
+    for seed in range(10):
+        eps = np.random.default_rng(20261110 + seed).uniform(0.002, 0.1, 2000)
+        r, wall, cpu = wall_and_cpu(lambda: compose(list(eps), [0.0] * 2000, 1e-7, theorem="optimal", eta=1e-3), 1)
+        width = r.epsilon - r.epsilon_lower
+        line = (f"  draw {seed}: [{r.epsilon_lower:.6f}, {r.epsilon:.6f}] width {width:.1e} in {wall:.2f} s "
+                f"wall / {cpu:.2f} s CPU  [{r.detail}]")
+        if dp_pld is not None and seed < K2000_PEER_DRAWS:
+            val, dsec = timed(lambda: dp_accounting_eps(eps, np.zeros(2000), 1e-7, 1e-5))
+            peer.append(dsec)
+            line += f"; dp_accounting d=1e-5: {val:.6f} (gap {val - r.epsilon_lower:.1e}) in {dsec:.2f} s"
+        print(line)
+        ours_rows.append((seed, width, wall, cpu))
+    worst = max(ours_rows, key=lambda t: t[2])
+    widest = max(t[1] for t in ours_rows)
+    if peer:
+        peer_sec = statistics.median(peer)
+        ratio = peer_sec / worst[2]
+        target("k=2000, eta=1e-3, ten seeded draws: >= 20x dp_accounting d=1e-5 on the worst draw",
+               f"worst draw {worst[0]}: {worst[2]:.2f} s wall / {worst[3]:.2f} s CPU -> {ratio:.1f}x; "
+               f"widest bracket {widest:.1e}",
+               ratio >= 20 and widest <= 1e-3,
+               peer=f"dp_accounting d=1e-5: median {peer_sec:.1f} s over draws 0-{len(peer) - 1} "
+                    f"(run on {len(peer)} of the 10 draws to bound the bench's time)")
+    else:
+        target("k=2000, eta=1e-3, ten seeded draws: >= 20x dp_accounting d=1e-5 on the worst draw",
+               f"worst draw {worst[0]}: {worst[2]:.2f} s (dp_accounting not installed: no ratio)", False)
+
+
+def bench_homogeneous_million_peer():
+    """Homogeneous k = 10^6 (eps = 0.001, delta_g = 1e-6) through the public compose(), beside
+    dp_accounting at d = 1e-3 (one distribution self-composed 10^6 times). eps = 0.001 keeps the
+    peer's lattice at ~10^6 points (at eps = 0.1 it needs ~10^8 and minutes)."""
+    from timing import wall_and_cpu
+
+    r, wall, cpu = wall_and_cpu(lambda: compose([0.001], [0.0], 1e-6, theorem="optimal", eta=1e-3,
+                                                 multiplicities=[10**6]), 3)
+    print(f"\nhomogeneous eps=0.001 x 10^6 (compose): [{r.epsilon_lower:.9f}, {r.epsilon:.9f}] in "
+          f"{wall * 1e3:.0f} ms wall / {cpu * 1e3:.0f} ms CPU  [{r.detail}]")
+    if dp_pld is None:
+        return
+    def peer():
+        one = dp_pld.from_privacy_parameters(dp_common.DifferentialPrivacyParameters(0.001, 0.0),
+                                             value_discretization_interval=1e-3)
+        return one.self_compose(10**6).get_epsilon_for_delta(1e-6)
+
+    val, dsec = timed(peer)
+    print(f"  dp_accounting d=1e-3: {val:.9f} (gap {val - r.epsilon_lower:.1e}) in {dsec * 1e3:.0f} ms")
+    target("homogeneous eps=0.001 x 10^6 (compose): faster than dp_accounting d=1e-3",
+           f"width {r.epsilon - r.epsilon_lower:.1e} in {wall * 1e3:.0f} ms wall / {cpu * 1e3:.0f} ms CPU "
+           f"-> {dsec / wall:.1f}x", wall < dsec,
+           peer=f"dp_accounting d=1e-3: gap {val - r.epsilon_lower:.1e} in {dsec * 1e3:.0f} ms")
+
+
+#: The k = 10^5 composition is given this time limit (its target is 2 s; on a quiet machine it
+#: took about 9 s before, and minutes on a loaded one).
+K100000_CAP_SECONDS = 60.0
+
+
+def bench_k100000():
+    """The issue's k = 10^5 plan (eps ~ U[0.0005, 0.004], delta_g = 1e-6) at eta = 1e-3; no peer
+    runs this size in the bench (dp_accounting would take minutes)."""
+    from timing import wall_and_cpu
+
+    eps = np.random.default_rng(20261105).uniform(0.0005, 0.004, 100_000)
+    # (a time limit bounds the bench on a busy machine; the detail says when it bites)
+    r, wall, cpu = wall_and_cpu(lambda: compose(list(eps), [0.0] * eps.size, 1e-6, theorem="optimal",
+                                                eta=1e-3, time_limit=K100000_CAP_SECONDS), 1)
+    width = r.epsilon - r.epsilon_lower
+    print(f"\nk=100000, eps~U[0.0005,0.004], eta=1e-3: [{r.epsilon_lower:.6f}, {r.epsilon:.6f}] width "
+          f"{width:.1e} in {wall:.2f} s wall / {cpu:.2f} s CPU  [{r.detail}]")
+    target("k=10^5, eta=1e-3: width <= 1e-3 in <= 2 s", f"width {width:.1e} in {wall:.2f} s wall / {cpu:.2f} s CPU",
+           width <= 1e-3 and wall <= 2.0)
+
+
+def bench_curve_every_k():
+    """curve() of every k = 1..5000 under every theorem (eps ~ U[0.001, 0.05], delta_g = 1e-6)."""
+    from dpplanner.engine import curve
+    from timing import wall_and_cpu
+
+    eps = np.random.default_rng(20261106).uniform(0.001, 0.05, 5000)
+    c, wall, cpu = wall_and_cpu(lambda: curve(list(eps), [0.0] * eps.size, 1e-6, mode="prefix"), 1)
+    print(f"\ncurve of every k = 1..5000, every theorem: {len(c.ks)} points in {wall:.2f} s wall / "
+          f"{cpu:.2f} s CPU; at k=5000 optimal {c.upper['optimal'][-1]:.6f}")
+    target("curve of every k = 1..5000, every theorem <= 5 s", f"{wall:.2f} s wall / {cpu:.2f} s CPU", wall <= 5.0)
+
+
+#: The census curve runs in a child process stopped after this long (today it takes minutes).
+CENSUS_CAP_SECONDS = 60.0
+
+
+def bench_census_repeated():
+    """`dpplanner-cli curve --points 5` on the census example with its first statistic repeated
+    77,000 times (redistribution off), in a child process stopped after CENSUS_CAP_SECONDS."""
+    import json
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    doc = json.loads((root / "resources" / "examples" / "census.dpplan").read_text())
+    doc["budget"]["redistribute"] = False
+    doc["statistics"][0]["repetitions"] = 77_000
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "census77k.dpplan"
+        path.write_text(json.dumps(doc))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        try:
+            subprocess.run([sys.executable, "-m", "dpplanner.cli", "curve", str(path), "--points", "5"],
+                           cwd=str(root), capture_output=True, text=True, check=True, timeout=CENSUS_CAP_SECONDS)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+            measured, ok = f"{wall:.1f} s wall / {cpu:.1f} s CPU (a fresh process, start-up included)", wall <= 10.0
+        except subprocess.TimeoutExpired:
+            measured, ok = f"not finished within the bench's cap of {CENSUS_CAP_SECONDS:.0f} s", False
+    print(f"\ncensus example, statistic 1 repeated 77,000 times, `curve --points 5`: {measured}")
+    target("census example's one statistic x 77,000, `dpplanner-cli curve --points 5` <= 10 s", measured, ok)
 
 
 def bench_issue13():

@@ -17,6 +17,11 @@ from .stats import Sums, plan_sums
 from .types import CancelToken, Composition, ProgressCallback
 from .validation import Releases
 
+#: A prefix curve over at most this many distinct epsilons, with at least PER_POINT_QUERIES
+#: queries per requested point, brackets each point on its own (``CurveInputs.few_kinds``).
+PER_POINT_MAX_KINDS = 16
+PER_POINT_QUERIES = 64
+
 
 def grouped(plan: Releases) -> tuple[np.ndarray, np.ndarray]:
     """Distinct eps values with their total multiplicity (deltas are already in delta_bar)."""
@@ -156,6 +161,30 @@ class CurveInputs:
                "resolves it" if self.mode == "prefix" else "floating-point error bounds of the exact roots")
         return up, lo, width_notes(up, lo if self.want_lower else None, self.eta, why)
 
+    def few_kinds(self) -> bool:
+        """A long prefix curve with few points over few distinct epsilons: each point's own
+        (grouped) bracket is cheaper than extending the running lattices query by query."""
+        k_total = int(self.ks[-1])
+        return (k_total >= PER_POINT_QUERIES * self.ks.size
+                and np.unique(self.eps[:k_total]).size <= PER_POINT_MAX_KINDS)
+
+    def _optimal_per_point(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each point bracketed on its own: the prefix's distinct epsilons with their counts."""
+        from .optimal import optimal_bracket
+
+        up = np.full(self.ks.size, np.inf)
+        lo = np.full(self.ks.size, np.inf)
+        for j, (k, db, db_hi) in enumerate(zip(self.ks.tolist(), self.delta_bars, self.delta_bars_hi)):
+            self.check()
+            if db < 0:
+                continue            # infeasible: no finite epsilon (as in the incremental curve)
+            e, counts = np.unique(self.eps[:k], return_counts=True)
+            b = optimal_bracket(e, counts, float(db), self.eta, cancel=self.cancel, delta_bar_hi=float(db_hi))
+            up[j], lo[j] = b.upper, (b.lower if self.want_lower else 0.0)
+            if self.progress is not None:
+                self.progress((j + 1) / self.ks.size)
+        return up, lo
+
     def _optimal_core(self) -> tuple[np.ndarray, np.ndarray]:
         if self.mode == "repeat":
             return self.homogeneous()
@@ -166,6 +195,8 @@ class CurveInputs:
                 if up.shape != self.ks.shape or lo.shape != self.ks.shape:
                     raise ValueError(f"the optimal curve given has {up.size} points for {self.ks.size} values of k")
                 return up, lo
+        if self.few_kinds():
+            return self._optimal_per_point()
         from .optimal import optimal_prefix_curve
 
         up = np.full(self.ks.size, np.inf)

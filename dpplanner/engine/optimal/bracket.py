@@ -142,9 +142,9 @@ def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, window: bool = True):
     if outcomes <= 4096:
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
         return
+    yield lambda e, m, db, hi, c: two_set_bracket(e, m, db, c, hi)
     if window:
         yield lambda e, m, db, hi, c: window_bracket(e, m, db, hi, eta, c)
-    yield lambda e, m, db, hi, c: two_set_bracket(e, m, db, c, hi)
     if outcomes <= GROUPED_MAX_OUTCOMES:
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
     lat = common_lattice(e)
