@@ -109,7 +109,8 @@ def key_set_lower(eps: np.ndarray, delta_bar_hi: float, h: float, floor: float,
     n_p = np.zeros(width)
     n_q = np.zeros(width)
     n_p[0] = n_q[0] = 1.0
-    w_p, w_q = np.exp(-eps).tolist(), np.exp(eps).tolist()
+    w_p = [math.exp(-x) for x in eps.tolist()]      # (libm's exp: within an ulp)
+    w_q = [math.exp(x) for x in eps.tolist()]
     for i, ai in enumerate(a.tolist()):
         if ai == 0:
             n_p *= 1.0 + w_p[i]
@@ -120,9 +121,10 @@ def key_set_lower(eps: np.ndarray, delta_bar_hi: float, h: float, floor: float,
     c_p, c_q = np.cumsum(n_p), np.cumsum(n_q)
     if not (math.isfinite(float(c_p[-1])) and math.isfinite(float(c_q[-1]))):
         return None
-    # relative error of every count and running sum: each step one product by a weight (exp: 2 u)
-    # and one addition (Higham §3.1), then the running sum over the window
-    r = 1.01 * (5 * k + width + 8) * U
+    # relative error of every count and running sum: each step one product by a weight (exp: 2 u
+    # charged for its ulp), one product and one addition (Higham §3.1; 8 u per step leaves room),
+    # then the running sum over the window
+    r = 1.01 * (8 * k + width + 8) * U
     # log Z: k terms of a few ulps each, summed correctly rounded (fsum)
     z_err = 4 * U * abs(log_z) + 4 * U * k + U
     z_lo = math.exp(log_z - z_err) * (1 - 4 * U)
