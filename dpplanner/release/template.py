@@ -260,7 +260,8 @@ def release(plan: dict, built, categories, records, customs, bounded=None) -> li
         for repetition in range(1, stat["repetitions"] + 1):
             label = stat["name"] + (f" #{repetition}" if stat["repetitions"] > 1 else "")
             for row in shaped(stat, label, measurement(data), scale, categories.get(stat["name"])):
-                rows.append(row if key is None else dict(row, group=key))
+                # a group's value carries one group's error, as the plan's table shows it
+                rows.append(row if key is None else dict(row, group=key, error=stat["error_one_group"]))
     for item in plan["custom"]:
         rows.append({"statistic": item["name"], "kind": "custom", "coordinate": "",
                      "value": customs[item["name"]](records), "error": None, "noise": "custom", "scale": None})

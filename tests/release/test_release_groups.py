@@ -87,6 +87,9 @@ def test_a_grouped_plan_releases_one_value_per_group_at_the_plans_noise(tmp_path
     assert sorted(r["group"] for r in by["income by region"]) == sorted(REGIONS)
     assert len(by["age by sex"]) == 2 * 3 and {r["group"] for r in by["age by sex"]} == {"f", "m"}
     assert "group" not in by["households"][0]
+    # each group's value with one group's error, the error the plan's table shows
+    for s, p in zip(plan.statistics, privacy):
+        assert {r["error"] for r in by[s.name]} == {p.cell_error if s.group_by else p.error}, s.name
     with open(tmp_path / "out" / "release.csv", newline="") as handle:
         assert {r["group"] for r in csv.DictReader(handle)} >= set(REGIONS)
 
