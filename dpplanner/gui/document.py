@@ -18,7 +18,7 @@ from dpplanner.gui.formatting import as_plain
 from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
 from dpplanner.gui.recovery_dialog import RecoveryDialog
 from dpplanner.gui.settings import Settings
-from dpplanner.model import Plan, PlanEvent, files
+from dpplanner.model import Plan, PlanEvent, display, files
 from dpplanner.model.examples import examples_dir
 
 PLAN_FILTER = "dpplanner plans (*.dpplan);;All files (*)"
@@ -124,10 +124,13 @@ class Document(QObject):
         self.loaded.emit(path is None and not len(plan) and not plan.title)
         note = " ".join(f"Note: {n}." for n in plan.notes)
         if plan.defaults:   # what the file did not say: the defaults of its missing fields
-            note += (f" Note: {len(plan.defaults)} optional fields were not in the file and took "
+            missing = display.counted(len(plan.defaults), "optional field")
+            note += (f" Note: {missing} {'was' if len(plan.defaults) == 1 else 'were'} not in the "
+                     f"file and took "
                      f"their defaults ({'; '.join(plan.defaults[:2])}"
                      f"{'; …' if len(plan.defaults) > 2 else ''}); dpplanner-cli validate lists them.")
-        opened = f"Opened {name}: {len(self.plan)} statistics, k = {self.plan.k}"
+        opened = (f"Opened {name}: {display.counted(len(self.plan), 'statistic')}, "
+                  f"k = {display.count(self.plan.k)}")
         if path is None and name == "untitled" and not len(plan):
             opened = "A new plan, untitled: no statistics yet (+ Statistic adds one)"
         if name.endswith(" (example)"):

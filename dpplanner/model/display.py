@@ -127,6 +127,11 @@ def count(value: int) -> str:
     return f"{int(value):,}"
 
 
+def counted(value: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: "1 statistic", "2,000 statistics"."""
+    return f"{count(value)} {noun if int(value) == 1 else (plural or noun + 's')}"
+
+
 def value(x: float, digits: int = 6) -> str:
     """A derived quantity that is neither a bound nor typed (a noise scale, a ratio, a spendable
     budget): ``digits`` significant digits, rounded to nearest."""

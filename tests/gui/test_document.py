@@ -107,3 +107,18 @@ def test_opening_a_file_that_left_fields_to_their_defaults_says_so(qtbot, window
     shown = window.status.label.text()
     assert "2 optional fields were not in the file and took their defaults" in shown
     assert "budget reserve = 0.0" in shown and "dpplanner-cli validate lists them" in shown
+
+
+def test_opening_a_one_statistic_plan_counts_in_the_singular(window, tmp_path):
+    """The status line reads "1 statistic" and "1 optional field was", not "1 statistics"."""
+    import json
+
+    doc = json.loads(example_path("census").read_text(encoding="utf-8"))
+    doc["statistics"] = doc["statistics"][:1]
+    del doc["budget"]["reserve"]
+    path = tmp_path / "one.dpplan"
+    path.write_text(json.dumps(doc))
+    assert window.document.open_path(path, confirm=False)
+    shown = window.status.label.text()
+    assert f"Opened one.dpplan: 1 statistic, k = {window.plan.k}" in shown
+    assert "1 optional field was not in the file" in shown

@@ -74,3 +74,10 @@ def test_percentages_round_up_and_never_overflow():
     assert display.percent_of(5.0, 1e-320) == "5.001e+322%"          # 5 / 1e-320 overflows a float
     assert display.percent_of(99.999, 1) == "9999.9%"
     assert display.percent_of(999.99999, 1) == "1.000e+05%"
+
+
+def test_counted_puts_the_noun_in_the_right_number():
+    assert display.counted(1, "statistic") == "1 statistic"
+    assert display.counted(0, "statistic") == "0 statistics"
+    assert display.counted(12000, "statistic") == "12,000 statistics"
+    assert display.counted(2, "query", "queries") == "2 queries"
