@@ -36,8 +36,8 @@ def test_an_edited_plan_is_bracketed_on_one_lattice(monkeypatch):
     forget()
     lattices = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None:
-                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel))
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None, **kw:
+                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel, **kw))
     r = engine.compose(eps, deltas, delta_g, "pld", eta, mult, mechanisms=mech)
     assert len(lattices) == 1 and lattices[0] > 1000      # not the first ~740-point lattice
     assert r.epsilon - r.epsilon_lower <= eta
@@ -59,12 +59,53 @@ def test_a_plan_on_the_lattice_keeps_the_first_rung(monkeypatch):
     forget()
     lattices = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None:
-                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel))
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None, **kw:
+                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel, **kw))
     r = engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
                        mechanisms=list(i.mechanisms))
     assert len(lattices) == 1 and lattices[0] < 4 * ladder.FIRST_POINTS
     assert r.epsilon - r.epsilon_lower <= i.eta / 8
+
+
+def test_the_last_rung_composes_only_its_upper_end_and_gives_the_same_total(monkeypatch):
+    """After edits that pin a few statistics, the redistributed epsilons sit off the lattice: the
+    first ~2000-point rung meets eta but not eta / 8, so a four times larger rung follows, the
+    last whatever its lower end. Only its upper end is composed: the total is the same bit for bit
+    as composing both ends there, the bracket still within eta (an allocation composes several
+    such plans per edit)."""
+    import dpplanner.engine.mechanisms.bracket as bracket_mod
+    import dpplanner.engine.mechanisms.spectral as spectral
+    from dpplanner import engine
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+    from dpplanner.model.redistribution import rebalanced
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    stats = list(plan.statistics)
+    for k in range(1, 8):
+        j = 7 * k % len(stats)
+        stats[j] = stats[j].replace(epsilon=stats[j].epsilon * (1.05 if k % 2 == 0 else 0.95), held=True)
+    i = composition_inputs(plan.budget, rebalanced(plan.budget, stats))
+    real = spectral.rung
+
+    def total(both: bool):
+        forget()
+        rungs = []
+
+        def rung(r, step, guess, cancel=None, lower=True):
+            rungs.append((bracket_mod.lattice_points(r, step), lower))
+            return real(r, step, guess, cancel, lower=lower or both)
+
+        monkeypatch.setattr(spectral, "rung", rung)
+        return engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
+                              mechanisms=list(i.mechanisms)), rungs
+
+    r, rungs = total(False)
+    assert [lower for _points, lower in rungs] == [True, False] and rungs[1][0] > 3 * rungs[0][0]
+    assert r.epsilon - r.epsilon_lower <= i.eta
+    both, _ = total(True)
+    assert r.epsilon == both.epsilon and r.epsilon_lower <= both.epsilon_lower
 
 
 def test_the_floor_on_optimal_is_read_on_a_coarse_lattice_first(monkeypatch):
@@ -160,7 +201,8 @@ def test_the_lattices_of_a_coarser_eta_are_the_first_ones_of_a_finer_eta(monkeyp
                [Gaussian(float(m)) for m in rng.uniform(100, 1000, 300)]
     lattices = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None: lattices.append(step) or real(r, step, guess, cancel))
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None, **kw:
+                        lattices.append(step) or real(r, step, guess, cancel, **kw))
     seen, previous = [], None
     for eta in (1e-1, 1e-2, 1e-3, 1e-4):
         forget()

@@ -100,16 +100,20 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
     own = []        # each rung's own width
     guess = cap if math.isfinite(cap) else max(floor, 1.0)
+    upper_only = False
     for it in range(MAX_REFINE + 1):
         if cancel is not None:
             cancel.check()
         used = step
         try:
-            up_here, lo_here = spectral.rung(r, step, guess, cancel)
+            up_here, lo_here = spectral.rung(r, step, guess, cancel, lower=not upper_only)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
             break
-        up, lo = min(up, up_here), max(lo, lo_here)
+        up = min(up, up_here)
+        if upper_only:
+            break
+        lo = max(lo, lo_here)
         guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
         own.append(up_here - lo_here)
         if progress is not None:
@@ -129,6 +133,10 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
             why = f"the finest lattice within {MAX_POINTS:,} points was reached"
             break
         step = nxt
+        # a rung of CHEAP_POINTS or more after the width met eta is the last one whatever its lower
+        # end: only its upper end is composed (the lower one would at most narrow a bracket
+        # already within eta, at the cost of a second composition)
+        upper_only = width <= eta and lattice_points(r, step) >= CHEAP_POINTS
     detail = f"pld lattice {used:.3g}"
     if floor > lo:
         lo = floor

@@ -281,8 +281,9 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
     return sup_root(atoms, delta_bar)
 
 
-def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
-    """(upper, lower) on lattice ``step``; x_guess: where the root is expected.
+def rung(r, step: float, x_guess: float, cancel=None, lower: bool = True) -> tuple[float, float]:
+    """(upper, lower) on lattice ``step``; x_guess: where the root is expected; ``lower`` False:
+    the upper end only (the same number), 0 below.
 
     With the hybrid bound and no discrete kinds, one composition serves both ends: the exact
     releases' delta is at least that of the upper parameters' less a Lipschitz charge (a single
@@ -295,6 +296,8 @@ def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
     theta, estimate = _theta(r, up_side, step, x_guess)
     if math.isfinite(estimate) and 0.0 < estimate < x_guess:
         x_guess = estimate
+    if not lower:       # (the composition of the upper end, without the hybrid charge's sums)
+        return _upper(r, _composed(replace(up_side, gaps=None), step, theta, True)[0], theta, x_guess), 0.0
     if hybrid_applies(r) and not r.disc:
         comp, log_ratio = _composed(up_side, step, theta, True)
         up = _upper(r, comp, theta, x_guess)
