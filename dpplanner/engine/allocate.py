@@ -19,10 +19,13 @@ import numpy as np
 
 from .compose import compose, compose_one
 from .errors import BudgetError
+from .optimal import deadline as clock
+from .optimal.deadline import with_limit
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
-from .validation import Releases, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan
+from .validation import (Releases, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan,
+                         validate_time_limit)
 
 #: Brent's tolerance on t, relative; well inside the 1e-6 relative waste allowed. (The total is a
 #: lattice-dependent step function of t on the fast optimal path, so Brent often falls back to
@@ -121,8 +124,14 @@ def _weights(weights, free: np.ndarray) -> np.ndarray:
 
 def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: str = OPTIMAL,
              eta: float = 1e-3, multiplicities=None, mechanisms=None, cancel: Optional[CancelToken] = None,
-             progress: Optional[ProgressCallback] = None) -> Allocation:
+             progress: Optional[ProgressCallback] = None, time_limit: Optional[float] = None) -> Allocation:
+    """The free queries scaled to spend ``epsilon_g`` (see the module doc). ``time_limit`` (seconds,
+    optional): every composition of the search from then on gives the cheaper theorems' bound
+    (``compose_one``), so the search ends soon after on a scale whose certified total fits (the
+    waste is larger; ``composition.extra["waste_reason"]`` says why); without it the result
+    depends only on the arguments."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
+    deadline = with_limit(cancel, validate_time_limit(time_limit))
     epsilon_g = validate_epsilon_g(epsilon_g)
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)
@@ -147,7 +156,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             e = eps_at(t)
             e.flags.writeable = False
             totals[t] = compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech),
-                                                           delta_g, eta, cancel))
+                                                           delta_g, eta, deadline))
         return totals[t]
 
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
@@ -198,8 +207,11 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).
     for attempt in range(_REFINE_ROUNDS + 1):
         final = eps_at(t)
-        result = compose(final.tolist(), plan.delta.tolist(), delta_g, theorem, eta, plan.mult.tolist(),
-                         mechanisms=plan.mech, cancel=cancel)
+        if deadline is not cancel:      # time-limited: the search's certified total of these very
+            result = composed(t)        # inputs (kept; after the limit a cheaper theorem's)
+        else:
+            result = compose(final.tolist(), plan.delta.tolist(), delta_g, theorem, eta, plan.mult.tolist(),
+                             mechanisms=plan.mech, cancel=cancel)
         if result.epsilon <= epsilon_g:
             break
         t = 0.0 if attempt == _REFINE_ROUNDS - 1 else t * (1.0 - min(1e-12 * 4.0 ** attempt, 0.5))
@@ -208,7 +220,12 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     waste = (epsilon_g - result.epsilon) / epsilon_g if epsilon_g > 0 else 0.0
     extra = {**result.extra, "scale": t, "waste": waste}
     width = result.epsilon - result.epsilon_lower if result.epsilon_lower is not None else 0.0
-    if width > eta:
+    if deadline is not cancel and clock.now() > deadline.end:
+        extra["time_limited"] = True
+        extra["waste_reason"] = (f"{deadline.reason()}: the search ended on the best scale whose certified "
+                                 f"total fits the budget ({result.detail}); up to {waste:.3g} of the budget "
+                                 "may be left unspent")
+    elif width > eta:
         # the budget is met by the certified upper end; with a bracket wider than eta (its detail
         # says why) the exact total may be up to its width lower: that much may be left unspent
         extra["waste_reason"] = (f"the total's certified bracket is {width:.3g} wide, more than eta = {eta:g} "

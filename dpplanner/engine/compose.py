@@ -8,6 +8,8 @@ from dataclasses import replace
 from typing import Optional
 
 from .errors import NotApplicable
+from .never_worse import best_cheap
+from .optimal.deadline import OutOfTime, with_limit
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, THEOREMS, theorem as registry_entry, validate_theorems
 from .types import CancelToken, Composition, ProgressCallback
@@ -15,10 +17,29 @@ from .validation import validate_delta_g, validate_eta, validate_plan, validate_
 
 
 def compose_one(name: str, inputs: ComposeInputs) -> Composition:
-    """One registered theorem on already-validated inputs, timed."""
+    """One registered theorem on already-validated inputs, timed. A theorem stopped by the
+    caller's time limit (``inputs.cancel`` a deadline) gives the cheaper theorems' bound."""
     start = time.perf_counter()
-    result = registry_entry(name).compose(inputs)
+    try:
+        result = registry_entry(name).compose(inputs)
+    except OutOfTime:
+        result = out_of_time(name, inputs)
     return replace(result, seconds=time.perf_counter() - start)
+
+
+def out_of_time(name: str, inputs: ComposeInputs) -> Composition:
+    """``name``'s total when the time limit stopped it before it had a bracket: the least of the
+    cheaper theorems' bounds and of the optimal composition if it was computed already (each
+    bounds the composition of any releases with these (eps_i, delta_i), so also this theorem's,
+    noise-aware or not), marked and with the reason."""
+    cheap, names = best_cheap(inputs.sums, inputs.delta_g)
+    upper, source = float(cheap[0]), f"{names[0]} (a cheaper theorem)"
+    known = inputs.known_optimal()
+    if known is not None and known.epsilon < upper:
+        upper, source = known.epsilon, f"the optimal composition ({known.detail})"
+    reason = inputs.cancel.reason() if hasattr(inputs.cancel, "reason") else "stopped at the time limit"
+    return Composition(name, upper, inputs.delta_g, detail=f"{reason}: upper bound from {source}",
+                       extra={"time_limited": True})
 
 
 def compose(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 1e-3, multiplicities=None,
@@ -29,12 +50,14 @@ def compose(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 1e-3
     ``mechanisms`` (optional, one of engine.MECHANISMS per row) says what each release is; only the
     noise-aware theorems use it. ``time_limit`` (seconds, optional): the optimal engine (optimal,
     concurrent) stops refining there and returns the certified bracket it has, its ``detail`` saying
-    so; without it the result depends only on the arguments, never on the machine's speed. Raises
+    so; any other theorem still working then returns the least of the cheaper theorems' bounds
+    (``extra["time_limited"]``, its ``detail`` saying so); without it the result depends only on
+    the arguments, never on the machine's speed. Raises
     ValueError on bad input and NotApplicable (a ValueError) for kov on unequal queries.
     """
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
-    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), cancel, progress,
-                           validate_time_limit(time_limit))
+    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta),
+                           with_limit(cancel, validate_time_limit(time_limit)), progress)
     return compose_one(registry_entry(theorem).name, inputs)
 
 
@@ -43,11 +66,11 @@ def compose_all(epsilons, deltas, delta_g, eta: float = 1e-3, multiplicities=Non
                 progress: Optional[ProgressCallback] = None, time_limit: Optional[float] = None
                 ) -> dict[str, Composition]:
     """Every requested theorem at once; a theorem that does not apply comes back applicable=False.
-    ``time_limit``: as for ``compose``, for the optimal engine's one computation (shared by optimal
-    and concurrent)."""
+    ``time_limit``: as for ``compose``, one limit for the whole call (the optimal engine's one
+    computation is shared by optimal and concurrent)."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
-    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), cancel,
-                           time_limit=validate_time_limit(time_limit))
+    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta),
+                           with_limit(cancel, validate_time_limit(time_limit)))
     names = validate_theorems(theorems)
     results: dict[str, Composition] = {}
     for j, name in enumerate(names):

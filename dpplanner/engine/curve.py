@@ -16,11 +16,13 @@ from typing import Callable, Optional
 import numpy as np
 
 from .delta import prefix_delta_bar_bounds
+from .never_worse import best_cheap
+from .optimal.deadline import OutOfTime, with_limit
 from .stats import prefix_sums
 from .theorem_inputs import CurveInputs
-from .theorems import THEOREMS, theorem as registry_entry, validate_theorems
+from .theorems import KOV, THEOREMS, theorem as registry_entry, validate_theorems
 from .types import CancelToken, ProgressCallback
-from .validation import validate_delta_g, validate_eta, validate_expandable, validate_plan
+from .validation import validate_delta_g, validate_eta, validate_expandable, validate_plan, validate_time_limit
 
 MODES = ("prefix", "repeat")
 
@@ -74,7 +76,8 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
           theorems=THEOREMS, eta: float = 1e-2, multiplicities=None, mechanisms=None,
           lower: bool = True, cancel: Optional[CancelToken] = None,
           progress: Optional[ProgressCallback] = None,
-          optimal_curve: Optional[Callable[[], Optional[tuple]]] = None) -> Curve:
+          optimal_curve: Optional[Callable[[], Optional[tuple]]] = None,
+          time_limit: Optional[float] = None) -> Curve:
     """Sound total epsilon under each theorem after k = 1..K queries.
 
     ``mode="prefix"``: the first k queries of the plan in order (multiplicities expanded), K = the
@@ -85,7 +88,10 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     lower side (pld: half its work) do. ``optimal_curve``: where the generic optimal curve of the
     same request is being computed elsewhere (another process), a function that waits for its
     ``(upper, lower)`` arrays (or None: compute it here); pld's curve, never above it, asks for it
-    only once its own read-outs are done.
+    only once its own read-outs are done. ``time_limit`` (seconds, optional, one limit for the
+    whole call): a theorem still working then gives, at every point, the least of the cheaper
+    theorems' bounds (valid for any releases with these (eps_i, delta_i)), no lower bound, and a
+    note saying so; without it the curve depends only on the arguments.
     """
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     delta_g = validate_delta_g(delta_g)
@@ -97,6 +103,7 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
         raise ValueError(f"unknown curve mode {mode!r}; known modes are {', '.join(MODES)}")
     if points is not None:
         points = _positive_int(points, "points")
+    limit = validate_time_limit(time_limit)
     if mode == "prefix":
         k_total = plan.k if k_max is None else min(_positive_int(k_max, "k_max"), plan.k)
     else:
@@ -115,21 +122,37 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
     inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
-                         cancel, want_lower=lower, optimal_source=optimal_curve)
+                         with_limit(cancel, limit), want_lower=lower, optimal_source=optimal_curve)
     uppers: dict = {}
     lowers: dict = {}
     notes: dict = {}
     for j, name in enumerate(names):
-        inputs.check()
+        if cancel is not None:
+            cancel.check()
         if progress is not None:
             inputs.progress = lambda f, j=j: progress((j + min(max(f, 0.0), 1.0)) / len(names))
-        out = registry_entry(name).curve(inputs)
+        try:
+            out = registry_entry(name).curve(inputs)
+        except OutOfTime:
+            out = _out_of_time(inputs, name)
         uppers[name], low = out[0], out[1]
         lowers[name] = low if lower else None
         notes[name] = tuple(out[2]) if len(out) > 2 else width_notes(uppers[name], lowers[name], eta)
     if progress is not None:
         progress(1.0)
     return Curve(ks=ks, upper=uppers, lower=lowers, notes=notes)
+
+
+def _out_of_time(inputs: CurveInputs, name: str) -> tuple:
+    """A theorem's curve when the time limit stopped it: the cheaper theorems' least bound per
+    point (as ``compose_one`` gives for a total), no lower bound, each point saying why; kov's
+    stays not applicable (nan) past the leading run of equal queries."""
+    cheap, names = best_cheap(inputs.sums, inputs.delta_g)
+    up = np.array(cheap, dtype=float)
+    if name == KOV:
+        up[inputs.ks > inputs.homogeneous_len] = np.nan
+    why = f"{inputs.cancel.reason()}: upper bound from "
+    return up, None, tuple("" if np.isnan(u) else why + n + " (a cheaper theorem)" for u, n in zip(up, names))
 
 
 def width_notes(upper: np.ndarray, lower: Optional[np.ndarray], eta: float, why: str = "") -> tuple:

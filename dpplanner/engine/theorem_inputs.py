@@ -80,6 +80,10 @@ class ComposeInputs:
         # exact running sums cost ~1 us a query: only the closed forms ask for them
         return plan_sums(self.plan)
 
+    def known_optimal(self) -> Optional[Composition]:
+        """The optimal composition if a theorem has asked for it already, else None."""
+        return self._optimal
+
     def optimal(self) -> Composition:
         if self._optimal is None:
             self._optimal = optimal(self.plan, self.delta_g, self.eta, self.cancel, self.progress, self.sums,

@@ -263,6 +263,8 @@ DEFAULT_THEOREM = "pld"
 LEGACY_THEOREM = "optimal"
 #: The generic optimal composition: pld's curve never exceeds its curve.
 OPTIMAL = "optimal"
+#: The exact homogeneous theorem: it applies only while the queries are copies of the first.
+KOV = "kov"
 #: What the privacy profile brackets (the plan's actual noise): drawn in its colour.
 PROFILE_THEOREM = "pld"
 #: Names in display order; ties in ``best`` go to the earlier one.

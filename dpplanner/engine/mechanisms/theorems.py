@@ -21,6 +21,7 @@ import numpy as np
 
 from ..delta import log_survival, total_delta_down, total_delta_up
 from ..memo import Memo
+from ..optimal.deadline import Deadline
 from ..types import Composition
 from ..validation import Releases
 from .bracket import MAX_POINTS, aligned_step, composed_pmf, initial_step, lattice_points, side
@@ -73,7 +74,8 @@ def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, pro
     known = _TOTALS.get(key)
     if known is None:
         known = _pld_composition(plan, delta_g, eta, cancel, progress, generic_total)
-        _TOTALS.put(key, known)
+        if not isinstance(cancel, Deadline):    # under a caller's time limit it may be cut short
+            _TOTALS.put(key, known)
     return replace(known, seconds=time.perf_counter() - start)
 
 
