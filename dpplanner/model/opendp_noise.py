@@ -26,6 +26,7 @@ Errors at confidence 1 - beta (every coordinate at once, union bound over m coor
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -173,15 +174,19 @@ def _dg_count(sigma: float, beta: float) -> int:
     return math.ceil(sigma * -float(ndtri(beta / 2.0)) * (1 + 1e-15))
 
 
-def _dl_prefix(t: float, m: int, beta: float) -> float:
+@functools.lru_cache(maxsize=1024)
+def _dl_prefix(t: float, m: int, beta: float) -> int:
     """s (lattice units) with P(max_J |S_J| >= s) <= beta for m iid discrete Laplace(t):
-    union over the m prefixes of 2 min_u e^{-us} M(u)^m, M the discrete Laplace MGF."""
+    union over the m prefixes of 2 min_u e^{-us} M(u)^m, M the discrete Laplace MGF. (Remembered:
+    a plan of many alike statistics asks again with the same arguments.)"""
     target = math.log(beta)
 
     def log_bound(s: float) -> float:
         best = math.inf
         lo, hi = 0.0, 1.0 / t          # M(u) is finite for u < 1/t
-        for _ in range(100):           # ternary search: -us + m log M(u) is convex in u
+        for _ in range(100):           # ternary search: -us + m log M(u) is convex in u; every u
+            if hi - lo <= 1e-10 * hi:  # gives a valid bound, so stopping early stays sound
+                break
             u1, u2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
             f1, f2 = _log_chernoff(u1, s, m, t), _log_chernoff(u2, s, m, t)
             best = min(best, f1, f2)
@@ -198,15 +203,15 @@ def _dl_prefix(t: float, m: int, beta: float) -> float:
         lo, hi = hi, hi * 2.0
     else:
         raise ValueError(f"no discrete Laplace CDF error found for {m} cells at beta = {beta:g}")
-    for _ in range(200):
-        if hi - lo <= 1e-12 * hi:
-            break
-        mid = 0.5 * (lo + hi)
+    # the least whole s with a bound <= beta (the bound falls as s grows): bisect on whole numbers
+    below, above = math.floor(lo), math.ceil(hi)     # the bound fails at ``below``, holds at ``above``
+    while above - below > 1:
+        mid = (below + above) // 2
         if log_bound(mid) > target:
-            lo = mid
+            below = mid
         else:
-            hi = mid
-    return math.ceil(hi)
+            above = mid
+    return above
 
 
 def _log_chernoff(u: float, s: float, m: int, t: float) -> float:

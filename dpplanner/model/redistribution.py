@@ -19,15 +19,22 @@ def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
                progress=None) -> tuple[Statistic, ...]:
     """The statistics after redistribution; PlanError (with ``held_indices`` when the pins alone
     use the budget) if there is none. Pinned (held) statistics keep their epsilon."""
+    return allocated(budget, stats, cancel=cancel, progress=progress)[0]
+
+
+def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progress=None,
+              time_limit=None):
+    """``rebalanced``'s statistics and the engine's Allocation (its ``composition``: the certified
+    total of those statistics; None for an empty plan). ``time_limit`` as engine.allocate takes it."""
     if not stats:
-        return tuple(stats)
+        return tuple(stats), None
     pinned = sum(s.epsilon * s.repetitions for s in stats if s.held)
     if all(s.held for s in stats) or pinned >= budget.spendable_epsilon:
         check_holds(budget, stats)      # a refusal is likely: say so at once, naming the pins
     request = allocation_request(budget, stats)
     from dpplanner import engine
     try:
-        result = request.run(cancel=cancel, progress=progress)
+        result = request.run(cancel=cancel, progress=progress, time_limit=time_limit)
     except engine.BudgetError as exc:
         # the pins alone using the budget is the usual reason; otherwise it is checked only now (a
         # composition of the pinned statistics), as an allocation that succeeds proves they leave room
@@ -36,13 +43,15 @@ def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
         raise PlanError(f"redistribution refused: {exc}", held_indices=held) from None
     except ValueError as exc:
         raise PlanError(f"redistribution failed under the {request.theorem} theorem: {exc}") from None
-    return with_epsilons(stats, list(result.epsilons), [not h for h in request.held])
+    return with_epsilons(stats, list(result.epsilons), [not h for h in request.held]), result
 
 
-def rebalance(plan: Plan) -> None:
-    """Redistribute ``plan`` now (one "changed" event), or raise PlanError and change nothing."""
-    stats = rebalanced(plan.budget, plan.statistics)
+def rebalance(plan: Plan, *, progress=None, time_limit=None):
+    """Redistribute ``plan`` now (one "changed" event), or raise PlanError and change nothing.
+    Returns the engine's Allocation (``progress`` and ``time_limit`` as engine.allocate takes them)."""
+    stats, allocation = allocated(plan.budget, plan.statistics, progress=progress, time_limit=time_limit)
     plan.apply_allocation([s.epsilon for s in stats], held=[s.held for s in stats])
+    return allocation
 
 
 def rebalanced_edit(plan: Plan, edit: Callable[[Plan], object]) -> None:

@@ -36,12 +36,15 @@ def _num(x: Optional[float], digits: int = 6) -> str:
     return "—" if x is None else display.value(x, digits)
 
 
-def plan_totals(plan: Plan, theorems: Optional[Sequence[str]] = None):
-    """engine.compose_all over the plan and the name of the best valid total."""
+def plan_totals(plan: Plan, theorems: Optional[Sequence[str]] = None, *, progress=None,
+                time_limit: Optional[float] = None):
+    """engine.compose_all over the plan and the name of the best valid total (``progress`` and
+    ``time_limit`` as engine.compose_all takes them)."""
     inp = plan.composition_inputs()
     results = engine.compose_all(list(inp.epsilons), list(inp.deltas), inp.delta_g, eta=inp.eta,
                                  multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms),
-                                 theorems=tuple(theorems or engine.THEOREMS))
+                                 theorems=tuple(theorems or engine.THEOREMS), progress=progress,
+                                 time_limit=time_limit)
     try:
         best = engine.best(results)
     except ValueError:
@@ -61,13 +64,20 @@ def curve_eta(plan: Plan) -> float:
 
 
 def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int = 60,
-               eta: Optional[float] = None):
-    """engine.curve over the plan's prefixes (plan order, repetitions expanded)."""
+               eta: Optional[float] = None, *, progress=None, time_limit: Optional[float] = None):
+    """engine.curve over the plan's prefixes (plan order, repetitions expanded). Where every query
+    is the same release (one statistic repeated, or identical ones), the first k queries are that
+    release k times: the engine's "repeat" mode, exact roots per point instead of composing the
+    queries one by one."""
     inp = plan.composition_inputs()
-    return engine.curve(list(inp.epsilons), list(inp.deltas), inp.delta_g, mode="prefix",
+    same = len(set(zip(inp.epsilons, inp.deltas, inp.mechanisms))) == 1
+    rows = 1 if same else len(inp.epsilons)
+    return engine.curve(list(inp.epsilons[:rows]), list(inp.deltas[:rows]), inp.delta_g,
+                        mode="repeat" if same else "prefix", k_max=plan.k if same else None,
                         points=points, theorems=tuple(theorems or engine.THEOREMS),
                         eta=eta if eta is not None else curve_eta(plan),
-                        multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms))
+                        multiplicities=None if same else list(inp.multiplicities),
+                        mechanisms=list(inp.mechanisms[:rows]), progress=progress, time_limit=time_limit)
 
 
 def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
