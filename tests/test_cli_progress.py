@@ -8,8 +8,8 @@ import io
 import sys
 import threading
 
-from dpplanner import cli_terminal
-from dpplanner.cli_terminal import Progress, on_terminal
+from dpplanner.cli import terminal as cli_terminal
+from dpplanner.cli.terminal import Progress, on_terminal
 
 
 class Terminal(io.StringIO):
@@ -74,3 +74,51 @@ def test_the_cli_names_its_command_on_the_line(monkeypatch, capsys):
     from dpplanner.cli import main
     assert main(["validate", "census"]) == 0
     assert seen == ["dpplanner-cli validate"]
+
+
+def test_the_line_says_how_far_the_work_got_once_it_is_told():
+    tty = Terminal()
+    progress = Progress(tty, "dpplanner-cli curve")
+    progress.show(1.0)
+    progress.report("100 points: theorem 7 of 8 (pld), 40%")
+    progress.show(12.0)
+    assert tty.getvalue() == ("\rdpplanner-cli curve: working... 1 s (Ctrl+C stops it)\x1b[K"
+                              "\rdpplanner-cli curve: 100 points: theorem 7 of 8 (pld), 40%, 12 s "
+                              "(Ctrl+C stops it)\x1b[K")
+
+
+def _reported(monkeypatch) -> list:
+    """What the commands tell the progress line, in order (the engine's own callbacks drive it)."""
+    told: list = []
+    monkeypatch.setattr(cli_terminal, "_current", None)
+    real = cli_terminal.Progress.report
+    monkeypatch.setattr(cli_terminal.Progress, "report", lambda self, text: told.append(text) or real(self, text))
+    return told
+
+
+def test_curve_reports_each_theorem_from_the_engines_progress(monkeypatch, capsys):
+    told = _reported(monkeypatch)
+    from dpplanner.cli import main
+    assert main(["curve", "psi-survey", "--points", "4", "--theorem", "basic", "--theorem", "optimal"]) == 0
+    within = [t for t in told if t.startswith("4 points: theorem 2 of 2 (optimal), ")]
+    assert within and all(t.endswith("%") for t in within)      # how far into the optimal curve
+    assert told[-1] == "4 points: 2 of 2 theorems done"
+
+
+def test_allocate_reports_each_composition_of_its_search(monkeypatch, capsys):
+    told = _reported(monkeypatch)
+    from dpplanner.cli import main
+    assert main(["allocate", "psi-survey", "--json"]) == 0
+    steps = [t for t in told if t.startswith("composition ")]
+    assert steps[0] == "composition 1 of the search (each of all 8 statistics under pld)"
+    assert [int(t.split()[1]) for t in steps] == list(range(1, len(steps) + 1))
+    assert told[-1] == f"search done after {len(steps)} compositions"
+
+
+def test_a_piped_command_writes_no_progress_and_its_json_stays_json(monkeypatch, capsys):
+    import json
+    from dpplanner.cli import main
+    monkeypatch.setattr(Progress, "DELAY", 0.0)
+    assert main(["compose", "census", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["statistics"] == 58

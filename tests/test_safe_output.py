@@ -167,7 +167,7 @@ def test_a_quantile_whose_error_is_infinite_is_explained_not_a_traceback(tmp_pat
 def test_a_numpy_scalar_in_any_engine_message_reaches_the_user_as_a_plain_number(capsys, monkeypatch):
     import numpy as np
 
-    from dpplanner import cli
+    from dpplanner.cli import arguments as cli
 
     def refuse(args):
         raise ValueError(f"epsilon = {np.float64(0.5)!r}, k = {np.int64(3)!r}")

@@ -12,11 +12,11 @@ def test_upper_rounds_up_and_lower_rounds_down():
 
 
 def test_cli_prints_totals_rounded_up(capsys, monkeypatch):
-    import dpplanner.cli as cli
+    import dpplanner.cli.totals_commands as cli
     real = cli.plan_totals
 
-    def nudged(plan, theorems=None):
-        totals, best = real(plan, theorems)
+    def nudged(plan, theorems=None, **options):
+        totals, best = real(plan, theorems, **options)
         from dataclasses import replace
         totals = {k: replace(v, epsilon=0.25 + 4e-7) if v.feasible else v for k, v in totals.items()}
         return totals, best

@@ -5,9 +5,10 @@ through ``safe_text.TerminalStream``, so control and bidirectional characters re
 as visible escapes, never as the raw bytes that would recolour, retitle or clear it.
 
 On a terminal, a command still working after a second says so on stderr, one line rewritten in
-place ("dpplanner-cli report: working... 12 s (Ctrl+C stops it)"), wiped before the command prints
-anything; piped or redirected, nothing is shown. Ctrl+C ends a command with status 130 and one
-line, not a traceback.
+place and wiped before the command prints anything: how far it got when the computation reports
+it (``report(text)``, e.g. "dpplanner-cli curve: theorem 7 of 8 (pld), 40%, 12 s (Ctrl+C stops
+it)"), else "working... 12 s"; piped or redirected, nothing is shown. Ctrl+C ends a command with
+status 130 and one line, not a traceback.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Progress:
     def __init__(self, stream: TextIO, what: str) -> None:
         self._stream, self._what = stream, what
         self._shown = False
+        self._detail = ""
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -54,11 +56,17 @@ class Progress:
             if self._done.wait(self.EVERY):
                 return
 
+    def report(self, detail: str) -> None:
+        """How far the work got (shown from the next update on): the computation's own progress."""
+        with self._lock:
+            self._detail = detail
+
     def show(self, elapsed: float) -> None:
         """Write the line for ``elapsed`` seconds (over the last one), unless output began."""
         with self._lock:
             if self._tty and not self._done.is_set():
-                self._stream.write(f"\r{self._what}: working... {elapsed:.0f} s (Ctrl+C stops it)\x1b[K")
+                done = f"{self._detail}," if self._detail else "working..."
+                self._stream.write(f"\r{self._what}: {done} {elapsed:.0f} s (Ctrl+C stops it)\x1b[K")
                 self._stream.flush()
                 self._shown = True
 
@@ -84,12 +92,23 @@ class _Output(TerminalStream):
         return super().write(text)
 
 
+#: The running command's progress line (None outside ``on_terminal``).
+_current: Optional[Progress] = None
+
+
+def report(detail: str) -> None:
+    """Tell the running command's progress line how far the work got (nothing if there is none)."""
+    if _current is not None:
+        _current.report(detail)
+
+
 def on_terminal(command: Callable[[], int], what: str = "dpplanner-cli") -> int:
     """``command()`` with stdout and stderr passed through ``TerminalStream`` and a progress line
     on a terminal; a reader that went away (``| head``) ends it quietly with status 0, Ctrl+C with
     status 130."""
+    global _current
     streams = sys.stdout, sys.stderr
-    progress = Progress(sys.stderr, what)
+    progress = _current = Progress(sys.stderr, what)
     sys.stdout, sys.stderr = _Output(sys.stdout, progress), _Output(sys.stderr, progress)
     progress.start()
     try:
@@ -107,6 +126,7 @@ def on_terminal(command: Callable[[], int], what: str = "dpplanner-cli") -> int:
         return 0
     finally:
         progress.stop()
+        _current = None
         sys.stdout, sys.stderr = streams
 
 
