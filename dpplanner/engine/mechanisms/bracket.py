@@ -199,7 +199,7 @@ def initial_step(eta: float) -> float:
 
 
 def aligned_step(r: Twins, target: float) -> float:
-    """A step <= target on which the Laplace groups' a_i (lower side) are whole multiples where
+    """A step <= target (1 + 1e-9) on which the Laplace groups' a_i (lower side) are whole multiples where
     that costs little: an a_i off the lattice costs the lower twin less than half a step of it
     (kernels.laplace_lower), so the largest group (mult * a) is made exact, together with the
     groups whose a is a small rational multiple p/q of it, heaviest first, as long as the step
@@ -230,7 +230,11 @@ def aligned_step(r: Twins, target: float) -> float:
         # base <= a_i den / num for every aligned group (exact), so n steps of base / n fit below each
         base_i = Fraction(float(a_lo[i])) * den / num
         base_i = base_i if base is None else min(base, base_i)
-        n = q_i * max(1, math.ceil(float(base_i) / (target * q_i)))
+        # (a ratio within 1e-9 above a whole number counts as that number: an allocation scales
+        # every release and the target with them, so the ratio sits on a whole number, and its
+        # rounding must not flip n between edits - the total then jumped by ~1e-7 and the
+        # allocation hunted that jump for a dozen compositions)
+        n = q_i * max(1, math.ceil(float(base_i) / (target * q_i) * (1 - 1e-9)))
         step_i = float(base_i / n)
         while Fraction(step_i) * n > base_i:
             step_i = math.nextafter(step_i, 0.0)
