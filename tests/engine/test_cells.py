@@ -3,6 +3,7 @@ generic ones see the whole release's (eps_i, delta_i)."""
 
 import math
 
+import numpy as np
 import pytest
 
 from dpplanner import engine
@@ -74,6 +75,27 @@ def test_zcdp_calibration_is_the_least_sigma_it_certifies():
         assert cks_epsilon(sq / (2 * sigma ** 2), delta) <= eps
         assert cks_epsilon(sq / (2 * (sigma * (1 - 1e-9)) ** 2), delta) > eps * (1 - 1e-6)
         assert cks_epsilon(rho_for(eps, delta), delta) <= eps
+
+
+def test_rho_for_batched_bisection_gives_the_one_at_a_time_bits():
+    """rho_for decides its bisection's steps in batches (zcdp._bisect); the rho, hence every sigma
+    a plan and its release script calibrate through zCDP, is the one-at-a-time loop's to the bit."""
+    def one_at_a_time(eps, delta):
+        lo, hi = 1e-300, 1.0
+        while cks_epsilon(hi, delta) <= eps and hi < 1e300:
+            lo, hi = hi, hi * 16.0
+        for _ in range(200):
+            if hi <= lo * (1 + 1e-13):
+                break
+            mid = math.sqrt(lo * hi)
+            lo, hi = (mid, hi) if cks_epsilon(mid, delta) <= eps else (lo, mid)
+        return lo
+
+    rng = np.random.default_rng(25)
+    cases = [(0.1287384140610734, 2.5e-7), (1.0, 1e-6), (40.0, 0.3)]
+    cases += [(float(e), float(d)) for e, d in zip(np.exp(rng.uniform(-8, 3, 12)), np.exp(rng.uniform(-34, -1, 12)))]
+    for eps, delta in cases:
+        assert rho_for(eps, delta) == one_at_a_time(eps, delta)
 
 
 def test_curve_of_cells_ends_at_the_total():

@@ -108,13 +108,45 @@ def rho_for(epsilon: float, delta: float) -> float:
         if lo < 1e-290:
             raise ValueError(f"epsilon = {eps!r} at delta = {d!r} is below what zCDP can certify")
         lo /= 16.0
-    for _ in range(200):
-        if hi <= lo * (1 + 1e-13):
-            break
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    lo = _bisect(lo, hi, lambda rhos: cks_epsilon(rhos, d) <= eps)
+    if not fits(lo):     # (the batches' bits are the scalar ones; a scalar check costs little)
+        raise ArithmeticError(f"rho_for({eps!r}, {d!r}): the batched bisection gave a rho that does not fit")
     if len(_RHOS) < 1 << 14:
         _RHOS[key] = lo
+    return lo
+
+
+#: Bisection steps rho_for decides per batch (2^depth - 1 points evaluated at once).
+_BATCH_DEPTH = 8
+
+
+def _bisect(lo: float, hi: float, fits_many) -> float:
+    """The bisection in log rho from [lo, hi] (lo fits, hi does not) to hi <= lo (1 + 1e-13), at
+    most 200 steps, with every step's midpoint sqrt(lo hi) and its verdict exactly those of the
+    one-at-a-time loop: each batch evaluates the tree of the next _BATCH_DEPTH steps' possible
+    midpoints (255 points; heap order: node k's children are 2k + 1 where its midpoint fits,
+    2k + 2 where it does not) in one vectorised call, then follows the actual verdicts. Seven
+    calls instead of ~55 (a call costs about as much for 255 points as for one)."""
+    steps = 0
+    while steps < 200 and hi > lo * (1 + 1e-13):
+        mids, level = [], [(lo, hi)]
+        for _ in range(_BATCH_DEPTH):
+            nxt = []
+            for a, b in level:
+                m = math.sqrt(a * b)
+                mids.append(m)
+                nxt += [(m, b), (a, m)]
+            level = nxt
+        ok = np.asarray(fits_many(np.array(mids)), dtype=bool)
+        k = 0
+        for _ in range(_BATCH_DEPTH):
+            if steps >= 200 or hi <= lo * (1 + 1e-13):
+                break
+            if ok[k]:
+                lo, k = mids[k], 2 * k + 1
+            else:
+                hi, k = mids[k], 2 * k + 2
+            steps += 1
     return lo
 
 
