@@ -7,7 +7,9 @@ with every statistic's noise set to OpenDP's (discrete) and, alternating in the 
 continuous one. An edit is a statistic's weight changed by 5 %, the plan redistributed under its
 theorem, then every theorem's total and the 100-point cost curve (what an edit must update). Two
 figures per example and noise, wall and CPU time:
-- first edit: the first edit after opening, cold (the engine's memories emptied before it);
+- first edit: the first edit after opening, cold (the engine's memories emptied before it; the
+  process's one-time imports, e.g. scipy.optimize's ~0.3 s, are made before anything is timed:
+  they fell on whichever example and noise came first);
 - edits: the median of the next EDITS edits in a row (the engine keeps its memories between
   edits, as in the window).
 Target: OpenDP noise costs at most twice the continuous noise (CPU time, the same run). The
@@ -78,6 +80,7 @@ def ms(wall_cpu: tuple[float, float]) -> str:
 
 
 def main() -> int:
+    import scipy.optimize  # noqa: F401  (imported lazily by the engine: see the docstring)
     print(f"{'example':<16} {'noise':<11} {'first edit: CPU / wall ms':>26} {'edits: CPU / wall ms':>22}")
     for name in examples.EXAMPLE_NAMES:
         got = {}
