@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from dpplanner.gui.editing import PlanEditor
-from dpplanner.gui.formatting import as_plain
+from dpplanner.gui.formatting import as_caption, as_plain
 from dpplanner.gui.recovery import RecoveryCopy, RecoveryStore
 from dpplanner.gui.recovery_dialog import RecoveryDialog
 from dpplanner.gui.settings import Settings
@@ -141,7 +141,7 @@ class Document(QObject):
         menu.clear()
         recent = self.settings.recent_files()
         for path in recent:
-            action = menu.addAction(os.path.basename(path))
+            action = menu.addAction(as_caption(os.path.basename(path)))
             action.setToolTip(as_plain(path))
             action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
         if not recent:

@@ -1,6 +1,6 @@
 """Display text for the window: bounds rounded in the safe direction (shared with the CLI and
-the report, see ``dpplanner.model.display``), computation times, and tooltips that show plan text
-as it is."""
+the report, see ``dpplanner.model.display``), computation times, and tooltips, menu entries and
+buttons that show plan text as it is."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dpplanner.model.display import (count, error, error_with_units, exact, lowe
                                       value)
 
 __all__ = ["count", "error", "error_with_units", "exact", "lower", "percent_of", "upper", "value",
-           "seconds", "as_plain"]
+           "seconds", "as_plain", "as_caption"]
 
 
 def as_plain(text: str) -> str:
@@ -21,6 +21,13 @@ def as_plain(text: str) -> str:
     if not text or not Qt.mightBeRichText(text):
         return text
     return Qt.convertFromPlainText(text, Qt.WhiteSpaceMode.WhiteSpacePre)
+
+
+def as_caption(text: str) -> str:
+    """Text for an action, a menu entry, a button or a group box's title that Qt shows as the
+    text it is. There "&" marks the next letter as the keyboard accelerator (Qt's mnemonic), so
+    a statistic named "Sales & returns" would read "Sales  returns", its space underlined."""
+    return text.replace("&", "&&")
 
 
 def seconds(value: float) -> str:

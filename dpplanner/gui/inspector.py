@@ -27,6 +27,7 @@ from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.fields import RuleField
 from dpplanner.gui.grouping_fields import GroupingFields
 from dpplanner.gui.fitted_label import WrappingLabel
+from dpplanner.gui.formatting import as_caption
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Kind, Mechanism, PlanEvent, Statistic
 from dpplanner.model import display
 from dpplanner.model.implementation import implementation
@@ -189,7 +190,7 @@ class StatisticInspector(QGroupBox):
             return
         stat = plan[self.row]
         privacy = plan.privacy(self.row)
-        self.setTitle(f"Statistic {self.row + 1}: {stat.name}")
+        self.setTitle(as_caption(f"Statistic {self.row + 1}: {stat.name}"))
         for edit, text in ((self.name, stat.name), (self.variable, stat.variable),
                            (self.notes, stat.description)):
             edit.setText(text)

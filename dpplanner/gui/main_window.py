@@ -224,7 +224,7 @@ class MainWindow(QMainWindow):
 
         def describe(step: str) -> None:
             tip = f"{verb} “{step}” ({keys})" if step else f"{verb}: {idle} ({keys})"
-            action.setToolTip(tip)
+            action.setToolTip(as_plain(tip))
             action.setStatusTip(tip)
 
         action.setEnabled(False)

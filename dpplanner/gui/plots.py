@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 from dpplanner.gui import formatting
 from dpplanner.gui import theme as themes
 from dpplanner.gui.fitted_label import FittedLabel
-from dpplanner.gui.formatting import as_plain
+from dpplanner.gui.formatting import as_caption, as_plain
 from dpplanner.gui.lazy_canvas import LazyCanvas
 from dpplanner.gui.profile_plot import ProfilePlot
 from dpplanner.gui.shares_plot import SharesPlot
@@ -158,7 +158,7 @@ class CostPlot(LazyCanvas):
         """Name the statistic "repeat one query" repeats (the table's selection)."""
         self._repeat_name = name
         short = name if len(name) <= 24 else name[:23] + "…"
-        self.repeat_button.setText(f"repeat “{short}”" if name else "repeat one query")
+        self.repeat_button.setText(as_caption(f"repeat “{short}”") if name else "repeat one query")
         self.repeat_button.setToolTip(as_plain(
             f"Plot the total ε of “{name}” released k times (select another statistic in the "
             "table to change it)." if name else "Plot the total ε of the selected statistic repeated k times."))

@@ -4,6 +4,7 @@ control characters as visible escapes, so the SVG stays readable XML)."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,7 +16,7 @@ import svg_reading
 from dpplanner.gui.plots import CostPlot
 from dpplanner.gui.svg_export import export_plot
 from dpplanner.gui.table_model import COLUMN_INDEX
-from keys import type_into, wait_idle
+from keys import field, show_tab, type_into, wait_idle
 
 MARKUP = "<b>bold</b><img src=x>"
 
@@ -28,6 +29,40 @@ def as_qt_shows(text: str) -> str:
     else:
         doc.setPlainText(text)
     return doc.toPlainText()
+
+
+def as_caption_shows(text: str) -> str:
+    """What a menu entry, a button or a group box's title reads as on screen: "&&" is an "&", and
+    a lone "&" is not shown (it underlines the next letter, the keyboard accelerator)."""
+    return re.sub("&(.)", r"\1", text)
+
+
+def test_an_ampersand_in_a_name_reads_as_typed_in_menus_buttons_and_titles(qtbot, window, tmp_path):
+    name = "Sales & <b>returns</b>"          # (and markup: the tooltips are not rich text)
+    window.statistics_panel.select_row(0)
+    show_tab(window, "Statistic")
+    inspector = window.statistics_panel.inspector
+    type_into(qtbot, field(inspector, "Statistic name"), name)
+    wait_idle(qtbot, window)
+    assert window.plan[0].name == name
+    assert as_caption_shows(inspector.title()) == f"Statistic 1: {name}"
+    assert as_caption_shows(window.cost_plot.repeat_button.text()) == f"repeat “{name}”"
+    # the Edit menu's Undo and Redo entries name the step they take back or do again
+    type_into(qtbot, field(inspector, "Variable"), "sales")
+    wait_idle(qtbot, window)
+    undo, redo = window.undo_action, window.redo_action
+    assert as_caption_shows(undo.text()) == "Undo"
+    assert f"Undo “Edit '{name}'”" in as_qt_shows(undo.toolTip()) and name in undo.statusTip()
+    undo.trigger()
+    wait_idle(qtbot, window)
+    assert window.plan[0].variable == ""
+    assert f"Redo “Edit '{name}'”" in as_qt_shows(redo.toolTip()) and name in redo.statusTip()
+    # File > Open Recent names a plan file as it is called
+    redo.trigger()
+    wait_idle(qtbot, window)
+    assert window.document.save_to(tmp_path / "Sales & returns.dpplan")
+    window.recent_menu.aboutToShow.emit()     # what opening it does (a popup grabs the keyboard)
+    assert "Sales & returns.dpplan" in [as_caption_shows(a.text()) for a in window.recent_menu.actions()]
 
 
 def test_a_variable_typed_as_markup_reads_as_typed_in_the_inspector_and_the_tooltip(qtbot, window):
