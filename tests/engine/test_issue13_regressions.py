@@ -4,6 +4,7 @@ numbers, bounded work), each against its exact value."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import mpmath as mp
 import numpy as np
@@ -13,6 +14,7 @@ from dpplanner.engine import allocate, compose, curve
 from dpplanner.engine.delta import delta_bar_bounds
 from dpplanner.engine.optimal.pld import kernel_points
 from dpplanner.engine.optimal.prefix import _lattice_kernel
+from oracle import Oracle
 
 
 def _exact_delta_bar(delta_g, deltas, mult):
@@ -115,6 +117,25 @@ def test_huge_epsilons_get_a_sound_bracket_fast():
     c = curve([1e300, 2.0, 3.0] * 10, [0] * 30, 1e-9, points=5, theorems=("optimal",))
     up = c.upper["optimal"]
     assert np.all(up >= 1e300) and np.all(np.diff(up) >= 0)
+
+
+def test_a_huge_epsilons_far_outcomes_do_not_blur_the_others():
+    """Beside an epsilon of 1e300 the outcomes on its other side have logs ~ -1e300, with error
+    bounds ~ 1e285 that say nothing about the outcomes that carry mass: the grouped exact path
+    keeps a certified lower bound (it was 0) and computes no overflow on the way."""
+    from dpplanner.engine.optimal.exact import grouped_bracket
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        b = grouped_bracket(np.array([1e300, 2.0, 3.0]), np.array([1, 1, 1]), 1e-9)
+    assert b.upper >= 1e300 and b.lower >= 1e300 * (1 - 1e-9)
+    # an epsilon whose other side underflows (e^-750), beside outcomes in the normal range
+    for delta_bar in (1e-9, 1e-3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            b = grouped_bracket(np.array([750.0, 2.0, 3.0, 0.5]), np.array([1, 2, 1, 3]), delta_bar)
+        exact = Oracle([750.0, 2.0, 2.0, 3.0, 0.5, 0.5, 0.5]).opt_comp(delta_bar)
+        assert b.lower <= exact <= b.upper and b.upper - b.lower < 1e-8
 
 
 def test_every_exact_path_is_clamped_to_the_sum():

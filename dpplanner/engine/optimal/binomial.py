@@ -8,6 +8,8 @@ relative error of the result is bounded from the magnitudes involved.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
@@ -29,11 +31,21 @@ def binomial_logpmf(m: int, eps: float) -> tuple[np.ndarray, float]:
     The log-pmf is a sum of three gammaln values and two products, each with absolute error of a
     few ulps of its magnitude; scipy's gammaln is accurate to a few ulps, and we budget 8 ulps per
     term (a factor ~2 safety over the documented accuracy)."""
+    logpmf, errors = binomial_logpmf_each(m, eps)
+    lp, lq = log_rr(eps)
+    mag = 3.0 * gammaln(m + 1.0) + m * (abs(lp) + abs(lq)) + 4.0
+    return logpmf, 8 * U * mag + 8 * U
+
+
+def binomial_logpmf_each(m: int, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """binomial_logpmf with a bound on each entry's absolute error: the same budget term by term,
+    entry j's products being j log p and (m - j) log(1 - p). With a huge eps the entries far from
+    j = m have huge logs (and errors), which say nothing about the others'."""
     j = np.arange(m + 1, dtype=float)
     lp, lq = log_rr(eps)
     g = gammaln(m + 1.0)
     logpmf = g - gammaln(j + 1.0) - gammaln(m - j + 1.0) + j * lp + (m - j) * lq
-    mag = 3.0 * g + m * (abs(lp) + abs(lq)) + 4.0
+    mag = 3.0 * g + j * abs(lp) + (m - j) * abs(lq) + 4.0
     return logpmf, 8 * U * mag + 8 * U
 
 
@@ -51,11 +63,19 @@ def binomial_pmf(m: int, eps: float) -> tuple[np.ndarray, float, float]:
     return p, rel, underflow_loss(logpmf, p, logerr)
 
 
-def underflow_loss(logw: np.ndarray, w: np.ndarray, logerr: float) -> float:
-    """l1 bound on the error of the entries exp(logw) that fell below the normal range."""
+def underflow_loss(logw: np.ndarray, w: np.ndarray, logerr) -> float:
+    """l1 bound on the error of the entries exp(logw) that fell below the normal range (``logerr``:
+    a bound on the absolute error of every logw, or an array of each one's)."""
     under = w < TINY
     if not under.any():
         return 0.0
+    if np.ndim(logerr):
+        # each entry's own bound, and 4 ulps of its magnitude for forming it and logsumexp's
+        # differences (all <= its magnitude: every log here is below the normal range's, < 0)
+        logw_up = logw[under] + logerr[under] + 4 * U * (np.abs(logw[under]) + 1)
+        top = float(logsumexp(logw_up))
+        exact = math.exp(top + 4 * U * (abs(top) + 1)) * (1 + (logw_up.size + 4) * U)
+        return exact * (1 + 4 * U) + int(under.sum()) * SUB
     with np.errstate(under="ignore"):
         exact = float(np.exp(logsumexp(logw[under]) + logerr + 4 * U * (np.max(np.abs(logw[under])) + 1)))
     return exact * (1 + 4 * U) + int(under.sum()) * SUB

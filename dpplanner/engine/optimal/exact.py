@@ -12,8 +12,8 @@ from typing import Optional
 
 import numpy as np
 
-from .atoms import Atoms, U, sup_root
-from .binomial import binomial_logpmf, binomial_window, log_rr, underflow_loss
+from .atoms import TINY, Atoms, U, sup_root
+from .binomial import binomial_logpmf_each, binomial_window, log_rr, underflow_loss
 from .result import Bracket
 from ..numerics import widen_down, widen_up
 
@@ -76,26 +76,31 @@ def grouped_atoms(eps: np.ndarray, mult: np.ndarray, upper: bool) -> Atoms:
     """All joint outcomes (j_1..j_G) of G binomial groups, sorted by loss sum (2 j_g - m_g) eps_g."""
     l = np.zeros(1)
     logw = np.zeros(1)
-    rel_log = 0.0
+    log_err = np.zeros(1)      # a bound on each outcome's absolute error in logw
     mag = 0.0
     for e, m in zip(eps.tolist(), mult.tolist()):
         m = int(m)
-        lg, logerr = binomial_logpmf(m, e)  # exact logs: nothing has underflowed yet
-        rel_log += logerr + 2 * U * (float(np.max(np.abs(lg))) + 1)
+        lg, lg_err = binomial_logpmf_each(m, e)  # exact logs: nothing has underflowed yet
+        lg_err = lg_err + 2 * U * (np.abs(lg) + 1)
         le = e * (2.0 * np.arange(m + 1) - m)
         # kept sorted group by group: the new outcomes are m + 1 sorted runs, which a stable
         # (merging) sort joins in a third of the time one sort of the whole product took
         l = (le[:, None] + l[None, :]).ravel()
         logw = (lg[:, None] + logw[None, :]).ravel()
+        log_err = (lg_err[:, None] + log_err[None, :]).ravel()
         order = np.argsort(l, kind="stable")
-        l, logw = l[order], logw[order]
+        l, logw, log_err = l[order], logw[order], log_err[order]
         mag += m * e
     with np.errstate(under="ignore"):
         p = np.exp(logw)
-    log_rel = rel_log + (len(eps) + 2) * 4 * U * (float(np.max(np.abs(logw))) + 1)
-    rel_total = float(np.expm1(log_rel))
+    log_err += (len(eps) + 2) * 4 * U * (np.abs(logw) + 1)
+    # The relative bound is needed for the outcomes in the normal range only (their logs are
+    # > -709, and so are their errors' few ulps): below it underflow_loss bounds each absolutely.
+    # Outcomes of a huge epsilon's other side (logs ~ -1e300, errors ~ 1e285) stay out of it.
+    normal = p >= TINY
+    rel_total = math.expm1(float(np.max(log_err[normal]))) if normal.any() else 0.0
     lam = 4 * U * (len(eps) + 1) * mag
-    return Atoms(l, p, upper, rel=rel_total, err=underflow_loss(logw, p, log_rel), lam=lam)
+    return Atoms(l, p, upper, rel=rel_total, err=underflow_loss(logw, p, log_err), lam=lam)
 
 
 def grouped_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float,
