@@ -358,6 +358,9 @@ def _lower(r, step: float, comp, log_ratio, theta: float, top: float, mu: float,
             return root
         if x_min == 0.0:
             return 0.0
+        # the root read is below x_min (the lower twins' own distance from the upper end, e.g. a
+        # discrete release's atoms pooled off the lattice, exceeds the gap): charge from below that
+        # root next (lowering x_min only raises the charge, so the next root is at most this one)
         gap *= 4.0
-        x_min = max(0.0, top - gap)
+        x_min = max(0.0, min(top, root) - gap)
     return 0.0
