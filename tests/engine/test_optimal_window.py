@@ -3,6 +3,8 @@ eta for plans of up to a few thousand queries, against exact enumeration and the
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,20 @@ def test_multiplicities_are_spelled_out_and_tiny_deltas_stay_sound():
 def test_plans_beyond_the_window_are_left_to_the_other_paths():
     eps = np.random.default_rng(1).uniform(0.002, 0.1, 5000)
     assert window_bracket(eps, np.ones(eps.size, dtype=np.int64), 1e-7, 1e-7, 1e-3) is None
+
+
+@pytest.mark.parametrize("big", [710.0, 2000.0, 1e300])
+def test_an_epsilon_whose_weight_overflows_leaves_the_plan_to_the_other_paths(big):
+    """One epsilon beyond exp's range (e^710 overflows) among small ones: the window path steps
+    aside instead of raising OverflowError, and compose still brackets the plan."""
+    import warnings
+
+    from dpplanner.engine import compose
+
+    small = np.random.default_rng(1).uniform(0.01, 0.5, 40)
+    eps = np.concatenate([[big], small])
+    assert window_bracket(eps, np.ones(eps.size, dtype=np.int64), 1e-6, 1e-6, 1e-3) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        r = compose(eps.tolist(), [0.0] * eps.size, 1e-6, theorem="optimal")
+    assert big * (1 - 1e-9) <= r.epsilon_lower <= r.epsilon <= math.fsum(eps.tolist()) * (1 + 1e-12)

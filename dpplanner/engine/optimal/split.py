@@ -71,7 +71,10 @@ def _tilt_guess(e: np.ndarray, m: np.ndarray, delta_bar: float) -> float:
 def _tilted_variance(e: np.ndarray, theta: float) -> np.ndarray:
     """Variance of one query's loss under the tilt theta: tilting makes big-eps queries nearly
     deterministic, so they smooth little and small-eps ones a lot."""
-    return e * e / np.cosh(e * (1.0 + 2.0 * theta) / 2.0) ** 2
+    # 1 / cosh(x) = 2 e^-|x| / (1 + e^-2|x|): cosh itself overflows from |x| ~ 710 (an epsilon
+    # of 2000 beside small ones), where the variance is 0 to double precision
+    a = np.exp(-np.abs(e * (1.0 + 2.0 * theta) / 2.0))
+    return e * e * (2.0 * a / (1.0 + a * a)) ** 2
 
 
 def choose_smoothing(e, m, delta_bar, step, budget) -> np.ndarray:

@@ -57,8 +57,8 @@ def window_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi:
     eps = np.repeat(np.asarray(e, dtype=float), np.asarray(m, dtype=np.int64))
     total = math.fsum(eps.tolist())
     log_z = -math.fsum(np.log1p(np.exp(-eps)).tolist())
-    if log_z < -600 or not math.isfinite(total):
-        return None                      # Z = prod p_i would leave the normal range
+    if log_z < -600 or not math.isfinite(total) or float(np.max(eps)) > 700.0:
+        return None                      # Z = prod p_i, or a weight e^{eps_i}, would leave the range
     step = _start_step(eps, eta)
     # a first lower bound from the whole key range on a coarse grid gives the window's floor
     h0 = 2.0 ** math.ceil(math.log2(max(total / 4096.0, 2.0 ** -40)))
@@ -111,14 +111,15 @@ def key_set_lower(eps: np.ndarray, delta_bar_hi: float, h: float, floor: float,
     n_p[0] = n_q[0] = 1.0
     w_p = [math.exp(-x) for x in eps.tolist()]      # (libm's exp: within an ulp)
     w_q = [math.exp(x) for x in eps.tolist()]
-    for i, ai in enumerate(a.tolist()):
-        if ai == 0:
-            n_p *= 1.0 + w_p[i]
-            n_q *= 1.0 + w_q[i]
-        elif ai < width:
-            n_p[ai:] += w_p[i] * n_p[:width - ai]
-            n_q[ai:] += w_q[i] * n_q[:width - ai]
-    c_p, c_q = np.cumsum(n_p), np.cumsum(n_q)
+    with np.errstate(over="ignore", invalid="ignore"):     # an overflow is caught just below
+        for i, ai in enumerate(a.tolist()):
+            if ai == 0:
+                n_p *= 1.0 + w_p[i]
+                n_q *= 1.0 + w_q[i]
+            elif ai < width:
+                n_p[ai:] += w_p[i] * n_p[:width - ai]
+                n_q[ai:] += w_q[i] * n_q[:width - ai]
+        c_p, c_q = np.cumsum(n_p), np.cumsum(n_q)
     if not (math.isfinite(float(c_p[-1])) and math.isfinite(float(c_q[-1]))):
         return None
     # relative error of every count and running sum: each step one product by a weight (exp: 2 u
