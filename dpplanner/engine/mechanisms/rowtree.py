@@ -63,11 +63,14 @@ def _last_nonzero(p: np.ndarray) -> np.ndarray:
     return p.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
 
 
-def reduce_rows(rows: Rows) -> Tilted:
-    """The composition of every row, as one tilted kind (multiplicity 1)."""
+def reduce_rows(rows: Rows, cancel=None) -> Tilted:
+    """The composition of every row, as one tilted kind (multiplicity 1); ``cancel`` is checked
+    before each level of the tree."""
     r = rows
     skip = 0        # levels to go before trying to trim again (a trim that cut little is not repeated next)
     while r.t.shape[0] > 1:
+        if cancel is not None:
+            cancel.check()
         if r.t.shape[0] % 2:
             r = _append_identity(r)
         r = _level(r)

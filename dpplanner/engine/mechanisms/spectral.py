@@ -231,9 +231,10 @@ def _rr_cumulants(eps: np.ndarray, theta: float):
     return np.log(total) + top, mean, 4 * eps * eps * share * (1 - share)
 
 
-def _composed(side: Side, step: float, theta: float, upper: bool):
+def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
     """(composition, log of sum_j n_j R_j for the hybrid charge or None): the kinds that come at
-    most SPREAD times are rows of one pairwise tree, the others powers of their transforms."""
+    most SPREAD times are rows of one pairwise tree, the others powers of their transforms.
+    ``cancel`` (a caller's cancellation or time limit) is checked between transforms."""
     rows = tilt_rows(side.p, side.rel, side.err, step, theta) if side.p.shape[0] else None
     kinds = []
     if rows is not None:
@@ -241,12 +242,12 @@ def _composed(side: Side, step: float, theta: float, upper: bool):
         if few.any():
             rep = np.repeat(np.flatnonzero(few), side.mult[few])
             kinds.append(reduce_rows(Rows(rows.t[rep], rows.start[rep], rows.log_m[rep], rows.rel[rep],
-                                          rows.e1[rep], rows.e2[rep])))
+                                          rows.e1[rep], rows.e2[rep]), cancel))
         for i in np.flatnonzero(~few).tolist():
             kinds.append(Tilted(rows.t[i], 0, float(rows.log_m[i]), float(rows.rel[i]), float(rows.e1[i]),
                                 0.0, int(side.mult[i])))
     kinds += [tilt(k, theta, n) for k, n in side.kernels]
-    comp = compose(kinds, step, theta, _offset(side, upper))
+    comp = compose(kinds, step, theta, _offset(side, upper), cancel=cancel)
     log_ratio = None
     if side.gaps is not None and rows is not None:
         # R_j = e^{theta s} gaps_j / E_C[e^{theta Y_j}], that expectation bounded below
@@ -297,15 +298,16 @@ def rung(r, step: float, x_guess: float, cancel=None, lower: bool = True) -> tup
     if math.isfinite(estimate) and 0.0 < estimate < x_guess:
         x_guess = estimate
     if not lower:       # (the composition of the upper end, without the hybrid charge's sums)
-        return _upper(r, _composed(replace(up_side, gaps=None), step, theta, True)[0], theta, x_guess), 0.0
+        return _upper(r, _composed(replace(up_side, gaps=None), step, theta, True, cancel)[0], theta,
+                      x_guess), 0.0
     if hybrid_applies(r) and not r.disc:
-        comp, log_ratio = _composed(up_side, step, theta, True)
+        comp, log_ratio = _composed(up_side, step, theta, True, cancel)
         up = _upper(r, comp, theta, x_guess)
         lipschitz = (0.5 * math.fsum(((r.a_up - r.a_lo) * r.up_mult).tolist())
                      + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)) * (1 + 1e-9)
         lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
         return up, lo
-    here = (lambda cancel: _upper(r, _composed(up_side, step, theta, True)[0], theta, x_guess), ())
+    here = (lambda cancel: _upper(r, _composed(up_side, step, theta, True, cancel)[0], theta, x_guess), ())
     return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)
 
 
@@ -313,7 +315,7 @@ def lower_end(r, step: float, theta: float, x_guess: float, cancel=None) -> floa
     """The lower end as its own composition: the CTD twins of the lower parameters with the hybrid
     bound, or the lower twins (x_guess: an upper estimate of the root)."""
     hybrid = hybrid_applies(r)
-    comp, log_ratio = _composed(_side(r, step, False, hybrid), step, theta, False)
+    comp, log_ratio = _composed(_side(r, step, False, hybrid), step, theta, False, cancel)
     return _lower(r, step, comp, log_ratio if hybrid else None, theta, x_guess, r.mu_lo, 0.0)
 
 

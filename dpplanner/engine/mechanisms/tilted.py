@@ -183,9 +183,10 @@ class Composed:
 
 
 def compose(kinds: list[Tilted], step: float, theta: float, offset: float,
-            min_points: int = 256) -> Composed:
+            min_points: int = 256, cancel=None) -> Composed:
     """The composition of every kind (each to its multiplicity) on a window, tilted by theta.
     ``offset``: the sum of the kinds' offsets times their multiplicities, rounded to the safe side.
+    ``cancel`` is checked before each kind's transform (a fine lattice makes each one long).
 
     Errors per frequency (|transforms| <= 1 exactly): a kind's transform errs by at most its l2
     bound e_g; z^n by repeated squaring errs by n (e_g + 4 u) (1 + e_g + 4 u)^n (each product's
@@ -198,6 +199,8 @@ def compose(kinds: list[Tilted], step: float, theta: float, offset: float,
     l2_err = 0.0        # sum over kinds of n_g (||e_g||_2 + 4u sqrt(N))
     rel = log_m = inf_mass = e1 = 0.0
     for k in kinds:
+        if cancel is not None:
+            cancel.check()
         idx = (k.start + np.arange(k.t.size)) % n
         f = sfft.rfft(np.bincount(idx, weights=k.t, minlength=n), n, workers=1)
         # (folding onto the window adds non-negative terms: relative rounding, in rel below)
