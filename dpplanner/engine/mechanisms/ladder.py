@@ -25,8 +25,8 @@ from .bracket import MAX_POINTS, Twins, _gaussian_root, aligned_step, lattice_po
 from .cheap import cheap_lower, cheap_upper, laplace_root
 from .tilted import WindowTooWide
 
-#: A small lattice is kept only if it meets eta / 8 below this many points (a finer rung costs
-#: little more, and a tighter total wastes less budget in an allocation).
+#: A lattice small enough to cost little next to a composition (the floor on "optimal" and the
+#: curve's coarser lattice are sized from it).
 CHEAP_POINTS = 1 << 12
 #: Relative width below which no lattice is composed: rounding margins of its read-outs are larger.
 FLOAT_RESOLUTION = 1e-11
@@ -100,19 +100,16 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
     own = []        # each rung's own width
     guess = cap if math.isfinite(cap) else max(floor, 1.0)
-    upper_only = False
     for it in range(MAX_REFINE + 1):
         if cancel is not None:
             cancel.check()
         used = step
         try:
-            up_here, lo_here = spectral.rung(r, step, guess, cancel, lower=not upper_only)
+            up_here, lo_here = spectral.rung(r, step, guess, cancel)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
             break
         up = min(up, up_here)
-        if upper_only:
-            break
         lo = max(lo, lo_here)
         guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
         own.append(up_here - lo_here)
@@ -121,9 +118,10 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         width = min(up, cap) - lo
         if width <= eta and not first_fit:
             first_fit = step
-        # a small lattice is kept only if tight (eta / 8): the next rung costs little more up to
-        # CHEAP_POINTS, and a tighter total wastes less budget in an allocation
-        if width <= eta and (width <= eta / 8 or lattice_points(r, step) >= CHEAP_POINTS):
+        # the first rung that meets eta ends the climb: a finer one would lower the upper end by a
+        # few 1e-6 only (connect-the-dots is second order in the step) at four times the cost, on
+        # every composition of an allocation's search
+        if width <= eta:
             break
         if len(own) >= 3 and not (own[-1] < 0.7 * own[-2] or own[-2] < 0.7 * own[-3]):
             why = "two finer lattices in a row did not narrow it (rounding charged to delta dominates)"
@@ -133,10 +131,6 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
             why = f"the finest lattice within {MAX_POINTS:,} points was reached"
             break
         step = nxt
-        # a rung of CHEAP_POINTS or more after the width met eta is the last one whatever its lower
-        # end: only its upper end is composed (the lower one would at most narrow a bracket
-        # already within eta, at the cost of a second composition)
-        upper_only = width <= eta and lattice_points(r, step) >= CHEAP_POINTS
     detail = f"pld lattice {used:.3g}"
     if floor > lo:
         lo = floor

@@ -282,9 +282,8 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
     return sup_root(atoms, delta_bar)
 
 
-def rung(r, step: float, x_guess: float, cancel=None, lower: bool = True) -> tuple[float, float]:
-    """(upper, lower) on lattice ``step``; x_guess: where the root is expected; ``lower`` False:
-    the upper end only (the same number), 0 below.
+def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
+    """(upper, lower) on lattice ``step``; x_guess: where the root is expected.
 
     With the hybrid bound and no discrete kinds, one composition serves both ends: the exact
     releases' delta is at least that of the upper parameters' less a Lipschitz charge (a single
@@ -297,9 +296,6 @@ def rung(r, step: float, x_guess: float, cancel=None, lower: bool = True) -> tup
     theta, estimate = _theta(r, up_side, step, x_guess)
     if math.isfinite(estimate) and 0.0 < estimate < x_guess:
         x_guess = estimate
-    if not lower:       # (the composition of the upper end, without the hybrid charge's sums)
-        return _upper(r, _composed(replace(up_side, gaps=None), step, theta, True, cancel)[0], theta,
-                      x_guess), 0.0
     if hybrid_applies(r) and not r.disc:
         comp, log_ratio = _composed(up_side, step, theta, True, cancel)
         up = _upper(r, comp, theta, x_guess)
@@ -307,7 +303,8 @@ def rung(r, step: float, x_guess: float, cancel=None, lower: bool = True) -> tup
                      + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)) * (1 + 1e-9)
         lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
         return up, lo
-    here = (lambda cancel: _upper(r, _composed(up_side, step, theta, True, cancel)[0], theta, x_guess), ())
+    up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
+    here = (lambda cancel: _upper(r, _composed(up_only, step, theta, True, cancel)[0], theta, x_guess), ())
     return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)
 
 
