@@ -127,6 +127,21 @@ def test_validate_warns_when_a_manual_plan_is_over_budget(tmp_path, capsys):
     assert "warning: under the basic theorem the plan is over budget by 0.5" in out
 
 
+def test_validate_says_a_plan_saved_at_the_budget_by_an_earlier_version_is_over_and_how_to_fit(tmp_path, capsys):
+    """psi-survey as an earlier version balanced it to the bit (its totals came out a hair lower):
+    validate says it is over and names the fix; allocate's output is within the budget."""
+    from pathlib import Path
+
+    saved = Path(__file__).resolve().parent / "data" / "psi-survey-balanced-by-an-earlier-version.dpplan"
+    code, out, _ = run(capsys, "validate", str(saved))
+    assert code == 0 and "warning: under the pld theorem the plan is over budget by 3." in out
+    assert f"to fit: dpplanner-cli allocate {saved} -o OUT" in out
+    fixed = tmp_path / "fixed.dpplan"
+    code, _, _ = run(capsys, "allocate", str(saved), "-o", str(fixed))
+    code, out, _ = run(capsys, "validate", str(fixed), "--json")
+    assert code == 0 and json.loads(out)["over_budget"] is False
+
+
 @pytest.mark.parametrize("content, match", [
     ('{"format_version": 9}', "newer dpplanner"),
     ('{"format_version": 1, "budget": {"epsilon": 1, "delta": 1e-6}, "statistics": [{"name": "x", '

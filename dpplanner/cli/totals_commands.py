@@ -145,7 +145,8 @@ def cmd_validate(args) -> int:
     balance = plan.balance(total.epsilon) if total is not None else None
     if balance is not None and (balance.over or not total.feasible):
         warnings.append(f"under the {plan.budget.theorem} theorem the plan is "
-                        f"{balance.describe()}")
+                        f"{balance.describe()}" + (f"; to fit: dpplanner-cli allocate {args.plan} -o OUT"
+                                                   if balance.over and total.feasible else ""))
     if args.json:
         print_json({"valid": True, "statistics": len(plan), "k": plan.k,
                     "theorem": plan.budget.theorem,

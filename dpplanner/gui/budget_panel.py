@@ -102,7 +102,7 @@ class BudgetPanel(QGroupBox):
                                      Qt.ItemDataRole.ToolTipRole)
         self.theorem.setAccessibleName("Theorem for redistribution")
         self.theorem.setToolTip("The composition theorem redistribution and the budget meter use.")
-        self.rebalance_button = QPushButton("Redistribute now")
+        self.rebalance_button = QPushButton(REDISTRIBUTE)
         self.rebalance_button.setToolTip("Rescale the free statistics once to spend the global ε.")
         self.meter = QProgressBar()
         self.meter.setRange(0, 1000)
@@ -284,8 +284,10 @@ class BudgetPanel(QGroupBox):
         if self.over_reason.text() != why:
             self.over_reason.setText(why)
             self.over_reason.setVisible(bool(why))
-        # with redistribution on the button is only needed to rebalance ε_i opened over budget
+        # with redistribution on the button is only needed to rebalance ε_i opened over budget;
+        # over budget it is the fix the red reason above it names
         self.rebalance_button.setEnabled(not b.redistribute or over)
+        self.rebalance_button.setText(FIT if over else REDISTRIBUTE)
 
     # -- to the plan ----------------------------------------------------------------------------
     def _show_advanced(self, shown: bool) -> None:
@@ -358,6 +360,8 @@ class BudgetPanel(QGroupBox):
 
 #: The over-budget bar: the refusal red, with white text.
 OVER_BUDGET = "#c0392b"
+#: The redistribution button's text, and its text while the plan is over budget (the fix).
+REDISTRIBUTE, FIT = "Redistribute now", "Redistribute to fit"
 
 
 def _over_palette(bar: QProgressBar) -> QPalette:

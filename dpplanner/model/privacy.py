@@ -76,17 +76,20 @@ class BudgetBalance:
 
     def why_over(self, redistribute: bool) -> str:
         """Why a plan shown over its budget is so, and what the user can do (the window says it
-        at the Spent bar). With redistribution on, every edit the window makes is redistributed
-        before the plan takes it (gui/editing.py), so only ε_i as opened (a file, a recovery copy,
-        an undo back to one) can be over."""
+        at the Spent bar, beside the button that fixes it). With redistribution on, every edit the
+        window makes is redistributed before the plan takes it (gui/editing.py), so only ε_i as
+        opened (a file, a recovery copy, an undo back to one) can be over: e.g. a plan balanced
+        exactly at its budget by an earlier version, whose totals (each an upper bound within η)
+        came out a hair lower."""
         if not self.over:
             return ""
+        by = f"Over budget by {self.spent - self.allowed:.3g}"
         if redistribute:
-            return ("Over budget although redistribution is on: these ε_i are as the plan was opened "
-                    "and have not been redistributed since. Redistribute now (Ctrl+R) rebalances them.")
-        return ("Over budget: redistribution is off, so the ε_i stay as typed. Lower them, raise the "
-                "global ε, or turn redistribution on.")
-
+            return (f"{by}: these ε_i are as the plan was opened and have not been redistributed "
+                    "since (a plan balanced at its budget by an earlier version of dpplanner can "
+                    "read a hair over now). Redistribute to fit (Ctrl+R) rebalances them.")
+        return (f"{by}: redistribution is off, so the ε_i stay as typed. Lower them, raise the "
+                "global ε, or Redistribute to fit (Ctrl+R) once.")
 
 
 def statistics_privacy(budget: Budget, stats, deltas) -> list[StatisticPrivacy]:

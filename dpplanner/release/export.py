@@ -54,7 +54,8 @@ def script_plan(plan: Plan) -> dict:
     if not own.feasible or plan.balance(own.epsilon).over:
         raise ExportError(f"cannot write a release script for this plan: under its theorem "
                           f"({plan.budget.theorem}) it is {plan.balance(own.epsilon).describe()}; "
-                          "redistribute or lower some epsilons first")
+                          "redistribute it to fit (Redistribute to fit in the window, or "
+                          "dpplanner-cli allocate) or lower some epsilons first")
     return plan_block(plan, totals_block(results), privacy)
 
 
