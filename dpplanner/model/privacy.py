@@ -136,7 +136,8 @@ def values_budget(budget: Budget, stat: Statistic, delta: float, ratio: float):
     eps_v, delta_v, eps_s, delta_s = split(stat.epsilon, delta, stat.selection_share, gaussian)
     l0, _ = bounds(stat, budget.contributions)
     keys = 2 * l0 if budget.neighbouring is Neighbouring.REPLACE_ONE else l0
-    chosen = selection(acc.functioning_epsilon(eps_s, ratio), acc.functioning_delta(delta_s, ratio), keys)
+    chosen = selection(acc.functioning_epsilon(eps_s, ratio), acc.functioning_delta(delta_s, ratio), keys,
+                       discrete=stat.noise is Noise.OPENDP)
     return eps_v, delta_v, chosen
 
 

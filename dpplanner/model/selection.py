@@ -29,8 +29,17 @@ up, which only lowers both). The values of the selected cells are noised as for 
 the rest of the statistic's budget, and the two parts compose to (eps_s + eps_v, delta_s +
 delta_v) (basic composition): the statistic's (eps_i, delta_i).
 
-A group held by tau individuals is released half of the time; far fewer are almost never released,
-far more almost always: "groups with fewer than about tau individuals will be suppressed".
+With OpenDP's noise (the release script's make_laplace_threshold) the noise is discrete Laplace,
+P(Z = z) proportional to p^|z| with p = exp(-1/b), on integer counts, and a key is released when its
+noisy count is at least an integer threshold T. A shift of 1 still costs exactly 1/b; a key held by
+one individual alone is released with probability P(1 + Z >= T) = P(Z >= T - 1) = p^(T-1) / (1 + p)
+(P(Z >= m) = p^m / (1 + p) for m >= 0), so the plan takes the least integer T with
+K p^(T-1) / (1 + p) <= delta_s. (OpenDP 0.16's own privacy map for it gives K p^T / (1 + p), one
+step lower than this probability, which sampling its output confirms: the plan's delta_s is the
+bound, and the script checks that OpenDP's map is within it.)
+
+A group held by tau individuals is released about half of the time; far fewer are almost never
+released, far more almost always: "groups with fewer than about tau individuals will be suppressed".
 """
 
 from __future__ import annotations
@@ -50,12 +59,17 @@ class Selection:
     keys: int
     scale: float
     threshold: float
+    #: OpenDP's discrete Laplace on integer counts, whose threshold is an integer (an int here,
+    #: the very number the release script passes to OpenDP).
+    discrete: bool = False
 
     def sentence(self, unit: str) -> str:
         """What the depositor should know, in words."""
+        tau = str(self.threshold) if self.discrete else f"{self.threshold:.4g}"
+        noise = "OpenDP's discrete Laplace noise" if self.discrete else "Laplace noise"
         return (f"Groups with fewer than about {math.ceil(self.threshold):,} {plural(unit)} will be "
                 f"suppressed: each group is released only if its count of distinct {plural(unit)}, plus "
-                f"Laplace noise of scale {self.scale:.4g}, reaches the threshold τ = {self.threshold:.4g} "
+                f"{noise} of scale {self.scale:.4g}, reaches the threshold τ = {tau} "
                 f"(ε_s = {self.epsilon:.4g}, δ_s = {self.delta:.3g}).")
 
 
@@ -69,8 +83,9 @@ def plural(unit: str) -> str:
     return unit + "s"
 
 
-def selection(epsilon: float, delta: float, keys: int) -> Selection:
-    """The selection of budget (epsilon, delta) when one individual moves ``keys`` keys (K)."""
+def selection(epsilon: float, delta: float, keys: int, discrete: bool = False) -> Selection:
+    """The selection of budget (epsilon, delta) when one individual moves ``keys`` keys (K), with
+    continuous Laplace noise or (``discrete``) OpenDP's discrete Laplace and an integer threshold."""
     if not (epsilon > 0 and math.isfinite(epsilon)):
         raise ValueError(f"selecting the groups needs an epsilon > 0, got {epsilon!r}")
     if not 0.0 < delta < 1.0:
@@ -79,6 +94,8 @@ def selection(epsilon: float, delta: float, keys: int) -> Selection:
     b = keys / epsilon
     if keys / b > epsilon:             # b rounded down by the division: raise it by an ulp
         b = math.nextafter(b, math.inf)
+    if discrete:
+        return Selection(epsilon, delta, keys, b, integer_threshold(b, keys, delta), discrete=True)
     tau = 1.0 + b * math.log(keys / (2.0 * delta))
     tau = math.nextafter(tau, math.inf) if tau > 1.0 else 1.0
     # the roundings of log, exp and the products are far below 1e-12 relative: checked with that
@@ -90,6 +107,22 @@ def selection(epsilon: float, delta: float, keys: int) -> Selection:
         tau += step
         step *= 2.0
     return Selection(epsilon, delta, keys, b, tau)
+
+
+def integer_threshold(b: float, keys: int, delta: float) -> int:
+    """The least integer T >= 1 with K p^(T-1) / (1 + p) <= delta, p = exp(-1/b) (see above),
+    checked with the same 1e-12 relative margin for the roundings of exp and log."""
+    p = math.exp(-1.0 / b)
+    start = b * math.log(keys / (delta * (1.0 + p)))
+    if not start < 2.0 ** 62:          # OpenDP takes the threshold as a 64-bit integer
+        raise ValueError(f"selecting the groups at epsilon {keys / b!r} needs a threshold beyond "
+                         "2^62 individuals: give the selection a larger share of epsilon")
+    tau = 1 + max(0, math.ceil(start))
+    for _ in range(64):                # (a step or two at most: start is within roundings)
+        if keys * math.exp(-(tau - 1) / b) / (1.0 + p) <= delta * (1 - 1e-12):
+            return tau
+        tau += 1
+    raise ArithmeticError("the selection's integer threshold did not settle")
 
 
 def split(epsilon: float, delta: float, share: float, gaussian: bool) -> tuple[float, float, float, float]:

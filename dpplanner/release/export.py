@@ -25,7 +25,8 @@ from .spec import (ExportError, check_exportable, custom_statistics, default_cat
 
 TEMPLATE = Path(__file__).with_name("template.py")
 #: The template's other parts, each joined in at its marker line of ``template.py``.
-TEMPLATE_PARTS = {"# @@CHECKS@@": TEMPLATE.with_name("template_checks.py")}
+TEMPLATE_PARTS = {"# @@CHECKS@@": TEMPLATE.with_name("template_checks.py"),
+                  "# @@SELECTION@@": TEMPLATE.with_name("template_selection.py")}
 DIGEST_LINE = "PLAN_DIGEST = "
 
 
@@ -105,7 +106,8 @@ def data_block(plan: Plan) -> str:
     if group_columns:
         lines += ["#: Each statistic by group: the column holding its group, and its groups' keys as they",
                   "#: appear there (one measurement each; records of other groups are not counted). A plan",
-                  "#: that only counts its groups (g) needs them typed here, exactly g of them.",
+                  "#: that only counts its groups (g) needs them typed here, exactly g of them; a statistic",
+                  "#: whose groups are selected privately needs none (the script selects them).",
                   "GROUP_COLUMNS = " + _literal(group_columns),
                   "GROUPS = " + _literal(groups)]
     else:

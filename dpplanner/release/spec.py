@@ -18,7 +18,6 @@ from dpplanner.model.accuracy import quantile_bins
 from dpplanner.model.contributions import bounds, group_count, listed_keys
 from dpplanner.model.opendp_sensitivity import d_in, missing_value
 from dpplanner.model.plan import Plan
-from dpplanner.model.selection import plural
 from dpplanner.model.statistic import Kind, Mechanism, Neighbouring, Noise, Statistic
 from dpplanner.model.validation import amplification_ratio
 
@@ -45,9 +44,7 @@ def check_exportable(plan: Plan, privacy) -> None:
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         if s.kind is Kind.CUSTOM:
             continue
-        if s.group_by and s.select_groups:
-            problems.append(_selection_refusal(i, s, plan.budget.unit))
-        elif s.noise is not Noise.OPENDP:
+        if s.noise is not Noise.OPENDP:
             problems.append(f"statistic {i + 1} ({s.name!r}) is planned with continuous noise, which "
                             "OpenDP does not add: set its noise to OpenDP to export it")
         elif p.problem:
@@ -57,24 +54,6 @@ def check_exportable(plan: Plan, privacy) -> None:
     if problems:
         raise ExportError("cannot write a release script for this plan:\n" +
                           "\n".join(f"  - {p}" for p in problems))
-
-
-def _selection_refusal(i: int, s, unit: str) -> str:
-    """Why a statistic whose groups are selected privately is not exported, and what to do.
-
-    The plan keeps a group when its count of distinct individuals plus Laplace noise reaches tau
-    (model/selection.py). OpenDP 0.16 has the thresholding step (make_laplace_threshold, on a map
-    of counts per key), but makes that map from records with make_count_by, which counts rows: its
-    certified stability is that of row counts (one individual's L_inf rows in a group move it by
-    L_inf), not the plan's (a distinct-individual count moves by at most 1), so the script could
-    not check the selection against the plan's (eps_s, delta_s) and threshold."""
-    who = plural(unit)
-    return (f"statistic {i + 1} ({s.name!r}) selects its groups privately, which the release script "
-            f"cannot do as planned: the plan keeps a group when its count of distinct {who} plus "
-            f"Laplace noise reaches the threshold, and OpenDP 0.16 counts rows per group, not distinct "
-            f"{who}, so the selection could not be checked against the plan. To export it, untick "
-            "\"select them privately\" and list the groups' keys (or give g) if they are public; "
-            "otherwise release this statistic outside the script")
 
 
 def plan_block(plan: Plan, totals: dict, privacy) -> dict:
@@ -92,6 +71,8 @@ def plan_block(plan: Plan, totals: dict, privacy) -> dict:
         noise, cert = p.opendp, p.opendp.certified
         size_limit = size_limit or cert.size_limit
         stats.append(_entry(s, p, noise, cert, b.confidence, b.contributions))
+        if p.selection is not None:
+            stats[-1]["selection"] = selection_entry(p.selection)
     return {"title": plan.title or "(untitled plan)", "opendp": OPENDP_SERIES,
             "neighbouring": b.neighbouring.label, "d_in": d_in(b.neighbouring, b.contributions),
             "unit": b.unit, "contributions": b.contributions, "truncate": b.truncate,
@@ -129,6 +110,15 @@ def _entry(s: Statistic, p, noise, cert, confidence: float, contributions: int) 
         entry["edges"] = [lo + g * j for j in range(1, m)]
         entry["grid"] = [min(lo + g * j, float(s.upper)) for j in range(1, m + 1)]
     return entry
+
+
+def selection_entry(chosen) -> dict:
+    """The private selection of a statistic's groups (model/selection.py), as OpenDP's
+    make_laplace_threshold takes it: the discrete Laplace scale b and the integer threshold T on
+    each group's count of distinct individuals, checked at d_in = (K, K, 1) (one individual is in
+    at most K groups' counts and moves each by at most 1) against (eps_s, delta_s)."""
+    return {"scale": chosen.scale, "threshold": chosen.threshold, "d_in": [chosen.keys, chosen.keys, 1],
+            "epsilon": chosen.epsilon, "delta": chosen.delta}
 
 
 def opendp_move(s: Statistic, noise, cert) -> tuple[float, int]:

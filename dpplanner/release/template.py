@@ -48,6 +48,7 @@ from pathlib import Path
 
 SEPARATOR = "\x1f"                   # joins a record's fields into one string (never in CSV text)
 OUTSIDE = "\x1e"                     # a group field that matches no group (a row over the bounds)
+EACH_GROUP = "(each selected group)"  # the cell checked for every group a selection may keep
 TRUE_WORDS = {"1", "true", "yes", "y", "t"}
 SCALE_RAISE_LIMIT = 1e-9             # OpenDP's own rounding may raise a scale by at most this
 
@@ -218,20 +219,28 @@ def noised(dp, stat: dict, transformation, d_in: int):
 
 def build(dp, plan: dict, columns: dict, categories: dict, groups=None):
     """Every statistic's cells, from one input domain: [(group key or None, transformation,
-    measurement, scale used)], one per group of a statistic by group."""
+    measurement, scale used)], one per group of a statistic by group. A statistic whose groups
+    are selected privately has its selection first (key None, no transformation) and one cell
+    for EACH_GROUP, checked for all: the selected groups' cells are built alike once selected."""
     space = dataset_space(dp, plan)
-    order = needed_columns(plan, columns)
     built = {}
     for stat in plan["statistics"]:
-        column = columns.get(stat["name"], stat["column"])
-        position = order.index(column) if column else None
         keys = (groups or {}).get(stat["name"], []) if "group_by" in stat else [None]
-        built[stat["name"]] = []
-        for key in keys:
-            start = None if key is None else in_group(dp, space, order.index(group_column(stat, columns)), key)
-            transformation = query(dp, plan, stat, space, position, categories.get(stat["name"]), start)
-            built[stat["name"]].append((key, transformation, *noised(dp, stat, transformation, stat["d_in"])))
+        built[stat["name"]] = [(None, None, *selector(dp, stat))] if "selection" in stat else []
+        keys = [EACH_GROUP] if "selection" in stat else keys
+        built[stat["name"]] += [cell(dp, plan, stat, space, columns, categories, key) for key in keys]
     return space, built
+
+
+def cell(dp, plan: dict, stat: dict, space, columns: dict, categories: dict, key):
+    """(key, transformation, measurement, scale used) of one cell: the statistic's query on the
+    group's records (all records when ``key`` is None), noised at the plan's scale."""
+    order = needed_columns(plan, columns)
+    column = columns.get(stat["name"], stat["column"])
+    position = order.index(column) if column else None
+    start = None if key is None else in_group(dp, space, order.index(group_column(stat, columns)), key)
+    transformation = query(dp, plan, stat, space, position, categories.get(stat["name"]), start)
+    return (key, transformation, *noised(dp, stat, transformation, stat["d_in"]))
 
 
 def group_column(stat: dict, columns: dict) -> str:
@@ -247,6 +256,9 @@ def needed_columns(plan: dict, columns: dict) -> list[str]:
 # @@CHECKS@@
 
 
+# @@SELECTION@@
+
+
 # --- releasing --------------------------------------------------------------------------------
 
 def release(plan: dict, built, categories, records, customs, bounded=None) -> list[dict]:
@@ -254,7 +266,7 @@ def release(plan: dict, built, categories, records, customs, bounded=None) -> li
     rows beyond its bounds moved out of every group)."""
     rows = []
     for stat, key, _, measurement, scale in cells(plan, built):
-        if measurement is None:
+        if measurement is None or key is None and "group_by" in stat:   # (a selection: not a value)
             continue
         data = (bounded or {}).get(stat["name"], records)
         for repetition in range(1, stat["repetitions"] + 1):
@@ -305,7 +317,8 @@ def write_outputs(folder: Path, plan: dict, rows: list[dict]) -> None:
         f"Global budget: epsilon = {plan['epsilon']!r}, delta = {plan['delta']!r} under {plan['theorem']}\n"
         f"Totals of the plan for exactly this noise, under every theorem:\n{totals}\n"
         f"Statistics released: {len(plan['statistics']) + len(plan['custom'])}; each value's error holds "
-        f"with probability {plan['confidence']!r} (all coordinates of a statistic at once).\n")
+        f"with probability {plan['confidence']!r} (all coordinates of a statistic at once).\n"
+        + "".join(selected_line(plan, stat, rows) for stat in plan["statistics"] if "selection" in stat))
 
 
 # --- command line -----------------------------------------------------------------------------
@@ -363,6 +376,15 @@ def main(argv=None) -> int:
           f"{PLAN['title']!r}")
     if args.check_only:
         return 0
+    try:        # the selections run only now, every check passed; nothing is written if one refuses
+        for stat in (s for s in PLAN["statistics"] if "selection" in s):
+            position = order.index(group_column(stat, columns))
+            counts = distinct_counts(stat, bounded[stat["name"]], ids, position)
+            built[stat["name"]] = select_groups(dp, PLAN, stat, built[stat["name"]], counts, space,
+                                                columns, categories)
+    except Refused as exc:
+        print(f"refused: nothing was released:\n{exc}", file=sys.stderr)
+        return 1
     rows = release(PLAN, built, categories, records, {k: v for k, v in customs.items()}, bounded)
     write_outputs(Path(args.out), PLAN, rows)
     print(f"released {len(rows)} values to {args.out}/release.csv, release.json and release-record.txt")

@@ -14,6 +14,7 @@ from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Budget, Kind
+from dpplanner.release import script_plan
 from keys import handle_posted_events, show_tab, wait_idle
 
 
@@ -199,3 +200,18 @@ def test_the_inspector_asks_a_mean_by_group_for_its_smallest_group(qtbot, window
     wait_idle(qtbot, window)
     assert (plan[row].group_by, plan[row].groups, plan[row].n) == ("region", 5, 200)
     assert label.text() == "Smallest group (records)"
+
+
+def test_a_private_selection_shows_the_threshold_the_release_script_uses(qtbot, window):
+    plan = window.editor.plan
+    window.statistics_panel.select_row(0)                   # count a, with OpenDP's noise
+    inspector = window.statistics_panel.inspector
+    type_into(named(inspector, "Grouped by"), "occupation")
+    named(inspector, "Select the groups privately", QCheckBox).click()
+    wait_idle(qtbot, window)
+    assert plan[0].select_groups and plan.privacy(0).problem is None
+    chosen = script_plan(plan)["statistics"][0]["selection"]
+    assert chosen["threshold"] == plan.privacy(0).selection.threshold
+    text = inspector.moves.text()
+    assert f"Groups with fewer than about {chosen['threshold']:,} persons will be suppressed" in text
+    assert f"threshold τ = {chosen['threshold']} " in text and "discrete Laplace" in text

@@ -152,6 +152,24 @@ def test_selection_costs_what_is_derived_and_suppresses_rare_groups():
     assert half == pytest.approx(0.5, abs=0.01)
 
 
+def test_with_opendps_noise_the_threshold_is_the_least_integer_that_keeps_delta():
+    """Discrete Laplace, P(Z = z) ~ p^|z|, p = exp(-1/b): a key held by one individual alone is
+    kept when 1 + Z >= T, with probability P(Z >= T - 1) = p^(T-1) / (1 + p)."""
+    for eps, delta, keys in ((2.0, 0.05, 1), (0.2, 1e-6, 2), (0.05, 1e-7, 1), (1e-3, 1e-9, 6)):
+        s = selection(eps, delta, keys, discrete=True)
+        p = math.exp(-1 / s.scale)
+        assert isinstance(s.threshold, int) and keys / s.scale <= eps
+        assert keys * p ** (s.threshold - 1) / (1 + p) <= delta < keys * p ** (s.threshold - 2) / (1 + p)
+    loose = selection(2.0, 0.05, 1, discrete=True)       # b = 0.5: T = 3 (T = 2 would keep 0.119)
+    assert loose.threshold == 3
+    rng = np.random.default_rng(4)
+    q = 1 - math.exp(-1 / loose.scale)
+    z = rng.geometric(q, 400_000) - rng.geometric(q, 400_000)       # discrete Laplace of scale b
+    kept = np.mean(1 + z >= loose.threshold)
+    assert kept == pytest.approx(math.exp(-4) / (1 + math.exp(-2)), abs=0.001)
+    assert "τ = 3 " in loose.sentence("person") and "discrete Laplace" in loose.sentence("person")
+
+
 def test_a_statistic_that_selects_its_groups_shows_its_threshold_and_composes_both_parts():
     stat = Statistic("mean income", "income", Kind.MEAN, L, epsilon=0.4, lower=0, upper=1000, n=200, noise=C,
                      group_by="occupation", select_groups=True, max_groups=1, selection_share=0.25)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,12 @@ def opendp_example(name: str):
     plan = load_plan(example_path(name))
     assert all(s.noise is Noise.OPENDP for s in plan if s.kind.value != "custom")
     return plan
+
+
+def redigest(text: str) -> str:
+    """A script's text with PLAN_DIGEST recomputed over its (edited) PLAN block, so that only the
+    script's privacy checks can catch the edit."""
+    from dpplanner.release.check import _plan_block
+    from dpplanner.release.export import plan_digest
+    plan, _ = _plan_block(text)
+    return re.sub(r"PLAN_DIGEST = '[0-9a-f]+'", f"PLAN_DIGEST = {plan_digest(plan)!r}", text)

@@ -14,7 +14,6 @@ import pytest
 from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic
 from dpplanner.model.redistribution import rebalance
 from dpplanner.model.statistic import Noise
-from dpplanner.release import ExportError
 
 from release_scripts import export, run
 
@@ -126,14 +125,3 @@ def test_an_individual_beyond_the_bounds_is_refused_or_truncated(tmp_path):
         else:
             assert done.returncode == 1 and "more than 2 row(s) in group 'f'" in done.stderr
 
-
-def test_a_plan_that_selects_its_groups_is_not_exported(tmp_path):
-    plan = grouped_plan()
-    plan.set_budget(redistribute=False)
-    plan.update_statistic(0, plan[0].replace(group_keys="", select_groups=True, max_groups=1, one_group_each=False))
-    with pytest.raises(ExportError, match="selects its groups privately") as refused:
-        export(plan, tmp_path / "release.py")
-    # why (distinct individuals, not rows) and what to do, in the plan's words
-    message = str(refused.value)
-    assert "counts rows per group, not distinct households" in message
-    assert "list the groups' keys" in message and not (tmp_path / "release.py").exists()

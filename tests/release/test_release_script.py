@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pytest
 
@@ -15,7 +14,8 @@ from dpplanner.model.files import load_plan
 from dpplanner.model.statistic import Neighbouring
 from dpplanner.release import ExportError
 
-from release_scripts import every_kind_plan, export, fill_customs, load_module, opendp_example, run, write_data
+from release_scripts import (every_kind_plan, export, fill_customs, load_module, opendp_example, redigest, run,
+                             write_data)
 
 dp = pytest.importorskip("opendp.prelude")
 
@@ -122,20 +122,13 @@ def test_lowering_any_scale_by_one_percent_makes_it_refuse(tmp_path):
         lowered = text[:at] + f"'scale': {stat['scale'] * 0.99!r}" + text[at + len(old):]
         edited = tmp_path / "lowered.py"
         # the digest is recomputed too, so that only the privacy check can catch it
-        module_text = _redigest(lowered)
+        module_text = redigest(lowered)
         edited.write_text(module_text)
         done = run(edited, tmp_path / "data.csv", columns, tmp_path / "never")
         assert done.returncode == 1, stat["name"]
         assert "nothing was released" in done.stderr
         assert f"statistic {stat['name']!r}: OpenDP's privacy map gives" in done.stderr
         assert not (tmp_path / "never").exists()
-
-
-def _redigest(text: str) -> str:
-    from dpplanner.release.check import _plan_block
-    from dpplanner.release.export import plan_digest
-    plan, _ = _plan_block(text)
-    return re.sub(r"PLAN_DIGEST = '[0-9a-f]+'", f"PLAN_DIGEST = {plan_digest(plan)!r}", text)
 
 
 def test_an_unfilled_custom_statistic_makes_it_refuse(tmp_path):
