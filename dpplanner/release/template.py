@@ -12,7 +12,7 @@ from ONE input domain (the dataset's records) at the plan's noise scale; checks,
 anything, each measurement's privacy map against the plan, the domain's size and clamping bounds,
 and that the measurements reproduce the per-release parameters the plan's total was certified for
 (a statistic by group: one measurement per group, each group's records only, at the plan's bounds
-of groups and rows per individual);
+of groups and rows per individual; one whose groups are selected privately: that selection too);
 then releases each statistic once and writes the values with their error at the plan's confidence
 to FOLDER/release.csv, FOLDER/release.json and a short record FOLDER/release-record.txt.
 If any check fails it releases nothing and says which check failed and why.
