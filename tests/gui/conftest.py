@@ -128,6 +128,25 @@ def window(qtbot, tmp_path):
 
 
 @pytest.fixture
+def statistic_tab_window(qtbot, tmp_path):
+    """A shown window on ``small_plan(redistribute=False)`` (typed epsilons stay as typed), its
+    first evaluation done and the Statistic tab (the inspector) shown beside the plots."""
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
+    from keys import show_tab, wait_idle
+
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
+    w.document.load(_small_plan(redistribute=False), None, "t")
+    w.show()
+    wait_idle(qtbot, w)
+    show_tab(w, "Statistic")
+    wait_idle(qtbot, w)
+    return w
+
+
+@pytest.fixture
 def gate(window):
     """The window's redistributions wait until ``gate.set()``: an edit made meanwhile is certainly
     made while one is pending, not by a race."""

@@ -33,8 +33,9 @@ def handle_posted_events() -> None:
         QApplication.processEvents()
 
 
-def field(root: QWidget, name: str) -> QLineEdit:
-    found = [e for e in root.findChildren(QLineEdit) if e.accessibleName() == name and e.isVisible()]
+def field(root: QWidget, name: str, cls=QLineEdit):
+    """The one visible widget of class ``cls`` (a line edit by default) called ``name``."""
+    found = [e for e in root.findChildren(cls) if e.accessibleName() == name and e.isVisible()]
     assert len(found) == 1, f"{len(found)} visible fields named {name!r}"
     return found[0]
 

@@ -5,35 +5,20 @@ reason at its field (the plan unchanged); the table shows one group's error."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QWidget
 
 from dpplanner.gui.add_dialog import AddStatisticDialog
-from dpplanner.gui.main_window import MainWindow
-from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Budget, Kind
 from dpplanner.release import script_plan
-from keys import handle_posted_events, show_tab, wait_idle
+from keys import field, handle_posted_events, wait_idle
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, small_plan):
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
-    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
-    w.document.load(small_plan(redistribute=False), None, "t")
-    w.show()
-    show_tab(w, "Statistic")
-    wait_idle(qtbot, w)
-    return w
-
-
-def named(root: QWidget, name: str, cls=QLineEdit):
-    found = [e for e in root.findChildren(cls) if e.accessibleName() == name and e.isVisible()]
-    assert len(found) == 1, f"{len(found)} visible widgets named {name!r}"
-    return found[0]
+def window(statistic_tab_window):
+    return statistic_tab_window
 
 
 def type_into(edit: QLineEdit, text: str, key=Qt.Key.Key_Return) -> None:
@@ -54,8 +39,8 @@ def problem(root: QWidget, name: str) -> str:
 def test_the_unit_of_privacy_is_typed_in_the_budget_panel_and_moves_every_error(qtbot, window):
     plan, panel = window.editor.plan, window.budget_panel
     before = plan.privacy(0).error                          # count a, one row per person
-    type_into(named(panel, "Unit of privacy"), "household")
-    type_into(named(panel, "Rows per individual"), "4")
+    type_into(field(panel, "Unit of privacy"), "household")
+    type_into(field(panel, "Rows per individual"), "4")
     wait_idle(qtbot, window)
     assert (plan.budget.unit, plan.budget.contributions) == ("household", 4)
     # a count moves by c = 4 when a household of four rows is added: 4 times the Laplace noise
@@ -65,8 +50,8 @@ def test_the_unit_of_privacy_is_typed_in_the_budget_panel_and_moves_every_error(
     assert "Protects one household, who contributes at most c = 4 rows" in moves
     assert "4 rows by 4" in moves                           # the reason the error moved
     # not a whole number: refused at the field, typed text kept, the plan unchanged
-    type_into(named(panel, "Rows per individual"), "2.5")
-    assert "2.5" == named(panel, "Rows per individual").text()
+    type_into(field(panel, "Rows per individual"), "2.5")
+    assert "2.5" == field(panel, "Rows per individual").text()
     assert "whole number" in problem(panel, "Rows per individual")
     assert plan.budget.contributions == 4
 
@@ -76,15 +61,15 @@ def test_a_grouping_typed_in_the_inspector_asks_for_g_then_costs_one_cell(qtbot,
     window.statistics_panel.select_row(0)                   # count a
     inspector = window.statistics_panel.inspector
     eps, error = plan[0].epsilon, plan.privacy(0).error
-    type_into(named(inspector, "Grouped by"), "region")
+    type_into(field(inspector, "Grouped by"), "region")
     # g is needed first: asked for at its field, nothing changed yet
     assert plan[0].group_by == ""
     assert "number of groups g" in problem(inspector, "Number of groups")
-    type_into(named(inspector, "Number of groups"), "50")
+    type_into(field(inspector, "Number of groups"), "50")
     wait_idle(qtbot, window)
     s = plan[0]
     assert (s.group_by, s.groups, s.epsilon) == ("region", 50, eps)
-    named(inspector, "One group per individual", QCheckBox).click()
+    field(inspector, "One group per individual", QCheckBox).click()
     wait_idle(qtbot, window)
     assert plan[0].one_group_each
     p = plan.privacy(0)
@@ -102,17 +87,17 @@ def test_hostile_grouping_values_are_refused_at_their_field_and_the_plan_is_unch
     plan = window.editor.plan
     window.statistics_panel.select_row(0)
     inspector = window.statistics_panel.inspector
-    type_into(named(inspector, "Grouped by"), "region")
-    type_into(named(inspector, "Number of groups"), "5")
+    type_into(field(inspector, "Grouped by"), "region")
+    type_into(field(inspector, "Number of groups"), "5")
     wait_idle(qtbot, window)
     before = plan.statistics
     # L0 = 3 with c = 1: each group needs a row of the individual
-    type_into(named(inspector, "Groups per individual"), "3")
+    type_into(field(inspector, "Groups per individual"), "3")
     assert "more than the c = 1 rows" in problem(inspector, "Groups per individual")
-    assert named(inspector, "Groups per individual").text() == "3"
-    type_into(named(inspector, "Number of groups"), "0")
+    assert field(inspector, "Groups per individual").text() == "3"
+    type_into(field(inspector, "Number of groups"), "0")
     assert "number of groups g" in problem(inspector, "Number of groups")
-    type_into(named(inspector, "Rows per individual in one group"), "-1")
+    type_into(field(inspector, "Rows per individual in one group"), "-1")
     assert problem(inspector, "Rows per individual in one group")
     assert plan.statistics == before
 
@@ -121,10 +106,10 @@ def test_a_target_error_of_a_grouped_statistic_is_one_groups(qtbot, window):
     plan = window.editor.plan
     window.statistics_panel.select_row(0)
     inspector = window.statistics_panel.inspector
-    type_into(named(inspector, "Grouped by"), "region")
-    type_into(named(inspector, "Number of groups"), "50")
+    type_into(field(inspector, "Grouped by"), "region")
+    type_into(field(inspector, "Number of groups"), "50")
     wait_idle(qtbot, window)
-    type_into(named(inspector, "Target error"), "40")
+    type_into(field(inspector, "Target error"), "40")
     wait_idle(qtbot, window)
     s, p = plan[0], plan.privacy(0)
     assert s.target_error == 40 and s.held
@@ -135,21 +120,21 @@ def test_the_add_dialog_takes_a_grouping_by_keyboard(qtbot):
     dialog = AddStatisticDialog(Kind.COUNT, Budget(contributions=4), name="people")
     qtbot.addWidget(dialog)
     dialog.show()
-    assert not named(dialog, "Grouped by").text()
+    assert not field(dialog, "Grouped by").text()
     assert not [e for e in dialog.findChildren(QLineEdit)
                 if e.accessibleName() == "Number of groups" and e.isVisible()]
-    type_into(named(dialog, "Grouped by"), "age group × sex", Qt.Key.Key_Tab)
-    type_into(named(dialog, "Group keys"), "0-17 f, 0-17 m, 18-64 f, 18-64 m, 65+ f, 65+ m", Qt.Key.Key_Tab)
-    type_into(named(dialog, "Rows per individual in one group"), "2", Qt.Key.Key_Tab)
+    type_into(field(dialog, "Grouped by"), "age group × sex", Qt.Key.Key_Tab)
+    type_into(field(dialog, "Group keys"), "0-17 f, 0-17 m, 18-64 f, 18-64 m, 65+ f, 65+ m", Qt.Key.Key_Tab)
+    type_into(field(dialog, "Rows per individual in one group"), "2", Qt.Key.Key_Tab)
     stat = dialog.statistic()
     assert (stat.group_by, stat.max_rows, stat.max_groups) == ("age group × sex", 2, None)
     assert stat.group_keys.count(",") == 5
     # a refusal shows at its field and the dialog keeps what was typed
-    type_into(named(dialog, "Groups per individual"), "9", Qt.Key.Key_Tab)
-    QTest.keyClick(named(dialog, "Groups per individual"), Qt.Key.Key_Return)     # OK
+    type_into(field(dialog, "Groups per individual"), "9", Qt.Key.Key_Tab)
+    QTest.keyClick(field(dialog, "Groups per individual"), Qt.Key.Key_Return)     # OK
     assert dialog.isVisible()
     assert "more than the c = 4 rows" in problem(dialog, "Groups per individual")
-    assert named(dialog, "Grouped by").text() == "age group × sex"
+    assert field(dialog, "Grouped by").text() == "age group × sex"
 
 
 def test_the_add_dialog_widens_to_its_grouping_rows_and_asks_for_the_smallest_groups_n(qtbot):
@@ -158,15 +143,15 @@ def test_the_add_dialog_widens_to_its_grouping_rows_and_asks_for_the_smallest_gr
     dialog.show()
     n_label = dialog._form.labelForField(dialog.fields["n"])
     assert n_label.text() == "Dataset size n"
-    type_into(named(dialog, "Grouped by"), "region", Qt.Key.Key_Tab)
+    type_into(field(dialog, "Grouped by"), "region", Qt.Key.Key_Tab)
     handle_posted_events()
     # every box's text shows whole once the grouping's rows appear
     for box in dialog.findChildren(QCheckBox):
         assert box.isVisible() and box.width() >= box.sizeHint().width(), box.text()
     # a mean by group divides each group's sum by its size: n is the smallest group's
     assert n_label.text() == "Smallest group's n"
-    assert "smallest" in named(dialog, "Records").placeholderText()
-    type_into(named(dialog, "Grouped by"), "", Qt.Key.Key_Tab)
+    assert "smallest" in field(dialog, "Records").placeholderText()
+    type_into(field(dialog, "Grouped by"), "", Qt.Key.Key_Tab)
     assert n_label.text() == "Dataset size n"
 
 
@@ -174,13 +159,13 @@ def test_l0_says_where_its_default_comes_from(qtbot, window):
     plan = window.editor.plan
     window.statistics_panel.select_row(0)
     inspector = window.statistics_panel.inspector
-    type_into(named(inspector, "Grouped by"), "region")
-    type_into(named(inspector, "Number of groups"), "50")
+    type_into(field(inspector, "Grouped by"), "region")
+    type_into(field(inspector, "Number of groups"), "50")
     wait_idle(qtbot, window)
-    named(inspector, "One group per individual", QCheckBox).click()
+    field(inspector, "One group per individual", QCheckBox).click()
     wait_idle(qtbot, window)
     assert plan[0].one_group_each
-    assert named(inspector, "Groups per individual").placeholderText() == "1 (one group per individual)"
+    assert field(inspector, "Groups per individual").placeholderText() == "1 (one group per individual)"
 
 
 def test_the_inspector_asks_a_mean_by_group_for_its_smallest_group(qtbot, window):
@@ -190,13 +175,13 @@ def test_the_inspector_asks_a_mean_by_group_for_its_smallest_group(qtbot, window
     inspector = window.statistics_panel.inspector
     label = inspector.form.labelForField(inspector.numbers["n"])
     assert label.text() == "Over (records)"
-    type_into(named(inspector, "Grouped by"), "region")
-    type_into(named(inspector, "Number of groups"), "5")
+    type_into(field(inspector, "Grouped by"), "region")
+    type_into(field(inspector, "Number of groups"), "5")
     # the mean has no n of its own: asked for, by the name it now has
     assert plan[row].group_by == ""
     assert label.text() == "Smallest group (records)"
     assert "smallest group's size n" in problem(inspector, "Records")
-    type_into(named(inspector, "Records"), "200")
+    type_into(field(inspector, "Records"), "200")
     wait_idle(qtbot, window)
     assert (plan[row].group_by, plan[row].groups, plan[row].n) == ("region", 5, 200)
     assert label.text() == "Smallest group (records)"
@@ -206,8 +191,8 @@ def test_a_private_selection_shows_the_threshold_the_release_script_uses(qtbot, 
     plan = window.editor.plan
     window.statistics_panel.select_row(0)                   # count a, with OpenDP's noise
     inspector = window.statistics_panel.inspector
-    type_into(named(inspector, "Grouped by"), "occupation")
-    named(inspector, "Select the groups privately", QCheckBox).click()
+    type_into(field(inspector, "Grouped by"), "occupation")
+    field(inspector, "Select the groups privately", QCheckBox).click()
     wait_idle(qtbot, window)
     assert plan[0].select_groups and plan.privacy(0).problem is None
     chosen = script_plan(plan)["statistics"][0]["selection"]

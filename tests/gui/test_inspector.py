@@ -6,32 +6,18 @@ from __future__ import annotations
 from html import unescape
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton, QWidget
 
-from dpplanner.gui.main_window import MainWindow
-from dpplanner.gui.settings import Settings
 from dpplanner.model import Kind, Mechanism
 from dpplanner.model.report import render_report
-from keys import show_tab
+from keys import field
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, small_plan):
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
-    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
-    w.document.load(small_plan(redistribute=False), None, "t")
-    w.show()
-    show_tab(w, "Statistic")            # the inspector's tab beside the plots
-    return w
-
-
-def named(root: QWidget, name: str, cls=QLineEdit):
-    found = [e for e in root.findChildren(cls) if e.accessibleName() == name and e.isVisible()]
-    assert len(found) == 1, f"{len(found)} visible widgets named {name!r}"
-    return found[0]
+def window(statistic_tab_window):
+    return statistic_tab_window
 
 
 def type_into(edit: QLineEdit, text: str) -> None:
@@ -50,11 +36,11 @@ def choose(box: QComboBox, value: str) -> None:
 def test_the_inspector_shows_every_assumption_of_the_selected_statistic(window):
     window.statistics_panel.select_row(1)           # mean b: income in [0, 100]
     inspector = window.statistics_panel.inspector
-    assert named(inspector, "Statistic name").text() == "mean b"
-    assert named(inspector, "Variable").text() == "income"
-    assert named(inspector, "Lower bound").text() == "0"
-    assert named(inspector, "Upper bound").text() == "100"
-    assert "1,000" in named(inspector, "Records").placeholderText()     # the plan's n
+    assert field(inspector, "Statistic name").text() == "mean b"
+    assert field(inspector, "Variable").text() == "income"
+    assert field(inspector, "Lower bound").text() == "0"
+    assert field(inspector, "Upper bound").text() == "100"
+    assert "1,000" in field(inspector, "Records").placeholderText()     # the plan's n
     assert "mean of income" in inspector.sentence.text()
     assert not [e for e in inspector.findChildren(QLineEdit)
                 if e.accessibleName() == "Number of bins" and e.isVisible()]
@@ -69,17 +55,17 @@ def test_the_inspector_shows_every_assumption_of_the_selected_statistic(window):
 ])
 def test_typed_assumptions_are_stored_exactly(qtbot, window, name, key, text, value):
     window.statistics_panel.select_row(1)
-    type_into(named(window.statistics_panel.inspector, name), text)
+    type_into(field(window.statistics_panel.inspector, name), text)
     assert getattr(window.plan[1], key) == value
 
 
 def test_text_fields_and_mechanism(qtbot, window):
     window.statistics_panel.select_row(0)
     inspector = window.statistics_panel.inspector
-    type_into(named(inspector, "Statistic name"), "households")
-    type_into(named(inspector, "Variable"), "hh_id")
-    type_into(named(inspector, "Notes"), "one per household")
-    choose(named(inspector, "Noise mechanism", QComboBox), Mechanism.GAUSSIAN.value)
+    type_into(field(inspector, "Statistic name"), "households")
+    type_into(field(inspector, "Variable"), "hh_id")
+    type_into(field(inspector, "Notes"), "one per household")
+    choose(field(inspector, "Noise mechanism", QComboBox), Mechanism.GAUSSIAN.value)
     s = window.plan[0]
     assert (s.name, s.variable, s.description, s.mechanism) == \
         ("households", "hh_id", "one per household", Mechanism.GAUSSIAN)
@@ -89,14 +75,14 @@ def test_count_to_mean_asks_for_the_bounds_right_there(qtbot, window):
     window.statistics_panel.select_row(0)           # count a
     inspector = window.statistics_panel.inspector
     before = window.plan.snapshot()
-    choose(named(inspector, "Kind", QComboBox), Kind.MEAN.value)
+    choose(field(inspector, "Kind", QComboBox), Kind.MEAN.value)
     assert window.plan.snapshot() == before         # not yet: a mean needs bounds
-    lower = named(inspector, "Lower bound")
+    lower = field(inspector, "Lower bound")
     assert "needs lower bound" in lower.accessibleDescription()
     assert "type it here" in lower.accessibleDescription()
     type_into(lower, "0")
     assert window.plan.snapshot() == before
-    upper = named(inspector, "Upper bound")
+    upper = field(inspector, "Upper bound")
     assert "needs upper bound" in upper.accessibleDescription()
     type_into(upper, "120")
     s = window.plan[0]
@@ -109,14 +95,14 @@ def test_a_refused_assumption_stays_typed_with_its_reason(qtbot, window):
     window.statistics_panel.select_row(1)
     inspector = window.statistics_panel.inspector
     before = window.plan.snapshot()
-    upper = named(inspector, "Upper bound")
+    upper = field(inspector, "Upper bound")
     type_into(upper, "-5")                           # below the lower bound 0
     assert window.plan.snapshot() == before
     assert upper.text() == "-5"
     assert "must be below the upper bound -5" in upper.accessibleDescription()
     QTest.keyClick(upper, Qt.Key.Key_Escape)         # given up: the plan's bound is back
     assert upper.text() == "100" and upper.accessibleDescription() == ""
-    records = named(inspector, "Records")
+    records = field(inspector, "Records")
     type_into(records, "5000")                       # more than the plan's n = 1000
     assert "larger than the dataset size 1000" in records.accessibleDescription()
 
@@ -124,10 +110,10 @@ def test_a_refused_assumption_stays_typed_with_its_reason(qtbot, window):
 def test_typed_epsilon_and_error_in_the_inspector_pin_the_statistic(qtbot, window):
     window.statistics_panel.select_row(1)
     inspector = window.statistics_panel.inspector
-    type_into(named(inspector, "Target error"), "2")
+    type_into(field(inspector, "Target error"), "2")
     assert window.plan[1].held and window.plan.privacy(1).error <= 2
-    assert named(inspector, "Pinned", cls=QWidget).isChecked()
-    type_into(named(inspector, "Statistic epsilon"), "0.3")
+    assert field(inspector, "Pinned", cls=QWidget).isChecked()
+    type_into(field(inspector, "Statistic epsilon"), "0.3")
     assert window.plan[1].epsilon == 0.3 and window.plan[1].held
 
 
@@ -136,7 +122,7 @@ def test_a_pin_refused_with_the_redistribution_shows_at_the_inspector_field(qtbo
     qtbot.waitUntil(lambda: not window.editor.is_redistributing())
     window.statistics_panel.select_row(1)
     before = window.plan.snapshot()
-    epsilon = named(window.statistics_panel.inspector, "Statistic epsilon")
+    epsilon = field(window.statistics_panel.inspector, "Statistic epsilon")
     type_into(epsilon, "99")
     qtbot.waitUntil(lambda: not window.editor.is_redistributing())
     assert window.plan.snapshot() == before
@@ -155,10 +141,10 @@ def test_the_plan_title_and_description_are_edited_in_their_own_dialog(qtbot, wi
 
     def fill() -> None:
         dialog = QApplication.activeModalWidget()
-        title = named(dialog, "Plan title")
+        title = field(dialog, "Plan title")
         title.setFocus()
         QTest.keyClicks(title, "Household survey 2026")
-        text = named(dialog, "Plan description", QPlainTextEdit)
+        text = field(dialog, "Plan description", QPlainTextEdit)
         text.setFocus()
         QTest.keyClicks(text, "Public-use tables.")
         QTest.keyClick(text, Qt.Key.Key_Return)

@@ -5,34 +5,19 @@ matches the plan. Typed and clicked as a user does."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLabel, QLineEdit, QMessageBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLabel, QMessageBox
 
-from dpplanner.gui.main_window import MainWindow
-from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model.statistic import Noise
 from dpplanner.release import check_script
-from keys import show_tab, wait_idle
+from keys import field
 
 
 @pytest.fixture
-def window(qtbot, tmp_path, small_plan):
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    w = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
-    qtbot.addWidget(w, before_close_func=lambda x: x.editor.undo_stack.setClean())
-    w.document.load(small_plan(redistribute=False), None, "t")
-    w.show()
-    wait_idle(qtbot, w)
-    show_tab(w, "Statistic")            # the inspector's tab beside the plots
-    return w
-
-
-def named(root: QWidget, name: str, cls=QLineEdit):
-    found = [e for e in root.findChildren(cls) if e.accessibleName() == name and e.isVisible()]
-    assert len(found) == 1, f"{len(found)} visible widgets named {name!r}"
-    return found[0]
+def window(statistic_tab_window):
+    return statistic_tab_window
 
 
 def pick_with_keys(box: QComboBox, label: str) -> None:
@@ -48,18 +33,18 @@ def pick_with_keys(box: QComboBox, label: str) -> None:
 def test_the_inspector_shows_what_implementing_the_statistic_needs(window):
     window.statistics_panel.select_row(1)                # mean b: income in [0, 100], n = 1,000
     inspector = window.statistics_panel.inspector
-    text = named(inspector, "How it is implemented", QLabel).text()
+    text = field(inspector, "How it is implemented", QLabel).text()
     p = window.plan.privacy(1)
     assert "Noise implemented by: OpenDP 0.16" in text and "Data type: real numbers" in text
     assert "Clamped to: [0, 100]" in text and "Missing values count as: 0" in text
     assert f"b = {p.opendp.scale!r}" in text.replace(",", "") and "multiples of 2^-" in text
     assert "at d_in = 1" in text and "δ_i: 0" in text
-    assert named(inspector, "Noise implemented by", QComboBox).currentText() == "OpenDP 0.16"
+    assert field(inspector, "Noise implemented by", QComboBox).currentText() == "OpenDP 0.16"
 
 
 def test_a_gaussian_shows_its_delta_and_rho(window):
     window.statistics_panel.select_row(2)                # hist c: Gaussian histogram of 10 bins
-    text = named(window.statistics_panel.inspector, "How it is implemented", QLabel).text()
+    text = field(window.statistics_panel.inspector, "How it is implemented", QLabel).text()
     p = window.plan.privacy(2)
     assert "discrete Gaussian, σ = " in text and "on integers" in text
     assert "ρ_i (zCDP): " in text and "δ_i: " in text and p.opendp.rho > 0
@@ -68,23 +53,23 @@ def test_a_gaussian_shows_its_delta_and_rho(window):
 def test_choosing_continuous_noise_and_whole_numbers_by_keyboard(qtbot, window):
     window.statistics_panel.select_row(1)
     inspector = window.statistics_panel.inspector
-    pick_with_keys(named(inspector, "Noise implemented by", QComboBox), Noise.CONTINUOUS.label)
+    pick_with_keys(field(inspector, "Noise implemented by", QComboBox), Noise.CONTINUOUS.label)
     assert window.plan[1].noise is Noise.CONTINUOUS
-    assert "continuous Laplace" in named(inspector, "How it is implemented", QLabel).text()
-    whole = named(inspector, "Values are whole numbers", QCheckBox)
+    assert "continuous Laplace" in field(inspector, "How it is implemented", QLabel).text()
+    whole = field(inspector, "Values are whole numbers", QCheckBox)
     whole.setFocus()
     QTest.keyClick(whole, Qt.Key.Key_Space)
     assert window.plan[1].integer is True
-    pick_with_keys(named(inspector, "Noise implemented by", QComboBox), Noise.OPENDP.label)
-    assert "Data type: whole numbers" in named(inspector, "How it is implemented", QLabel).text()
+    pick_with_keys(field(inspector, "Noise implemented by", QComboBox), Noise.OPENDP.label)
+    assert "Data type: whole numbers" in field(inspector, "How it is implemented", QLabel).text()
     # whole numbers need whole bounds: a fractional bound is refused at its field
-    upper = named(inspector, "Upper bound")
+    upper = field(inspector, "Upper bound")
     upper.setFocus()
     upper.selectAll()
     QTest.keyClicks(upper, "99.5")
     QTest.keyClick(upper, Qt.Key.Key_Return)
     assert window.plan[1].upper == 100
-    problem = named(inspector, "Upper bound: problem", QLabel)
+    problem = field(inspector, "Upper bound: problem", QLabel)
     assert "whole numbers, so the upper bound must be one too" in problem.text()
 
 
