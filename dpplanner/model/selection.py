@@ -35,8 +35,9 @@ noisy count is at least an integer threshold T. A shift of 1 still costs exactly
 one individual alone is released with probability P(1 + Z >= T) = P(Z >= T - 1) = p^(T-1) / (1 + p)
 (P(Z >= m) = p^m / (1 + p) for m >= 0), so the plan takes the least integer T with
 K p^(T-1) / (1 + p) <= delta_s. (OpenDP 0.16's own privacy map for it gives K p^T / (1 + p), one
-step lower than this probability, which sampling its output confirms: the plan's delta_s is the
-bound, and the script checks that OpenDP's map is within it.)
+step lower than this probability, which sampling its output confirms (opendp/opendp issue 2922:
+the mass at the threshold is released but not counted): the plan's delta_s is the bound, and
+the script checks that OpenDP's map is within it.)
 
 A group held by tau individuals is released about half of the time; far fewer are almost never
 released, far more almost always: "groups with fewer than about tau individuals will be suppressed".
