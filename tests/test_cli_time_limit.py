@@ -1,11 +1,13 @@
 """Issue 23.10: --time-limit on the long commands. The limit is simulated by an injected clock (the
 engine's one clock, ``deadline.now``): each reading advances it by a second, so a limit of one
 second is past at the engine's first check, on any machine. What is reported then is a sound bound and
-says so, in text and in JSON; without the option the clock is never read."""
+says so, in text and in JSON; without the option the clock is never read. Every long command
+(report's per-statistic tables, validate and target too) states it in the same fields and lines."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -13,6 +15,7 @@ from dpplanner.cli import main
 from dpplanner.engine.memo import forget
 from dpplanner.engine.optimal import deadline
 from dpplanner.model.files import load_plan
+from dpplanner.model.privacy import BLOCK
 
 
 class SlowClock:
@@ -155,3 +158,91 @@ def test_a_total_cut_short_is_never_remembered(monkeypatch):
     monkeypatch.undo()
     again = compose(*plan, theorem="pld", eta=1e-6)
     assert (again.epsilon, again.epsilon_lower, again.detail) == (full.epsilon, full.epsilon_lower, full.detail)
+
+
+#: an example with more statistics than one block of per-statistic work
+BIG = "synthetic-1000"
+
+
+def _size(name: str) -> int:
+    from dpplanner.model.examples import example_paths
+    return len(load_plan(example_paths()[name]))
+
+
+def _rows(html: str) -> set[int]:
+    """The statistic numbers of the derivations table's rows."""
+    return {int(i) for i in re.findall(r'<tr data-row="(\d+)">', html)}
+
+
+def test_report_tables_stop_at_the_limit_and_name_what_is_left_out(capsys, slow, tmp_path):
+    out_path = tmp_path / "r.html"
+    code, out, _ = run(capsys, "report", BIG, "-o", str(out_path), "--json", "--time-limit", "1")
+    doc = json.loads(out)
+    html = out_path.read_text(encoding="utf-8")
+    n = _size(BIG)
+    left = f"(statistics {BLOCK + 1} to {n})"
+    assert code == 0 and doc["time_limit_reached"] is True
+    for section in ("statistics tables", "implementation table", "derivations"):
+        assert f"report: {section} {left}" in doc["stopped_by_time_limit"]
+    assert f"statistics {BLOCK + 1} to {n} are not in this table" in html
+    assert _rows(html) == set(range(BLOCK))
+    code, out, _ = run(capsys, "report", BIG, "-o", str(out_path), "--time-limit", "1")
+    assert f"report: derivations {left}" in out and "left out of the report" in out
+
+
+def test_report_without_the_limit_has_every_statistic(capsys, tmp_path):
+    out_path = tmp_path / "r.html"
+    code, out, _ = run(capsys, "report", BIG, "-o", str(out_path), "--json")
+    html = out_path.read_text(encoding="utf-8")
+    assert code == 0 and json.loads(out)["stopped_by_time_limit"] == []
+    assert _rows(html) == set(range(_size(BIG))) and "Time limit" not in html
+
+
+def test_validate_at_the_limit_says_what_it_did_not_check(capsys, slow):
+    code, out, _ = run(capsys, "validate", BIG, "--json", "--time-limit", "1")
+    doc = json.loads(out)
+    assert code == 0 and doc["valid"] is True and doc["time_limit_reached"] is True
+    assert f"the statistics' checks (statistics {BLOCK + 1} to {_size(BIG)})" in doc["stopped_by_time_limit"]
+    code, out, _ = run(capsys, "validate", BIG, "--time-limit", "1")
+    assert "not checked for problems; run without --time-limit" in out
+
+
+def test_validate_at_the_limit_gives_a_sound_total_and_says_so(capsys, monkeypatch):
+    free = json.loads(run(capsys, "validate", "census", "--json")[1])
+    slow_clock(monkeypatch)
+    doc = json.loads(run(capsys, "validate", "census", "--json", "--time-limit", "1")[1])
+    assert doc["stopped_by_time_limit"] == [doc["theorem"]]
+    assert doc["total_epsilon"] >= free["total_epsilon"]
+
+
+def test_target_at_the_limit_stays_within_budget_and_says_so(capsys, monkeypatch, tmp_path):
+    out_path = tmp_path / "t.dpplan"
+    slow_clock(monkeypatch)
+    code, out, _ = run(capsys, "target", "psi-survey", "1", "50", "--json", "--time-limit", "1",
+                       "-o", str(out_path))
+    doc = json.loads(out)
+    assert code == 0 and doc["time_limit_reached"] is True
+    assert doc["stopped_by_time_limit"] == ["the allocation search"]
+    code, out, _ = run(capsys, "target", "psi-survey", "1", "50", "--time-limit", "1")
+    assert "time limit: stopped at the time limit of 1 s for the allocation search: the search ended" in out
+    monkeypatch.undo()
+    plan = load_plan(out_path)
+    assert plan[0].target_error == 50
+    assert plan.total().epsilon <= plan.budget.spendable_epsilon
+
+
+@pytest.mark.parametrize("argv", [["compose", "psi-survey"], ["curve", "psi-survey", "--points", "3"],
+                                  ["report", "psi-survey", "-o", "{tmp}/r.html"], ["allocate", "psi-survey"],
+                                  ["validate", "psi-survey"], ["target", "psi-survey", "1", "50"]])
+def test_every_long_command_states_its_limit_in_the_same_fields(capsys, monkeypatch, tmp_path, argv):
+    argv = [a.format(tmp=tmp_path) for a in argv]
+    doc = json.loads(run(capsys, *argv, "--json")[1])
+    assert (doc["time_limit"], doc["time_limit_reached"], doc["stopped_by_time_limit"]) == (None, False, [])
+
+    def no_clock():
+        raise AssertionError("the clock was read without --time-limit")
+    monkeypatch.setattr(deadline, "now", no_clock)
+    assert json.loads(run(capsys, *argv, "--json")[1])["time_limit"] is None
+    slow_clock(monkeypatch, step=0.0)       # time stands still: the limit is never reached
+    doc = json.loads(run(capsys, *argv, "--json", "--time-limit", "5")[1])
+    assert (doc["time_limit"], doc["time_limit_reached"], doc["stopped_by_time_limit"]) == (5, False, [])

@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("error", metavar="ERROR", help="the target error, in the statistic's own units "
                    f"({FIELD_RULES['error'].describe()})")
     p.add_argument("-o", "--output", metavar="OUT", help="save the plan with the target to OUT")
+    add_time_limit(p)
     p = add("curve", "total epsilon of the first k queries (plan order) for k = 1..K, as CSV",
             cmd_curve)
     p.add_argument("--theorem", action="append", choices=THEOREMS,
@@ -83,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("report", "write a self-contained HTML report (budgets, errors, totals, plot)", cmd_report)
     p.add_argument("-o", "--output", metavar="HTML", required=True, help="where to write the report")
     add_time_limit(p)
-    add("validate", "check a plan file; print warnings, and a note for each default a missing "
-        "optional field took", cmd_validate)
+    p = add("validate", "check a plan file; print warnings, and a note for each default a missing "
+            "optional field took", cmd_validate)
+    add_time_limit(p)
     add_commands(sub, load, print_json, UserError)
     return parser

@@ -30,15 +30,14 @@ def cmd_allocate(args) -> int:
     allocation = rebalance(plan, progress=work.search(plan.budget.theorem, len(plan)),
                            time_limit=work.seconds_left())
     total = _allocated_total(plan, allocation)
-    stopped = bool(total.extra.get("time_limited"))
+    work.allocation(total)
     note = save_plan(plan, args.output) if args.output else None
     privacy = plan.privacy_all()
     if args.json:
         print_json({"plan": plan.title, "theorem": plan.budget.theorem,
                     "epsilon_g": plan.budget.epsilon, "delta_g": plan.budget.delta,
                     "spent_epsilon": finite(total.epsilon), "saved_to": args.output,
-                    "time_limit": work.time_limit, "time_limit_reached": stopped,
-                    "unspent_reason": total.extra.get("waste_reason"),
+                    **work.fields(), "unspent_reason": total.extra.get("waste_reason"),
                     "statistics": [{"name": s.name, "kind": s.kind.value,
                                     "mechanism": s.mechanism.value, "held": s.held,
                                     "target_error": s.target_error,
@@ -72,8 +71,7 @@ def cmd_allocate(args) -> int:
               "to the functioning epsilon and delta")
     print(f"spent under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 10)} of "
           f"{display.value(plan.budget.spendable_epsilon)}")
-    if stopped:
-        print(f"time limit: {total.extra.get('waste_reason')}")
+    work.say()
     if args.output:
         print(f"saved to {args.output}" + (f" (note: {note})" if note else ""))
     return 0
@@ -111,8 +109,12 @@ def cmd_target(args) -> int:
     plan = load(args.plan)
     i = _statistic_index(plan, args.statistic)
     error = parse_text(FIELD_RULES["error"], args.error, "ERROR")
+    work = LongWork("target", args.time_limit)
     if plan.budget.redistribute:
-        rebalanced_edit(plan, lambda p: p.set_target_error(i, error))
+        allocation = rebalanced_edit(plan, lambda p: p.set_target_error(i, error),
+                                     progress=work.search(plan.budget.theorem, len(plan)),
+                                     time_limit=work.seconds_left())
+        work.allocation(allocation.composition if allocation is not None else None)
     else:
         plan.set_target_error(i, error)
     if args.output:
@@ -121,7 +123,8 @@ def cmd_target(args) -> int:
     if args.json:
         print_json({"statistic": s.name, "target_error": s.target_error, "epsilon": s.epsilon,
                     "error": finite(p.error), "units": p.units,
-                    "redistributed": plan.budget.redistribute, "saved_to": args.output})
+                    "redistributed": plan.budget.redistribute, "saved_to": args.output,
+                    **work.fields()})
         return 0
     print(f"{s.name}: target error {display.exact(error)} {display.unit_words(p.units)}".rstrip()
           + f"; epsilon {display.upper(s.epsilon, 6)} (error {display.error(_group_error(s, p))}"
@@ -129,6 +132,7 @@ def cmd_target(args) -> int:
     if plan.budget.redistribute:
         print("the free statistics were redistributed under the plan's theorem "
               f"({plan.budget.theorem})")
+    work.say()
     if args.output:
         print(f"saved to {args.output}")
     return 0

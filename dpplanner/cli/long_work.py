@@ -1,16 +1,21 @@
-"""A command's long computation: its optional time limit and what its progress line says.
+"""A command's long computation: its optional time limit, what the limit cut short, and what its
+progress line says.
 
 ``--time-limit SECONDS`` is one limit for the whole command, handed to each engine call it makes
 as the seconds still left (the engine's ``time_limit=``; the engine reads the clock only then, so
-without the option every result depends on the plan alone). The progress callbacks turn the
-engine's fractions into words for the line ``terminal`` draws on a terminal: which theorem of how
-many, how far into it, or which composition of an allocation's search.
+without the option every result depends on the plan alone). Whatever the limit cut short is
+recorded here (``cut_short``) and stated in one way by every command: the JSON fields
+``time_limit``, ``time_limit_reached`` and ``stopped_by_time_limit`` (``fields``), and the text
+lines beginning "time limit:" (``say``). The progress callbacks turn the engine's fractions into
+words for the line ``terminal`` draws on a terminal: which theorem of how many, how far into it,
+or which composition of an allocation's search.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional, Sequence
+import sys
+from typing import Callable, Iterable, Optional, Sequence
 
 from dpplanner.cli import terminal
 from dpplanner.engine.optimal import deadline
@@ -18,6 +23,9 @@ from dpplanner.engine.optimal import deadline
 
 #: The words the engine's results begin their reason with when the time limit stopped them.
 _STOPPED = deadline.Deadline(None, 1.0).reason().split(" of ")[0]
+#: What a total or curve cut short by the limit shows instead of its own result.
+BOUND = ("each shows a sound upper bound found by then (a cheaper theorem's, or its best bracket so "
+         "far; see its detail), not its own result; run without --time-limit for that")
 
 
 class LongWork:
@@ -26,6 +34,7 @@ class LongWork:
     def __init__(self, what: str, time_limit: Optional[float] = None) -> None:
         self.what, self.time_limit = what, time_limit
         self.started = deadline.now() if time_limit is not None else None   # no limit: no clock
+        self._cut: dict[str, str] = {}      # what the limit cut short -> what it shows instead
 
     def seconds_left(self) -> Optional[float]:
         """The engine's ``time_limit`` for the next call: None without a limit; once the limit is
@@ -33,6 +42,10 @@ class LongWork:
         if self.time_limit is None:
             return None
         return max(self.time_limit - (deadline.now() - self.started), 1e-6)
+
+    def past(self) -> bool:
+        """Whether the limit is reached (never without one: the clock is not read then)."""
+        return self.time_limit is not None and deadline.now() - self.started >= self.time_limit
 
     def reason(self) -> str:
         """The words the engine's results use when the limit stopped them."""
@@ -42,6 +55,45 @@ class LongWork:
         """Whether ``text`` (a result's detail or note) says the time limit stopped it (the engine
         names the seconds that were left for its call)."""
         return self.time_limit is not None and bool(text) and _STOPPED in text
+
+    def cut_short(self, names: Iterable[str], instead: str = BOUND) -> None:
+        """Record that the limit cut ``names`` short; ``instead``: what the output shows for them."""
+        for name in names:
+            self._cut[name] = instead
+
+    def totals(self, totals: dict, suffix: str = "") -> list[str]:
+        """Record (and return) the theorems of ``totals`` (name -> Composition) the limit stopped."""
+        names = [n for n, c in totals.items() if c.extra.get("time_limited") or self.stopped(c.detail)]
+        self.cut_short(n + suffix for n in names)
+        return names
+
+    def curve(self, curve, suffix: str = "") -> list[str]:
+        """Record (and return) the theorems of an engine Curve the limit stopped at some point."""
+        names = [n for n in curve.upper if any(self.stopped(note) for note in curve.notes.get(n, ()))]
+        self.cut_short(n + suffix for n in names)
+        return names
+
+    @property
+    def reached(self) -> bool:
+        return bool(self._cut)
+
+    def fields(self) -> dict:
+        """The JSON fields every long command prints."""
+        return {"time_limit": self.time_limit, "time_limit_reached": self.reached,
+                "stopped_by_time_limit": list(self._cut)}
+
+    def lines(self) -> list[str]:
+        """The text lines saying what the limit cut short (none when it was not reached)."""
+        groups: dict[str, list[str]] = {}
+        for name, instead in self._cut.items():
+            groups.setdefault(instead, []).append(name)
+        return [f"time limit: {self.reason()} for {', '.join(names)}: {instead}"
+                for instead, names in groups.items()]
+
+    def say(self, file=None) -> None:
+        """Print ``lines`` (to stdout unless ``file``: a command whose stdout is data uses stderr)."""
+        for line in self.lines():
+            print(line, file=file or sys.stdout)
 
     def theorems(self, names: Sequence[str], stage: str = "") -> Callable[[float], None]:
         """A progress callback for engine.compose_all or engine.curve over ``names``: the fraction
@@ -75,6 +127,12 @@ class LongWork:
                             f"statistics under {theorem})")
 
         return progress
+
+    def allocation(self, composition) -> None:
+        """Record an allocation's search cut short (its certified total fits; more may be unspent)."""
+        if composition is not None and composition.extra.get("time_limited"):
+            why = composition.extra.get("waste_reason") or ""
+            self.cut_short(["the allocation search"], why.split(": ", 1)[-1])
 
 
 def add_time_limit(parser) -> None:

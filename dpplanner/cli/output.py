@@ -82,11 +82,3 @@ def implementations(plan: Plan) -> list[dict]:
     return [{"name": s.name, "kind": s.kind.value, "implementation": statistic_implementation(plan, s, p)}
             for s, p in zip(plan.statistics, plan.privacy_all())]
 
-
-def time_limit_line(work, stopped: Sequence[str]) -> Optional[str]:
-    """The text line saying that the time limit stopped ``stopped`` (theorem names), or None."""
-    if not stopped:
-        return None
-    return (f"time limit: {work.reason()} for {', '.join(stopped)}: each shows a sound upper bound "
-            "found by then (a cheaper theorem's, or its best bracket so far; see its detail), not its "
-            "own result; run without --time-limit for that")

@@ -7,22 +7,12 @@ import io
 import sys
 
 from dpplanner import engine
+from dpplanner.cli import terminal
 from dpplanner.cli.long_work import LongWork
-from dpplanner.cli.output import (UserError, finite, header, implementations, load, ms, print_json, table,
-                                  time_limit_line)
+from dpplanner.cli.output import UserError, finite, header, implementations, load, ms, print_json, table
 from dpplanner.model import display
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.model.spending import total_note
-
-
-def _stopped_totals(work: LongWork, totals: dict) -> list[str]:
-    """The theorems whose total the time limit stopped (marked by the engine, or saying so)."""
-    return [n for n, c in totals.items() if c.extra.get("time_limited") or work.stopped(c.detail)]
-
-
-def _limit_json(work: LongWork, stopped: list[str]) -> dict:
-    return {"time_limit": work.time_limit, "time_limit_reached": bool(stopped),
-            "stopped_by_time_limit": stopped}
 
 
 def cmd_compose(args) -> int:
@@ -31,13 +21,13 @@ def cmd_compose(args) -> int:
     work = LongWork("compose", args.time_limit)
     totals, best = plan_totals(plan, names, progress=work.theorems(names),
                                time_limit=work.seconds_left())
-    stopped = _stopped_totals(work, totals)
+    stopped = work.totals(totals)
     if args.json:
         print_json({"plan": plan.title, "statistics": len(plan), "k": plan.k,
                     "epsilon_g": plan.budget.epsilon, "delta_g": plan.budget.delta, "best": best,
                     "spendable_epsilon": plan.budget.spendable_epsilon,
                     "over_budget": plan.balance(totals[best].epsilon).over if best else None,
-                    **_limit_json(work, stopped),
+                    **work.fields(),
                     "totals": {n: {"epsilon": finite(c.epsilon), "delta": finite(c.delta),
                                    "epsilon_lower": finite(c.epsilon_lower),
                                    "applicable": c.applicable, "feasible": c.feasible,
@@ -61,9 +51,7 @@ def cmd_compose(args) -> int:
     theorem = plan.budget.theorem
     if theorem in totals and totals[theorem].applicable:
         print(f"note: {total_note(theorem, totals, plan.budget.spendable_epsilon)}")
-    line = time_limit_line(work, stopped)
-    if line:
-        print(line)
+    work.say()
     return 0
 
 
@@ -75,20 +63,19 @@ def cmd_curve(args) -> int:
                        progress=work.theorems(names, f"{args.points} points"),
                        time_limit=work.seconds_left())
     names = list(curve.upper)
-    stopped = [n for n in names if any(work.stopped(note) for note in curve.notes.get(n, ()))]
+    work.curve(curve)
     if args.json:
         print_json({"k": [int(k) for k in curve.ks],
                     "upper": {n: [finite(v) for v in curve.upper[n]] for n in names},
                     "lower": {n: None if curve.lower.get(n) is None else
                               [finite(v) for v in curve.lower[n]] for n in names},
-                    **_limit_json(work, stopped)})
+                    **work.fields()})
         return 0
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["k"] + names)
     for j, k in enumerate(curve.ks):
         writer.writerow([int(k)] + [repr(float(curve.upper[n][j])) for n in names])
-    line = time_limit_line(work, stopped)
     if args.output:
         from dpplanner.model.files import atomic_write_text
         try:
@@ -97,12 +84,10 @@ def cmd_curve(args) -> int:
             raise UserError(f"{args.output}: cannot write: {exc.strerror or exc}") from None
         print(f"wrote {len(curve.ks)} rows x {len(names)} theorems to {args.output}"
               + (f" (note: {note})" if note else ""))
-        if line:
-            print(line)
+        work.say()
     else:
         sys.stdout.write(buf.getvalue())
-        if line:        # the CSV on stdout stays CSV: the note goes to stderr
-            print(line, file=sys.stderr)
+        work.say(sys.stderr)        # the CSV on stdout stays CSV: the note goes to stderr
     return 0
 
 
@@ -110,38 +95,42 @@ def cmd_report(args) -> int:
     plan = load(args.plan)
     work = LongWork("report", args.time_limit)
     names = tuple(engine.THEOREMS)
-    totals, best, curve, stopped = {}, None, None, []
+    totals, best, curve = {}, None, None
     if len(plan):       # computed here (as render_report would) to report progress and the limit
         totals, best = plan_totals(plan, names, progress=work.theorems(names, "totals"),
                                    time_limit=work.seconds_left())
-        stopped = _stopped_totals(work, totals)
+        work.totals(totals)
         try:
             curve = plan_curve(plan, names, progress=work.theorems(names, "curve"),
                                time_limit=work.seconds_left())
         except ValueError:
             curve = None
         if curve is not None:
-            stopped += [f"{n} (curve)" for n in curve.upper
-                        if any(work.stopped(note) for note in curve.notes.get(n, ()))]
-    note = save_report(plan, args.output, totals=totals, best=best, curve=curve)
+            work.curve(curve, " (curve)")
+    terminal.report("the per-statistic tables")
+    note = save_report(plan, args.output, totals=totals, best=best, curve=curve, limit=work)
     if args.json:
-        print_json({"report": args.output, "statistics": len(plan), "k": plan.k,
-                    **_limit_json(work, stopped)})
+        print_json({"report": args.output, "statistics": len(plan), "k": plan.k, **work.fields()})
     else:
         print(f"wrote {args.output} ({len(plan)} statistics, k = {plan.k})"
               + (f" (note: {note})" if note else ""))
-        line = time_limit_line(work, stopped)
-        if line:
-            print(line)
+        work.say()
     return 0
 
 
 def cmd_validate(args) -> int:
     plan = load(args.plan)
+    work = LongWork("validate", args.time_limit)
     warnings = list(plan.notes) + plan.warnings()
+    privacy = plan.privacy_all(work)
     warnings += [f"statistic {i + 1} ({s.name}): {p.problem}"
-                 for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())) if p.problem]
-    total = plan.total() if len(plan) else None
+                 for i, (s, p) in enumerate(zip(plan.statistics, privacy)) if p.problem]
+    if len(privacy) < len(plan):
+        work.cut_short([f"the statistics' checks (statistics {len(privacy) + 1} to {len(plan)})"],
+                       "not checked for problems; run without --time-limit to check them")
+    total = plan.total(time_limit=work.seconds_left()) if len(plan) else None
+    if total is not None:
+        work.totals({plan.budget.theorem: total})
     balance = plan.balance(total.epsilon) if total is not None else None
     if balance is not None and (balance.over or not total.feasible):
         warnings.append(f"under the {plan.budget.theorem} theorem the plan is "
@@ -153,7 +142,7 @@ def cmd_validate(args) -> int:
                     "total_epsilon": finite(total.epsilon) if total else None,
                     "over_budget": balance.over if balance else None,
                     "notes": [f"not in the file, default used: {d}" for d in plan.defaults],
-                    "warnings": warnings})
+                    "warnings": warnings, **work.fields()})
     else:
         print(f"{args.plan}: valid: {len(plan)} statistics, k = {plan.k} queries")
         if balance is not None:
@@ -163,4 +152,5 @@ def cmd_validate(args) -> int:
             print(f"note: not in the file, default used: {d}")
         for w in warnings:
             print(f"warning: {w}")
+        work.say()
     return 0

@@ -291,8 +291,10 @@ class Plan:
         i = self._index(i)
         return statistic_privacy(self._budget, self._stats[i], self.deltas()[i])
 
-    def privacy_all(self) -> list[StatisticPrivacy]:
-        return statistics_privacy(self._budget, self._stats, self.deltas())
+    def privacy_all(self, limit=None) -> list[StatisticPrivacy]:
+        """Every statistic's privacy; under a caller's time ``limit`` (privacy.TimeLimit) only the
+        first ones, those computed before it was past."""
+        return statistics_privacy(self._budget, self._stats, self.deltas(), limit)
 
     def epsilon_for_error(self, i: int, error: float) -> float:
         """The epsilon statistic i needs for ``error`` at the plan's confidence (not applied)."""
@@ -337,13 +339,15 @@ class Plan:
             self._revision += 1
             self._emit([PlanEvent("changed", changed)])
 
-    def total(self, theorem: Optional[str] = None):
-        """engine.compose of the plan under ``theorem`` (default: the plan's), synchronously."""
+    def total(self, theorem: Optional[str] = None, *, time_limit: Optional[float] = None):
+        """engine.compose of the plan under ``theorem`` (default: the plan's), synchronously
+        (``time_limit`` as engine.compose takes it)."""
         from dpplanner import engine
         inp = self.composition_inputs()
         return engine.compose(list(inp.epsilons), list(inp.deltas), inp.delta_g,
                               theorem=theorem or self._budget.theorem, eta=inp.eta,
-                              multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms))
+                              multiplicities=list(inp.multiplicities), mechanisms=list(inp.mechanisms),
+                              time_limit=time_limit)
 
     def balance(self, total_epsilon: float) -> BudgetBalance:
         """Compare a total (e.g. the best valid one from the engine) with the spendable budget;

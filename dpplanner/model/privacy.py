@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Iterable, Optional, Protocol
 
 from . import accuracy as acc
 from .contributions import Contributions, bounds
@@ -92,14 +92,35 @@ class BudgetBalance:
                 "global ε, or Redistribute to fit (Ctrl+R) once.")
 
 
-def statistics_privacy(budget: Budget, stats, deltas) -> list[StatisticPrivacy]:
-    """``statistic_privacy`` of every statistic, the Gaussian calibrations made in one batch (the
-    window's table recomputes them all after each edit: one bisection instead of one per row)."""
+#: Statistics done between two looks at a caller's time limit (a few hundredths of a second's work).
+BLOCK = 500
+
+
+class TimeLimit(Protocol):
+    """A caller's time limit over per-statistic work (the command line's ``LongWork``)."""
+
+    def past(self) -> bool: ...
+
+    def reason(self) -> str: ...
+
+    def cut_short(self, names: Iterable[str], instead: str) -> None: ...
+
+
+def statistics_privacy(budget: Budget, stats, deltas, limit: Optional[TimeLimit] = None) -> list[StatisticPrivacy]:
+    """``statistic_privacy`` of every statistic, the Gaussian calibrations made in one batch per
+    block (the window's table recomputes them all after each edit: one bisection instead of one
+    per row). Under ``limit``: those of the blocks begun before it was past (the first always)."""
     ratio = amplification_ratio(budget)
-    acc.calibrate_gaussians([(acc.functioning_epsilon(s.epsilon, ratio), acc.functioning_delta(d, ratio))
-                             for s, d in zip(stats, deltas)
-                             if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN])
-    return [statistic_privacy(budget, s, d) for s, d in zip(stats, deltas)]
+    out: list[StatisticPrivacy] = []
+    for start in range(0, len(stats), BLOCK):
+        if start and limit is not None and limit.past():
+            break
+        block = list(zip(stats[start:start + BLOCK], deltas[start:start + BLOCK]))
+        acc.calibrate_gaussians([(acc.functioning_epsilon(s.epsilon, ratio), acc.functioning_delta(d, ratio))
+                                 for s, d in block
+                                 if s.kind is not Kind.CUSTOM and s.mechanism is Mechanism.GAUSSIAN])
+        out += [statistic_privacy(budget, s, d) for s, d in block]
+    return out
 
 
 def statistic_privacy(budget: Budget, stat: Statistic, delta: float) -> StatisticPrivacy:

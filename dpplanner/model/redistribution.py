@@ -54,9 +54,11 @@ def rebalance(plan: Plan, *, progress=None, time_limit=None):
     return allocation
 
 
-def rebalanced_edit(plan: Plan, edit: Callable[[Plan], object]) -> None:
-    """Make ``edit`` and redistribute as one change (one event), or raise and change nothing."""
+def rebalanced_edit(plan: Plan, edit: Callable[[Plan], object], *, progress=None, time_limit=None):
+    """Make ``edit`` and redistribute as one change (one event), or raise and change nothing.
+    Returns the engine's Allocation (``progress`` and ``time_limit`` as engine.allocate takes them)."""
     trial = plan.trial()
     edit(trial)
-    rebalance(trial)
+    allocation = rebalance(trial, progress=progress, time_limit=time_limit)
     plan.adopt(trial)
+    return allocation

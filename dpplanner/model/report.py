@@ -14,7 +14,8 @@ from . import display
 from .files import PlanFileError, atomic_write_text
 from .implementation import implementation
 from .plan import Plan
-from .report_sections import derivations, formulas, statistics_tables
+from .privacy import TimeLimit
+from .report_sections import derivations, formulas, left_out, statistics_tables
 from .safe_text import markup
 from .spending import total_note
 from .svgplot import line_plot
@@ -80,8 +81,10 @@ def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int
                         mechanisms=list(inp.mechanisms[:rows]), progress=progress, time_limit=time_limit)
 
 
-def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
-    """The HTML text. ``totals``/``curve`` are computed here when not given."""
+def render_report(plan: Plan, *, totals=None, best=None, curve=None,
+                  limit: Optional[TimeLimit] = None) -> str:
+    """The HTML text. ``totals``/``curve`` are computed here when not given; ``limit``: a caller's
+    time limit over the per-statistic sections (``report_sections``)."""
     if totals is None:
         totals, best = plan_totals(plan) if len(plan) else ({}, None)
     if curve is None and len(plan):
@@ -154,25 +157,27 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None) -> str:
                              x_label="k (queries, in plan order)", y_label="total ε",
                              hline=b.epsilon, hline_label="global ε", vline=plan.k, styles=styles))
 
+    privacy = plan.privacy_all(limit)       # once, for both tables
     if len(plan):
-        out.append(statistics_tables(plan))
-    out += implementation_table(plan)
+        out.append(statistics_tables(plan, privacy, limit))
+    out += implementation_table(plan, privacy, limit)
     if len(plan):
-        out.append(derivations(plan))
+        out.append(derivations(plan, limit))
     out.append(formulas(plan, totals))
     out.append("</body></html>")
     return "\n".join(out)
 
 
-def implementation_table(plan: Plan) -> list[str]:
-    """What implementing each statistic needs (the numbers an exported release script uses)."""
+def implementation_table(plan: Plan, privacy: list, limit: Optional[TimeLimit] = None) -> list[str]:
+    """What implementing each statistic needs (the numbers an exported release script uses), for
+    the statistics ``privacy`` covers."""
     out = ['<h2 id="implementation">How each statistic is implemented</h2>',
            "<p>Sensitivities and noise scales are those of the query that gets the noise (for a mean "
            "or a proportion, the sum, divided by n after the noise).</p>",
            '<div class="scroll"><table><tr><th>#</th><th>name</th><th>noise implemented by</th>'
            "<th>data type</th><th>clamped to</th><th>sensitivity</th><th>noise</th><th>δ_i</th>"
            "<th>ρ_i</th></tr>"]
-    for i, (s, p) in enumerate(zip(plan.statistics, plan.privacy_all())):
+    for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
         impl = implementation(plan.budget, s, p)
         if impl is None:
             out.append(f"<tr><td>{i + 1}</td><td>{markup(s.name)}</td>"
@@ -184,6 +189,7 @@ def implementation_table(plan: Plan) -> list[str]:
                 "Noise implemented by", "Data type", "Clamped to", "Sensitivity", "Noise", "δ_i",
                 "ρ_i (zCDP)")) + "</tr>")
     out.append("</table></div>")
+    out.append(left_out("implementation table", len(privacy), len(plan), limit))
     return out
 
 

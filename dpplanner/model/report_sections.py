@@ -4,11 +4,15 @@ Three narrow tables instead of one of fourteen columns (which wrapped to one wor
 browser window): what each statistic is, what its budget buys, and how its error is computed,
 step by step with the model's own numbers (``derivation``). The formulas section is generated
 for the kinds, mechanisms and theorems the plan uses, from the same code.
+
+Under a caller's time limit (``TimeLimit``, the command line's ``--time-limit``) the per-statistic
+work stops at the first block of ``privacy.BLOCK`` statistics that starts after the limit: the tables then end
+with a line naming the statistics left out, and the limit records them (what the command says).
 """
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Optional
 
 from dpplanner import engine
 
@@ -16,8 +20,23 @@ from . import display
 from .contributions import group_count
 from .derivation import plan_derivation, sensitivity_rule, shown
 from .plan import Plan
+from .privacy import BLOCK, TimeLimit
 from .safe_text import markup
 from .statistic import Kind, Mechanism, Noise, assumptions
+
+
+#: What a per-statistic section cut short by the limit shows instead of the statistics left out.
+LEFT_OUT = "left out of the report (it names them); run without --time-limit for every statistic"
+
+
+def left_out(section: str, shown: int, total: int, limit: Optional[TimeLimit]) -> str:
+    """The line ending a section that shows only the first ``shown`` of ``total`` statistics (and
+    the limit told so), or "" when it shows them all."""
+    if shown >= total or limit is None:
+        return ""
+    limit.cut_short([f"report: {section} (statistics {shown + 1} to {total})"], LEFT_OUT)
+    return (f'<p><strong>Time limit:</strong> statistics {shown + 1} to {total} are not in this '
+            f"table ({markup(limit.reason())}); make the report without a time limit to see them.</p>")
 
 
 def _table(head: list[str], rows: list[str], cls: str = "") -> str:
@@ -48,11 +67,11 @@ def _assumed(stat, budget) -> str:
     return words or "—"
 
 
-def statistics_tables(plan: Plan) -> str:
+def statistics_tables(plan: Plan, privacy: list, limit: Optional[TimeLimit] = None) -> str:
+    """What each statistic is and what its budget buys, for the statistics ``privacy`` covers."""
     b = plan.budget
-    privacy = plan.privacy_all()
     what = []
-    for i, s in enumerate(plan.statistics):
+    for i, s in enumerate(plan.statistics[:len(privacy)]):
         what.append(f"<tr><td>{i + 1}</td><td class=\"name\">{markup(s.name)}</td>"
                     f"<td>{markup(s.variable)}</td><td>{markup(s.kind.label)}</td>"
                     f"<td>{'—' if s.kind is Kind.CUSTOM else markup(s.mechanism.label)}</td>"
@@ -74,18 +93,23 @@ def statistics_tables(plan: Plan) -> str:
                     f'<td class="text">{markup(_meaning(p, b.unit))}</td></tr>')
     head = ["#", "name", "ε_i", "δ_i"] + (["functioning ε′, δ′"] if amplified else []) + \
         ["noise scale (b or σ)", "error", "what it means"]
+    end = left_out("statistics tables", len(privacy), len(plan), limit)
     return ("<h2>Statistics</h2>"
             + _table(["#", "name", "variable", "kind", "noise", "assumptions", "releases", "pinned"], what)
-            + "<h2>What each budget buys</h2>" + _table(head, buys))
+            + end + "<h2>What each budget buys</h2>" + _table(head, buys) + end)
 
 
-def derivations(plan: Plan) -> str:
+def derivations(plan: Plan, limit: Optional[TimeLimit] = None) -> str:
     """Per statistic, each step with its symbol, formula and value; ``data-key`` and
     ``data-value`` (the exact value) let a program check them."""
     b = plan.budget
     rows = []
     deltas = plan.deltas()
+    shown = len(plan)
     for i, s in enumerate(plan.statistics):
+        if i and i % BLOCK == 0 and limit is not None and limit.past():
+            shown = i
+            break
         try:
             steps = plan_derivation(b, s, deltas[i])
         except ValueError as exc:
@@ -98,12 +122,13 @@ def derivations(plan: Plan) -> str:
                           f"{markup(step_text(st))}</span>" for st in steps)
         rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td class="name">{markup(s.name)}</td>'
                     f'<td class="text">{parts}</td></tr>')
-    if not rows:
+    if not rows and shown == len(plan):
         return ""
     beta = display.value(b.beta, 3)
     return (f"<h2>How each error is computed</h2><p>At confidence {display.exact(b.confidence)} "
             f"(β = {beta}), with the statistic's ε_i{' and δ_i' if any(deltas) else ''}:</p>"
-            + _table(["#", "name", "steps"], rows, "derivations"))
+            + _table(["#", "name", "steps"], rows, "derivations")
+            + left_out("derivations", shown, len(plan), limit))
 
 
 def step_text(step) -> str:
