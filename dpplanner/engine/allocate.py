@@ -249,13 +249,17 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         if coarse == eta:
             raise
         coarse, t = eta, search.scale(eta, t0)    # the held queries fit only at the finer eta
-    if coarse > eta and not 0 <= epsilon_g - composed(t, eta).epsilon < _WASTE * epsilon_g:
+    limited = deadline is not cancel
+    if coarse > eta and not 0 <= epsilon_g - composed(t, eta).epsilon < _WASTE * epsilon_g \
+            and not (limited and clock.now() > deadline.end):
         t = search.scale(eta, t, _slope(totals, t, coarse))
     # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).
     for attempt in range(_REFINE_ROUNDS + 1):
         final = eps_at(t)
-        if deadline is not cancel:      # time-limited: the search's certified total of these very
-            result = composed(t, eta)   # inputs (kept; after the limit a cheaper theorem's)
+        if limited:     # the search's certified totals of these very inputs (kept; after the limit
+            # a cheaper theorem's, or the best bracket so far): the least, at eta or the coarse eta
+            result = min([composed(t, eta)] + [totals[(t, e)] for e in (coarse,) if (t, e) in totals],
+                         key=lambda c: c.epsilon)
         else:
             result = compose(final.tolist(), plan.delta.tolist(), delta_g, theorem, eta, plan.mult.tolist(),
                              mechanisms=plan.mech, cancel=cancel)
@@ -267,7 +271,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     waste = (epsilon_g - result.epsilon) / epsilon_g if epsilon_g > 0 else 0.0
     extra = {**result.extra, "scale": t, "waste": waste}
     width = result.epsilon - result.epsilon_lower if result.epsilon_lower is not None else 0.0
-    if deadline is not cancel and clock.now() > deadline.end:
+    if limited and clock.now() > deadline.end:
         extra["time_limited"] = True
         extra["waste_reason"] = (f"{deadline.reason()}: the search ended on the best scale whose certified "
                                  f"total fits the budget ({result.detail}); up to {waste:.3g} of the budget "

@@ -187,3 +187,36 @@ def test_a_fine_eta_is_searched_at_a_coarser_one_and_only_the_answer_composed_at
     forward = compose(a.epsilons.tolist(), [0.0] * n, 1e-6, "pld", eta=5e-5, mechanisms=mechanisms)
     assert forward.epsilon == a.composition.epsilon <= 1.0 and 0 <= a.waste < 1e-6
     assert a.epsilons[:n - 3].tolist() == eps[:n - 3]
+
+
+def test_a_time_limit_reached_at_eta_keeps_the_coarse_search_answer(monkeypatch):
+    """The limit passes just as the coarse search's answer is composed at eta: that composition
+    gives a cheaper bound, the coarse one of the same epsilons is kept (also certified), and the
+    plan spends the budget as closely as without the limit instead of searching down on the
+    cheaper bounds."""
+    import importlib
+
+    from dpplanner.engine.memo import forget
+    from dpplanner.engine.optimal import deadline
+
+    module = importlib.import_module("dpplanner.engine.allocate")
+    n = 12
+    eps = [1e-2 * (1 + i / 10) for i in range(n - 3)] + [0.05] * 3
+    args = (eps, [0.0] * n, [True] * (n - 3) + [False] * 3, [1] * n, 1.0, 1e-6)
+    kwargs = dict(theorem="pld", eta=5e-5, mechanisms=["laplace"] * n)
+    free = allocate(*args, **kwargs)
+    forget()
+    clock = [0.0]
+    real = module.compose_one
+
+    def compose_one(theorem, inputs):
+        if inputs.eta == 5e-5:
+            clock[0] = 1e9          # the limit passes as the answer is composed at eta
+        return real(theorem, inputs)
+
+    monkeypatch.setattr(deadline, "now", lambda: clock[0])
+    monkeypatch.setattr(module, "compose_one", compose_one)
+    limited = allocate(*args, **kwargs, time_limit=100)
+    assert limited.composition.extra["time_limited"] and "stopped at the time limit" in \
+        limited.composition.extra["waste_reason"]
+    assert limited.scale == free.scale and limited.composition.epsilon <= 1.0 and limited.waste < 1e-5
