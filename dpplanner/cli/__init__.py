@@ -17,7 +17,7 @@ from typing import Optional, Sequence
 
 from dpplanner.cli import terminal
 from dpplanner.cli.arguments import build_parser
-from dpplanner.cli.long_work import checked_time_limit
+from dpplanner.cli.long_work import LongWork, checked_time_limit
 from dpplanner.cli.output import UserError
 from dpplanner.model.files import PlanFileError
 from dpplanner.model.typed import parse_text
@@ -46,8 +46,8 @@ def _run(argv: Optional[Sequence[str]]) -> int:
             print(f"dpplanner-cli: error: {exc}", file=sys.stderr)
             return 2
     try:
-        if hasattr(args, "time_limit"):
-            args.time_limit = checked_time_limit(args.time_limit)
+        if hasattr(args, "time_limit"):     # the limit's clock starts before the plan is read
+            args.work = LongWork(checked_time_limit(args.time_limit))
         return args.func(args)
     except (UserError, PlanFileError, PlanError, ValueError) as exc:  # ValueError: engine checks
         print(f"dpplanner-cli: error: {terminal.plain(str(exc))}", file=sys.stderr)

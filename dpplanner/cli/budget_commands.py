@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dpplanner.cli.long_work import LongWork
 from dpplanner.cli.output import (UserError, finite, g, header, load, print_json, statistic_implementation,
                                   table)
 from dpplanner.model import display
@@ -26,7 +25,7 @@ def cmd_allocate(args) -> int:
     plan = load(args.plan)
     if args.theorem:
         plan.set_budget(theorem=args.theorem)
-    work = LongWork("allocate", args.time_limit)
+    work = args.work
     allocation = rebalance(plan, progress=work.search(plan.budget.theorem, len(plan)),
                            time_limit=work.seconds_left())
     total = _allocated_total(plan, allocation)
@@ -109,7 +108,7 @@ def cmd_target(args) -> int:
     plan = load(args.plan)
     i = _statistic_index(plan, args.statistic)
     error = parse_text(FIELD_RULES["error"], args.error, "ERROR")
-    work = LongWork("target", args.time_limit)
+    work = args.work
     if plan.budget.redistribute:
         allocation = rebalanced_edit(plan, lambda p: p.set_target_error(i, error),
                                      progress=work.search(plan.budget.theorem, len(plan)),

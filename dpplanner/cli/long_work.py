@@ -29,10 +29,10 @@ BOUND = ("each shows a sound upper bound found by then (a cheaper theorem's, or 
 
 
 class LongWork:
-    """One command's work: ``what`` names it on the progress line ("curve", "allocate")."""
+    """One command's work and its time limit (None: no limit), from the moment it is made."""
 
-    def __init__(self, what: str, time_limit: Optional[float] = None) -> None:
-        self.what, self.time_limit = what, time_limit
+    def __init__(self, time_limit: Optional[float] = None) -> None:
+        self.time_limit = time_limit
         self.started = deadline.now() if time_limit is not None else None   # no limit: no clock
         self._cut: dict[str, str] = {}      # what the limit cut short -> what it shows instead
 

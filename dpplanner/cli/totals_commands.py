@@ -8,7 +8,6 @@ import sys
 
 from dpplanner import engine
 from dpplanner.cli import terminal
-from dpplanner.cli.long_work import LongWork
 from dpplanner.cli.output import UserError, finite, header, implementations, load, ms, print_json, table
 from dpplanner.model import display
 from dpplanner.model.report import plan_curve, plan_totals, save_report
@@ -18,7 +17,7 @@ from dpplanner.model.spending import total_note
 def cmd_compose(args) -> int:
     plan = load(args.plan)
     names = tuple(args.theorem or engine.THEOREMS)
-    work = LongWork("compose", args.time_limit)
+    work = args.work
     totals, best = plan_totals(plan, names, progress=work.theorems(names),
                                time_limit=work.seconds_left())
     stopped = work.totals(totals)
@@ -58,7 +57,7 @@ def cmd_compose(args) -> int:
 def cmd_curve(args) -> int:
     plan = load(args.plan)
     names = tuple(args.theorem or engine.THEOREMS)
-    work = LongWork("curve", args.time_limit)
+    work = args.work
     curve = plan_curve(plan, names, points=args.points, eta=args.eta,
                        progress=work.theorems(names, f"{args.points} points"),
                        time_limit=work.seconds_left())
@@ -93,7 +92,7 @@ def cmd_curve(args) -> int:
 
 def cmd_report(args) -> int:
     plan = load(args.plan)
-    work = LongWork("report", args.time_limit)
+    work = args.work
     names = tuple(engine.THEOREMS)
     totals, best, curve = {}, None, None
     if len(plan):       # computed here (as render_report would) to report progress and the limit
@@ -120,7 +119,7 @@ def cmd_report(args) -> int:
 
 def cmd_validate(args) -> int:
     plan = load(args.plan)
-    work = LongWork("validate", args.time_limit)
+    work = args.work
     warnings = list(plan.notes) + plan.warnings()
     privacy = plan.privacy_all(work)
     warnings += [f"statistic {i + 1} ({s.name}): {p.problem}"
