@@ -110,10 +110,20 @@ def grouped_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float,
                  "exact (grouped)")
 
 
+def exact_sum(eps: np.ndarray, mult: np.ndarray) -> Fraction:
+    """sum m_i eps_i exactly: every double is an integer over a power of two, so the terms are
+    summed as integers over the largest denominator (one Fraction, not one per term: 10^5 Fraction
+    additions, each with a gcd, took over a second)."""
+    ratios = [float(e).as_integer_ratio() for e in np.asarray(eps, dtype=float).tolist()]
+    if not ratios:
+        return Fraction(0)
+    den = max(d for _, d in ratios)
+    return Fraction(sum(num * int(m) * (den // d) for (num, d), m in zip(ratios, np.asarray(mult).tolist())), den)
+
+
 def _pure_sum(eps: np.ndarray, mult: np.ndarray, delta_bar: float) -> Bracket:
     """delta_bar == 0: OptComp is the plain sum (basic composition is tight for pure DP)."""
-    terms = [Fraction(float(e)) * int(m) for e, m in zip(eps, mult)]
-    s = sum(terms, Fraction(0))
+    s = exact_sum(eps, mult)
     try:
         hi = lo = float(s)
     except OverflowError:  # beyond the largest double

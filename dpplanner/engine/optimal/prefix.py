@@ -257,9 +257,10 @@ def _exact_head_lower(eps: np.ndarray, db: float) -> float:
 
 
 def _curve_step(e, m, width: float) -> float:
-    """The lattice step for the whole curve: the split bracket's step model aimed inside
-    the width."""
-    step = model_step(e, m, 0.6 * width)
+    """The lattice step for the whole curve: the split bracket's step model aimed well inside
+    the width (at 0.37 width: the curve's blocks follow the query order, not the error sizes, so
+    its bound is looser than the split bracket's that the model was measured on)."""
+    step = model_step(e, m, 0.37 * width)
     while lattice_points(e, m, step) > PREFIX_MAX_POINTS and step < STEP_MAX:
         step *= 2
     return step
