@@ -105,7 +105,7 @@ def fft_convolve(a: np.ndarray, b: np.ndarray, extended: bool = False) -> tuple[
     the caller adds). Where long double is double the bound is simply the double one.
     """
     n = a.size + b.size - 1
-    N = fft_len(n)
+    N = conv_len(n)
     w = FFT_WORKERS
     u = U_LONG if extended else U
     if extended:
@@ -119,6 +119,13 @@ def fft_convolve(a: np.ndarray, b: np.ndarray, extended: bool = False) -> tuple[
     e2 = FFT_C * u * (math.log2(N) + 2) * (na + nb + na * float(b.sum()) * (1 + 1e-9))
     np.maximum(c, 0.0, out=c)
     return c, float(math.sqrt(n) * e2 * (1 + 1e-6))
+
+
+def conv_len(n: int) -> int:
+    """The FFT length of a convolution of n points: the next 2^a 3^b 5^c (pocketfft's fast sizes;
+    ~15 % less padding and time than powers of two and 3 x them; the rounding bound's margin
+    covers the mixed radices, see the module doc)."""
+    return sfft.next_fast_len(n, real=True)
 
 
 def fft_len(n: int) -> int:
@@ -136,7 +143,7 @@ def _norm2(x: np.ndarray) -> float:
 
 def fft_error_estimate(a: np.ndarray, b: np.ndarray, u: float = U) -> float:
     n = a.size + b.size - 1
-    N = fft_len(n)
+    N = conv_len(n)
     na, nb = _norm2(a), _norm2(b)
     return float(math.sqrt(n) * FFT_C * u * (math.log2(N) + 2) * (na + nb + min(na, nb) * 1.01))
 
@@ -147,7 +154,7 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
         a, b = b, a
     la, lb = a.p.size, b.p.size
     n = la + lb - 1
-    N = fft_len(n)
+    N = conv_len(n)
     fft_cost = 40.0 * N * math.log2(N)
     nnz = int(np.count_nonzero(b.p))
     abs_op = 0.0

@@ -109,12 +109,18 @@ def kernel_table(eps, step: float, upper: bool):
     return n, q, a, b, -e_eff, rel
 
 
+def _kernel_taps(n: int, q: float, a: float, b: float) -> list[tuple[int, float]]:
+    """The kernel's non-zero (position, mass) pairs (q and a share position 0 where n = 0)."""
+    taps = [(0, q + a)] if n == 0 else [(0, q), (n, a)]
+    if b > 0:
+        taps.append((n + 1, b))
+    return [(j, v) for j, v in taps if v != 0.0]
+
+
 def _kernel_array(n: int, q: float, a: float, b: float) -> np.ndarray:
     ker = np.zeros(n + (2 if b > 0 else 1))
-    ker[0] += q
-    ker[n] += a
-    if b > 0:
-        ker[n + 1] += b
+    for j, v in _kernel_taps(n, q, a, b):
+        ker[j] = v
     return ker
 
 
@@ -160,12 +166,12 @@ def batch_pmf(eps: list[float], step: float, upper: bool) -> LatticePMF:
     rel = 0.0
     table = kernel_table(np.asarray(eps, dtype=float), step, upper)
     for n, q, a, b, k_rel in zip(*(x.tolist() for x in (table[0], table[1], table[2], table[3], table[5]))):
-        ker = _kernel_array(n, q, a, b)
-        nz = np.flatnonzero(ker).tolist()
-        out = np.zeros(arr.size + ker.size - 1)
-        for j in nz:
-            out[j:j + arr.size] += ker[j] * arr
-        g = 1.01 * (len(nz) + 2) * U
+        taps = _kernel_taps(n, q, a, b)
+        size = arr.size
+        out = np.zeros(size + n + (1 if b > 0 else 0))
+        for j, v in taps:
+            out[j:j + size] += v * arr
+        g = 1.01 * (len(taps) + 2) * U
         rel = rel + k_rel + rel * k_rel
         rel = rel + g + rel * g
         arr = out
