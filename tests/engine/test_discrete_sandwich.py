@@ -87,7 +87,8 @@ def test_discrete_laplace_lies_between_its_continuous_twins(t, S):
         assert lap_profile(a_hi, 0.0) == pytest.approx(float(dl_exact(t, S, 0.0)), rel=1e-8)
 
 
-@pytest.mark.parametrize("sigma, S", [(64.0, 1), (64.5, 64), (100.0, 3), (150.0, 400)])
+@pytest.mark.parametrize("sigma, S", [(16.0, 1), (16.0, 3), (16.5, 16), (24.0, 1), (32.0, 5), (47.30128330243166, 1),
+                                      (64.0, 1), (64.5, 64), (100.0, 3), (150.0, 400)])
 def test_discrete_gaussian_lies_between_its_continuous_twins(sigma, S):
     g = gaussian_twins(sigma, S)
     assert g is not None
@@ -110,11 +111,13 @@ def test_discrete_gaussian_lies_between_its_continuous_twins(sigma, S):
         if d < mid:
             closest_lo = min(closest_lo, float((d - lo) / (mid - lo)))
     # the twins are not loose either: each is reached to within a small factor of its correction
-    assert closest_up < 0.7 and closest_lo < 0.7
+    # (below sigma ~ 40 the local remainder's bound, ~ C_LOCAL M(A) / sigma^2, takes a larger share)
+    loose = 0.7 if sigma >= 40 else 0.9
+    assert closest_up < loose and closest_lo < loose
 
 
 def test_gaussian_twins_are_refused_below_their_range():
-    assert gaussian_twins(63.9, 1) is None
+    assert gaussian_twins(15.9, 1) is None
     assert gaussian_twins(64.0, 10 ** 6) is None          # mu ~ 1.6e4: the shifts would not be small
 
 

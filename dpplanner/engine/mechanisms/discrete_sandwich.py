@@ -60,7 +60,12 @@ from ..optimal.atoms import U
 from .discrete_laplace import directed_ratio
 
 #: Below this sigma the discrete Gaussian keeps its lattice twins (the sandwich's terms grow as
-#: 1/sigma^2 and its remainder as 1/sigma^6).
+#: 1/sigma^2 and its remainder as 1/sigma^6; nothing in the bounds needs more than theta's
+#: e^{-2 pi^2 sigma^2} below _THETA, and they are checked against exact sums from here on). Where
+#: a twin is wider than its share of eta (choose_twins), the release stays discrete anyway.
+TWIN_SIGMA_MIN = 16.0
+#: The calibration takes the twin from this sigma on (discrete_gaussian.py; the sigmas a plan and
+#: its release script use are those it has always given).
 SIGMA_MIN = 64.0
 #: |a| beyond which the local terms are counted in tau: phi(14) ~ 8e-44.
 A = 14.0
@@ -69,7 +74,7 @@ C_LOCAL = 0.0714
 SAFE = 1 + 1e-9
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _E_ABS_HE6 = math.sqrt(720.0)
-#: theta - 1 for sigma >= SIGMA_MIN (e^{-2 pi^2 64^2} is far below this).
+#: theta - 1 for sigma >= TWIN_SIGMA_MIN (e^{-2 pi^2 16^2} = e^{-5053} is far below this).
 _THETA = 1e-300
 
 
@@ -143,9 +148,9 @@ def _shift_down(k: float, mu: float) -> Optional[float]:
 
 def upper_terms(sigma: float, shift: int) -> Optional[tuple[float, float]]:
     """(s_hi, tau_up): DiscreteGaussian(sigma, S) <= Gaussian(mu (1 + s_hi)) + tau_up at every eps,
-    mu = S / sigma; None below SIGMA_MIN. Both only shrink as sigma grows (S fixed), so the terms
+    mu = S / sigma; None below TWIN_SIGMA_MIN. Both only shrink as sigma grows (S fixed), so the terms
     at a smaller sigma hold at a larger one."""
-    if not sigma >= SIGMA_MIN:
+    if not sigma >= TWIN_SIGMA_MIN:
         return None
     mu = shift / sigma                 # within an ulp: every use below has a relative margin
     m_a = _m_bound(sigma, shift)
@@ -157,7 +162,7 @@ def upper_terms(sigma: float, shift: int) -> Optional[tuple[float, float]]:
 
 
 def gaussian_twins(sigma: float, shift: int) -> Optional[GaussianTwins]:
-    """The continuous twins of DiscreteGaussian(sigma, shift), or None where sigma < SIGMA_MIN or
+    """The continuous twins of DiscreteGaussian(sigma, shift), or None where sigma < TWIN_SIGMA_MIN or
     the shifts would not be small (module docstring)."""
     up = upper_terms(sigma, shift)
     if up is None:
