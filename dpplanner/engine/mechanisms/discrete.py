@@ -18,8 +18,8 @@ from ..optimal.atoms import U
 from ..optimal.lattice import LatticePMF
 from ..validation import parse_tag
 from .discrete_gaussian import discrete_gaussian_sigma, discrete_gaussian_sigmas
-from .discrete_gaussian_kernel import dg_kernel
-from .discrete_laplace import discrete_laplace_scales, dl_kernel, epsilon_bounds
+from .discrete_gaussian_kernel import dg_ctd_lower, dg_kernel
+from .discrete_laplace import discrete_laplace_scales, dl_ctd_lower, dl_kernel, epsilon_bounds
 from .discrete_objects import DiscreteGaussian, DiscreteLaplace
 from .discrete_sandwich import gaussian_twins, laplace_twins
 
@@ -67,6 +67,14 @@ class DiscreteRelease:
         if self.kind == "laplace":
             return dl_kernel(self.param, self.shift, step, upper)
         return dg_kernel(self.param, self.shift, step, upper, tail)
+
+    def ctd_lower(self, step: float, tail: float):
+        """The connect-the-dots pmf of a release this one dominates, for the hybrid lower bound
+        (hybrid.py: a Jensen gap of at most gap_bound(s/2, s) per unit of mass), or None where
+        there is none here (the lower twin of ``kernel`` is used)."""
+        if self.kind == "laplace":
+            return dl_ctd_lower(self.param, self.shift, step)
+        return dg_ctd_lower(self.param, self.shift, step, tail)
 
 
 def from_object(m) -> DiscreteRelease:

@@ -81,6 +81,31 @@ def _direct_upper(sigma: float, S: int, step: float, X: int, out: float) -> Latt
     return _trimmed(LatticePMF(step, 0, p, offset, True, rel=rel, err=size * TINY, inf_mass=extra))
 
 
+def dg_ctd_lower(sigma: float, shift: int, step: float, tail: float):
+    """Connect the dots of a release the discrete Gaussian dominates (for the hybrid lower bound,
+    hybrid.py): each loss rounded down, the masses over an upper bound on theta, the integers
+    beyond X dropped. None above DIRECT_SIGMA (its runs have no atoms to split)."""
+    if not sigma <= DIRECT_SIGMA:
+        return None
+    S = shift
+    X = math.ceil(tail_z(tail) * sigma) + 1
+    if 2.0 * X * S / (sigma * sigma) / step > MAX_KERNEL_POINTS:
+        return None
+    x = np.arange(-X, X + 1, dtype=float)
+    vals, rel_f = direct_terms(x, sigma)
+    _, th_hi = theta_direct(vals, rel_f, X, sigma)
+    loss = S * (S - 2.0 * x) / (2.0 * sigma * sigma)      # S (S - 2x) is exact; two roundings after
+    loss = loss - 4 * U * np.abs(loss) - TINY                # <= the exact loss
+    offset = float(loss[-1])                                 # the lowest (x = X)
+    pos = np.maximum(np.nextafter(loss - offset, 0.0), 0.0)
+    n, lo, hi = ctd(pos, vals / th_hi, step)
+    size = int(n.max()) + 2
+    p = np.bincount(n, lo, minlength=size) + np.bincount(n + 1, hi, minlength=size)
+    terms = int(np.max(np.bincount(n, minlength=size) + np.bincount(n + 1, minlength=size)))
+    rel = rel_f + _gamma(terms) + 32 * U
+    return _trimmed(LatticePMF(step, 0, p, offset, False, rel=rel, err=size * TINY))
+
+
 def spacing_down(sigma: float, S: int) -> float:
     """A double <= the exact spacing l = S / sigma^2 of the loss's atoms."""
     return S / (sigma * sigma) * (1 - 4 * U)

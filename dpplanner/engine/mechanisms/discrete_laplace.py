@@ -142,6 +142,29 @@ def dl_kernel(scale: float, shift: int, step: float, upper: bool) -> LatticePMF:
     return _pmf(p, abs_err, step, offset, upper, rel0)
 
 
+def dl_ctd_lower(scale: float, shift: int, step: float) -> LatticePMF:
+    """Connect the dots of a release the discrete Laplace dominates (for the hybrid lower bound,
+    hybrid.py): its atoms moved down to positions i h_lo (rounded down) from offset -eps_up <= -eps,
+    i.e. to losses at most the exact ones; randomized response at eps_lo for S = 1 (a
+    post-processing of RR(1/t)). None above SPARSE_ATOMS atoms (no closed form here)."""
+    eps_up, eps_lo = epsilon_bounds(scale, shift)
+    if shift == 1:
+        return rr_upper(eps_lo, step)
+    t, S = scale, shift
+    if S + 1 > SPARSE_ATOMS:
+        return None
+    rel0 = KERNEL_ULPS * U + 16 * U * (eps_up + 4.0)
+    i = np.arange(S + 1, dtype=float)
+    pos = np.maximum(np.nextafter(i * directed_ratio(2, t, False), 0.0), 0.0)
+    with np.errstate(under="ignore"):
+        m = np.exp(_log_masses(i, S, t))
+    n, lo, hi = ctd(pos, m, step)
+    size = int(n[-1]) + 2
+    p = np.bincount(n, lo, minlength=size) + np.bincount(n + 1, hi, minlength=size)
+    terms = np.bincount(n, minlength=size) + np.bincount(n + 1, minlength=size)
+    return _pmf(p, p * (rel0 + 1.01 * (terms + 2) * U), step, -eps_up, False, rel0)
+
+
 def _pmf(p: np.ndarray, abs_err: np.ndarray, step: float, offset: float, upper: bool, rel0: float) -> LatticePMF:
     """The LatticePMF of entries p with absolute error bounds abs_err: within MAX_REL relative
     they count in ``rel``, beyond it (a few tiny entries) in ``err``."""

@@ -24,7 +24,7 @@ from .. import offload
 from ..optimal.atoms import sup_root
 from ..optimal.pld import TAIL_FRACTION
 from .gaussian import log_delta_bound
-from .hybrid import log_hybrid_error
+from .hybrid import gap_bound, log_hybrid_error
 from .kernel_rows import laplace_ctd_rows, laplace_gap_rows, rr_ctd_rows, rr_gap_rows
 from .kernels import laplace_lower, rr_lower
 from .readout import mixed_root
@@ -67,6 +67,7 @@ class Side:
     mult: np.ndarray
     gaps: object            # theta -> per-row gap sums (hybrid lower end), or None
     kernels: list
+    ctd_kernels: int = 0    # how many of the kernels (with multiplicity) are CTD twins for the hybrid bound
 
 
 def _side(r, step: float, upper: bool, ctd: bool) -> Side:
@@ -90,11 +91,16 @@ def _side(r, step: float, upper: bool, ctd: bool) -> Side:
     width = max(p1.shape[1], p2.shape[1])
     p = np.vstack([np.pad(p1, ((0, 0), (0, width - p1.shape[1]))), np.pad(p2, ((0, 0), (0, width - p2.shape[1])))])
     n_total = sum(int(k) for k in r.disc_mult) + 1
-    # (the discrete kinds' tails: a share of the truncation budget)
-    kernels = [(d.kernel(step, upper, TAIL_FRACTION * r.delta_bar / n_total), int(k))
-               for d, k in zip(r.disc, r.disc_mult)]
+    # (the discrete kinds' tails: a share of the truncation budget); on the hybrid lower end each
+    # discrete kind gives the CTD twin of a release it dominates where it has one (second order)
+    tail = TAIL_FRACTION * r.delta_bar / n_total
+    kernels, n_ctd = [], 0
+    for d, k in zip(r.disc, r.disc_mult):
+        twin = d.ctd_lower(step, tail) if ctd and not upper else None
+        n_ctd += int(k) if twin is not None else 0
+        kernels.append((twin if twin is not None else d.kernel(step, upper, tail), int(k)))
     return Side(p, np.concatenate([rel1, rel2]), np.concatenate([err1, err2]), offsets,
-                np.concatenate([mult, rr_mult]).astype(np.int64), gaps, kernels)
+                np.concatenate([mult, rr_mult]).astype(np.int64), gaps, kernels, n_ctd)
 
 
 def _stack(arrays: list) -> np.ndarray:
@@ -249,12 +255,19 @@ def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
     kinds += [tilt(k, theta, n) for k, n in side.kernels]
     comp = compose(kinds, step, theta, _offset(side, upper), cancel=cancel)
     log_ratio = None
-    if side.gaps is not None and rows is not None:
-        # R_j = e^{theta s} gaps_j / E_C[e^{theta Y_j}], that expectation bounded below
-        low = rows.log_m - (rows.rel + 1e-12) * (np.abs(rows.log_m) + 1)
-        with np.errstate(divide="ignore", over="ignore"):
-            terms = side.mult * np.exp(np.minimum(theta * step + np.log(side.gaps(theta)) - low, 700.0))
-        total = math.fsum(terms.tolist()) * (1 + 1e-12)
+    if side.gaps is not None and (rows is not None or side.ctd_kernels):
+        total = 0.0
+        if rows is not None:
+            # R_j = e^{theta s} gaps_j / E_C[e^{theta Y_j}], that expectation bounded below
+            low = rows.log_m - (rows.rel + 1e-12) * (np.abs(rows.log_m) + 1)
+            with np.errstate(divide="ignore", over="ignore"):
+                terms = side.mult * np.exp(np.minimum(theta * step + np.log(side.gaps(theta)) - low, 700.0))
+            total = math.fsum(terms.tolist())
+        # a discrete kind's CTD twin: its gaps are at most gap_bound(s/2, s) times the mass of each
+        # cell's atoms, whose e^{theta g_c} sum is at most E_C[e^{theta Y}] (CTD keeps each cell's
+        # mass, its top end only adds): R_j <= e^{theta s} gap_bound(s/2, s)
+        total += side.ctd_kernels * math.exp(min(theta * step, 700.0)) * float(gap_bound(step / 2, step))
+        total *= 1 + 1e-12
         log_ratio = math.log(total) if total > 0 else None
     return comp, log_ratio
 
