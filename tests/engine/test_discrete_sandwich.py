@@ -15,8 +15,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpplanner.engine import (DiscreteGaussian, DiscreteLaplace, compose, compose_mechanisms, curve,
-                              discrete_gaussian_sigma, discrete_laplace_scale, privacy_profile)
+from dpplanner.engine import (DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, compose,
+                              compose_mechanisms, curve, discrete_gaussian_sigma, discrete_laplace_scale,
+                              privacy_profile)
 from dpplanner.engine.memo import forget
 from dpplanner.engine.mechanisms import discrete as disc_mod
 from dpplanner.engine.mechanisms import discrete_gaussian as dg_mod
@@ -212,4 +213,19 @@ def test_twin_compositions_agree_with_dp_accounting(kind, param, S, k):
     r = compose_mechanisms([mech], 1e-6, eta=1e-3, multiplicities=[k])
     pess, opt = _dp_accounting_pair(kind, param, S, k, 1e-6, 1e-5)
     assert r.epsilon_lower <= pess and opt <= r.epsilon
+    assert r.epsilon - r.epsilon_lower <= 1e-3
+
+
+def test_a_plan_whose_every_discrete_release_has_twins_keeps_its_lower_end():
+    """Beside a Gaussian with every discrete release twinned, a rung reads its lower end from the
+    upper twins less a Lipschitz charge on delta (half of a_hi - a_lo for a discrete Laplace:
+    ~3e-6 here, delta 1e-6): the costliest release stays discrete instead (the lower end was
+    10 % below the upper one, at every eta)."""
+    forget()
+    mechs = [DiscreteLaplace(96.648, 4), DiscreteLaplace(193.3, 4), Gaussian(41.7), EpsDelta(0.0414, 0.0)]
+    rel, mult = disc_mod.grouped([disc_mod.from_object(m) for m in mechs[:2]], [1, 1])
+    assert len(disc_mod.choose_twins(rel, mult, 1e-6, 1e-2)) == 2                # each fits its share of eta
+    assert len(disc_mod.choose_twins(rel, mult, 1e-6, 1e-2, gaussians=True)) == 1
+    assert len(disc_mod.choose_twins(rel, mult, 1e-6, 1e-2, others=True)) == 2    # (no hybrid bound)
+    r = compose_mechanisms(mechs, 1e-6, eta=1e-2, multiplicities=[1, 1, 1, 3])
     assert r.epsilon - r.epsilon_lower <= 1e-3

@@ -41,7 +41,9 @@ def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta
         forced = float(total_delta_up(0.0, log_survival(ds, d_mult)))
         return None, infeasible_reason(delta_g, forced)
     d_rel, d_mult = discrete_grouped(disc, disc_mult)
-    cont = continuous_twins(d_rel, d_mult, float(db if twin_delta is None else min(db, twin_delta)), eta)
+    cont = continuous_twins(d_rel, d_mult, float(db if twin_delta is None else min(db, twin_delta)), eta,
+                            bool(np.any(np.asarray(gauss_mult) > 0)),
+                            bool(np.asarray(lap_a[0]).size or np.any(rr_eps > 0)))
     lap_k = np.concatenate([np.asarray(lap_mult, dtype=np.int64), np.asarray(cont.lap_mult, dtype=np.int64)])
     a_up, up_mult = _grouped(np.concatenate([np.asarray(lap_a[0], dtype=float), cont.lap_hi]), lap_k)
     a_lo, lo_mult = _grouped(np.concatenate([np.asarray(lap_a[1], dtype=float), cont.lap_lo]), lap_k)

@@ -151,12 +151,15 @@ class ContinuousTwins:
     rest_mult: tuple = ()
 
 
-def choose_twins(releases, mult, delta_bar: float, eta: float) -> dict:
+def choose_twins(releases, mult, delta_bar: float, eta: float, gaussians: bool = False,
+                 others: bool = False) -> dict:
     """{index: twin} of the releases that compose as their continuous twins: those whose twins
     cost least, as long as all of them together add at most TWIN_WIDTH_SHARE eta to the bracket's
     width (each: its multiplicity times a_hi - a_lo, or mu_hi - mu_lo) and their slacks at most
     TWIN_DELTA_SHARE delta_bar. A twin is (a_lo, a_hi) for a discrete Laplace, a GaussianTwins for a
-    discrete Gaussian. None where delta_bar = 0 (pure plans keep their exact sum)."""
+    discrete Gaussian. None where delta_bar = 0 (pure plans keep their exact sum). ``gaussians``,
+    ``others``: whether continuous Gaussians, and Laplace or (eps, delta) releases, are composed
+    with them (see the end)."""
     if not (delta_bar > 0 and eta > 0):
         return {}
     cands = []
@@ -176,13 +179,27 @@ def choose_twins(releases, mult, delta_bar: float, eta: float) -> dict:
         width = width + cost
         ups.append(t_up), los.append(t_lo)
         taken[i] = twin
+    kinds = {releases[i].kind for i in taken}
+    if taken and len(taken) == len(releases) and (gaussians or "gaussian" in kinds) and \
+            (others or "laplace" in kinds):
+        # with no discrete release left, a rung with the hybrid bound reads its lower end from the
+        # upper twins' composition less a Lipschitz charge on delta (spectral.rung): half of each
+        # a_hi - a_lo, mu_hi - mu_lo over sqrt(2 pi). Where that exceeds the delta share (a discrete
+        # Laplace of scale t ~ 200 has a_hi - a_lo ~ 1 / 4t^2 ~ 6e-6, delta_bar 1e-6: the lower end
+        # fell by ~10 % and the ladder climbed in vain), the costliest stays discrete: the lower end
+        # is then its own composition, and the other twins cost only their width.
+        lip = {i: mult[i] * (0.5 * (t[1] - t[0]) if releases[i].kind == "laplace"
+                             else t.width / math.sqrt(2 * math.pi)) for i, t in taken.items()}
+        if math.fsum(lip.values()) > TWIN_DELTA_SHARE * delta_bar:
+            del taken[max(lip, key=lambda i: (lip[i], i))]
     return taken
 
 
-def continuous_twins(releases, mult, delta_bar: float, eta: float) -> ContinuousTwins:
+def continuous_twins(releases, mult, delta_bar: float, eta: float, gaussians: bool = False,
+                     others: bool = False) -> ContinuousTwins:
     """The releases (merged, sorted) split by choose_twins: the twins' columns and slacks, and
     the releases that stay discrete."""
-    taken = choose_twins(releases, mult, delta_bar, eta)
+    taken = choose_twins(releases, mult, delta_bar, eta, gaussians, others)
     lap = [(taken[i][0], taken[i][1], mult[i]) for i in sorted(taken) if releases[i].kind == "laplace"]
     gau = [(taken[i].m_up, taken[i].m_lo, mult[i]) for i in sorted(taken) if releases[i].kind == "gaussian"]
     rest = [i for i in range(len(releases)) if i not in taken]
