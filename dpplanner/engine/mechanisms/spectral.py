@@ -23,6 +23,7 @@ import numpy as np
 from .. import offload
 from ..optimal.atoms import sup_root
 from ..optimal.pld import TAIL_FRACTION
+from .cumulants import KernelCumulants
 from .gaussian import log_delta_bound
 from .hybrid import gap_bound, log_hybrid_error
 from .kernel_rows import laplace_ctd_rows, laplace_gap_rows, rr_ctd_rows, rr_gap_rows
@@ -141,9 +142,10 @@ def _theta(r, side: Side, step: float, x_guess: float) -> tuple[float, float]:
     if not (r.delta_bar > 0 and math.isfinite(x_guess)):
         return 0.0, x_guess
     log_db = math.log(r.delta_bar)
+    kernels = KernelCumulants(side.kernels)
 
     def h(theta: float):
-        k0, k1, k2 = _cumulants(r, side, theta)
+        k0, k1, k2 = _cumulants(r, kernels, theta)
         return theta * k1 - k0 + math.log1p(theta) + log_db, theta * k2 + 1 / (1 + theta), k0
 
     lo, hi, theta = 0.0, math.inf, 1.0
@@ -164,7 +166,7 @@ def _theta(r, side: Side, step: float, x_guess: float) -> tuple[float, float]:
         # no saddle point, or one where the tilt sits on every release's top atom (their product
         # alone exceeds delta_bar, and the hinge's factor 1/theta keeps the bound falling slowly):
         # the normal approximation's tilt
-        _, mean, var = _cumulants(r, side, 0.0)
+        _, mean, var = _cumulants(r, kernels, 0.0)
         return (float(min(max((x_guess - mean) / var, 0.0), THETA_MAX)) if var > 0 else 0.0), x_guess
     log_c = theta * math.log(theta) - (1 + theta) * math.log1p(theta)
     return float(theta), (k0 + log_c - log_db) / theta
@@ -176,24 +178,16 @@ def _widest(r) -> float:
     return max(spans)
 
 
-def _cumulants(r, side: Side, theta: float) -> tuple[float, float, float]:
+def _cumulants(r, kernels: KernelCumulants, theta: float) -> tuple[float, float, float]:
     """(K(theta), K'(theta), K''(theta)) of the total loss (only a guide to the tilt: no rounding
-    control): every kind's log-moment, tilted mean and variance, times its multiplicity."""
+    control): every kind's log-moment, tilted mean and variance, times its multiplicity (the
+    discrete kinds' from their kernels, cumulants.py)."""
     mu = r.mu_up
-    parts = [(mu * mu * theta * (theta + 1) / 2, mu * mu * (theta + 0.5), mu * mu, 1)]
+    parts = [(mu * mu * theta * (theta + 1) / 2, mu * mu * (theta + 0.5), mu * mu, 1), kernels(theta) + (1,)]
     if r.a_up.size:
         parts.append(_laplace_cumulants(r.a_up, theta) + (r.up_mult,))
     if r.rr_eps.size:
         parts.append(_rr_cumulants(r.rr_eps, theta) + (r.rr_mult,))
-    for k, n in side.kernels:
-        y = k.offset + k.step * (k.start + np.arange(k.p.size, dtype=float))
-        e = np.where(k.p > 0, theta * y, -np.inf)
-        top = float(np.max(e))
-        with np.errstate(under="ignore"):
-            w = k.p * np.exp(e - top)
-        t = w / np.sum(w)
-        m = float(np.sum(t * y))
-        parts.append((math.log(float(np.sum(w))) + top, m, float(np.sum(t * (y - m) ** 2)), n))
     k0 = k1 = k2 = 0.0
     for a, b, c, n in parts:
         k0 += float(np.sum(n * a))
