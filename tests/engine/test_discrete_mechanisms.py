@@ -106,14 +106,19 @@ def mixed_delta(atoms, mu, x):
 
 
 @pytest.mark.parametrize("eta", [3e-2, 1e-3])
-def test_discrete_releases_beside_a_gaussian_bracket_the_exact_composition(eta):
+@pytest.mark.parametrize("with_dg", [True, False])
+def test_discrete_releases_beside_a_gaussian_bracket_the_exact_composition(eta, with_dg):
     """With a Gaussian carrying a fair share of the loss the lower end is the hybrid one: the
-    discrete kinds give the CTD twins of releases they dominate, charged their Jensen gaps."""
+    discrete kinds give the CTD twins of releases they dominate, charged their Jensen gaps (with
+    the discrete Gaussian, a composition of its own); discrete Laplace releases alone are read
+    from the upper end's composition, their upper kernels being CTDs of releases a few ulps away."""
     delta_g = 1e-5
-    mechs = [DiscreteLaplace(2.0, 3), DiscreteGaussian(2.0, 1), DiscreteLaplace(5.0, 1),
-             DiscreteLaplace(3.3, 7), Gaussian(1.0)]
+    mechs = [DiscreteLaplace(2.0, 3), DiscreteLaplace(5.0, 1), DiscreteLaplace(3.3, 7), Gaussian(1.0)]
+    atoms = [dl_atoms(2.0, 3), dl_atoms(5.0, 1), dl_atoms(3.3, 7)]
+    if with_dg:
+        mechs, atoms = mechs + [DiscreteGaussian(2.0, 1)], atoms + [dg_atoms(2.0, 1, width=12)]
     r = compose_mechanisms(mechs, delta_g, eta=eta)
-    atoms = composed([dl_atoms(2.0, 3), dg_atoms(2.0, 1, width=12), dl_atoms(5.0, 1), dl_atoms(3.3, 7)])
+    atoms = composed(atoms)
     assert r.epsilon_lower <= r.epsilon and r.epsilon - r.epsilon_lower <= eta
     assert mixed_delta(atoms, 1.0, r.epsilon) <= delta_g <= mixed_delta(atoms, 1.0, r.epsilon_lower)
 

@@ -216,16 +216,21 @@ def test_twin_compositions_agree_with_dp_accounting(kind, param, S, k):
     assert r.epsilon - r.epsilon_lower <= 1e-3
 
 
-def test_a_plan_whose_every_discrete_release_has_twins_keeps_its_lower_end():
-    """Beside a Gaussian with every discrete release twinned, a rung reads its lower end from the
-    upper twins less a Lipschitz charge on delta (half of a_hi - a_lo for a discrete Laplace:
-    ~3e-6 here, delta 1e-6): the costliest release stays discrete instead (the lower end was
-    10 % below the upper one, at every eta)."""
+def test_discrete_laplace_twins_beside_a_gaussian_keep_the_lower_end():
+    """Beside a Gaussian (the hybrid bound) a rung may read its lower end from the upper twins less
+    a Lipschitz charge on delta: half of a_hi - a_lo for a discrete Laplace's twins (~3e-6 here,
+    delta 1e-6), a few ulps of eps for the discrete release itself. So these stay discrete (twinned,
+    the lower end was 10 % below the upper one at every eta)."""
     forget()
     mechs = [DiscreteLaplace(96.648, 4), DiscreteLaplace(193.3, 4), Gaussian(41.7), EpsDelta(0.0414, 0.0)]
     rel, mult = disc_mod.grouped([disc_mod.from_object(m) for m in mechs[:2]], [1, 1])
-    assert len(disc_mod.choose_twins(rel, mult, 1e-6, 1e-2)) == 2                # each fits its share of eta
-    assert len(disc_mod.choose_twins(rel, mult, 1e-6, 1e-2, gaussians=True)) == 1
-    assert len(disc_mod.choose_twins(rel, mult, 1e-6, 1e-2, others=True)) == 2    # (no hybrid bound)
+    rr = 3 * 0.0414 ** 2
+    assert len(disc_mod.choose_twins(rel, mult, 1e-6, 1e-2, beside=(0.0, rr))) == 2    # no hybrid bound
+    assert disc_mod.choose_twins(rel, mult, 1e-6, 1e-2, beside=(1 / 41.7 ** 2, rr)) == {}
+    # a cheaper discrete Laplace twin left out does not keep a discrete Gaussian's from being taken
+    rel2, mult2 = disc_mod.grouped([disc_mod.from_object(DiscreteLaplace(1000.0, 4)),
+                                    disc_mod.from_object(DiscreteGaussian(100.0, 8))], [1, 1])
+    taken = disc_mod.choose_twins(rel2, mult2, 1e-6, 1e-2, beside=(1 / 41.7 ** 2, rr))
+    assert [rel2[i].kind for i in taken] == ["gaussian"]
     r = compose_mechanisms(mechs, 1e-6, eta=1e-2, multiplicities=[1, 1, 1, 3])
     assert r.epsilon - r.epsilon_lower <= 1e-3

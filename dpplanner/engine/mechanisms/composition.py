@@ -41,9 +41,9 @@ def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta
         forced = float(total_delta_up(0.0, log_survival(ds, d_mult)))
         return None, infeasible_reason(delta_g, forced)
     d_rel, d_mult = discrete_grouped(disc, disc_mult)
+    near = beside(lap_a[1], lap_mult, gauss_m[1], gauss_mult, rr_eps, rr_mult) if d_rel else (0.0, 0.0)
     cont = continuous_twins(d_rel, d_mult, float(db if twin_delta is None else min(db, twin_delta)), eta,
-                            bool(np.any(np.asarray(gauss_mult) > 0)),
-                            bool(np.asarray(lap_a[0]).size or np.any(rr_eps > 0)))
+                            near)
     lap_k = np.concatenate([np.asarray(lap_mult, dtype=np.int64), np.asarray(cont.lap_mult, dtype=np.int64)])
     a_up, up_mult = _grouped(np.concatenate([np.asarray(lap_a[0], dtype=float), cont.lap_hi]), lap_k)
     a_lo, lo_mult = _grouped(np.concatenate([np.asarray(lap_a[1], dtype=float), cont.lap_lo]), lap_k)
@@ -57,6 +57,17 @@ def twins(lap_a, lap_mult, gauss_m, gauss_mult, rr_eps, rr_delta, rr_mult, delta
     db_lo = (float(db_hi) + cont.tau_lo) * (1 + 2 * U) if cont.tau_lo else float(db_hi)
     return Twins(a_up, up_mult, a_lo, lo_mult, mu_up, mu_lo, rr_eps, rr_mult, db_up, db_lo,
                  cont.rest, cont.rest_mult, cont.tau_up, cont.tau_lo), None
+
+
+def beside(a, a_mult, m, m_mult, rr_eps, rr_mult) -> tuple[float, float]:
+    """(sum of mu^2, sum of eps^2) of the continuous releases beside the discrete ones (Gaussian
+    multipliers m, mu = 1/m; Laplace a, RR eps): what decides the hybrid bound (choose_twins)."""
+    m = np.asarray(m, dtype=float)
+    with np.errstate(all="ignore"):        # (an estimate: inf at the edges of floating point is fine)
+        mu2 = float(np.sum(np.asarray(m_mult, dtype=float) / m ** 2)) if m.size else 0.0
+        var = float(np.sum(np.asarray(a, dtype=float) ** 2 * np.asarray(a_mult, dtype=float)))
+        var += float(np.sum(np.asarray(rr_eps, dtype=float) ** 2 * np.asarray(rr_mult, dtype=float)))
+    return mu2, var
 
 
 def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:

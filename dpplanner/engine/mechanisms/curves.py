@@ -26,7 +26,7 @@ from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from ..optimal.prefix_reads import upper_root_from
 from .bracket import _gaussian_root, aligned_step, lattice_points
 from .ladder import CHEAP_POINTS, bracket
-from .composition import twins
+from .composition import beside, twins
 from .cells import cell_rows, kernel_ops
 from .discrete import choose_twins, discrete_mask, from_rows, grouped
 from .gaussian import gaussian_multipliers
@@ -113,8 +113,9 @@ def pld_curve(inputs):
                  delta[head][ed[head]], c_head[ed[head]], delta_g, d_head, d_cells, eta, db_min)
     # the discrete rows the whole plan's bracket composes as continuous twins: the same here (a
     # row of C > 1 cells keeps its exact discrete kernel, composed C times: as sound, if wider)
-    rows = _Rows(eps, lap, gau, m, disc, d_head, db_min, eta, cells, (bool(gau[head].any()),
-                 bool(lap[head].any() or np.any(ed[head] & (eps[head] > 0)))))
+    rows = _Rows(eps, lap, gau, m, disc, d_head, db_min, eta, cells,
+                 beside(a, c_head[lap[head]], m[head][gau[head]], ones[gau[head]], eps[head][ed[head]],
+                        c_head[ed[head]]))
     lap, gau, disc = rows.lap, rows.gau, rows.disc
     tau_up, tau_lo = cumsum_up(rows.tau_up)[ks - 1], cumsum_up(rows.tau_lo)[ks - 1]
     dbars = np.where(tau_up > 0, (dbars - tau_up) * (1 - 2 * U), dbars)
@@ -266,17 +267,17 @@ class _Rows:
     composes as continuous twins (discrete.choose_twins, on the same releases, delta_bar and eta)
     turned into Laplace / Gaussian rows: a_up / a_lo per Laplace row (the continuous ones' a
     bracketed by two ulps), m_up / m_lo per Gaussian row (the upper twin's multiplier, the lower
-    one's) and the twins' slacks tau_up / tau_lo per row. ``kinds``: whether the head has
-    continuous Gaussians, and Laplace or (eps, delta) releases (choose_twins' own arguments)."""
+    one's) and the twins' slacks tau_up / tau_lo per row. ``beside``: the head's continuous
+    releases for choose_twins (composition.beside, as the whole plan's bracket has them)."""
 
-    def __init__(self, eps, lap, gau, m, disc, d_head, delta_bar: float, eta: float, cells, kinds) -> None:
+    def __init__(self, eps, lap, gau, m, disc, d_head, delta_bar: float, eta: float, cells, beside) -> None:
         n = eps.size
         self.lap, self.gau, self.disc = lap.copy(), gau.copy(), list(disc)
         self.a_up, self.a_lo = np.where(lap, _up2(eps), 0.0), np.where(lap, _down2(eps), 0.0)
         self.m_up, self.m_lo = m.copy(), m.copy()
         self.tau_up, self.tau_lo = np.zeros(n), np.zeros(n)
         rel, mult = grouped(d_head, [1] * len(d_head))
-        twin_of = {rel[i]: t for i, t in choose_twins(rel, mult, delta_bar, eta, *kinds).items()}
+        twin_of = {rel[i]: t for i, t in choose_twins(rel, mult, delta_bar, eta, beside).items()}
         for q, d in enumerate(disc):
             t = twin_of.get(d) if d is not None and cells[q] == 1 else None
             if t is None:

@@ -19,9 +19,10 @@ from ..optimal.lattice import LatticePMF
 from ..validation import parse_tag
 from .discrete_gaussian import discrete_gaussian_sigma, discrete_gaussian_sigmas
 from .discrete_gaussian_kernel import dg_ctd_lower, dg_kernel
-from .discrete_laplace import discrete_laplace_scales, dl_ctd_lower, dl_kernel, epsilon_bounds
+from .discrete_laplace import SPARSE_ATOMS, discrete_laplace_scales, dl_ctd_lower, dl_kernel, epsilon_bounds
 from .discrete_objects import DiscreteGaussian, DiscreteLaplace
 from .discrete_sandwich import gaussian_twins, laplace_twins
+from .spectral import HYBRID_SHARE
 
 #: A typical truncation point of a discrete Gaussian's kernel (in sd), for lattice size estimates.
 _Z_TYPICAL = 10.0
@@ -67,6 +68,16 @@ class DiscreteRelease:
         if self.kind == "laplace":
             return dl_kernel(self.param, self.shift, step, upper)
         return dg_kernel(self.param, self.shift, step, upper, tail)
+
+    def lipschitz(self):
+        """A bound on how far delta moves, at any x, from this release to the one whose CTD its
+        upper kernel is (a discrete Laplace's atoms moved up by their rounding, a few ulps of
+        eps: the hinge's slope is at most 1; RR at eps_up for S = 1, whose masses move by less
+        than eps does); None where the upper kernel is not such a CTD (cells in closed form, the
+        discrete Gaussian's truncated tails)."""
+        if self.kind != "laplace" or self.shift + 1 > SPARSE_ATOMS:
+            return None
+        return 64 * U * epsilon_bounds(self.param, self.shift)[0]
 
     def ctd_lower(self, step: float, tail: float):
         """The connect-the-dots pmf of a release this one dominates, for the hybrid lower bound
@@ -151,43 +162,52 @@ class ContinuousTwins:
     rest_mult: tuple = ()
 
 
-def choose_twins(releases, mult, delta_bar: float, eta: float, gaussians: bool = False,
-                 others: bool = False) -> dict:
+def choose_twins(releases, mult, delta_bar: float, eta: float, beside=(0.0, 0.0)) -> dict:
     """{index: twin} of the releases that compose as their continuous twins: those whose twins
     cost least, as long as all of them together add at most TWIN_WIDTH_SHARE eta to the bracket's
     width (each: its multiplicity times a_hi - a_lo, or mu_hi - mu_lo) and their slacks at most
     TWIN_DELTA_SHARE delta_bar. A twin is (a_lo, a_hi) for a discrete Laplace, a GaussianTwins for a
-    discrete Gaussian. None where delta_bar = 0 (pure plans keep their exact sum). ``gaussians``,
-    ``others``: whether continuous Gaussians, and Laplace or (eps, delta) releases, are composed
-    with them (see the end)."""
+    discrete Gaussian. None where delta_bar = 0 (pure plans keep their exact sum). ``beside``:
+    (sum of mu^2, sum of eps^2) of the continuous Gaussian and of the Laplace and (eps, delta)
+    releases composed with them, which decide whether a rung takes the hybrid bound (below)."""
     if not (delta_bar > 0 and eta > 0):
         return {}
+    # with the hybrid bound a rung may read its lower end from the upper twins less a Lipschitz
+    # charge on delta (spectral.rung), half of a_hi - a_lo per Laplace twin (~1 / 8t^2): counted
+    # with the slacks there, so that a discrete Laplace of scale t ~ 200 (~3e-6 at delta_bar 1e-6)
+    # stays discrete (its own charge is a few ulps). (Whether the bound is taken is estimated with
+    # every discrete Gaussian that has twins counted as a Gaussian.)
+    mu2 = beside[0] + sum(k * d.ratio ** 2 for d, k in zip(releases, mult)
+                          if d.kind == "gaussian" and gaussian_twins(d.param, d.shift) is not None)
+    var = beside[1] + sum(k * d.variance() for d, k in zip(releases, mult)) - (mu2 - beside[0])
+    hybrid = mu2 > 0 and mu2 >= HYBRID_SHARE * (var + mu2)
+    lip_share = 0.5 if hybrid else 0.0
     cands = []
     for i, (d, k) in enumerate(zip(releases, mult)):
         if d.kind == "laplace":
             lo, hi = laplace_twins(d.param, d.shift)
-            cands.append((k * (hi - lo), i, (lo, hi), 0.0, 0.0))
+            cands.append((k * (hi - lo), i, (lo, hi), lip_share * k * (hi - lo), lip_share * k * (hi - lo)))
         else:
             g = gaussian_twins(d.param, d.shift)
             if g is not None:
                 cands.append((k * g.width, i, g, k * g.tau_up, k * g.tau_lo))
     width, ups, los, taken = 0.0, [], [], {}
     for cost, i, twin, t_up, t_lo in sorted(cands, key=lambda c: (c[0], c[1])):
-        over = max(math.fsum(ups + [t_up]), math.fsum(los + [t_lo])) > TWIN_DELTA_SHARE * delta_bar
-        if width + cost > TWIN_WIDTH_SHARE * eta or over:
-            break
+        if width + cost > TWIN_WIDTH_SHARE * eta:
+            break                   # (sorted by it: no later one fits either)
+        if max(math.fsum(ups + [t_up]), math.fsum(los + [t_lo])) > TWIN_DELTA_SHARE * delta_bar:
+            continue
         width = width + cost
         ups.append(t_up), los.append(t_lo)
         taken[i] = twin
-    kinds = {releases[i].kind for i in taken}
-    if taken and len(taken) == len(releases) and (gaussians or "gaussian" in kinds) and \
-            (others or "laplace" in kinds):
+    if taken and len(taken) == len(releases) and hybrid and (beside[1] > 0 or any(
+            d.kind == "laplace" for d in releases)):
         # with no discrete release left, a rung with the hybrid bound reads its lower end from the
-        # upper twins' composition less a Lipschitz charge on delta (spectral.rung): half of each
-        # a_hi - a_lo, mu_hi - mu_lo over sqrt(2 pi). Where that exceeds the delta share (a discrete
-        # Laplace of scale t ~ 200 has a_hi - a_lo ~ 1 / 4t^2 ~ 6e-6, delta_bar 1e-6: the lower end
-        # fell by ~10 % and the ladder climbed in vain), the costliest stays discrete: the lower end
-        # is then its own composition, and the other twins cost only their width.
+        # upper twins' composition less that Lipschitz charge, mu_hi - mu_lo over sqrt(2 pi) per
+        # Gaussian twin. Where it exceeds the delta share (the lower end fell, the ladder climbed in
+        # vain), the costliest stays discrete: the lower end is then its own composition (or a
+        # discrete Laplace's charge is a few ulps: spectral.rung), and the other twins cost only
+        # their width.
         lip = {i: mult[i] * (0.5 * (t[1] - t[0]) if releases[i].kind == "laplace"
                              else t.width / math.sqrt(2 * math.pi)) for i, t in taken.items()}
         if math.fsum(lip.values()) > TWIN_DELTA_SHARE * delta_bar:
@@ -195,11 +215,10 @@ def choose_twins(releases, mult, delta_bar: float, eta: float, gaussians: bool =
     return taken
 
 
-def continuous_twins(releases, mult, delta_bar: float, eta: float, gaussians: bool = False,
-                     others: bool = False) -> ContinuousTwins:
+def continuous_twins(releases, mult, delta_bar: float, eta: float, beside=(0.0, 0.0)) -> ContinuousTwins:
     """The releases (merged, sorted) split by choose_twins: the twins' columns and slacks, and
     the releases that stay discrete."""
-    taken = choose_twins(releases, mult, delta_bar, eta, gaussians, others)
+    taken = choose_twins(releases, mult, delta_bar, eta, beside)
     lap = [(taken[i][0], taken[i][1], mult[i]) for i in sorted(taken) if releases[i].kind == "laplace"]
     gau = [(taken[i].m_up, taken[i].m_lo, mult[i]) for i in sorted(taken) if releases[i].kind == "gaussian"]
     rest = [i for i in range(len(releases)) if i not in taken]

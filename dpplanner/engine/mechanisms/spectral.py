@@ -45,6 +45,9 @@ TILT_SPAN = 100.0
 SPREAD = 4
 #: x_min is first this many 1/theta below the expected root: the charges grow as e^{theta (x - x_min)}.
 REACH = 3.0
+#: With discrete kinds, one composition serves both ends where its Lipschitz charge is at most
+#: this share of delta (rung).
+LIPSCHITZ_SHARE = 2.0 ** -10
 
 
 def hybrid_applies(r) -> bool:
@@ -95,10 +98,13 @@ def _side(r, step: float, upper: bool, ctd: bool) -> Side:
     # (the discrete kinds' tails: a share of the truncation budget); on the hybrid lower end each
     # discrete kind gives the CTD twin of a release it dominates where it has one (second order)
     tail = TAIL_FRACTION * r.delta_bar / n_total
+    # (and on the upper end, those whose upper kernel is such a CTD count for a lower end read
+    # from it: rung)
     kernels, n_ctd = [], 0
     for d, k in zip(r.disc, r.disc_mult):
         twin = d.ctd_lower(step, tail) if ctd and not upper else None
-        n_ctd += int(k) if twin is not None else 0
+        is_ctd = twin is not None or (upper and ctd and d.lipschitz() is not None)
+        n_ctd += int(k) if is_ctd else 0
         kernels.append((twin if twin is not None else d.kernel(step, upper, tail), int(k)))
     return Side(p, np.concatenate([rel1, rel2]), np.concatenate([err1, err2]), offsets,
                 np.concatenate([mult, rr_mult]).astype(np.int64), gaps, kernels, n_ctd)
@@ -292,27 +298,42 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
 def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
     """(upper, lower) on lattice ``step``; x_guess: where the root is expected.
 
-    With the hybrid bound and no discrete kinds, one composition serves both ends: the exact
-    releases' delta is at least that of the upper parameters' less a Lipschitz charge (a single
-    Laplace release's delta moves by at most half the change of its a, a Gaussian's by at most
-    1/sqrt(2 pi) times that of its mu; one release at a time, conditioning on the rest), and
-    those releases are what the upper end's twins stand for. Otherwise the lower end is its own
-    composition, independent of the upper one: it may be computed in the helper process
-    (engine/offload.py), with the same numbers."""
+    With the hybrid bound and no discrete kinds but those whose upper kernels are CTDs of nearby
+    releases (DiscreteRelease.lipschitz), one composition serves both ends: the exact releases'
+    delta is at least that of the upper parameters' less a Lipschitz charge (a single Laplace
+    release's delta moves by at most half the change of its a, a Gaussian's by at most
+    1/sqrt(2 pi) times that of its mu, a discrete one's by its lipschitz(); one release at a time,
+    conditioning on the rest), and those releases are what the upper end's twins stand for.
+    Otherwise the lower end is its own composition, independent of the upper one: it may be
+    computed in the helper process (engine/offload.py), with the same numbers."""
     up_side = _side(r, step, True, True)
     theta, estimate = _theta(r, up_side, step, x_guess)
     if math.isfinite(estimate) and 0.0 < estimate < x_guess:
         x_guess = estimate
-    if hybrid_applies(r) and not r.disc:
+    moves = [d.lipschitz() for d in r.disc]
+    lipschitz = (0.5 * _laplace_moves(r) + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)
+                 + math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None)) * (1 + 1e-9)
+    # (with discrete kinds only where that charge is a small share of delta: else the lower end
+    # read from their own lower twins is tighter)
+    if hybrid_applies(r) and all(m is not None for m in moves) and \
+            (not r.disc or lipschitz <= LIPSCHITZ_SHARE * r.delta_bar_hi):
         comp, log_ratio = _composed(up_side, step, theta, True, cancel)
         up = _upper(r, comp, theta, x_guess)
-        lipschitz = (0.5 * math.fsum(((r.a_up - r.a_lo) * r.up_mult).tolist())
-                     + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)) * (1 + 1e-9)
         lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
         return up, lo
     up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
     here = (lambda cancel: _upper(r, _composed(up_only, step, theta, True, cancel)[0], theta, x_guess), ())
     return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)
+
+
+def _laplace_moves(r) -> float:
+    """sum of n (a_up - a_lo) over the Laplace kinds (each difference exact where the two columns
+    pair up, the rest within the caller's margin; otherwise, e.g. discrete twins merged differently
+    in each column, the difference of the sums with a margin for their roundings)."""
+    if r.a_up.shape == r.a_lo.shape and np.array_equal(r.up_mult, r.lo_mult):
+        return math.fsum(((r.a_up - r.a_lo) * r.up_mult).tolist())
+    up, lo = (r.a_up * r.up_mult).tolist(), (r.a_lo * r.lo_mult).tolist()
+    return max(math.fsum(up) - math.fsum(lo), 0.0) + 4 * U * (math.fsum(up) + math.fsum(lo))
 
 
 def lower_end(r, step: float, theta: float, x_guess: float, cancel=None) -> float:
