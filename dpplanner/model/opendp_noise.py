@@ -177,24 +177,13 @@ def _dg_count(sigma: float, beta: float) -> int:
 @functools.lru_cache(maxsize=1024)
 def _dl_prefix(t: float, m: int, beta: float) -> int:
     """s (lattice units) with P(max_J |S_J| >= s) <= beta for m iid discrete Laplace(t):
-    union over the m prefixes of 2 min_u e^{-us} M(u)^m, M the discrete Laplace MGF. (Remembered:
-    a plan of many alike statistics asks again with the same arguments.)"""
+    union over the m prefixes of 2 min_u e^{-us} M(u)^m, M the discrete Laplace MGF (the
+    minimising u in closed form, _chernoff_u; any u gives a valid bound). (Remembered: a plan of
+    many alike statistics asks again with the same arguments.)"""
     target = math.log(beta)
 
     def log_bound(s: float) -> float:
-        best = math.inf
-        lo, hi = 0.0, 1.0 / t          # M(u) is finite for u < 1/t
-        for _ in range(100):           # ternary search: -us + m log M(u) is convex in u; every u
-            if hi - lo <= 1e-10 * hi:  # gives a valid bound, so stopping early stays sound
-                break
-            u1, u2 = lo + (hi - lo) / 3, hi - (hi - lo) / 3
-            f1, f2 = _log_chernoff(u1, s, m, t), _log_chernoff(u2, s, m, t)
-            best = min(best, f1, f2)
-            if f1 < f2:
-                hi = u2
-            else:
-                lo = u1
-        return math.log(2.0 * m) + best
+        return math.log(2.0 * m) + _log_chernoff(_chernoff_u(s / m, t), s, m, t)
 
     lo, hi = 0.0, max(1.0, t)
     for _ in range(200):
@@ -214,6 +203,20 @@ def _dl_prefix(t: float, m: int, beta: float) -> int:
     return above
 
 
+def _chernoff_u(c: float, t: float) -> float:
+    """The u in (0, 1/t) minimising -u s + m log M(u) for s / m = c > 0: the root of (log M)'(u) =
+    a x / (1 - a x) - a / (x - a) = c in x = e^u, a = e^{-1/t}, i.e. of a (1 + c) x^2 - c (1 + a^2) x
+    + a (c - 1) = 0, whose root in (1, 1/a) is x = 1 + (c (1 - a)^2 + y / (sqrt(y + 4 a^2) + 2 a))
+    / (2 a (1 + c)), y = c^2 (1 - a^2)^2 (every term positive: no cancellation, even at t ~ 2^40).
+    (It replaced a 100-step ternary search inside each of ~50 bisection steps: ~40 ms of a
+    quantile's error on the GUI thread.)"""
+    a = math.exp(-1.0 / t)
+    one_a, one_a2 = -math.expm1(-1.0 / t), -math.expm1(-2.0 / t)
+    y = (c * one_a2) ** 2
+    u = math.log1p((c * one_a * one_a + y / (math.sqrt(y + 4.0 * a * a) + 2.0 * a)) / (2.0 * a * (1.0 + c)))
+    return min(u, math.nextafter(1.0 / t, 0.0))
+
+
 def _log_chernoff(u: float, s: float, m: int, t: float) -> float:
     """-u s + m log M(u), M(u) = (1 - a)^2 / ((1 - a e^u)(1 - a e^-u)), a = e^{-1/t}, in log space
     (a e^u = e^{u - 1/t} < 1 on the search interval u < 1/t)."""
@@ -222,8 +225,9 @@ def _log_chernoff(u: float, s: float, m: int, t: float) -> float:
     up = u - 1.0 / t
     if up >= 0.0:
         return math.inf
-    log_m = 2.0 * math.log1p(-math.exp(-1.0 / t)) - math.log1p(-math.exp(up)) \
-        - math.log1p(-math.exp(-1.0 / t - u))
+    # (1 - e^v as -expm1(v): log1p(-exp(v)) kept only ~1e-4 of 1 - e^v at t ~ 1e12)
+    log_m = 2.0 * math.log(-math.expm1(-1.0 / t)) - math.log(-math.expm1(up)) \
+        - math.log(-math.expm1(-1.0 / t - u))
     return -u * s + m * log_m
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from dpplanner import engine
 from dpplanner.model import Budget, Kind, Mechanism, Neighbouring, Plan, Statistic
-from dpplanner.model.opendp_noise import _dg_count, _dl_count, _dl_prefix, lattice_of, opendp_noise
+from dpplanner.model.opendp_noise import (_chernoff_u, _dg_count, _dl_count, _dl_prefix, _log_chernoff,
+                                          lattice_of, opendp_noise)
 from dpplanner.model.opendp_sensitivity import certified
 
 
@@ -75,6 +77,19 @@ def test_the_cdf_bound_is_no_looser_than_the_union_of_cells_and_holds():
     s = _dl_prefix(t, m, beta)
     assert s <= m * _dl_count(t, beta / m)
     assert s > _dl_count(t, beta)                        # a sum of cells spreads wider than one
+
+
+def test_the_cdf_bounds_chernoff_parameter_is_its_minimiser():
+    """_dl_prefix reads the Chernoff bound at the u of a closed form: it is the minimiser (no
+    point of a fine grid over (0, 1/t) does better), also at lattice scales t ~ 1e12."""
+    for t in (0.3, 3.7, 12.0, 98.05, 2.0 ** 20, 1.5e12):
+        for m, s_per in ((1, 3.0), (20, 1.5), (1000, 0.2)):
+            s = s_per * t * math.sqrt(m) + 1.0
+            u = _chernoff_u(s / m, t)
+            grid = np.linspace(0.0, 1.0 / t, 4001)[1:-1]
+            best = min(_log_chernoff(float(v), s, m, t) for v in grid)
+            assert 0.0 < u < 1.0 / t
+            assert _log_chernoff(u, s, m, t) <= best + 1e-9 * abs(best)
 
 
 def test_discrete_noise_can_reach_an_error_of_zero_and_the_target_is_met():
