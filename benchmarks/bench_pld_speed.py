@@ -182,7 +182,7 @@ def edits() -> None:
     from dpplanner.model.requests import CurveView
 
     plan = files.load_plan(example_path("synthetic-100"))
-    view, counts = CurveView("prefix", None, 100, 0), {"compositions": 0, "lattices": 0}
+    view, counts = CurveView("prefix", None, 100, 0), {"compositions": 0, "lattices": 0, "upper ends": 0}
 
     def counted(fn, name):
         def call(*args, **kwargs):
@@ -198,12 +198,13 @@ def edits() -> None:
         return list(done.statistics)
 
     forget()
-    real = pld_theorems._pld_composition, spectral.rung
+    real = pld_theorems._pld_composition, spectral.rung, spectral.upper_end
     pld_theorems._pld_composition = counted(real[0], "compositions")
     spectral.rung = counted(real[1], "lattices")
+    spectral.upper_end = counted(real[2], "upper ends")
     try:
         stats = edit(0, list(plan.statistics))      # (opening the plan: not counted)
-        counts.update(compositions=0, lattices=0)
+        counts.update({name: 0 for name in counts})
         cpus, walls = [], []
         for i in range(1, EDITS + 1):
             time.sleep(0.05)
@@ -212,9 +213,10 @@ def edits() -> None:
             walls.append(time.perf_counter() - w0)
             cpus.append(time.process_time() - c0)
     finally:
-        pld_theorems._pld_composition, spectral.rung = real
+        pld_theorems._pld_composition, spectral.rung, spectral.upper_end = real
     cpu, wall = statistics.median(cpus), statistics.median(walls)
-    per = f"{counts['compositions'] / EDITS:.1f} pld compositions, {counts['lattices'] / EDITS:.1f} lattices per edit"
+    per = (f"{counts['compositions'] / EDITS:.1f} pld compositions per edit: {counts['lattices'] / EDITS:.1f} "
+           f"lattices with both ends, {counts['upper ends'] / EDITS:.1f} with the upper end only")
     print(f"an edit's engine jobs, synthetic-100: {cpu * 1000:.0f} ms CPU, {wall * 1000:.0f} ms wall (median of "
           f"{EDITS}); {per}")
     target("an edit's engine jobs (allocation, totals, curve), 100 queries, one process: <= 50 ms CPU",

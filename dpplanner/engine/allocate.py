@@ -222,26 +222,41 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         raise BudgetError("no query is free to receive budget: every query is held; release at least one",
                           held_indices=tuple(int(i) for i in np.flatnonzero(held_mask)))
     w = _weights(weights, free)
-    totals: dict[tuple[float, float], Composition] = {}   # (t, eta): Brent asks again for its ends
+    asked = [0]     # compositions so far (the progress shown)
 
     def eps_at(t: float) -> np.ndarray:
         return np.where(free, t * w, plan.eps)
 
-    def composed(t: float, at: float) -> Composition:
-        if (t, at) not in totals:
-            if cancel is not None:
-                cancel.check()
-            if progress is not None:
-                progress(min(0.99, (len(totals) + 1) / 80))
-            e = eps_at(t)
-            e.flags.writeable = False
-            totals[(t, at)] = compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech),
-                                                                 delta_g, at, deadline))
-        return totals[(t, at)]
+    def composer(upper_only: bool):
+        """(composed(t, eta), its totals): whole totals, or upper ends only (``upper_only``)."""
+        totals: dict[tuple[float, float], Composition] = {}   # (t, eta): Brent asks again for its ends
 
+        def composed(t: float, at: float) -> Composition:
+            if (t, at) not in totals:
+                if cancel is not None:
+                    cancel.check()
+                if progress is not None:
+                    asked[0] += 1
+                    progress(min(0.99, asked[0] / 80))
+                e = eps_at(t)
+                e.flags.writeable = False
+                totals[(t, at)] = compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech),
+                                                                     delta_g, at, deadline, upper_only=upper_only))
+            return totals[(t, at)]
+        return composed, totals
+
+    # The search needs upper ends only (a theorem may then skip its lower end: pld composes the
+    # first lattice's upper end, half its work with discrete kinds); the forward check composes
+    # the whole total at the scale found. Where that total is lower than the upper end searched on
+    # by more than the waste allowed (its bracket needed a finer lattice), the search is made
+    # again on whole totals. Whole totals throughout under a time limit (the search's totals are
+    # then the result) and at an eta finer than the search's (the first lattice is the same at
+    # any eta: only a coarse eta's whole bracket guides a fine eta's search).
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
+    limited = deadline is not cancel
     t0 = float(plan.eps[free].sum() / w[free].sum())
     coarse = max(eta, _SEARCH_ETA * epsilon_g)
+    composed, totals = composer(not limited and coarse == eta)
     search = _Search(composed, epsilon_g, float(w[free].sum()), theorem, held_indices)
     try:
         t = search.scale(coarse, t0)
@@ -249,10 +264,21 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         if coarse == eta:
             raise
         coarse, t = eta, search.scale(eta, t0)    # the held queries fit only at the finer eta
-    limited = deadline is not cancel
     if coarse > eta and not 0 <= epsilon_g - composed(t, eta).epsilon < _WASTE * epsilon_g \
             and not (limited and clock.now() > deadline.end):
         t = search.scale(eta, t, _slope(totals, t, coarse))
+    forward: dict[float, Composition] = {}     # the public forward compositions, by scale
+
+    def verified(t: float) -> Composition:
+        if t not in forward:
+            forward[t] = compose(eps_at(t).tolist(), plan.delta.tolist(), delta_g, theorem, eta,
+                                 plan.mult.tolist(), mechanisms=plan.mech, cancel=cancel)
+        return forward[t]
+
+    if not limited and verified(t).epsilon < composed(t, eta).epsilon \
+            and epsilon_g - verified(t).epsilon >= _WASTE * epsilon_g:
+        composed, totals = composer(False)
+        t = _Search(composed, epsilon_g, float(w[free].sum()), theorem, held_indices).scale(eta, t)
     # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).
     for attempt in range(_REFINE_ROUNDS + 1):
         final = eps_at(t)
@@ -261,8 +287,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             result = min([composed(t, eta)] + [totals[(t, e)] for e in (coarse,) if (t, e) in totals],
                          key=lambda c: c.epsilon)
         else:
-            result = compose(final.tolist(), plan.delta.tolist(), delta_g, theorem, eta, plan.mult.tolist(),
-                             mechanisms=plan.mech, cancel=cancel)
+            result = verified(t)
         if result.epsilon <= epsilon_g:
             break
         t = 0.0 if attempt == _REFINE_ROUNDS - 1 else t * (1.0 - min(1e-12 * 4.0 ** attempt, 0.5))

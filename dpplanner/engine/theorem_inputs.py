@@ -73,6 +73,9 @@ class ComposeInputs:
     cancel: Optional[CancelToken] = None
     progress: Optional[ProgressCallback] = None
     time_limit: Optional[float] = None
+    #: Only a certified upper end is wanted (an allocation's search): a theorem may skip its lower
+    #: end and report an upper end above its total's (pld: the first lattice's, see ladder.upper_end).
+    upper_only: bool = False
     _optimal: Optional[Composition] = field(default=None, repr=False)
 
     @cached_property

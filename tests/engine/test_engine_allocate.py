@@ -220,3 +220,64 @@ def test_a_time_limit_reached_at_eta_keeps_the_coarse_search_answer(monkeypatch)
     assert limited.composition.extra["time_limited"] and "stopped at the time limit" in \
         limited.composition.extra["waste_reason"]
     assert limited.scale == free.scale and limited.composition.epsilon <= 1.0 and limited.waste < 1e-5
+
+
+def _edited_example():
+    """synthetic-100 after a window edit: one statistic pinned 5 % higher (its discrete kinds'
+    lower ends are compositions of their own)."""
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import allocation_request
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    stats = list(plan.statistics)
+    stats[7] = stats[7].replace(epsilon=stats[7].epsilon * 1.05, held=True)
+    return allocation_request(plan.budget, stats)
+
+
+def test_the_search_composes_upper_ends_and_the_whole_total_only_where_it_ends(monkeypatch):
+    """pld's search asks for upper ends only (the first lattice's: no lower end composed); the
+    forward check composes the whole bracket once, at the scale found, and the allocation is the
+    one a search on whole totals finds, to the bit."""
+    import importlib
+
+    import dpplanner.engine.mechanisms.spectral as spectral
+    from dpplanner.engine.mechanisms import forget
+    from dpplanner.engine.theorem_inputs import ComposeInputs
+
+    request = _edited_example()
+    forget()
+    lowers = []
+    real = spectral.lower_end
+    monkeypatch.setattr(spectral, "lower_end", lambda *a, **k: lowers.append(1) or real(*a, **k))
+    fast = request.run()
+    assert len(lowers) == 1 and fast.composition.epsilon <= request.epsilon_g
+    assert fast.composition.epsilon - fast.composition.epsilon_lower <= request.eta
+
+    forget()
+    search = importlib.import_module("dpplanner.engine.allocate")
+    monkeypatch.setattr(search, "ComposeInputs", lambda *a, upper_only, **k: ComposeInputs(*a, **k))
+    whole = request.run()
+    assert len(lowers) > 2
+    assert fast.epsilons.tolist() == whole.epsilons.tolist()
+    assert fast.composition.epsilon == whole.composition.epsilon
+
+
+def test_where_the_whole_total_is_lower_than_the_upper_ends_searched_on_the_search_is_made_again():
+    """Where the bracket at the scale found needed a finer lattice than the first, its total is
+    below the upper end the search stopped on: the search is made again on whole totals, so the
+    plan still spends its budget to within 1e-6."""
+    import dpplanner.engine.mechanisms.composition as composition
+    from dpplanner.engine.mechanisms import forget
+    from dpplanner.engine.mechanisms.ladder import Bracket
+
+    request = _edited_example()
+    real = composition.upper_end
+    try:     # an upper end 1e-4 above the first lattice's (as a coarse first rung's would be)
+        composition.upper_end = lambda r, eta, cancel=None: Bracket(real(r, eta, cancel).upper + 1e-4,
+                                                                    0.0, "coarse", 0.0, 0.0)
+        forget()
+        a = request.run()
+    finally:
+        composition.upper_end = real
+    assert a.composition.epsilon <= request.epsilon_g and a.waste < 1e-6

@@ -90,8 +90,8 @@ def test_a_redistributed_plan_stops_on_the_first_rung_that_meets_eta(monkeypatch
     forget()
     lattices = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None:
-                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel))
+    monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None, **kw:
+                        lattices.append(bracket_mod.lattice_points(r, step)) or real(r, step, guess, cancel, **kw))
     r = engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
                        mechanisms=list(i.mechanisms))
     assert len(lattices) == 1 and lattices[0] < 2 * ladder.FIRST_POINTS

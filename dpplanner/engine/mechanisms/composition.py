@@ -14,7 +14,7 @@ from ..types import CancelToken, Composition, ProgressCallback
 from ..validation import validate_delta_g, validate_eta
 from ..optimal.atoms import U
 from .bracket import Twins, gaussian_params, laplace_params
-from .ladder import bracket
+from .ladder import bracket, upper_end
 from .discrete import continuous_twins, from_object, grouped as discrete_grouped
 from .objects import DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace, validate_mechanisms
 
@@ -80,11 +80,11 @@ def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, eta: float,
-                     cancel=None, progress=None) -> Composition:
+                     cancel=None, progress=None, upper_only: bool = False) -> Composition:
     start = time.perf_counter()
     if r is None:
         return Composition("pld", math.inf, delta_g, detail="infeasible", reason=reason)
-    up, lo, detail, step, _ = bracket(r, eta, cancel, progress)
+    up, lo, detail, step, _ = upper_end(r, eta, cancel) if upper_only else bracket(r, eta, cancel, progress)
     why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
         if math.isinf(up) and r.delta_bar == 0 and r.unbounded else None
     if math.isinf(up) and why is None:

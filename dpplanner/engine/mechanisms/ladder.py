@@ -70,7 +70,42 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
     return known
 
 
-def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
+#: The first rung's upper ends already composed (``upper_end``), keyed as the brackets: the
+#: allocation's search asks for one at each scale it tries, its last check for the bracket there.
+_FIRST_UPPERS = Memo(_BRACKETS_MAX)
+
+
+def upper_end(r: Twins, eta: float, cancel=None) -> Bracket:
+    """A certified upper end of ``r``'s composition, cheaper than its bracket where a lattice is
+    composed: the ladder's first rung's upper end, capped as the bracket caps it (lower end 0).
+    Where the first rung meets eta it is the bracket's upper end to the bit, else above it: an
+    allocation's search asks for it at each scale it tries, for the whole bracket only at the last
+    one (the lower end, half a rung's work with discrete kinds, only decides when the climb stops)."""
+    start = _start(r, eta)
+    if isinstance(start, Bracket):
+        return start
+    cap, cap_name, floor, step = start
+    key = _key(r, eta)
+    up = _FIRST_UPPERS.get(key)
+    if up is None:
+        try:
+            up = spectral.upper_end(r, step, _first_guess(cap, floor), cancel)
+        except WindowTooWide:
+            up = math.inf
+        _FIRST_UPPERS.put(key, up)
+    detail = f"pld lattice {step:.3g} (upper end only)"
+    if cap < up:
+        detail += f"; the {cap_name} bound is smaller, reported instead"
+    return Bracket(float(round_up(min(up, cap))), 0.0, detail, step, 0.0)
+
+
+def _first_guess(cap: float, floor: float) -> float:
+    """Where the first rung's read-out expects the root."""
+    return cap if math.isfinite(cap) else max(floor, 1.0)
+
+
+def _start(r: Twins, eta: float):
+    """The bracket when no lattice is needed, else (cap, its name, floor, first rung's step)."""
     has_rest = r.a_up.size > 0 or r.rr_eps.size > 0 or len(r.disc) > 0
     if r.delta_bar == 0.0:  # (delta_bar_hi > 0 only when the deltas nearly fill delta_g; 0 is a valid lower)
         lo = 0.0 if r.delta_bar_hi > 0 else (math.inf if r.unbounded else pure_sum(r, False))
@@ -96,16 +131,25 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         # (the lattice's step is still given: a curve composes its prefixes there)
         detail = f"{cap_name} bound above, the largest single release's epsilon below"
         return Bracket(cap, floor, detail + _float_limit(cap, floor, eta), step, step)
+    return cap, cap_name, floor, step
+
+
+def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
+    start = _start(r, eta)
+    if isinstance(start, Bracket):
+        return start
+    cap, cap_name, floor, step = start
+    first_upper = _FIRST_UPPERS.get(_key(r, eta))     # (the same number as composing it here)
     up, lo, used, first_fit = math.inf, 0.0, 0.0, 0.0
     why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
     own = []        # each rung's own width
-    guess = cap if math.isfinite(cap) else max(floor, 1.0)
+    guess = _first_guess(cap, floor)
     for it in range(MAX_REFINE + 1):
         if cancel is not None:
             cancel.check()
         used = step
         try:
-            up_here, lo_here = spectral.rung(r, step, guess, cancel)
+            up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=first_upper if it == 0 else None)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
             break

@@ -295,8 +295,24 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
     return sup_root(atoms, delta_bar)
 
 
-def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
-    """(upper, lower) on lattice ``step``; x_guess: where the root is expected.
+def upper_end(r, step: float, x_guess: float, cancel=None) -> float:
+    """``rung``'s upper end alone (the same number)."""
+    up_side = _side(r, step, True, True)
+    theta, x_guess = _tilt(r, up_side, step, x_guess)
+    return _upper(r, _composed(replace(up_side, gaps=None), step, theta, True, cancel)[0], theta, x_guess)
+
+
+def _tilt(r, up_side: Side, step: float, x_guess: float) -> tuple[float, float]:
+    """The tilt of both ends on lattice ``step``, and where the root is now expected."""
+    theta, estimate = _theta(r, up_side, step, x_guess)
+    if math.isfinite(estimate) and 0.0 < estimate < x_guess:
+        x_guess = estimate
+    return theta, x_guess
+
+
+def rung(r, step: float, x_guess: float, cancel=None, upper=None) -> tuple[float, float]:
+    """(upper, lower) on lattice ``step``; x_guess: where the root is expected; ``upper``: its
+    upper end if known already (``upper_end`` of the same arguments), not composed again.
 
     With the hybrid bound and no discrete kinds but those whose upper kernels are CTDs of nearby
     releases (DiscreteRelease.lipschitz), one composition serves both ends: the exact releases'
@@ -307,9 +323,7 @@ def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
     Otherwise the lower end is its own composition, independent of the upper one: it may be
     computed in the helper process (engine/offload.py), with the same numbers."""
     up_side = _side(r, step, True, True)
-    theta, estimate = _theta(r, up_side, step, x_guess)
-    if math.isfinite(estimate) and 0.0 < estimate < x_guess:
-        x_guess = estimate
+    theta, x_guess = _tilt(r, up_side, step, x_guess)
     moves = [d.lipschitz() for d in r.disc]
     lipschitz = (0.5 * _laplace_moves(r) + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)
                  + math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None)) * (1 + 1e-9)
@@ -317,10 +331,13 @@ def rung(r, step: float, x_guess: float, cancel=None) -> tuple[float, float]:
     # read from their own lower twins is tighter)
     if hybrid_applies(r) and all(m is not None for m in moves) and \
             (not r.disc or lipschitz <= LIPSCHITZ_SHARE * r.delta_bar_hi):
+        # (one composition: its upper end is ``upper``'s, recomposed here to the same number)
         comp, log_ratio = _composed(up_side, step, theta, True, cancel)
         up = _upper(r, comp, theta, x_guess)
         lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
         return up, lo
+    if upper is not None:
+        return upper, lower_end(r, step, theta, x_guess, cancel)
     up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
     here = (lambda cancel: _upper(r, _composed(up_only, step, theta, True, cancel)[0], theta, x_guess), ())
     return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)
