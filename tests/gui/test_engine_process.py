@@ -151,9 +151,10 @@ def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
 
 
 @pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
-def test_an_allocation_composes_its_lower_twins_in_the_helper_with_the_same_answer(process):
-    """While an edit is redistributed the helper is idle: each pld bracket's lower twin is
-    composed there beside the upper one (engine.offload), and the answer is the same."""
+def test_a_pld_total_composes_its_lower_twin_in_the_helper_with_the_same_answer(process):
+    """A pld bracket's lower twin is composed in the idle helper beside the upper one
+    (engine.offload), and the answer is the same. (An allocation's search composes upper ends
+    only, and the one lower end of the scale it finds has nothing to run beside.)"""
     from dataclasses import replace
 
     from dpplanner.model import files
@@ -164,9 +165,9 @@ def test_an_allocation_composes_its_lower_twins_in_the_helper_with_the_same_answ
     stats[3] = replace(stats[3], epsilon=stats[3].epsilon * 1.05, held=True)
     helper_up(process)
     before = helper_ran(process, jobs._apply)
-    got = process.run(rebalance_only, (plan.budget, tuple(stats)), engine.CancelToken(), lambda f: None)
+    got = process.run(pld_total_only, (plan.budget, tuple(stats)), engine.CancelToken(), lambda f: None)
     assert helper_ran(process, jobs._apply) > before
-    assert got == rebalance_only((plan.budget, tuple(stats)), None, None)
+    assert got == pld_total_only((plan.budget, tuple(stats)), None, None)
 
 
 def test_a_claimed_process_takes_no_other_job_until_its_own_has_run(process):
@@ -189,13 +190,15 @@ def _wait_claim(process, timeout_s: float = 120.0) -> bool:
 
 
 @in_engine_process
-def rebalance_only(request, cancel, progress):
-    """Only the allocation of an edit (no evaluation, which would use the helper anyway)."""
+def pld_total_only(request, cancel, progress):
+    """Only the plan's pld total (no evaluation, which would use the helper anyway)."""
     from dpplanner.engine.mechanisms import forget
-    from dpplanner.model.redistribution import rebalanced
+    from dpplanner.model.engine_inputs import composition_inputs
 
     forget()        # (the brackets would be remembered from an earlier run in the same process)
-    return rebalanced(*request, cancel=cancel)
+    i = composition_inputs(*request)
+    return engine.compose(list(i.epsilons), list(i.deltas), i.delta_g, "pld", i.eta, list(i.multiplicities),
+                          mechanisms=list(i.mechanisms), cancel=cancel).epsilon
 
 
 @pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
