@@ -131,3 +131,20 @@ def test_eps_delta_cells_compose_as_worst_case_pure_pairs():
     # the cells go through pld's bracket, within its eta)
     assert cells == pytest.approx(total("pld", [0.1], [0.0], [30], ["eps-delta"]), abs=1e-4)
     assert math.isfinite(cells) and cells < 0.8 * total("pld", [3.0], [0.0], [1], ["eps-delta"])
+
+
+@pytest.mark.parametrize("mode", ["prefix", "repeat"])
+def test_a_curve_of_multi_cell_discrete_gaussians_alone_is_drawn(mode):
+    """The whole plan's pld bracket composes these releases as Gaussian twins in closed form (no
+    lattice), while the curve keeps each two-cell release's discrete kernel: the curve must still
+    lay a lattice for it (it divided by a step of 0 and no curve was drawn), and its upper ends are
+    sound, never above the generic optimal curve."""
+    eps, delta = 0.10356070326356899, 2.5e-07
+    tags = ["discrete-gaussian:1*2"] * 3
+    c = engine.curve([eps] * 3, [delta] * 3, DG, mode=mode, k_max=6, theorems=("optimal", "pld"),
+                     mechanisms=tags, lower=False, eta=1e-3)
+    pld, optimal = np.asarray(c.upper["pld"]), np.asarray(c.upper["optimal"])
+    assert np.all(np.isfinite(pld)) and np.all(pld <= optimal)
+    k = len(tags) if mode == "prefix" else 6
+    whole = engine.compose([eps] * k, [delta] * k, DG, theorem="pld", eta=1e-3, mechanisms=tags[:1] * k)
+    assert pld[-1] >= whole.epsilon_lower

@@ -24,7 +24,7 @@ from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_all, convolve, power
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from ..optimal.prefix_reads import upper_root_from
-from .bracket import _gaussian_root, aligned_step, lattice_points
+from .bracket import _gaussian_root, aligned_step, initial_step, lattice_points
 from .ladder import CHEAP_POINTS, bracket
 from .composition import beside, twins
 from .cells import cell_rows, kernel_ops
@@ -129,6 +129,11 @@ def pld_curve(inputs):
         # generic optimal curve above, and 0 below, is certified
         upper = inputs.optimal()[0] if hasattr(inputs, "optimal") else upper
         return upper, np.zeros(ks.size), _notes(inputs, upper, np.zeros(ks.size), f"no lattice fits ({full.detail})")
+    if step == 0.0 and any(d is not None for d in rows.disc[:k_last]):
+        # the whole plan's bracket needed no lattice (its discrete releases all composed as
+        # Gaussian twins, in closed form), but a release of C > 1 cells keeps its discrete kernel
+        # here: any lattice is sound for it, so the ladder's first one
+        step = initial_step(eta)
     with np.errstate(divide="ignore"):
         inv2_up = np.where(gau, 1.0 / np.where(gau, rows.m_up, 1.0) ** 2, 0.0)
         inv2_lo = np.where(gau, 1.0 / np.where(gau, rows.m_lo, 1.0) ** 2, 0.0)
