@@ -156,13 +156,7 @@ def dl_ctd_lower(scale: float, shift: int, step: float) -> LatticePMF:
     rel0 = KERNEL_ULPS * U + 16 * U * (eps_up + 4.0)
     i = np.arange(S + 1, dtype=float)
     pos = np.maximum(np.nextafter(i * directed_ratio(2, t, False), 0.0), 0.0)
-    with np.errstate(under="ignore"):
-        m = np.exp(_log_masses(i, S, t))
-    n, lo, hi = ctd(pos, m, step)
-    size = int(n[-1]) + 2
-    p = np.bincount(n, lo, minlength=size) + np.bincount(n + 1, hi, minlength=size)
-    terms = np.bincount(n, minlength=size) + np.bincount(n + 1, minlength=size)
-    return _pmf(p, p * (rel0 + 1.01 * (terms + 2) * U), step, -eps_up, False, rel0)
+    return _pmf(*_connected(i, pos, S, t, step, rel0), step, -eps_up, False, rel0)
 
 
 def _pmf(p: np.ndarray, abs_err: np.ndarray, step: float, offset: float, upper: bool, rel0: float) -> LatticePMF:
@@ -206,6 +200,12 @@ def _upper_atoms(t: float, S: int, step: float, rel0: float):
     i = np.arange(S + 1, dtype=float)
     pos = np.nextafter(i * h_up, np.inf)
     pos[0] = 0.0
+    return _connected(i, pos, S, t, step, rel0)
+
+
+def _connected(i: np.ndarray, pos: np.ndarray, S: int, t: float, step: float, rel0: float):
+    """Atoms i (of shift S, scale t) at positions pos, connected onto the lattice: the entries p
+    and their absolute error bounds (each entry a sum of at most ``terms`` rounded shares)."""
     with np.errstate(under="ignore"):
         m = np.exp(_log_masses(i, S, t))
     n, lo, hi = ctd(pos, m, step)
