@@ -103,7 +103,8 @@ def main() -> int:
             got[noise] = edit_times(name, noise)
             (ow, oc), (ew, ec) = got[noise]
             print(f"{name:<16} {noise.value:<11} {oc * 1e3:>14.0f} / {ow * 1e3:<9.0f} {ec * 1e3:>10.0f} / {ew * 1e3:<9.0f}")
-        for part, index in ((f"first edit, cold, median of {COLD_RUNS}", 0), (f"edits, median of {EDITS}", 1)):
+        parts = ((f"first edit, cold, median of {COLD_RUNS}", 0), (f"edits, median of {EDITS}", 1))
+        for part, index in parts:
             ours, peer = got[Noise.OPENDP][index], got[Noise.CONTINUOUS][index]
             page_target(f"{name}, {part}, OpenDP noise: <= 2x the continuous noise's CPU time",
                         f"{ms(ours)}: {ours[1] / peer[1]:.2f}x", ours[1] <= 2 * peer[1],
