@@ -164,8 +164,16 @@ def width_notes(upper: np.ndarray, lower: Optional[np.ndarray], eta: float, why:
     for u, lo in zip(np.asarray(upper, dtype=float).tolist(), np.asarray(lower, dtype=float).tolist()):
         w = u - lo
         out.append("" if not (w > eta) or math.isinf(lo) else
-                   f"width {w:.3g} > eta = {eta:.3g}" + (f": {why}" if why else ""))
+                   f"width {_beside(w, eta)} > eta = {eta:.3g}" + (f": {why}" if why else ""))
     return tuple(out)
+
+
+def _beside(width: float, eta: float) -> str:
+    """The width with the digits that tell it from eta ("0.0100004", not "0.01 > eta = 0.01")."""
+    digits = 3
+    while digits < 17 and f"{width:.{digits}g}" == f"{eta:.{digits}g}":
+        digits += 1
+    return f"{width:.{digits}g}"
 
 
 def _expanded_head(plan, k_total: int):

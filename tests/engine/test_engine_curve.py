@@ -349,3 +349,12 @@ def test_an_infinite_read_out_does_not_start_the_next_group(monkeypatch):
     eps = np.random.default_rng(1).uniform(0.01, 0.08, 60)
     up, _ = prefix.optimal_prefix_curve(eps, np.full(60, 1e-6), np.arange(1, 61), 1e-2, want_lower=False)
     assert len(groups) >= 6 and np.all(np.isfinite(up[prefix_reads.READ_GROUP:]))
+
+
+def test_a_width_just_above_eta_is_written_with_the_digits_that_show_it():
+    from dpplanner.engine.curve import width_notes
+
+    notes = width_notes([0.0100004, 0.5], [0.0, 0.495], 0.01, "why")
+    assert notes[0].startswith("width 0.0100004 > eta = 0.01: why")
+    assert notes[1] == ""
+    assert width_notes([0.062], [0.0], 0.01)[0] == "width 0.062 > eta = 0.01"
