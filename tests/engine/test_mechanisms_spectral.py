@@ -9,11 +9,14 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpplanner.engine import Gaussian, Laplace, compose_mechanisms
+from dpplanner.engine import DiscreteLaplace, Gaussian, Laplace, compose_mechanisms
+from dpplanner.engine.mechanisms import spectral
+from dpplanner.engine.mechanisms.discrete_gaussian_kernel import dg_kernel
+from dpplanner.engine.mechanisms.discrete_laplace import dl_kernel
 from dpplanner.engine.mechanisms.hybrid import density_gap, gap_bound
 from dpplanner.engine.mechanisms.kernel_rows import laplace_ctd_rows, rr_ctd_rows
 from dpplanner.engine.mechanisms.kernels import laplace_upper, rr_upper
-from dpplanner.engine.mechanisms.rowtree import reduce_rows, tilt_rows
+from dpplanner.engine.mechanisms.rowtree import kernel_tree, reduce_rows, tilt_rows
 from dpplanner.engine.mechanisms.tilted import compose, tilt
 
 
@@ -57,6 +60,51 @@ def test_the_pairwise_tree_of_rows_is_the_direct_composition():
     assert float(np.sqrt(np.sum((red.t - tilted_exact) ** 2))) <= red.e2 + red.err + red.rel
     q, _, _ = rr_ctd_rows(np.array([0.02, 0.3]), step)
     assert np.allclose(q[1, :rr_upper(0.3, step).p.size], rr_upper(0.3, step).p, rtol=1e-13, atol=0)
+
+
+def test_discrete_kernels_that_come_a_few_times_compose_as_one_tree_within_its_error_bounds():
+    """Distinct discrete releases (each alone would cost a transform of the whole window) are the
+    rows of one tree; one that comes more than SPREAD times stays a power of its own transform.
+    The composition is still the direct one within its error bounds, and the discrete Gaussian's
+    tail sent to +infinity is counted once for each of its releases."""
+    step, theta = 2.0 ** -7, 5.0
+    few = [(dl_kernel(t, S, step, True), 1) for t, S in [(7.0, 3), (9.5, 3), (12.0, 2), (20.0, 5)]]
+    few += [(dl_kernel(15.0, 4, step, True), 2), (dg_kernel(6.0, 2, step, True, 1e-9), 3)]
+    often = (dl_kernel(30.0, 3, step, True), spectral.SPREAD + 3)
+    kernels = few + [often]
+    kinds = kernel_tree([tilt(k, theta, n) for k, n in kernels], spectral.SPREAD)
+    assert len(kinds) == 2 and kinds[1].mult == often[1]
+    inf_mass = sum(k.inf_mass * n for k, n in kernels)
+    in_tree = inf_mass - often[0].inf_mass * often[1]
+    assert in_tree > 0 and kinds[0].inf_mass == pytest.approx(in_tree, rel=1e-12)
+    comp = compose(kinds, step, theta, 0.0)
+    assert comp.inf_mass == pytest.approx(inf_mass, rel=1e-9)
+    exact = _direct(kernels)
+    start = sum(k.start * n for k, n in kernels)          # the exact pmf's index 0
+    idx = comp.w0 + np.arange(comp.c.size) - start
+    inside = (idx >= 0) & (idx < exact.size)
+    tilted_exact = exact[idx[inside]] * np.exp(theta * step * (idx[inside] + start) - comp.log_m)
+    diff = comp.c[inside] - tilted_exact
+    allowed = comp.e2 + comp.e1 + comp.rel * float(np.sum(tilted_exact)) + comp.outside
+    assert float(np.sqrt(np.sum(diff * diff))) <= allowed
+    assert float(np.sum(tilted_exact)) == pytest.approx(1.0 - inf_mass, abs=1e-9)
+
+
+def test_many_distinct_discrete_releases_cost_a_few_transforms_of_the_window(monkeypatch):
+    """A bracket of 60 distinct discrete releases composes at most three kinds per rung (the tree
+    of those that stay discrete, the continuous twins some become, the power of the five equal
+    ones), not one kind each."""
+    counts = []
+    real = spectral.compose
+
+    def counted(kinds, *args, **kwargs):
+        counts.append(len(kinds))
+        return real(kinds, *args, **kwargs)
+
+    monkeypatch.setattr(spectral, "compose", counted)
+    mechs = [DiscreteLaplace(200.0 + 7 * i, 1) for i in range(60)] + [DiscreteLaplace(9.0, 1)]
+    r = compose_mechanisms(mechs, 1e-6, eta=1e-4, multiplicities=[1] * 60 + [5])
+    assert "lattice" in r.detail and counts and max(counts) <= 3
 
 
 def test_the_jensen_gap_of_connect_the_dots_is_within_its_bound():

@@ -29,7 +29,7 @@ from .hybrid import gap_bound, log_hybrid_error
 from .kernel_rows import laplace_ctd_rows, laplace_gap_rows, rr_ctd_rows, rr_gap_rows
 from .kernels import laplace_lower, rr_lower
 from .readout import mixed_root
-from .rowtree import Rows, reduce_rows, tilt_rows
+from .rowtree import Rows, kernel_tree, reduce_rows, tilt_rows
 from .tilted import Tilted, compose, tilt
 
 U = 2.0 ** -53
@@ -239,7 +239,8 @@ def _rr_cumulants(eps: np.ndarray, theta: float):
 
 def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
     """(composition, log of sum_j n_j R_j for the hybrid charge or None): the kinds that come at
-    most SPREAD times are rows of one pairwise tree, the others powers of their transforms.
+    most SPREAD times are rows of a pairwise tree (the Laplace and RR kinds one, the discrete
+    ones another), the others powers of their transforms.
     ``cancel`` (a caller's cancellation or time limit) is checked between transforms."""
     rows = tilt_rows(side.p, side.rel, side.err, step, theta) if side.p.shape[0] else None
     kinds = []
@@ -252,7 +253,7 @@ def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
         for i in np.flatnonzero(~few).tolist():
             kinds.append(Tilted(rows.t[i], 0, float(rows.log_m[i]), float(rows.rel[i]), float(rows.e1[i]),
                                 0.0, int(side.mult[i])))
-    kinds += [tilt(k, theta, n) for k, n in side.kernels]
+    kinds += kernel_tree([tilt(k, theta, n) for k, n in side.kernels], SPREAD, cancel)
     comp = compose(kinds, step, theta, _offset(side, upper), cancel=cancel)
     log_ratio = None
     if side.gaps is not None and (rows is not None or side.ctd_kernels):
