@@ -64,16 +64,20 @@ def test_the_pairwise_tree_of_rows_is_the_direct_composition():
 
 def test_discrete_kernels_that_come_a_few_times_compose_as_one_tree_within_its_error_bounds():
     """Distinct discrete releases (each alone would cost a transform of the whole window) are the
-    rows of one tree; one that comes more than SPREAD times stays a power of its own transform.
+    rows of one tree; one that comes more than SPREAD times stays a power of its own transform,
+    and so does one much wider than the others.
     The composition is still the direct one within its error bounds, and the discrete Gaussian's
     tail sent to +infinity is counted once for each of its releases."""
     step, theta = 2.0 ** -7, 5.0
     few = [(dl_kernel(t, S, step, True), 1) for t, S in [(7.0, 3), (9.5, 3), (12.0, 2), (20.0, 5)]]
-    few += [(dl_kernel(15.0, 4, step, True), 2), (dg_kernel(6.0, 2, step, True, 1e-9), 3)]
+    few += [(dl_kernel(15.0, 4, step, True), 2), (dg_kernel(12.0, 1, step, True, 1e-9), 3)]
     often = (dl_kernel(30.0, 3, step, True), spectral.SPREAD + 3)
     kernels = few + [often]
     kinds = kernel_tree([tilt(k, theta, n) for k, n in kernels], spectral.SPREAD)
     assert len(kinds) == 2 and kinds[1].mult == often[1]
+    wide = tilt(dl_kernel(0.5, 20, step, True), theta, 1)     # padding every row to it would cost more
+    alone = kernel_tree([tilt(k, theta, n) for k, n in kernels] + [wide], spectral.SPREAD)
+    assert len(alone) == 3 and any(k is wide for k in alone)
     inf_mass = sum(k.inf_mass * n for k, n in kernels)
     in_tree = inf_mass - often[0].inf_mass * often[1]
     assert in_tree > 0 and kinds[0].inf_mass == pytest.approx(in_tree, rel=1e-12)

@@ -32,9 +32,10 @@ U = 2.0 ** -53
 #: the transforms' noise floor, ~1e-17 an entry, which a smaller cut would keep as mass).
 TAIL = 1e-14
 TRIM_FROM = 512
-#: The most entries the kernels stacked as rows of one tree may take (the narrowest first): each
-#: row is padded to the widest one's length.
+#: The most entries the kernels stacked as rows of one tree may take, and how many times their
+#: own entries (each row is padded to the widest one's length).
 TREE_ENTRIES = 1 << 22
+TREE_PADDING = 2
 
 
 @dataclass
@@ -90,17 +91,20 @@ def reduce_rows(rows: Rows, cancel=None) -> Tilted:
 
 def kernel_tree(kinds: list[Tilted], spread: int, cancel=None) -> list[Tilted]:
     """``kinds`` with those that come at most ``spread`` times composed as the rows of one tree
-    (the narrowest first, while the stack holds at most TREE_ENTRIES entries), the others as they
-    are. A kind left alone costs a transform of the composition's whole window: 300 distinct
-    discrete releases on a lattice of ~2^20 points, 300 transforms of 2^21 points for each end
-    (~40 s); as rows a few hundred points wide, a tree of 9 levels."""
+    (the narrowest first, while the stack holds at most TREE_ENTRIES entries and at most
+    TREE_PADDING times the rows' own), the others as they are. A kind left alone costs a transform
+    of the composition's whole window: 300 distinct discrete releases on a lattice of ~2^20
+    points, 300 transforms of 2^21 points for each end (~40 s); as rows a few hundred points wide,
+    a tree of 9 levels. (A row ten times wider than the others would make the tree cost more than
+    its own transform: it stays alone.)"""
     rows: list[Tilted] = []
-    width = 0
+    width = own = 0
     for k in sorted((k for k in kinds if k.mult <= spread), key=lambda k: k.t.size):
-        if (len(rows) + k.mult) * max(width, k.t.size) > TREE_ENTRIES:
+        stack = (len(rows) + k.mult) * max(width, k.t.size)
+        if stack > TREE_ENTRIES or stack > TREE_PADDING * (own + k.mult * k.t.size):
             break
         rows += [k] * k.mult
-        width = max(width, k.t.size)
+        width, own = max(width, k.t.size), own + k.mult * k.t.size
     if len(rows) < 2:
         return kinds
     t = np.zeros((len(rows), width))
