@@ -222,3 +222,23 @@ def test_allocate_shows_functioning_epsilon_with_amplification(tmp_path, capsys)
     code, out, _ = run(capsys, "allocate", str(path))
     assert "functioning eps" in out and "amplification by sampling: N/n = 10" in out
 
+
+
+def test_allocate_says_when_the_total_is_not_certified_within_eta(tmp_path, capsys):
+    """A plan whose total cannot be certified within its eta (here two finer lattices in a row did
+    not narrow the bracket): allocate's text says so, as its JSON's unspent_reason does, and the
+    saved plan composes to the total it printed."""
+    doc = json.loads(example_path("census").read_text(encoding="utf-8"))
+    base = doc["statistics"][0]
+    doc["budget"].update(epsilon=2.0, eta=1e-6)
+    doc["statistics"] = [dict(base, name="pinned", held=True, epsilon=0.01),
+                         dict(base, name="free 1"), dict(base, name="free 2")]
+    path, saved = tmp_path / "fine.dpplan", tmp_path / "out.dpplan"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, _ = run(capsys, "allocate", str(path), "-o", str(saved))
+    assert code == 0 and "more than eta = 1e-06" in out
+    code, text, _ = run(capsys, "allocate", str(path), "--json")
+    result = json.loads(text)
+    assert f"note: {result['unspent_reason']}" in out.splitlines()
+    code, text, _ = run(capsys, "compose", str(saved), "--theorem", "pld", "--json")
+    assert json.loads(text)["totals"]["pld"]["epsilon"] == result["spent_epsilon"] <= 2.0

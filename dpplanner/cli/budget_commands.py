@@ -70,6 +70,9 @@ def cmd_allocate(args) -> int:
               "to the functioning epsilon and delta")
     print(f"spent under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 10)} of "
           f"{display.value(plan.budget.spendable_epsilon)}")
+    unspent = total.extra.get("waste_reason")
+    if unspent and not total.extra.get("time_limited"):     # (the time limit's line says it then)
+        print(f"note: {unspent}")
     work.say()
     if args.output:
         print(f"saved to {args.output}" + (f" (note: {note})" if note else ""))
