@@ -94,9 +94,9 @@ def kernel_tree(kinds: list[Tilted], spread: int, cancel=None) -> list[Tilted]:
     (the narrowest first, while the stack holds at most TREE_ENTRIES entries and at most
     TREE_PADDING times the rows' own), the others as they are. A kind left alone costs a transform
     of the composition's whole window: 300 distinct discrete releases on a lattice of ~2^20
-    points, 300 transforms of 2^21 points for each end (~40 s); as rows a few hundred points wide,
-    a tree of 9 levels. (A row ten times wider than the others would make the tree cost more than
-    its own transform: it stays alone.)"""
+    points, 300 transforms of 2^21 points for each end; as rows a few hundred points wide, a tree
+    of 9 levels. (A row much wider than the others would make the tree cost more than its own
+    transform: it stays alone.)"""
     rows: list[Tilted] = []
     width = own = 0
     for k in sorted((k for k in kinds if k.mult <= spread), key=lambda k: k.t.size):
