@@ -120,6 +120,25 @@ def test_curves_bracket_each_prefix():
     assert np.all(np.diff(up) >= -1e-3)  # roughly increasing: each prefix adds a release
 
 
+@pytest.mark.parametrize("mode", ["prefix", "repeat"])
+def test_pld_curve_of_generic_releases_is_optimals_and_brackets_each_prefix(mode):
+    """Releases known only by (eps_i, delta_i): pld composes the worst-case pairs "optimal" does, so
+    its curve is optimal's (computed once for both rows), and every point brackets the same exact
+    value as compose() of that prefix alone, within eta or saying why not."""
+    rng = np.random.default_rng(7)
+    eps, delta = rng.uniform(0.01, 0.3, 80).tolist(), [1e-9] * 40 + [0.0] * 40
+    c = engine.curve(eps, delta, 1e-6, mode=mode, eta=1e-3, points=12, theorems=("optimal", "pld"))
+    for side in (c.upper, c.lower, c.notes):
+        np.testing.assert_array_equal(side["pld"], side["optimal"])
+    for j, k in enumerate(c.ks.tolist()):
+        head = (eps[:k], delta[:k], None) if mode == "prefix" else (eps[:1], delta[:1], [k])
+        ref = engine.compose(head[0], head[1], 1e-6, "pld", eta=1e-3, multiplicities=head[2])
+        assert c.lower["pld"][j] <= ref.epsilon and ref.epsilon_lower <= c.upper["pld"][j], k
+        assert c.upper["pld"][j] - c.lower["pld"][j] <= 1e-3 or c.notes["pld"][j], k
+    plot = engine.curve(eps, delta, 1e-6, mode=mode, eta=1e-3, points=12, theorems=("optimal", "pld"), lower=False)
+    np.testing.assert_array_equal(plot.upper["pld"], plot.upper["optimal"])
+
+
 def test_curve_infeasible_tail_is_inf():
     up, lo = pld_curve(curve_inputs([0.1, 0.1], [0.0, 2e-6], ["laplace", "eps-delta"], [1, 2]))[:2]
     assert math.isfinite(up[0]) and up[1] == math.inf and lo[1] == math.inf

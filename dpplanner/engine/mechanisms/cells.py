@@ -82,6 +82,13 @@ def cell_rows(eps, delta, mult, mech) -> CellRows:
     return CellRows(cell_eps, cell_delta, cell_mult, cells, lap, gau, ed, disc, tags)
 
 
+def only_generic(c: CellRows) -> bool:
+    """Whether every release that adds loss is known only by its (eps_i, delta_i) (one-cell
+    "eps-delta" rows): pld then composes exactly the worst-case pairs "optimal" composes, so its
+    totals and curves are optimal's."""
+    return not (c.lap.any() or c.gau.any() or c.disc.any() or (c.ed & (c.cells > 1)).any())
+
+
 def kernel_ops(cells) -> int:
     """How many convolutions composing C copies of a kernel by repeated squaring takes (at most
     2 log2 C): the truncation budget is shared by that many more operations."""

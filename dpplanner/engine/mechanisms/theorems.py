@@ -27,7 +27,7 @@ from ..validation import Releases
 from .bracket import MAX_POINTS, aligned_step, composed_pmf, initial_step, lattice_points, side
 from .ladder import CHEAP_POINTS, bracket
 from .composition import compose_releases, twins
-from .cells import CellRows, cell_rows
+from .cells import CellRows, cell_rows, only_generic
 from .discrete import from_rows
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
@@ -102,7 +102,7 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
 
     start = time.perf_counter()
     c = _split(plan)
-    if not (c.lap.any() or c.gau.any() or c.disc.any() or (c.ed & (c.cells > 1)).any()):
+    if only_generic(c):
         return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
     r, reason = plan_releases(c, delta_g, eta)
     result = _never_above_zcdp(compose_releases(r, reason, delta_g, eta, cancel, progress, upper_only),
