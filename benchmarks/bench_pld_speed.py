@@ -5,10 +5,11 @@ Run: .venv/bin/python benchmarks/run.py pld_speed   (or `make bench` for every b
 Issue 27's targets for the noise-aware composition, each printed as met / NOT met (nothing is
 asserted):
 
-* 10,000 releases of 50 kinds and 1000 distinct releases, eta = 1e-3: at least 10 times faster
-  than dp_accounting's pessimistic (connect-the-dots) PLD at d = 1e-4, at equal or better
-  tightness (our certified upper end <= its epsilon); at least 3 times under a background load of
-  two busy loops (started here, stopped after);
+* 10,000 releases of 50 kinds and 1000 distinct releases: at least 10 times faster than
+  dp_accounting's pessimistic (connect-the-dots) PLD at d = 1e-4, at equal or better tightness
+  (our certified upper end <= its epsilon, at the coarsest eta of tightness.ETAS that gets there:
+  1e-3 is not always enough); at least 3 times under a background load of two busy loops (started
+  here, stopped after);
 * 100,000 distinct releases in at most 5 s; the cost from 10^4 to 10^5 distinct releases growing
   at most as k^1.05;
 * the engine's work of one window edit on the 100-query example (the allocation job: redistribute,
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dpplanner.engine import EpsDelta, Gaussian, Laplace, compose_mechanisms  # noqa: E402
 from dpplanner.engine.memo import forget  # noqa: E402
 from rows import row, target  # noqa: E402
+from tightness import ETAS, as_tight_eta  # noqa: E402
 
 try:
     from dp_accounting.pld import common as dp_common
@@ -45,6 +47,7 @@ except ImportError:  # pragma: no cover - the bench extra is missing
     dp_pld = None
 
 D = 1e-4
+#: The growth rows' eta (the issue's 10^5 target is at 1e-3).
 ETA = 1e-3
 DELTA_G = 1e-6
 
@@ -98,12 +101,12 @@ def _clock(fn):
     return out, time.perf_counter() - w0, time.process_time() - c0
 
 
-def alternate(releases, mult, repeat: int):
+def alternate(releases, mult, repeat: int, eta: float):
     """(ours, peer) each (result, median wall s, median CPU s), run alternately."""
     ours, peer = [], []
     for _ in range(repeat):
         forget()
-        ours.append(_clock(lambda: compose_mechanisms(releases, DELTA_G, eta=ETA, multiplicities=mult)))
+        ours.append(_clock(lambda: compose_mechanisms(releases, DELTA_G, eta=eta, multiplicities=mult)))
         if dp_pld is not None:
             peer.append(_clock(lambda: peer_epsilon(releases, mult)))
 
@@ -126,10 +129,10 @@ def busy_loops(n: int = 2):
             p.wait()
 
 
-def compare(label: str, releases, mult, repeat: int, need: float, load: str) -> None:
-    (r, wall, cpu), peer = alternate(releases, mult, repeat)
+def compare(label: str, releases, mult, repeat: int, need: float, load: str, eta: float) -> None:
+    (r, wall, cpu), peer = alternate(releases, mult, repeat, eta)
     width = r.epsilon - r.epsilon_lower
-    line = f"{label:<34} {load:<7} ours [{r.epsilon_lower:.5f}, {r.epsilon:.5f}] {wall * 1000:8.0f} ms wall " \
+    line = f"{label:<34} {load:<7} eta {eta:g} ours [{r.epsilon_lower:.5f}, {r.epsilon:.5f}] {wall * 1000:8.0f} ms wall " \
            f"{cpu * 1000:7.0f} ms CPU"
     if peer is None:
         print(line + "   (dp_accounting not installed)")
@@ -137,11 +140,12 @@ def compare(label: str, releases, mult, repeat: int, need: float, load: str) -> 
     eps, p_wall, p_cpu = peer
     print(line + f" | dp_accounting {eps:.5f} {p_wall * 1000:7.0f} ms wall {p_cpu * 1000:7.0f} ms CPU | "
           f"{p_wall / wall:5.1f}x wall, {p_cpu / cpu:5.1f}x CPU")
-    target(f"compose_mechanisms, {label}, eta = 1e-3, {load}: >= {need:g}x dp_accounting CTD d = 1e-4 "
-           "(wall, alternating, median) at equal or better tightness",
+    target(f"compose_mechanisms, {label}, {load}: >= {need:g}x dp_accounting CTD d = 1e-4 "
+           "(wall, alternating, median) at equal or better tightness (ours at the coarsest eta of "
+           f"{', '.join(f'{e:g}' for e in ETAS)} whose upper end <= its epsilon)",
            f"{p_wall / wall:.1f}x wall ({wall * 1000:.0f} ms; CPU {cpu * 1000:.0f} ms, {p_cpu / cpu:.1f}x), "
-           f"upper {r.epsilon:.5f}, width {width:.1e}",
-           p_wall >= need * wall and r.epsilon <= eps and width <= ETA,
+           f"eta {eta:g}: upper {r.epsilon:.5f}, width {width:.1e}",
+           p_wall >= need * wall and r.epsilon <= eps and width <= eta,
            peer=f"{eps:.5f} in {p_wall * 1000:.0f} ms wall, {p_cpu * 1000:.0f} ms CPU")
 
 
@@ -231,11 +235,14 @@ def main() -> int:
     if dp_pld is None:
         print("dp_accounting is not installed (bench extra): only our side is printed")
     plans = (("10,000 releases of 50 kinds", fifty_kinds(), 5), ("1000 distinct releases", distinct(1000), 3))
-    for label, (releases, mult), repeat in plans:
-        compare(label, releases, mult, repeat, 10.0, "quiet")
+    etas = [ETAS[0] if dp_pld is None else
+            as_tight_eta(lambda eta: compose_mechanisms(releases, DELTA_G, eta=eta, multiplicities=mult),
+                         peer_epsilon(releases, mult)) for _label, (releases, mult), _repeat in plans]
+    for (label, (releases, mult), repeat), eta in zip(plans, etas):
+        compare(label, releases, mult, repeat, 10.0, "quiet", eta)
     with busy_loops(2):
-        for label, (releases, mult), repeat in plans:
-            compare(label, releases, mult, repeat, 3.0, "loaded")
+        for (label, (releases, mult), repeat), eta in zip(plans, etas):
+            compare(label, releases, mult, repeat, 3.0, "loaded", eta)
     row("loaded: two busy loops in other processes while these rows ran", "2 processes")
     growth()
     return 0
