@@ -139,11 +139,13 @@ def main() -> int:
             return compose_mechanisms(distinct, 1e-6, eta=eta)
         eta = as_tight_eta(at, dp)
         ours, t_ours = timed(lambda: at(eta))
+        etas = ", ".join(f"{e:g}" for e in ETAS)
         target("1000 distinct multipliers: >= 10x faster than dp_accounting at equal or better tightness "
-               f"(ours at the coarsest eta of {', '.join(f'{e:g}' for e in ETAS)} whose upper end <= its epsilon)",
+               f"(ours at the coarsest eta of {etas} whose upper end <= its epsilon)",
                f"{t_dp / t_ours:.1f}x, eta {eta:g}: {ours.epsilon:.5f} vs {dp:.5f}",
                t_dp >= 10 * t_ours and ours.epsilon <= dp,
-               peer=f"dp_accounting d={D:g}: eps {dp:.5f} in {t_dp * 1000:.0f} ms (ours {t_ours * 1000:.0f} ms)")
+               peer=f"dp_accounting d={D:g}: eps {dp:.5f} in {t_dp * 1000:.0f} ms "
+                    f"(ours {t_ours * 1000:.0f} ms)")
     theorem_timings()
     utility()
     print()

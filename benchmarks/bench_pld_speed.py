@@ -132,8 +132,8 @@ def busy_loops(n: int = 2):
 def compare(label: str, releases, mult, repeat: int, need: float, load: str, eta: float) -> None:
     (r, wall, cpu), peer = alternate(releases, mult, repeat, eta)
     width = r.epsilon - r.epsilon_lower
-    line = f"{label:<34} {load:<7} eta {eta:g} ours [{r.epsilon_lower:.5f}, {r.epsilon:.5f}] {wall * 1000:8.0f} ms wall " \
-           f"{cpu * 1000:7.0f} ms CPU"
+    line = f"{label:<34} {load:<7} eta {eta:g} ours [{r.epsilon_lower:.5f}, {r.epsilon:.5f}] " \
+           f"{wall * 1000:8.0f} ms wall {cpu * 1000:7.0f} ms CPU"
     if peer is None:
         print(line + "   (dp_accounting not installed)")
         return

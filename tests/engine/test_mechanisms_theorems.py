@@ -135,7 +135,8 @@ def test_pld_curve_of_generic_releases_is_optimals_and_brackets_each_prefix(mode
         ref = engine.compose(head[0], head[1], 1e-6, "pld", eta=1e-3, multiplicities=head[2])
         assert c.lower["pld"][j] <= ref.epsilon and ref.epsilon_lower <= c.upper["pld"][j], k
         assert c.upper["pld"][j] - c.lower["pld"][j] <= 1e-3 or c.notes["pld"][j], k
-    plot = engine.curve(eps, delta, 1e-6, mode=mode, eta=1e-3, points=12, theorems=("optimal", "pld"), lower=False)
+    plot = engine.curve(eps, delta, 1e-6, mode=mode, eta=1e-3, points=12, theorems=("optimal", "pld"),
+                        lower=False)
     np.testing.assert_array_equal(plot.upper["pld"], plot.upper["optimal"])
 
 
