@@ -163,8 +163,9 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         if width <= eta and not first_fit:
             first_fit = step
         # the first rung that meets eta ends the climb: a finer one would lower the upper end by a
-        # few 1e-6 only (connect-the-dots is second order in the step) at four times the cost, on
-        # every composition of an allocation's search
+        # few 1e-6 on the shipped examples (connect-the-dots is second order in the step; at most
+        # eta, 2.3e-4 on 1000 distinct multipliers at eta 1e-3) at four times the cost, on every
+        # composition of an allocation's search
         if width <= eta:
             break
         if len(own) >= 3 and not (own[-1] < 0.7 * own[-2] or own[-2] < 0.7 * own[-3]):
