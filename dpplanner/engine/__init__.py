@@ -4,8 +4,8 @@ Public API (documented in docs/reference/engine-api.md):
 the theorem registry (REGISTRY, THEOREMS, theorem), compose, compose_all, best, curve,
 privacy_profile, delta_for_epsilon, allocate, filter_admits, compose_mechanisms (with Laplace,
 Gaussian, EpsDelta, DiscreteLaplace, DiscreteGaussian) and the discrete noise calibrations
-discrete_laplace_scale, discrete_gaussian_sigma (with cells=C for a release of C cells) and
-zcdp_gaussian_sigma (Gaussian noise of any dimension calibrated through zCDP).
+discrete_laplace_scale, discrete_gaussian_sigma (with cells=C for a release of C cells; for many
+one-cell releases at once, discrete_gaussian_sigmas) and zcdp_gaussian_sigma (Gaussian noise of any dimension calibrated through zCDP).
 """
 
 from .allocate import Allocation, allocate
@@ -14,7 +14,8 @@ from .curve import Curve, curve
 from .errors import BudgetError, NotApplicable
 from .filters import filter_admits
 from .mechanisms import (DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace, compose_mechanisms,
-                         discrete_gaussian_sigma, discrete_laplace_scale, zcdp_gaussian_sigma)
+                         discrete_gaussian_sigma, discrete_gaussian_sigmas, discrete_laplace_scale,
+                         zcdp_gaussian_sigma)
 from .profile import Profile, delta_for_epsilon, privacy_profile
 from .types import Cancelled, CancelToken, Composition, ProgressCallback
 from .theorems import ALLOCATION_THEOREMS, REGISTRY, THEOREMS, Theorem, theorem
@@ -26,5 +27,5 @@ __all__ = [
     "delta_for_epsilon", "allocate", "Allocation", "filter_admits", "BudgetError", "NotApplicable",
     "Cancelled", "CancelToken", "Composition", "ProgressCallback", "compose_mechanisms", "Laplace", "Gaussian",
     "EpsDelta", "DiscreteLaplace", "DiscreteGaussian", "discrete_laplace_scale", "discrete_gaussian_sigma",
-    "zcdp_gaussian_sigma",
+    "discrete_gaussian_sigmas", "zcdp_gaussian_sigma",
 ]

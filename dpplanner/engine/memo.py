@@ -1,8 +1,8 @@
 """Bounded memories of pure engine results, and one call that forgets them all.
 
 What is kept here is a pure function of its key (a bracket of given releases, a Gaussian
-calibration), so a hit returns exactly what recomputing would. ``forget`` is for benchmarks,
-which time cold runs.
+calibration; the model's OpenDP certifications use one too), so a hit returns exactly what
+recomputing would. ``forget`` is for benchmarks, which time cold runs.
 """
 
 from __future__ import annotations

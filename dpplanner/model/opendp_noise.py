@@ -108,26 +108,66 @@ def opendp_noise(cert: Certified, gaussian: bool, epsilon: float, delta: float) 
       Canonne, Kamath & Steinke 2020): sigma = zcdp_gaussian_sigma(eps, delta, L2^2), "eps-delta".
     """
     k, shift = lattice_of(cert, gaussian)
-    cells = cert.cells
-    if gaussian:
-        if cert.scalar and (cert.exact or not cert.integer):
-            t = engine.discrete_gaussian_sigma(epsilon, delta, shift, cells)
-            rho = _up(cells * Fraction(shift) ** 2 / (2 * Fraction(t) ** 2))
-            tag = _cells("discrete-gaussian:%d" % shift, cells)
-        else:
-            t = engine.zcdp_gaussian_sigma(epsilon, delta, cert.whole_l2_squared)
-            rho = _up(cert.whole_l2_squared / (2 * Fraction(t) ** 2))
-            tag = "eps-delta"
+    how, tag = _recipe(cert, gaussian, shift)
+    t = _calibrated(how, cert, shift, epsilon, delta)
+    if how == "dg":
+        rho = _up(cert.cells * Fraction(shift) ** 2 / (2 * Fraction(t) ** 2))
+    elif how == "zcdp":
+        rho = _up(cert.whole_l2_squared / (2 * Fraction(t) ** 2))
     else:
         rho, delta = None, 0.0
-        if cert.exact or not cert.integer:
-            t = engine.discrete_laplace_scale(epsilon, cells * shift)
-            tag = _cells("discrete-laplace:%d" % shift if cert.scalar else "eps-delta", cells)
-        else:
-            t = engine.discrete_laplace_scale(epsilon, int(cert.whole_l1))
-            tag = "eps-delta"
     scale = t if k is None else math.ldexp(t, k)
     return OpenDPNoise(cert, gaussian, k, shift, t, scale, epsilon, delta, rho, tag)
+
+
+def opendp_tags(releases) -> list[str]:
+    """The engine tag of each (cert, gaussian, epsilon, delta): ``opendp_noise``'s, or "eps-delta"
+    where it raises ValueError (the noise cannot be calibrated there), without building the rest
+    of it. The one-cell discrete Gaussians are calibrated together first (one vectorised pass,
+    remembered by the engine, the same bits as one by one): a plan asks for its tags twice per
+    edit, and one by one their calibrations were most of what OpenDP noise added to an edit."""
+    recipes = []
+    for cert, gaussian, e, d in releases:
+        shift = lattice_of(cert, gaussian)[1]
+        recipes.append((_recipe(cert, gaussian, shift), cert, shift, e, d))
+    alone = [(e, d, shift) for ((how, _tag), c, shift, e, d) in recipes if how == "dg" and c.cells == 1]
+    if alone:
+        try:
+            engine.discrete_gaussian_sigmas(*zip(*alone))
+        except ValueError:      # (one that cannot be calibrated: each is then tried on its own below)
+            pass
+    tags = []
+    for (how, tag), cert, shift, e, d in recipes:
+        try:
+            _calibrated(how, cert, shift, e, d)
+        except ValueError:
+            tag = "eps-delta"
+        tags.append(tag)
+    return tags
+
+
+def _recipe(cert: Certified, gaussian: bool, shift: int) -> tuple[str, str]:
+    """(how the noise is calibrated, the engine's tag) for ``opendp_noise``: "dg" (discrete
+    Gaussian cells), "zcdp" (the whole release's L2), "dl" (discrete Laplace of C S) or "dl-whole"
+    (of the whole L1 bound)."""
+    if gaussian:
+        if cert.scalar and (cert.exact or not cert.integer):
+            return "dg", _cells("discrete-gaussian:%d" % shift, cert.cells)
+        return "zcdp", "eps-delta"
+    if cert.exact or not cert.integer:
+        return "dl", _cells("discrete-laplace:%d" % shift if cert.scalar else "eps-delta", cert.cells)
+    return "dl-whole", "eps-delta"
+
+
+def _calibrated(how: str, cert: Certified, shift: int, epsilon: float, delta: float) -> float:
+    """The engine's t or sigma (lattice units) for ``_recipe``'s ``how``; ValueError where none."""
+    if how == "dg":
+        return engine.discrete_gaussian_sigma(epsilon, delta, shift, cert.cells)
+    if how == "zcdp":
+        return engine.zcdp_gaussian_sigma(epsilon, delta, cert.whole_l2_squared)
+    if how == "dl":
+        return engine.discrete_laplace_scale(epsilon, cert.cells * shift)
+    return engine.discrete_laplace_scale(epsilon, int(cert.whole_l1))
 
 
 def _cells(tag: str, cells: int) -> str:

@@ -48,11 +48,13 @@ from __future__ import annotations
 import decimal
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Optional
 
 from dataclasses import replace as replace_fields
+
+from dpplanner.engine.memo import Memo
 
 from .accuracy import quantile_bins
 from .contributions import contributions
@@ -102,12 +104,30 @@ def d_in(neighbouring: Neighbouring, contributions: int = 1) -> int:
     return (2 if neighbouring is Neighbouring.REPLACE_ONE else 1) * contributions
 
 
+#: Certifications made, keyed by the budget and every field of the statistic but those no
+#: sensitivity reads and that an edit or a redistribution moves (``_UNREAD``): a plan's releases
+#: are certified twice per edit (its allocation's request and its totals'), every one of them
+#: again, although only the epsilons moved. (A field added to Statistic is in the key.)
+_CERTIFIED = Memo(1 << 12)
+_UNREAD = frozenset({"epsilon", "weight", "held", "target_error", "extra"})
+_KEYED = tuple(f.name for f in fields(Statistic) if f.name not in _UNREAD)
+
+
 def certified(stat: Statistic, budget: Budget) -> Certified:
     """OpenDP's certified sensitivity of one cell of ``stat`` (validated) under the plan's relation
     and unit of privacy, with how many cells move (see the module docstring).
 
     Raises ValueError naming what is missing (custom statistics have none; replace-one needs the
     dataset size, which the script's sized domain is built with)."""
+    key = (budget, tuple(getattr(stat, name) for name in _KEYED))
+    known = _CERTIFIED.get(key)
+    if known is None:
+        known = _certified(stat, budget)
+        _CERTIFIED.put(key, known)
+    return known
+
+
+def _certified(stat: Statistic, budget: Budget) -> Certified:
     if stat.kind is Kind.CUSTOM:
         raise ValueError(f"statistic {stat.name!r}: a custom statistic is released by code the "
                          "user writes; OpenDP certifies nothing for it here")

@@ -29,24 +29,27 @@ def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[st
     """
     if amplification_ratio(budget) != 1.0:
         return ("eps-delta",) * len(stats)
-    from .opendp_noise import opendp_noise
+    from .opendp_noise import opendp_tags
     from .opendp_sensitivity import certified
 
-    out = []
-    for s, delta in zip(stats, statistic_deltas(budget, stats)):
+    out: list = []
+    opendp: dict = {}       # index -> (cert, gaussian, epsilon, delta): tagged together below
+    for i, (s, delta) in enumerate(zip(stats, statistic_deltas(budget, stats))):
         if s.kind is Kind.CUSTOM or (s.group_by and s.select_groups):
             out.append("eps-delta")
         elif s.noise is Noise.OPENDP:
-            try:      # the engine's calibration (remembered): also checks its range of epsilon
-                noise = opendp_noise(certified(s, budget), s.mechanism is Mechanism.GAUSSIAN,
-                                     s.epsilon, delta)
+            try:
+                opendp[i] = (certified(s, budget), s.mechanism is Mechanism.GAUSSIAN, s.epsilon, delta)
             except ValueError:
                 out.append("eps-delta")
                 continue
-            out.append(noise.tag)
+            out.append(None)
         elif s.mechanism is Mechanism.GAUSSIAN:
             out.append("gaussian")  # validate_state ensures its delta share is > 0; its L2 is the whole's
         else:
             out.append(laplace_tag(sensitivity(s, budget.neighbouring, budget.dataset_size,
                                                budget.contributions).moves))
+    # (the engine's calibrations, remembered, decide the tags: they also check the range of epsilon)
+    for i, tag in zip(opendp, opendp_tags(list(opendp.values()))):
+        out[i] = tag
     return tuple(out)

@@ -147,6 +147,26 @@ def test_calibrations_in_one_pass_give_the_same_bits_as_one_at_a_time():
     assert together == [discrete_gaussian_sigma(e, d, s) for e, d, s in zip(eps[:40], deltas[:40], shifts[:40])]
 
 
+def test_the_twin_calibration_is_the_one_its_docstring_spells_out():
+    """sigma = S m_G (1 + s_hi) rounded up, m_G the analytic Gaussian's multiplier at delta
+    (1 - 2^-20), s_hi read at S m(eps, delta): both multipliers now come from one vectorised
+    calibration, each entry still its own (a batch with other releases gives the same bits)."""
+    from dpplanner.engine.mechanisms.discrete_sandwich import upper_terms
+    from dpplanner.engine.mechanisms.gaussian import gaussian_multiplier
+
+    cases = [(0.5, 1e-5, 64), (1.0, 1e-9, 20), (0.2, 1e-8, 2 ** 20), (3.0, 1e-6, 2 ** 40), (0.01, 1e-3, 7)]
+    forget()
+    together = dg_mod._twin_sigmas(cases)
+    assert sum(sigma is not None for sigma in together) >= 4
+    for (eps, delta, S), sigma in zip(cases, together):
+        if sigma is None:       # (the twin does not serve: the exact profile calibrates it)
+            continue
+        forget()
+        s_hi = upper_terms(S * gaussian_multiplier(eps, delta) * (1 - 4 * 2.0 ** -53), S)[0]
+        m_g = gaussian_multiplier(eps, delta * (1 - 2.0 ** -20))
+        assert sigma == math.nextafter(S * m_g * (1 + s_hi) * (1 + 16 * 2.0 ** -53), math.inf)
+
+
 def _all_discrete(monkeypatch):
     """No release composed as its continuous twin (the exact discrete PLDs throughout)."""
     monkeypatch.setattr(disc_mod, "TWIN_WIDTH_SHARE", 0.0)

@@ -54,3 +54,39 @@ def test_the_report_says_what_the_noise_aware_total_assumes(tmp_path):
     html = render_report(_plan())
     assert "noise-aware (PLD)" in html and "zCDP (as OpenDP / Tumult)" in html
     assert "exactly the noise it is planned with (OpenDP&#x27;s discrete noise, or the continuous noise)" in html
+
+
+def test_edits_that_move_a_sensitivity_move_the_tag_at_once():
+    """Certifications are remembered (a plan asks for them twice per edit); an edit of anything a
+    sensitivity reads, in the statistic or the budget, is never answered from that memory."""
+    plan = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=100, redistribute=False),
+                [Statistic("whole", "x", Kind.SUM, lower=0, upper=10, integer=True),
+                 Statistic("g", "y", Kind.HISTOGRAM, mechanism=Mechanism.GAUSSIAN, bins=4)])
+    assert plan.composition_inputs().mechanisms == ("discrete-laplace:10", "discrete-gaussian:1")
+    plan.update_statistic(0, plan[0].replace(upper=25))
+    assert plan.composition_inputs().mechanisms[0] == "discrete-laplace:25"
+    plan.update_statistic(0, plan[0].replace(lower=-40))
+    assert plan.composition_inputs().mechanisms[0] == "discrete-laplace:40"
+    plan.set_budget(neighbouring="replace-one")     # (U - L) d_in / 2 over the sized domain
+    assert plan.composition_inputs().mechanisms == ("discrete-laplace:65", "discrete-gaussian:1*2")
+    plan.set_budget(contributions=3)
+    assert plan.composition_inputs().mechanisms[0] == "discrete-laplace:195"
+    plan.update_statistic(0, plan[0].replace(integer=False))
+    d = certified(plan[0], plan.budget).l1      # real values: on the lattice 2^k <= d 2^-40
+    assert plan.composition_inputs().mechanisms[0] == f"discrete-laplace:{math.ceil(Fraction(d) * 2 ** 33) + 1}"
+
+
+def test_what_an_edit_or_a_redistribution_moves_changes_no_certification():
+    """The memory's key leaves out a statistic's epsilon, weight, pin and target: every shipped
+    statistic's certification is the same, computed afresh, whatever they are."""
+    from dpplanner.model import examples, files
+    from dpplanner.model.opendp_sensitivity import _certified
+
+    for name in examples.EXAMPLE_NAMES:
+        plan = files.load_plan(examples.example_path(name))
+        for s in plan.statistics:
+            if s.kind is Kind.CUSTOM:
+                continue
+            before = certified(s, plan.budget)
+            moved = s.replace(epsilon=s.epsilon / 3, weight=s.weight * 7, held=not s.held, target_error=0.5)
+            assert _certified(moved, plan.budget) == before == certified(moved, plan.budget)

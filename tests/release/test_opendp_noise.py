@@ -122,3 +122,30 @@ def test_a_replace_one_gaussian_histogram_is_two_cells_of_shift_one():
     two = engine.compose_mechanisms([engine.DiscreteGaussian(sigma, 1)], p.delta, eta=1e-5, multiplicities=[2])
     assert two.epsilon <= 0.5
     assert p.opendp.rho == pytest.approx(2 / (2 * sigma ** 2), rel=1e-15)
+
+
+def test_tags_are_the_noises_own_and_eps_delta_where_it_cannot_be_calibrated():
+    """opendp_tags (a plan's tags, its one-cell discrete Gaussians calibrated together) gives each
+    release opendp_noise's tag, and "eps-delta" where opendp_noise refuses, even beside releases
+    that can be calibrated (the batch is then refused as a whole and each tried on its own)."""
+    from dpplanner.engine.memo import forget
+    from dpplanner.model.opendp_noise import opendp_tags
+
+    real = _cert(Statistic("m", "x", Kind.MEAN, lower=18.0, upper=100.0))
+    count = _cert(Statistic("c", kind=Kind.COUNT))
+    hist = _cert(Statistic("h", "x", Kind.HISTOGRAM, bins=5), neighbouring=Neighbouring.REPLACE_ONE)
+    releases = [(count, False, 0.1, 0.0), (real, True, 1e-6, 1e-9), (count, True, 0.2, 1e-7),
+                (real, True, 0.5, 1e-8), (count, False, 2000.0, 0.0), (hist, True, 0.3, 1e-7),
+                (real, False, 0.05, 0.0)]
+
+    def alone(cert, gaussian, eps, delta):
+        try:
+            return opendp_noise(cert, gaussian, eps, delta).tag
+        except ValueError:
+            return "eps-delta"
+
+    forget()
+    tags = opendp_tags(releases)
+    assert tags == [alone(*r) for r in releases]
+    assert tags[1] == tags[4] == "eps-delta"         # sigma beyond 2^57; epsilon beyond 1024
+    assert tags[2] == "discrete-gaussian:1" and tags[5] == "discrete-gaussian:1*2"

@@ -16,14 +16,15 @@ from ..memo import forget
 from .composition import compose_mechanisms
 from .curves import pld_curve, zcdp_curve
 from .gaussian import gaussian_delta, gaussian_epsilon, gaussian_multiplier, gaussian_multipliers
-from .discrete_gaussian import discrete_gaussian_sigma
+from .discrete_gaussian import discrete_gaussian_sigma, discrete_gaussian_sigmas
 from .zcdp import zcdp_gaussian_sigma
 from .discrete_laplace import discrete_laplace_scale
 from .objects import DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace
 from .theorems import pld_composition, pld_delta, zcdp_composition
 
 __all__ = ["compose_mechanisms", "Laplace", "Gaussian", "EpsDelta", "DiscreteLaplace", "DiscreteGaussian",
-           "discrete_laplace_scale", "discrete_gaussian_sigma", "zcdp_gaussian_sigma", "pld_composition", "zcdp_composition",
+           "discrete_laplace_scale", "discrete_gaussian_sigma", "discrete_gaussian_sigmas", "zcdp_gaussian_sigma",
+           "pld_composition", "zcdp_composition",
            "pld_curve", "zcdp_curve", "pld_delta", "gaussian_delta", "gaussian_epsilon",
            "gaussian_multiplier",
            "gaussian_multipliers", "forget"]
