@@ -85,6 +85,30 @@ def rr_root_lower(eps: float, delta_bar: float) -> float:
 
 def cheap_lower(r) -> float:
     """The largest single release's exact epsilon at r.delta_bar_hi, rounded down (0 if none)."""
+    best = _pure_lower(r)
+    if _has_gaussian(r):
+        lo, _hi = epsilon_bracket(r.mu_lo, math.log(r.delta_bar_hi), False, 1e-15)
+        best = max(best, float(round_down(lo)))
+    return best
+
+
+def cheap_lower_ceiling(r) -> float:
+    """At least cheap_lower(r), without its Gaussian root (a search of ~16 evaluations): that root
+    is below mu^2/2 + mu sqrt(2 ln(1/delta)), where the Gaussian's tail bound on delta is delta/2
+    (the search starts there), taken 1e-9 higher for its rounding."""
+    best = _pure_lower(r)
+    if _has_gaussian(r):
+        mu = r.mu_lo
+        best = max(best, (mu * mu / 2 + mu * math.sqrt(2 * -math.log(r.delta_bar_hi))) * (1 + 1e-9))
+    return best
+
+
+def _has_gaussian(r) -> bool:
+    return 0.0 < r.delta_bar_hi < 1.0 and r.mu_lo > 0 and math.isfinite(r.mu_lo)
+
+
+def _pure_lower(r) -> float:
+    """cheap_lower's Laplace and RR releases (closed forms)."""
     db = r.delta_bar_hi
     if not 0.0 < db < 1.0:
         return 0.0
@@ -93,7 +117,4 @@ def cheap_lower(r) -> float:
         best = max(best, laplace_root(float(np.max(r.a_lo)), db, False))
     if r.rr_eps.size:
         best = max(best, rr_root_lower(float(np.max(r.rr_eps)), db))
-    if r.mu_lo > 0 and math.isfinite(r.mu_lo):
-        lo, _hi = epsilon_bracket(r.mu_lo, math.log(db), False, 1e-15)
-        best = max(best, float(round_down(lo)))
     return best

@@ -150,9 +150,13 @@ def _theta(r, side: Side, step: float, x_guess: float) -> tuple[float, float]:
     log_db = math.log(r.delta_bar)
     kernels = KernelCumulants(side.kernels)
 
+    last: list = [None, None]        # (the loop usually ends where it last evaluated h: not twice)
+
     def h(theta: float):
-        k0, k1, k2 = _cumulants(r, kernels, theta)
-        return theta * k1 - k0 + math.log1p(theta) + log_db, theta * k2 + 1 / (1 + theta), k0
+        if last[0] != theta:
+            k0, k1, k2 = _cumulants(r, kernels, theta)
+            last[:] = theta, (theta * k1 - k0 + math.log1p(theta) + log_db, theta * k2 + 1 / (1 + theta), k0)
+        return last[1]
 
     lo, hi, theta = 0.0, math.inf, 1.0
     for _ in range(THETA_STEPS):
@@ -196,6 +200,9 @@ def _cumulants(r, kernels: KernelCumulants, theta: float) -> tuple[float, float,
         parts.append(_rr_cumulants(r.rr_eps, theta) + (r.rr_mult,))
     k0 = k1 = k2 = 0.0
     for a, b, c, n in parts:
+        if isinstance(a, float):        # (a scalar part, n = 1: what np.sum would give, without it)
+            k0, k1, k2 = k0 + a, k1 + b, k2 + c
+            continue
         k0 += float(np.sum(n * a))
         k1 += float(np.sum(n * b))
         k2 += float(np.sum(n * c))

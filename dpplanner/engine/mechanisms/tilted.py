@@ -114,13 +114,15 @@ def window(kinds: list[Tilted], min_points: int) -> tuple[int, int, float]:
     sd = math.sqrt(max(var, 1.0))
     half = 8.0 * sd + 2.0       # (widened below until the Chernoff bounds say it holds the mass)
     tails = _tails(kinds, sd)
+    tried = 0
     for _ in range(60):
         n = fft_len(max(int(2 * half) + 2, min_points))
         n += n % 2
         if n > WINDOW_MAX:
             raise WindowTooWide(f"the composition needs a window of more than {WINDOW_MAX:,} points")
         w0 = int(math.floor(mean - n / 2))
-        outside = tails(w0, w0 + n)
+        if n != tried:      # (a wider half that gives the same n gives the same window: not read again)
+            outside, tried = tails(w0, w0 + n), n
         if outside <= OUTSIDE:
             break
         half *= 1.25
