@@ -5,7 +5,8 @@ the theorem registry (REGISTRY, THEOREMS, theorem), compose, compose_all, best, 
 privacy_profile, delta_for_epsilon, allocate, filter_admits, compose_mechanisms (with Laplace,
 Gaussian, EpsDelta, DiscreteLaplace, DiscreteGaussian) and the discrete noise calibrations
 discrete_laplace_scale, discrete_gaussian_sigma (with cells=C for a release of C cells; for many
-one-cell releases at once, discrete_gaussian_sigmas) and zcdp_gaussian_sigma (Gaussian noise of any dimension calibrated through zCDP).
+one-cell releases at once, discrete_gaussian_sigmas) and zcdp_gaussian_sigma (Gaussian noise of
+any dimension calibrated through zCDP).
 """
 
 from .allocate import Allocation, allocate

@@ -125,7 +125,7 @@ def _twin_sigmas(keys) -> list:
     try:    # both multipliers in one vectorised calibration (each entry's own bits): half the passes
         both = gaussian_multipliers(np.concatenate([eps, eps]), np.concatenate([dl, target]))
         m_dl, m_target = both[:len(keys)], both[len(keys):]
-    except ValueError:      # (one at delta (1 - 2^-20) alone out of range: only candidates need it)
+    except ValueError:      # (as before: the one at delta raises, the other only where a candidate needs it)
         m_dl, m_target = gaussian_multipliers(eps, dl), None
     sigma0 = S * m_dl * (1 - 4 * U)
     out: list = [None] * len(keys)
