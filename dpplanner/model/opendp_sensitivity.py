@@ -107,7 +107,8 @@ def d_in(neighbouring: Neighbouring, contributions: int = 1) -> int:
 #: Certifications made, keyed by the budget and every field of the statistic but those no
 #: sensitivity reads and that an edit or a redistribution moves (``_UNREAD``): a plan's releases
 #: are certified twice per edit (its allocation's request and its totals'), every one of them
-#: again, although only the epsilons moved. (A field added to Statistic is in the key.)
+#: again, although only the epsilons moved. (A field added to Statistic is in the key; values
+#: that compare equal, 1 and 1.0 or 0.0 and -0.0, certify the same numbers.)
 _CERTIFIED = Memo(1 << 12)
 _UNREAD = frozenset({"epsilon", "weight", "held", "target_error", "extra"})
 _KEYED = tuple(f.name for f in fields(Statistic) if f.name not in _UNREAD)
