@@ -160,3 +160,23 @@ def test_the_hybrid_lower_end_is_below_the_exact_epsilon(m, g):
         return dg(x + a) * mpmath.exp(-a) / 2 + dg(x - a) / 2 + body
 
     assert exact_delta(r.epsilon) <= 1e-5 <= exact_delta(r.epsilon_lower)
+
+
+@pytest.mark.parametrize("theta", [0.0, 0.3, 7.0, 72.9, 2e3])
+def test_the_laplace_losses_cumulants_that_place_the_tilt_are_their_integrals(theta):
+    """K, K' and K'' of the Laplace loss (atoms a and -a, density e^{(u - a)/2}/4 between), as the
+    tilt's Newton search reads them, against their integrals in 30 digits (both branches: the
+    series below c a = 1e-3)."""
+    from dpplanner.engine.mechanisms.spectral import _laplace_cumulants
+
+    mpmath.mp.dps = 30
+    a = np.array([1e-5, 0.01, 0.1287, 0.5, 3.0])
+    k0, k1, k2 = _laplace_cumulants(a, theta)
+    for i, ai in enumerate(a.tolist()):
+        x, t = mpmath.mpf(ai), mpmath.mpf(theta)
+        moments = [mpmath.exp(t * x) / 2 * x ** j + mpmath.exp(-x - t * x) / 2 * (-x) ** j
+                   + mpmath.quad(lambda u: mpmath.exp((u - x) / 2 + t * u) / 4 * u ** j, [-x, x]) for j in range(3)]
+        mean = moments[1] / moments[0]
+        assert float(k0[i]) == pytest.approx(float(mpmath.log(moments[0])), rel=1e-9, abs=1e-12)
+        assert float(k1[i]) == pytest.approx(float(mean), rel=1e-7, abs=1e-15)
+        assert float(k2[i]) == pytest.approx(float(moments[2] / moments[0] - mean ** 2), rel=1e-6, abs=1e-15)

@@ -216,20 +216,21 @@ def _laplace_cumulants(a: np.ndarray, theta: float):
     1/c^2 - a^2/sinh^2(ca); their series below ca = 1e-3, where the differences cancel)."""
     c = theta + 0.5
     z = c * a
-    log_w = np.stack([math.log(0.5) + theta * a, math.log(0.5) - a - theta * a,
-                      math.log(0.25) - a / 2 + z + np.log(-np.expm1(-2 * z)) - math.log(c)])
-    top = np.max(log_w, axis=0)
-    w = np.exp(log_w - top)
-    total = np.sum(w, axis=0)
-    share = w / total
+    # (the three parts one by one, summed in the order np.sum took them: the tilt's Newton search
+    # calls this ~8 times on a few releases, where stacking them cost more than the arithmetic)
+    l0, l1 = math.log(0.5) + theta * a, math.log(0.5) - a - theta * a
+    l2 = math.log(0.25) - a / 2 + z + np.log(-np.expm1(-2 * z)) - math.log(c)
+    top = np.maximum(np.maximum(l0, l1), l2)
+    w0, w1, w2 = np.exp(l0 - top), np.exp(l1 - top), np.exp(l2 - top)
+    total = w0 + w1 + w2
+    s0, s1, s2 = w0 / total, w1 / total, w2 / total
     small = z < 1e-3
     zs = np.where(small, 1.0, z)
     with np.errstate(over="ignore"):
         m3 = np.where(small, a * (z / 3 - z ** 3 / 45), a / np.tanh(zs) - 1 / c)
         v3 = np.where(small, a * a * (1 / 3 - z * z / 15), 1 / (c * c) - (a / np.sinh(zs)) ** 2)
-    means = np.stack([a, -a, m3])
-    mean = np.sum(share * means, axis=0)
-    var = np.sum(share * (np.stack([0 * a, 0 * a, v3]) + (means - mean) ** 2), axis=0)
+    mean = s0 * a + s1 * -a + s2 * m3
+    var = s0 * (0 * a + (a - mean) ** 2) + s1 * (0 * a + (-a - mean) ** 2) + s2 * (v3 + (m3 - mean) ** 2)
     return np.log(total) + top, mean, var
 
 
