@@ -110,9 +110,9 @@ def opendp_noise(cert: Certified, gaussian: bool, epsilon: float, delta: float) 
     k, shift = lattice_of(cert, gaussian)
     how, tag = _recipe(cert, gaussian, shift)
     t = _calibrated(how, cert, shift, epsilon, delta)
-    if how == "dg":
+    if how == "gaussian-cells":
         rho = _up(cert.cells * Fraction(shift) ** 2 / (2 * Fraction(t) ** 2))
-    elif how == "zcdp":
+    elif how == "gaussian-whole":
         rho = _up(cert.whole_l2_squared / (2 * Fraction(t) ** 2))
     else:
         rho, delta = None, 0.0
@@ -130,7 +130,8 @@ def opendp_tags(releases) -> list[str]:
     for cert, gaussian, e, d in releases:
         shift = lattice_of(cert, gaussian)[1]
         recipes.append((_recipe(cert, gaussian, shift), cert, shift, e, d))
-    alone = [(e, d, shift) for ((how, _tag), c, shift, e, d) in recipes if how == "dg" and c.cells == 1]
+    alone = [(e, d, shift) for ((how, _tag), c, shift, e, d) in recipes
+             if how == "gaussian-cells" and c.cells == 1]
     if alone:
         try:
             engine.discrete_gaussian_sigmas(*zip(*alone))
@@ -147,25 +148,26 @@ def opendp_tags(releases) -> list[str]:
 
 
 def _recipe(cert: Certified, gaussian: bool, shift: int) -> tuple[str, str]:
-    """(how the noise is calibrated, the engine's tag) for ``opendp_noise``: "dg" (discrete
-    Gaussian cells), "zcdp" (the whole release's L2), "dl" (discrete Laplace of C S) or "dl-whole"
-    (of the whole L1 bound)."""
+    """(how the noise is calibrated, the engine's tag) for ``opendp_noise``: "gaussian-cells"
+    (discrete Gaussian cells), "gaussian-whole" (the whole release's L2 through zCDP),
+    "laplace-cells" (discrete Laplace of C S) or "laplace-whole" (of the whole L1 bound)."""
     if gaussian:
         if cert.scalar and (cert.exact or not cert.integer):
-            return "dg", _cells("discrete-gaussian:%d" % shift, cert.cells)
-        return "zcdp", "eps-delta"
+            return "gaussian-cells", _cells("discrete-gaussian:%d" % shift, cert.cells)
+        return "gaussian-whole", "eps-delta"
     if cert.exact or not cert.integer:
-        return "dl", _cells("discrete-laplace:%d" % shift if cert.scalar else "eps-delta", cert.cells)
-    return "dl-whole", "eps-delta"
+        tag = "discrete-laplace:%d" % shift if cert.scalar else "eps-delta"
+        return "laplace-cells", _cells(tag, cert.cells)
+    return "laplace-whole", "eps-delta"
 
 
 def _calibrated(how: str, cert: Certified, shift: int, epsilon: float, delta: float) -> float:
     """The engine's t or sigma (lattice units) for ``_recipe``'s ``how``; ValueError where none."""
-    if how == "dg":
+    if how == "gaussian-cells":
         return engine.discrete_gaussian_sigma(epsilon, delta, shift, cert.cells)
-    if how == "zcdp":
+    if how == "gaussian-whole":
         return engine.zcdp_gaussian_sigma(epsilon, delta, cert.whole_l2_squared)
-    if how == "dl":
+    if how == "laplace-cells":
         return engine.discrete_laplace_scale(epsilon, cert.cells * shift)
     return engine.discrete_laplace_scale(epsilon, int(cert.whole_l1))
 
