@@ -95,6 +95,10 @@ def legend_row(view: pg.GraphicsLayoutWidget, theme: themes.PlotTheme) -> Legend
     """A legend in its own row above the plot (row 0): it can never cover a curve."""
     legend = Legend(colCount=3, labelTextColor=theme.foreground)
     view.addItem(legend, row=0, col=0)
+    # Refitted whenever the view itself is resized: the view can change size while its tab does
+    # not (laid out after the canvas was built at 640 px, four columns chosen then ran past the
+    # edge of the 545-px view it became at 1280 x 800).
+    view.sigDeviceRangeChanged.connect(lambda *_: fit_legend(legend, view))
     return legend
 
 

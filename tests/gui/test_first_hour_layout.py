@@ -216,7 +216,7 @@ def kind_noise_cells_whole(window) -> bool:
     return True
 
 
-@pytest.mark.parametrize("example", ["psi-survey", "census"])
+@pytest.mark.parametrize("example", ["psi-survey", "census", "census-tables"])
 def test_the_table_columns_are_readable_at_1280_and_stay_put_across_edits(qtbot, tmp_path, example):
     window = make(qtbot, tmp_path, example=example)
     view = window.statistics_panel.view
@@ -267,6 +267,19 @@ def test_the_spent_bar_says_what_the_noise_aware_total_assumes_and_the_generic_t
     box.activated.emit(box.currentIndex())
     wait_idle(qtbot, window)
     assert note.text().startswith("The optimal total holds for any releases with these ε_i and δ_i")
+
+
+def test_the_cost_plot_opened_first_keeps_its_legend_and_its_last_query_inside(qtbot, tmp_path):
+    """The window's first paint: the legend was fitted to the 640-px view the canvas was built
+    with (four columns), and the view then became 545 px without its tab being resized: nothing
+    refitted it, and "zCDP (as OpenDP / Tumult)" and k = 8 of 8 were cut off at its right edge."""
+    from dpplanner.gui.audit import cut_legends
+    window = make(qtbot, tmp_path, example="psi-survey")
+    view = window.cost_plot.view
+    assert cut_legends([view]) == []
+    assert view.ci.width() <= view.width()
+    legend = window.cost_plot.legend
+    assert legend.layout.preferredWidth() <= view.width()
 
 
 def test_a_window_made_narrower_keeps_its_plots_and_legends_inside_their_tabs(qtbot, tmp_path):
