@@ -224,17 +224,23 @@ def test_allocate_shows_functioning_epsilon_with_amplification(tmp_path, capsys)
 
 
 
+def _uncertifiable_plan(path):
+    """A plan of discrete Laplace counts (one pinned) at eta = 1e-6 that redistributes: its total
+    cannot be certified within eta (the bracket stays wider on the finest lattices)."""
+    doc = json.loads(example_path("census").read_text(encoding="utf-8"))
+    base = doc["statistics"][0]
+    doc["budget"].update(epsilon=2.0, eta=1e-6, redistribute=True)
+    doc["statistics"] = [dict(base, name="pinned", held=True, epsilon=0.01),
+                         dict(base, name="free 1"), dict(base, name="free 2")]
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
 def test_allocate_says_when_the_total_is_not_certified_within_eta(tmp_path, capsys):
     """A plan whose total cannot be certified within its eta (here two finer lattices in a row did
     not narrow the bracket): allocate's text says so, as its JSON's unspent_reason does, and the
     saved plan composes to the total it printed."""
-    doc = json.loads(example_path("census").read_text(encoding="utf-8"))
-    base = doc["statistics"][0]
-    doc["budget"].update(epsilon=2.0, eta=1e-6)
-    doc["statistics"] = [dict(base, name="pinned", held=True, epsilon=0.01),
-                         dict(base, name="free 1"), dict(base, name="free 2")]
-    path, saved = tmp_path / "fine.dpplan", tmp_path / "out.dpplan"
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path, saved = _uncertifiable_plan(tmp_path / "fine.dpplan"), tmp_path / "out.dpplan"
     code, out, _ = run(capsys, "allocate", str(path), "-o", str(saved))
     assert code == 0 and "more than eta = 1e-06" in out
     code, text, _ = run(capsys, "allocate", str(path), "--json")
@@ -242,3 +248,13 @@ def test_allocate_says_when_the_total_is_not_certified_within_eta(tmp_path, caps
     assert f"note: {result['unspent_reason']}" in out.splitlines()
     code, text, _ = run(capsys, "compose", str(saved), "--theorem", "pld", "--json")
     assert json.loads(text)["totals"]["pld"]["epsilon"] == result["spent_epsilon"] <= 2.0
+
+
+def test_target_says_when_the_redistributed_total_is_not_certified_within_eta(tmp_path, capsys):
+    """target redistributes by the same search as allocate: where the total it lands on cannot be
+    certified within eta, its text says so in the same note as allocate, its JSON in unspent_reason."""
+    path = _uncertifiable_plan(tmp_path / "fine.dpplan")
+    code, out, _ = run(capsys, "target", str(path), "free 1", "2.5")
+    assert code == 0 and "more than eta = 1e-06" in out and "left unspent" in out
+    code, text, _ = run(capsys, "target", str(path), "free 1", "2.5", "--json")
+    assert code == 0 and f"note: {json.loads(text)['unspent_reason']}" in out.splitlines()

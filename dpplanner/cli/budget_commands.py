@@ -36,7 +36,7 @@ def cmd_allocate(args) -> int:
         print_json({"plan": plan.title, "theorem": plan.budget.theorem,
                     "epsilon_g": plan.budget.epsilon, "delta_g": plan.budget.delta,
                     "spent_epsilon": finite(total.epsilon), "saved_to": args.output,
-                    **work.fields(), "unspent_reason": total.extra.get("waste_reason"),
+                    **work.fields(), "unspent_reason": _unspent_reason(total),
                     "statistics": [{"name": s.name, "kind": s.kind.value,
                                     "mechanism": s.mechanism.value, "held": s.held,
                                     "target_error": s.target_error,
@@ -70,13 +70,25 @@ def cmd_allocate(args) -> int:
               "to the functioning epsilon and delta")
     print(f"spent under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 10)} of "
           f"{display.value(plan.budget.spendable_epsilon)}")
-    unspent = total.extra.get("waste_reason")
-    if unspent and not total.extra.get("time_limited"):     # (the time limit's line says it then)
-        print(f"note: {unspent}")
+    _say_unspent(total)
     work.say()
     if args.output:
         print(f"saved to {args.output}" + (f" (note: {note})" if note else ""))
     return 0
+
+
+def _unspent_reason(total) -> str | None:
+    """Why part of the budget may be left unspent by a redistribution whose certified total is
+    ``total`` (the engine's words; None: nothing to say, or nothing was redistributed)."""
+    return total.extra.get("waste_reason") if total is not None else None
+
+
+def _say_unspent(total) -> None:
+    """The text's ``note:`` line with ``_unspent_reason`` (the JSON's unspent_reason); not when
+    the time limit stopped the search: the time limit's own line says it then."""
+    reason = _unspent_reason(total)
+    if reason and not total.extra.get("time_limited"):
+        print(f"note: {reason}")
 
 
 def _error_cells(s, p) -> list[str]:
@@ -112,11 +124,13 @@ def cmd_target(args) -> int:
     i = _statistic_index(plan, args.statistic)
     error = parse_text(FIELD_RULES["error"], args.error, "ERROR")
     work = args.work
+    total = None        # the redistribution's certified total (None: nothing redistributed)
     if plan.budget.redistribute:
         allocation = rebalanced_edit(plan, lambda p: p.set_target_error(i, error),
                                      progress=work.search(plan.budget.theorem, len(plan)),
                                      time_limit=work.seconds_left())
-        work.allocation(allocation.composition if allocation is not None else None)
+        total = allocation.composition if allocation is not None else None
+        work.allocation(total)
     else:
         plan.set_target_error(i, error)
     if args.output:
@@ -126,7 +140,7 @@ def cmd_target(args) -> int:
         print_json({"statistic": s.name, "target_error": s.target_error, "epsilon": s.epsilon,
                     "error": finite(p.error), "units": p.units,
                     "redistributed": plan.budget.redistribute, "saved_to": args.output,
-                    **work.fields()})
+                    **work.fields(), "unspent_reason": _unspent_reason(total)})
         return 0
     print(f"{s.name}: target error {display.exact(error)} {display.unit_words(p.units)}".rstrip()
           + f"; epsilon {display.upper(s.epsilon, 6)} (error {display.error(_group_error(s, p))}"
@@ -134,6 +148,7 @@ def cmd_target(args) -> int:
     if plan.budget.redistribute:
         print("the free statistics were redistributed under the plan's theorem "
               f"({plan.budget.theorem})")
+    _say_unspent(total)
     work.say()
     if args.output:
         print(f"saved to {args.output}")
