@@ -31,16 +31,20 @@ def _special(value: float) -> str | None:
 def _round(value: float, digits: int, mode: str) -> str:
     value = float(value)        # numpy scalars' repr is "np.float64(...)"
     special = _special(value)
-    if special is not None:
-        return special
-    exponent = math.floor(math.log10(abs(value)))
+    return special if special is not None else _round_decimal(Decimal(repr(value)), digits, mode)
+
+
+def _round_decimal(value: Decimal, digits: int, mode: str) -> str:
+    if value.is_zero():
+        return "0"
+    exponent = value.adjusted()
     if -4 <= exponent < 5:
         # Fixed notation: `digits` decimals from 0.1 up to 10 (so a column of totals lines up),
         # `digits` significant digits below 0.1, fewer decimals for large values.
         decimals = max(digits - max(exponent, 0), 0) if exponent >= -1 else digits - 1 - exponent
         quantum = Decimal(1).scaleb(-decimals)
-        return str(Decimal(repr(value)).quantize(quantum, rounding=mode))
-    mantissa = Decimal(repr(value)).scaleb(-exponent)
+        return str(value.quantize(quantum, rounding=mode))
+    mantissa = value.scaleb(-exponent)
     mantissa = mantissa.quantize(Decimal(1).scaleb(-(digits - 1)), rounding=mode)
     if abs(mantissa) >= 10:     # rounding carried into the next power of ten
         mantissa /= 10
@@ -56,6 +60,30 @@ def upper(value: float, digits: int = 4) -> str:
 def lower(value: float, digits: int = 4) -> str:
     """Text for a lower bound: never larger than ``value``."""
     return _round(value, digits, ROUND_FLOOR)
+
+
+def excess(spent: float, allowed: float, digits: int = 4) -> str:
+    """Text for how far ``spent`` is above ``allowed``, rounded up: lowering the spend by the
+    amount shown always fits."""
+    return _difference(spent, allowed, digits, ROUND_CEILING)
+
+
+def room(allowed: float, spent: float, digits: int = 4) -> str:
+    """Text for how far ``spent`` is below ``allowed``, rounded down: raising the spend by the
+    amount shown never overspends."""
+    return _difference(allowed, spent, digits, ROUND_FLOOR)
+
+
+def _difference(a: float, b: float, digits: int, mode: str) -> str:
+    """``a - b`` rounded in ``mode``. The doubles' exact values are subtracted in decimal (1,100
+    digits hold any difference of two doubles exactly), since ``a - b`` in doubles can round the
+    wrong way and two shortest decimals can differ by less than their doubles do."""
+    a, b = float(a), float(b)
+    special = _special(a - b)
+    if special is not None:
+        return special
+    exact = Context(prec=1100, rounding=mode).subtract(Decimal(a), Decimal(b))
+    return _round_decimal(exact, digits, mode)
 
 
 def error(value: float, digits: int = 4) -> str:

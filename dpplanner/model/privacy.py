@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Iterable, Optional, Protocol
 
-from . import accuracy as acc
+from . import accuracy as acc, display
 from .contributions import Contributions, bounds
 from .opendp_noise import OpenDPNoise, error as opendp_error, opendp_noise
 from .opendp_sensitivity import certified
@@ -52,27 +52,18 @@ class BudgetBalance:
     allowed: float
 
     @property
-    def difference(self) -> float:
-        """allowed - spent: positive = left over, negative = over budget."""
-        return self.allowed - self.spent
-
-    @property
-    def fraction(self) -> float:
-        return self.spent / self.allowed
-
-    @property
     def over(self) -> bool:
         return self.spent > self.allowed
 
     def describe(self) -> str:
         if not math.isfinite(self.spent):
             return "infeasible: the target delta cannot be met (see the theorem's reason)"
+        # The amount over rounds up and the amount left down, so acting on either fits.
+        share = f"{display.percent_of(self.spent, self.allowed)} of the spendable epsilon " \
+                f"{display.value(self.allowed)}"
         if self.over:
-            return (f"over budget by {self.spent - self.allowed:.6g} "
-                    f"({self.fraction:.1%} of the spendable epsilon {self.allowed:.6g})")
-        return (f"within budget: {self.fraction:.1%} of the spendable epsilon {self.allowed:.6g} "
-                f"({self.difference:.6g} left)")
-
+            return f"over budget by {display.excess(self.spent, self.allowed)} ({share})"
+        return f"within budget: {share} ({display.room(self.allowed, self.spent)} left)"
 
     def why_over(self, redistribute: bool) -> str:
         """Why a plan shown over its budget is so, and what the user can do (the window says it
@@ -83,7 +74,7 @@ class BudgetBalance:
         came out a hair lower."""
         if not self.over:
             return ""
-        by = f"Over budget by {self.spent - self.allowed:.3g}"
+        by = f"Over budget by {display.excess(self.spent, self.allowed)}"
         if redistribute:
             return (f"{by}: these ε_i are as the plan was opened and have not been redistributed "
                     "since (a plan balanced at its budget by an earlier version of dpplanner can "

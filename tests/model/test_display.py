@@ -81,3 +81,16 @@ def test_counted_puts_the_noun_in_the_right_number():
     assert display.counted(0, "statistic") == "0 statistics"
     assert display.counted(12000, "statistic") == "12,000 statistics"
     assert display.counted(2, "query", "queries") == "2 queries"
+
+
+def test_the_amount_over_rounds_up_and_the_amount_left_down():
+    # 2.4000000000000004 - 0.5 is 1.9000000000000003552... exactly: "1.9000" would understate it
+    assert display.excess(2.4000000000000004, 0.5) == "1.9001"
+    # the doubles differ by 5.55e-17 while their shortest decimals differ by 4e-17
+    assert display.excess(0.30000000000000004, 0.3) == "5.552e-17"
+    assert display.excess(1.0000000000000002, 1.0) == "2.221e-16"
+    # 0.5 - 0.4 is 0.0999999999999999777...: a user who adds "0.1000" would overspend
+    assert display.room(0.5, 0.4) == "0.09999"
+    assert display.room(1.0, 0.25) == "0.7500"
+    assert display.excess(float("inf"), 1.0) == "∞"
+    assert display.excess(1.0, 1.0) == "0"

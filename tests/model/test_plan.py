@@ -358,9 +358,12 @@ def test_manual_mode_shows_over_budget():
     assert total == pytest.approx(2.4)
     balance = plan.balance(total)
     assert balance.over and balance.allowed == 0.5
-    assert balance.describe().startswith("over budget by 1.9 (480.0% of the spendable epsilon 0.5)")
-    assert plan.balance(0.4).describe() == ("within budget: 80.0% of the spendable epsilon 0.5 "
-                                            "(0.1 left)")
+    assert balance.describe().startswith("over budget by 1.9001 (480.1% of the spendable epsilon 0.5)")
+    # rounded so that acting on them fits: 0.4 of 0.5 is 80.000000000000004% and leaves 0.0999...
+    assert plan.balance(0.4).describe() == ("within budget: 80.1% of the spendable epsilon 0.5 "
+                                            "(0.09999 left)")
+    assert plan.balance(0.25).describe() == ("within budget: 50.0% of the spendable epsilon 0.5 "
+                                             "(0.2500 left)")
     assert plan.balance(float("inf")).describe().startswith("infeasible")
 
 
