@@ -225,10 +225,12 @@ def build(dp, plan: dict, columns: dict, categories: dict, groups=None):
     space = dataset_space(dp, plan)
     built = {}
     for stat in plan["statistics"]:
-        keys = (groups or {}).get(stat["name"], []) if "group_by" in stat else [None]
-        built[stat["name"]] = [(None, None, *selector(dp, stat))] if "selection" in stat else []
-        keys = [EACH_GROUP] if "selection" in stat else keys
-        built[stat["name"]] += [cell(dp, plan, stat, space, columns, categories, key) for key in keys]
+        if "selection" in stat:
+            first, keys = [(None, None, *selector(dp, stat))], [EACH_GROUP]
+        else:
+            first, keys = [], (groups or {}).get(stat["name"], []) if "group_by" in stat else [None]
+        built[stat["name"]] = first + [cell(dp, plan, stat, space, columns, categories, key)
+                                       for key in keys]
     return space, built
 
 
