@@ -204,3 +204,14 @@ def test_the_lattices_of_a_coarser_eta_are_the_first_ones_of_a_finer_eta(monkeyp
             assert r.epsilon <= previous.epsilon and r.epsilon_lower >= previous.epsilon_lower
         previous = r
     assert len(seen) >= 3 and previous.epsilon - previous.epsilon_lower <= 1e-4
+
+
+def test_a_ladder_stopped_by_a_stuck_lower_end_says_so():
+    # at delta 1e-300 the lower twin stays at 0 while the upper end falls: the reason names
+    # both ends instead of blaming the rounding charged to delta
+    forget()
+    c = compose_mechanisms([Laplace(1.0)] * 3 + [Gaussian(2.0)] * 3, 1e-300, 1e-6)
+    assert "two finer lattices in a row did not narrow it" in c.detail
+    assert "lower end 0 -> 0 on the last three" in c.detail
+    assert "rounding charged to delta" not in c.detail
+    assert c.epsilon_lower <= c.epsilon

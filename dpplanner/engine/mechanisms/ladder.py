@@ -164,7 +164,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     first_upper = _FIRST_UPPERS.get(_key(r, eta))     # (the same number as composing it here)
     up, lo, used, first_fit = math.inf, 0.0, 0.0, 0.0
     why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
-    own = []        # each rung's own width
+    own = []        # each rung's own (upper, lower) ends
     guess = _first_guess(cap, floor)
     for it in range(MAX_REFINE + 1):
         if cancel is not None:
@@ -178,7 +178,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         up = min(up, up_here)
         lo = max(lo, lo_here)
         guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
-        own.append(up_here - lo_here)
+        own.append((up_here, lo_here))
         if progress is not None:
             progress((it + 1) / (MAX_REFINE + 1))
         width = min(up, cap) - lo
@@ -190,8 +190,8 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         # composition of an allocation's search
         if width <= eta:
             break
-        if len(own) >= 3 and not (own[-1] < 0.7 * own[-2] or own[-2] < 0.7 * own[-3]):
-            why = "two finer lattices in a row did not narrow it (rounding charged to delta dominates)"
+        if len(own) >= 3 and _stalled([u - l for u, l in own[-3:]]):
+            why = _stall_reason(own[-3:])
             break
         nxt = _next_rung(r, step)
         if nxt is None:
@@ -208,6 +208,19 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     if up - lo > eta:
         detail += f"; width {up - lo:.3g} > eta = {eta:g}: {why}"
     return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used, first_fit)
+
+
+def _stalled(widths: list[float]) -> bool:
+    """Neither of the last two finer lattices narrowed its own bracket by 30%."""
+    return not (widths[2] < 0.7 * widths[1] or widths[1] < 0.7 * widths[0])
+
+
+def _stall_reason(ends: list[tuple[float, float]]) -> str:
+    """Why the climb stopped, with the ends that stalled (the upper end when rounding charged to
+    delta dominates, the lower end when its twin stops rising), so neither hides the other."""
+    (u0, l0), (_, _), (u2, l2) = ends
+    return (f"two finer lattices in a row did not narrow it (upper end {u0:.6g} -> {u2:.6g}, "
+            f"lower end {l0:.6g} -> {l2:.6g} on the last three)")
 
 
 def _fitting(r: Twins, step: float) -> float:
