@@ -167,11 +167,11 @@ def test_the_laplace_losses_cumulants_that_place_the_tilt_are_their_integrals(th
     """K, K' and K'' of the Laplace loss (atoms a and -a, density e^{(u - a)/2}/4 between), as the
     tilt's Newton search reads them, against their integrals in 30 digits (both branches: the
     series below c a = 1e-3)."""
-    from dpplanner.engine.mechanisms.spectral import _laplace_cumulants
+    from dpplanner.engine.mechanisms.saddle import laplace_cumulants
 
     mpmath.mp.dps = 30
     a = np.array([1e-5, 0.01, 0.1287, 0.5, 3.0])
-    k0, k1, k2 = _laplace_cumulants(a, theta)
+    k0, k1, k2 = laplace_cumulants(a, theta)
     for i, ai in enumerate(a.tolist()):
         x, t = mpmath.mpf(ai), mpmath.mpf(theta)
         moments = [mpmath.exp(t * x) / 2 * x ** j + mpmath.exp(-x - t * x) / 2 * (-x) ** j

@@ -1,5 +1,5 @@
 """The discrete kinds' share of the cumulant generating function that places a rung's tilt
-(spectral._theta): their kernels on one lattice laid out once as one table, so each Newton step
+(saddle.saddle_tilt): their kernels on one lattice laid out once as one table, so each Newton step
 costs a few numpy calls however many kinds there are (it cost a dozen per kind: ~1/3 of a
 psi-survey composition with OpenDP noise). Only a guide to the tilt (any tilt is sound): no
 rounding control."""
