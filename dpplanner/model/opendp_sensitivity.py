@@ -110,7 +110,7 @@ def d_in(neighbouring: Neighbouring, contributions: int = 1) -> int:
 #: again, although only the epsilons moved. (A field added to Statistic is in the key; values
 #: that compare equal, 1 and 1.0 or 0.0 and -0.0, certify the same numbers.)
 _CERTIFIED = Memo(1 << 12)
-_UNREAD = frozenset({"epsilon", "weight", "held", "target_error", "extra"})
+_UNREAD = frozenset({"epsilon", "weight", "held", "target_error", "extra", "name", "variable", "description"})
 _KEYED = tuple(f.name for f in fields(Statistic) if f.name not in _UNREAD)
 
 

@@ -22,7 +22,7 @@ from .derivation import plan_derivation, sensitivity_rule, shown
 from .plan import Plan
 from .privacy import BLOCK, TimeLimit
 from .safe_text import markup
-from .statistic import Kind, Mechanism, Noise, assumptions
+from .statistic import Kind, Mechanism, Noise, Statistic, assumptions, field_names
 
 
 #: What a per-statistic section cut short by the limit shows instead of the statistics left out.
@@ -99,6 +99,11 @@ def statistics_tables(plan: Plan, privacy: list, limit: Optional[TimeLimit] = No
             + end + "<h2>What each budget buys</h2>" + _table(head, buys) + end)
 
 
+#: What a statistic's derivation reads: every stored field but its name (the text is keyed on
+#: their reprs, so that values that compare equal but print apart, 0.0 and -0.0, are kept apart).
+_DERIVED_FROM = tuple(name for name in field_names(Statistic) if name != "name")
+
+
 def derivations(plan: Plan, limit: Optional[TimeLimit] = None) -> str:
     """Per statistic, each step with its symbol, formula and value; ``data-key`` and
     ``data-value`` (the exact value) let a program check them."""
@@ -106,20 +111,26 @@ def derivations(plan: Plan, limit: Optional[TimeLimit] = None) -> str:
     rows = []
     deltas = plan.deltas()
     shown = len(plan)
+    known: dict = {}        # the steps of statistics that differ only in name are the same text
     for i, s in enumerate(plan.statistics):
         if i and i % BLOCK == 0 and limit is not None and limit.past():
             shown = i
             break
-        try:
-            steps = plan_derivation(b, s, deltas[i])
-        except ValueError as exc:
-            rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td>{markup(s.name)}</td>'
-                        f"<td>cannot be released as set up: {markup(str(exc))}</td></tr>")
+        key = repr((deltas[i], [getattr(s, name) for name in _DERIVED_FROM])) if not s.extra else None
+        parts = known.get(key)
+        if parts is None:
+            try:
+                steps = plan_derivation(b, s, deltas[i])
+            except ValueError as exc:       # (the message names the statistic: not shared)
+                rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td>{markup(s.name)}</td>'
+                            f"<td>cannot be released as set up: {markup(str(exc))}</td></tr>")
+                continue
+            parts = "; ".join(f'<span class="step" data-key="{st.key}" data-value="{st.value!r}">'
+                              f"{markup(step_text(st))}</span>" for st in steps)
+            if key is not None:
+                known[key] = parts
+        if not parts:
             continue
-        if not steps:
-            continue
-        parts = "; ".join(f'<span class="step" data-key="{st.key}" data-value="{st.value!r}">'
-                          f"{markup(step_text(st))}</span>" for st in steps)
         rows.append(f'<tr data-row="{i}"><td>{i + 1}</td><td class="name">{markup(s.name)}</td>'
                     f'<td class="text">{parts}</td></tr>')
     if not rows and shown == len(plan):

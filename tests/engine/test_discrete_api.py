@@ -119,3 +119,12 @@ def test_discrete_gaussian_bracket_properties(eps, delta, S, k):
 def test_hostile_arguments_get_clear_messages(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_a_remembered_calibration_never_answers_an_argument_it_would_refuse():
+    # 1.0 is calibrated (and remembered) first; True compares equal to it but is not a number
+    assert discrete_laplace_scale(1.0, 1) == discrete_laplace_scale(1, True + 0) == 1.0
+    with pytest.raises(ValueError, match="True is not a number"):
+        discrete_laplace_scale(True, 1)
+    with pytest.raises(ValueError, match="shift"):
+        discrete_laplace_scale(1.0, True)

@@ -168,3 +168,19 @@ def test_every_theorem_of_the_totals_is_named_with_what_it_assumes():
         assert t.assumption in entry
     assert any(key.startswith("noise-aware (PLD)") for key in report.formulas)
     assert any(key.startswith("zCDP") for key in report.formulas)
+
+
+def test_statistics_that_differ_only_in_name_share_steps_but_not_rows():
+    # the report writes the steps of look-alike statistics once; every row keeps its own name, and
+    # one field apart (epsilon 0.2 vs 0.25, or delta 0.0 vs -0.0 as typed) is a different text
+    base = Statistic("a", kind=Kind.MEAN, lower=0, upper=100, epsilon=0.2)
+    stats = [base, base.replace(name="b"), base.replace(name="c", epsilon=0.25),
+             base.replace(name="d", mechanism=Mechanism.GAUSSIAN, delta=1e-7)]
+    plan = Plan(Budget(epsilon=2.0, delta=1e-6, dataset_size=1000), stats)
+    html = render_report(plan, totals={}, best=None, curve=None)
+    report = Report(html)
+    assert report.steps[0] == report.steps[1]
+    assert report.steps[2]["scale"][0] == pytest.approx(report.steps[0]["scale"][0] * 0.2 / 0.25)
+    assert report.steps[3] != report.steps[0]
+    for i, name in enumerate("abcd"):
+        assert re.search(rf'<tr data-row="{i}"><td>{i + 1}</td><td class="name">{name}</td>', html)

@@ -58,8 +58,13 @@ def discrete_laplace_scale(epsilon, shift=1) -> float:
     """The scale t (lattice units) at which discrete Laplace noise with shift S is pure eps-DP:
     t = S / eps, rounded up (so S / t <= eps exactly). The one home of this calibration: the model
     shows and exports what it returns. ValueError outside the ranges of discrete_objects.py."""
-    s = check_shift(shift, "discrete Laplace")
-    eps = _real(epsilon, "epsilon")
+    return _scale(_real(epsilon, "epsilon"), check_shift(shift, "discrete Laplace"))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _scale(eps: float, s: int) -> float:
+    """discrete_laplace_scale of checked arguments (remembered: a plan's releases are calibrated
+    several times per edit and per report, most of them at the same few (eps, S))."""
     if not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"epsilon = {eps!r} is not allowed; discrete Laplace noise needs a finite epsilon > 0")
     t = s / eps
