@@ -32,7 +32,8 @@ from .pld import (STEP_MAX, batch_pmf, common_lattice, initial_step, lattice_poi
                   upper_kernel)
 from .prefix_reads import GroupedUpperReads
 from .split import (SMOOTH_SHARE, ErrorSum, block_terms, choose_smoothing, entry_bound, group_terms,
-                    kernel_shift, log_window_max, model_step)
+                    kernel_shift, log_window_max, model_step, position_pad)
+from .true_smoothing import log_window_max_with_true, true_queries_that_fit
 from ..numerics import widen_down, widen_up
 
 #: Bound on the running lattice size (points) of the prefix curve.
@@ -160,10 +161,18 @@ class _SecondOrderLower(_UpperKernels):
         others = others[np.argsort(pg[others], kind="stable")]
         smooth_pmf, size, pos = q_pmf, 1, 0
         while pos < others.size:
-            sub = others[pos: pos + size]
-            l, logp, extra = entry_bound(smooth_pmf, 0.0, int(self.q.sum()) + pos)  # C' twins
-            fixed = self.log_m[others[pos:]].sum(axis=0)
-            self.blocks.append([self.head, log_window_max(l, logp, th), extra,
+            sub, later = others[pos: pos + size], others[pos + size:]
+            terms = int(self.q.sum()) + pos
+            l, logp, extra = entry_bound(smooth_pmf, 0.0, terms)  # C' twins
+            # the head's later queries are still true while this sub-block is replaced: as many as
+            # fit smooth it (true_smoothing), the others stay in the rest's MGF
+            live = smooth_pmf.p > 0  # (an empty entry's exact mass is within ``extra``)
+            n_true = true_queries_that_fit(int(live.sum()), later.size)
+            log_s = (log_window_max_with_true(l[live], logp[live], 2 * position_pad(smooth_pmf, terms),
+                                              eps[later[:n_true]], step, th) if n_true
+                     else log_window_max(l, logp, th))
+            fixed = self.log_m[np.concatenate([sub, later[n_true:]])].sum(axis=0)
+            self.blocks.append([self.head, log_s, extra,
                                 np.logaddexp.reduce(log_term[sub], axis=0), float(np.sum(pg[sub])), fixed])
             for i in sub.tolist():
                 smooth_pmf = _extend(smooth_pmf, self.upper_kernel(float(eps[i])), 0.0)

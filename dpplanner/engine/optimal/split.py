@@ -130,10 +130,15 @@ def entry_bound(a: LatticePMF, extra_mass: float, terms: int):
     n = a.p.size
     idx = np.arange(a.start, a.start + n, dtype=float)
     l = a.offset + a.step * idx
-    lam = 4 * U * (abs(a.offset) * (terms + 2) + a.step * (abs(a.start) + n) + 1.0)
     with np.errstate(divide="ignore"):
         logp = np.log(a.p * (1 + a.rel) * (1 + 8 * U) + 2.0 ** -1022)
-    return l + lam, logp, a.err + a.inf_mass + extra_mass
+    return l + position_pad(a, terms), logp, a.err + a.inf_mass + extra_mass
+
+
+def position_pad(a: LatticePMF, terms: int) -> float:
+    """How far a computed atom position of ``a`` (``terms`` kernels composed) may be from the exact
+    one, either way: the offset's roundings and the product step x index."""
+    return 4 * U * (abs(a.offset) * (terms + 2) + a.step * (abs(a.start) + a.p.size) + 1.0)
 
 
 def log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.ndarray:

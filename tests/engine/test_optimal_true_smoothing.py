@@ -1,0 +1,74 @@
+"""The window bound of a smoothing part holding true queries (optimal/true_smoothing.py), against
+every window enumerated, and what it buys the prefix curve."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpplanner.engine.optimal.true_smoothing import log_window_max_with_true, true_queries_that_fit
+
+
+def _atoms(lattice, e_true):
+    """Every atom (position, mass) of the lattice part plus the true queries' losses (-e or +e)."""
+    out = list(lattice)
+    for x in e_true:
+        p = 1.0 / (1.0 + math.exp(-x))
+        out = [(a - x, q * (1 - p)) for a, q in out] + [(a + x, q * p) for a, q in out]
+    return out
+
+
+def _window_max(atoms, step, theta, reach):
+    """max over windows [a_i, a_i + reach * step) of sum mass e^{theta a}: reach 1 is the exact
+    largest tilted mass of an open window of length step (windows may start just below an atom)."""
+    pos = sorted(atoms)
+    best = 0.0
+    for a, _ in pos:
+        best = max(best, math.fsum(q * math.exp(theta * b) for b, q in pos if a <= b < a + reach * step))
+    return best
+
+
+@given(st.integers(0, 5), st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4),
+       st.lists(st.floats(0.01, 0.8), min_size=1, max_size=5), st.integers(2, 8), st.floats(-2.0, 2.0))
+def test_window_bound_covers_every_window_and_is_near_the_largest(start, masses, e_true, log2_inv_step, offset):
+    step = 2.0 ** -log2_inv_step
+    masses = np.array(masses) + 1e-3
+    masses /= masses.sum()
+    l = offset + step * np.arange(start, start + masses.size)
+    atoms = _atoms(list(zip(l.tolist(), masses.tolist())), e_true)
+    thetas = np.array([0.0, 0.5, 3.0, 20.0])
+    got = log_window_max_with_true(l, np.log(masses), 0.0, np.array(e_true), step, thetas)
+    for th, g in zip(thetas.tolist(), got.tolist()):
+        exact = math.log(_window_max(atoms, step, th, 1.0))
+        assert g >= exact - 1e-12 * (1 + abs(exact)), (th, g, exact)
+        # not far above the largest window (its computed positions are padded by ulps only)
+        assert g <= math.log(_window_max(atoms, step, th, 1.0 + 1e-9)) + 1e-9, (th, g, exact)
+
+
+def test_true_queries_fit_in_the_atom_budget():
+    assert true_queries_that_fit(1, 11) == 11
+    assert true_queries_that_fit(3, 11) == 10       # 3 x 2^10 = 3072 <= 4096 < 3 x 2^11
+    assert true_queries_that_fit(4096, 5) == 0
+    assert true_queries_that_fit(1, 0) == 0
+
+
+def test_every_prefix_of_the_k1000_bench_plan_is_within_its_width():
+    """The prefix curve of the bench's k = 1000 plan at width 1e-2: its first queries, smoothed by
+    the head's true queries instead of nothing, no longer leave the last prefixes at 1.04e-2."""
+    from dpplanner.engine import curve
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        from bench_optimal import plan_k1000
+    finally:
+        sys.path.pop(0)
+    eps, deltas = plan_k1000()
+    c = curve(list(eps), list(deltas), 1e-5, mode="prefix", theorems=("optimal",), eta=1e-2)
+    width = c.upper["optimal"] - c.lower["optimal"]
+    assert np.all(width <= 1e-2), (float(width.max()), int(np.argmax(width)) + 1)
+    assert c.met_eta("optimal").all()
