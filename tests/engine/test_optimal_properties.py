@@ -289,8 +289,15 @@ def test_a_prefix_curve_builds_one_kernel_per_distinct_epsilon(monkeypatch):
 
     eps = np.array([0.0103217, 0.0217789, 0.0151, 0.033 + 1e-9] * 25)     # no common lattice
     built = []
-    real = prefix.upper_kernel
-    monkeypatch.setattr(prefix, "upper_kernel", lambda x, step: built.append(x) or real(x, step))
+    real = prefix.kernels
+
+    def counted(e, step, upper):
+        table = real(e, step, upper)
+        if upper:
+            built.extend(table)
+        return table
+
+    monkeypatch.setattr(prefix, "kernels", counted)
     for want_lower in (False, True):
         built.clear()
         up, _ = prefix.optimal_prefix_curve(eps, np.full(10, 1e-7), np.arange(10, 101, 10), 1e-3,

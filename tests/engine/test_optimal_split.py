@@ -167,10 +167,10 @@ def test_tiny_delta_brackets_stay_finite_and_sound(delta_bar):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.floats(0.05, 1.2), min_size=4, max_size=7), st.integers(2, 4), st.floats(0.0, 3.0))
 def test_prefix_error_bound_covers_the_connect_the_dots_error(eps, log2_inv_step, x0):
-    """The curve's own bound (head sub-blocks, then blocks smoothed by running-pmf snapshots) for
-    the whole prefix, against delta(R_Q, C_rest) - delta(R_Q, T_rest) enumerated exactly."""
+    """The curve's own bound (head sub-blocks smoothed by twins and true queries, then blocks
+    smoothed by running-pmf snapshots) for the whole prefix, against delta(C_all) - delta(T_all)
+    enumerated exactly."""
     from dpplanner.engine.optimal import prefix
-    from dpplanner.engine.optimal.pld import lower_kernel
 
     step = 2.0 ** -log2_inv_step
     eps = np.array(eps)
@@ -182,13 +182,8 @@ def test_prefix_error_bound_covers_the_connect_the_dots_error(eps, log2_inv_step
             side.extend(i, x, 0.0)
     finally:
         prefix.EXACT_HEAD = old_head
-    q_parts = []
-    for v in eps[side.q].tolist():
-        ker = lower_kernel(v, step)
-        q_parts.append([(ker.offset + j * step, float(w)) for j, w in enumerate(ker.p) if w > 0])
-    rest = eps[~side.q].tolist()
-    true_parts = q_parts + [_rr_atoms(v) for v in rest]
-    ctd_parts = q_parts + [_ctd_atoms(v, step) for v in rest]
+    true_parts = [_rr_atoms(v) for v in eps.tolist()]
+    ctd_parts = [_ctd_atoms(v, step) for v in eps.tolist()]
     for x in np.linspace(x0, x0 + 2.0, 31):
         err = side._error(eps.size, float(x))
         actual = _delta(ctd_parts, float(x)) - _delta(true_parts, float(x))

@@ -51,9 +51,9 @@ def test_window_bound_covers_every_window_and_is_near_the_largest(start, masses,
 
 
 def test_true_queries_fit_in_the_atom_budget():
-    assert true_queries_that_fit(1, 11) == 11
-    assert true_queries_that_fit(3, 11) == 10       # 3 x 2^10 = 3072 <= 4096 < 3 x 2^11
-    assert true_queries_that_fit(4096, 5) == 0
+    assert true_queries_that_fit(1, 11) == 10       # 2^10 = MAX_ATOMS
+    assert true_queries_that_fit(3, 11) == 8        # 3 x 2^8 = 768 <= 1024 < 3 x 2^9
+    assert true_queries_that_fit(1024, 5) == 0
     assert true_queries_that_fit(1, 0) == 0
 
 

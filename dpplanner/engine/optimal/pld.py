@@ -129,6 +129,15 @@ def _one_kernel(eps: float, step: float, upper: bool) -> LatticePMF:
     return LatticePMF(step, 0, _kernel_array(n, q, a, b), off, upper, rel=rel)
 
 
+def kernels(eps, step: float, upper: bool) -> dict:
+    """{eps: its kernel} for every distinct eps, from one vectorised ``kernel_table`` pass (the
+    same numbers as ``upper_kernel`` / ``lower_kernel``, without a table per query)."""
+    values = np.unique(np.asarray(eps, dtype=float))
+    table = kernel_table(values, step, upper)
+    return {x: LatticePMF(step, 0, _kernel_array(n, q, a, b), off, upper, rel=rel)
+            for x, n, q, a, b, off, rel in zip(values.tolist(), *(t.tolist() for t in table))}
+
+
 def upper_kernel(eps: float, step: float) -> LatticePMF:
     """Connect-the-dots pmf of Y for one RR(eps) query on the lattice step * Z (step a power of 2)."""
     return _one_kernel(eps, step, True)

@@ -6,9 +6,9 @@ Roots are read only at the requested prefix lengths (without lower bounds, a gro
 ``prefix_reads``).
 
 * Typed decimals (one small common lattice): exact kernels above and below, no discretisation.
-* Otherwise: connect-the-dots above; below, the certified second-order error bound of ``split``
-  read from a running pmf in which a few cheap queries are rounded down, with the running pmf's
-  snapshots at doubling lengths as the smoothing of each block. Short prefixes are enumerated
+* Otherwise: connect-the-dots above; below, the same running pmf read from below minus the
+  certified second-order error bound of ``split``, with the running pmf's snapshots at doubling
+  lengths as the smoothing of each block (the first queries' by true queries). Short prefixes are enumerated
   exactly, and up to ``FIRST_ORDER_PREFIX`` queries a rounded-down twin on a finer grid also gives
   a (first-order) lower bound; the better one is reported. One lattice step serves the whole
   curve, calibrated so that the full plan's bracket is well inside ``width``.
@@ -28,11 +28,10 @@ from .binomial import log_rr
 from .bracket import FAST_MAX_SUM, merge_groups
 from .exact import grouped_atoms, homogeneous_bracket
 from .lattice import LatticePMF, sparse_convolve, truncate
-from .pld import (STEP_MAX, batch_pmf, common_lattice, initial_step, lattice_points, lower_kernel,
-                  upper_kernel)
+from .pld import STEP_MAX, common_lattice, initial_step, kernels, lattice_points
 from .prefix_reads import GroupedUpperReads
-from .split import (SMOOTH_SHARE, ErrorSum, block_terms, choose_smoothing, entry_bound, group_terms,
-                    kernel_shift, log_window_max, model_step, position_pad)
+from .split import (ErrorSum, block_terms, entry_bound, group_terms, kernel_shift, log_window_max, model_step,
+                    position_pad)
 from .true_smoothing import log_window_max_with_true, true_queries_that_fit
 from ..numerics import widen_down, widen_up
 
@@ -87,19 +86,31 @@ FIRST_ORDER_PREFIX = 64
 PREFIX_THETAS = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 63)])
 
 
-class _LatticeLower:
+class _Side:
+    """The running upper pmf ``run_up`` of the queries so far, which every side keeps; a side adds
+    its own lower-side work in ``extend`` and ``bracket``."""
+
+    def __init__(self, step_up: float):
+        self.run_up = LatticePMF(step_up, 0, np.ones(1), 0.0, True)
+
+    def extend(self, i: int, x: float, trim: float) -> None:
+        self.run_up = _extend(self.run_up, self.upper_kernel(x), trim)   # (each side's kernels)
+
+
+class _LatticeLower(_Side):
     """Exact common lattice (typed decimals): a second running pmf with the rounded-down kernels."""
 
     def __init__(self, lat, e, want_lower: bool = True):
         self.a_of = {float(v): int(ai) for v, ai in zip(e.tolist(), lat[0].tolist())}
         self.d_up, self.d_lo = lat[1], lat[2]
         self.run = LatticePMF(2 * self.d_lo, 0, np.ones(1), 0.0, False) if want_lower else None
-        self.step_up = 2 * self.d_up
+        super().__init__(2 * self.d_up)
 
     def upper_kernel(self, x: float) -> LatticePMF:
         return _ZERO_UP if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_up, True)
 
     def extend(self, i: int, x: float, trim: float) -> None:
+        super().extend(i, x, trim)
         if self.run is not None:
             ker = _ZERO_LO if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_lo, False)
             self.run = _extend(self.run, ker, trim)
@@ -110,59 +121,55 @@ class _LatticeLower:
         return up, (0.0 if self.run is None else sup_root(self.run.atoms(above=floor), db, floor))
 
 
-class _UpperKernels:
-    """upper_kernel(x) on the lattice ``step_up``, built once per distinct x (a plan's free
-    releases often share one: ~3 ms of each 100-point curve of the 100-query example)."""
+class _UpperKernels(_Side):
+    """Connect-the-dots kernels on the lattice ``step``, built for every distinct x of the plan in
+    one vectorised pass (a table per query cost a fifth of the 100-query example's curve)."""
 
-    step_up: float
+    def __init__(self, eps: np.ndarray, step: float):
+        super().__init__(step)
+        self.kernels_up = kernels(eps, step, True)
 
     def upper_kernel(self, x: float) -> LatticePMF:
-        kernels = self.__dict__.setdefault("_kernels", {})
-        if x not in kernels:
-            kernels[x] = upper_kernel(x, self.step_up)
-        return kernels[x]
+        return self.kernels_up[x]
 
 
 class _SecondOrderLower(_UpperKernels):
     """Connect-the-dots with the certified second-order error bound of ``split``.
 
-    The lower side reads delta(R_Q, C_rest) - Err from a running pmf in which a few cheap queries Q
-    among the first ``EXACT_HEAD`` are rounded down (they smooth the first block). The rest is
-    replaced block by block, blocks [head 2^(i-1), head 2^i) in query order, each smoothed by the
-    running pmf at its start (kept as a snapshot of window bounds). Prefixes up to ``EXACT_HEAD``
-    are enumerated exactly.
+    The lower side reads delta(C_all) - Err from the running connect-the-dots pmf itself (read
+    from below). The queries are replaced block by block: the first ``EXACT_HEAD`` in doubling
+    sub-blocks smoothed by the twins before them and the true queries after them
+    (``true_smoothing``), then blocks [head 2^(i-1), head 2^i) in query order, each smoothed by the
+    running pmf at its start (kept as a snapshot of window bounds). (No query is rounded down to
+    smooth, as ``split`` does: the true queries smooth the first blocks as well, at no first-order
+    cost, and the lower side needs no running pmf of its own.) Prefixes up to ``EXACT_HEAD`` are
+    enumerated exactly.
     """
 
     def __init__(self, eps: np.ndarray, step: float, width: float, dmin: float, tail: float):
+        super().__init__(eps, step)
         K = eps.size
         self.eps, self.step, self.tail, self.width = eps, step, tail, width
-        self.step_up = step
         th = PREFIX_THETAS
         ones = np.ones(K, dtype=np.int64)
         self.log_m, log_term, pg = group_terms(eps, ones, step, th)
         self.cum_log_m = np.vstack([np.zeros(th.size), np.cumsum(self.log_m, axis=0)])
         self.head = min(K, EXACT_HEAD)
-        head_e = eps[: self.head]
-        smooth = choose_smoothing(head_e, ones[: self.head], dmin, step, SMOOTH_SHARE * width)
-        smooth &= head_e > 0
-        self.q = np.zeros(K, dtype=bool)
-        self.q[: self.head] = smooth
-        q_pmf = (batch_pmf(eps[self.q].tolist(), step, False) if self.q.any()
-                 else LatticePMF(step, 0, np.ones(1), 0.0, False))
         self.log_term, self.pg = log_term, pg
-        self.run = LatticePMF(step, 0, np.ones(1), 0.0, False)
+        # -(sum of the first n epsilons), rounded down: the lower read's offset
+        self.neg_sums_lo = -(np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300)
         # blocks: [start, log S_theta of the smoothing pmf, its extra mass, log K_b, sum p_j G_j,
         # fixed part of log M_B]; the MGF of the rest is (running sum from start) + fixed part.
-        # The head's other queries come first, sorted by p_j G_j and in doubling sub-blocks, each
-        # smoothed by R_Q and the sub-blocks before it; then [head 2^i, head 2^(i+1)) in query
-        # order, smoothed by the running pmf at their start; the last block is open.
+        # The head's queries come first, sorted by p_j G_j and in doubling sub-blocks, each
+        # smoothed by the sub-blocks before it; then [head 2^i, head 2^(i+1)) in query order,
+        # smoothed by the running pmf at their start; the last block is open.
         self.blocks = []
-        others = np.flatnonzero(~self.q[: self.head] & (eps[: self.head] > 0))
+        others = np.flatnonzero(eps[: self.head] > 0)
         others = others[np.argsort(pg[others], kind="stable")]
-        smooth_pmf, size, pos = q_pmf, 1, 0
+        smooth_pmf, size, pos = LatticePMF(step, 0, np.ones(1), 0.0, False), 1, 0
         while pos < others.size:
             sub, later = others[pos: pos + size], others[pos + size:]
-            terms = int(self.q.sum()) + pos
+            terms = pos
             l, logp, extra = entry_bound(smooth_pmf, 0.0, terms)  # C' twins
             # the head's later queries are still true while this sub-block is replaced: as many as
             # fit smooth it (true_smoothing), the others stay in the rest's MGF
@@ -191,10 +198,11 @@ class _SecondOrderLower(_UpperKernels):
             while lattice_points(head_lo, ones_lo, self.step_lo) > PREFIX_MAX_POINTS / 4 and self.step_lo < STEP_MAX:
                 self.step_lo *= 2
         self.run_lo = LatticePMF(self.step_lo, 0, np.ones(1), 0.0, False)
+        self.kernels_lo = kernels(head_lo, self.step_lo, False)
 
     def extend(self, i: int, x: float, trim: float) -> None:
         if i == self.next_cut:  # the running pmf is the smoothing of the block starting here
-            l, logp, extra = entry_bound(self.run, self.cut_mass, i)
+            l, logp, extra = entry_bound(self.run_up, self.cut_mass, i)
             self.blocks.append([i, log_window_max(l, logp, PREFIX_THETAS), extra,
                                 np.full(PREFIX_THETAS.size, -np.inf), 0.0, 0.0])
             self.next_cut *= 2
@@ -202,13 +210,18 @@ class _SecondOrderLower(_UpperKernels):
             blk = self.blocks[-1]
             blk[3] = np.logaddexp(blk[3], self.log_term[i])
             blk[4] += float(self.pg[i])
-        if x == 0.0:
-            return
-        if self.run_lo is not None:
-            self.run_lo = _extend(self.run_lo, lower_kernel(x, self.step_lo), trim) if i < FIRST_ORDER_PREFIX else None
-        ker = lower_kernel(x, self.step) if self.q[i] else self.upper_kernel(x)
-        self.run = _extend(self.run, ker, trim)
-        self.cut_mass += 2 * trim  # dropped (lower-side truncation), both ends
+        super().extend(i, x, trim)
+        self.cut_mass += 2 * trim    # cut from the running pmf's ends (moved up, or to +infinity)
+        if self.run_lo is not None and x != 0.0:
+            self.run_lo = _extend(self.run_lo, self.kernels_lo[x], trim) if i < FIRST_ORDER_PREFIX else None
+
+    def _upper_read_lower(self, n: int) -> LatticePMF:
+        """The connect-the-dots pmf of the first n queries as a lower pmf: the upper one with its
+        mass at +infinity dropped, the mass its truncations moved up (<= cut_mass) charged, and
+        its offset the exact -sum eps rounded down (both only lower delta)."""
+        up = self.run_up
+        return replace(up, upper=False, offset=min(up.offset, float(self.neg_sums_lo[n - 1])), inf_mass=0.0,
+                       err=(up.err + self.cut_mass) * (1 + 4 * U))
 
     def _error(self, n: int, x_ref: float) -> ErrorSum:
         """The bound for the prefix of length n (called right after query n - 1 was added)."""
@@ -232,7 +245,8 @@ class _SecondOrderLower(_UpperKernels):
             first_order = sup_root(self.run_lo.atoms(above=floor), db, floor)
         if not math.isfinite(up) or up - first_order <= 0.25 * self.width:
             return up, first_order  # short prefix: the first-order bound is already tight enough
-        run = replace(self.run, err=self.run.err + kernel_shift(np.ones(n), self.step))  # rounded-up weights
+        run = self._upper_read_lower(n)
+        run = replace(run, err=run.err + kernel_shift(np.ones(n), self.step))  # rounded-up weights
         atoms = run.atoms(above=floor)
         err = self._error(n, up)
         tol = max(1e-11, 1e-12 * up, 1e-3 * self.width)  # a lower bound needs no more digits
@@ -246,12 +260,6 @@ class _SecondOrderLower(_UpperKernels):
 class _NoLower(_UpperKernels):
     """Upper bounds only (a caller that drops the lower ones): the connect-the-dots lattice of
     ``_SecondOrderLower``, none of its lower-side work; 0 is the lower bound."""
-
-    def __init__(self, eps: np.ndarray, step: float):
-        self.step_up = step
-
-    def extend(self, i: int, x: float, trim: float) -> None:
-        pass
 
     def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
         return up, 0.0
@@ -316,7 +324,6 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     else:
         step = _curve_step(e, m, width) if e.size > 1 else 2.0 ** -10
         side = _SecondOrderLower(eps, step, width, dmin, tail) if want_lower else _NoLower(eps, step)
-    run_up = LatticePMF(side.step_up, 0, np.ones(1), 0.0, True)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
     sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
     prev = [0.0, math.inf]    # the last certified lower bound and its delta_bar
@@ -339,8 +346,8 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
             cancel.check()
         trim = tail * 8 if i % 8 == 7 else 0.0  # truncating every 8th step is enough and cheaper
         x = float(eps[i])
-        run_up = _extend(run_up, side.upper_kernel(x), trim)
         side.extend(i, x, trim)
+        run_up = side.run_up
         while j < ks.size and ks[j] == i + 1:
             db, db_hi = float(delta_bars[j]), float(hi_bars[j])
             if db <= 0 or db_hi >= 1:

@@ -18,7 +18,7 @@ from .atoms import U
 from .binomial import log_rr
 
 #: Most atoms of A (lattice atoms x outcomes of the true queries) scanned for the window bound.
-MAX_ATOMS = 1 << 12
+MAX_ATOMS = 1 << 10
 
 
 def true_queries_that_fit(lattice_atoms: int, available: int) -> int:
