@@ -242,7 +242,9 @@ def stall_during_compute() -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         window = _window(scratch)
         beat = Heartbeat()
-        _pause(200)                                 # the empty window is up
+        while not window.cost_plot.canvas_built():  # the empty window is up, its plot too
+            _pause(50)
+        _pause(200)
         # (a) opening: the plan is loaded and drawn here, computed on the worker.
         beat.start()
         t0 = time.perf_counter()

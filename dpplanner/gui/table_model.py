@@ -58,10 +58,18 @@ COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 
 #: Rows whose accuracy is computed together (about a screenful: one batch of Gaussian calibrations).
-PRIVACY_BLOCK = 50
+PRIVACY_BLOCK = 25
 
 #: Role with the raw Python value of a cell (floats unrounded, enums as members).
 RawRole = Qt.ItemDataRole.UserRole + 1
+_R = Qt.ItemDataRole
+_DISPLAY, _EDIT, _CHECK, _DECORATION, _TOOLTIP, _ALIGNMENT, _FONT, _FOREGROUND = (int(r) for r in (
+    _R.DisplayRole, _R.EditRole, _R.CheckStateRole, _R.DecorationRole, _R.ToolTipRole,
+    _R.TextAlignmentRole, _R.FontRole, _R.ForegroundRole))
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_SELECTABLE = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_CHECKABLE = _SELECTABLE | Qt.ItemFlag.ItemIsUserCheckable
+_EDITABLE = _SELECTABLE | Qt.ItemFlag.ItemIsEditable
 
 
 class StatisticsTableModel(QAbstractTableModel):
@@ -123,42 +131,42 @@ class StatisticsTableModel(QAbstractTableModel):
         return self._rows[row]
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
+        row = index.row()
+        if not index.isValid() or not (0 <= row < len(self._rows)):
             return None
-        stat = self._rows[index.row()]
+        stat = self._rows[row]
         key = COLUMNS[index.column()].key
-        if role == Qt.ItemDataRole.CheckStateRole and key == "held":
-            return Qt.CheckState.Checked if stat.held else Qt.CheckState.Unchecked
-        if role == Qt.ItemDataRole.DecorationRole and key == "held":
-            return pin_icon() if stat.held else None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(index.row(), stat, key)
-        if role == Qt.ItemDataRole.EditRole:
-            value = self._raw(index.row(), stat, key)
+        # Roles compared as plain ints, flags and brushes made once: a paint of the table asks
+        # for seven roles of every cell shown (~700 calls), each through Python.
+        if role == _DISPLAY:
+            return self._display(row, stat, key)
+        if role == _CHECK:
+            return None if key != "held" else Qt.CheckState.Checked if stat.held else Qt.CheckState.Unchecked
+        if role == _DECORATION:
+            return pin_icon() if key == "held" and stat.held else None
+        if role == _ALIGNMENT:
+            return _RIGHT if key in NUMERIC else None
+        if role == _FONT:
+            # bold: a requirement the user set, not a consequence
+            return _bold() if key == "error" and stat.target_error is not None else None
+        if role == _FOREGROUND:
+            return _grey() if key != "held" and not self._editable(stat, key) else None
+        if role == _EDIT:
+            value = self._raw(row, stat, key)
             return value.value if isinstance(value, (Kind, Mechanism)) else value
         if role == RawRole:
-            return self._raw(index.row(), stat, key)
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return formatting.as_plain(self._tooltip(index.row(), stat, key))
-        if role == Qt.ItemDataRole.TextAlignmentRole and key in NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.FontRole and key == "error" and stat.target_error is not None:
-            return _bold()              # a requirement the user set, not a consequence
-        if role == Qt.ItemDataRole.ForegroundRole and not self._editable(stat, key) and key != "held":
-            return QBrush(QColor(128, 128, 128))
+            return self._raw(row, stat, key)
+        if role == _TOOLTIP:
+            return formatting.as_plain(self._tooltip(row, stat, key))
         return None
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        stat = self._rows[index.row()]
         key = COLUMNS[index.column()].key
         if key == "held":
-            return base | Qt.ItemFlag.ItemIsUserCheckable
-        if self._editable(stat, key):
-            return base | Qt.ItemFlag.ItemIsEditable
-        return base
+            return _CHECKABLE
+        return _EDITABLE if self._editable(self._rows[index.row()], key) else _SELECTABLE
 
     # -- writing --------------------------------------------------------------------------------
     def setData(self, index: QModelIndex | QPersistentModelIndex, value: Any,
@@ -319,3 +327,8 @@ def _bold() -> QFont:
     font = QFont()
     font.setBold(True)
     return font
+
+
+def _grey() -> QBrush:
+    """The text of a cell that is computed, not typed."""
+    return QBrush(QColor(128, 128, 128))

@@ -73,3 +73,24 @@ def test_the_legend_is_laid_out_again_only_when_its_entries_or_width_change(qtbo
     qtbot.waitUntil(lambda: len(fits) == 2)
     plot.set_curve(three, 50, 1.0)
     assert len(fits) == 2       # the resize refitted it, the landing after it did not
+
+
+def test_a_plans_first_result_draws_on_curves_made_beforehand(qtbot, plot, monkeypatch):
+    """The curves are made once the canvas is built, in a turn of the event loop of their own, and
+    a curve taken off the plot (an empty plan) is kept: a result landing makes none (eight made in
+    the slot that draws a plan's first result held the GUI thread ~20 ms)."""
+    import pyqtgraph as pg
+
+    plot.build_canvas()
+    qtbot.waitUntil(lambda: set(engine.THEOREMS) <= set(plot._spare))
+    made: list = []
+    real = pg.PlotDataItem.__init__
+    monkeypatch.setattr(pg.PlotDataItem, "__init__",
+                        lambda self, *a, **k: made.append(1) or real(self, *a, **k))
+    plot.set_curve(_curve(50), 50, 1.0)
+    plot.clear()
+    assert plot.items == {} and plot.legend.items == []
+    plot.set_curve(_curve(50, 1.1), 50, 1.0)
+    assert made == []
+    assert set(plot.items) == {"basic", "optimal"} and len(plot.legend.items) == 2
+    np.testing.assert_array_equal(plot.curve_data("basic")[1], 0.1 * np.arange(1, 51) * 1.1)
