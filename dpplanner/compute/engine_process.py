@@ -12,6 +12,7 @@ thread: spawning children of a frozen executable needs launcher support this app
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import multiprocessing as mp
 import os
 import sys
@@ -59,6 +60,17 @@ class _SharedCancel(CancelToken):
     def check(self) -> None:
         if self.cancelled:
             raise Cancelled("computation cancelled")
+
+
+class _Echo:
+    """Travels in place of a result's ``request`` that is the job's own request: the sender has
+    it already (a redistribution's holds every statistic: ~4 ms of pickling each way at 1000)."""
+
+
+def _unechoed(result: Any, request: Any) -> Any:
+    if dataclasses.is_dataclass(result) and getattr(result, "request", None) is request:
+        return dataclasses.replace(result, request=_Echo())
+    return result
 
 
 #: Jobs this process has started, by job function; read with ``runs``.
@@ -118,7 +130,7 @@ def _child_main(conn, flag) -> None:
             if token.cancelled:
                 conn.send(("cancelled", job_id, None))
             else:
-                conn.send(("result", job_id, result))
+                conn.send(("result", job_id, _unechoed(result, request)))
 
 
 class EngineProcess:
@@ -127,6 +139,7 @@ class EngineProcess:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = 0
+        self._request: Any = None
         self._ready = False
         self._proc: Optional[mp.process.BaseProcess] = None
         self._start()
@@ -193,6 +206,7 @@ class EngineProcess:
 
     def _send(self, fn, request) -> int:
         self._ids += 1
+        self._request = request         # what an _Echo in its result stands for
         try:
             self._conn.send((self._ids, fn, request))
         except (OSError, ValueError):       # (a closed pipe: the child died)
@@ -227,6 +241,8 @@ class EngineProcess:
                 if kind == "cancelled" or (kind == "result" and token.cancelled):
                     raise Cancelled("computation cancelled")
                 if kind == "result":
+                    if isinstance(getattr(payload, "request", None), _Echo):
+                        payload = dataclasses.replace(payload, request=self._request)
                     return payload
                 text, value_error = payload
                 raise JobFailed(text, value_error)

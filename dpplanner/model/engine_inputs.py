@@ -6,6 +6,7 @@ redistributed epsilons written back (``with_epsilons``). ``Plan`` and the comput
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -91,6 +92,10 @@ def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
         if only is None or only[i]:
             e = float(e)
             FIELD_RULES["epsilon"].check(e, f"statistic {i + 1} ({s.name!r}) after redistribution", i)
-            s = s.replace(epsilon=e)
+            # s.replace(epsilon=e) without dataclasses.replace's pass of every field through
+            # __init__ (the others are checked and coerced already): an edit of 1000 statistics
+            # writes them back ~14 -> ~5 ms, in the window and again in the engine process.
+            s = copy.copy(s)
+            object.__setattr__(s, "epsilon", e)
         out.append(s)
     return tuple(out)

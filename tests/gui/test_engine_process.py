@@ -35,6 +35,11 @@ def dying_job(request, cancel, progress):
     os._exit(3)
 
 
+@in_engine_process
+def echoing_job(request, cancel, progress):
+    return jobs.AllocateResult(request.request_id, request, None, None, "a refusal")
+
+
 @pytest.fixture(scope="module")
 def process():
     proc = engine_process.EngineProcess()
@@ -379,3 +384,13 @@ def test_a_job_the_helper_cannot_take_is_computed_here(monkeypatch):
     got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(),
                                 lambda f: None)
     assert set(got.totals) == set(request.theorems) and got.curve is not None
+
+
+def test_a_result_holding_its_request_gets_the_callers_own_back(process, small_plan):
+    """A result that holds the request it was computed for (a redistribution's: every statistic)
+    does not carry it back through the pipe: the caller's own request object is put in its place."""
+    request = jobs.AllocateRequest(small_plan().budget, small_plan().statistics, CurveView("prefix", None, 5, -1))
+    result = process.run(echoing_job, request, engine.CancelToken(), lambda _f: None)
+    assert result.request is request and result.refusal == "a refusal"
+    allocated = process.run(jobs.allocate, request, engine.CancelToken(), lambda _f: None)
+    assert allocated.request is request and allocated.evaluation.request.k == small_plan().k

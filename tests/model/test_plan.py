@@ -470,3 +470,19 @@ def test_the_allocation_key_changes_exactly_when_the_allocation_request_does(cha
     same_request = (dataclasses.replace(before.allocation_request(), revision=0)
                     == dataclasses.replace(after.allocation_request(), revision=0))
     assert (allocation_budget(before.budget) == allocation_budget(after.budget)) == same_request
+
+
+def test_written_back_epsilons_change_only_the_epsilons_of_new_statistics():
+    """with_epsilons (an allocation written back) makes new statistics equal to replace(epsilon=)'s,
+    the free ones only, and leaves the ones it was given as they were (they are the undo step's)."""
+    from dpplanner.model.engine_inputs import with_epsilons
+
+    stats = _plan().statistics
+    before = [dataclasses.astuple(s) for s in stats]
+    out = with_epsilons(stats, [0.25, 0.35, 0.15], [True, False, True])
+    assert out == (stats[0].replace(epsilon=0.25), stats[1], stats[2].replace(epsilon=0.15))
+    assert out[1] is stats[1] and out[0] is not stats[0]
+    assert type(out[0].epsilon) is float and hash(out[0]) == hash(stats[0].replace(epsilon=0.25))
+    assert [dataclasses.astuple(s) for s in stats] == before
+    with pytest.raises(PlanError, match=r"statistic 3 \('hist'\) after redistribution"):
+        with_epsilons(stats, [0.25, 0.35, -1.0])
