@@ -13,7 +13,7 @@ import pytest
 from dpplanner.engine import allocate, compose, curve
 from dpplanner.engine.delta import delta_bar_bounds
 from dpplanner.engine.optimal.pld import kernel_points
-from dpplanner.engine.optimal.prefix import _lattice_kernel
+from dpplanner.engine.optimal.prefix_sides import _lattice_kernel
 from oracle import Oracle
 
 

@@ -170,21 +170,42 @@ def test_prefix_error_bound_covers_the_connect_the_dots_error(eps, log2_inv_step
     """The curve's own bound (head sub-blocks smoothed by twins and true queries, then blocks
     smoothed by running-pmf snapshots) for the whole prefix, against delta(C_all) - delta(T_all)
     enumerated exactly."""
-    from dpplanner.engine.optimal import prefix
+    from dpplanner.engine.optimal import prefix_sides
 
     step = 2.0 ** -log2_inv_step
     eps = np.array(eps)
-    old_head = prefix.EXACT_HEAD
-    prefix.EXACT_HEAD = 3  # a short head, so that blocks after it exist in a small plan
+    old_head = prefix_sides.EXACT_HEAD
+    prefix_sides.EXACT_HEAD = 3  # a short head, so that blocks after it exist in a small plan
     try:
-        side = prefix._SecondOrderLower(eps, step, 0.2, 1e-6, 0.0)
+        side = prefix_sides._SecondOrderLower(eps, step, 0.2, 1e-6, 0.0)
         for i, x in enumerate(eps.tolist()):
             side.extend(i, x, 0.0)
     finally:
-        prefix.EXACT_HEAD = old_head
+        prefix_sides.EXACT_HEAD = old_head
     true_parts = [_rr_atoms(v) for v in eps.tolist()]
     ctd_parts = [_ctd_atoms(v, step) for v in eps.tolist()]
     for x in np.linspace(x0, x0 + 2.0, 31):
         err = side._error(eps.size, float(x))
         actual = _delta(ctd_parts, float(x)) - _delta(true_parts, float(x))
         assert actual <= err(float(x)) + 1e-13, (x, actual, err(float(x)))
+
+
+def test_a_prefix_error_bound_read_later_is_the_one_of_its_own_prefix():
+    """The curve reads its lower ends a group of prefixes at a time: prefix n's error bound, read
+    after later queries were added (from n's snapshot), is the bound of the first n queries."""
+    from dpplanner.engine.optimal import prefix_sides
+
+    eps = np.random.default_rng(11).uniform(0.01, 0.2, 60)
+    step = 2.0 ** -9
+    alone = prefix_sides._SecondOrderLower(eps[:30], step, 1e-2, 1e-6, 0.0)
+    for i, x in enumerate(eps[:30].tolist()):
+        alone.extend(i, x, 0.0)
+    later = prefix_sides._SecondOrderLower(eps, step, 1e-2, 1e-6, 0.0)
+    for i, x in enumerate(eps.tolist()):
+        later.extend(i, x, 0.0)
+        if i == 29:
+            snap = later.snapshot()
+    for x in (1.0, 2.0, 3.0):
+        now, then = alone._error(30, x), later._error(30, x, snap)
+        np.testing.assert_array_equal(now.coefs, then.coefs)
+        assert now.additive == then.additive

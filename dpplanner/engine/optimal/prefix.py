@@ -1,276 +1,30 @@
 """The optimal bracket for every prefix of a plan, computed incrementally.
 
-Running lattice pmfs are extended by one query at a time: a 2- or 3-atom kernel, i.e. a few
-shifted adds of the running array (no FFT, so only relative rounding errors, gamma_3 per step).
-Roots are read only at the requested prefix lengths (without lower bounds, a group at a time:
-``prefix_reads``).
+Running lattice pmfs are extended by one query at a time (``prefix_sides``): a 2- or 3-atom
+kernel, i.e. a few shifted adds of the running array (no FFT, so only relative rounding errors,
+gamma_3 per step). Roots are read only at the requested prefix lengths, the upper ones a group at
+a time (``prefix_reads``), then each lower one from its prefix's snapshot.
 
 * Typed decimals (one small common lattice): exact kernels above and below, no discretisation.
-* Otherwise: connect-the-dots above; below, the same running pmf read from below minus the
-  certified second-order error bound of ``split``, with the running pmf's snapshots at doubling
-  lengths as the smoothing of each block (the first queries' by true queries). Short prefixes are enumerated
-  exactly, and up to ``FIRST_ORDER_PREFIX`` queries a rounded-down twin on a finer grid also gives
-  a (first-order) lower bound; the better one is reported. One lattice step serves the whole
-  curve, calibrated so that the full plan's bracket is well inside ``width``.
+* Otherwise: connect-the-dots above; below, the same running pmf minus a certified second-order
+  error bound. One lattice step serves the whole curve, calibrated so that the full plan's bracket
+  is well inside ``width``.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
-from dataclasses import replace
-
-from .atoms import U, delta_at, delta_slope, lower_root, sup_root
-from .binomial import log_rr
+from .atoms import U
 from .bracket import FAST_MAX_SUM, merge_groups
-from .exact import grouped_atoms, homogeneous_bracket
-from .lattice import LatticePMF, sparse_convolve, truncate
-from .pld import STEP_MAX, common_lattice, initial_step, kernels, lattice_points
+from .exact import homogeneous_bracket
+from .pld import STEP_MAX, common_lattice, lattice_points
 from .prefix_reads import GroupedUpperReads
-from .split import (ErrorSum, block_terms, entry_bound, group_terms, kernel_shift, log_window_max, model_step,
-                    position_pad)
-from .true_smoothing import log_window_max_with_true, true_queries_that_fit
+from .prefix_sides import PREFIX_MAX_POINTS, _LatticeLower, _NoLower, _SecondOrderLower
+from .split import model_step
 from ..numerics import widen_down, widen_up
-
-#: Bound on the running lattice size (points) of the prefix curve.
-PREFIX_MAX_POINTS = 1 << 20
-
-
-def _directed_fraction(x: Fraction, upper: bool) -> float:
-    f = float(x)
-    if upper and Fraction(f) < x:
-        f = math.nextafter(f, math.inf)
-    if not upper and Fraction(f) > x:
-        f = math.nextafter(f, -math.inf)
-    return f
-
-
-def _lattice_kernel(a: int, d: float, upper: bool) -> LatticePMF:
-    """RR(a d) exactly on the Y-lattice 2d (stride a): the common-lattice (exact) prefix path."""
-    if a > PREFIX_MAX_POINTS:  # the caller checked the lattice size; never allocate unboundedly
-        raise ValueError(f"a common lattice of {a:,} points per query is beyond what the prefix curve "
-                         f"can compute (at most {PREFIX_MAX_POINTS:,})")
-    exact = Fraction(a) * Fraction(d)
-    e_eff = float(exact)
-    lp, lq = log_rr(e_eff)
-    ker = np.zeros(a + 1)
-    ker[0] += math.exp(lq)
-    ker[a] += math.exp(lp)
-    rel = 16 * U + 4 * U * (abs(lp) + abs(lq) + 1) + 4 * U * e_eff  # e_eff is a d rounded
-    return LatticePMF(2 * d, 0, ker, _directed_fraction(-exact, upper), upper, rel=rel)
-
-
-def _extend(run: LatticePMF, ker: LatticePMF, tail: float) -> LatticePMF:
-    c, terms = sparse_convolve(run.p, ker.p)
-    g = 1.01 * (terms + 2) * U
-    rel = run.rel + ker.rel + run.rel * ker.rel
-    rel = rel + g + rel * g
-    off = run.offset + ker.offset
-    off = math.nextafter(off, math.inf) if run.upper else math.nextafter(off, -math.inf)
-    nxt = LatticePMF(run.step, run.start + ker.start, c, off, run.upper, rel=rel,
-                     err=run.err, inf_mass=run.inf_mass)
-    return truncate(nxt, tail)
-
-
-_ZERO_UP = LatticePMF(1.0, 0, np.ones(1), 0.0, True)   # RR(0): loss 0 with probability 1
-_ZERO_LO = LatticePMF(1.0, 0, np.ones(1), 0.0, False)
-
-#: Prefixes this short are enumerated exactly on the connect-the-dots path (at most 2^12 outcomes).
-EXACT_HEAD = 12
-#: Prefixes up to this length also get the first-order (rounded-down) lower bound.
-FIRST_ORDER_PREFIX = 64
-#: Tilts tried for the prefix error bounds (one grid for every prefix).
-PREFIX_THETAS = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 63)])
-
-
-class _Side:
-    """The running upper pmf ``run_up`` of the queries so far, which every side keeps; a side adds
-    its own lower-side work in ``extend`` and ``bracket``."""
-
-    def __init__(self, step_up: float):
-        self.run_up = LatticePMF(step_up, 0, np.ones(1), 0.0, True)
-
-    def extend(self, i: int, x: float, trim: float) -> None:
-        self.run_up = _extend(self.run_up, self.upper_kernel(x), trim)   # (each side's kernels)
-
-
-class _LatticeLower(_Side):
-    """Exact common lattice (typed decimals): a second running pmf with the rounded-down kernels."""
-
-    def __init__(self, lat, e, want_lower: bool = True):
-        self.a_of = {float(v): int(ai) for v, ai in zip(e.tolist(), lat[0].tolist())}
-        self.d_up, self.d_lo = lat[1], lat[2]
-        self.run = LatticePMF(2 * self.d_lo, 0, np.ones(1), 0.0, False) if want_lower else None
-        super().__init__(2 * self.d_up)
-
-    def upper_kernel(self, x: float) -> LatticePMF:
-        return _ZERO_UP if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_up, True)
-
-    def extend(self, i: int, x: float, trim: float) -> None:
-        super().extend(i, x, trim)
-        if self.run is not None:
-            ker = _ZERO_LO if x == 0.0 else _lattice_kernel(self.a_of[x], self.d_lo, False)
-            self.run = _extend(self.run, ker, trim)
-
-    def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
-        """(upper, lower): the upper bound ``up`` was read at db_up, the lower one at db >= db_up
-        (0 when the lower side is not wanted)."""
-        return up, (0.0 if self.run is None else sup_root(self.run.atoms(above=floor), db, floor))
-
-
-class _UpperKernels(_Side):
-    """Connect-the-dots kernels on the lattice ``step``, built for every distinct x of the plan in
-    one vectorised pass (a table per query cost a fifth of the 100-query example's curve)."""
-
-    def __init__(self, eps: np.ndarray, step: float):
-        super().__init__(step)
-        self.kernels_up = kernels(eps, step, True)
-
-    def upper_kernel(self, x: float) -> LatticePMF:
-        return self.kernels_up[x]
-
-
-class _SecondOrderLower(_UpperKernels):
-    """Connect-the-dots with the certified second-order error bound of ``split``.
-
-    The lower side reads delta(C_all) - Err from the running connect-the-dots pmf itself (read
-    from below). The queries are replaced block by block: the first ``EXACT_HEAD`` in doubling
-    sub-blocks smoothed by the twins before them and the true queries after them
-    (``true_smoothing``), then blocks [head 2^(i-1), head 2^i) in query order, each smoothed by the
-    running pmf at its start (kept as a snapshot of window bounds). (No query is rounded down to
-    smooth, as ``split`` does: the true queries smooth the first blocks as well, at no first-order
-    cost, and the lower side needs no running pmf of its own.) Prefixes up to ``EXACT_HEAD`` are
-    enumerated exactly.
-    """
-
-    def __init__(self, eps: np.ndarray, step: float, width: float, dmin: float, tail: float):
-        super().__init__(eps, step)
-        K = eps.size
-        self.eps, self.step, self.tail, self.width = eps, step, tail, width
-        th = PREFIX_THETAS
-        ones = np.ones(K, dtype=np.int64)
-        self.log_m, log_term, pg = group_terms(eps, ones, step, th)
-        self.cum_log_m = np.vstack([np.zeros(th.size), np.cumsum(self.log_m, axis=0)])
-        self.head = min(K, EXACT_HEAD)
-        self.log_term, self.pg = log_term, pg
-        # -(sum of the first n epsilons), rounded down: the lower read's offset
-        self.neg_sums_lo = -(np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300)
-        # blocks: [start, log S_theta of the smoothing pmf, its extra mass, log K_b, sum p_j G_j,
-        # fixed part of log M_B]; the MGF of the rest is (running sum from start) + fixed part.
-        # The head's queries come first, sorted by p_j G_j and in doubling sub-blocks, each
-        # smoothed by the sub-blocks before it; then [head 2^i, head 2^(i+1)) in query order,
-        # smoothed by the running pmf at their start; the last block is open.
-        self.blocks = []
-        others = np.flatnonzero(eps[: self.head] > 0)
-        others = others[np.argsort(pg[others], kind="stable")]
-        smooth_pmf, size, pos = LatticePMF(step, 0, np.ones(1), 0.0, False), 1, 0
-        while pos < others.size:
-            sub, later = others[pos: pos + size], others[pos + size:]
-            terms = pos
-            l, logp, extra = entry_bound(smooth_pmf, 0.0, terms)  # C' twins
-            # the head's later queries are still true while this sub-block is replaced: as many as
-            # fit smooth it (true_smoothing), the others stay in the rest's MGF
-            live = smooth_pmf.p > 0  # (an empty entry's exact mass is within ``extra``)
-            n_true = true_queries_that_fit(int(live.sum()), later.size)
-            log_s = (log_window_max_with_true(l[live], logp[live], 2 * position_pad(smooth_pmf, terms),
-                                              eps[later[:n_true]], step, th) if n_true
-                     else log_window_max(l, logp, th))
-            fixed = self.log_m[np.concatenate([sub, later[n_true:]])].sum(axis=0)
-            self.blocks.append([self.head, log_s, extra,
-                                np.logaddexp.reduce(log_term[sub], axis=0), float(np.sum(pg[sub])), fixed])
-            for i in sub.tolist():
-                smooth_pmf = _extend(smooth_pmf, self.upper_kernel(float(eps[i])), 0.0)
-            pos += sub.size
-            size *= 2
-        self.next_cut = self.head
-        self.cut_mass = 0.0
-        # short prefixes are too lumpy for the smoothing: also keep the rounded-down twin (its
-        # first-order error is small while the prefix is short)
-        head_lo = eps[:FIRST_ORDER_PREFIX]
-        head_lo = head_lo[head_lo > 0]
-        self.step_lo = step
-        if head_lo.size:
-            ones_lo = np.ones(head_lo.size, dtype=np.int64)
-            self.step_lo = min(step, initial_step(head_lo, ones_lo, dmin, width))
-            while lattice_points(head_lo, ones_lo, self.step_lo) > PREFIX_MAX_POINTS / 4 and self.step_lo < STEP_MAX:
-                self.step_lo *= 2
-        self.run_lo = LatticePMF(self.step_lo, 0, np.ones(1), 0.0, False)
-        self.kernels_lo = kernels(head_lo, self.step_lo, False)
-
-    def extend(self, i: int, x: float, trim: float) -> None:
-        if i == self.next_cut:  # the running pmf is the smoothing of the block starting here
-            l, logp, extra = entry_bound(self.run_up, self.cut_mass, i)
-            self.blocks.append([i, log_window_max(l, logp, PREFIX_THETAS), extra,
-                                np.full(PREFIX_THETAS.size, -np.inf), 0.0, 0.0])
-            self.next_cut *= 2
-        if i >= self.head:
-            blk = self.blocks[-1]
-            blk[3] = np.logaddexp(blk[3], self.log_term[i])
-            blk[4] += float(self.pg[i])
-        super().extend(i, x, trim)
-        self.cut_mass += 2 * trim    # cut from the running pmf's ends (moved up, or to +infinity)
-        if self.run_lo is not None and x != 0.0:
-            self.run_lo = _extend(self.run_lo, self.kernels_lo[x], trim) if i < FIRST_ORDER_PREFIX else None
-
-    def _upper_read_lower(self, n: int) -> LatticePMF:
-        """The connect-the-dots pmf of the first n queries as a lower pmf: the upper one with its
-        mass at +infinity dropped, the mass its truncations moved up (<= cut_mass) charged, and
-        its offset the exact -sum eps rounded down (both only lower delta)."""
-        up = self.run_up
-        return replace(up, upper=False, offset=min(up.offset, float(self.neg_sums_lo[n - 1])), inf_mass=0.0,
-                       err=(up.err + self.cut_mass) * (1 + 4 * U))
-
-    def _error(self, n: int, x_ref: float) -> ErrorSum:
-        """The bound for the prefix of length n (called right after query n - 1 was added)."""
-        mag = float(np.max(np.abs(self.cum_log_m[n]))) + 1.0
-        slack = 4 * U * (n + 2) * mag  # differences of running sums
-        starts = [b[0] for b in self.blocks]
-        fixed = np.array([np.broadcast_to(b[5], PREFIX_THETAS.shape) for b in self.blocks])
-        rest_mgf = self.cum_log_m[n][None, :] - self.cum_log_m[starts] + fixed + slack
-        log_s = np.array([b[1] for b in self.blocks])
-        log_k = np.array([b[3] for b in self.blocks])
-        additive = sum(b[2] * b[4] for b in self.blocks)
-        thetas, coefs = block_terms(PREFIX_THETAS, log_s, log_k, rest_mgf, x_ref)
-        return ErrorSum(thetas, coefs, additive * (1 + 1e-9))
-
-    def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
-        """(upper, lower): the upper bound ``up`` was read at db_up, the lower one at db >= db_up."""
-        if n <= self.head:
-            return up, _exact_head_lower(self.eps[:n], db)
-        first_order = floor
-        if self.run_lo is not None:
-            first_order = sup_root(self.run_lo.atoms(above=floor), db, floor)
-        if not math.isfinite(up) or up - first_order <= 0.25 * self.width:
-            return up, first_order  # short prefix: the first-order bound is already tight enough
-        run = self._upper_read_lower(n)
-        run = replace(run, err=run.err + kernel_shift(np.ones(n), self.step))  # rounded-up weights
-        atoms = run.atoms(above=floor)
-        err = self._error(n, up)
-        tol = max(1e-11, 1e-12 * up, 1e-3 * self.width)  # a lower bound needs no more digits
-
-        def h(x: float) -> float:
-            return float(delta_at(atoms, [x])[0]) - err(x) - db
-
-        return up, max(first_order, lower_root(h, up, tol, self.width / 8, delta_slope(atoms, up)))
-
-
-class _NoLower(_UpperKernels):
-    """Upper bounds only (a caller that drops the lower ones): the connect-the-dots lattice of
-    ``_SecondOrderLower``, none of its lower-side work; 0 is the lower bound."""
-
-    def bracket(self, n: int, db_up: float, db: float, floor: float, up: float) -> tuple[float, float]:
-        return up, 0.0
-
-
-def _exact_head_lower(eps: np.ndarray, db: float) -> float:
-    """The lower bound of a short prefix, its outcomes enumerated exactly. (Its upper side is the
-    lattice's: within a small part of the width there, and enumerating both sides of the first
-    dozen prefixes cost a third of a 100-point curve.)"""
-    e, m = merge_groups(eps, np.ones(eps.size, dtype=np.int64))
-    return 0.0 if e.size == 0 else sup_root(grouped_atoms(e, m, False), db)
 
 
 def _curve_step(e, m, width: float) -> float:
@@ -327,30 +81,35 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
     sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
     prev = [0.0, math.inf]    # the last certified lower bound and its delta_bar
+    snaps: dict = {}          # what each pending prefix's lower read needs
 
-    def finish(j: int, u: float, floor: float = 0.0) -> None:
-        u, lo = side.bracket(int(ks[j]), float(delta_bars[j]), float(hi_bars[j]), floor, u)
+    def finish(j: int, u: float) -> None:
+        """Prefix j's bracket from its upper read-out u (prefixes finish in order)."""
+        db = float(delta_bars[j])
+        # OptComp grows with k and as delta_bar shrinks (the exact delta_bar shrinks with k), so
+        # the previous certified lower bound is a valid floor for this one
+        floor = prev[0] if db <= prev[1] else 0.0
+        u, lo = side.bracket(int(ks[j]), db, float(hi_bars[j]), floor, u, snaps.pop(j))
         upper[j] = widen_up(u)
         lower[j] = widen_down(lo)
-        prev[:] = lower[j], float(delta_bars[j])
+        prev[:] = lower[j], db
         # OptComp <= the plain sum: a coarse lattice must not report more than that
         s_up = float(sums_up[ks[j] - 1])
         if upper[j] > s_up:
             upper[j] = s_up
             lower[j] = min(lower[j], s_up)
 
-    grouped = None if want_lower else GroupedUpperReads(finish)
+    grouped = GroupedUpperReads(finish)
     j = 0
     for i in range(K):
         if cancel is not None and i % 16 == 0:
             cancel.check()
         trim = tail * 8 if i % 8 == 7 else 0.0  # truncating every 8th step is enough and cheaper
-        x = float(eps[i])
-        side.extend(i, x, trim)
-        run_up = side.run_up
+        side.extend(i, float(eps[i]), trim)
         while j < ks.size and ks[j] == i + 1:
             db, db_hi = float(delta_bars[j]), float(hi_bars[j])
             if db <= 0 or db_hi >= 1:
+                grouped.flush()                 # (the prefixes before finish first, in order)
                 # edges: no certified finite upper bound / the plain sum (tight for pure DP) / 0
                 upper[j] = math.inf if db < 0 else (float(sums_up[i]) if db == 0 else 0.0)
                 if db_hi >= 1 or db_hi > 0 >= db:
@@ -359,18 +118,13 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
                     lower[j] = math.inf
                 else:
                     lower[j] = max(0.0, math.fsum(eps[: i + 1].tolist()) * (1 - 2 * U * (i + 1)))
-            elif grouped is not None:
-                grouped.add(j, run_up, db)      # read later, with others (no lower bound to wait for)
             else:
-                # OptComp grows with k and as delta_bar shrinks (the exact delta_bar shrinks with
-                # k), so the previous certified lower bound is a valid floor for this root
-                floor = prev[0] if db <= prev[1] else 0.0
-                finish(j, sup_root(run_up.atoms(above=floor), db, floor), floor)
+                snaps[j] = side.snapshot()
+                grouped.add(j, side.run_up, db)  # read with others, then finished in order
             j += 1
         if progress is not None and i % 64 == 0:
             progress((i + 1) / K)
-    if grouped is not None:
-        grouped.flush()
+    grouped.flush()
     if progress is not None:
         progress(1.0)
     return upper, lower

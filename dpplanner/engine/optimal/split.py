@@ -142,7 +142,14 @@ def position_pad(a: LatticePMF, terms: int) -> float:
 
 
 def log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.ndarray:
-    """log S_theta = max_i (log p_i + theta l_i) for each theta."""
+    """log S_theta = max_i (log p_i + theta l_i) for each theta (l ascending, every theta >= 0).
+
+    An atom with one at least as heavy above it is never the max for theta >= 0: only the atoms
+    heavier than every atom above them (at most the half above the mode) are scanned."""
+    above = np.maximum.accumulate(logp[::-1])[::-1]
+    keep = np.ones(l.size, dtype=bool)
+    keep[:-1] = logp[:-1] > above[1:]
+    l, logp = l[keep], logp[keep]
     return np.array([float(np.max(logp + th * l)) for th in thetas.tolist()])
 
 

@@ -16,7 +16,7 @@ largest key of interest is exact for every key below it. The best S_s misclassif
 whose loss is within sum |eps_i - a_i h| of x, where their term P(T)(1 - e^{x - L(T)}) is itself
 that small: the bound is off by second order in h (no lattice rounding of the epsilons).
 
-UPPER (connect the dots, as in ``pld``): each query's loss on the lattice D Z by ``upper_kernel``,
+UPPER (connect the dots, as in ``pld``): each query's loss on the lattice D Z by ``pld.kernels``,
 composed by shifted adds in the "deficit" coordinate (how far below its largest value the loss
 is). An outcome whose deficit already puts its loss below the certified lower bound lo adds
 nothing to delta(x) at any x >= lo, and the deficit only grows: such outcomes are dropped and the
@@ -35,7 +35,7 @@ import numpy as np
 
 from .atoms import U, sup_root
 from .lattice import LatticePMF
-from .pld import upper_kernel
+from .pld import kernels
 from .result import Bracket
 from ..numerics import widen_down, widen_up
 
@@ -147,9 +147,10 @@ def key_set_lower(eps: np.ndarray, delta_bar_hi: float, h: float, floor: float,
 def ctd_upper(eps: np.ndarray, delta_bar: float, step: float, floor: float) -> float:
     """The connect-the-dots upper bound, composed only down to the loss ``floor`` (a certified
     lower bound on OptComp at ``delta_bar``) and read from there."""
-    kernels = [upper_kernel(float(x), step) for x in eps.tolist()]
-    top = sum(ker.p.size - 1 for ker in kernels)       # the largest index of the composed lattice
-    offset = math.nextafter(math.fsum(ker.offset for ker in kernels), math.inf)
+    built = kernels(eps, step, True)   # (one table for every distinct epsilon)
+    kers = [built[x] for x in eps.tolist()]
+    top = sum(ker.p.size - 1 for ker in kers)      # the largest index of the composed lattice
+    offset = math.nextafter(math.fsum(ker.offset for ker in kers), math.inf)
     # deficits d >= width have loss offset + (top - d) step <= floor - 2 step (each is exact up to
     # the offset's rounding, which is upward): they add nothing to delta(x) for x >= floor
     width = int(min(math.ceil((offset + top * step - floor) / step) + 2, top + 1))
@@ -157,7 +158,7 @@ def ctd_upper(eps: np.ndarray, delta_bar: float, step: float, floor: float) -> f
     arr = np.zeros(width)
     arr[0] = 1.0
     rel = 0.0
-    for ker in kernels:
+    for ker in kers:
         rev = ker.p[::-1]                              # deficit j <- index (size - 1 - j)
         nz = np.flatnonzero(rev).tolist()
         out = np.zeros(width)
