@@ -74,10 +74,30 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     lat = common_lattice(e) if e.size else None
     if lat is not None and lattice_points(e, m, 2 * lat[1]) <= PREFIX_MAX_POINTS:
         # all epsilons on one small lattice (typed decimals): exact kernels, no discretisation
-        side = _LatticeLower(lat, e, want_lower)
-    else:
-        step = _curve_step(e, m, width) if e.size > 1 else 2.0 ** -10
-        side = _SecondOrderLower(eps, step, width, dmin, tail) if want_lower else _NoLower(eps, step)
+        return _one_pass(_LatticeLower(lat, e, want_lower), eps, delta_bars, hi_bars, ks, tail, cancel, progress)
+    step = _curve_step(e, m, width) if e.size > 1 else 2.0 ** -10
+    if not want_lower:
+        return _one_pass(_NoLower(eps, step), eps, delta_bars, hi_bars, ks, tail, cancel, progress)
+    upper, lower = _one_pass(_SecondOrderLower(eps, step, width, dmin, tail), eps, delta_bars, hi_bars, ks, tail,
+                             cancel, progress)
+    # the prefixes whose bracket is wider than asked for, once more on a lattice twice as fine
+    # (both ends' errors are second order in the step: about a quarter); their blocks follow the
+    # query order, not the error sizes, so one step does not fit every prefix's bracket alike
+    miss = np.flatnonzero((upper - lower > width) & np.isfinite(upper))
+    if miss.size and lattice_points(e, m, step / 2) <= PREFIX_MAX_POINTS:
+        k_miss = int(ks[miss[-1]])
+        side = _SecondOrderLower(eps[:k_miss], step / 2, width, dmin, tail)
+        up, lo = _one_pass(side, eps[:k_miss], delta_bars[miss], hi_bars[miss], ks[miss], tail, cancel, None)
+        upper[miss] = np.minimum(upper[miss], up)
+        lower[miss] = np.maximum(lower[miss], lo)
+    return upper, lower
+
+
+def _one_pass(side, eps, delta_bars, hi_bars, ks, tail: float, cancel, progress):
+    """(upper, lower) at each k = ks[j] from one side's running pmfs, extended over eps[:ks[-1]]."""
+    K = int(ks[-1])
+    upper = np.zeros(ks.size)
+    lower = np.zeros(ks.size)
     # running sums of non-negative terms, widened by the recursive-summation bound (i + 2) u
     sums_up = np.cumsum(eps) * (1 + 2.02 * (np.arange(K) + 2) * U) + 1e-300
     prev = [0.0, math.inf]    # the last certified lower bound and its delta_bar
