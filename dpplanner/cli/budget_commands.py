@@ -7,7 +7,7 @@ from dpplanner.cli.output import (UserError, finite, g, header, load, print_json
 from dpplanner.model import display
 from dpplanner.model.files import save_plan
 from dpplanner.model.plan import Plan
-from dpplanner.model.redistribution import rebalance, rebalanced_edit
+from dpplanner.model.redistribution import rebalance, rebalanced_edit, unspent_reason
 from dpplanner.model.typed import parse_text
 from dpplanner.model.validation import FIELD_RULES
 
@@ -36,7 +36,7 @@ def cmd_allocate(args) -> int:
         print_json({"plan": plan.title, "theorem": plan.budget.theorem,
                     "epsilon_g": plan.budget.epsilon, "delta_g": plan.budget.delta,
                     "spent_epsilon": finite(total.epsilon), "saved_to": args.output,
-                    **work.fields(), "unspent_reason": _unspent_reason(total),
+                    **work.fields(), "unspent_reason": unspent_reason(total),
                     "statistics": [{"name": s.name, "kind": s.kind.value,
                                     "mechanism": s.mechanism.value, "held": s.held,
                                     "target_error": s.target_error,
@@ -77,16 +77,10 @@ def cmd_allocate(args) -> int:
     return 0
 
 
-def _unspent_reason(total) -> str | None:
-    """Why part of the budget may be left unspent by a redistribution whose certified total is
-    ``total`` (the engine's words; None: nothing to say, or nothing was redistributed)."""
-    return total.extra.get("waste_reason") if total is not None else None
-
-
 def _say_unspent(total) -> None:
-    """The text's ``note:`` line with ``_unspent_reason`` (the JSON's unspent_reason); not when
+    """The text's ``note:`` line with ``unspent_reason`` (the JSON's unspent_reason); not when
     the time limit stopped the search: the time limit's own line says it then."""
-    reason = _unspent_reason(total)
+    reason = unspent_reason(total)
     if reason and not total.extra.get("time_limited"):
         print(f"note: {reason}")
 
@@ -140,7 +134,7 @@ def cmd_target(args) -> int:
         print_json({"statistic": s.name, "target_error": s.target_error, "epsilon": s.epsilon,
                     "error": finite(p.error), "units": p.units,
                     "redistributed": plan.budget.redistribute, "saved_to": args.output,
-                    **work.fields(), "unspent_reason": _unspent_reason(total)})
+                    **work.fields(), "unspent_reason": unspent_reason(total)})
         return 0
     print(f"{s.name}: target error {display.exact(error)} {display.unit_words(p.units)}".rstrip()
           + f"; epsilon {display.upper(s.epsilon, 6)} (error {display.error(_group_error(s, p))}"

@@ -279,21 +279,24 @@ class AllocateResult:
     evaluation: Optional[EvaluateResult]            # of ``statistics`` under the request's view
     refusal: Optional[str] = None                   # why not (pins that leave nothing, ...)
     held_indices: tuple[int, ...] = ()              # the pins to release, when that is why
+    unspent_reason: Optional[str] = None            # why budget may be left unspent (the engine's words)
 
 
 @in_engine_process
 def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) -> AllocateResult:
     _not_cancelled(cancel)
     try:
-        stats = rebalanced(request.budget, request.statistics, cancel=cancel,
-                           progress=_part(progress, 0.0, 0.6))
+        done = rebalanced(request.budget, request.statistics, cancel=cancel,
+                          progress=_part(progress, 0.0, 0.6))
     except PlanError as exc:        # an answer, not a failure: the edit is refused
         return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
     # The totals of the rebalanced state come back with it: the window needs no second trip.
-    evaluation = evaluate(evaluation_request(composition_inputs(request.budget, stats), request.view),
+    evaluation = evaluate(evaluation_request(composition_inputs(request.budget, done.statistics),
+                                             request.view),
                           cancel, _part(progress, 0.6, 1.0),
                           total_known=engine.theorem(request.budget.theorem).remembers_total)
-    return AllocateResult(request.request_id, request, stats, evaluation)
+    return AllocateResult(request.request_id, request, done.statistics, evaluation,
+                          unspent_reason=done.unspent_reason)
 
 
 def _not_cancelled(cancel: Optional[CancelToken]) -> None:

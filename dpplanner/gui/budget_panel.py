@@ -122,6 +122,14 @@ class BudgetPanel(QGroupBox):
         self.over_reason.setStyleSheet(f"color: {OVER_BUDGET};")
         self.over_reason.setAccessibleName("Why over budget")
         self.over_reason.setVisible(False)
+        #: Why the last redistribution may leave part of the budget unspent, in the engine's words
+        #: as the command line's note line (hidden while there is nothing to say).
+        self.unspent = WrappingLabel("")
+        self.unspent.setTextFormat(Qt.TextFormat.PlainText)
+        self.unspent.setAccessibleName("Why budget is left unspent")
+        self.unspent.setToolTip("Why the redistribution may leave part of the budget unspent "
+                                "(the total it lands on could not be certified more tightly).")
+        self.unspent.setVisible(False)
         self.message = WrappingLabel("")
         self.message.setAccessibleName("Budget warnings")
         self.message.setToolTip("Warnings about the budget and the reason an edit was refused.")
@@ -146,7 +154,8 @@ class BudgetPanel(QGroupBox):
         grid.addWidget(QLabel("Spent"), row + 1, 0)
         grid.addWidget(self.meter, row + 1, 1, 1, 3)
         grid.addWidget(self.over_reason, row + 2, 0, 1, 4)
-        row += 1
+        grid.addWidget(self.unspent, row + 3, 0, 1, 4)
+        row += 2
         grid.addWidget(self.assumption, row + 2, 0, 1, 4)
         # Expert settings, folded away: a newcomer needs none of them to make a first plan.
         self.advanced_toggle = QToolButton()
@@ -195,6 +204,8 @@ class BudgetPanel(QGroupBox):
         self.rebalance_button.clicked.connect(editor.rebalance_now)
         editor.refused.connect(self._on_refused)
         plan.subscribe(self._on_plan_event)
+        # a redistribution that changed no ε_i sends no plan event: its reason is shown then
+        editor.redistributing.connect(lambda active: active or self._show_unspent())
         self._spent: Optional[Composition] = None
         self._totals: dict[str, Composition] = {}
         self._over = False
@@ -219,6 +230,14 @@ class BudgetPanel(QGroupBox):
         if event.kind in ("budget", "reset"):
             self._waiting = set()               # this panel's edit was made
             self.refresh()
+        self._show_unspent()
+
+    def _show_unspent(self) -> None:
+        why = self.editor.unspent_reason()
+        text = f"Note: {why}" if why else ""
+        if self.unspent.text() != text:
+            self.unspent.setText(text)
+            self.unspent.setVisible(bool(text))
 
     def refresh(self) -> None:
         b: Budget = self.editor.plan.budget

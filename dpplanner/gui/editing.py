@@ -35,6 +35,7 @@ from dpplanner.model import Budget, Plan, PlanError, Statistic
 from dpplanner.model.events import follow_row
 from dpplanner.model.validation import release_clause
 from dpplanner.model.engine_inputs import allocation_budget
+from dpplanner.model.redistribution import UnspentReasons
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import exact, upper
 
@@ -127,6 +128,7 @@ class PlanEditor(QObject):
         self._pending: Optional[_Pending] = None
         #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
         self.last_refusal: Optional[Refusal] = None
+        self._unspent = UnspentReasons()        # of the states redistributions left
         self.undo_stack.indexChanged.connect(self._on_undo_index)
 
     # -- statistic edits ------------------------------------------------------------------------
@@ -208,6 +210,11 @@ class PlanEditor(QObject):
 
     def rebalance_now(self) -> bool:
         return self._edit("Redistribute", lambda p: None, rebalance=True, force=True)
+
+    def unspent_reason(self) -> Optional[str]:
+        """Why the redistribution that left the plan as it is (then or after Undo/Redo) may leave
+        part of the budget unspent, as the command line's note says it; else None."""
+        return self._unspent.of(self.plan.budget, self.plan.statistics)
 
     def is_redistributing(self) -> bool:
         """True while an edit waits for its redistribution (the plan does not show it yet)."""
@@ -371,6 +378,7 @@ class PlanEditor(QObject):
             except PlanError as exc:
                 self._refuse_pending(pending, exc, causes=False)
                 return
+            self._unspent.remember(trial.budget, trial.statistics, result.unspent_reason)
             self.precomputed.emit(result)
             self._adopt(trial, pending.text)
         finally:

@@ -7,7 +7,8 @@ neither the pin check nor the allocation ever composes on the GUI thread.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
 
 from .engine_inputs import allocation_request, with_epsilons
 from .plan import Plan
@@ -15,11 +16,48 @@ from .statistic import Budget, Statistic
 from .validation import PlanError, check_holds
 
 
+@dataclass(frozen=True)
+class Redistribution:
+    """What ``rebalanced`` gives: the statistics, and why part of the budget may be left unspent
+    (``unspent_reason``; None: nothing to say)."""
+
+    statistics: tuple[Statistic, ...]
+    unspent_reason: Optional[str] = None
+
+
+def unspent_reason(total) -> Optional[str]:
+    """Why a redistribution whose certified total is ``total`` may leave part of the budget
+    unspent, in the engine's words (its ``waste_reason``): the command line's ``note:`` line and
+    the window's note under the Spent bar. None: nothing to say, or nothing was redistributed."""
+    return total.extra.get("waste_reason") if total is not None else None
+
+
+class UnspentReasons:
+    """The ``unspent_reason`` of the last few states redistributions left, by state (budget and
+    statistics): a window says it while its plan is in one of them, after Undo or Redo back to
+    it too. States are compared by equality, which costs next to nothing per statistic a state
+    shares with the plan (the same object); older states are said again by redistributing them."""
+
+    def __init__(self, kept: int = 32) -> None:
+        self._kept = kept
+        self._states: list[tuple[Budget, tuple[Statistic, ...], str]] = []
+
+    def remember(self, budget: Budget, stats: tuple[Statistic, ...], why: Optional[str]) -> None:
+        """A redistribution left (budget, stats) with reason ``why`` (None: nothing to say)."""
+        others = [s for s in self._states if (s[0], s[1]) != (budget, stats)]
+        self._states = (others[-(self._kept - 1):] + [(budget, stats, why)]) if why else others
+
+    def of(self, budget: Budget, stats: tuple[Statistic, ...]) -> Optional[str]:
+        return next((why for b, s, why in reversed(self._states) if b == budget and s == stats), None)
+
+
 def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
-               progress=None) -> tuple[Statistic, ...]:
-    """The statistics after redistribution; PlanError (with ``held_indices`` when the pins alone
-    use the budget) if there is none. Pinned (held) statistics keep their epsilon."""
-    return allocated(budget, stats, cancel=cancel, progress=progress)[0]
+               progress=None) -> Redistribution:
+    """The statistics after redistribution, with the reason it may leave budget unspent; PlanError
+    (with ``held_indices`` when the pins alone use the budget) if there is none. Pinned (held)
+    statistics keep their epsilon."""
+    stats, allocation = allocated(budget, stats, cancel=cancel, progress=progress)
+    return Redistribution(stats, unspent_reason(allocation.composition if allocation is not None else None))
 
 
 def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progress=None,

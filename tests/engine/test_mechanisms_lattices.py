@@ -86,7 +86,7 @@ def test_a_redistributed_plan_stops_on_the_first_rung_that_meets_eta(monkeypatch
     for k in range(1, 8):
         j = 7 * k % len(stats)
         stats[j] = stats[j].replace(epsilon=stats[j].epsilon * (1.05 if k % 2 == 0 else 0.95), held=True)
-    i = composition_inputs(plan.budget, rebalanced(plan.budget, stats))
+    i = composition_inputs(plan.budget, rebalanced(plan.budget, stats).statistics)
     forget()
     lattices = []
     real = spectral.rung
