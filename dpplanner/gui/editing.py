@@ -32,9 +32,8 @@ from dpplanner.compute import jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
+from dpplanner.gui.edit_steps import Pending, Step, changes_allocation, others_named, replaced
 from dpplanner.model.events import follow_row
-from dpplanner.model.validation import release_clause
-from dpplanner.model.engine_inputs import allocation_budget
 from dpplanner.model.redistribution import UnspentReasons
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import exact, upper
@@ -49,72 +48,13 @@ class Refusal:
     field: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class _Step:
-    """One edit waiting for its redistribution: where it was made, to report a refusal there."""
-
-    text: str
-    row: Optional[int]                  # on screen, in the settled plan the table shows
-    field: Optional[str]
-    cause: Optional[Callable[[Plan], tuple[str, str]]]      # of the state right after this edit
-
-
-@dataclass(frozen=True)
-class _Pending:
-    """Edits tried, valid, not yet in the plan: ``trials[i]`` is the settled plan with the first
-    i + 1 of ``steps`` made (each a trial of the one before), none redistributed yet."""
-
-    trials: tuple[Plan, ...]
-    steps: tuple[_Step, ...]
-    rebalance: bool                     # one of the steps asks for a redistribution
-
-    @property
-    def trial(self) -> Plan:
-        return self.trials[-1]
-
-    @property
-    def text(self) -> str:
-        return " + ".join(s.text for s in self.steps)
-
-
-def _changes_allocation(plan: Plan, trial: Plan) -> bool:
-    """Whether a budget edit needs a redistribution: it is on and what it reads changed (ε_g, δ_g,
-    theorem, η, reserve, δ split, amplification by N: ``allocation_budget``, which the model tests
-    against the request itself, so a new budget field cannot be forgotten here)."""
-    if not trial.budget.redistribute:
-        return False
-    if not plan.budget.redistribute:
-        return True                 # just switched on
-    if allocation_budget(plan.budget) != allocation_budget(trial.budget):
-        return True
-    # a target error's ε_i followed the edit (a new confidence, say): the free rows must follow it
-    return any(a.epsilon != b.epsilon for a, b in zip(plan.statistics, trial.statistics))
-
-
-def _others_named(message: str, held: Sequence[int], row: Optional[int], trial: Plan) -> str:
-    """The pins to release, without the statistic being edited: the user just asked for its ε_i
-    or error, so "unpin or lower 'mean b'" (itself) is no advice."""
-    clause = release_clause(trial.statistics, held)
-    if row is None or row not in held or not message.endswith(clause):
-        return message
-    others = [i for i in held if i != row]
-    head = message[:-len(clause)].rstrip("; ")
-    return f"{head}; {release_clause(trial.statistics, others, other=True)}" if others else head
-
-
-def _replaced(stat: Statistic, changes: Mapping[str, Any]) -> Statistic:
-    try:
-        return stat.replace(**changes)
-    except ValueError as exc:       # e.g. an unknown kind: refused like any other bad value
-        raise PlanError(str(exc)) from exc
-
-
 class PlanEditor(QObject):
     """Owns the undo stack of one plan and the redistribution jobs its edits start."""
 
     refused = Signal(object)              # Refusal: shown where it happened and in the status bar
     redistributing = Signal(bool)
     precomputed = Signal(object)          # AllocateResult: the state about to be adopted, evaluated
+    placed = Signal(int)                  # a statistic added is in the plan, at this row
 
     def __init__(self, plan: Plan, controller: ComputeController,
                  allocate_fn: Callable = jobs.allocate, parent: QObject | None = None) -> None:
@@ -125,10 +65,12 @@ class PlanEditor(QObject):
         self.undo_stack = QUndoStack(self)
         #: The cost-curve view an evaluation is asked for (the window connects its own).
         self.view: Callable[[], CurveView] = CurveView
-        self._pending: Optional[_Pending] = None
+        self._pending: Optional[Pending] = None
         #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
         self.last_refusal: Optional[Refusal] = None
         self._unspent = UnspentReasons()        # of the states redistributions left
+        #: (the waiting trial, the row in it) of the statistic added last, while it waits
+        self._added: Optional[tuple[Plan, int]] = None
         self.undo_stack.indexChanged.connect(self._on_undo_index)
 
     # -- statistic edits ------------------------------------------------------------------------
@@ -140,7 +82,7 @@ class PlanEditor(QObject):
     def update_statistic(self, row: int, changes: Mapping[str, Any], text: str, *,
                          field: Optional[str] = None) -> bool:
         """Set ``changes`` (field -> value) on row ``row``; a refusal is reported at ``field``."""
-        return self._edit_row(row, text, lambda p, r: p.update_statistic(r, _replaced(p[r], changes)),
+        return self._edit_row(row, text, lambda p, r: p.update_statistic(r, replaced(p[r], changes)),
                               field=field)
 
     def set_epsilon(self, row: int, epsilon: float) -> bool:
@@ -162,14 +104,39 @@ class PlanEditor(QObject):
                                                   "ask for a larger error or raise the budget"))
 
     def insert_statistic(self, row: int, stat: Statistic) -> bool:
-        """Insert before row ``row`` on screen (``len`` appends)."""
-        text = f"Add {stat.name!r}"
+        """Insert before row ``row`` on screen (``len`` appends). ``placed`` gives its row once it
+        is in the plan (after its redistribution)."""
         if row >= len(self.plan):           # at the end: the end of the plan as it will be
-            return self._edit(text, lambda p: p.insert(len(p), stat))
+            return self._insert(stat, None)
         anchor = self._row_now(row - 1) if row > 0 else -1
         if anchor is None:
-            return self._refuse_gone(row - 1, text)
-        return self._edit(text, lambda p: p.insert(anchor + 1, stat))
+            return self._refuse_gone(row - 1, f"Add {stat.name!r}")
+        return self._insert(stat, anchor + 1)
+
+    def add_after(self, row: int, stat: Statistic) -> bool:
+        """Add ``stat`` after the statistic the user is on: the one added last if it still waits
+        for its redistribution (the table does not show it yet, so its row there is still the one
+        it was added after), else row ``row`` on screen (-1: at the end)."""
+        added = self._added
+        if added is not None and self._pending is not None and self._pending.trial is added[0]:
+            return self._insert(stat, added[1] + 1)
+        return self.insert_statistic(row + 1 if row >= 0 else len(self.plan), stat)
+
+    def _insert(self, stat: Statistic, at: Optional[int]) -> bool:
+        """Insert at row ``at`` of the state the edits reach (None: at its end)."""
+        where = []
+
+        def insert(p: Plan) -> None:
+            where.append(len(p) if at is None else at)
+            p.insert(where[0], stat)
+
+        if not self._edit(f"Add {stat.name!r}", insert):
+            return False
+        if self._pending is None:
+            self.placed.emit(where[0])
+        else:
+            self._added = (self._pending.trial, where[0])
+        return True
 
     def remove_statistics(self, rows: Sequence[int]) -> bool:
         rows = sorted(set(rows), reverse=True)
@@ -197,7 +164,7 @@ class PlanEditor(QObject):
 
     # -- budget and whole-plan edits ------------------------------------------------------------
     def set_budget(self, text: str = "Change budget", **changes) -> bool:
-        return self._edit(text, lambda p: p.set_budget(**changes), rebalance=_changes_allocation,
+        return self._edit(text, lambda p: p.set_budget(**changes), rebalance=changes_allocation,
                           field=next(iter(changes), None))
 
     def set_metadata(self, *, title: Optional[str] = None, description: Optional[str] = None) -> bool:
@@ -234,7 +201,7 @@ class PlanEditor(QObject):
         else:
             self.controller.discard(ALLOCATE)
             self._pending = None
-            self._conclude(_Pending(pending.trials[:-1], pending.steps[:-1], pending.rebalance))
+            self._conclude(Pending(pending.trials[:-1], pending.steps[:-1], pending.rebalance))
 
     def abandon(self) -> None:
         """Another plan replaces this one: edits waiting for their redistribution are dropped."""
@@ -271,18 +238,18 @@ class PlanEditor(QObject):
             return True             # nothing to change (e.g. the same value typed again)
         if callable(rebalance):
             rebalance = rebalance(base, trial)
-        step = _Step(text, shown_row, field, cause)
+        step = Step(text, shown_row, field, cause)
         if waiting is None:
-            pending = _Pending((trial,), (step,), rebalance is None or bool(rebalance))
+            pending = Pending((trial,), (step,), rebalance is None or bool(rebalance))
         else:
             self.controller.discard(ALLOCATE)
             self._pending = None
-            pending = _Pending(waiting.trials + (trial,), waiting.steps + (step,),
+            pending = Pending(waiting.trials + (trial,), waiting.steps + (step,),
                                waiting.rebalance or rebalance is None or bool(rebalance))
         self._conclude(pending, announce=waiting is None)
         return True
 
-    def _conclude(self, pending: _Pending, *, announce: bool = False) -> None:
+    def _conclude(self, pending: Pending, *, announce: bool = False) -> None:
         """The one place that decides how edits reach the plan: adopted as they are when nothing
         they change needs a redistribution (or it is off), else sent to the worker first, the plan
         unchanged until the answer. ``announce``: no edit waited before these."""
@@ -315,12 +282,12 @@ class PlanEditor(QObject):
         if exc.held_indices and cause is not None:
             asked, remedy = cause(trial)
             held_in = trial if held_in is None else held_in
-            named = _others_named(message, exc.held_indices, row if held_in is trial else None, held_in)
+            named = others_named(message, exc.held_indices, row if held_in is trial else None, held_in)
             message = f"{asked}: {named}; {remedy}"
         where_row = row if row is not None or field is not None else exc.index
         self._report(Refusal(message + note, where_row, field or exc.field))
 
-    def _refuse_pending(self, pending: _Pending, exc: PlanError, causes: bool = True) -> None:
+    def _refuse_pending(self, pending: Pending, exc: PlanError, causes: bool = True) -> None:
         """None of the waiting edits is made: each is refused where it was made, the last last
         (the one the status bar keeps)."""
         note = ""
@@ -331,8 +298,8 @@ class PlanEditor(QObject):
             self._refuse(exc, trial, step.row, step.field, step.cause if causes else None, note,
                          held_in=pending.trial)
 
-    def _take_pending(self) -> Optional[_Pending]:
-        pending, self._pending = self._pending, None
+    def _take_pending(self) -> Optional[Pending]:
+        pending, self._pending, self._added = self._pending, None, None
         if pending is not None:
             self.redistributing.emit(False)
         return pending
@@ -365,8 +332,8 @@ class PlanEditor(QObject):
         self._take_pending()
 
     def _on_allocated(self, result: jobs.AllocateResult) -> None:
-        pending = self._pending
-        self._pending = None
+        pending, added = self._pending, self._added
+        self._pending = self._added = None
         try:
             if result.refusal is not None:
                 self._refuse_pending(pending, PlanError(result.refusal, held_indices=result.held_indices))
@@ -381,6 +348,8 @@ class PlanEditor(QObject):
             self._unspent.remember(trial.budget, trial.statistics, result.unspent_reason)
             self.precomputed.emit(result)
             self._adopt(trial, pending.text)
+            if added is not None and added[0] is trial:
+                self.placed.emit(added[1])
         finally:
             # Emitted after the plan holds its final state, so followers see that state.
             self.redistributing.emit(False)

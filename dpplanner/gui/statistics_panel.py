@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractButton, QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QMenu, QTableView,
@@ -99,7 +99,8 @@ class StatisticsPanel(QGroupBox):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.refusal)
         editor.refused.connect(self.show_refusal)
-        editor.plan.subscribe(lambda _event: self.refusal.hide())
+        editor.placed.connect(self.select_row)      # an added statistic, once it is in the plan
+        editor.plan.subscribe(self._on_plan_event)
 
     def _button(self, text: str, tip: str) -> QToolButton:
         button = QToolButton()
@@ -116,6 +117,14 @@ class StatisticsPanel(QGroupBox):
         self.view.addAction(action)
         return action
 
+    def _on_plan_event(self, event) -> None:
+        self.refusal.hide()
+        # A reset (a plan opened, Undo, edits adopted together) clears the table's selection while
+        # the inspector keeps its statistic: the table selects that one, so the two agree.
+        row = self.inspector.row
+        if event.kind == "reset" and row >= 0 and row not in self.selected_rows():
+            self.select_row(row)
+
     # -- selection ----------------------------------------------------------------------------
     def selected_rows(self) -> list[int]:
         return sorted({i.row() for i in self.view.selectionModel().selectedRows()})
@@ -126,40 +135,35 @@ class StatisticsPanel(QGroupBox):
 
     def select_row(self, row: int) -> None:
         if 0 <= row < self.model.rowCount():
-            self.view.selectRow(row)
-            self.view.setCurrentIndex(self.model.index(row, 0))
+            # explicitly: the view's own commands read the keys held (Ctrl of Ctrl+Z toggled the row
+            # off again when Undo selected it)
+            flags = QItemSelectionModel.SelectionFlag
+            self.view.selectionModel().setCurrentIndex(self.model.index(row, 0),
+                                                       flags.ClearAndSelect | flags.Rows)
 
     # -- actions ------------------------------------------------------------------------------
     def add_statistic(self, kind: Kind, stat: Optional[Statistic] = None) -> bool:
-        """Open the dialog for ``kind`` (or insert ``stat`` directly, used by tests and scripts)."""
-        row = self.current_row() + 1 if self.current_row() >= 0 else len(self.editor.plan)
+        """Open the dialog for ``kind`` (or add ``stat`` directly, used by tests and scripts) after
+        the current statistic; the editor's ``placed`` selects it once it is in the plan."""
+        row = self.current_row()
         if stat is None:
             def submit(new: Statistic):
-                return None if self.editor.insert_statistic(row, new) else self.editor.last_refusal
+                return None if self.editor.add_after(row, new) else self.editor.last_refusal
 
             dialog = AddStatisticDialog(kind, self.editor.plan.budget, submit=submit,
                                         name=self._fresh_name(kind.label.split(" ")[0].lower()), parent=self)
             self.add_dialog = dialog        # reachable while open (tests, accessibility tools)
             accepted = dialog.exec() == AddStatisticDialog.DialogCode.Accepted
             self.add_dialog = None
-            if accepted:
-                self.select_row(row)
             return accepted
-        if self.editor.insert_statistic(row, stat):
-            self.select_row(row)
-            return True
-        return False
+        return self.editor.add_after(row, stat)
 
     def duplicate_selected(self) -> bool:
         row = self.current_row()
         if row < 0:
             return False
         original = self.editor.plan[row]
-        copy = original.replace(name=self._fresh_name(original.name))
-        if self.editor.insert_statistic(row + 1, copy):
-            self.select_row(row + 1)
-            return True
-        return False
+        return self.editor.insert_statistic(row + 1, original.replace(name=self._fresh_name(original.name)))
 
     def remove_selected(self) -> bool:
         rows = self.selected_rows() or ([self.current_row()] if self.current_row() >= 0 else [])
