@@ -9,8 +9,9 @@ from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.evaluation import Evaluation
+from dpplanner.gui.inline_message import InlineMessage
 from dpplanner.model import csvio, report
-from dpplanner.release import export_script
+from dpplanner.release import ExportError, export_script
 
 
 class Exports(QObject):
@@ -27,6 +28,8 @@ class Exports(QObject):
         self.plots = plots
         self._last_plot = None
         self._folder: Path | None = None        # where the last export or import went
+        #: Why the last export was refused, in full (the window places it above its panels).
+        self.refusal = InlineMessage(self.plan, "Why the export was refused")
         plots.currentChanged.connect(lambda _i: self.shown_plot())
 
     def suggested(self, ending: str = "") -> str:
@@ -121,9 +124,17 @@ class Exports(QObject):
         return True
 
     def _export(self, write: Callable[[], Optional[str]], path) -> bool:
+        self.refusal.dismiss()
         try:
             note = write()
-        except (OSError, ValueError) as exc:
+        except ExportError as exc:
+            # the plan as it is cannot be exported: a refusal, said in the status bar and in full
+            # above the panels, as an edit's is, without a box that blocks the window
+            text = f"Not exported: {exc}"
+            self.refusal.say(text)
+            self.message.emit(text, 15000, True)
+            return False
+        except (OSError, ValueError) as exc:        # the file could not be written
             self.error.emit("Export failed", str(exc))
             return False
         self.message.emit(f"Wrote {path}" + (f". Note: {note}." if note else ""),

@@ -56,6 +56,7 @@ def restore_layout(window: QMainWindow, settings) -> None:
     # Lay the hidden window out at its size now: splitter sizes are set and checked against the
     # panels' real extents, not those of a window not yet shown.
     window.layout().activate()
+    window.centralWidget().layout().activate()      # (the panels under an export's refusal)
     default_layout(window)
     if settings.layout_version() != LAYOUT_VERSION:
         return

@@ -114,9 +114,14 @@ class MainWindow(QMainWindow):
         self.main_split.addWidget(self.right)
         self.main_split.setStretchFactor(0, 1)
         self.main_split.setStretchFactor(1, 1)
-        self.setCentralWidget(self.main_split)
 
         self.exports = Exports(self, self.editor, self.evaluation, self.plots)
+        central = QWidget()             # an export's refusal, when there is one, above the panels
+        stack = QVBoxLayout(central)
+        stack.setContentsMargins(0, 0, 0, 0)
+        stack.addWidget(self.exports.refusal)
+        stack.addWidget(self.main_split, 1)
+        self.setCentralWidget(central)
         self.status = StatusArea(self.statusBar(), self._busy_text)
         self.status.cancel_button.clicked.connect(self.cancel_computation)
         self._build_actions()

@@ -1,0 +1,50 @@
+"""A refusal shown inside the window, for what has no field of its own to show it at (an export):
+wrapped in full where a one-line status bar would cut it, without a modal box that blocks the
+window until it is closed. It stays until the user closes it, tries again or changes the plan
+(its reason may no longer hold), as the statistics table's reason beneath it does."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+from dpplanner.model import Plan
+
+#: The refusal red of the window (the status bar, the fields, the Spent bar).
+REFUSAL_RED = "#c0392b"
+
+
+class InlineMessage(QFrame):
+    def __init__(self, plan: Plan, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setObjectName("inlineMessage")
+        self.setStyleSheet(f"#inlineMessage {{ border: 1px solid {REFUSAL_RED}; }}")
+        # (a plain word-wrapped label: the box layout above it asks its height for the width it
+        # gets; a WrappingLabel's minimum height, set while hidden and narrow, never came down)
+        self.label = QLabel("")
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)      # it may quote a statistic's name
+        self.label.setStyleSheet(f"color: {REFUSAL_RED}")
+        self.label.setAccessibleName(name)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.close_button = QToolButton()
+        self.close_button.setText("×")
+        self.close_button.setAutoRaise(True)
+        self.close_button.setAccessibleName("Close the message")
+        self.close_button.setToolTip("Close this message")
+        self.close_button.clicked.connect(self.dismiss)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(8, 4, 4, 4)
+        row.addWidget(self.label, 1)
+        row.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+        plan.subscribe(lambda _event: self.dismiss())
+
+    def say(self, text: str) -> None:
+        self.label.setText(text)
+        self.show()
+
+    def dismiss(self) -> None:
+        if self.label.text():
+            self.label.setText("")
+            self.hide()
