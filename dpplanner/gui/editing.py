@@ -187,6 +187,10 @@ class PlanEditor(QObject):
         """True while an edit waits for its redistribution (the plan does not show it yet)."""
         return self._pending is not None
 
+    def names(self) -> set[str]:
+        """The statistics' names once the waiting edits are made (a new name is fresh among them)."""
+        return {s.name for s in (self._pending.trial if self._pending is not None else self.plan)}
+
     def can_undo(self) -> bool:
         return self._pending is not None or self.undo_stack.canUndo()
 

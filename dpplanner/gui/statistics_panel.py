@@ -184,7 +184,7 @@ class StatisticsPanel(QGroupBox):
         return False
 
     def _fresh_name(self, base: str) -> str:
-        names = {s.name for s in self.editor.plan.statistics}
+        names = self.editor.names()
         if base not in names:
             return base
         i = 2

@@ -98,3 +98,21 @@ def test_undo_keeps_the_table_on_the_statistic_the_tab_shows(qtbot, window):
     wait_idle(qtbot, window)
     assert window.plan[1].name == "mean b"
     assert shown(window) == (1, "Statistic 2: mean b", [1])
+
+
+def test_the_add_dialog_offers_a_fresh_name_while_the_last_add_waits(qtbot, window, gate):
+    offered = []
+    panel = window.statistics_panel
+
+    def accept_as_offered():
+        dialog = panel.add_dialog
+        offered.append(field(dialog, "Statistic name").text())
+        QTest.keyClick(field(dialog, "Statistic name"), Qt.Key.Key_Return)
+
+    for _ in range(3):
+        QTimer.singleShot(0, accept_as_offered)
+        next(a for a in panel.add_menu.actions() if a.text() == Kind.COUNT.label).trigger()
+    gate.set()
+    wait_idle(qtbot, window)
+    assert offered == ["count", "count (2)", "count (3)"]
+    assert names(window)[-3:] == offered
