@@ -19,7 +19,7 @@ from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.inspector import StatisticInspector
 from dpplanner.gui.table_columns import ColumnFitter
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
-from dpplanner.model import Kind, Mechanism, Statistic
+from dpplanner.model import Kind, Statistic
 
 #: The columns a new window shows: all fit the table at 1280 x 800 (the others are one tick away
 #: in the header's right-click menu, and every field is in the Statistic tab).
@@ -52,8 +52,9 @@ class StatisticsPanel(QGroupBox):
         # right-click menu), never the rows' (see table_columns).
         self.columns = ColumnFitter(
             self.view, stretch=COLUMN_INDEX["name"],
-            words={COLUMN_INDEX["kind"]: [k.label for k in Kind],
-                   COLUMN_INDEX["mechanism"]: [m.label for m in Mechanism] + ["—"]},
+            # (the noise column is as wide as the noise its statistics have: "Gaussian (ideal)"
+            # for every plan would make census-tables scroll sideways at 1280 px)
+            words={COLUMN_INDEX["kind"]: [k.label for k in Kind]},
             extra={COLUMN_INDEX["held"]: 22})
         self.columns.set_shown(COLUMN_INDEX[k] for k in DEFAULT_COLUMNS)
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "

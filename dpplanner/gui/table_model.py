@@ -22,7 +22,7 @@ from dpplanner.model.implementation import implementation
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
 from dpplanner.model.privacy import statistics_privacy
-from dpplanner.model.statistic import assumptions
+from dpplanner.model.statistic import assumptions, noise_words
 from dpplanner.model.validation import statistic_deltas
 from dpplanner.model.typed import parse_text
 
@@ -39,7 +39,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("variable", "variable", "The variable (column of the dataset) the statistic is computed on."),
     Column("kind", "kind", "What is released: count, sum, mean, proportion, histogram, quantile/CDF, "
                            "or custom (you type ε_i and δ_i)."),
-    Column("mechanism", "noise", "Noise mechanism: Laplace (pure ε) or Gaussian (needs δ)."),
+    Column("mechanism", "noise", "The noise added: Laplace (pure ε) or Gaussian (needs δ), as OpenDP adds "
+           "it (what a release script adds) or \"(ideal)\": the idealised continuous noise of the "
+           "textbook formulas, which no library adds exactly (Statistic tab: Noise implemented by)."),
     Column("epsilon", "ε_i", "Privacy budget of one release of this statistic. Typing a value holds "
                              "it while the free statistics are redistributed."),
     Column("delta", "δ_i", "δ of one release: 0 for Laplace, a share of the δ split for Gaussian, "
@@ -257,7 +259,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "kind":
             return stat.kind.label
         if key == "mechanism":
-            return "—" if stat.kind is Kind.CUSTOM else stat.mechanism.label
+            return "—" if stat.kind is Kind.CUSTOM else noise_words(stat)
         if key == "epsilon":
             return formatting.upper(stat.epsilon)
         if key == "delta":

@@ -165,3 +165,16 @@ def value(x: float, digits: int = 6) -> str:
     budget): ``digits`` significant digits, rounded to nearest."""
     special = _special(x)
     return special if special is not None else f"{x:.{digits}g}"
+
+
+#: The word for the idealised continuous noise, which no library adds exactly, wherever it is
+#: named: the table's noise column, the Statistic tab's "Noise implemented by", the report.
+IDEAL = "ideal"
+
+
+def noise(gaussian: bool, ideal: bool) -> str:
+    """A statistic's noise in a word or two, as the table's noise column and the report's table
+    name it: "Laplace" or "Gaussian" for OpenDP's noise (what a release script adds), "Laplace
+    (ideal)" for the idealised continuous noise (short: the column fits the table at 1280 x 800)."""
+    name = "Gaussian" if gaussian else "Laplace"
+    return f"{name} ({IDEAL})" if ideal else name

@@ -22,7 +22,7 @@ from .derivation import plan_derivation, sensitivity_rule, shown
 from .plan import Plan
 from .privacy import BLOCK, TimeLimit
 from .safe_text import markup
-from .statistic import Kind, Mechanism, Noise, Statistic, assumptions, field_names
+from .statistic import Kind, Mechanism, Noise, Statistic, assumptions, field_names, noise_words
 
 
 #: What a per-statistic section cut short by the limit shows instead of the statistics left out.
@@ -74,7 +74,7 @@ def statistics_tables(plan: Plan, privacy: list, limit: Optional[TimeLimit] = No
     for i, s in enumerate(plan.statistics[:len(privacy)]):
         what.append(f"<tr><td>{i + 1}</td><td class=\"name\">{markup(s.name)}</td>"
                     f"<td>{markup(s.variable)}</td><td>{markup(s.kind.label)}</td>"
-                    f"<td>{'—' if s.kind is Kind.CUSTOM else markup(s.mechanism.label)}</td>"
+                    f"<td>{'—' if s.kind is Kind.CUSTOM else markup(noise_words(s))}</td>"
                     f"<td class=\"text\">{markup(_assumed(s, b))}</td>"
                     f'<td class="num">{s.repetitions}</td><td>{markup(pinned(s))}</td></tr>')
     amplified = plan.amplification() != 1.0

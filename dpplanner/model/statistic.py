@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional
 
 from dpplanner.engine.theorems import DEFAULT_THEOREM
 
-from .display import count, exact
+from .display import IDEAL, count, exact, noise
 
 
 class Kind(str, enum.Enum):
@@ -74,7 +74,7 @@ class Noise(str, enum.Enum):
 
     @property
     def label(self) -> str:
-        return "OpenDP 0.16" if self is Noise.OPENDP else "continuous (idealised)"
+        return "OpenDP 0.16" if self is Noise.OPENDP else f"continuous ({IDEAL})"
 
 
 class Neighbouring(str, enum.Enum):
@@ -247,6 +247,11 @@ def field_names(cls) -> tuple[str, ...]:
     """The fields a Statistic or Budget stores in a file or a CSV row, in declaration order
     (``extra`` holds unknown keys and is not one of them)."""
     return tuple(f.name for f in dataclasses.fields(cls) if f.name != "extra")
+
+
+def noise_words(stat: Statistic) -> str:
+    """The noise ``stat`` adds, in the one wording of ``display.noise`` ("Laplace (ideal)")."""
+    return noise(stat.mechanism is Mechanism.GAUSSIAN, ideal=stat.noise is Noise.CONTINUOUS)
 
 
 def assumptions(stat: Statistic, dataset_size: Optional[int] = None) -> str:
