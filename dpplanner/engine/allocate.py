@@ -3,7 +3,7 @@
 Held queries keep their epsilon; free query i gets t * weights[i]. We find the largest t whose
 composed upper bound is <= epsilon_g. The engine configuration (theorem, eta, deltas) is fixed
 for the whole search, so the composed bound is non-decreasing in t. A secant search from the
-scale the free queries have now usually ends within 1e-7 of the budget in three or four
+scale the free queries have now usually ends within 8e-7 below the budget in three or four
 compositions; otherwise Brent's method finds the crossing (up from t = 0 if that start was no
 use), and a forward ``compose`` of the final epsilons verifies it before anything is returned
 (stepping t down if float noise put it a hair over the budget).
@@ -49,9 +49,12 @@ _SEARCH_ETA = 2e-4
 #: Secant steps of the warm start before it gives up and searches up from t = 0.
 _WARM_STEPS = 8
 #: A warm-start scale whose total is this close below the budget (relative) is taken as it is: the
-#: waste allowed is 1e-6, and the next secant step would buy ten times less than that (a whole
-#: composition, on about half the edits of the 100-query example: 143 instead of 152 in 20 edits).
-_CLOSE = 1e-7
+#: waste allowed is 1e-6 (the whole total at that scale may be read on another lattice than the
+#: search's, ~1e-10 away: it stays below 1e-6 too). The warm start's steps aim at _AIM below the
+#: budget: aimed at the budget itself, a quarter of the edits of the 100-query example landed a
+#: hair above it (1e-10 to 1e-7) and paid one more composition (aimed 2e-7 or 4e-7 below, no fewer).
+_CLOSE = 8e-7
+_AIM = 1e-7
 
 
 def _search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0) -> Optional[tuple[float, float]]:
@@ -61,12 +64,13 @@ def _search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0) -> Opt
 
     After an edit the plan was balanced a moment ago, so t0 is within a few per cent of the
     answer: a proportional step and two or three secant steps end the search, where the search up
-    from t = 0 spends about twice as many compositions. Each step aims a hair below the predicted
-    crossing, so that it ends on the fitting side. ``slope`` (> 0): the total's slope in t near t0
+    from t = 0 spends about twice as many compositions. Each step aims _AIM below the budget, so
+    that it ends on the fitting side within _CLOSE. ``slope`` (> 0): the total's slope in t near t0
     where known (a coarser search's), for the first step instead of the proportional one."""
     if not (math.isfinite(t0) and t0 > 0):
         return None
     ok = bad = prev = None
+    aim = _AIM * epsilon_g      # (each step solves excess(t) + aim = 0)
     t, f = t0, excess(t0)
     for _ in range(_WARM_STEPS):
         if not math.isfinite(f):
@@ -78,15 +82,15 @@ def _search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0) -> Opt
         if ok is not None and ok[1] >= -_CLOSE * epsilon_g:
             return ok[0], ok[0]
         if prev is None and slope > 0:
-            t_next = t - f / slope
+            t_next = t - (f + aim) / slope
         elif prev is None:
             if f + epsilon_g <= 0:
                 return None
-            t_next = t * epsilon_g / (f + epsilon_g)        # exact when the total is linear in t
+            t_next = t - (f + aim) * t / (f + epsilon_g)       # exact when the total is linear in t
         elif f == prev[1]:     # flat here: Brent takes over if both sides are known
             return (ok[0], bad[0]) if ok is not None and bad is not None else None
         else:
-            t_next = t - f * (t - prev[0]) / (f - prev[1])
+            t_next = t - (f + aim) * (t - prev[0]) / (f - prev[1])
         t_next = min(max(t_next * (1 - 2 * _RTOL), t / 4), t * 4)   # no wild jump on a step of the total
         if ok is not None and bad is not None and not ok[0] < t_next < bad[0]:
             t_next = 0.5 * (ok[0] + bad[0])
@@ -227,8 +231,9 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     def eps_at(t: float) -> np.ndarray:
         return np.where(free, t * w, plan.eps)
 
-    def composer(upper_only: bool):
-        """(composed(t, eta), its totals): whole totals, or upper ends only (``upper_only``)."""
+    def composer(upper_only: bool, rung: int = 0):
+        """(composed(t, eta), its totals): whole totals, or upper ends only (``upper_only``, pld's
+        on the ``rung`` of its ladder of lattices)."""
         totals: dict[tuple[float, float], Composition] = {}   # (t, eta): Brent asks again for its ends
 
         def composed(t: float, at: float) -> Composition:
@@ -241,7 +246,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
                 e = eps_at(t)
                 e.flags.writeable = False
                 totals[(t, at)] = compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech),
-                                                                     delta_g, at, deadline, upper_only=upper_only))
+                                                                     delta_g, at, deadline, upper_only=upper_only,
+                                                                     upper_rung=rung))
             return totals[(t, at)]
         return composed, totals
 
@@ -257,7 +263,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     t0 = float(plan.eps[free].sum() / w[free].sum())
     coarse = max(eta, _SEARCH_ETA * epsilon_g)
     composed, totals = composer(not limited and coarse == eta)
-    search = _Search(composed, epsilon_g, float(w[free].sum()), theorem, held_indices)
+    weight = float(w[free].sum())
+    search = _Search(composed, epsilon_g, weight, theorem, held_indices)
     try:
         t = search.scale(coarse, t0)
     except BudgetError:
@@ -275,10 +282,26 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
                                  plan.mult.tolist(), mechanisms=plan.mech, cancel=cancel)
         return forward[t]
 
-    if not limited and verified(t).epsilon < composed(t, eta).epsilon \
-            and epsilon_g - verified(t).epsilon >= _WASTE * epsilon_g:
-        composed, totals = composer(False)
-        t = _Search(composed, epsilon_g, float(w[free].sum()), theorem, held_indices).scale(eta, t)
+    def spends(t: float) -> bool:
+        """Whether the whole total at t fits and leaves less than the waste allowed unspent."""
+        return 0 <= epsilon_g - verified(t).epsilon < _WASTE * epsilon_g
+
+    if not limited and verified(t).epsilon < composed(t, eta).epsilon and not spends(t):
+        # The whole total's bracket climbed to a finer lattice (pld's ladder). The search goes on
+        # with upper ends on that lattice, from where that total and the slope searched on put
+        # the crossing: a whole bracket would climb every lattice below it, with both ends, at
+        # each scale (issue 26's table plan, late edits: 2 whole totals and 2 upper ends on the
+        # third lattice instead of 4 whole totals).
+        slope = _slope(totals, t, eta)
+        rung = (verified(t).extra or {}).get("rung", 0)
+        if rung:
+            gap = epsilon_g - verified(t).epsilon - _AIM * epsilon_g
+            start = min(t + gap / slope, 4 * t) if slope else t
+            composed, totals = composer(True, rung)
+            t = _Search(composed, epsilon_g, weight, theorem, held_indices).scale(eta, start, slope)
+        if not spends(t):   # (the bracket at t stopped on another lattice: its total is above or below)
+            composed, totals = composer(False)
+            t = _Search(composed, epsilon_g, weight, theorem, held_indices).scale(eta, t, slope)
     # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).
     for attempt in range(_REFINE_ROUNDS + 1):
         final = eps_at(t)

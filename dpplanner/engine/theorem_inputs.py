@@ -76,6 +76,9 @@ class ComposeInputs:
     #: Only a certified upper end is wanted (an allocation's search): a theorem may skip its lower
     #: end and report an upper end above its total's (pld: the first lattice's, see ladder.upper_end).
     upper_only: bool = False
+    #: With upper_only: the rung of pld's ladder of lattices to read it on (0: the first; a later
+    #: one where a whole total at a nearby scale climbed there, see allocate.py).
+    upper_rung: int = 0
     _optimal: Optional[Composition] = field(default=None, repr=False)
 
     @cached_property

@@ -112,7 +112,7 @@ def test_the_search_starts_from_the_scale_the_free_queries_have(theorem, monkeyp
                      multiplicities=MIXED["multiplicities"], mechanisms=MIXED["mechanisms"])
     assert len(calls) <= 5
     assert after.epsilons[2] == edited[2] and after.scale < first.scale
-    assert after.composition.epsilon <= 1.0 and after.waste < 1e-7
+    assert after.composition.epsilon <= 1.0 and after.waste < 1e-6
 
 
 @pytest.mark.parametrize("start", [1e-12, 1e3])
@@ -156,12 +156,12 @@ def test_a_flat_stretch_of_the_total_hands_the_bracket_to_brent(monkeypatch):
     assert a.composition.epsilon <= 1.0 and a.scale == 0.875
 
 
-def test_the_warm_start_takes_a_scale_within_1e_7_below_the_budget():
-    """A scale whose total is within 1e-7 below the budget ends the search: the next secant step
-    would buy at most that (a whole composition, on about half the window's edits)."""
+def test_the_warm_start_takes_a_scale_within_8e_7_below_the_budget():
+    """A scale whose total is within 8e-7 below the budget ends the search: the waste allowed is
+    1e-6, and the next secant step would buy at most that (a whole composition)."""
     from dpplanner.engine.allocate import _search_near
 
-    totals = iter([1.0 + 1e-3, 1.0 + 1e-4, 1.0 - 5e-8, 1.0 - 1e-9])
+    totals = iter([1.0 + 1e-3, 1.0 + 1e-4, 1.0 - 7e-7, 1.0 - 1e-9])
     asked = []
 
     def excess(t):
@@ -170,6 +170,22 @@ def test_the_warm_start_takes_a_scale_within_1e_7_below_the_budget():
 
     t_ok, t_over = _search_near(0.5, excess, 1.0)
     assert len(asked) == 3 and t_ok == t_over == asked[-1]
+
+
+def test_the_warm_start_aims_below_the_budget_within_the_window_it_accepts():
+    """Each step aims 1e-7 below the budget, not at the budget itself: a total a hair above the
+    budget (a quarter of the 100-query example's edits landed 1e-10 to 1e-7 above it) costs one
+    more composition. On a total linear in t the first step lands there."""
+    from dpplanner.engine.allocate import _search_near
+
+    asked = []
+
+    def excess(t):          # total = 2 t: the proportional step is exact
+        asked.append(t)
+        return 2.0 * t - 1.0
+
+    t_ok, _ = _search_near(0.6, excess, 1.0)
+    assert len(asked) == 2 and 2.0 * t_ok - 1.0 == pytest.approx(-1e-7, rel=5e-2)
 
 
 def test_a_fine_eta_is_searched_at_a_coarser_one_and_only_the_answer_composed_at_eta(monkeypatch):
@@ -274,10 +290,74 @@ def test_where_the_whole_total_is_lower_than_the_upper_ends_searched_on_the_sear
     request = _edited_example()
     real = composition.upper_end
     try:     # an upper end 1e-4 above the first lattice's (as a coarse first rung's would be)
-        composition.upper_end = lambda r, eta, cancel=None: Bracket(real(r, eta, cancel).upper + 1e-4,
-                                                                    0.0, "coarse", 0.0, 0.0)
+        composition.upper_end = lambda r, eta, cancel=None, rung=0: Bracket(real(r, eta, cancel).upper + 1e-4,
+                                                                            0.0, "coarse", 0.0, 0.0)
         forget()
         a = request.run()
     finally:
         composition.upper_end = real
     assert a.composition.epsilon <= request.epsilon_g and a.waste < 1e-6
+
+
+#: A table plan (issue 26's benchmark) after 13 of its 20 statistics were pinned: the whole total at
+#: the scale the first lattice's upper ends find climbs to the third lattice.
+_LATE_EDIT = dict(
+    epsilons=[0.032651211537940386, 0.05894754640818033, 0.09748084073174736, 0.029012300147946934,
+              0.06451193013769876, 0.09215990019671252, 0.030719966732237508, 0.05907495742179729,
+              0.09811294494832436, 0.029173187580750375, 0.06414835592712251, 0.09215990019671252,
+              0.030719966732237508, 0.061439933464475016, 0.09825983978486182, 0.02939338433273651,
+              0.06450236982815108, 0.0864911740859042, 0.030719966732237508, 0.061439933464475016],
+    held=[True] * 5 + [False] * 2 + [True] * 4 + [False] * 3 + [True] * 4 + [False] * 2,
+    weights=([1.0, 2.0, 3.0] * 7)[:20],
+    mechanisms=(["gaussian", "eps-delta", "laplace", "gaussian", "laplace", "eps-delta"] * 4)[:20])
+
+
+def _late_edit():
+    p = _LATE_EDIT
+    deltas = [7.142857142857142e-08 if m == "gaussian" else 0.0 for m in p["mechanisms"]]
+    return allocate(p["epsilons"], deltas, p["held"], p["weights"], 1.0, 1e-6, theorem="pld", eta=1e-3,
+                    mechanisms=p["mechanisms"]), deltas
+
+
+def test_where_the_whole_total_climbed_the_search_goes_on_with_that_lattices_upper_ends(monkeypatch):
+    """Where the whole total at the scale found was read on a finer lattice (a later rung of pld's
+    ladder), the search goes on with upper ends on that lattice: two whole totals (the one that
+    showed it and the last one, three lattices each), where a search on whole totals composed four
+    (twelve lattices with both ends); the budget is still spent to within 1e-6."""
+    import dpplanner.engine.mechanisms.spectral as spectral
+    from dpplanner.engine.mechanisms import forget
+
+    rungs, uppers = [], []
+    real_rung, real_upper = spectral.rung, spectral.upper_end
+    monkeypatch.setattr(spectral, "rung", lambda r, step, *a, **k: rungs.append(step) or
+                        real_rung(r, step, *a, **k))
+    monkeypatch.setattr(spectral, "upper_end", lambda r, step, *a, **k: uppers.append(step) or
+                        real_upper(r, step, *a, **k))
+    forget()
+    a, _ = _late_edit()
+    assert a.composition.epsilon <= 1.0 and a.waste < 1e-6
+    assert len(rungs) == 6 and len(set(rungs)) == 3
+    assert min(uppers) == min(rungs)       # upper ends were read on the finest lattice
+
+
+def test_the_allocation_is_the_same_to_the_bit_whether_or_not_the_engine_remembers_upper_ends():
+    """The upper ends the search read on a later lattice are remembered, but a whole total never
+    takes them for its own (their read-out starts elsewhere, ~1e-10 away): the allocation's
+    verified total is the one a cold composition of its epsilons gives, and an allocation made
+    after others filled the engine's memories is the same to the bit."""
+    from dpplanner.engine.mechanisms import forget
+
+    forget()
+    cold, deltas = _late_edit()
+    forget()
+    again = compose(cold.epsilons.tolist(), deltas, 1e-6, "pld", eta=1e-3,
+                    mechanisms=_LATE_EDIT["mechanisms"])
+    assert again.epsilon == cold.composition.epsilon
+    assert again.epsilon_lower == cold.composition.epsilon_lower
+    forget()
+    p = _LATE_EDIT
+    allocate([e * 1.01 for e in p["epsilons"]], deltas, p["held"], p["weights"], 1.0, 1e-6, theorem="pld",
+             eta=1e-3, mechanisms=p["mechanisms"])
+    warm, _ = _late_edit()
+    assert warm.epsilons.tolist() == cold.epsilons.tolist()
+    assert warm.composition.epsilon == cold.composition.epsilon

@@ -80,18 +80,22 @@ def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, eta: float,
-                     cancel=None, progress=None, upper_only: bool = False) -> Composition:
+                     cancel=None, progress=None, upper_only: bool = False, rung: int = 0) -> Composition:
+    """The bracket of ``r`` at eta, or (``upper_only``) the upper end on the ladder's ``rung``;
+    ``extra["rung"]``: the rung read (where an allocation's search goes on with upper ends)."""
     start = time.perf_counter()
     if r is None:
         return Composition("pld", math.inf, delta_g, detail="infeasible", reason=reason)
-    up, lo, detail, step, _ = upper_end(r, eta, cancel) if upper_only else bracket(r, eta, cancel, progress)
+    up, lo, detail, step, _, read = upper_end(r, eta, cancel, rung) if upper_only else \
+        bracket(r, eta, cancel, progress)
     why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
         if math.isinf(up) and r.delta_bar == 0 and r.unbounded else None
     if math.isinf(up) and why is None:
         why = f"the privacy loss of these releases is beyond floating point ({detail})"
     return Composition("pld", up, delta_g, epsilon_lower=lo, detail=detail, reason=why,
                        seconds=time.perf_counter() - start,
-                       extra={"delta_bar": r.delta_bar, "eta": eta, "step": step, "met_eta": up - lo <= eta})
+                       extra={"delta_bar": r.delta_bar, "eta": eta, "step": step, "rung": read,
+                              "met_eta": up - lo <= eta})
 
 
 def _generic(eps, delta, mult, delta_g: float, eta: float, cancel, progress) -> Composition:

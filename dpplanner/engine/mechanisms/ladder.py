@@ -58,6 +58,7 @@ class Bracket(NamedTuple):
     step: float         # the lattice of upper and lower (0: none needed); a closed form's: the one a
     #                     composition of the same releases starts on
     first_fit: float    # the coarsest lattice whose width met eta (0: none)
+    rung: int = 0       # which rung of the ladder ``step`` is (0: the first)
 
 
 def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
@@ -70,22 +71,29 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
     return known
 
 
-#: The first rung's upper ends already composed (``upper_end``), keyed as the brackets: the
-#: allocation's search asks for one at each scale it tries, its last check for the bracket there.
+#: The rungs' upper ends already composed (``upper_end``), keyed as the brackets (and the rung
+#: after the first): the allocation's search asks for one at each scale it tries, its last check
+#: for the bracket there (which reuses the first rung's).
 _FIRST_UPPERS = Memo(_BRACKETS_MAX)
 
 
-def upper_end(r: Twins, eta: float, cancel=None) -> Bracket:
+def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0) -> Bracket:
     """A certified upper end of ``r``'s composition, cheaper than its bracket where a lattice is
-    composed: the ladder's first rung's upper end, capped as the bracket caps it (lower end 0).
-    Where the first rung meets eta it is the bracket's upper end to the bit, else above it: an
-    allocation's search asks for it at each scale it tries, for the whole bracket only at the last
-    one (the lower end, half a rung's work with discrete kinds, only decides when the climb stops)."""
+    composed: the upper end on the ladder's rung ``rung`` (the last one if the ladder is shorter),
+    capped as the bracket caps it (lower end 0). On the first rung, where it meets eta, it is the
+    bracket's upper end to the bit, else above it: an allocation's search asks for it at each scale
+    it tries, for the whole bracket only at the last one (the lower end, half a rung's work with
+    discrete kinds, only decides when the climb stops). Where that bracket climbed to rung n, the
+    search goes on with rung n's upper ends: within ~1e-10 of the bracket's (its read-out starts
+    from the earlier rungs' root), a few times cheaper than climbing."""
     start = _start(r, eta)
     if isinstance(start, Bracket):
         return start
     cap, cap_name, floor, step = start
-    key = _key(r, eta)
+    n = 0
+    while n < rung and (nxt := _next_rung(r, step)) is not None:
+        step, n = nxt, n + 1
+    key = _key(r, eta) + ((n,) if n else ())
     up = _FIRST_UPPERS.get(key)
     if up is None:
         try:
@@ -96,7 +104,7 @@ def upper_end(r: Twins, eta: float, cancel=None) -> Bracket:
     detail = f"pld lattice {step:.3g} (upper end only)"
     if cap < up:
         detail += f"; the {cap_name} bound is smaller, reported instead"
-    return Bracket(float(round_up(min(up, cap))), 0.0, detail, step, 0.0)
+    return Bracket(float(round_up(min(up, cap))), 0.0, detail, step, 0.0, n)
 
 
 def _first_guess(cap: float, floor: "_Floor") -> float:
@@ -162,14 +170,14 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         return start
     cap, cap_name, floor, step = start
     first_upper = _FIRST_UPPERS.get(_key(r, eta))     # (the same number as composing it here)
-    up, lo, used, first_fit = math.inf, 0.0, 0.0, 0.0
+    up, lo, used, first_fit, used_rung = math.inf, 0.0, 0.0, 0.0, 0
     why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
     own = []        # each rung's own (upper, lower) ends
     guess = _first_guess(cap, floor)
     for it in range(MAX_REFINE + 1):
         if cancel is not None:
             cancel.check()
-        used = step
+        used, used_rung = step, it
         try:
             up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=first_upper if it == 0 else None)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
@@ -207,7 +215,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     up = min(up, cap)
     if up - lo > eta:
         detail += f"; width {up - lo:.3g} > eta = {eta:g}: {why}"
-    return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used, first_fit)
+    return Bracket(float(round_up(up)), float(round_down(min(lo, up))), detail, used, first_fit, used_rung)
 
 
 def _stalled(widths: list[float]) -> bool:

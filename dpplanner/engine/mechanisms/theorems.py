@@ -79,23 +79,24 @@ _TOTALS = Memo(16)
 
 
 def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, progress=None,
-                    generic_total=None, upper_only: bool = False) -> Composition:
+                    generic_total=None, upper_only: bool = False, rung: int = 0) -> Composition:
     """Theorem "pld": the certified total of the actual releases, never above "optimal".
     ``generic_total()``: that "optimal" total where it is shared with the "optimal" row (computed
-    here otherwise). ``upper_only``: a certified upper end only (ladder.upper_end), no lower end."""
+    here otherwise). ``upper_only``: a certified upper end only (ladder.upper_end on the ladder's
+    ``rung``), no lower end."""
     start = time.perf_counter()
     key = (plan.eps.tobytes(), plan.delta.tobytes(), plan.mult.tobytes(), tuple(plan.mech),
-           float(delta_g), float(eta), upper_only)
+           float(delta_g), float(eta), upper_only, rung if upper_only else 0)
     known = _TOTALS.get(key)
     if known is None:
-        known = _pld_composition(plan, delta_g, eta, cancel, progress, generic_total, upper_only)
+        known = _pld_composition(plan, delta_g, eta, cancel, progress, generic_total, upper_only, rung)
         if not isinstance(cancel, Deadline):    # under a caller's time limit it may be cut short
             _TOTALS.put(key, known)
     return replace(known, seconds=time.perf_counter() - start)
 
 
 def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progress, generic_total,
-                     upper_only: bool) -> Composition:
+                     upper_only: bool, rung: int = 0) -> Composition:
     from ..theorem_inputs import optimal
 
     generic_total = generic_total or (lambda: optimal(plan, delta_g, eta, cancel, None))
@@ -105,7 +106,7 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
     if only_generic(c):
         return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
     r, reason = plan_releases(c, delta_g, eta)
-    result = _never_above_zcdp(compose_releases(r, reason, delta_g, eta, cancel, progress, upper_only),
+    result = _never_above_zcdp(compose_releases(r, reason, delta_g, eta, cancel, progress, upper_only, rung),
                                plan, delta_g)
     if result.epsilon <= _optimal_floor(plan, c.lap | c.gau | c.disc, c.ed, delta_g, result, cancel):
         return replace(result, seconds=time.perf_counter() - start)
