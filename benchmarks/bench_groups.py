@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rows import target  # noqa: E402
-from timing import wall_and_cpu  # noqa: E402
+from timing import per_edit, pld_counts, wall_and_cpu  # noqa: E402
 from dpplanner.model import Budget, Kind, Mechanism, Plan, Statistic  # noqa: E402
 from dpplanner.model.redistribution import rebalance  # noqa: E402
 from dpplanner.model.statistic import Noise  # noqa: E402
@@ -96,27 +96,30 @@ def edited_rows(n: int, edits: int = EDITS) -> list[int]:
     return [first[i % len(first)] for i in range(edits)]
 
 
-def engine_jobs(plan: Plan) -> float:
-    """Median CPU seconds of the engine job of each of the window's edits (edited_rows, the same
-    values typed), replayed in this process without the window or a helper process: the pins
-    check, the allocation and the totals and curve of the new state (compute/jobs.allocate)."""
+def engine_jobs(plan: Plan) -> tuple[float, str]:
+    """(median CPU seconds, pld's work per edit in words) of the engine job of each of the window's
+    edits (edited_rows, the same values typed), replayed in this process without the window or a
+    helper process: the pins check, the allocation and the totals and curve of the new state
+    (compute/jobs.allocate)."""
     from dpplanner.compute import jobs
     from dpplanner.engine.types import CancelToken
     from dpplanner.model.requests import CurveView
 
     rebalance(plan)
     cpus = []
-    for i, row in enumerate(edited_rows(len(plan))):
-        trial = plan.trial()
-        eps = plan[row].epsilon * (1.05 if i % 2 == 0 else 0.95)
-        trial.update_statistic(row, trial[row].replace(epsilon=eps, held=True))
-        c0 = time.process_time()
-        done = jobs.allocate(jobs.AllocateRequest(trial.budget, trial.statistics, CurveView()), CancelToken(),
-                             lambda _fraction: None)
-        cpus.append(time.process_time() - c0)
-        trial.apply_allocation([s.epsilon for s in done.statistics], held=[s.held for s in done.statistics])
-        plan.adopt(trial)
-    return statistics.median(cpus)
+    rows = edited_rows(len(plan))
+    with pld_counts() as counts:
+        for i, row in enumerate(rows):
+            trial = plan.trial()
+            eps = plan[row].epsilon * (1.05 if i % 2 == 0 else 0.95)
+            trial.update_statistic(row, trial[row].replace(epsilon=eps, held=True))
+            c0 = time.process_time()
+            done = jobs.allocate(jobs.AllocateRequest(trial.budget, trial.statistics, CurveView()), CancelToken(),
+                                 lambda _fraction: None)
+            cpus.append(time.process_time() - c0)
+            trial.apply_allocation([s.epsilon for s in done.statistics], held=[s.held for s in done.statistics])
+            plan.adopt(trial)
+    return statistics.median(cpus), per_edit(counts, len(rows))
 
 
 def window_edits(grouped: bool) -> dict:
@@ -208,9 +211,9 @@ def main() -> None:
            "under pld) <= 100 ms and no slower than without groups",
            f"{g_cpu * 1e3:.0f} ms CPU ({g_wall * 1e3:.0f} ms wall), median of 3 cold runs", met,
            peer=f"the same 20 statistics ungrouped: {p_cpu * 1e3:.0f} ms CPU ({p_wall * 1e3:.0f} ms wall)")
-    g_jobs, p_jobs = (engine_jobs(plan) for plan in plans())
+    (g_jobs, g_work), (p_jobs, p_work) = (engine_jobs(plan) for plan in plans())
     print(f"the window's engine jobs of the same edits, in this process: {g_jobs * 1e3:.0f} ms CPU with "
-          f"groups, {p_jobs * 1e3:.0f} ms without (medians of {EDITS})")
+          f"groups ({g_work}), {p_jobs * 1e3:.0f} ms without ({p_work}) (medians of {EDITS})")
     g, p = measure_windows()
     for name, r in ((f"x {GROUPS} groups", g), ("not grouped", p)):
         print(f"window, 20 statistics {name}: edit -> updated plot {_edits(r)}; waiting for the "

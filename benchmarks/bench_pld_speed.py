@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from dpplanner.engine import EpsDelta, Gaussian, Laplace, compose_mechanisms  # noqa: E402
 from dpplanner.engine.memo import forget  # noqa: E402
 from rows import row, target  # noqa: E402
+from timing import per_edit, pld_counts  # noqa: E402
 from tightness import ETAS, as_tight_eta  # noqa: E402
 
 try:
@@ -177,8 +178,6 @@ EDITS = 20
 def edits() -> None:
     """The bench_gui edits of synthetic-100 (row 7i times 1.05 / 0.95, pinned), each as the
     window's allocation job run here; CPU per edit, and the pld compositions and lattices counted."""
-    import dpplanner.engine.mechanisms.spectral as spectral
-    import dpplanner.engine.mechanisms.theorems as pld_theorems
     from dpplanner.compute import jobs
     from dpplanner.engine.types import CancelToken
     from dpplanner.model import files
@@ -186,13 +185,7 @@ def edits() -> None:
     from dpplanner.model.requests import CurveView
 
     plan = files.load_plan(example_path("synthetic-100"))
-    view, counts = CurveView("prefix", None, 100, 0), {"compositions": 0, "lattices": 0, "upper ends": 0}
-
-    def counted(fn, name):
-        def call(*args, **kwargs):
-            counts[name] += 1
-            return fn(*args, **kwargs)
-        return call
+    view = CurveView("prefix", None, 100, 0)
 
     def edit(i: int, stats: list) -> list:
         row_i = (7 * i) % len(stats)
@@ -202,11 +195,7 @@ def edits() -> None:
         return list(done.statistics)
 
     forget()
-    real = pld_theorems._pld_composition, spectral.rung, spectral.upper_end
-    pld_theorems._pld_composition = counted(real[0], "compositions")
-    spectral.rung = counted(real[1], "lattices")
-    spectral.upper_end = counted(real[2], "upper ends")
-    try:
+    with pld_counts() as counts:
         stats = edit(0, list(plan.statistics))      # (opening the plan: not counted)
         counts.update({name: 0 for name in counts})
         cpus, walls = [], []
@@ -216,11 +205,8 @@ def edits() -> None:
             stats = edit(i, stats)
             walls.append(time.perf_counter() - w0)
             cpus.append(time.process_time() - c0)
-    finally:
-        pld_theorems._pld_composition, spectral.rung, spectral.upper_end = real
     cpu, wall = statistics.median(cpus), statistics.median(walls)
-    per = (f"{counts['compositions'] / EDITS:.1f} pld compositions per edit: {counts['lattices'] / EDITS:.1f} "
-           f"lattices with both ends, {counts['upper ends'] / EDITS:.1f} with the upper end only")
+    per = per_edit(counts, EDITS)
     print(f"an edit's engine jobs, synthetic-100: {cpu * 1000:.0f} ms CPU, {wall * 1000:.0f} ms wall (median of "
           f"{EDITS}); {per}")
     target("an edit's engine jobs (allocation, totals, curve), 100 queries, one process: <= 50 ms CPU",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from contextlib import contextmanager
 
 
 def timed_result(fn, repeat: int = 3):
@@ -39,3 +40,35 @@ def wall_and_cpu(fn, repeat: int = 3):
         walls.append(time.perf_counter() - w0)
         cpus.append(time.process_time() - c0)
     return out, statistics.median(walls), statistics.median(cpus)
+
+
+@contextmanager
+def pld_counts():
+    """pld's work while the block runs, counted live in the dict yielded: "compositions" (whole
+    totals or upper ends alone, memory hits not counted), "lattices" composed with both ends,
+    "upper ends" composed alone."""
+    import dpplanner.engine.mechanisms.spectral as spectral
+    import dpplanner.engine.mechanisms.theorems as pld_theorems
+
+    counts = {"compositions": 0, "lattices": 0, "upper ends": 0}
+
+    def counted(fn, name):
+        def call(*args, **kwargs):
+            counts[name] += 1
+            return fn(*args, **kwargs)
+        return call
+
+    real = pld_theorems._pld_composition, spectral.rung, spectral.upper_end
+    pld_theorems._pld_composition = counted(real[0], "compositions")
+    spectral.rung = counted(real[1], "lattices")
+    spectral.upper_end = counted(real[2], "upper ends")
+    try:
+        yield counts
+    finally:
+        pld_theorems._pld_composition, spectral.rung, spectral.upper_end = real
+
+
+def per_edit(counts: dict, edits: int) -> str:
+    """pld_counts per edit, in words."""
+    return (f"{counts['compositions'] / edits:.1f} pld compositions per edit: {counts['lattices'] / edits:.1f} "
+            f"lattices with both ends, {counts['upper ends'] / edits:.1f} upper ends alone")
