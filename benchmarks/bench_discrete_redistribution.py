@@ -12,9 +12,11 @@ figures per example and noise, wall and CPU time:
   before anything is timed: they fell on whichever example and noise came first);
 - edits: the median of the next EDITS edits in a row (the engine keeps its memories between
   edits, as in the window).
-Target: OpenDP noise costs at most twice the continuous noise (CPU time, the same run). The
-window's own edit -> plot rows (bench_gui.py) time the whole path, GUI included. CPU time because
-the machine is shared (wall time printed beside it); nothing is asserted.
+Beside them, pld's work per edit of the EDITS edits (compositions, lattices composed with both
+ends, upper ends alone: timing.pld_counts). Target: OpenDP noise costs at most twice the
+continuous noise (CPU time, the same run). The window's own edit -> plot rows (bench_gui.py)
+time the whole path, GUI included. CPU time because the machine is shared (wall time printed
+beside it); nothing is asserted.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rows import row as page_row  # noqa: E402
 from rows import target as page_target  # noqa: E402
+from timing import per_edit, pld_counts  # noqa: E402
 from dpplanner.compute import jobs  # noqa: E402
 from dpplanner.engine.memo import forget  # noqa: E402
 from dpplanner.engine.types import CancelToken  # noqa: E402
@@ -59,35 +62,38 @@ def clock(fn) -> tuple[float, float]:
 def edit_times(name: str, noise: Noise):
     """((wall, CPU) seconds of the first edit, cold: the median by CPU of COLD_RUNS, each on the
     plan opened afresh with the engine's memories emptied; the median (wall, CPU) of the next
-    EDITS edits after the last of them)."""
+    EDITS edits after the last of them; pld's work per edit of those, in words)."""
     colds = []
     for run in range(COLD_RUNS):
         plan = with_noise(name, noise)
         rebalance(plan)
         forget()
-        walls, cpus = edits(plan, 1 + (EDITS if run == COLD_RUNS - 1 else 0))
+        walls, cpus, counts = edits(plan, 1 + (EDITS if run == COLD_RUNS - 1 else 0))
         colds.append((walls[0], cpus[0]))
     cold = sorted(colds, key=lambda wall_cpu: wall_cpu[1])[COLD_RUNS // 2]
-    return cold, (statistics.median(walls[1:]), statistics.median(cpus[1:]))
+    return cold, (statistics.median(walls[1:]), statistics.median(cpus[1:])), per_edit(counts, EDITS)
 
 
-def edits(plan, count: int) -> tuple[list[float], list[float]]:
-    """(walls, CPUs) of ``count`` edits in a row: a free statistic's weight changed by 5 %, the
-    plan redistributed, every theorem's total and the curve evaluated."""
+def edits(plan, count: int) -> tuple[list[float], list[float], dict]:
+    """(walls, CPUs, pld's work after the first) of ``count`` edits in a row: a free statistic's
+    weight changed by 5 %, the plan redistributed, every theorem's total and the curve evaluated."""
     free = [i for i in range(len(plan)) if not plan[i].held]
     walls, cpus = [], []
-    for j in range(count):
-        i = free[(7 * j) % len(free)]
-        factor = 1.05 if j % 2 == 0 else 0.95
+    with pld_counts() as counts:
+        for j in range(count):
+            i = free[(7 * j) % len(free)]
+            factor = 1.05 if j % 2 == 0 else 0.95
 
-        def edit_and_evaluate(i=i, factor=factor):
-            rebalanced_edit(plan, lambda p: p.update_statistic(i, p[i].replace(weight=p[i].weight * factor)))
-            jobs._evaluate(plan.evaluation_request(CurveView()), CancelToken(), lambda _f: None)
+            def edit_and_evaluate(i=i, factor=factor):
+                rebalanced_edit(plan, lambda p: p.update_statistic(i, p[i].replace(weight=p[i].weight * factor)))
+                jobs._evaluate(plan.evaluation_request(CurveView()), CancelToken(), lambda _f: None)
 
-        w, c = clock(edit_and_evaluate)
-        walls.append(w)
-        cpus.append(c)
-    return walls, cpus
+            if j == 1:
+                counts.update({name: 0 for name in counts})
+            w, c = clock(edit_and_evaluate)
+            walls.append(w)
+            cpus.append(c)
+    return walls, cpus, dict(counts)
 
 
 def ms(wall_cpu: tuple[float, float]) -> str:
@@ -100,9 +106,11 @@ def main() -> int:
     for name in examples.EXAMPLE_NAMES:
         got = {}
         for noise in NOISES:            # alternating: both noises in the same minutes
-            got[noise] = edit_times(name, noise)
-            (ow, oc), (ew, ec) = got[noise]
-            print(f"{name:<16} {noise.value:<11} {oc * 1e3:>14.0f} / {ow * 1e3:<9.0f} {ec * 1e3:>10.0f} / {ew * 1e3:<9.0f}")
+            cold, warm, work = edit_times(name, noise)
+            got[noise] = (cold, warm)
+            (ow, oc), (ew, ec) = cold, warm
+            print(f"{name:<16} {noise.value:<11} {oc * 1e3:>14.0f} / {ow * 1e3:<9.0f} {ec * 1e3:>10.0f} / "
+                  f"{ew * 1e3:<9.0f} {work}")
         parts = ((f"first edit, cold, median of {COLD_RUNS}", 0), (f"edits, median of {EDITS}", 1))
         for part, index in parts:
             ours, peer = got[Noise.OPENDP][index], got[Noise.CONTINUOUS][index]
