@@ -168,6 +168,17 @@ def _slope(totals: dict, t: float, at: float) -> float:
     return slope if math.isfinite(slope) and slope > 0 else 0.0
 
 
+def _scale_now(eps: np.ndarray, w: np.ndarray, free: np.ndarray) -> float:
+    """The scale the free queries have now: one whose eps_i = t w_i gives their epsilons back to
+    the bit where one does (an allocation's own result: allocating it again changes nothing),
+    else their mean ratio."""
+    mean = float(eps[free].sum() / w[free].sum())
+    for t in (mean, float(eps[free][0] / w[free][0])):
+        if np.array_equal(t * w[free], eps[free]):
+            return t
+    return mean
+
+
 @dataclass(frozen=True)
 class Allocation:
     """epsilons: the allocated per-query epsilons; scale: t; composition: the verified forward result."""
@@ -260,7 +271,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     # any eta: only a coarse eta's whole bracket guides a fine eta's search).
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
     limited = deadline is not cancel
-    t0 = float(plan.eps[free].sum() / w[free].sum())
+    t0 = _scale_now(plan.eps, w, free)
     coarse = max(eta, _SEARCH_ETA * epsilon_g)
     composed, totals = composer(not limited and coarse == eta)
     weight = float(w[free].sum())
