@@ -94,6 +94,33 @@ def test_discrete_kernels_that_come_a_few_times_compose_as_one_tree_within_its_e
     assert float(np.sum(tilted_exact)) == pytest.approx(1.0 - inf_mass, abs=1e-9)
 
 
+def test_one_kind_that_comes_once_is_its_own_composition(monkeypatch):
+    """Where every kind comes at most SPREAD times, the Laplace rows' tree is a row of the discrete
+    kinds' tree and that tree is the whole composition: compose keeps it as it is (no transform,
+    nothing outside its support) with every error bound it carries, and it is the direct
+    composition within them."""
+    step, theta = 2.0 ** -7, 5.0
+    kernels = [(dl_kernel(t, S, step, True), 1) for t, S in [(7.0, 3), (9.5, 3), (12.0, 2)]]
+    kernels += [(dg_kernel(12.0, 1, step, True, 1e-9), 2), (laplace_upper(0.05, step), 1)]
+    (tree,) = kernel_tree([tilt(k, theta, n) for k, n in kernels], spectral.SPREAD)
+    comp = compose([tree], step, theta, 0.0)
+    assert np.array_equal(comp.c, tree.t) and comp.w0 == tree.start and comp.outside == 0.0
+    assert comp.e2 >= tree.e2 > 0 and comp.rel >= tree.rel > 0 and comp.e1 >= tree.err > 0
+    assert comp.inf_mass == tree.inf_mass > 0 and comp.log_m == tree.log_m
+    exact = _direct(kernels)
+    start = sum(k.start * n for k, n in kernels)
+    idx = comp.w0 + np.arange(comp.c.size) - start
+    tilted_exact = exact[idx] * np.exp(theta * step * (idx + start) - comp.log_m)
+    diff = comp.c - tilted_exact
+    assert float(np.sqrt(np.sum(diff * diff))) <= comp.e2 + comp.e1 + comp.rel * float(np.sum(tilted_exact))
+    counts = []
+    real = spectral.compose
+    monkeypatch.setattr(spectral, "compose", lambda kinds, *a, **k: counts.append(len(kinds)) or real(kinds, *a, **k))
+    r = compose_mechanisms([DiscreteLaplace(7.8, 1), DiscreteLaplace(15.5, 2), DiscreteLaplace(97.0, 25),
+                            Laplace(8.0), Laplace(7.0), Gaussian(30.0)], 1e-6)
+    assert "lattice" in r.detail and counts and set(counts) == {1}
+
+
 def test_many_distinct_discrete_releases_cost_a_few_transforms_of_the_window(monkeypatch):
     """A bracket of 60 distinct discrete releases composes at most three kinds per rung (the tree
     of those that stay discrete, the continuous twins some become, the power of the five equal
@@ -167,16 +194,22 @@ def test_the_laplace_losses_cumulants_that_place_the_tilt_are_their_integrals(th
     """K, K' and K'' of the Laplace loss (atoms a and -a, density e^{(u - a)/2}/4 between), as the
     tilt's Newton search reads them, against their integrals in 30 digits (both branches: the
     series below c a = 1e-3)."""
-    from dpplanner.engine.mechanisms.saddle import laplace_cumulants
+    from dpplanner.engine.mechanisms.saddle import laplace_cumulant, laplace_cumulants
 
     mpmath.mp.dps = 30
     a = np.array([1e-5, 0.01, 0.1287, 0.5, 3.0])
-    k0, k1, k2 = laplace_cumulants(a, theta)
+    vectorised = np.array(laplace_cumulants(a, theta)).T
+    one_by_one = [laplace_cumulant(ai, theta) for ai in a.tolist()]    # (Python floats, for a few kinds)
     for i, ai in enumerate(a.tolist()):
-        x, t = mpmath.mpf(ai), mpmath.mpf(theta)
-        moments = [mpmath.exp(t * x) / 2 * x ** j + mpmath.exp(-x - t * x) / 2 * (-x) ** j
-                   + mpmath.quad(lambda u: mpmath.exp((u - x) / 2 + t * u) / 4 * u ** j, [-x, x]) for j in range(3)]
-        mean = moments[1] / moments[0]
-        assert float(k0[i]) == pytest.approx(float(mpmath.log(moments[0])), rel=1e-9, abs=1e-12)
-        assert float(k1[i]) == pytest.approx(float(mean), rel=1e-7, abs=1e-15)
-        assert float(k2[i]) == pytest.approx(float(moments[2] / moments[0] - mean ** 2), rel=1e-6, abs=1e-15)
+        for k0, k1, k2 in (vectorised[i], one_by_one[i]):
+            _assert_laplace_cumulants(ai, theta, k0, k1, k2)
+
+
+def _assert_laplace_cumulants(ai, theta, k0, k1, k2):
+    x, t = mpmath.mpf(ai), mpmath.mpf(theta)
+    moments = [mpmath.exp(t * x) / 2 * x ** j + mpmath.exp(-x - t * x) / 2 * (-x) ** j
+               + mpmath.quad(lambda u: mpmath.exp((u - x) / 2 + t * u) / 4 * u ** j, [-x, x]) for j in range(3)]
+    mean = moments[1] / moments[0]
+    assert float(k0) == pytest.approx(float(mpmath.log(moments[0])), rel=1e-9, abs=1e-12)
+    assert float(k1) == pytest.approx(float(mean), rel=1e-7, abs=1e-15)
+    assert float(k2) == pytest.approx(float(moments[2] / moments[0] - mean ** 2), rel=1e-6, abs=1e-15)

@@ -38,6 +38,9 @@ HYBRID_SHARE = 0.05
 _RETRIES = 6
 #: Kinds that come at most this many times are spelled out as rows of the pairwise tree.
 SPREAD = 4
+#: Up to this many such Laplace and RR rows (with their repeats) are rows of the discrete kinds'
+#: tree themselves; more make a tree of their own first (one row of that one).
+FEW_ROWS = 16
 #: x_min is first this many 1/theta below the expected root: the charges grow as e^{theta (x - x_min)}.
 REACH = 3.0
 #: With discrete kinds, one composition serves both ends where its Lipschitz charge is at most
@@ -127,21 +130,26 @@ def _offset(side: Side, upper: bool) -> float:
 
 def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
     """(composition, log of sum_j n_j R_j for the hybrid charge or None): the kinds that come at
-    most SPREAD times are rows of a pairwise tree (the Laplace and RR kinds one, the discrete
-    ones another), the others powers of their transforms.
+    most SPREAD times are rows of a pairwise tree (the Laplace and RR kinds one, which is a row of
+    the discrete ones' tree), the others powers of their transforms.
     ``cancel`` (a caller's cancellation or time limit) is checked between transforms."""
     rows = tilt_rows(side.p, side.rel, side.err, step, theta) if side.p.shape[0] else None
     kinds = []
     if rows is not None:
         few = side.mult <= SPREAD
-        if few.any():
+        alone = ~few
+        if int(np.sum(side.mult[few])) > FEW_ROWS:
             rep = np.repeat(np.flatnonzero(few), side.mult[few])
             kinds.append(reduce_rows(Rows(rows.t[rep], rows.start[rep], rows.log_m[rep], rows.rel[rep],
                                           rows.e1[rep], rows.e2[rep]), cancel))
-        for i in np.flatnonzero(~few).tolist():
+        else:
+            alone[:] = True
+        for i in np.flatnonzero(alone).tolist():
             kinds.append(Tilted(rows.t[i], 0, float(rows.log_m[i]), float(rows.rel[i]), float(rows.e1[i]),
-                                0.0, int(side.mult[i])))
-    kinds += kernel_tree([tilt(k, theta, n) for k, n in side.kernels], SPREAD, cancel)
+                                0.0, int(side.mult[i]), e2=float(rows.e2[i])))
+    # (the Laplace and RR rows' tree, or a few of its rows, join the discrete kinds' tree: where every
+    # kind comes at most SPREAD times, the composition is that one tree, with no transform of its own)
+    kinds = kernel_tree(kinds + [tilt(k, theta, n) for k, n in side.kernels], SPREAD, cancel)
     comp = compose(kinds, step, theta, _offset(side, upper), cancel=cancel)
     log_ratio = None
     if side.gaps is not None and (rows is not None or side.ctd_kernels):

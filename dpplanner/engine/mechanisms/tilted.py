@@ -193,7 +193,13 @@ def compose(kinds: list[Tilted], step: float, theta: float, offset: float,
     Errors per frequency (|transforms| <= 1 exactly): a kind's transform errs by at most its l2
     bound e_g; z^n by repeated squaring errs by n (e_g + 4 u) (1 + e_g + 4 u)^n (each product's
     relative error, 4 u, is doubled by every later squaring: at most n of them in all), the
-    product over kinds by the sum of those times prod (1 + e_h + 4 u)^(n_h), plus 4 u a product."""
+    product over kinds by the sum of those times prod (1 + e_h + 4 u)^(n_h), plus 4 u a product.
+    One kind that comes once (a tree of every release, rowtree.py) is its own composition: its
+    whole support is the window, with no transform and no mass outside."""
+    if len(kinds) == 1 and kinds[0].mult == 1:
+        k = kinds[0]
+        return Composed(k.t.copy(), k.start, step, offset, theta, k.log_m, rel=math.expm1(min(k.rel, 700.0)),
+                        e2=k.e2, e1=math.expm1(min(k.err, 700.0)), outside=0.0, inf_mass=min(1.0, k.inf_mass))
     w0, n, outside = window(kinds, min_points)
     fft_rel = FFT_C * U * (math.log2(n) + 2)
     prod = None
