@@ -80,7 +80,7 @@ def test_the_upper_certificate_compares_delta_not_its_log(monkeypatch):
 
 
 def test_reads_of_few_atoms_started_far_off_need_no_walk(monkeypatch):
-    """Pmfs of at most COARSE_ATOMS atoms have no merged stage, and in a batch they start from
+    """Pmfs of at most DIRECT_ATOMS atoms have no merged stage, and in a batch they start from
     the top of their atoms: their search runs until a step is tiny, so the certificate passes at
     once instead of walking up in steps of 1e-10 (a pass over the atoms each)."""
     items = []
@@ -90,6 +90,7 @@ def test_reads_of_few_atoms_started_far_off_need_no_walk(monkeypatch):
                      np.zeros(0, dtype=np.int64), 1e-7)
         items.append((composed_pmf(r, 2.0 ** -10, True).atoms(), r.mu_up, r.delta_bar))
     assert any(a.p.size <= readout.COARSE_ATOMS for a, _, _ in items)
+    assert any(readout.COARSE_ATOMS < a.p.size <= readout.DIRECT_ATOMS for a, _, _ in items)
     walks = []
     real = readout._walk
     monkeypatch.setattr(readout, "_walk", lambda *a: walks.append(a) or real(*a))

@@ -37,6 +37,9 @@ WINDOW_Z = 15.0
 
 #: Newton first runs on at most this many merged atoms; the full atoms then need a step or two.
 COARSE_ATOMS = 256
+#: Up to this many atoms the search runs on them at once: merging them costs more than the passes
+#: over a few hundred atoms it saves (numpy's overhead).
+DIRECT_ATOMS = 512
 
 
 def _window(locs: np.ndarray, mu: float, x: float) -> int:
@@ -232,9 +235,9 @@ def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=No
         g = float(guesses[i])
         starts[i] = g if g > 0 else max(float(a.l[-1]) + float(mus[i]) ** 2 / 2, 1e-3)
     # merged atoms put the root within ~1e-4; one cubic step on the full atoms then lands within
-    # ~1e-12, inside the certification's 1e-10 margin. Few atoms have no merged stage: their
-    # search may start far off (a batch's guess), so it runs until a step is below 1e-6.
-    big = np.array([a.p.size > COARSE_ATOMS for a in atoms], dtype=bool)
+    # ~1e-12, inside the certification's 1e-10 margin. Up to DIRECT_ATOMS atoms have no merged
+    # stage: their search may start far off (a batch's guess), so it runs until a step is below 1e-6.
+    big = np.array([a.p.size > DIRECT_ATOMS for a in atoms], dtype=bool)
     xs = starts.copy()
     if big.any():
         idx = np.flatnonzero(big)
