@@ -179,7 +179,10 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
             cancel.check()
         used, used_rung = step, it
         try:
-            up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=first_upper if it == 0 else None)
+            # (a lower end read from the upper end's composition is kept where the width is at most
+            # half of eta: census's, just within eta, was ten times the lower end's own composition's)
+            up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=first_upper if it == 0 else None,
+                                             enough=eta / 2)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
             break

@@ -207,9 +207,10 @@ def _tilt(r, up_side: Side, step: float, x_guess: float) -> tuple[float, float]:
     return theta, x_guess
 
 
-def rung(r, step: float, x_guess: float, cancel=None, upper=None) -> tuple[float, float]:
+def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float = 0.0) -> tuple[float, float]:
     """(upper, lower) on lattice ``step``; x_guess: where the root is expected; ``upper``: its
-    upper end if known already (``upper_end`` of the same arguments), not composed again.
+    upper end if known already (``upper_end`` of the same arguments), not composed again;
+    ``enough``: a width that would do (the bracket's eta).
 
     With the hybrid bound and no discrete kinds but those whose upper kernels are CTDs of nearby
     releases (DiscreteRelease.lipschitz), one composition serves both ends: the exact releases'
@@ -217,6 +218,11 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None) -> tuple[float
     release's delta moves by at most half the change of its a, a Gaussian's by at most
     1/sqrt(2 pi) times that of its mu, a discrete one's by its lipschitz(); one release at a time,
     conditioning on the rest), and those releases are what the upper end's twins stand for.
+    Where that charge on delta is too large (continuous twins of discrete releases, whose a and mu
+    move by ~1e-5) but the Gaussians and the discrete kinds' own charge allow it, the one
+    composition gives a lower end shifted down in epsilon instead (_shifted_lower), kept where its
+    width is ``enough``. (Only with discrete kinds: a plan of continuous noise would then stop on
+    a coarser lattice than its curve's first-order lower twins need to meet eta.)
     Otherwise the lower end is its own composition, independent of the upper one: it may be
     computed in the helper process (engine/offload.py), with the same numbers."""
     up_side = _side(r, step, True, True)
@@ -233,6 +239,15 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None) -> tuple[float
         up = _upper(r, comp, theta, x_guess)
         lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
         return up, lo
+    own = math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None) * (1 + 1e-9)
+    if r.disc and r.mu_up > 0 and math.isfinite(r.mu_up) and all(m is not None for m in moves) and \
+            own <= LIPSCHITZ_SHARE * r.delta_bar_hi:
+        comp, log_ratio = _composed(up_side, step, theta, True, cancel)
+        up = _upper(r, comp, theta, x_guess)
+        lo = _shifted_lower(r, step, comp, log_ratio, theta, up, own)
+        if up - lo <= enough:
+            return up, lo
+        return up, max(lo, lower_end(r, step, theta, x_guess, cancel))
     if upper is not None:
         return upper, lower_end(r, step, theta, x_guess, cancel)
     up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
@@ -248,6 +263,30 @@ def _laplace_moves(r) -> float:
         return math.fsum(((r.a_up - r.a_lo) * r.up_mult).tolist())
     up, lo = (r.a_up * r.up_mult).tolist(), (r.a_lo * r.lo_mult).tolist()
     return max(math.fsum(up) - math.fsum(lo), 0.0) + 4 * U * (math.fsum(up) + math.fsum(lo))
+
+
+def _shifted_lower(r, step: float, comp, log_ratio, theta: float, top: float, charge: float) -> float:
+    """A lower end read from the upper parameters' composition ``comp`` (top: its upper end) with
+    the hybrid bound, shifted down in epsilon to the lower parameters.
+
+    With P the noise alone and Q the noise shifted by each release's a (Laplace, scale 1) or by mu
+    (the Gaussian, sd 1), the lower parameters' Q_lo has Q_lo(S) <= e^c Q_up(S) + Q_lo(B) for every
+    set S: the Laplace density ratio is at most e^{a_up - a_lo} everywhere, the Gaussian's at most
+    e^{dmu (z + dmu / 2)} outside B = {y < mu_lo - z}, Q_lo(B) = Phi(-z) <= e^{-z^2/2} / 2. So
+    delta_lo(x) = sup_S P(S) - e^x Q_lo(S) >= delta_up(x + c) - e^x Phi(-z): the exact releases'
+    epsilon is at least the upper parameters' less c, whose delta the hybrid bound bounds below
+    (less ``charge``, the discrete kinds' Lipschitz moves). z is chosen so that e^x Phi(-z) is
+    ~1e-6 of delta_bar_hi at every x <= top + 1; a root read above that is taken there (the bound
+    falls with x)."""
+    if not (r.delta_bar_hi < 1.0 and math.isfinite(top)):
+        return 0.0
+    x_max = top + 1.0
+    z = math.sqrt(2.0 * (max(x_max, 0.0) + 14.0 - math.log(r.delta_bar_hi)))
+    tail = 0.5 * math.exp(min(x_max - z * z / 2, 700.0)) * (1 + 1e-9)
+    dmu = (r.mu_up - r.mu_lo) * (1 + 4 * U)       # (mu_up >= mu_lo, close: the difference is exact)
+    shift = (_laplace_moves(r) + dmu * (z + dmu / 2)) * (1 + 1e-9)
+    root = min(_lower(r, step, comp, log_ratio, theta, top, r.mu_up, charge + tail), x_max)
+    return max(0.0, math.nextafter(root - shift, -math.inf)) if root > 0 else 0.0
 
 
 def lower_end(r, step: float, theta: float, x_guess: float, cancel=None) -> float:
