@@ -70,11 +70,21 @@ def beside(a, a_mult, m, m_mult, rr_eps, rr_mult) -> tuple[float, float]:
     return mu2, var
 
 
+#: Up to this many parameters are merged in Python.
+FEW = 16
+
+
 def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
     """Equal parameters merged (their multiplicities added): one kernel power instead of many."""
     values = np.asarray(values, dtype=float)
     if values.size == 0:
         return values, np.zeros(0, dtype=np.int64)
+    if values.size <= FEW:      # (the same arrays, without np.unique's overhead on a few entries)
+        counts: dict = {}
+        for v, k in zip(values.tolist(), np.asarray(mult).tolist()):
+            counts[v] = counts.get(v, 0) + int(k)
+        keys = sorted(counts)
+        return np.array(keys, dtype=float), np.array([counts[v] for v in keys], dtype=np.int64)
     u, inv = np.unique(values, return_inverse=True)
     return u, np.bincount(inv, weights=np.asarray(mult, dtype=float)).astype(np.int64)
 
