@@ -244,10 +244,10 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
             own <= LIPSCHITZ_SHARE * r.delta_bar_hi:
         comp, log_ratio = _composed(up_side, step, theta, True, cancel)
         up = _upper(r, comp, theta, x_guess)
-        lo = _shifted_lower(r, step, comp, log_ratio, theta, up, own)
-        if up - lo <= enough:
+        lo = _shifted_lower(r, step, comp, log_ratio, theta, up, own, enough)
+        if lo is not None and up - lo <= enough:
             return up, lo
-        return up, max(lo, lower_end(r, step, theta, x_guess, cancel))
+        return up, max(lo or 0.0, lower_end(r, step, theta, x_guess, cancel))
     if upper is not None:
         return upper, lower_end(r, step, theta, x_guess, cancel)
     up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
@@ -265,7 +265,8 @@ def _laplace_moves(r) -> float:
     return max(math.fsum(up) - math.fsum(lo), 0.0) + 4 * U * (math.fsum(up) + math.fsum(lo))
 
 
-def _shifted_lower(r, step: float, comp, log_ratio, theta: float, top: float, charge: float) -> float:
+def _shifted_lower(r, step: float, comp, log_ratio, theta: float, top: float, charge: float,
+                   enough: float):
     """A lower end read from the upper parameters' composition ``comp`` (top: its upper end) with
     the hybrid bound, shifted down in epsilon to the lower parameters.
 
@@ -277,14 +278,18 @@ def _shifted_lower(r, step: float, comp, log_ratio, theta: float, top: float, ch
     epsilon is at least the upper parameters' less c, whose delta the hybrid bound bounds below
     (less ``charge``, the discrete kinds' Lipschitz moves). z is chosen so that e^x Phi(-z) is
     ~1e-6 of delta_bar_hi at every x <= top + 1; a root read above that is taken there (the bound
-    falls with x)."""
-    if not (r.delta_bar_hi < 1.0 and math.isfinite(top)):
-        return 0.0
+    falls with x). None, not read, where the shift and the hybrid charge would leave a width above
+    ``enough`` (estimated: delta falls as e^{-theta x} near the root, and so does the charge)."""
+    if not (r.delta_bar_hi < 1.0 and math.isfinite(top) and theta > 0):
+        return None
     x_max = top + 1.0
     z = math.sqrt(2.0 * (max(x_max, 0.0) + 14.0 - math.log(r.delta_bar_hi)))
     tail = 0.5 * math.exp(min(x_max - z * z / 2, 700.0)) * (1 + 1e-9)
     dmu = (r.mu_up - r.mu_lo) * (1 + 4 * U)       # (mu_up >= mu_lo, close: the difference is exact)
     shift = (_laplace_moves(r) + dmu * (z + dmu / 2)) * (1 + 1e-9)
+    share = math.exp(min(_log_hybrid(step, comp, log_ratio, theta, r.mu_up) - theta * top, 700.0)) / r.delta_bar_hi
+    if not (share < 1.0 and shift - math.log1p(-share) / theta <= enough):
+        return None
     root = min(_lower(r, step, comp, log_ratio, theta, top, r.mu_up, charge + tail), x_max)
     return max(0.0, math.nextafter(root - shift, -math.inf)) if root > 0 else 0.0
 
@@ -311,16 +316,21 @@ def _upper(r, comp, theta: float, x_guess: float) -> float:
     return max(root, x_min)
 
 
+def _log_hybrid(step: float, comp, log_ratio, theta: float, mu: float) -> float:
+    """log of the hybrid bound's charge times e^{theta x} (-inf without it: log_ratio None)."""
+    if log_ratio is None:
+        return -math.inf
+    log_m_all = comp.log_m + theta * comp.offset + theta * (theta + 1) * mu ** 2 / 2
+    return log_hybrid_error(step, theta, mu, log_m_all, log_ratio)
+
+
 def _lower(r, step: float, comp, log_ratio, theta: float, top: float, mu: float, charge: float) -> float:
     """The lower end, read from ``comp`` mixed with a Gaussian ``mu``, less the hybrid bound
     (``log_ratio``: its sum over the releases, None without it) and ``charge``; ``top``: the upper
     end (the root is below it)."""
     if not (r.delta_bar_hi < 1.0 and math.isfinite(top)):
         return 0.0
-    log_err = -math.inf
-    if log_ratio is not None:
-        log_m_all = comp.log_m + theta * comp.offset + theta * (theta + 1) * mu ** 2 / 2
-        log_err = log_hybrid_error(step, theta, mu, log_m_all, log_ratio)
+    log_err = _log_hybrid(step, comp, log_ratio, theta, mu)
     # how far below the upper end the root may be: the hybrid charge relative to delta there (its
     # e^{-theta x} grows below it), or, without it, as far as the rounding's charge allows
     if math.isfinite(log_err) and theta > 0:
