@@ -80,9 +80,9 @@ def test_the_upper_certificate_compares_delta_not_its_log(monkeypatch):
 
 
 def test_reads_of_few_atoms_started_far_off_need_no_walk(monkeypatch):
-    """Pmfs of at most DIRECT_ATOMS atoms have no merged stage, and in a batch they start from
-    the top of their atoms: their search runs until a step is tiny, so the certificate passes at
-    once instead of walking up in steps of 1e-10 (a pass over the atoms each)."""
+    """Pmfs of at most COARSE_ATOMS atoms (DIRECT_ATOMS read alone) have no merged stage, and in
+    a batch they start from the top of their atoms: their search runs until a step is tiny, so the
+    certificate passes at once instead of walking up in steps of 1e-10 (a pass over the atoms each)."""
     items = []
     for n in (1, 2, 3, 4, 6, 8, 12, 16):      # (small Laplace and Gaussian losses, as in the examples)
         r, _ = twins(laplace_params(np.array([30.0, 50.0])), np.array([n, n]),
@@ -90,13 +90,14 @@ def test_reads_of_few_atoms_started_far_off_need_no_walk(monkeypatch):
                      np.zeros(0, dtype=np.int64), 1e-7)
         items.append((composed_pmf(r, 2.0 ** -10, True).atoms(), r.mu_up, r.delta_bar))
     assert any(a.p.size <= readout.COARSE_ATOMS for a, _, _ in items)
-    assert any(readout.COARSE_ATOMS < a.p.size <= readout.DIRECT_ATOMS for a, _, _ in items)
     walks = []
     real = readout._walk
     monkeypatch.setattr(readout, "_walk", lambda *a: walks.append(a) or real(*a))
     atoms, mus, dbs = zip(*items)
     roots = readout.mixed_roots(list(atoms), mus, dbs, True)
     assert walks == []
+    alone = [(a, mu, db) for a, mu, db in items if readout.COARSE_ATOMS < a.p.size <= readout.DIRECT_ATOMS]
+    assert alone and all(readout.mixed_root(a, mu, db, True) > 0 for a, mu, db in alone) and walks == []
     assert np.all(readout.mixed_deltas(list(atoms), mus, roots, True) <= np.array(dbs))
 
 

@@ -37,8 +37,9 @@ WINDOW_Z = 15.0
 
 #: Newton first runs on at most this many merged atoms; the full atoms then need a step or two.
 COARSE_ATOMS = 256
-#: Up to this many atoms the search runs on them at once: merging them costs more than the passes
-#: over a few hundred atoms it saves (numpy's overhead).
+#: Up to this many atoms a lone read-out (a bracket's) searches them at once: merging them costs
+#: more than the passes over a few hundred atoms it saves (numpy's overhead). A batch's (a curve's
+#: prefixes) merges from COARSE_ATOMS on: its starts are guesses scaled from another root.
 DIRECT_ATOMS = 512
 
 
@@ -235,9 +236,10 @@ def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=No
         g = float(guesses[i])
         starts[i] = g if g > 0 else max(float(a.l[-1]) + float(mus[i]) ** 2 / 2, 1e-3)
     # merged atoms put the root within ~1e-4; one cubic step on the full atoms then lands within
-    # ~1e-12, inside the certification's 1e-10 margin. Up to DIRECT_ATOMS atoms have no merged
-    # stage: their search may start far off (a batch's guess), so it runs until a step is below 1e-6.
-    big = np.array([a.p.size > DIRECT_ATOMS for a in atoms], dtype=bool)
+    # ~1e-12, inside the certification's 1e-10 margin. Fewer atoms have no merged stage: their
+    # search may start far off (a batch's guess), so it runs until a step is below 1e-6.
+    few = DIRECT_ATOMS if n == 1 else COARSE_ATOMS
+    big = np.array([a.p.size > few for a in atoms], dtype=bool)
     xs = starts.copy()
     if big.any():
         idx = np.flatnonzero(big)
