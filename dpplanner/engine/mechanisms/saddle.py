@@ -59,11 +59,6 @@ def saddle_tilt(r, kernels: list, x_guess: float) -> tuple[float, float]:
         nxt = theta - value / slope if math.isfinite(value) and slope > 0 else math.nan
         if not lo < nxt < hi:       # Newton left the bracket: bisect it (geometrically)
             nxt = 4.0 * theta if math.isinf(hi) else (math.sqrt(lo * hi) if lo > 0 else hi / 4.0)
-        elif math.isfinite(hi) and abs(nxt - theta) <= 1e-3 * theta:
-            # (Newton from above keeps lo where it was: the bracket never narrows, and the search
-            # ran to the last bit of theta, two passes more on psi-survey)
-            theta = nxt
-            break
         theta = min(nxt, THETA_MAX)
     value, _, k0 = h(theta)
     if math.isinf(hi) or not (math.isfinite(value) and theta > 0) or theta * _widest(r) > TILT_SPAN:
