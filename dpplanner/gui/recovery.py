@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -104,8 +105,26 @@ class RecoveryStore:
         self.directory = Path(directory)
         self.file = self.directory / f"recovery-{uuid.uuid4().hex}.json"
         self._lock: Optional[_Lock] = None
+        # save() runs on the autosave thread, discard() on the GUI thread: one at a time, and a
+        # save asked for before a discard (the plan was saved since) is not written after it
+        self._guard = threading.Lock()
+        self._discards = 0
 
-    def save(self, plan_text: str, source: Optional[str]) -> None:
+    @property
+    def discards(self) -> int:
+        """How many times the copy was discarded: pass it to ``save`` as ``after``."""
+        return self._discards
+
+    def save(self, plan_text: str, source: Optional[str], after: Optional[int] = None) -> bool:
+        """Write the copy (atomically); False, writing nothing, if it was discarded since
+        ``discards`` read ``after`` (a copy of a plan that has been saved since)."""
+        with self._guard:
+            if after is not None and after != self._discards:
+                return False
+            self._save(plan_text, source)
+            return True
+
+    def _save(self, plan_text: str, source: Optional[str]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         if self._lock is None:      # before the copy exists, so it is never seen unlocked
             self._lock = _Lock.take(self.file.with_suffix(".lock"))
@@ -124,11 +143,14 @@ class RecoveryStore:
             raise
 
     def discard(self) -> None:
-        """The plan is saved or the window closed cleanly: nothing to recover."""
-        self.file.unlink(missing_ok=True)
-        if self._lock is not None:
-            self._lock.release(remove=True)
-            self._lock = None
+        """The plan is saved or the window closed cleanly: nothing to recover (waits for a copy
+        being written; one asked for earlier and not yet started is then not written)."""
+        with self._guard:
+            self._discards += 1
+            self.file.unlink(missing_ok=True)
+            if self._lock is not None:
+                self._lock.release(remove=True)
+                self._lock = None
 
     def orphans(self) -> list[RecoveryCopy]:
         """Copies whose window is gone, newest first, each claimed by this store (``forget`` or

@@ -43,7 +43,7 @@ from .validation import MAX_STATISTICS, PlanError
 from dpplanner.engine.theorems import LEGACY_THEOREM
 
 __all__ = ["FORMAT_VERSION", "SUFFIX", "MAX_FILE_BYTES", "PlanFileError", "atomic_write_text",
-           "dumps_plan", "loads_plan", "load_plan", "save_plan", "migrate", "migration_notes",
+           "dumps_plan", "document_text", "plan_to_document", "loads_plan", "load_plan", "save_plan", "migrate", "migration_notes",
            "MIGRATIONS"]
 
 FORMAT_VERSION = 2
@@ -369,7 +369,13 @@ def plan_to_document(plan: Plan) -> dict:
 def dumps_plan(plan: Plan) -> str:
     """The text save_plan writes: indented JSON, or compact JSON when indentation would pass the
     reader's size limit; checked with the reader's own limits. Raises PlanFileError."""
-    return jsontext.encode(plan_to_document(plan), MAX_FILE_BYTES).decode("utf-8")
+    return document_text(plan_to_document(plan))
+
+
+def document_text(doc: dict) -> str:
+    """``dumps_plan`` of the plan ``doc`` is the document of (``plan_to_document``): the costly
+    half, which needs no Plan (the window's autosave runs it off the GUI thread)."""
+    return jsontext.encode(doc, MAX_FILE_BYTES).decode("utf-8")
 
 
 def save_plan(plan: Plan, path: str | os.PathLike) -> Optional[str]:
