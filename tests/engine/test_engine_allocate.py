@@ -153,7 +153,32 @@ def test_a_flat_stretch_of_the_total_hands_the_bracket_to_brent(monkeypatch):
         "basic", 0.1 + math.ceil(eps[1] * 8) / 8, 1e-6))
     a = allocate([0.1, 0.43], [0.0, 0.0], [True, False], [1, 1], 1.0, 1e-6, theorem="basic")
     assert 0.0 not in scales
-    assert a.composition.epsilon <= 1.0 and a.scale == 0.875
+    assert a.composition.epsilon <= 1.0 and 0.875 * (1 - 1e-9) <= a.scale <= 0.875
+    assert "jumps" in a.composition.extra["waste_reason"]
+
+
+def test_where_the_total_jumps_the_search_stops_once_the_scales_are_1e_9_apart(monkeypatch):
+    """A total that jumps past the budget between two scales (pld's bracket stopping on another
+    lattice) leaves the waste above 1e-6 however close they come; once they are 1e-9 apart the
+    search stops (a continuous total moves ~1e-9 there) instead of bisecting to the last bit,
+    23 compositions more here."""
+    import importlib
+
+    from dpplanner.engine.types import Composition
+
+    module = importlib.import_module("dpplanner.engine.allocate")
+    jump = 0.4321
+
+    def total(t: float) -> float:        # continuous, but 1e-4 higher from t = jump on
+        return 0.1 + t + (1e-4 if t >= jump else 0.0)
+
+    asked = []
+    monkeypatch.setattr(module, "compose_one", lambda theorem, inputs: asked.append(1) or Composition(
+        "basic", total(float(inputs.plan.eps[1])), 1e-6))
+    monkeypatch.setattr(module, "compose", lambda eps, *a, **k: Composition("basic", total(eps[1]), 1e-6))
+    a = allocate([0.1, 0.43], [0.0, 0.0], [True, False], [1, 1], 0.1 + jump + 5e-5, 1e-6, theorem="basic")
+    assert a.composition.epsilon <= 0.1 + jump + 5e-5 and jump * (1 - 2e-9) <= a.scale < jump
+    assert len(asked) <= 25     # (45 bisecting to the last bit)
 
 
 def test_the_warm_start_takes_a_scale_within_8e_7_below_the_budget():
