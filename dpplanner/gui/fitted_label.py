@@ -175,7 +175,14 @@ class WrappingLabel(QLabel):
         """The height all the lines of the text need at the label's current width."""
         if not self.text():
             return 0
-        return self.heightForWidth(max(self.width(), 1))
+        kept = self.minimumHeight()     # Qt's heightForWidth is never below the minimum height,
+        if kept:                        # which _fit_height sets: without this it never shrinks
+            self.setMinimumHeight(0)
+        try:
+            return self.heightForWidth(max(self.width(), 1))
+        finally:
+            if kept:
+                self.setMinimumHeight(kept)
 
     def _fit_height(self) -> None:
         needed = self.needed_height() if self.width() > 1 else 0
