@@ -20,7 +20,7 @@ class InlineMessage(QFrame):
         self.setObjectName("inlineMessage")
         self.setStyleSheet(f"#inlineMessage {{ border: 1px solid {REFUSAL_RED}; }}")
         # (a plain word-wrapped label: the box layout above it asks its height for the width it
-        # gets; a WrappingLabel's minimum height, set while hidden and narrow, never came down)
+        # gets, so it needs no WrappingLabel's minimum height)
         self.label = QLabel("")
         self.label.setWordWrap(True)
         self.label.setTextFormat(Qt.TextFormat.PlainText)      # it may quote a statistic's name
