@@ -330,6 +330,11 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         if result.epsilon <= epsilon_g:
             break
         t = 0.0 if attempt == _REFINE_ROUNDS - 1 else t * (1.0 - min(1e-12 * 4.0 ** attempt, 0.5))
+    else:   # not even t = 0 fits by the verified total (the warm start never composed t = 0 itself)
+        raise BudgetError(f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need "
+                          f"epsilon = {result.epsilon:.6g} under '{theorem}', which leaves nothing of "
+                          f"epsilon_g = {epsilon_g:.6g}; release some of them or raise the budget",
+                          held_indices=held_indices)
     if progress is not None:
         progress(1.0)
     waste = (epsilon_g - result.epsilon) / epsilon_g if epsilon_g > 0 else 0.0

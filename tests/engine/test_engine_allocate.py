@@ -386,3 +386,19 @@ def test_the_allocation_is_the_same_to_the_bit_whether_or_not_the_engine_remembe
     warm, _ = _late_edit()
     assert warm.epsilons.tolist() == cold.epsilons.tolist()
     assert warm.composition.epsilon == cold.composition.epsilon
+
+
+def test_an_allocation_is_never_returned_over_budget_even_when_no_step_down_fits(monkeypatch):
+    # the forward composition that verifies the search's answer disagrees with it at every scale,
+    # t = 0 included (the warm start never composes t = 0 itself): a refusal, not an overspending plan
+    import dataclasses
+    import sys
+    allocate_module = sys.modules["dpplanner.engine.allocate"]      # (the package's name is the function)
+    real = allocate_module.compose
+
+    def over(*args, **kwargs):
+        return dataclasses.replace(real(*args, **kwargs), epsilon=2.0)
+    monkeypatch.setattr(allocate_module, "compose", over)
+    with pytest.raises(BudgetError, match=r"held queries \[2\] \(counted from 1\) alone need epsilon = 2") as err:
+        allocate([0.2, 0.3, 0.2], [0.0] * 3, [False, True, False], [1, 1, 1], 1.0, 1e-6, theorem="basic")
+    assert err.value.held_indices == (1,)
