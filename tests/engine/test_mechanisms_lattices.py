@@ -215,3 +215,27 @@ def test_a_ladder_stopped_by_a_stuck_lower_end_says_so():
     assert "lower end 0 -> 0 on the last three" in c.detail
     assert "rounding charged to delta" not in c.detail
     assert c.epsilon_lower <= c.epsilon
+
+
+def test_a_rung_whose_window_is_too_wide_is_not_the_rung_reported(monkeypatch):
+    """A finer rung that cannot be composed (its window too wide) ends the climb on the rung
+    before: the bracket names that one, so an allocation that goes on with upper ends on the
+    bracket's rung reads finite ones, not the failed rung's infinite ends."""
+    import dpplanner.engine.mechanisms.spectral as spectral
+    from dpplanner.engine.mechanisms.tilted import WindowTooWide
+
+    releases = [Laplace(1.0)] * 3 + [Gaussian(2.0)] * 3
+    forget()
+    steps = []
+    real = spectral.rung
+
+    def rung(r, step, guess, cancel=None, **kw):
+        steps.append(step)
+        if len(steps) > 1:
+            raise WindowTooWide("the second rung needs a wider window")
+        return real(r, step, guess, cancel, **kw)
+
+    monkeypatch.setattr(spectral, "rung", rung)
+    c = compose_mechanisms(releases, 1e-6, eta=1e-9)
+    assert len(steps) == 2 and "wider window" in c.detail
+    assert c.extra["rung"] == 0 and f"pld lattice {steps[0]:.3g}" in c.detail

@@ -170,14 +170,15 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         return start
     cap, cap_name, floor, step = start
     first_upper = _FIRST_UPPERS.get(_key(r, eta))     # (the same number as composing it here)
-    up, lo, used, first_fit, used_rung = math.inf, 0.0, 0.0, 0.0, 0
+    # (``used`` is the last rung composed: a rung whose window is too wide is not one, and an
+    # allocation that goes on with upper ends on ``used_rung`` would read only infinite ends there)
+    up, lo, used, first_fit, used_rung = math.inf, 0.0, step, 0.0, 0
     why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
     own = []        # each rung's own (upper, lower) ends
     guess = _first_guess(cap, floor)
     for it in range(MAX_REFINE + 1):
         if cancel is not None:
             cancel.check()
-        used, used_rung = step, it
         try:
             # (a lower end read from the upper end's composition is kept where the width is at most
             # half of eta: census's, just within eta, was ten times the lower end's own composition's)
@@ -186,6 +187,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
             break
+        used, used_rung = step, it
         up = min(up, up_here)
         lo = max(lo, lo_here)
         guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
