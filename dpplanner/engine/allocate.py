@@ -222,6 +222,17 @@ def _weights(weights, free: np.ndarray) -> np.ndarray:
     return w
 
 
+def upper_bound(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 1e-3, multiplicities=None, *,
+                mechanisms=None) -> float:
+    """A certified upper bound on the total ``compose`` gives for the same arguments, never below
+    it, for at most its work: under pld the first lattice's upper end alone (ladder.upper_end, what
+    the search composes; a third of a whole bracket that climbs two lattices). Enough to tell that
+    pinned statistics leave room in a budget; a refusal is decided on their whole total."""
+    plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
+    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), upper_only=True)
+    return compose_one(registry_entry(theorem).name, inputs).epsilon
+
+
 def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: str = OPTIMAL,
              eta: float = 1e-3, multiplicities=None, mechanisms=None, cancel: Optional[CancelToken] = None,
              progress: Optional[ProgressCallback] = None, time_limit: Optional[float] = None) -> Allocation:

@@ -66,10 +66,9 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
     total of those statistics; None for an empty plan). ``time_limit`` as engine.allocate takes it."""
     if not stats:
         return tuple(stats), None
-    pinned = sum(s.epsilon * s.repetitions for s in stats if s.held)
-    if all(s.held for s in stats) or pinned >= budget.spendable_epsilon:
-        check_holds(budget, stats)      # a refusal is likely: say so at once, naming the pins
     request = allocation_request(budget, stats)
+    if all(request.held) or not _pins_leave_room(request):
+        check_holds(budget, stats)      # a refusal is likely: say so at once, naming the pins
     from dpplanner import engine
     try:
         result = request.run(cancel=cancel, progress=progress, time_limit=time_limit)
@@ -82,6 +81,26 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
     except ValueError as exc:
         raise PlanError(f"redistribution failed under the {request.theorem} theorem: {exc}") from None
     return with_epsilons(stats, list(result.epsilons), [not h for h in request.held]), result
+
+
+def _pins_leave_room(request) -> bool:
+    """Whether the pinned statistics surely leave part of the budget to the free ones: their plain
+    sum is below it, or a certified upper end of their composition is (engine.allocate's
+    upper_bound: pld's first lattice alone). False says only that a refusal is likely: it is
+    decided on the pins' whole certified total (check_holds), the number the window shows, so a
+    pin is never refused where that total leaves room; an allocation then runs and checks it again."""
+    held = [i for i, h in enumerate(request.held) if h]
+    if sum(request.epsilons[i] * request.multiplicities[i] for i in held) < request.epsilon_g:
+        return True
+    from dpplanner.engine.allocate import upper_bound
+    try:
+        return upper_bound([request.epsilons[i] for i in held], [request.deltas[i] for i in held],
+                           request.delta_g, request.theorem, request.eta,
+                           [request.multiplicities[i] for i in held],
+                           mechanisms=[request.mechanisms[i] for i in held] if request.mechanisms else None
+                           ) < request.epsilon_g
+    except ValueError:      # (kov on unequal pins: check_holds says what applies)
+        return False
 
 
 def rebalance(plan: Plan, *, progress=None, time_limit=None):

@@ -402,3 +402,19 @@ def test_an_allocation_is_never_returned_over_budget_even_when_no_step_down_fits
     with pytest.raises(BudgetError, match=r"held queries \[2\] \(counted from 1\) alone need epsilon = 2") as err:
         allocate([0.2, 0.3, 0.2], [0.0] * 3, [False, True, False], [1, 1, 1], 1.0, 1e-6, theorem="basic")
     assert err.value.held_indices == (1,)
+
+
+@pytest.mark.parametrize("eta", [1e-3, 1e-6])
+def test_upper_bound_is_never_below_the_whole_total(eta):
+    """allocate's upper_bound (pld: the first lattice's upper end) bounds compose's total from
+    above: pins that fit by it fit by their whole total too."""
+    from dpplanner.engine.allocate import upper_bound
+
+    rng = np.random.default_rng(7)
+    for _ in range(4):
+        k = int(rng.integers(2, 30))
+        eps = rng.uniform(0.01, 0.5, k).tolist()
+        mech = rng.choice(["laplace", "gaussian", "discrete-laplace", "eps-delta"], k).tolist()
+        deltas = [1e-8 if m in ("gaussian", "eps-delta") else 0.0 for m in mech]
+        args = (eps, deltas, 1e-6, "pld", eta, [1] * k)
+        assert upper_bound(*args, mechanisms=mech) >= compose(*args, mechanisms=mech).epsilon
