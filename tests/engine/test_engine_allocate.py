@@ -213,6 +213,17 @@ def test_the_warm_start_aims_below_the_budget_within_the_window_it_accepts():
     assert len(asked) == 2 and 2.0 * t_ok - 1.0 == pytest.approx(-1e-7, rel=5e-2)
 
 
+def test_the_first_step_scales_only_the_free_queries_share_of_the_total(monkeypatch):
+    """Pinned statistics hold their part of the total: under basic composition (the total is the
+    plain sum) the first step lands 1e-7 below the budget at once. Counting the pins as scaling
+    with t, as a proportional step does, under-stepped by their share (here 5x): more steps."""
+    calls = _counting(monkeypatch)
+    eps = [0.16] * 5 + [0.01] * 5         # five pins hold 0.8 of the budget of 1; the free 0.05
+    a = allocate(eps, [0.0] * 10, [True] * 5 + [False] * 5, [1] * 10, 1.0, 1e-6, theorem="basic")
+    assert len(calls) == 2 and 0 <= a.waste < 1e-6
+    assert a.epsilons[:5].tolist() == eps[:5]
+
+
 def test_a_fine_eta_is_searched_at_a_coarser_one_and_only_the_answer_composed_at_eta(monkeypatch):
     """eta far finer than the budget needs: the search composes at 2e-4 of epsilon_g and only its
     answer at eta (an upper end converges far faster than the lower one: 1 composition of ~40 s
