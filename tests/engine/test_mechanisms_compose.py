@@ -188,6 +188,17 @@ def test_a_group_a_hair_below_a_small_multiple_still_sits_on_the_lattice():
     assert r.extra["step"] >= 5e-4
 
 
+def test_a_group_rounded_to_nine_digits_still_sits_on_the_lattice():
+    """Multipliers from a plan are rounded to ~9 digits: synthetic-1000's a of equal epsilons differ
+    by 9e-9 of themselves. Such a group counts as a multiple of the heaviest one (ALIGN_TOLERANCE):
+    it used to stay off the lattice, each release losing up to a step in the lower twin, and the
+    bracket climbed to a lattice 64 times finer."""
+    r = compose_mechanisms([Laplace(100.0), Laplace(400.0 * (1 + 9e-9)), Gaussian(300.0)], 1e-7, eta=1e-3,
+                           multiplicities=[300, 300, 50])
+    assert r.epsilon - r.epsilon_lower <= 1e-4
+    assert r.extra["rung"] == 0
+
+
 def test_forget_drops_what_was_remembered(monkeypatch):
     import dpplanner.engine.mechanisms.ladder as bracket_mod
     from dpplanner.engine.mechanisms import forget, gaussian

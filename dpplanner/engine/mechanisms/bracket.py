@@ -38,6 +38,13 @@ MAX_POINTS = 1 << 20
 EXACT_PARAMS = 4096
 #: aligned_step lays the lattice under at most this many Laplace groups, the heaviest.
 ALIGN_GROUPS = 64
+#: A group counts as a small multiple p/q of the heaviest one when its ratio is within this
+#: relative distance of p/q. An aligned a then loses at most this share of itself in the lower
+#: twin, where one off the lattice loses up to a whole step (never less than 2^-20 of 2a): plans
+#: from the model carry multipliers rounded to ~9 digits (synthetic-1000's a differ by 9e-9 where
+#: their epsilons are equal), which a tolerance of 1e-12 left off the lattice, and the lower end
+#: then needed a lattice 64 times finer (382 -> ~10 ms).
+ALIGN_TOLERANCE = 1e-7
 
 
 @dataclass(frozen=True)
@@ -205,8 +212,9 @@ def aligned_step(r: Twins, target: float) -> float:
     groups whose a is a small rational multiple p/q of it, heaviest first, as long as the step
     stays above target / 2 (edited plans have many groups at ratios like 21/20 of each other; all
     of them aligned, the lattice was up to 40 times finer than target). Those multiples hold only
-    to ~1e-12 (an a one ulp below p/q a0 is common), so the lattice is laid under the smallest
-    a_i q/p: every aligned a_i then loses ~1e-12 of itself instead of a whole step. Any step is
+    to ALIGN_TOLERANCE (an a one ulp below p/q a0 is common, one rounded to 9 digits too), so the
+    lattice is laid under the smallest a_i q/p: every aligned a_i then loses at most
+    ALIGN_TOLERANCE of itself instead of a whole step. Any step is
     valid; this one only makes the bracket tighter."""
     a_lo, weight = _alignable(r, target)
     if a_lo.size == 0:
@@ -264,10 +272,11 @@ def _alignable(r: Twins, target: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _small_denominators(ratios: np.ndarray) -> np.ndarray:
-    """Per ratio, the least q <= 64 with q * ratio within 1e-12 relative of a whole number (0: none).
+    """Per ratio, the least q <= 64 with q * ratio within ALIGN_TOLERANCE (relative) of a whole number
+    (0: none).
     (The float ratios are within 2.3e-16 of the exact ones; being near a tolerance edge only
     changes how tight the bracket is, never whether it is valid.)"""
     q = np.arange(1, 65, dtype=float)
     scaled = ratios[:, None] * q[None, :]
-    close = np.abs(scaled - np.rint(scaled)) <= 1e-12 * scaled
+    close = np.abs(scaled - np.rint(scaled)) <= ALIGN_TOLERANCE * scaled
     return np.where(close.any(axis=1), np.argmax(close, axis=1) + 1, 0)
