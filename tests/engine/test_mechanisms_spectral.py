@@ -45,7 +45,15 @@ def test_the_tilted_composition_is_the_direct_one_within_its_error_bounds(theta)
     assert float(np.sum(tilted_exact)) == pytest.approx(1.0, abs=1e-9)    # the window holds the mass
 
 
-def test_the_pairwise_tree_of_rows_is_the_direct_composition():
+@pytest.mark.parametrize("chunk, outer", [(2048, 600.0), (2, 600.0), (3, 0.0)])
+def test_the_pairwise_tree_of_rows_is_the_direct_composition(monkeypatch, chunk, outer):
+    """Also in chunks of rows of about equal width (rowtree.CHUNK_ROWS), and with the kernels' and
+    the tilt's exponentials per entry or as products of a row's and a column's (OUTER_EXP)."""
+    from dpplanner.engine.mechanisms import kernel_rows, rowtree
+
+    monkeypatch.setattr(rowtree, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(rowtree, "OUTER_EXP", outer)
+    monkeypatch.setattr(kernel_rows, "OUTER_EXP", outer)
     step = 2.0 ** -10
     a = np.array([0.011, 0.02, 0.0033, 0.05, 0.041, 0.0071, 0.03])
     p, rel, err = laplace_ctd_rows(a, step)
@@ -56,6 +64,7 @@ def test_the_pairwise_tree_of_rows_is_the_direct_composition():
     red = reduce_rows(tilt_rows(p, rel, err, step, theta))
     exact = _direct([(laplace_upper(x, step), 1) for x in a.tolist()])
     j = red.start + np.arange(red.t.size)
+    exact = np.concatenate([exact, np.zeros(max(0, int(j[-1]) + 1 - exact.size))])  # (rows padded)
     tilted_exact = exact[j] * np.exp(theta * step * j - red.log_m)
     assert float(np.sqrt(np.sum((red.t - tilted_exact) ** 2))) <= red.e2 + red.err + red.rel
     q, _, _ = rr_ctd_rows(np.array([0.02, 0.3]), step)
@@ -213,3 +222,24 @@ def _assert_laplace_cumulants(ai, theta, k0, k1, k2):
     assert float(k0) == pytest.approx(float(mpmath.log(moments[0])), rel=1e-9, abs=1e-12)
     assert float(k1) == pytest.approx(float(mean), rel=1e-7, abs=1e-15)
     assert float(k2) == pytest.approx(float(moments[2] / moments[0] - mean ** 2), rel=1e-6, abs=1e-15)
+
+
+def test_a_ladder_of_continuous_noise_searches_its_tilt_once(monkeypatch):
+    """Without discrete kinds the saddle point depends on the releases only: every rung reuses the
+    first one's (the same tilt, so the same bracket as searching it again)."""
+    from dpplanner.engine.mechanisms import saddle
+    from dpplanner.engine.memo import forget
+
+    rng = np.random.default_rng(5)
+    releases = [Laplace(float(m)) for m in rng.uniform(200, 2000, 300)] + \
+               [Gaussian(float(m)) for m in rng.uniform(100, 1000, 300)]
+    forget()
+    before = compose_mechanisms(releases, 1e-6, eta=1e-4)
+    searches, rungs = [], []
+    real_search, real_rung = saddle._saddle, spectral.rung
+    monkeypatch.setattr(saddle, "_saddle", lambda *a: searches.append(1) or real_search(*a))
+    monkeypatch.setattr(spectral, "rung", lambda *a, **k: rungs.append(1) or real_rung(*a, **k))
+    forget()
+    again = compose_mechanisms(releases, 1e-6, eta=1e-4)
+    assert len(rungs) >= 3 and len(searches) == 1
+    assert (again.epsilon, again.epsilon_lower) == (before.epsilon, before.epsilon_lower)

@@ -9,6 +9,8 @@ and absolute (l1) error bounds, as in the scalar functions.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..optimal.atoms import TINY
@@ -17,6 +19,9 @@ from .hybrid import density_gap, gap_bound
 from .kernels import KERNEL_ULPS
 
 U = 2.0 ** -53
+#: Up to this exponent (a row's span, in loss) a dense exp is the product of a row's and a column's
+#: factors, neither of which over- or underflows.
+OUTER_EXP = 600.0
 
 
 def _floor_frac(x: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray]:
@@ -46,8 +51,15 @@ def laplace_ctd_rows(a: np.ndarray, step: float) -> tuple[np.ndarray, np.ndarray
     p[:, 0] = 0.5 * np.exp(-a)
     j = np.arange(width - 1, dtype=float)
     with np.errstate(under="ignore"):
-        # (j < n: the exponent is at most 0; the masked entries beyond n are clipped, not overflowed)
-        mass = 0.5 * np.exp(np.minimum((j[None, :] + 1) * (step / 2.0) - a[:, None], 0.0)) * -np.expm1(-step / 2.0)
+        if width * step <= OUTER_EXP:
+            # e^{(j+1) s/2} e^{-a}: one exp per row and per column, not per entry (10^5 distinct
+            # releases: the dense exp was ~1/8 of a rung); each factor's argument is rounded once
+            # (U of it), each exp and the product add an ulp: within the rel below
+            mass = np.outer(np.exp(-a) * (0.5 * -math.expm1(-step / 2.0)), np.exp((j + 1) * (step / 2.0)))
+        else:
+            # (j < n: the exponent is at most 0; the masked entries beyond n are clipped, not overflowed)
+            mass = 0.5 * np.exp(np.minimum((j[None, :] + 1) * (step / 2.0) - a[:, None], 0.0)) \
+                * -np.expm1(-step / 2.0)
     mass[j[None, :] >= n[:, None]] = 0.0
     hi_share = 1.0 / (1.0 + np.exp(-step / 2.0))
     lo_share = np.exp(-step / 2.0) * hi_share

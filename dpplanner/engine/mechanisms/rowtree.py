@@ -28,6 +28,9 @@ from ..optimal.lattice import FFT_C
 from .tilted import Tilted
 
 U = 2.0 ** -53
+#: Up to this exponent (theta s times a row's width) tilt_rows multiplies a row's factor by a
+#: column's, neither of which over- or underflows.
+OUTER_EXP = 600.0
 #: Tilted mass each row may lose from each end once its rows are longer than TRIM_FROM (above
 #: the transforms' noise floor, ~1e-17 an entry, which a smaller cut would keep as mass).
 TAIL = 1e-14
@@ -52,9 +55,14 @@ def tilt_rows(p: np.ndarray, rel: np.ndarray, err: np.ndarray, step: float, thet
     """Each row times e^{theta step j}, normalised (tilted.tilt, per row)."""
     width = p.shape[1]
     last = _last_nonzero(p)
-    expo = theta * step * (np.arange(width, dtype=float)[None, :] - last[:, None])
     with np.errstate(under="ignore", over="ignore"):
-        w = p * np.exp(np.minimum(expo, 0.0))
+        if theta * step * width <= OUTER_EXP:
+            # e^{theta s j} e^{-theta s last}: an exp per column and per row, not per entry; each
+            # argument rounded once (at most |top| U), two exps and a product: within the rel below
+            w = p * np.outer(np.exp(-theta * step * last), np.exp(theta * step * np.arange(width, dtype=float)))
+        else:
+            expo = theta * step * (np.arange(width, dtype=float)[None, :] - last[:, None])
+            w = p * np.exp(np.minimum(expo, 0.0))
     total = np.sum(w, axis=1)
     t = w / total[:, None]
     top = theta * step * last
@@ -67,9 +75,38 @@ def _last_nonzero(p: np.ndarray) -> np.ndarray:
     return p.shape[1] - 1 - np.argmax(nz[:, ::-1], axis=1)
 
 
+#: reduce_rows composes at most this many rows as one tree at a time, the narrowest first.
+CHUNK_ROWS = 2048
+
+
 def reduce_rows(rows: Rows, cancel=None) -> Tilted:
     """The composition of every row, as one tilted kind (multiplicity 1); ``cancel`` is checked
-    before each level of the tree."""
+    before each level of the tree. More than CHUNK_ROWS rows are composed in chunks of rows of
+    about equal width (each padded only to its own widest row, its arrays small enough to stay in
+    the processor's cache), whose compositions are then the rows of one last tree: 10^5 distinct
+    Laplace releases are 1/m for m spread over [200, 2000], one stack padded to the widest row
+    was four times their own entries, and at 25 MB a level ran at memory speed."""
+    n = rows.t.shape[0]
+    if n <= CHUNK_ROWS:
+        return _reduce(rows, cancel)
+    order = np.argsort(_last_nonzero(rows.t), kind="stable")
+    parts = []
+    for i in range(0, n, CHUNK_ROWS):
+        take = order[i:i + CHUNK_ROWS]
+        t = rows.t[take]
+        t = t[:, :int(np.max(_last_nonzero(t))) + 1]
+        parts.append(_reduce(Rows(t, rows.start[take], rows.log_m[take], rows.rel[take], rows.e1[take],
+                                  rows.e2[take]), cancel))
+    width = max(k.t.size for k in parts)
+    t = np.zeros((len(parts), width))
+    for i, k in enumerate(parts):
+        t[i, :k.t.size] = k.t
+    return _reduce(Rows(t, np.array([k.start for k in parts], dtype=np.int64), np.array([k.log_m for k in parts]),
+                        np.array([k.rel for k in parts]), np.array([k.err for k in parts]),
+                        np.array([k.e2 for k in parts])), cancel)
+
+
+def _reduce(rows: Rows, cancel) -> Tilted:
     r = rows
     skip = 0        # levels to go before trying to trim again (a trim that cut little is not repeated next)
     while r.t.shape[0] > 1:

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..memo import Memo
 from .cumulants import KernelCumulants
 
 #: Newton steps towards the tilt's saddle point (each a pass over every kernel), and the largest tilt.
@@ -37,7 +38,32 @@ def saddle_tilt(r, kernels: list, x_guess: float) -> tuple[float, float]:
     if not (r.delta_bar > 0 and math.isfinite(x_guess)):
         return 0.0, x_guess
     log_db = math.log(r.delta_bar)
-    kernels = KernelCumulants(kernels)
+    # without discrete kinds the search is a function of the continuous releases only: every rung
+    # of a ladder has the same saddle point (10^5 distinct releases: ~13 passes over them a rung)
+    key = None if kernels else (r.a_up.tobytes(), r.up_mult.tobytes(), r.rr_eps.tobytes(), r.rr_mult.tobytes(),
+                                r.mu_up, r.delta_bar)
+    found = _SADDLES.get(key) if key is not None else None
+    if found is None:
+        found = _saddle(r, KernelCumulants(kernels), log_db)
+        if key is not None:
+            _SADDLES.put(key, found)
+    theta, k0, no_root, kernels = found
+    if no_root or theta * _widest(r) > TILT_SPAN:
+        # no saddle point, or one where the tilt sits on every release's top atom (their product
+        # alone exceeds delta_bar, and the hinge's factor 1/theta keeps the bound falling slowly):
+        # the normal approximation's tilt
+        _, mean, var = _cumulants(r, kernels, 0.0)
+        return (float(min(max((x_guess - mean) / var, 0.0), THETA_MAX)) if var > 0 else 0.0), x_guess
+    log_c = theta * math.log(theta) - (1 + theta) * math.log1p(theta)
+    return float(theta), (k0 + log_c - log_db) / theta
+
+
+#: Saddle points of plans without discrete kinds, keyed by their continuous releases.
+_SADDLES = Memo(8)
+
+
+def _saddle(r, kernels: KernelCumulants, log_db: float):
+    """(theta, K(theta), whether h has no usable root, kernels) of saddle_tilt's Newton search."""
 
     last: list = [None, None]        # (the loop usually ends where it last evaluated h: not twice)
 
@@ -61,14 +87,7 @@ def saddle_tilt(r, kernels: list, x_guess: float) -> tuple[float, float]:
             nxt = 4.0 * theta if math.isinf(hi) else (math.sqrt(lo * hi) if lo > 0 else hi / 4.0)
         theta = min(nxt, THETA_MAX)
     value, _, k0 = h(theta)
-    if math.isinf(hi) or not (math.isfinite(value) and theta > 0) or theta * _widest(r) > TILT_SPAN:
-        # no saddle point, or one where the tilt sits on every release's top atom (their product
-        # alone exceeds delta_bar, and the hinge's factor 1/theta keeps the bound falling slowly):
-        # the normal approximation's tilt
-        _, mean, var = _cumulants(r, kernels, 0.0)
-        return (float(min(max((x_guess - mean) / var, 0.0), THETA_MAX)) if var > 0 else 0.0), x_guess
-    log_c = theta * math.log(theta) - (1 + theta) * math.log1p(theta)
-    return float(theta), (k0 + log_c - log_db) / theta
+    return theta, k0, math.isinf(hi) or not (math.isfinite(value) and theta > 0), kernels
 
 
 def _widest(r) -> float:
