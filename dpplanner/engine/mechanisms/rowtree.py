@@ -56,7 +56,7 @@ def tilt_rows(p: np.ndarray, rel: np.ndarray, err: np.ndarray, step: float, thet
     width = p.shape[1]
     last = _last_nonzero(p)
     with np.errstate(under="ignore", over="ignore"):
-        if theta * step * width <= OUTER_EXP:
+        if abs(theta) * step * width <= OUTER_EXP:
             # e^{theta s j} e^{-theta s last}: an exp per column and per row, not per entry; each
             # argument rounded once (at most |top| U), two exps and a product: within the rel below
             w = p * np.outer(np.exp(-theta * step * last), np.exp(theta * step * np.arange(width, dtype=float)))
