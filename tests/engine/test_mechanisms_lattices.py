@@ -239,3 +239,32 @@ def test_a_rung_whose_window_is_too_wide_is_not_the_rung_reported(monkeypatch):
     c = compose_mechanisms(releases, 1e-6, eta=1e-9)
     assert len(steps) == 2 and "wider window" in c.detail
     assert c.extra["rung"] == 0 and f"pld lattice {steps[0]:.3g}" in c.detail
+
+
+def test_a_bracket_reads_the_upper_end_a_search_composed_on_its_rung(monkeypatch):
+    """An allocation's search composes upper ends on the rung a whole total climbed to, and its
+    forward check then composes the whole bracket at the scale found: the bracket takes that
+    rung's upper end from memory (read from the same guess on the same lattice: the same number)
+    and composes only its lower end there. The bracket is the one composed cold, bit for bit."""
+    import dpplanner.engine.mechanisms.spectral as spectral
+    from dpplanner.engine.compose import compose, compose_one
+    from dpplanner.engine.theorem_inputs import ComposeInputs
+    from dpplanner.engine.validation import validate_plan
+
+    eps = [0.1 * (i + 1) ** 1.37 + 0.0123 for i in range(8)]   # Laplace only: a rung's ends composed apart
+    args = (eps, [0.0] * 8, 1e-6, "pld", 1e-3)
+    mech = ["laplace"] * 8
+    composed = []
+    real = spectral._composed
+    monkeypatch.setattr(spectral, "_composed", lambda *a, **k: composed.append(1) or real(*a, **k))
+    forget()
+    cold = compose(*args, mechanisms=mech)
+    cold_count, rung = len(composed), cold.extra["rung"]
+    assert rung >= 2
+    forget()
+    plan = validate_plan(eps, [0.0] * 8, None, mech)
+    compose_one("pld", ComposeInputs(plan, 1e-6, 1e-3, upper_only=True, upper_rung=rung))
+    composed.clear()
+    warm = compose(*args, mechanisms=mech)
+    assert len(composed) == cold_count - 1
+    assert (warm.epsilon, warm.epsilon_lower, warm.extra["rung"]) == (cold.epsilon, cold.epsilon_lower, rung)

@@ -73,7 +73,8 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
 
 #: The rungs' upper ends already composed (``upper_end``), keyed as the brackets (and the rung
 #: after the first): the allocation's search asks for one at each scale it tries, its last check
-#: for the bracket there (which reuses the first rung's).
+#: for the bracket there (which reuses the upper end of each rung it climbs that the search
+#: composed).
 _FIRST_UPPERS = Memo(_BRACKETS_MAX)
 
 
@@ -84,8 +85,8 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0) -> Bracket:
     bracket's upper end to the bit, else above it: an allocation's search asks for it at each scale
     it tries, for the whole bracket only at the last one (the lower end, half a rung's work with
     discrete kinds, only decides when the climb stops). Where that bracket climbed to rung n, the
-    search goes on with rung n's upper ends: within ~1e-10 of the bracket's (its read-out starts
-    from the earlier rungs' root), a few times cheaper than climbing."""
+    search goes on with rung n's upper ends, a few times cheaper than climbing: where the bracket
+    there climbs to rung n too, its upper end on rung n (the same number) is not composed again."""
     start = _start(r, eta)
     if isinstance(start, Bracket):
         return start
@@ -169,12 +170,15 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
     if isinstance(start, Bracket):
         return start
     cap, cap_name, floor, step = start
-    first_upper = _FIRST_UPPERS.get(_key(r, eta))     # (the same number as composing it here)
     # (``used`` is the last rung composed: a rung whose window is too wide is not one, and an
     # allocation that goes on with upper ends on ``used_rung`` would read only infinite ends there)
     up, lo, used, first_fit, used_rung = math.inf, 0.0, step, 0.0, 0
     why = f"refinement limit reached ({MAX_REFINE + 1} lattices)"
     own = []        # each rung's own (upper, lower) ends
+    # Every rung is read from the guess upper_end reads it from, so an upper end an allocation's
+    # search composed on a rung is this climb's to the bit and is not composed again (issue 26's
+    # table plan climbs to the third rung at each edit's last check). Read from the rung below's
+    # upper end instead, the shipped examples' brackets at eta 1e-4 and 1e-5 were the same bits.
     guess = _first_guess(cap, floor)
     for it in range(MAX_REFINE + 1):
         if cancel is not None:
@@ -182,15 +186,15 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         try:
             # (a lower end read from the upper end's composition is kept where the width is at most
             # half of eta: census's, just within eta, was ten times the lower end's own composition's)
-            up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=first_upper if it == 0 else None,
-                                             enough=eta / 2)
+            known = _FIRST_UPPERS.get(_key(r, eta) + ((it,) if it else ()))
+            known = known if known is not None and math.isfinite(known) else None  # (inf: a window too wide)
+            up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=known, enough=eta / 2)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
             break
         used, used_rung = step, it
         up = min(up, up_here)
         lo = max(lo, lo_here)
-        guess = min(up, cap) if math.isfinite(min(up, cap)) else guess
         own.append((up_here, lo_here))
         if progress is not None:
             progress((it + 1) / (MAX_REFINE + 1))
