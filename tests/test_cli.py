@@ -14,7 +14,8 @@ from dpplanner import engine
 
 from dpplanner.cli import main
 from dpplanner.model.examples import example_path
-from dpplanner.model.files import load_plan
+from dpplanner.model.files import load_plan, save_plan
+from dpplanner.model.statistic import Noise
 
 
 def run(capsys, *argv):
@@ -258,3 +259,21 @@ def test_target_says_when_the_redistributed_total_is_not_certified_within_eta(tm
     assert code == 0 and "more than eta = 1e-06" in out and "left unspent" in out
     code, text, _ = run(capsys, "target", str(path), "free 1", "2.5", "--json")
     assert code == 0 and f"note: {json.loads(text)['unspent_reason']}" in out.splitlines()
+
+
+def test_allocate_names_the_noise_as_the_window_does(tmp_path, capsys):
+    """The noise column says "Laplace", "Gaussian (ideal)", as the window's noise column does
+    (display.noise), not "lap" / "gau"; a custom statistic has none."""
+    plan = load_plan(example_path("psi-survey"))
+    plan.update_statistic(7, plan[7].replace(noise=Noise.CONTINUOUS))     # mean household size
+    save_plan(plan, tmp_path / "p.dpplan")
+    code, out, _ = run(capsys, "allocate", str(tmp_path / "p.dpplan"))
+    lines = out.splitlines()
+    assert code == 0 and lines[2].split()[:5] == ["#", "name", "kind", "noise", "epsilon"]
+    noise = {line.split("  ")[1].strip(): line for line in lines[3:11]}
+    assert "  Laplace  " in noise["respondents"] and "  Gaussian  " in noise["education"]
+    assert "  Gaussian (ideal)  " in noise["mean household size"]
+    assert not any(f"  {short}  " in out for short in ("lap", "gau"))
+    code, out, _ = run(capsys, "allocate", "census")
+    headline = next(line for line in out.splitlines() if "pre-released headline" in line)
+    assert headline.split()[3:5] == ["custom", "-"]

@@ -8,6 +8,7 @@ from dpplanner.model import display
 from dpplanner.model.files import save_plan
 from dpplanner.model.plan import Plan
 from dpplanner.model.redistribution import rebalance, rebalanced_edit, unspent_reason
+from dpplanner.model.statistic import Kind, noise_words
 from dpplanner.model.typed import parse_text
 from dpplanner.model.validation import FIELD_RULES
 
@@ -54,10 +55,12 @@ def cmd_allocate(args) -> int:
         return 0
     print(header(plan))
     amplified = plan.amplification() != 1.0
-    rows = [["#", "name", "kind", "mech", "epsilon", "delta"]
+    rows = [["#", "name", "kind", "noise", "epsilon", "delta"]
             + (["functioning eps"] if amplified else []) + ["reps", "held", "error", "units"]]
     for i, (s, p) in enumerate(zip(plan.statistics, privacy)):
-        rows.append([str(i + 1), s.name, s.kind.value, s.mechanism.value[:3], g(p.epsilon),
+        # (the noise in the window's words: "Laplace", "Gaussian (ideal)"; a custom one has none)
+        rows.append([str(i + 1), s.name, s.kind.value, "-" if s.kind is Kind.CUSTOM else noise_words(s),
+                     g(p.epsilon),
                      g(p.delta, 3)] + ([g(p.functioning_epsilon)] if amplified else [])
                     + [str(s.repetitions), _pin(s)]
                     + _error_cells(s, p))

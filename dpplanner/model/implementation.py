@@ -56,8 +56,11 @@ class Implementation:
         if self.d_in is not None:
             sens += f" at d_in = {self.d_in}"
         out.append(("Sensitivity", sens))
-        name = "σ" if "Gaussian" in self.noise_kind else "b"
-        noise = f"{self.noise_kind}, {name} = {display.exact(self.scale)}{per}"
+        gaussian = "Gaussian" in self.noise_kind
+        # The idealised noise in the words the table's noise column and the report use
+        # (display.noise); ``noise_kind`` stays the JSON's and the CSV's machine value.
+        words = display.noise(gaussian, ideal=True) if self.noise is Noise.CONTINUOUS else self.noise_kind
+        noise = f"{words}, {'σ' if gaussian else 'b'} = {display.exact(self.scale)}{per}"
         if self.lattice:
             noise += f", on {self.lattice}"
         out.append(("Noise", noise))

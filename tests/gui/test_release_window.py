@@ -10,6 +10,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFileDialog, QLabel
 
 from dpplanner.gui.table_model import COLUMN_INDEX
+from dpplanner.model.display import exact
 from dpplanner.model.statistic import Noise
 from dpplanner.release import check_script
 from keys import field
@@ -55,7 +56,9 @@ def test_choosing_continuous_noise_and_whole_numbers_by_keyboard(qtbot, window):
     inspector = window.statistics_panel.inspector
     pick_with_keys(field(inspector, "Noise implemented by", QComboBox), Noise.CONTINUOUS.label)
     assert window.plan[1].noise is Noise.CONTINUOUS
-    assert "continuous Laplace" in field(inspector, "How it is implemented", QLabel).text()
+    # the idealised noise in the table's words (display.noise), not "continuous Laplace"
+    text = field(inspector, "How it is implemented", QLabel).text()
+    assert "Noise: Laplace (ideal), b = " in text and "continuous Laplace" not in text
     whole = field(inspector, "Values are whole numbers", QCheckBox)
     whole.setFocus()
     QTest.keyClick(whole, Qt.Key.Key_Space)
@@ -98,3 +101,41 @@ def test_a_continuous_plan_is_refused_with_the_reason_and_nothing_written(qtbot,
     assert not (tmp_path / "release.py").exists()
     # said in the window, not in a box (the conftest fails the test on an unexpected one)
     assert "planned with continuous noise, which OpenDP does not add" in window.exports.refusal.label.text()
+
+
+def test_the_report_names_the_ideal_noise_as_the_window_does(window, tmp_path):
+    """The report's "How each statistic is implemented" row says "Laplace (ideal)" as its noise
+    column and the window do, read back by an HTML parser and by Qt's rich-text renderer."""
+    window.statistics_panel.select_row(1)
+    pick_with_keys(field(window.statistics_panel.inspector, "Noise implemented by", QComboBox),
+                   Noise.CONTINUOUS.label)
+    assert window.plan[1].noise is Noise.CONTINUOUS
+    assert window.exports.export_report(tmp_path / "report.html")
+    html = (tmp_path / "report.html").read_text()
+    b = window.plan.privacy(1).scale
+    for text in (parsed_text(html), rendered_text(html)):
+        assert f"Laplace (ideal), b = {exact(b)}" in text
+        assert "continuous Laplace" not in text
+
+
+def parsed_text(html: str) -> str:
+    from html.parser import HTMLParser
+
+    class Text(HTMLParser):
+        words: list[str] = []
+
+        def handle_data(self, data: str) -> None:
+            self.words.append(data)
+
+    reader = Text()
+    reader.words = []
+    reader.feed(html)
+    return " ".join(reader.words)
+
+
+def rendered_text(html: str) -> str:
+    from PySide6.QtGui import QTextDocument
+
+    document = QTextDocument()
+    document.setHtml(html)
+    return document.toPlainText()
