@@ -55,6 +55,9 @@ class PlanEditor(QObject):
     redistributing = Signal(bool)
     precomputed = Signal(object)          # AllocateResult: the state about to be adopted, evaluated
     placed = Signal(int)                  # a statistic added is in the plan, at this row
+    #: About to take an edit's state (or a chain's): where each row on screen goes, a function
+    #: row -> row (None: removed). Views that keep a row (the inspector) follow their statistic.
+    settling = Signal(object)
 
     def __init__(self, plan: Plan, controller: ComputeController,
                  allocate_fn: Callable = jobs.allocate, parent: QObject | None = None) -> None:
@@ -76,7 +79,7 @@ class PlanEditor(QObject):
     # -- statistic edits ------------------------------------------------------------------------
     # Rows are those on screen. While an edit waits for its redistribution the screen still shows
     # the plan before it, and a new edit applies to the state the waiting one reaches, which may
-    # have moved or removed rows: each edit follows its row there (``_row_now``) and changes only
+    # have moved or removed rows: each edit follows its row there (``row_now``) and changes only
     # the fields it names, on the statistic as it is then (a stale copy would undo the waiting
     # edit's ε_i or pin).
     def update_statistic(self, row: int, changes: Mapping[str, Any], text: str, *,
@@ -108,7 +111,7 @@ class PlanEditor(QObject):
         is in the plan (after its redistribution)."""
         if row >= len(self.plan):           # at the end: the end of the plan as it will be
             return self._insert(stat, None)
-        anchor = self._row_now(row - 1) if row > 0 else -1
+        anchor = self.row_now(row - 1) if row > 0 else -1
         if anchor is None:
             return self._refuse_gone(row - 1, f"Add {stat.name!r}")
         return self._insert(stat, anchor + 1)
@@ -143,7 +146,7 @@ class PlanEditor(QObject):
         if not rows:
             return False
         text = f"Remove {self.plan[rows[0]].name!r}" if len(rows) == 1 else f"Remove {len(rows)} statistics"
-        now = [self._row_now(r) for r in rows]
+        now = [self.row_now(r) for r in rows]
         if None in now:
             return self._refuse_gone(rows[now.index(None)], text)
         if len(now) == 1:
@@ -153,12 +156,17 @@ class PlanEditor(QObject):
                                                          if i not in gone]))
 
     def move_statistic(self, row: int, to: int) -> bool:
-        if not (0 <= to < len(self.plan)) or row == to:
+        """Move the statistic on row ``row`` by ``to - row`` places in the plan the edits reach
+        (False when that is past either end)."""
+        if not (0 <= row < len(self.plan)) or row == to:
             return False
         name = self.plan[row].name
-        now = self._row_now(row)
+        now = self.row_now(row)
         if now is None:
             return self._refuse_gone(row, f"Move {name!r}")
+        # (moved before by a waiting edit, it may already be at the end it is moved towards)
+        if not 0 <= now + to - row < len(self._pending.trial if self._pending is not None else self.plan):
+            return False
         # Order changes no epsilon (only the prefix curve), so nothing is redistributed.
         return self._edit(f"Move {name!r}", lambda p: p.move(now, now + to - row), rebalance=False)
 
@@ -271,6 +279,8 @@ class PlanEditor(QObject):
                                Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
 
     def _adopt(self, trial: Plan, text: str) -> None:
+        # (the screen shows the plan before every edit the trial went through)
+        self.settling.emit(lambda row: follow_row(trial.recorded, row))
         before = self.plan.snapshot()
         self.plan.adopt(trial)
         after = self.plan.snapshot()
@@ -308,15 +318,16 @@ class PlanEditor(QObject):
             self.redistributing.emit(False)
         return pending
 
-    def _row_now(self, row: int) -> Optional[int]:
+    def row_now(self, row: int) -> Optional[int]:
         """Where row ``row`` on screen is in the state the edits reach (after the waiting ones, if
-        any); None when a waiting edit removes it."""
+        any); None when a waiting edit removes it. Rows on screen are those of the settled plan:
+        while an edit waits, an action on the selection acts on these (the statistic's identity)."""
         return follow_row(self._pending.trial.recorded if self._pending is not None else (), row)
 
     def _edit_row(self, row: int, text: str, apply: Callable[[Plan, int], None], *,
                   field: Optional[str] = None,
                   cause: Optional[Callable[[Plan, int], tuple[str, str]]] = None) -> bool:
-        now = self._row_now(row)
+        now = self.row_now(row)
         if now is None:
             return self._refuse_gone(row, text)
         return self._edit(text, lambda p: apply(p, now), row=now, field=field, shown_row=row,

@@ -151,6 +151,7 @@ class StatisticInspector(QGroupBox):
         self._submitting = False
         editor.plan.subscribe(self._on_plan_event)
         editor.refused.connect(self._on_refused)
+        editor.settling.connect(self._follow)
         self.refresh()
 
     # -- building -------------------------------------------------------------------------------
@@ -173,6 +174,13 @@ class StatisticInspector(QGroupBox):
         self.row = row
         self._pending = {}
         self.refresh()
+
+    def _follow(self, row_after) -> None:
+        """Edits are about to land (those that waited for their redistribution too): keep showing
+        the same statistic at its new row (one removed: the one that takes its place)."""
+        if self.row >= 0:
+            now = row_after(self.row)
+            self.row = self.row if now is None else now
 
     def _on_plan_event(self, event: PlanEvent) -> None:
         if event.kind in ("inserted", "removed", "moved", "reset") or self.row >= len(self.editor.plan):

@@ -166,23 +166,29 @@ class StatisticsPanel(QGroupBox):
         original = self.editor.plan[row]
         return self.editor.insert_statistic(row + 1, original.replace(name=self._fresh_name(original.name)))
 
+    # Rows are those on screen: while an edit waits for its redistribution the table still shows
+    # the plan before it, and the cursor stays on the statistic acted on there (the inspector
+    # follows it when the edits land), so the next key press acts on the same statistic.
     def remove_selected(self) -> bool:
         rows = self.selected_rows() or ([self.current_row()] if self.current_row() >= 0 else [])
         if not rows:
             return False
-        ok = self.editor.remove_statistics(rows)
-        if ok and len(self.editor.plan):
-            self.select_row(min(rows[0], len(self.editor.plan) - 1))
-        return ok
+        left = [r for r in range(len(self.editor.plan))
+                if r not in rows and self.editor.row_now(r) is not None]
+        after = [r for r in left if r > rows[-1]] or left[-1:]      # the next statistic left
+        if not self.editor.remove_statistics(rows):
+            return False
+        if after:
+            waits = self.editor.is_redistributing()
+            self.select_row(after[0] if waits else after[0] - sum(r < after[0] for r in rows))
+        return True
 
     def move_selected(self, step: int) -> bool:
         row = self.current_row()
-        if row < 0:
+        if row < 0 or not self.editor.move_statistic(row, row + step):
             return False
-        if self.editor.move_statistic(row, row + step):
-            self.select_row(row + step)
-            return True
-        return False
+        self.select_row(row if self.editor.is_redistributing() else row + step)
+        return True
 
     def _fresh_name(self, base: str) -> str:
         names = self.editor.names()
