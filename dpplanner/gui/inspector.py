@@ -336,6 +336,8 @@ def moves_text(budget, stat: Statistic, privacy) -> str:
              f"({how}; set in the Budget panel)."]
     if privacy.moves is not None:
         lines += [line[:1].upper() + line[1:] + "." for line in privacy.moves.lines]
+        if stat.group_by:
+            lines.append(_cost(budget.unit, stat, privacy.moves))
     if stat.group_by and privacy.cell_error is not None and privacy.error is not None:
         g = privacy.moves.groups if privacy.moves is not None else None
         lines.append(f"Error in one group: ± {display.error(privacy.cell_error)}; in "
@@ -344,3 +346,15 @@ def moves_text(budget, stat: Statistic, privacy) -> str:
     if privacy.selection is not None:
         lines.append(privacy.selection.sentence(budget.unit))
     return "\n".join(lines)
+
+
+def _cost(unit: str, stat: Statistic, moves) -> str:
+    """What a table by group costs: one release of its ε_i however many groups it has (parallel
+    composition over the groups an individual is not in), never one release per group."""
+    g = moves.groups
+    reps = stat.repetitions
+    queries = "one query of k" if reps == 1 else f"each of its {reps} repetitions one query of k"
+    return (f"Cost: {f'all {g} groups' if g else 'all its groups'} together are one release of "
+            f"ε_i = {display.upper(stat.epsilon)} ({queries})"
+            + (f", not {g} releases" if g and g > 1 else "")
+            + f": one {unit} moves at most {moves.cells} of them.")
