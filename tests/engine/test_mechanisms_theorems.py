@@ -229,3 +229,14 @@ def test_cks_alpha_is_found_in_a_few_newton_steps(monkeypatch):
     best = np.maximum(real(rho, delta, 1 + np.exp(0.5 * (a + b))), 0.0)
     assert np.all(got >= best * (1 - 1e-12))            # (rounded up: never below the formula)
     assert np.all(got <= best * (1 + 1e-12) + 1e-300)
+
+
+def test_one_rho_converts_to_the_same_bits_as_in_an_array():
+    """cks_epsilon of one (rho, delta) runs on Python floats (zcdp._cks_scalar): the same number,
+    bit for bit, as the same pair in an array (a plan's zCDP total and its curve's last point)."""
+    rng = np.random.default_rng(11)
+    rho = np.concatenate([10 ** rng.uniform(-12, 6, 2000), [2.3e-8, 8.6e-7, 1e-300, 1e300]])
+    delta = np.concatenate([10 ** rng.uniform(-300, math.log10(0.9), 2000), [1.4e-3, 2.9e-2, 0.5, 1e-6]])
+    together = cks_epsilon(rho, delta)
+    alone = np.array([cks_epsilon(float(r), float(d)) for r, d in zip(rho.tolist(), delta.tolist())])
+    assert np.array_equal(together, alone)

@@ -59,10 +59,32 @@ def cks_alpha(rho, delta):
 def cks_epsilon(rho, delta):
     """The CKS eps for rho-zCDP at delta (arrays broadcast), 0 where rho = 0: the formula at
     cks_alpha, rounded up with a margin for its ~10 roundings (CLOSED_FORM_MARGIN in numerics)."""
+    if np.ndim(rho) == 0 and np.ndim(delta) == 0 and float(rho) > 0 and 0.0 < float(delta) < 1.0:
+        return _cks_scalar(float(rho), float(delta))
     rho, delta = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(delta, dtype=float))
     eps = round_up(np.maximum(cks_eps_at(rho, delta, cks_alpha(rho, delta)), 0.0))
     eps = np.where(rho > 0, eps, 0.0)
     return float(eps) if np.ndim(eps) == 0 else eps
+
+
+def _cks_scalar(rho: float, delta: float) -> float:
+    """cks_epsilon of one rho > 0 at one 0 < delta < 1, the same operations in the same order on
+    Python floats (IEEE arithmetic as numpy's; the logarithms and the root are numpy's own, which
+    give the same bits on a float as in an array): the same number, bit for bit, without ~150
+    numpy calls on 0-d arrays (~0.1 ms, in every pld composition's zCDP cap)."""
+    log_d = float(np.log(delta))
+    top = max(min(_ALPHA_MAX, 1.0 / delta), _ALPHA_MIN)
+    alpha = min(max(1.0 + float(np.sqrt(-log_d / rho)), _ALPHA_MIN), top)
+    for _ in range(_NEWTON_STEPS):
+        a1 = alpha - 1.0
+        num = log_d + float(np.log(alpha))
+        d1 = rho + num / (a1 * a1)
+        d2 = 1.0 / (alpha * a1 * a1) - 2.0 * num / (a1 * a1 * a1)
+        step = d1 / d2 if d2 > 0 else 0.0
+        nxt = max(alpha - step, 1.0 + 0.5 * a1)      # (nan first: max keeps it, as np.maximum)
+        alpha = min(max(nxt, _ALPHA_MIN), top) if math.isfinite(nxt) else alpha
+    eps = alpha * rho + float(np.log1p(-1.0 / alpha)) - (log_d + float(np.log(alpha))) / (alpha - 1.0)
+    return float(round_up(max(eps, 0.0)))
 
 
 def rho_gaussian(m):
