@@ -29,9 +29,8 @@ from .bracket import merge_groups
 from .exact import grouped_atoms
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import STEP_MAX, initial_step, kernels, lattice_points
-from .split import (ErrorSum, block_terms, entry_bound, group_terms, kernel_shift, log_window_max,
-                    position_pad)
-from .true_smoothing import log_window_max_with_true, true_queries_that_fit
+from .split import ErrorSum, block_terms, entry_bound, group_terms, kernel_shift, log_window_max
+from .true_smoothing import smoothing_window
 
 #: Bound on the running lattice size (points) of the prefix curve.
 PREFIX_MAX_POINTS = 1 << 20
@@ -185,15 +184,9 @@ class _SecondOrderLower(_UpperKernels):
         smooth_pmf, size, pos = LatticePMF(step, 0, np.ones(1), 0.0, False), 1, 0
         while pos < others.size:
             sub, later = others[pos: pos + size], others[pos + size:]
-            terms = pos
-            l, logp, extra = entry_bound(smooth_pmf, 0.0, terms)  # C' twins
             # the head's later queries are still true while this sub-block is replaced: as many as
             # fit smooth it (true_smoothing), the others stay in the rest's MGF
-            live = smooth_pmf.p > 0  # (an empty entry's exact mass is within ``extra``)
-            n_true = true_queries_that_fit(int(live.sum()), later.size)
-            log_s = (log_window_max_with_true(l[live], logp[live], 2 * position_pad(smooth_pmf, terms),
-                                              eps[later[:n_true]], step, th) if n_true
-                     else log_window_max(l, logp, th))
+            log_s, extra, n_true = smoothing_window(smooth_pmf, pos, eps[later], step, th)
             fixed = self.log_m[np.concatenate([sub, later[n_true:]])].sum(axis=0)
             self.blocks.append([self.head, log_s, extra,
                                 np.logaddexp.reduce(log_term[sub], axis=0), float(np.sum(pg[sub])), fixed])

@@ -16,6 +16,8 @@ import numpy as np
 
 from .atoms import U
 from .binomial import log_rr
+from .lattice import LatticePMF
+from .split import entry_bound, log_window_max, position_pad
 
 #: Most atoms of A (lattice atoms x outcomes of the true queries) scanned for the window bound.
 MAX_ATOMS = 1 << 10
@@ -73,3 +75,16 @@ def log_window_max_with_true(l: np.ndarray, logp: np.ndarray, lam: float, e_true
     win = (win + 2.02 * (n + 2) * U * cs[-1] + n * 1e-300) * (1 + 8 * U)
     pad = log_err + 8 * U * (float(np.max(np.abs(w0))) + thetas * float(np.max(np.abs(c)) + big_lam) + 1.0)
     return np.log(win) + top + pad + 4 * U * np.abs(np.log(win) + top)
+
+
+def smoothing_window(a: LatticePMF, terms: int, e_later: np.ndarray, step: float,
+                     thetas: np.ndarray) -> tuple[np.ndarray, float, int]:
+    """(log S_theta, additive mass, n) for the smoothing part A = ``a`` (the twins composed so far,
+    ``terms`` kernels) + the first n of the true queries ``e_later``: as many as fit."""
+    l, logp, extra = entry_bound(a, 0.0, terms)  # C' twins
+    live = a.p > 0  # (an empty entry's exact mass is within ``extra``)
+    n_true = true_queries_that_fit(int(live.sum()), e_later.size)
+    if not n_true:
+        return log_window_max(l, logp, thetas), extra, 0
+    log_s = log_window_max_with_true(l[live], logp[live], 2 * position_pad(a, terms), e_later[:n_true], step, thetas)
+    return log_s, extra, n_true
