@@ -94,3 +94,52 @@ def test_prefixes_left_wider_than_asked_are_read_again_on_a_finer_lattice(monkey
     width, passes = _k1000_curve(monkeypatch)
     assert np.all(width <= 1e-2), (float(width.max()), int(np.argmax(width)) + 1)
     assert len(passes) == 2 and 0 < passes[1] < 100
+
+
+def _exact_log_window_max(kernels, e_true, step, theta):
+    """log of the largest tilted mass of an open window of length ``step`` of (the exact
+    composition of ``kernels``' computed entries) + (the true queries), in 60-digit arithmetic."""
+    import mpmath as mp
+
+    with mp.workdps(60):
+        p, off, start = [mp.mpf(1)], mp.mpf(0), 0
+        for k in kernels:
+            q = [mp.mpf(x) for x in k.p.tolist()]
+            p = [mp.fsum(p[i] * q[j - i] for i in range(len(p)) if 0 <= j - i < len(q))
+                 for j in range(len(p) + len(q) - 1)]
+            off, start = off + mp.mpf(k.offset), start + k.start
+        atoms = [(off + (start + i) * mp.mpf(step), m) for i, m in enumerate(p)]
+        for x in e_true:
+            px = 1 / (1 + mp.exp(-mp.mpf(x)))
+            atoms = [(a - x, m * (1 - px)) for a, m in atoms] + [(a + x, m * px) for a, m in atoms]
+        atoms.sort()
+        tilted = [m * mp.exp(theta * a) for a, m in atoms]
+        return max(mp.log(mp.fsum(w for (b, _), w in zip(atoms, tilted) if a <= b < a + step))
+                   for a, _ in atoms)
+
+
+def test_a_smoothing_entry_that_underflowed_still_counts_in_the_window_bound():
+    """Three twins of eps = 1e-120 on D = 1 put (p w)^3 ~ 4e-360 at 3 D: it underflows to 0.0 in
+    the composed pmf, but tilted by theta = 300 it is the heaviest atom (log -827 + 900 against
+    -551 + 600 for the next). The window bound of the smoothing part (with the true queries that
+    fit) must still hold the exact largest window, which was 23 (in log) above it when empty
+    entries were left out; where no empty entry dominates it stays as tight as before."""
+    from dpplanner.engine.optimal.lattice import LatticePMF, convolve
+    from dpplanner.engine.optimal.pld import upper_kernel
+    from dpplanner.engine.optimal.prefix_sides import PREFIX_THETAS
+    from dpplanner.engine.optimal.true_smoothing import smoothing_window
+
+    step = 1.0
+    twins = [upper_kernel(1e-120, step)] * 3
+    a = LatticePMF(step, 0, np.ones(1), 0.0, True)
+    for k in twins:
+        a = convolve(a, k, 0.0, 0.0)
+    assert a.p[-1] == 0.0  # (the case: an exact mass > 0 underflowed)
+    later = np.array([2.0, 2.0, 0.7, 2.0, 1e-120])
+    log_s, _, n_true = smoothing_window(a, len(twins), later, step, PREFIX_THETAS)
+    assert n_true == later.size
+    for th, got in zip(PREFIX_THETAS.tolist(), log_s.tolist()):
+        exact = float(_exact_log_window_max(twins, later.tolist(), step, th))
+        assert got >= exact, (th, got, exact)
+        if th <= 100:  # the empty entry's charge e^{-708 + 3 theta} is far below the window here
+            assert got <= exact + 1e-9 * (1 + abs(exact)), (th, got, exact)

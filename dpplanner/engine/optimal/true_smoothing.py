@@ -80,11 +80,45 @@ def log_window_max_with_true(l: np.ndarray, logp: np.ndarray, lam: float, e_true
 def smoothing_window(a: LatticePMF, terms: int, e_later: np.ndarray, step: float,
                      thetas: np.ndarray) -> tuple[np.ndarray, float, int]:
     """(log S_theta, additive mass, n) for the smoothing part A = ``a`` (the twins composed so far,
-    ``terms`` kernels) + the first n of the true queries ``e_later``: as many as fit."""
+    ``terms`` kernels) + the first n of the true queries ``e_later``: as many as fit.
+
+    Only the entries computed > 0 (L) are enumerated with the true queries T: most empty ones are
+    structural (between a kernel's atoms), and each would halve the true queries that fit. An empty
+    entry (Z) may still hold an exact mass that underflowed, at most entry_bound's 2^-1022, and
+    tilted by e^{theta l} it can be the heaviest atom, so it is charged apart: every window's
+    tilted mass splits into its L + T and Z + T parts, hence
+        S_theta(A + T) <= S_theta(L + T) + S_theta(Z + T) <= S_theta(L + T) + S_theta(Z) M_T(theta)
+    (the module doc's inequality), and S_theta(Z) <= max over empty entries of 2^-1022 e^{theta l}
+    (an open window of length D holds one lattice atom at most; l bounds its position from above).
+    """
     l, logp, extra = entry_bound(a, 0.0, terms)  # C' twins
-    live = a.p > 0  # (an empty entry's exact mass is within ``extra``)
+    live = a.p > 0
     n_true = true_queries_that_fit(int(live.sum()), e_later.size)
     if not n_true:
         return log_window_max(l, logp, thetas), extra, 0
-    log_s = log_window_max_with_true(l[live], logp[live], 2 * position_pad(a, terms), e_later[:n_true], step, thetas)
-    return log_s, extra, n_true
+    e_true = e_later[:n_true]
+    log_s = log_window_max_with_true(l[live], logp[live], 2 * position_pad(a, terms), e_true, step, thetas)
+    if live.all():
+        return log_s, extra, n_true
+    dead = ~live
+    # every term is rounded up: log_window_max's logp + theta l is two roundings (<= 2 ulps of its
+    # magnitude), log M_T is padded by _log_mgf_up, and logaddexp(x, y) = max + log1p(e^-|x - y|)
+    # is within a few ulps of its result (the log1p term is in [0, log 2])
+    log_z = log_window_max(l[dead], logp[dead], thetas)
+    log_z = log_z + 4 * U * (float(np.max(np.abs(logp[dead]))) + thetas * float(np.max(np.abs(l[dead]))) + 1.0)
+    both = np.logaddexp(log_s, log_z + _log_mgf_up(e_true, thetas))
+    return both + 8 * U * (np.abs(both) + 1.0), extra, n_true
+
+
+def _log_mgf_up(e: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+    """An upper bound on log M_T(theta) = sum_i log E[e^{theta L_i}], L_i = -e_i or +e_i (RR(e_i)).
+
+    Each term theta e + log(p + q e^{-2 theta e}) is within a few ulps of its magnitudes (log_rr:
+    8 u budgeted, as in ``_true_outcomes``), and the sum of m terms within (m + 1) u of the sum of
+    their magnitudes: 8 u (m + 2) of that sum covers both."""
+    lp, lq = log_rr(e)
+    lp, lq = np.atleast_1d(lp)[:, None], np.atleast_1d(lq)[:, None]
+    th, x = thetas[None, :], e[:, None]
+    terms = th * x + np.logaddexp(lp, lq - 2 * th * x)
+    mag = np.sum(3 * th * x + np.abs(lp) + np.abs(lq), axis=0) + 1.0
+    return np.sum(terms, axis=0) + 8 * U * (e.size + 2) * mag
