@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .exact import exact_cumsum, fits
+from .exact import exact_total, fits
 
 # log1p and products are correctly rounded to within an ulp or two; 1e-15 is ~4.5 ulps.
 _LOG_MARGIN = 1e-15
@@ -71,7 +71,7 @@ def delta_bar(delta_g: float, deltas: np.ndarray, mult: np.ndarray) -> float:
 
 def sum_fits(deltas: np.ndarray, mult: np.ndarray, delta_g: float) -> bool:
     """sum m_i delta_i <= delta_g exactly, for the binary doubles."""
-    return bool(fits(exact_cumsum(np.asarray(deltas, dtype=float), np.asarray(mult))[-1:], delta_g)[0])
+    return bool(fits([exact_total(np.asarray(deltas, dtype=float), np.asarray(mult))], delta_g)[0])
 
 
 #: The float bounds are used as they are while their relative width is below this.

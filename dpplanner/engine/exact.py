@@ -54,6 +54,36 @@ def exact_cumsum(values: np.ndarray, mult: Optional[np.ndarray] = None) -> list[
     return out
 
 
+def exact_total(values: np.ndarray, mult: Optional[np.ndarray] = None) -> int:
+    """sum_i m_i v_i in units of 2^-1074, exactly: ``exact_cumsum(values, mult)[-1]`` in a few numpy
+    passes (the running sums of a 10^5-query plan cost a fifth of a second, for the last one).
+
+    Each finite double is M 2^(s - 1074) with M = frexp's fraction x 2^53, a whole number below
+    2^53 (exact). M = hi 2^26 + lo with hi, lo < 2^27, so with m < 2^31 every product is below 2^58
+    and a sum of 32 of them below 2^63: pieces of 32 values of one s are summed in int64, the
+    pieces in Python integers (M 2^s is a whole number, so where s < 0, a subnormal, the shift
+    down is exact)."""
+    v = np.asarray(values, dtype=float)
+    m = np.ones(v.size, dtype=np.int64) if mult is None else np.asarray(mult, dtype=np.int64)
+    if v.size == 0 or int(m.max()) >= 1 << 31:
+        return exact_cumsum(v, m)[-1] if v.size else 0
+    frac, ex = np.frexp(v)
+    mant = (frac * 2.0 ** 53).astype(np.int64)
+    shift = ex.astype(np.int64) + (1074 - 53)
+    order = np.argsort(shift, kind="stable")
+    shift, mant, m = shift[order], mant[order], m[order]
+    starts = np.flatnonzero(np.concatenate([[True], shift[1:] != shift[:-1]]))
+    pos = np.arange(v.size) - np.repeat(starts, np.diff(np.append(starts, v.size)))
+    cuts = np.flatnonzero(pos % 32 == 0)
+    hi = np.add.reduceat((mant >> 26) * m, cuts).tolist()
+    lo = np.add.reduceat((mant & ((1 << 26) - 1)) * m, cuts).tolist()
+    total = 0
+    for h, low, s in zip(hi, lo, shift[cuts].tolist()):
+        piece = (h << 26) + low
+        total += piece << s if s >= 0 else piece >> -s
+    return total
+
+
 def fits(sums: list[int], bound: float, half: bool = False) -> np.ndarray:
     """Elementwise sum <= bound (or <= bound / 2), exactly."""
     b = to_units(bound)

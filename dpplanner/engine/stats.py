@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .delta import log_survival, log_survival_prefix
-from .exact import exact_cumsum, fits, floats_up, room_down
+from .exact import exact_cumsum, exact_total, fits, floats_up, room_down
 from .numerics import cumsum_up, round_up
 from .validation import Releases
 
@@ -69,7 +69,7 @@ def plan_sums(plan: Releases) -> Sums:
         except OverflowError:  # finite terms whose sum exceeds the largest double
             return np.array([math.inf])
 
-    eps_ex, delta_ex = exact_cumsum(e, plan.mult)[-1:], exact_cumsum(d, plan.mult)[-1:]
+    eps_ex, delta_ex = [exact_total(e, plan.mult)], [exact_total(d, plan.mult)]
     with np.errstate(over="ignore"):  # eps^2 of eps > 1e154 is inf: a valid (useless) upper bound
         squares = e * e
     return Sums(

@@ -170,6 +170,8 @@ def _clusters(e: np.ndarray, m: np.ndarray, eta: float) -> Optional[np.ndarray]:
         if float(e[i]) - lo > tol:
             lo = float(e[i])
             ids[i] = ids[i - 1] + 1
+            if ids[i] >= CLUSTERS_MAX:  # more clusters than the path takes (10^5 values: 0.1 s)
+                return None
         else:
             ids[i] = ids[i - 1]
     n = int(ids[-1]) + 1

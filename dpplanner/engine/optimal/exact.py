@@ -15,6 +15,7 @@ import numpy as np
 from .atoms import TINY, Atoms, U, sup_root
 from .binomial import binomial_logpmf_each, binomial_window, log_rr, underflow_loss
 from .result import Bracket
+from ..exact import exact_total
 from ..numerics import widen_down, widen_up
 
 #: Largest number of joint outcomes (prod of m_g + 1) enumerated by the grouped exact path.
@@ -69,7 +70,15 @@ def _read(root, e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi: fl
 
 
 def grouped_outcomes(eps: np.ndarray, mult: np.ndarray) -> int:
-    return math.prod(int(m) + 1 for m in mult)
+    """prod (m_g + 1), the number of joint outcomes: exact up to GROUPED_MAX_OUTCOMES, beyond it
+    some number above that (what the callers compare it with; the whole product for 10^5 groups
+    is a 10^5-bit integer and cost a third of a second)."""
+    total = 1
+    for m in mult.tolist():
+        total *= int(m) + 1
+        if total > GROUPED_MAX_OUTCOMES:
+            break
+    return total
 
 
 def grouped_atoms(eps: np.ndarray, mult: np.ndarray, upper: bool) -> Atoms:
@@ -111,14 +120,8 @@ def grouped_bracket(eps: np.ndarray, mult: np.ndarray, delta_bar: float,
 
 
 def exact_sum(eps: np.ndarray, mult: np.ndarray) -> Fraction:
-    """sum m_i eps_i exactly: every double is an integer over a power of two, so the terms are
-    summed as integers over the largest denominator (one Fraction, not one per term: 10^5 Fraction
-    additions, each with a gcd, took over a second)."""
-    ratios = [float(e).as_integer_ratio() for e in np.asarray(eps, dtype=float).tolist()]
-    if not ratios:
-        return Fraction(0)
-    den = max(d for _, d in ratios)
-    return Fraction(sum(num * int(m) * (den // d) for (num, d), m in zip(ratios, np.asarray(mult).tolist())), den)
+    """sum m_i eps_i exactly (every double is a whole multiple of 2^-1074: ``exact_total``)."""
+    return Fraction(exact_total(eps, mult), 1 << 1074)
 
 
 def _pure_sum(eps: np.ndarray, mult: np.ndarray, delta_bar: float) -> Bracket:
