@@ -23,7 +23,7 @@ from typing import Optional
 
 import numpy as np
 
-from .atoms import U, delta_at, delta_slope, lower_root, sup_root
+from .atoms import U, delta_fn, delta_slope, lower_root, sup_root
 from .binomial import log_rr
 from .bracket import merge_groups
 from .exact import grouped_atoms
@@ -232,10 +232,11 @@ class _SecondOrderLower(_UpperKernels):
     def _upper_read_lower(self, n: int, snap: "_Snapshot") -> LatticePMF:
         """The connect-the-dots pmf of the first n queries as a lower pmf: the upper one with its
         mass at +infinity dropped, the mass its truncations moved up (<= cut_mass) charged, and
-        its offset the exact -sum eps rounded down (both only lower delta)."""
+        its offset the exact -sum eps rounded down (both only lower delta); and the rounded-up
+        kernel weights charged (``kernel_shift``)."""
         up = snap.run_up
         return replace(up, upper=False, offset=min(up.offset, float(self.neg_sums_lo[n - 1])), inf_mass=0.0,
-                       err=(up.err + snap.cut_mass) * (1 + 4 * U))
+                       err=(up.err + snap.cut_mass) * (1 + 4 * U) + kernel_shift(np.ones(n), self.step))
 
     def _error(self, n: int, x_ref: float, snap: Optional["_Snapshot"] = None) -> ErrorSum:
         """The bound for the prefix of length n, from its snapshot (default: now, right after
@@ -276,13 +277,14 @@ class _SecondOrderLower(_UpperKernels):
         if n <= self.head:
             return up, max(first_order, _exact_head_lower(self.eps[:n], db))
         run = self._upper_read_lower(n, snap)
-        run = replace(run, err=run.err + kernel_shift(np.ones(n), self.step))  # rounded-up weights
         atoms = run.atoms(above=floor)
         err = self._error(n, up, snap)
         tol = max(1e-11, 1e-12 * up, 1e-3 * self.width)  # a lower bound needs no more digits
 
+        delta = delta_fn(atoms)
+
         def h(x: float) -> float:
-            return float(delta_at(atoms, [x])[0]) - err(x) - db
+            return delta(x) - err(x) - db
 
         return up, max(first_order, lower_root(h, up, tol, self.width / 8, delta_slope(atoms, up)))
 

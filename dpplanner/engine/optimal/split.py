@@ -36,7 +36,7 @@ from typing import Optional
 
 import numpy as np
 
-from .atoms import U, delta_at, delta_slope, lower_root, sup_root
+from .atoms import U, delta_at, delta_fn, delta_slope, lower_root, sup_root
 from .binomial import log_rr
 from .lattice import LatticePMF, convolve
 from .pld import FFT_FRACTION, STEP_MAX, TAIL_FRACTION, ctd_weight, lattice_points, plan_pmf
@@ -141,6 +141,10 @@ def position_pad(a: LatticePMF, terms: int) -> float:
     return 4 * U * (abs(a.offset) * (terms + 2) + a.step * (abs(a.start) + a.p.size) + 1.0)
 
 
+#: Largest (thetas x atoms) table ``log_window_max`` builds at once (beyond: one theta at a time).
+WINDOW_MAX_CELLS = 1 << 16
+
+
 def log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.ndarray:
     """log S_theta = max_i (log p_i + theta l_i) for each theta (l ascending, every theta >= 0).
 
@@ -150,6 +154,8 @@ def log_window_max(l: np.ndarray, logp: np.ndarray, thetas: np.ndarray) -> np.nd
     keep = np.ones(l.size, dtype=bool)
     keep[:-1] = logp[:-1] > above[1:]
     l, logp = l[keep], logp[keep]
+    if l.size * thetas.size <= WINDOW_MAX_CELLS:  # one (thetas x atoms) table: the same sums
+        return np.max(logp[None, :] + thetas[:, None] * l[None, :], axis=1)
     return np.array([float(np.max(logp + th * l)) for th in thetas.tolist()])
 
 
@@ -199,9 +205,8 @@ def block_terms(th: np.ndarray, log_s: np.ndarray, log_k: np.ndarray, rest_mgf: 
     with np.errstate(invalid="ignore"):
         c = log_s + log_k + rest_mgf
         mag = np.abs(log_s) + np.abs(log_k) + np.abs(rest_mgf)
-    mag[~np.isfinite(mag)] = 0.0  # only where c is -inf (no error) or +inf (no bound) anyway
-    pad = 64 * U * (mag + th * abs(x_ref) + 1.0)
-    with np.errstate(invalid="ignore"):
+        mag[~np.isfinite(mag)] = 0.0  # only where c is -inf (no error) or +inf (no bound) anyway
+        pad = 64 * U * (mag + th * abs(x_ref) + 1.0)
         score = c + pad - th * x_ref
     score[np.isnan(score)] = np.inf
     i = np.argmin(score, axis=1)
@@ -220,9 +225,9 @@ class ErrorSum:
 
     def __call__(self, x: float) -> float:
         ex = self.coefs - self.thetas * x + 8 * U * (self.thetas * abs(x) + 1.0)
-        if ex.size and float(np.max(ex)) >= 700:
+        if ex.size and float(ex.max()) >= 700:
             return math.inf
-        total = float(np.sum(np.exp(ex))) * (1 + 1e-9) * (1 + 2 * (ex.size + 1) * U)
+        total = float(np.exp(ex).sum()) * (1 + 1e-9) * (1 + 2 * (ex.size + 1) * U)
         return (total + self.additive) * (1 + 1e-12)
 
 
@@ -358,7 +363,8 @@ def split_side(e, m, delta_bar, step, budget, cancel=None, first_gap=1e-4,
     err = comp.error(up)
     tol = max(1e-11, 1e-12 * up, 4e-3 * first_gap)  # a lower bound needs no more digits than that
     db_hi = delta_bar if delta_bar_hi is None else delta_bar_hi
-    lo = lower_root(lambda x: float(delta_at(atoms, [x])[0]) - err(x) - db_hi, up, tol, first_gap,
+    delta = delta_fn(atoms)
+    lo = lower_root(lambda x: delta(x) - err(x) - db_hi, up, tol, first_gap,
                      delta_slope(atoms, up))
     return up, lo, comp.n_smooth
 
