@@ -277,3 +277,15 @@ def test_allocate_names_the_noise_as_the_window_does(tmp_path, capsys):
     code, out, _ = run(capsys, "allocate", "census")
     headline = next(line for line in out.splitlines() if "pre-released headline" in line)
     assert headline.split()[3:5] == ["custom", "-"]
+
+
+def test_one_statistic_is_said_in_the_singular(tmp_path, capsys):
+    """"1 statistic, k = 1 query", not "1 statistics, k = 1 queries" (a new plan's first table)."""
+    plan = load_plan(example_path("psi-survey"))
+    plan.replace_all(plan.statistics[:1])
+    save_plan(plan, tmp_path / "one.dpplan")
+    for argv in (["compose", "--theorem", "basic"], ["allocate"], ["validate"],
+                 ["report", "-o", str(tmp_path / "one.html")]):
+        code, out, _ = run(capsys, argv[0], str(tmp_path / "one.dpplan"), *argv[1:])
+        assert code == 0 and "1 statistic, k = 1 query" in out, argv
+        assert "statistics" not in out.split("\n")[0] and "queries" not in out.split("\n")[0]

@@ -65,9 +65,14 @@ def ms(seconds: float) -> str:
     return "<1 ms" if seconds < 1e-3 else f"{seconds * 1000:.0f} ms" if seconds < 10 else f"{seconds:.1f} s"
 
 
+def size(plan: Plan) -> str:
+    """"8 statistics, k = 8 queries", "1 statistic, k = 1 query", as every command says it."""
+    return f"{display.counted(len(plan), 'statistic')}, k = {display.counted(plan.k, 'query', 'queries')}"
+
+
 def header(plan: Plan) -> str:
     b = plan.budget
-    return (f"plan: {plan.title or '(untitled)'}: {len(plan)} statistics, k = {plan.k} queries\n"
+    return (f"plan: {plan.title or '(untitled)'}: {size(plan)}\n"
             f"global budget: epsilon = {display.exact(b.epsilon)}, delta = {display.exact(b.delta)}"
             + (f" (reserve {b.reserve:.0%}: spend {display.value(b.spendable_epsilon)})" if b.reserve else ""))
 

@@ -8,7 +8,8 @@ import sys
 
 from dpplanner import engine
 from dpplanner.cli import terminal
-from dpplanner.cli.output import UserError, finite, header, implementations, load, ms, print_json, table
+from dpplanner.cli.output import (UserError, finite, header, implementations, load, ms, print_json, size,
+                                  table)
 from dpplanner.model import display
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.model.spending import total_note
@@ -111,7 +112,7 @@ def cmd_report(args) -> int:
     if args.json:
         print_json({"report": args.output, "statistics": len(plan), "k": plan.k, **work.fields()})
     else:
-        print(f"wrote {args.output} ({len(plan)} statistics, k = {plan.k})"
+        print(f"wrote {args.output} ({size(plan)})"
               + (f" (note: {note})" if note else ""))
         work.say()
     return 0
@@ -143,7 +144,7 @@ def cmd_validate(args) -> int:
                     "notes": [f"not in the file, default used: {d}" for d in plan.defaults],
                     "warnings": warnings, **work.fields()})
     else:
-        print(f"{args.plan}: valid: {len(plan)} statistics, k = {plan.k} queries")
+        print(f"{args.plan}: valid: {size(plan)}")
         if balance is not None:
             print(f"total under {plan.budget.theorem}: epsilon = {display.upper(total.epsilon, 6)}: "
                   f"{balance.describe()}")
