@@ -243,3 +243,22 @@ def test_a_ladder_of_continuous_noise_searches_its_tilt_once(monkeypatch):
     again = compose_mechanisms(releases, 1e-6, eta=1e-4)
     assert len(rungs) >= 3 and len(searches) == 1
     assert (again.epsilon, again.epsilon_lower) == (before.epsilon, before.epsilon_lower)
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_the_rows_tree_repeats_each_kind_that_comes_a_few_times(monkeypatch, split):
+    """Distinct releases are the tree's rows as they are; kinds that come 2-4 times are repeated
+    (10 kinds twice beside 10 five times: as many rows as the kinds, which is not every row once)."""
+    from dpplanner.engine.memo import forget
+
+    seen = []
+    real = spectral.reduce_rows
+    monkeypatch.setattr(spectral, "reduce_rows", lambda rows, cancel=None: seen.append(rows.log_m.copy())
+                        or real(rows, cancel))
+    twice = [Laplace(100.0 + 7 * i) for i in range(10)]
+    others = [Laplace(200.0 + 13 * i) for i in range(10)]
+    forget()
+    compose_mechanisms(twice + others + [Gaussian(80.0)], 1e-6, eta=1e-2,
+                       multiplicities=([2] * 10 + [5] * 10 if split else [1] * 20) + [1])
+    counts = {n for log_m in seen for n in np.unique(log_m, return_counts=True)[1].tolist()}
+    assert counts == ({2} if split else {1})

@@ -91,7 +91,9 @@ def _side(r, step: float, upper: bool, ctd: bool) -> Side:
         offsets = np.array([k.offset for k in kernels])
         gaps = None
     width = max(p1.shape[1], p2.shape[1])
-    p = np.vstack([np.pad(p1, ((0, 0), (0, width - p1.shape[1]))), np.pad(p2, ((0, 0), (0, width - p2.shape[1])))])
+    # (Laplace rows alone are the stack as they are: 10^5 of them are ~25 MB, copied twice here)
+    p = p1 if p2.shape[0] == 0 and p1.shape[1] == width else \
+        np.vstack([np.pad(p1, ((0, 0), (0, width - p1.shape[1]))), np.pad(p2, ((0, 0), (0, width - p2.shape[1])))])
     n_total = sum(int(k) for k in r.disc_mult) + 1
     # (the discrete kinds' tails: a share of the truncation budget); on the hybrid lower end each
     # discrete kind gives the CTD twin of a release it dominates where it has one (second order)
@@ -140,7 +142,9 @@ def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
         alone = ~few
         if int(np.sum(side.mult[few])) > FEW_ROWS:
             rep = np.repeat(np.flatnonzero(few), side.mult[few])
-            kinds.append(reduce_rows(Rows(rows.t[rep], rows.start[rep], rows.log_m[rep], rows.rel[rep],
+            # (every row once, as for distinct releases: the rows as they are, not a copy)
+            kinds.append(reduce_rows(rows if few.all() and rep.size == side.mult.size else
+                                     Rows(rows.t[rep], rows.start[rep], rows.log_m[rep], rows.rel[rep],
                                           rows.e1[rep], rows.e2[rep]), cancel))
         else:
             alone[:] = True
