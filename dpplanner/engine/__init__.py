@@ -7,26 +7,30 @@ Gaussian, EpsDelta, DiscreteLaplace, DiscreteGaussian) and the discrete noise ca
 discrete_laplace_scale, discrete_gaussian_sigma (with cells=C for a release of C cells; for many
 one-cell releases at once, discrete_gaussian_sigmas) and zcdp_gaussian_sigma (Gaussian noise of
 any dimension calibrated through zCDP).
+
+Each name is imported from its module when first read (lazy.py): ``from dpplanner.engine import
+CancelToken`` does not import scipy or a single theorem.
 """
 
-from .allocate import Allocation, allocate
-from .compose import best, compose, compose_all
-from .curve import Curve, curve
-from .errors import BudgetError, NotApplicable
-from .filters import filter_admits
-from .mechanisms import (DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace, compose_mechanisms,
-                         discrete_gaussian_sigma, discrete_gaussian_sigmas, discrete_laplace_scale,
-                         zcdp_gaussian_sigma)
-from .profile import Profile, delta_for_epsilon, privacy_profile
-from .types import Cancelled, CancelToken, Composition, ProgressCallback
-from .theorems import ALLOCATION_THEOREMS, REGISTRY, THEOREMS, Theorem, theorem
-from .validation import MECHANISMS
+from . import lazy
 
-__all__ = [
-    "THEOREMS", "ALLOCATION_THEOREMS", "REGISTRY", "Theorem", "theorem", "MECHANISMS", "compose",
-    "compose_all", "best", "curve", "Curve", "privacy_profile", "Profile",
-    "delta_for_epsilon", "allocate", "Allocation", "filter_admits", "BudgetError", "NotApplicable",
-    "Cancelled", "CancelToken", "Composition", "ProgressCallback", "compose_mechanisms", "Laplace", "Gaussian",
-    "EpsDelta", "DiscreteLaplace", "DiscreteGaussian", "discrete_laplace_scale", "discrete_gaussian_sigma",
-    "discrete_gaussian_sigmas", "zcdp_gaussian_sigma",
-]
+_HOMES = {
+    "Allocation": "allocate", "allocate": "allocate",
+    "best": "compose", "compose": "compose", "compose_all": "compose",
+    "Curve": "curve", "curve": "curve",
+    "BudgetError": "errors", "NotApplicable": "errors",
+    "filter_admits": "filters",
+    **dict.fromkeys(("DiscreteGaussian", "DiscreteLaplace", "EpsDelta", "Gaussian", "Laplace",
+                     "compose_mechanisms", "discrete_gaussian_sigma", "discrete_gaussian_sigmas",
+                     "discrete_laplace_scale", "zcdp_gaussian_sigma"), "mechanisms"),
+    "Profile": "profile", "delta_for_epsilon": "profile", "privacy_profile": "profile",
+    "Cancelled": "types", "CancelToken": "types", "Composition": "types", "ProgressCallback": "types",
+    "ALLOCATION_THEOREMS": "theorems", "REGISTRY": "theorems", "THEOREMS": "theorems",
+    "Theorem": "theorems", "theorem": "theorems",
+    "MECHANISMS": "validation",
+}
+
+__all__ = list(_HOMES)
+
+__getattr__, __dir__ = lazy.exports(__name__, _HOMES)
+lazy.keep_functions(__name__, _HOMES)

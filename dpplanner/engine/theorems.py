@@ -20,11 +20,27 @@ from .basic import basic, basic_epsilon
 from .concurrent import concurrent
 from .filters import filter_composition, filter_epsilon
 from .kov import kov
-from .mechanisms import pld_composition, pld_curve, zcdp_composition, zcdp_curve
 from .theorem_inputs import ComposeInputs, CurveInputs
 from .types import Composition
 
 CurveArrays = tuple  # (upper, lower or None) or (upper, lower or None, notes): see the module doc
+
+
+def _noise_aware(name: str) -> Callable:
+    """engine.mechanisms' function ``name``, imported at its first call: the registry's words are
+    read without it (the window's first paint), and the noise-aware machinery imports scipy.fft."""
+
+    def call(*args, **kwargs):
+        from . import mechanisms
+
+        return getattr(mechanisms, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+pld_composition, pld_curve, zcdp_composition, zcdp_curve = map(
+    _noise_aware, ("pld_composition", "pld_curve", "zcdp_composition", "zcdp_curve"))
 
 
 @dataclass(frozen=True)

@@ -12,20 +12,18 @@ the integers: discrete.py), with parameters fixed in advance; adaptively chosen 
 generic theorems.
 """
 
+from .. import lazy
 from ..memo import forget
-from .composition import compose_mechanisms
-from .curves import pld_curve, zcdp_curve
-from .gaussian import gaussian_delta, gaussian_epsilon, gaussian_multiplier, gaussian_multipliers
-from .discrete_gaussian import discrete_gaussian_sigma, discrete_gaussian_sigmas
-from .zcdp import zcdp_gaussian_sigma
-from .discrete_laplace import discrete_laplace_scale
-from .objects import DiscreteGaussian, DiscreteLaplace, EpsDelta, Gaussian, Laplace
-from .theorems import pld_composition, pld_delta, zcdp_composition
 
-__all__ = ["compose_mechanisms", "Laplace", "Gaussian", "EpsDelta", "DiscreteLaplace", "DiscreteGaussian",
-           "discrete_laplace_scale", "discrete_gaussian_sigma", "discrete_gaussian_sigmas", "zcdp_gaussian_sigma",
-           "pld_composition", "zcdp_composition",
-           "pld_curve", "zcdp_curve", "pld_delta", "gaussian_delta", "gaussian_epsilon",
-           "gaussian_multiplier",
-           "gaussian_multipliers", "forget"]
-
+_HOMES = {
+    "compose_mechanisms": "composition", "pld_curve": "curves", "zcdp_curve": "curves",
+    **dict.fromkeys(("gaussian_delta", "gaussian_epsilon", "gaussian_multiplier", "gaussian_multipliers"),
+                    "gaussian"),
+    "discrete_gaussian_sigma": "discrete_gaussian", "discrete_gaussian_sigmas": "discrete_gaussian",
+    "zcdp_gaussian_sigma": "zcdp", "discrete_laplace_scale": "discrete_laplace",
+    **dict.fromkeys(("DiscreteGaussian", "DiscreteLaplace", "EpsDelta", "Gaussian", "Laplace"), "objects"),
+    "pld_composition": "theorems", "pld_delta": "theorems", "zcdp_composition": "theorems",
+}
+__all__ = [*_HOMES, "forget"]
+# Imported when first read (engine/lazy.py): the model reads the Gaussian calibration alone.
+__getattr__, __dir__ = lazy.exports(__name__, _HOMES)

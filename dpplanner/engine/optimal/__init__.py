@@ -13,10 +13,10 @@ caps), ``bracket`` (path selection), ``profile`` (delta as a function of eps), `
 (incremental curve over plan prefixes).
 """
 
-from .bracket import optimal_bracket
-from .exact import homogeneous_bracket
-from .prefix import optimal_prefix_curve
-from .profile import optimal_delta
-from .result import Bracket
+from .. import lazy
 
-__all__ = ["Bracket", "optimal_bracket", "homogeneous_bracket", "optimal_delta", "optimal_prefix_curve"]
+_HOMES = {"optimal_bracket": "bracket", "homogeneous_bracket": "exact", "optimal_prefix_curve": "prefix",
+          "optimal_delta": "profile", "Bracket": "result"}
+__all__ = list(_HOMES)
+# Imported when first read (engine/lazy.py): ``optimal.deadline`` alone needs no scipy.
+__getattr__, __dir__ = lazy.exports(__name__, _HOMES)
