@@ -134,15 +134,28 @@ def _child_main(conn, flag) -> None:
 
 
 class EngineProcess:
-    """One child process; ``run`` is called from worker threads, one job at a time."""
+    """One child process; ``run`` is called from worker threads, one job at a time.
 
-    def __init__(self) -> None:
+    ``start=False``: the child is started by ``start()`` (the window's, once its table has been
+    painted: its imports would take turns with the window's own on a busy machine); jobs wait
+    for it."""
+
+    def __init__(self, start: bool = True) -> None:
         self._lock = threading.Lock()
         self._ids = 0
         self._request: Any = None
         self._ready = False
         self._proc: Optional[mp.process.BaseProcess] = None
-        self._start()
+        self._conn = None
+        self._started = threading.Event()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Start the child (once; later calls do nothing)."""
+        if not self._started.is_set():
+            self._start()
+            self._started.set()
 
     def ready(self) -> bool:
         """Whether the child has finished its imports (its first job would not wait for them) and
@@ -156,7 +169,7 @@ class EngineProcess:
         """Take the child for one job if it is ready and idle now, without waiting; the job then
         goes to ``start_claimed`` and ``finish_claimed``. A check with ready() and then run() could
         lose the child to another thread in between and wait for that one's whole job."""
-        if not self._lock.acquire(blocking=False):
+        if not self._started.is_set() or not self._lock.acquire(blocking=False):
             return False
         try:
             while not self._ready and self._conn.poll(0):
@@ -196,6 +209,8 @@ class EngineProcess:
     def run(self, fn: Callable, request: Any, token: CancelToken, progress: Callable[[float], None]) -> Any:
         """``fn(request)`` in the child; Cancelled if ``token`` is cancelled before the answer is
         collected (a job whose token is cancelled before it is sent is never sent)."""
+        while not self._started.wait(timeout=0.01):
+            token.check()           # not started yet; the job may be cancelled meanwhile
         while not self._lock.acquire(timeout=0.01):
             token.check()           # another window's job is running; ours may be cancelled first
         try:
@@ -257,7 +272,8 @@ class EngineProcess:
 
     def close(self) -> None:
         try:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
         except OSError:
             pass
         if self._proc is not None:
@@ -278,13 +294,13 @@ _helper_lock = threading.Lock()
 HELPER_DELAY_S = 2.0
 
 
-def shared() -> EngineProcess:
-    """The application's engine process, started on first use (and warmed up early by the
-    window, so its imports overlap the GUI's own start-up)."""
+def shared(start: bool = True) -> EngineProcess:
+    """The application's engine process, made on first use; ``start``: started now (else by its
+    ``start()``; a later call does not start one made so)."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = EngineProcess()
+            _shared = EngineProcess(start)
             atexit.register(_shared.close)
         return _shared
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
@@ -15,6 +17,10 @@ from dpplanner.gui import gc_guard
 ORGANIZATION = "dpplanner"
 APPLICATION = "dpplanner"
 DEFAULT_EXAMPLE = "psi-survey"
+#: The engine process starts once the window's table has been painted, or after this long if no
+#: paint comes (a window started minimised).
+ENGINE_START_LATEST_MS = 2000
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 def make_application(argv: Optional[list[str]] = None) -> QApplication:
@@ -50,14 +56,40 @@ def engine_in_process() -> bool:
     return bool(Settings().get("engine_in_process")) and engine_process.available()
 
 
+@contextmanager
+def _one_blas_thread():
+    """While the window's modules are imported, numpy's and scipy's OpenBLAS start one thread,
+    not one per core: this process does no linear algebra (the engine process computes), and the
+    extra threads cost CPU at import (about 60 ms, spinning beside the start-up on a busy
+    machine). Processes started later (the engine process) get the environment as it was."""
+    before = os.environ.get(BLAS_THREADS)
+    os.environ.setdefault(BLAS_THREADS, "1")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(BLAS_THREADS, None)
+
+
 def start(plan_path: Optional[str] = None):
     """The window as `dpplanner` opens it - built, its first plan open, shown - before the event
     loop runs (which paints it)."""
     make_application()
-    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.compute import engine_process
+    from dpplanner.gui.lazy_canvas import after_first_paint
+    with _one_blas_thread():
+        from dpplanner.gui.main_window import MainWindow
 
-    window = MainWindow(engine_in_process=engine_in_process())
+    in_process = engine_in_process()
+    # Made now, started after the first paint: on a busy machine a second interpreter importing
+    # numpy and scipy would take turns with the window's own start-up. The first plan's jobs
+    # wait for it (they would wait for its imports anyway).
+    engine = engine_process.shared(start=False) if in_process else None
+    window = MainWindow(engine_in_process=in_process)
     open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
+    if engine is not None:
+        after_first_paint(window.statistics_panel.view.viewport(), engine.start)
+        QTimer.singleShot(ENGINE_START_LATEST_MS, engine.start)
     window.show()
     gc_guard.spare_startup_objects()
     # Offer a recovery copy once the window is up (after a crash last time).
