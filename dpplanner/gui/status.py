@@ -11,6 +11,9 @@ from dpplanner.gui.fitted_label import FittedLabel
 
 #: Progress is only shown for jobs that are still running after this long (no flicker).
 PROGRESS_DELAY_MS = 250
+#: The bar shows the latest progress at most this often: QProgressBar.setValue repaints at once
+#: (~1 ms of the GUI thread), and a long job reports every 50 ms.
+PROGRESS_PAINT_MS = 200
 
 
 class StatusArea(QObject):
@@ -51,6 +54,11 @@ class StatusArea(QObject):
         self._progress_delay.setSingleShot(True)
         self._progress_delay.setInterval(PROGRESS_DELAY_MS)
         self._progress_delay.timeout.connect(self._show_progress)
+        self._fraction = 0.0
+        self._progress_paint = QTimer(self)
+        self._progress_paint.setSingleShot(True)
+        self._progress_paint.setInterval(PROGRESS_PAINT_MS)
+        self._progress_paint.timeout.connect(self._paint_progress)
 
     def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
         self._showing_error = error and bool(text)
@@ -74,10 +82,12 @@ class StatusArea(QObject):
     def set_busy(self, busy: bool) -> None:
         """A job started (progress shows if it is still running after a moment) or all ended."""
         if busy:
+            self._fraction = 0.0
             self.progress.setValue(0)
             self._progress_delay.start()
         else:
             self._progress_delay.stop()
+            self._progress_paint.stop()
             self.progress.hide()
             self.cancel_button.hide()
             if self._busy_shown is not None:        # "Computing compositions…" is over
@@ -85,7 +95,15 @@ class StatusArea(QObject):
                 self._busy_shown = None
 
     def set_progress(self, fraction: float) -> None:
-        self.progress.setValue(int(fraction * 1000))
+        """Show ``fraction`` done: on the bar within PROGRESS_PAINT_MS, with the later ones."""
+        self._fraction = fraction
+        if self.progress.isVisible() and not self._progress_paint.isActive():
+            self._progress_paint.start()
+
+    def _paint_progress(self) -> None:
+        value = int(self._fraction * 1000)
+        if value != self.progress.value():
+            self.progress.setValue(value)
 
     def _show_progress(self) -> None:
         what = self.busy_text()
@@ -93,5 +111,6 @@ class StatusArea(QObject):
             if not self._showing_error:     # the bar says it is busy; a refusal must stay readable
                 self._busy_shown = f"{what}…"
                 self.label.setText(self._busy_shown)
+            self._paint_progress()
             self.progress.show()
             self.cancel_button.show()

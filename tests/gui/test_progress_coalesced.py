@@ -1,0 +1,54 @@
+"""The status bar's progress (gui/status.py) shows the latest fraction a few times a second, not
+once per progress message: QProgressBar.setValue repaints at once, and a long job reports every
+50 ms (a 10,000-query plan's open sent 43 of them, each a repaint on the GUI thread)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QMainWindow
+
+from dpplanner.gui.status import StatusArea
+
+
+class PaintCount(QObject):
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.paints = 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
+        if event.type() == QEvent.Type.Paint:
+            self.paints += 1
+        return False
+
+
+def _status(qtbot, busy_text: str) -> tuple[QMainWindow, StatusArea]:
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    status = StatusArea(window.statusBar(), lambda: busy_text)
+    window.show()
+    return window, status
+
+
+def test_a_burst_of_progress_repaints_the_bar_a_few_times_and_shows_the_last(qtbot):
+    _window, status = _status(qtbot, "Computing compositions")
+    status.set_busy(True)
+    qtbot.waitUntil(status.progress.isVisible)      # after PROGRESS_DELAY_MS
+    spy = PaintCount(status.progress)
+    for i in range(1, 101):
+        status.set_progress(i / 100)
+    qtbot.waitUntil(lambda: status.progress.value() == 1000)
+    assert spy.paints <= 3, f"{spy.paints} repaints for 100 progress messages"
+    assert status.label.text() == "Computing compositions…"
+
+
+def test_progress_that_comes_while_the_bar_is_hidden_is_shown_with_it(qtbot):
+    _window, status = _status(qtbot, "Redistributing")
+    status.set_busy(True)
+    status.set_progress(0.4)            # before the bar appears
+    qtbot.waitUntil(status.progress.isVisible)
+    assert status.progress.value() == 400
+    status.set_busy(False)
+    status.set_busy(True)               # the next job starts from nothing
+    qtbot.waitUntil(status.progress.isVisible)
+    assert status.progress.value() == 0
