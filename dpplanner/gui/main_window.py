@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner.compute import engine_process, jobs
 from dpplanner.gui import layout as window_layout
-from dpplanner.gui import menus, theme
+from dpplanner.gui import menus, theme, warm_up
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.formatting import as_plain
 from dpplanner.gui.compute import ComputeController
@@ -166,8 +166,10 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self._update_title()
         self._refresh_views()
-        # The cost plot's canvas (pyqtgraph) once the table has been painted: not before it.
+        # The cost plot's canvas (pyqtgraph) once the table has been painted: not before it; and
+        # the rest of the engine's modules (the window's later work needs them).
         after_first_paint(self.statistics_panel.view.viewport(), self.cost_plot.build_canvas)
+        after_first_paint(self.statistics_panel.view.viewport(), warm_up.start)
 
     # == building =================================================================================
     def _action(self, text: str, tip: str, slot, shortcut=None) -> QAction:

@@ -1,0 +1,28 @@
+"""After the window's first paint, import the rest of the engine in a background thread.
+
+The first paint imports only what it needs (engine/lazy.py). What the window needs next - the
+classes of the results unpickled from the engine process (engine.curve, engine.profile), the
+discrete noise calibrations behind the table's privacy columns (engine.mechanisms, scipy.fft) -
+would otherwise be imported on the GUI thread while a plan opens, a stall of a hundred
+milliseconds or more on a busy machine. A thread imports them meanwhile; Python's interpreter
+lock passes to the GUI thread every few milliseconds, and a module the GUI thread needs while the
+thread imports it is waited for, never imported twice.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+def _import_engine() -> None:
+    from dpplanner import engine
+
+    for name in engine.__all__:
+        getattr(engine, name)
+
+
+def start() -> threading.Thread:
+    """Start importing (once per window; a second import of a module costs nothing)."""
+    thread = threading.Thread(target=_import_engine, name="dpplanner-warm-up", daemon=True)
+    thread.start()
+    return thread
