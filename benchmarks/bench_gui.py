@@ -68,7 +68,7 @@ def _app():
 def _window(scratch: str):
     from PySide6.QtCore import QSettings
 
-    from dpplanner.gui.app import engine_in_process
+    from dpplanner.gui.app import engine_in_process, spare_start_up
     from dpplanner.gui.main_window import MainWindow
     from dpplanner.gui.settings import Settings
 
@@ -77,6 +77,7 @@ def _window(scratch: str):
                         engine_in_process=engine_in_process())
     window.resize(1400, 900)
     window.show()
+    spare_start_up(window)          # as `dpplanner` does
     return window
 
 

@@ -21,8 +21,17 @@ def _import_engine() -> None:
         getattr(engine, name)
 
 
+_thread: threading.Thread | None = None
+
+
 def start() -> threading.Thread:
     """Start importing (once per window; a second import of a module costs nothing)."""
-    thread = threading.Thread(target=_import_engine, name="dpplanner-warm-up", daemon=True)
-    thread.start()
-    return thread
+    global _thread
+    _thread = threading.Thread(target=_import_engine, name="dpplanner-warm-up", daemon=True)
+    _thread.start()
+    return _thread
+
+
+def done() -> bool:
+    """Whether the last warm-up started has finished."""
+    return _thread is not None and not _thread.is_alive()
