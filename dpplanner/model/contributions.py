@@ -247,14 +247,14 @@ def _grouped(stat: Statistic, replace: bool, c: int, n: Optional[int]) -> Contri
     if not replace:
         cells, per_row = l0, add
         l1, l2sq = Fraction(r1) * add, Fraction(r2sq) * add * add
-        lines.append(f"{cells} {'groups move' if cells != 1 else 'group moves'}, each by at most L∞ x "
+        lines.append(f"{cells} {'groups move' if cells != 1 else 'group moves'}, each by at most L∞ × "
                      f"{_fmt(add)} = {_fmt(linf * add)}")
     else:
         cells, per_row = (min(2 * l0, g) if g is not None else 2 * l0), in_cell
         l1 = min(cells * linf * in_cell, 2 * r1 * add)
         l2sq = min(cells * (linf * in_cell) ** 2, 4 * r2sq * add * add)
         lines.append(f"{cells} groups move (the old individual's and the new one's), each by at most "
-                     f"L∞ x {_fmt(in_cell)} = {_fmt(linf * in_cell)}")
+                     f"L∞ × {_fmt(in_cell)} = {_fmt(linf * in_cell)}")
     cell = up(linf * per_row)
     whole_l1, whole_l2 = up(l1), up_sqrt(l2sq)
     lines.append(f"the whole table moves by L1 <= {_fmt_f(whole_l1)}, L2 <= {_fmt_f(whole_l2)}")

@@ -107,7 +107,7 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None,
             ("δ slack for composition", _num(b.delta_slack)),
             ("reserved for later", f"{b.reserve:.0%} of ε (spendable ε = {_num(b.spendable_epsilon)})"),
             ("confidence", f"{display.exact(b.confidence)} (β = {_num(b.beta, 3)})"),
-            ("neighbouring relation", b.neighbouring.label),
+            ("neighbouring relation", b.neighbouring.of(b.unit, b.contributions)),
             ("unit of privacy", f"one {b.unit}, at most c = {b.contributions} row"
              f"{'s' if b.contributions != 1 else ''} each "
              f"({'the release keeps at most c rows each' if b.truncate else 'the data guarantee it'})"),

@@ -49,6 +49,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from .display import IDEAL
+
 
 @dataclass(frozen=True)
 class Selection:
@@ -67,7 +69,7 @@ class Selection:
     def sentence(self, unit: str) -> str:
         """What the depositor should know, in words."""
         tau = str(self.threshold) if self.discrete else f"{self.threshold:.4g}"
-        noise = "OpenDP's discrete Laplace noise" if self.discrete else "Laplace noise"
+        noise = "OpenDP's discrete Laplace noise" if self.discrete else f"Laplace ({IDEAL}) noise"
         return (f"Groups with fewer than about {math.ceil(self.threshold):,} {plural(unit)} will be "
                 f"suppressed: each group is released only if its count of distinct {plural(unit)}, plus "
                 f"{noise} of scale {self.scale:.4g}, reaches the threshold τ = {tau} "

@@ -85,7 +85,14 @@ class Neighbouring(str, enum.Enum):
 
     @property
     def label(self) -> str:
-        return "add / remove one record" if self is Neighbouring.ADD_REMOVE else "replace one record"
+        return "add / remove one individual" if self is Neighbouring.ADD_REMOVE else "replace one individual"
+
+    def of(self, unit: str, contributions: int) -> str:
+        """The relation in the plan's words: an individual is one ``unit`` with all of their rows
+        (up to c), so with c > 1 the neighbours are not one record apart."""
+        rows = "one row" if contributions == 1 else f"all of their rows, at most c = {contributions}"
+        verb = "add / remove" if self is Neighbouring.ADD_REMOVE else "replace"
+        return f"{verb} one {unit} ({rows})"
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def plan_block(plan: Plan, totals: dict, privacy) -> dict:
         if p.selection is not None:
             stats[-1]["selection"] = selection_entry(p.selection)
     return {"title": plan.title or "(untitled plan)", "opendp": OPENDP_SERIES,
-            "neighbouring": b.neighbouring.label, "d_in": d_in(b.neighbouring, b.contributions),
+            "neighbouring": b.neighbouring.of(b.unit, b.contributions), "d_in": d_in(b.neighbouring, b.contributions),
             "unit": b.unit, "contributions": b.contributions, "truncate": b.truncate,
             "size": b.dataset_size if replace else None, "size_limit": size_limit,
             "epsilon": b.epsilon, "delta": b.delta, "theorem": b.theorem,

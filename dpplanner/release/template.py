@@ -319,7 +319,8 @@ def write_outputs(folder: Path, plan: dict, rows: list[dict]) -> None:
         f"Global budget: epsilon = {plan['epsilon']!r}, delta = {plan['delta']!r} under {plan['theorem']}\n"
         f"Totals of the plan for exactly this noise, under every theorem:\n{totals}\n"
         f"Statistics released: {len(plan['statistics']) + len(plan['custom'])}; each value's error holds "
-        f"with probability {plan['confidence']!r} (all coordinates of a statistic at once).\n"
+        f"with probability {plan['confidence']!r} (all coordinates of a statistic at once; a statistic by "
+        f"group: all coordinates of one group).\n"
         + "".join(selected_line(plan, stat, rows) for stat in plan["statistics"] if "selection" in stat))
 
 

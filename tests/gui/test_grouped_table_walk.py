@@ -67,7 +67,7 @@ def test_mean_income_by_region_of_households_is_one_release_everywhere(qtbot, wi
     handle_posted_events()
     assert plan.privacy(0).cell_error == pytest.approx(p.cell_error / 2, rel=1e-4)
     moves = window.statistics_panel.inspector.moves.text()
-    assert "at most c = 2 rows" in moves and "L∞ x 100 = 200" in moves
+    assert "at most c = 2 rows" in moves and "L∞ × 100 = 200" in moves
     # save, reopen: the same numbers
     epsilon, error = plan[0].epsilon, plan.privacy(0).cell_error
     shown = window.statistics_panel.model.index(0, COLUMN_INDEX["error"]).data()

@@ -178,6 +178,7 @@ def test_a_statistic_that_selects_its_groups_shows_its_threshold_and_composes_bo
     assert p.selection is not None and p.delta > 0            # it took a share of delta
     assert p.selection.epsilon == pytest.approx(0.1) and p.selection.delta == p.delta
     assert "suppressed" in p.selection.sentence("person") and "τ =" in p.selection.sentence("person")
+    assert "Laplace (ideal) noise" in p.selection.sentence("person")    # continuous noise, said as everywhere
     assert plan.composition_inputs().mechanisms[0] == "eps-delta"
     # the values get the other 0.3: their noise is that of a plain mean at 0.3
     plain = _plan(stat.replace(group_by="", select_groups=False, max_groups=None, epsilon=0.3)).privacy(0)

@@ -91,6 +91,9 @@ def test_a_grouped_plan_releases_one_value_per_group_at_the_plans_noise(tmp_path
         assert {r["error"] for r in by[s.name]} == {p.cell_error if s.group_by else p.error}, s.name
     with open(tmp_path / "out" / "release.csv", newline="") as handle:
         assert {r["group"] for r in csv.DictReader(handle)} >= set(REGIONS)
+    record = (tmp_path / "out" / "release-record.txt").read_text()
+    assert "Neighbouring datasets: add / remove one household (all of their rows, at most c = 3)" in record
+    assert "a statistic by group: all coordinates of one group" in record       # the error a group's row carries
 
 
 def test_groups_that_are_not_the_plans_are_refused(tmp_path):
