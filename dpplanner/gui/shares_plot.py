@@ -1,7 +1,8 @@
 """Per statistic: its share of the summed epsilon and its relative error. A view of finished numbers.
 
 Errors are shown as a percentage of each statistic's range (``model.relative_error``): records,
-dollars and proportions cannot share one axis, percentages can.
+dollars and proportions cannot share one axis, percentages can. A grouped statistic's error is
+one group's, as the table shows it.
 """
 
 from __future__ import annotations
@@ -97,10 +98,10 @@ class SharesPlot(LazyCanvas):
         """Every statistic of ``plan`` with its ``privacy`` (``plan.privacy_all()``)."""
         n = plan.budget.dataset_size
         self.set_rows([s.name for s in plan], [s.epsilon * s.repetitions for s in plan],
-                      [relative_error_percent(s, p.error, n) for s, p in zip(plan, privacy)],
+                      [relative_error_percent(s, p.shown_error, n) for s, p in zip(plan, privacy)],
                       [s.held for s in plan],
-                      [formatting.error_with_units(p.error, p.units) if p.error is not None else ""
-                       for p in privacy])
+                      [formatting.error_with_units(p.shown_error, p.units) + (" per group" if s.group_by else "")
+                       if p.shown_error is not None else "" for s, p in zip(plan, privacy)])
 
     def set_rows(self, names: Sequence[str], epsilons: Sequence[float], relative_errors: Sequence[float],
                  held: Sequence[bool], error_texts: Sequence[str] = ()) -> None:

@@ -136,6 +136,10 @@ def opendp_derivation(budget: Budget, stat: Statistic, delta: float, ratio: floa
     steps += [Step("factor", "J", f"the fewest lattice steps J that {where} stays within, with "
                                   f"probability 1 − β", j),
               Step("error", "error", f"J{lattice}{divided}", err)]
+    if g > 1:       # the error the table shows: one group's, β for that group alone
+        cell = opendp_error(noise, budget.beta, stat.kind is Kind.QUANTILE)
+        steps += [Step("cell_factor", "J₁", "the same for the m noises of one group", cell * cert.divisor / noise.lattice),
+                  Step("cell_error", "error in one group", f"J₁{lattice}{divided}", cell)]
     return steps
 
 
@@ -172,6 +176,10 @@ def derivation(stat: Statistic, epsilon: float, delta: float, *, confidence: flo
             words = f"ln({mb})"
         steps += [Step("factor", "F", words, factor),
                   Step("error", "error", "b · F", scale * factor)]
+        if g > 1:   # the error the table shows: one group's, β for that group alone
+            cell = acc.laplace_factor(stat, beta, m)
+            steps += [Step("cell_factor", "F₁", "F with β for one group: " + words.replace(mb, "m/β"), cell),
+                      Step("cell_error", "error in one group", "b · F₁", scale * cell)]
         return steps
     delta_f = acc.functioning_delta(delta, amplification)
     if amplification != 1.0:
@@ -188,6 +196,11 @@ def derivation(stat: Statistic, epsilon: float, delta: float, *, confidence: flo
     else:
         steps.append(Step("factor", "F", "z", factor))
     steps.append(Step("error", "error", "σ · F", sigma * factor))
+    if g > 1:       # the error the table shows: one group's, β for that group alone
+        cell = acc.gaussian_factor(stat, beta, m)
+        words = "Φ⁻¹(1 − β/(2m))" + ("·√m" if stat.kind is Kind.QUANTILE else "")
+        steps += [Step("cell_factor", "F₁", f"F with β for one group: {words}", cell),
+                  Step("cell_error", "error in one group", "σ · F₁", sigma * cell)]
     return steps
 
 

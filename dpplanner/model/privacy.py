@@ -43,6 +43,11 @@ class StatisticPrivacy:
     #: The private selection of the groups, for a statistic whose keys are not known in advance.
     selection: Optional[Selection] = None
 
+    @property
+    def shown_error(self) -> Optional[float]:
+        """The error the plan shows and targets: a grouped statistic's is one group's."""
+        return self.cell_error if self.cell_error is not None else self.error
+
 
 @dataclass(frozen=True)
 class BudgetBalance:
@@ -184,7 +189,7 @@ def epsilon_for_error_search(budget: Budget, stat: Statistic, target: float, del
     def meets(eps: float) -> bool:
         p = statistic_privacy(budget, stat.replace(epsilon=eps), delta)
         # (an epsilon so small that the noise is past what is accounted has a problem: not met)
-        error = p.cell_error if p.cell_error is not None else p.error
+        error = p.shown_error
         return p.problem is None and error is not None and error <= target
 
     if meets(minimum):

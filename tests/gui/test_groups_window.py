@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QLineEdit, QWidget
 
+from dpplanner.gui import formatting
 from dpplanner.gui.add_dialog import AddStatisticDialog
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Budget, Kind
@@ -81,6 +82,10 @@ def test_a_grouping_typed_in_the_inspector_asks_for_g_then_costs_one_cell(qtbot,
     assert shown.endswith("per group")
     assert model.index(0, COLUMN_INDEX["error"]).data(Qt.ItemDataRole.EditRole) == p.cell_error
     assert "Error in one group" in inspector.moves.text()
+    # the shares plot's read-out gives the same error as the table: one group's, said so
+    window.plots.setCurrentWidget(window.shares_plot)          # the "Shares & errors" tab
+    readout = window.shares_plot.readout_at(1)
+    assert f"{formatting.error_with_units(p.cell_error, p.units)} per group" in readout, readout
 
 
 def test_hostile_grouping_values_are_refused_at_their_field_and_the_plan_is_unchanged(qtbot, window):

@@ -184,3 +184,27 @@ def test_statistics_that_differ_only_in_name_share_steps_but_not_rows():
     assert report.steps[3] != report.steps[0]
     for i, name in enumerate("abcd"):
         assert re.search(rf'<tr data-row="{i}"><td>{i + 1}</td><td class="name">{name}</td>', html)
+
+
+@pytest.mark.parametrize("noise", list(Noise))
+def test_a_grouped_statistic_derives_the_error_of_one_group_the_table_shows(noise):
+    """The table shows a grouped statistic's error in one group (β for that group alone); the
+    report derived only the error of all groups at once, so the number leading "What each budget
+    buys" had no derivation."""
+    plan = load_plan(example_path("census-tables"))
+    plan.replace_all([s.replace(noise=noise) for s in plan.statistics])
+    report = Report(render_report(plan, totals={}, best=None, curve=None))
+    grouped = 0
+    for i, (stat, privacy) in enumerate(zip(plan.statistics, plan.privacy_all())):
+        steps = report.steps.get(i, {})
+        if not stat.group_by or stat.kind is Kind.CUSTOM:
+            assert "cell_error" not in steps
+            continue
+        grouped += 1
+        for key, (value, text) in steps.items():
+            assert text.endswith(shown(value)) or f"= {shown(value)} (" in text, (i, key, text)
+        assert steps["error"][0] == pytest.approx(privacy.error, rel=1e-12)
+        assert steps["cell_error"][0] == pytest.approx(privacy.cell_error, rel=1e-12)
+        assert steps["cell_error"][0] < steps["error"][0]          # one group against all of them
+        assert steps["cell_factor"][0] < steps["factor"][0]
+    assert grouped >= 2
