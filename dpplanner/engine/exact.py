@@ -65,7 +65,9 @@ def exact_total(values: np.ndarray, mult: Optional[np.ndarray] = None) -> int:
     down is exact)."""
     v = np.asarray(values, dtype=float)
     m = np.ones(v.size, dtype=np.int64) if mult is None else np.asarray(mult, dtype=np.int64)
-    if v.size == 0 or int(m.max()) >= 1 << 31:
+    if v.size == 0 or int(m.max()) >= 1 << 31 or not np.isfinite(v).all():
+        # (an infinite or NaN value has no exact sum: exact_cumsum raises for it, as it always
+        # did; frexp would pass it on as a garbage int64 and the "total" could come out negative)
         return exact_cumsum(v, m)[-1] if v.size else 0
     frac, ex = np.frexp(v)
     mant = (frac * 2.0 ** 53).astype(np.int64)

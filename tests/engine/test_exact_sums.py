@@ -4,6 +4,7 @@ last value, for any doubles (subnormal, huge, negative) and multiplicities."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,3 +29,14 @@ def test_the_exact_total_of_many_values_of_one_binade():
     m = np.full(v.size, 10 ** 9, dtype=np.int64)
     assert exact_total(v, m) == exact_cumsum(v, m)[-1]
     assert exact_total(np.zeros(0)) == 0
+
+
+def test_an_infinite_or_nan_value_has_no_total():
+    """frexp passes inf on as a garbage int64 (INT64_MIN), so the vectorised total came out
+    negative (-1023 for [inf, 1]) and a composition of such releases reported a negative epsilon;
+    it raises, as the running sum always did."""
+    for bad in (np.inf, -np.inf):
+        with pytest.raises(OverflowError):
+            exact_total(np.array([bad, 1.0]))
+    with pytest.raises(ValueError):
+        exact_total(np.array([1.0, np.nan]), np.array([1, 2]))
