@@ -75,7 +75,7 @@ def test_delete_twice_while_a_redistribution_waits_removes_two_statistics(qtbot,
     assert window.editor.last_refusal is None
 
 
-def test_without_a_waiting_edit_the_cursor_follows_the_statistic_as_before(qtbot, window):
+def test_after_a_removal_that_redistributes_the_cursor_goes_to_the_next_statistic(qtbot, window):
     """A move is made at once (nothing to redistribute); the removal after it redistributes, and
     the cursor goes to the next statistic, as it does while an edit waits."""
     window.statistics_panel.select_row(0)
