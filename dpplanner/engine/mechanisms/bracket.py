@@ -39,8 +39,8 @@ EXACT_PARAMS = 4096
 #: aligned_step lays the lattice under at most this many Laplace groups, the heaviest.
 ALIGN_GROUPS = 64
 #: A group counts as a small multiple p/q of the heaviest one when its ratio is within this
-#: relative distance of p/q. An aligned a then loses at most this share of itself in the lower
-#: twin, where one off the lattice loses up to a whole step (never less than 2^-20 of 2a): plans
+#: relative distance of p/q. An aligned a then loses at most about twice this share of itself in
+#: the lower twin (its ratio above p/q, the lattice laid under another's below), where one off the lattice loses up to a whole step (never less than 2^-20 of 2a): plans
 #: from the model carry multipliers rounded to ~9 digits (synthetic-1000's a differ by 9e-9 where
 #: their epsilons are equal), which a tolerance of 1e-12 left off the lattice, and the lower end
 #: then needed a lattice 64 times finer (382 -> ~10 ms).
@@ -213,8 +213,8 @@ def aligned_step(r: Twins, target: float) -> float:
     stays above target / 2 (edited plans have many groups at ratios like 21/20 of each other; all
     of them aligned, the lattice was up to 40 times finer than target). Those multiples hold only
     to ALIGN_TOLERANCE (an a one ulp below p/q a0 is common, one rounded to 9 digits too), so the
-    lattice is laid under the smallest a_i q/p: every aligned a_i then loses at most
-    ALIGN_TOLERANCE of itself instead of a whole step. Any step is
+    lattice is laid under the smallest a_i q/p: every aligned a_i then loses at most about
+    2 ALIGN_TOLERANCE of itself instead of a whole step. Any step is
     valid; this one only makes the bracket tighter."""
     a_lo, weight = _alignable(r, target)
     if a_lo.size == 0:
