@@ -57,6 +57,9 @@ def test_linux_bundle(tmp_path, monkeypatch):
     assert targets["docs"] == ROOT / "docs" and (ROOT / "docs" / "guide" / "window.md").is_file()
     assert {Path(s).name for s, t in analysis["datas"] if t == "."} == {"README.md", "CHANGELOG.md"}
     assert "PySide6.QtWebEngineCore" in analysis["excludes"]
+    # imported by name when first read (engine/lazy.py): the analysis cannot see them
+    assert {"dpplanner.engine.mechanisms.discrete_gaussian", "dpplanner.engine.optimal.lattice",
+            "dpplanner.engine.compose"} <= set(analysis["hiddenimports"])
     assert "PySide6.QtQml" in analysis["excludes"]
     assert "PySide6.QtOpenGL" not in analysis["excludes"]      # pyqtgraph imports it
     assert exe["console"] is True and exe["hide_console"] is None
