@@ -250,7 +250,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "delta":
             return self.privacy(row).delta
         if key == "error":     # a target error as typed; otherwise the bound the ε_i gives
-            return stat.target_error if stat.target_error is not None else _shown_error(stat, self.privacy(row))
+            return stat.target_error if stat.target_error is not None else self.privacy(row).shown_error
         return getattr(stat, key)
 
     def _display(self, row: int, stat: Statistic, key: str) -> Any:
@@ -272,7 +272,7 @@ class StatisticsTableModel(QAbstractTableModel):
             if p.error is None:
                 return "—"
             # An error bound is an upper bound too: rounded up, with its units (one group's).
-            text = formatting.error_with_units(_shown_error(stat, p), p.units)
+            text = formatting.error_with_units(p.shown_error, p.units)
             return f"{text} per group" if stat.group_by else text
         if key == "weight":
             return f"{stat.weight:g}"
@@ -292,7 +292,7 @@ class StatisticsTableModel(QAbstractTableModel):
             target = ("" if stat.target_error is None else
                       f"Target error {formatting.exact(stat.target_error)}, as typed: the statistic's "
                       "ε_i follows it after every edit (untick the pin to end it).\n\n")
-            full = formatting.exact(_shown_error(stat, p))
+            full = formatting.exact(p.shown_error)
             if stat.group_by:
                 full = f"{full} in one group by {stat.group_by}, {formatting.exact(p.error)} in all at once"
             return f"{target}{p.explanation}\n\nError bound in full: {full}\n\n{column.tooltip}"
@@ -318,11 +318,6 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "name" and stat.description:
             return f"{stat.description}\n\n{column.tooltip}"
         return column.tooltip
-
-
-def _shown_error(stat: Statistic, p: StatisticPrivacy) -> float:
-    """The error the column shows: a grouped statistic's is one group's (its target is too)."""
-    return p.cell_error if stat.group_by and p.cell_error is not None else p.error
 
 
 def _bold() -> QFont:
