@@ -85,12 +85,18 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
 
 def _pins_leave_room(request) -> bool:
     """Whether the pinned statistics surely leave part of the budget to the free ones: their plain
-    sum is below it, or a certified upper end of their composition is (engine.allocate's
-    upper_bound: pld's first lattice alone). False says only that a refusal is likely: it is
-    decided on the pins' whole certified total (check_holds), the number the window shows, so a
-    pin is never refused where that total leaves room; an allocation then runs and checks it again."""
+    sum is below it (with their deltas within delta_g), or a certified upper end of their
+    composition is (engine.allocate's upper_bound: pld's first lattice alone). False says only
+    that a refusal is likely: it is decided on the pins' whole certified total (check_holds), the
+    number the window shows, so a pin is never refused where that total leaves room; an
+    allocation then runs and checks it again."""
     held = [i for i, h in enumerate(request.held) if h]
-    if sum(request.epsilons[i] * request.multiplicities[i] for i in held) < request.epsilon_g:
+    # The plain sum bounds every theorem's total only where the pins' deltas add up to at most
+    # delta_g: basic composition then gives (sum eps_i, sum delta_i), and no theorem is worse than
+    # basic. A plan's delta split keeps that (validate_state), statistics handed in directly need
+    # not: there the deltas alone may exceed delta_g, and the refusal is said at once.
+    if sum(request.epsilons[i] * request.multiplicities[i] for i in held) < request.epsilon_g and \
+            sum(request.deltas[i] * request.multiplicities[i] for i in held) <= request.delta_g:
         return True
     from dpplanner.engine.allocate import upper_bound
     try:

@@ -59,3 +59,21 @@ def test_pins_whose_whole_total_uses_the_budget_are_refused_by_name(monkeypatch)
     with pytest.raises(PlanError, match="the pinned statistics alone need") as info:
         rebalanced(budget, stats)
     assert calls == [1] and info.value.held_indices == tuple(range(10))
+
+
+def test_pins_whose_deltas_alone_exceed_delta_g_are_refused_before_any_allocation(monkeypatch):
+    """Their plain sum of epsilons is far below the budget, but it bounds their total only where
+    their deltas fit delta_g: here they do not (statistics handed in without a plan's delta
+    split), so the pins check refuses them at once instead of letting an allocation run first."""
+    from dpplanner.model import Kind
+    from dpplanner.model.engine_inputs import AllocationRequest
+
+    budget = Budget(epsilon=1.0, delta=1e-6, dataset_size=10_000, theorem="pld")
+    stats = [Statistic("a", kind=Kind.CUSTOM, epsilon=0.1, delta=8e-7, held=True),
+             Statistic("b", kind=Kind.CUSTOM, epsilon=0.1, delta=8e-7, held=True), Statistic("c")]
+    runs = []
+    real = AllocationRequest.run
+    monkeypatch.setattr(AllocationRequest, "run", lambda self, **k: runs.append(1) or real(self, **k))
+    with pytest.raises(PlanError, match="the pinned statistics alone need") as info:
+        rebalanced(budget, stats)
+    assert runs == [] and info.value.held_indices == (0, 1)
