@@ -204,7 +204,14 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         # the first rung that meets eta ends the climb: a finer one would lower the upper end by a
         # few 1e-6 on the shipped examples (connect-the-dots is second order in the step; at most
         # eta, 2.3e-4 on 1000 distinct multipliers at eta 1e-3) at four times the cost, on every
-        # composition of an allocation's search
+        # composition of an allocation's search. Where a rung's lower end is the first-order lower
+        # twins' (no hybrid bound), the rung it stops on can differ between nearby scales of one
+        # plan: each Laplace group off the lattice has its a rounded down to it, so that lower end
+        # is a staircase in the scale (the grouped bench plan: flat, then up by 3e-3 on the first
+        # rung as a free group's a passes a lattice point), and a width near eta stops on rung 1 at
+        # one scale and climbs to rung 2 at the next. An allocation whose forward check lands on
+        # such a step searches again on whole totals (allocate.py: one or two more, on 1 of the 20
+        # grouped bench edits); no stop read from the widths avoids a step somewhere.
         if width <= eta:
             break
         if len(own) >= 3 and _stalled([u - l for u, l in own[-3:]]):
