@@ -11,9 +11,7 @@ docs/development/architecture.md, "Adding a theorem".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
-
-import numpy as np
+from typing import Callable
 
 from .advanced import advanced, advanced_epsilon
 from .basic import basic, basic_epsilon
