@@ -12,7 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
-from .never_worse import best_cheap
+from .never_worse import best_cheap, best_cheap_for
 from .stats import Sums, plan_sums
 from .types import CancelToken, Composition, ProgressCallback
 from .validation import Releases
@@ -45,13 +45,13 @@ def optimal(plan: Releases, delta_g: float, eta: float, cancel: Optional[CancelT
     eps_u, mult_u = grouped(plan)
     bracket = optimal_bracket(eps_u, mult_u, db, eta, cancel=cancel, progress=progress, delta_bar_hi=db_hi,
                               time_limit=time_limit)
-    cheap, names = best_cheap(plan_sums(plan) if sums is None else sums, delta_g)
+    cheap, name = best_cheap_for(plan, plan_sums(plan) if sums is None else sums, delta_g, float(bracket.upper))
     upper, detail = float(bracket.upper), bracket.method
-    if float(cheap[0]) < upper:
-        upper = float(cheap[0])
-        detail = never_worse_detail(detail, names[0], float(bracket.upper), upper - float(bracket.lower) <= eta)
+    if cheap < upper:
+        upper = cheap
+        detail = never_worse_detail(detail, name, float(bracket.upper), upper - float(bracket.lower) <= eta)
     return Composition("optimal", upper, delta_g, epsilon_lower=float(bracket.lower), detail=detail,
-                       extra={"delta_bar": db, "eta": eta, "cheaper bound": (names[0], float(cheap[0]))})
+                       extra={"delta_bar": db, "eta": eta, "cheaper bound": (name, cheap)})
 
 
 def never_worse_detail(method: str, name: str, own_upper: float, within_eta: bool) -> str:

@@ -57,6 +57,17 @@ def test_the_issue_plan_is_never_worse_than_advanced():
     assert r["optimal"].epsilon < 0.5 * sum(eps)
 
 
+def test_optimal_is_never_above_the_zcdp_theorem_in_the_last_digits():
+    """32 small epsilons at delta_g = 1e-3: zCDP is the best bound, and optimal reports it. The
+    registry's zcdp theorem and the running sums round rho differently (13th digit), so optimal
+    took the sums' slightly larger figure and came out above the theorem's by 4e-16."""
+    eps = np.random.default_rng(0).uniform(1e-4, 1e-3, 32).tolist()
+    r = compose_all(eps, [0.0] * 32, 1e-3, eta=1e-2, theorems=("optimal", "concurrent", "zcdp"))
+    assert "upper end from zCDP" in r["optimal"].detail
+    assert r["optimal"].epsilon <= r["zcdp"].epsilon
+    assert r["concurrent"].epsilon <= r["zcdp"].epsilon
+
+
 def test_a_plan_too_large_to_refine_gets_the_best_cheap_bound_and_says_so():
     """A billion queries of 20 near-equal epsilons: their sum (5e7) is beyond every lattice, so the
     optimal engine alone certifies only the plain sum; the result is the best cheap bound instead
