@@ -291,8 +291,8 @@ def bench_homogeneous_million_peer():
            peer=f"dp_accounting d=1e-3: gap {val - r.epsilon_lower:.1e} in {dsec * 1e3:.0f} ms")
 
 
-#: The k = 10^5 composition is given this time limit (its target is 2 s; on a quiet machine it
-#: took about 9 s before, and minutes on a loaded one).
+#: The k = 10^5 composition is given this time limit (its target is 2 s; the limit only bounds the
+#: bench on a heavily loaded machine, and the detail says when it bites).
 K100000_CAP_SECONDS = 60.0
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpplanner.engine.optimal import refine, split
+from dpplanner.engine.optimal import hybrid_error, refine, split
 from dpplanner.engine.optimal.lattice import convolve
 from dpplanner.engine.optimal.pld import pld_side, plan_pmf, upper_kernel
 
@@ -61,7 +61,7 @@ def test_error_bound_covers_the_connect_the_dots_error(smooth_eps, rest_eps, log
     mr = np.ones(er.size, dtype=np.int64)
     e_lo = np.floor(2.0 * es / step) * step / 2.0
     smooth_parts = [_rr_atoms(float(v)) for v in e_lo if v > 0]
-    _, _, pg = split.group_terms(er, mr, step, np.zeros(1))
+    _, _, pg = hybrid_error.group_terms(er, mr, step, np.zeros(1))
     blocks = split._blocks(np.argsort(pg, kind="stable"))
     prefixes = []
     for b in blocks:
@@ -70,15 +70,15 @@ def test_error_bound_covers_the_connect_the_dots_error(smooth_eps, rest_eps, log
     if es.size:
         s_lo = plan_pmf(es, ms, step, False, 1e-9)
     else:
-        s_lo = split.LatticePMF(step, 0, np.ones(1), 0.0, False)
+        s_lo = hybrid_error.LatticePMF(step, 0, np.ones(1), 0.0, False)
     true_parts = smooth_parts + [_rr_atoms(float(v)) for v in er]
     ctd_parts = smooth_parts + [_ctd_atoms(float(v), step) for v in er]
     thetas = np.concatenate([[0.0], np.geomspace(1e-3, 300.0, 200)])
-    rows = split._chain_rows(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, thetas, 1e-9)
+    rows = hybrid_error.chain_rows(s_lo, prefixes, blocks, er, mr, e_lo, ms, step, thetas, 1e-9)
     for x in np.linspace(x0, x0 + 2.0, 41):
         # as SplitComposition.error does, with each block's tilt chosen at this x
-        tilts, coefs = split.block_terms(thetas, rows[0], rows[1], rows[2], float(x))
-        err = split.ErrorSum(tilts, coefs, rows[3])
+        tilts, coefs = hybrid_error.block_terms(thetas, rows[0], rows[1], rows[2], float(x))
+        err = hybrid_error.ErrorSum(tilts, coefs, rows[3])
         actual = _delta(ctd_parts, float(x)) - _delta(true_parts, float(x))
         assert actual <= err(float(x)) + 1e-13, (x, actual, err(float(x)))
 

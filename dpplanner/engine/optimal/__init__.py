@@ -7,8 +7,9 @@ Modules: ``atoms`` (a loss distribution with error bounds; closed-form root and 
 ``binomial`` (RR and binomial pmfs in log space), ``exact`` (homogeneous / grouped enumeration),
 ``two_sets`` (exact meet-in-the-middle of two enumerated halves), ``lattice`` (lattice pmfs, sound
 convolution and truncation), ``pld`` (connect-the-dots and rounded-down lattice pmfs; the exact
-common lattice; the older first-order bracket, kept as a fallback), ``split`` (the fast path:
-connect-the-dots with a certified second-order error bound), ``refine`` (its refinement loop and
+common lattice; the older first-order bracket, kept as a fallback), ``spectral`` (a large smooth
+plan's pmf from its characteristic function), ``split`` (the fast path: connect-the-dots with a
+certified second-order error bound, ``hybrid_error``), ``refine`` (its refinement loop and
 caps), ``bracket`` (path selection), ``profile`` (delta as a function of eps), ``prefix``
 (incremental curve over plan prefixes).
 """

@@ -35,6 +35,7 @@ from .atoms import U, sup_root
 from .binomial import binomial_pmf, log_rr
 from .lattice import LatticePMF, compose_all, compose_balanced, power
 from .result import Bracket
+from .spectral import spectral_pmf
 from ..numerics import widen_down, widen_up
 
 #: Largest lattice (number of points of the composed pmf) the adaptive loop will try.
@@ -46,6 +47,8 @@ STEP_MAX = 2.0 ** 1000
 #: Fraction of delta_bar spent on truncation (each side) and on FFT rounding.
 TAIL_FRACTION = 1e-6
 FFT_FRACTION = 1e-4
+#: Plans of at least this many queries try the spectral path first (below, a tree is as fast).
+SPECTRAL_MIN_QUERIES = 1000
 
 
 def _directed(x: float, upper: bool) -> float:
@@ -217,13 +220,32 @@ def _builders(eps: np.ndarray, mult: np.ndarray, step: float, upper: bool, tail:
 
 def plan_pmf(eps: np.ndarray, mult: np.ndarray, step: float, upper: bool, delta_bar: float,
              cancel=None) -> LatticePMF:
-    """The composed pmf of the whole plan on lattice ``step`` (upper or lower twin)."""
+    """The composed pmf of the whole plan on lattice ``step`` (upper or lower twin): from its
+    characteristic function where the plan is large and smooth enough (``spectral``), else by a
+    balanced tree of convolutions."""
+    pmf = spectral_plan([(eps, mult, upper)], step, upper, delta_bar)
+    if pmf is not None:
+        return pmf
     n_ops = int(sum(2 * max(1, int(m)).bit_length() for m in mult)) + len(eps) + 2
     tail = TAIL_FRACTION * delta_bar / n_ops
     budget = FFT_FRACTION * delta_bar / n_ops
     builders, weights = _builders(eps, mult, step, upper, tail, budget)
     return compose_balanced(builders, weights, TAIL_FRACTION * delta_bar / 2, FFT_FRACTION * delta_bar / 2,
                             cancel)
+
+
+def spectral_plan(parts, step: float, upper: bool, delta_bar: float) -> Optional[LatticePMF]:
+    """The pmf of several parts composed, each (eps, mult, its kernels' direction), straight from
+    the characteristic function (``spectral``); None for a plan too small or too lumpy for it, or
+    where its rounding bound (~k ulps of the spectrum, in double) would exceed the share of
+    delta_bar the convolution tree keeps to with its long-double FFTs (a tiny delta_bar)."""
+    if sum(float(np.sum(m)) for _, m, _ in parts) < SPECTRAL_MIN_QUERIES:
+        return None
+    cols = [kernel_table(e, step, ku) + (np.asarray(m, dtype=float),) for e, m, ku in parts if np.size(e)]
+    n, q, a, b, off, rel, m = (np.concatenate(c) for c in zip(*cols))
+    pmf = spectral_pmf(n, q, a, b, off, rel, m, step, upper, FFT_FRACTION * delta_bar / 2,
+                       TAIL_FRACTION * delta_bar / 2)
+    return pmf if pmf is not None and pmf.err <= FFT_FRACTION * delta_bar else None
 
 
 def pld_side(eps, mult, step, upper, delta_bar, cancel=None) -> float:

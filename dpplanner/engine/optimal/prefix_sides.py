@@ -29,7 +29,7 @@ from .bracket import merge_groups
 from .exact import grouped_atoms
 from .lattice import LatticePMF, sparse_convolve, truncate
 from .pld import STEP_MAX, initial_step, kernels, lattice_points
-from .split import ErrorSum, block_terms, entry_bound, group_terms, kernel_shift, log_window_max
+from .hybrid_error import ErrorSum, block_terms, entry_bound, group_terms, kernel_shift, log_window_max
 from .true_smoothing import smoothing_window
 
 #: Bound on the running lattice size (points) of the prefix curve.

@@ -17,7 +17,7 @@ import numpy as np
 from .atoms import U
 from .binomial import log_rr
 from .lattice import LatticePMF
-from .split import entry_bound, log_window_max, position_pad
+from .hybrid_error import entry_bound, log_window_max, position_pad
 
 #: Most atoms of A (lattice atoms x outcomes of the true queries) scanned for the window bound.
 MAX_ATOMS = 1 << 10
