@@ -87,14 +87,16 @@ def _frequency_bounds(n, q, a, b, m, N: int) -> np.ndarray:
     total = math.fsum(c.tolist())
     re = sfft.rfft(c, N, workers=FFT_WORKERS).real
     # FFT error per entry <= its l2 error <= FFT_C u (log2 N + 2) ||C||_2 = (...) sqrt(N) ||c||_2;
-    # the products and bincount sums: a few ulps of total each
+    # each c_m is a sum of (its count) products of three factors, summed in any order: within
+    # (count + 4) ulps of itself, and 1 - cos <= 2
     fft_err = FFT_C * U * (math.log2(N) + 2) * math.sqrt(N) * math.sqrt(float(np.sum(c * c)))
-    s = (total - re) - (fft_err + 16 * U * total + 1e-300)
+    count = int(np.bincount(n).max())
+    s = (total - re) - (fft_err + 4.04 * (count + 4) * U * total + 1e-300)
     s = np.maximum(s, 0.0)
-    T = q + a + b
-    # log T_i computed to a few ulps; T_i <= 1 + tiny so 1 / T^2 >= 1 - 3 (T - 1)^+ - 8 u
-    log_t = math.fsum((m * np.log1p(T - 1.0)).tolist()) + 8 * U * float(np.sum(m * (np.abs(T - 1.0) + U)))
-    shrink = max(0.0, 1.0 - 3.0 * max(float(T.max()) - 1.0, 0.0) - 8 * U)
+    _, t1 = _total_mass(q, a, b)
+    # log T_i computed to a few ulps of |T_i - 1|; T_i <= 1 + tiny so 1 / T^2 >= 1 - 3 (T - 1)^+ - 8 u
+    log_t = math.fsum((m * np.log1p(t1)).tolist()) + 8 * U * float(np.sum(m * (np.abs(t1) + U)))
+    shrink = max(0.0, 1.0 - 3.0 * max(float(t1.max()), 0.0) - 8 * U)
     return log_t - shrink * s * (1 - 4 * U)
 
 
@@ -106,7 +108,7 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
     ``budget``: the l1 error the dropped frequencies may add; ``tail_budget``: the folded tails."""
     n = np.asarray(n, dtype=np.int64)
     m = np.asarray(m, dtype=float)
-    T = q + a + b
+    T, t_minus_1 = _total_mass(q, a, b)
     mean_i = (a * n + b * (n + 1)) / T
     var_i = (a * n * n + b * (n + 1.0) ** 2) / T - mean_i ** 2
     mean = float(np.sum(m * mean_i))
@@ -163,10 +165,13 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
     l_re = _block_sum(logs)
     l_im = _block_sum(phase)
     mag = _block_sum(np.abs(logs), exact=False) + _block_sum(np.abs(phase), exact=False)
-    log_t = math.fsum((m * np.log1p(T - 1.0)).tolist())
-    # each query's log within 64 u xi / (1 - xi)^2 of the exact one (``_log_error``), the block
-    # sums within gamma_BLOCK of the magnitudes, log T within a few ulps of |T - 1|
-    err_log = (64 * U * xi_sum + 1.01 * (BLOCK + 2) * U * mag + 8 * U * float(np.sum(m * (np.abs(T - 1.0) + U))))
+    log_t = math.fsum((m * np.log1p(t_minus_1)).tolist())
+    # each query's log within 64 u xi / (1 - xi)^2 of the exact one (the table entries within
+    # ~12 u |angle|, x within ~23 u xi, log(1 + x) within that over (1 - xi)^2 plus its own
+    # roundings), the block sums within gamma_BLOCK of the magnitudes, log T within a few ulps of
+    # |T - 1| (T - 1 from the exact sum of the masses, see ``_total_mass``)
+    err_log = (64 * U * xi_sum + 1.01 * (BLOCK + 2) * U * mag
+               + 8 * U * float(np.sum(m * (np.abs(t_minus_1) + U))))
     C = int(np.sum(c * m.astype(np.int64)))
     r = (np.arange(J + 1, dtype=np.int64) * ((C - lo) % N)) % N   # exact: the window's phase
     ang = -base * r.astype(float)
@@ -186,6 +191,19 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
     if upper:
         return LatticePMF(step, lo, x, offset, True, rel=k_rel, err=err, inf_mass=tails)
     return LatticePMF(step, lo, x, offset, False, rel=k_rel, err=err + tails)
+
+
+def _total_mass(q, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """(T, T - 1) of each kernel's masses: T rounded, T - 1 from the exact sum q + a + b (two
+    error-free additions, Knuth's TwoSum), within an ulp of |T - 1| plus 2 u^2. The rounded T alone
+    would put 2 u into each query's log T, 2 u k into log X_j: for 10^5 queries the whole budget."""
+    s1 = q + a
+    v = s1 - q
+    e1 = (q - (s1 - v)) + (a - v)
+    T = s1 + b
+    v = T - s1
+    e2 = (s1 - (T - v)) + (b - v)
+    return T, (T - 1.0) + (e1 + e2)     # T - 1 is exact (Sterbenz: T is near 1)
 
 
 def _directed_sum(off: np.ndarray, m: np.ndarray, upper: bool) -> float:
