@@ -129,10 +129,11 @@ def _census_curve_args():
 
 
 def test_upper_only_pld_curve_reads_on_a_coarser_lattice(monkeypatch):
-    """For the plot, pld's curve is read on a lattice with a quarter to half the points of the one
-    the total settles on, kept because its upper for the whole plan is within eta of the bracket's
-    lower end: still certified, within eta of the both-sides curve, its last point never above
-    the total's own bracket."""
+    """For the plot, pld's curve is read on a lattice with at most half the points of the one the
+    total settles on (a quarter or fewer, down to about 512: census's total is on ~7400), kept
+    because its upper for the whole plan is within eta of the bracket's lower end: still
+    certified, within eta of the both-sides curve, its last point never above the total's own
+    bracket."""
     import dpplanner.engine.mechanisms.curves as pld_curves
     from dpplanner.engine import compose
 
@@ -142,7 +143,7 @@ def test_upper_only_pld_curve_reads_on_a_coarser_lattice(monkeypatch):
     monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
     both = curve(*args, **kw)
     upper_only = curve(*args, lower=False, **kw)
-    assert len(steps) == 3 and steps[0] == steps[1] and 2 * steps[0] <= steps[2] <= 4 * steps[0]
+    assert len(steps) == 3 and steps[0] == steps[1] and 2 * steps[0] <= steps[2] <= 16 * steps[0]
     up, ref_up, ref_lo = upper_only.upper["pld"], both.upper["pld"], both.lower["pld"]
     assert np.all(up >= ref_lo) and np.all(up <= ref_up + kw["eta"]) and np.any(up != ref_up)
     total = compose(*args, "pld", eta=kw["eta"], multiplicities=kw["multiplicities"], mechanisms=kw["mechanisms"])
@@ -274,7 +275,7 @@ def test_an_edited_plans_plot_reads_on_a_coarser_lattice_than_its_total(monkeypa
     real = pld_curves.LatticePMF
     monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
     c = curve(*args, theorems=("pld",), points=100, lower=False, **kw)
-    assert len(steps) == 1 and 2 * total.extra["step"] <= steps[0] <= 4 * total.extra["step"]
+    assert len(steps) == 1 and 2 * total.extra["step"] <= steps[0] <= 16 * total.extra["step"]
     assert c.upper["pld"][-1] <= total.epsilon
 
 

@@ -194,7 +194,7 @@ def test_the_lattices_of_a_coarser_eta_are_the_first_ones_of_a_finer_eta(monkeyp
     monkeypatch.setattr(spectral, "rung", lambda r, step, guess, cancel=None, **kw:
                         lattices.append(step) or real(r, step, guess, cancel, **kw))
     seen, previous = [], None
-    for eta in (1e-1, 1e-2, 1e-3, 1e-4):
+    for eta in (1e-1, 1e-3, 1e-5, 1e-6):     # (many distinct releases start on a fine lattice)
         forget()
         lattices.clear()
         r = compose_mechanisms(releases, 1e-6, eta=eta)
@@ -203,7 +203,7 @@ def test_the_lattices_of_a_coarser_eta_are_the_first_ones_of_a_finer_eta(monkeyp
         if previous is not None:
             assert r.epsilon <= previous.epsilon and r.epsilon_lower >= previous.epsilon_lower
         previous = r
-    assert len(seen) >= 3 and previous.epsilon - previous.epsilon_lower <= 1e-4
+    assert len(seen) >= 3 and previous.epsilon - previous.epsilon_lower <= 1e-6
 
 
 def test_a_ladder_stopped_by_a_stuck_lower_end_says_so():

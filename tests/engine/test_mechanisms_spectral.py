@@ -234,13 +234,13 @@ def test_a_ladder_of_continuous_noise_searches_its_tilt_once(monkeypatch):
     releases = [Laplace(float(m)) for m in rng.uniform(200, 2000, 300)] + \
                [Gaussian(float(m)) for m in rng.uniform(100, 1000, 300)]
     forget()
-    before = compose_mechanisms(releases, 1e-6, eta=1e-4)
+    before = compose_mechanisms(releases, 1e-6, eta=1e-6)
     searches, rungs = [], []
     real_search, real_rung = saddle._saddle, spectral.rung
     monkeypatch.setattr(saddle, "_saddle", lambda *a: searches.append(1) or real_search(*a))
     monkeypatch.setattr(spectral, "rung", lambda *a, **k: rungs.append(1) or real_rung(*a, **k))
     forget()
-    again = compose_mechanisms(releases, 1e-6, eta=1e-4)
+    again = compose_mechanisms(releases, 1e-6, eta=1e-6)
     assert len(rungs) >= 3 and len(searches) == 1
     assert (again.epsilon, again.epsilon_lower) == (before.epsilon, before.epsilon_lower)
 

@@ -233,13 +233,15 @@ def pld_curve(inputs):
         upper, lower = read_all(step, True, 0.0, 0.5), read_all(step, False, 0.5, 0.5)
     else:
         # upper bounds only (the plot): the coarsest lattice on which the bracket met eta; if that
-        # is the total's own (of 512+ points), one with a quarter to half its points, kept if its
-        # upper for the whole plan is within eta of the bracket's lower end, else the total's. (On
-        # the bench's 20 edits of the 100-query example it was kept 16 times, the curve taking 2/3
-        # the time; the whole plan is read first, so a miss costs the composition and one read.)
+        # is the total's own (of 512+ points), one with a quarter of its points or fewer, down to
+        # about 512 (the total's first lattice is made fine for its upper end: bracket.CTD_SHARE),
+        # kept if its upper for the whole plan is within eta of the bracket's lower end, else the
+        # total's. (On the bench's 20 edits of the 100-query example it was kept 16 times, the
+        # curve taking 2/3 the time; the whole plan is read first, so a miss costs the
+        # composition and one read.)
         coarse = full.first_fit or step
-        if coarse == step and step and lattice_points(r, step) >= CHEAP_POINTS / 8:
-            coarse = max(aligned_step(r, 4.0 * step), step)
+        if coarse == step and step and (points := lattice_points(r, step)) >= CHEAP_POINTS / 8:
+            coarse = max(aligned_step(r, step * max(4.0, points / (CHEAP_POINTS / 8))), step)
         eta = float(inputs.eta)
         keep = None if coarse in (step, full.first_fit) else (lambda value: value - full.lower <= eta)
         upper = read_all(coarse, True, 0.0, 1.0, keep)

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from ..memo import Memo
 from ..numerics import round_down, round_up
 from . import spectral
-from .bracket import MAX_POINTS, Twins, _gaussian_root, aligned_step, lattice_points, pure_sum
+from .bracket import MAX_POINTS, Twins, _gaussian_root, aligned_step, finer_for_ctd, lattice_points, pure_sum
 from .cheap import cheap_lower, cheap_lower_ceiling, cheap_upper, laplace_root
 from .tilted import WindowTooWide
 
@@ -261,14 +261,15 @@ def _fitting(r: Twins, step: float) -> float:
 
 def ladder_start(r: Twins) -> float:
     """The first rung of the ladder of lattices every bracket of ``r`` climbs: about FIRST_POINTS
-    points, a function of the releases only. Rung i + 1 is aligned_step(rung i / RUNG), so the
+    points (more where its upper end would be far above the exact: bracket.finer_for_ctd), a
+    function of the releases only. Rung i + 1 is aligned_step(rung i / RUNG), so the
     lattices a bracket at eta composes are the first rungs of those at any finer eta, and (every
     bound kept being the best so far) a finer eta never gives a worse bracket."""
     per_unit = lattice_points(r, 1.0)
     if not 0.0 < per_unit < math.inf:
         return _fitting(r, 1.0)
     exponent = math.ceil(math.log2(per_unit) - math.log2(FIRST_POINTS))
-    return _fitting(r, aligned_step(r, 2.0 ** min(max(exponent, -1000), 1000)))
+    return finer_for_ctd(r, _fitting(r, aligned_step(r, 2.0 ** min(max(exponent, -1000), 1000))), _next_rung)
 
 
 def _next_rung(r: Twins, step: float):
