@@ -97,3 +97,36 @@ def test_a_finer_first_rung_is_a_rung_of_the_ladder(monkeypatch):
     assert (finer.epsilon, finer.epsilon_lower, finer.extra["step"]) == \
         (plain.epsilon, plain.epsilon_lower, plain.extra["step"])
     assert finer.extra["rung"] == 1 and plain.extra["rung"] == 3
+
+
+def test_a_curve_with_both_sides_reads_on_the_first_rung_before_it_was_made_finer(monkeypatch):
+    """The total of synthetic-100 with ideal noise is on a first rung made finer for its upper end
+    (~7800 points); the prefix curve with both sides is read on one of about FIRST_POINTS, as
+    before: still a bracket of every prefix's total, the whole plan's within the total's."""
+    import dpplanner.engine.mechanisms.curves as pld_curves
+    from dpplanner.engine import compose, curve
+    from dpplanner.model import Kind, examples, files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.statistic import Noise
+
+    plan = files.load_plan(examples.example_path("synthetic-100"))
+    plan.replace_all([s.replace(noise=Noise.CONTINUOUS) if s.kind is not Kind.CUSTOM else s
+                      for s in plan.statistics])
+    i = composition_inputs(plan.budget, plan.statistics)
+    args = (list(i.epsilons), list(i.deltas), i.delta_g)
+    kw = dict(multiplicities=list(i.multiplicities), mechanisms=list(i.mechanisms), eta=i.eta)
+    forget()
+    total = compose(*args, "pld", **kw)
+    steps = []
+    real = pld_curves.LatticePMF
+    monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
+    c = curve(*args, theorems=("pld",), points=20, **kw)
+    assert total.extra["rung"] == 0 and len(set(steps)) == 1
+    assert steps[0] >= 2 * total.extra["step"]
+    up, lo = c.upper["pld"], c.lower["pld"]
+    assert np.all(lo <= up) and up[-1] <= total.epsilon and lo[-1] >= total.epsilon_lower
+    eps, deltas, mechs = (np.repeat(np.asarray(x, dtype=object), i.multiplicities).tolist()
+                          for x in (i.epsilons, i.deltas, i.mechanisms))      # (ks count releases)
+    for k, u, low in zip(c.ks[::5], up[::5], lo[::5]):
+        prefix = compose(eps[:k], deltas[:k], i.delta_g, "pld", eta=1e-6, mechanisms=mechs[:k])
+        assert low <= prefix.epsilon and prefix.epsilon_lower <= u

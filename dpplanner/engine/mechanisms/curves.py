@@ -27,7 +27,7 @@ from ..optimal.lattice import LatticePMF, compose_all, convolve, power
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from ..optimal.prefix_reads import upper_root_from
 from .bracket import _gaussian_root, aligned_step, initial_step, lattice_points
-from .ladder import CHEAP_POINTS, bracket
+from .ladder import CHEAP_POINTS, FIRST_POINTS, bracket
 from .composition import beside, twins
 from .cells import CellRows, cell_rows, kernel_ops, only_generic
 from .discrete import choose_twins, discrete_mask, from_rows, grouped
@@ -229,8 +229,19 @@ def pld_curve(inputs):
         mixed.flush()
         return out
 
-    if want_lower:      # both sides: the lattice of the total's bracket
-        upper, lower = read_all(step, True, 0.0, 0.5), read_all(step, False, 0.5, 0.5)
+    if want_lower:
+        # both sides: the lattice of the total's bracket; where that is a first rung made finer for
+        # the total's upper end alone (bracket.finer_for_ctd), each side is read on one of about
+        # FIRST_POINTS, as before that, kept where its whole-plan end is within eta of the
+        # bracket's other end (the 100-query example's curve at eta 1e-2: 3.5 times the points)
+        eta = float(inputs.eta)
+        coarse = step
+        if step and full.rung == 0 and (points := lattice_points(r, step)) > 2 * FIRST_POINTS:
+            coarse = max(aligned_step(r, step * points / FIRST_POINTS), step)
+        upper = read_all(coarse, True, 0.0, 0.5, None if coarse == step else lambda v: v - full.lower <= eta)
+        lower = read_all(coarse, False, 0.5, 0.5, None if coarse == step else lambda v: full.upper - v <= eta)
+        upper = read_all(step, True, 0.0, 0.5) if upper is None else upper
+        lower = read_all(step, False, 0.5, 0.5) if lower is None else lower
     else:
         # upper bounds only (the plot): the coarsest lattice on which the bracket met eta; if that
         # is the total's own (of 512+ points), one with a quarter of its points or fewer, down to
