@@ -78,8 +78,9 @@ def test_zcdp_calibration_is_the_least_sigma_it_certifies():
 
 
 def test_rho_for_batched_bisection_gives_the_one_at_a_time_bits():
-    """rho_for decides its bisection's steps in batches (zcdp._bisect); the rho, hence every sigma
-    a plan and its release script calibrate through zCDP, is the one-at-a-time loop's to the bit."""
+    """rho_for knows its bisection's verdicts far from the root without evaluating them
+    (zcdp._verdicts); the rho, hence every sigma a plan and its release script calibrate through
+    zCDP, is the one-at-a-time loop's to the bit."""
     def one_at_a_time(eps, delta):
         lo, hi = 1e-300, 1.0
         while cks_epsilon(hi, delta) <= eps and hi < 1e300:
@@ -96,6 +97,19 @@ def test_rho_for_batched_bisection_gives_the_one_at_a_time_bits():
     cases += [(float(e), float(d)) for e, d in zip(np.exp(rng.uniform(-8, 3, 12)), np.exp(rng.uniform(-34, -1, 12)))]
     for eps, delta in cases:
         assert rho_for(eps, delta) == one_at_a_time(eps, delta)
+
+
+def test_rho_for_evaluates_only_near_the_root(monkeypatch):
+    """About ten evaluations of the CKS conversion (the secant's and those inside the checked
+    bracket), not one per bisection step (~55): an allocation calls rho_for at every scale."""
+    from dpplanner.engine.mechanisms import zcdp
+
+    calls = []
+    real = zcdp.cks_epsilon
+    monkeypatch.setattr(zcdp, "cks_epsilon", lambda *a: calls.append(1) or real(*a))
+    zcdp._RHOS.clear()
+    rho_for(0.3141, 1e-7)
+    assert 0 < len(calls) <= 25
 
 
 def test_curve_of_cells_ends_at_the_total():

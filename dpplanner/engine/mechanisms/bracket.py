@@ -237,30 +237,40 @@ def ctd_share(r: Twins, step: float) -> float:
 
 def finer_for_ctd(r: Twins, step: float, next_rung) -> float:
     """``step``, or a finer one of at most FINER_POINTS points where ctd_share (about quadratic in
-    the step) is above CTD_SHARE: the ladder's own next rungs (``next_rung(r, step)``, None where
-    there is none) while they fit, so that a plan that climbs on reaches the rungs it would have
-    (10^5 distinct releases: the same bracket to the bit), kept where they bring the share to
-    CTD_SHARE or it was above CTD_LARGE; else, where it is in reach, the aligned step (off the
-    alignment a release's top atom costs more than the finer step saves) that puts it there. A
-    function of the releases only, as the ladder's first rung must be."""
+    the step) is above CTD_SHARE. Above CTD_LARGE, the ladder's own next rungs (``next_rung(r,
+    step)``, None where there is none) as far as they fit: a plan that climbs on reaches the rungs
+    it would have (10^5 distinct releases: the same bracket to the bit). Below it, where in reach:
+    the ladder's next rung if it brings the share to CTD_SHARE with at most twice the points that
+    needs (the README example: the same bracket as before), else the aligned step that does (off
+    the alignment a release's top atom costs more than the finer step saves). A function of the
+    releases only, as the ladder's first rung must be."""
     if r.disc:      # (their kernels are not in the estimate, and their alignment matters more)
         return step
-    first = share = ctd_share(r, step)
-    if not share > CTD_SHARE:
+    first = ctd_share(r, step)
+    if not first > CTD_SHARE:
         return step
-    rung = step
-    for _ in range(8):      # (8 halvings: 256 times the points, far beyond FINER_POINTS)
-        finer = next_rung(r, rung)
-        if not (share > CTD_SHARE and finer is not None and lattice_points(r, finer) <= FINER_POINTS):
-            break
-        rung, share = finer, ctd_share(r, finer)
-    if not share > CTD_SHARE or first > CTD_LARGE:
-        return rung
+    if first > CTD_LARGE:
+        return _along(r, step, first, next_rung, 8)[0]      # (8 halvings: far beyond FINER_POINTS)
     target = step * math.sqrt(CTD_SHARE / first)
     if target * FINER_POINTS < step * lattice_points(r, step):     # (points scale as 1 / step)
         return step
+    if 2 * target <= step:
+        rung, share = _along(r, step, first, next_rung, 1)
+        if not share > CTD_SHARE:
+            return rung
     finer = aligned_step(r, target)       # (one call, ~0.3 ms: a search asks at each scale it tries)
     return finer if lattice_points(r, finer) <= FINER_POINTS and ctd_share(r, finer) < first else step
+
+
+def _along(r: Twins, step: float, share: float, next_rung, most: int) -> tuple[float, float]:
+    """(step, share) after at most ``most`` of the ladder's next rungs that fit FINER_POINTS, while
+    the share is above CTD_SHARE."""
+    for _ in range(most):
+        finer = next_rung(r, step)
+        if not (share > CTD_SHARE and finer is not None and lattice_points(r, finer) <= FINER_POINTS):
+            break
+        step, share = finer, ctd_share(r, finer)
+    return step, share
 
 
 def initial_step(eta: float) -> float:
