@@ -23,7 +23,8 @@ def _dp_accounting_epsilon(releases, mult, delta_g: float) -> float:
             else pld.from_gaussian_mechanism(r.m, value_discretization_interval=1e-4)
         dists.append(one.self_compose(k) if k > 1 else one)
     while len(dists) > 1:
-        dists = [dists[i].compose(dists[i + 1]) if i + 1 < len(dists) else dists[i] for i in range(0, len(dists), 2)]
+        dists = [dists[i].compose(dists[i + 1]) if i + 1 < len(dists) else dists[i]
+                 for i in range(0, len(dists), 2)]
     return dists[0].get_epsilon_for_delta(delta_g)
 
 
@@ -71,7 +72,8 @@ def test_a_share_out_of_reach_keeps_the_first_rung(monkeypatch):
     releases = [Laplace(500.0)] * 97 + [Laplace(523.1), Laplace(487.3), Laplace(511.9), Gaussian(300.0)]
     steps = []
     real = spectral.rung
-    monkeypatch.setattr(spectral, "rung", lambda r, step, *a, **k: steps.append((r, step)) or real(r, step, *a, **k))
+    monkeypatch.setattr(spectral, "rung",
+                        lambda r, step, *a, **k: steps.append((r, step)) or real(r, step, *a, **k))
     forget()
     compose_mechanisms(releases, 1e-6, eta=1e-2)
     (r, step), = steps
@@ -119,7 +121,8 @@ def test_a_curve_with_both_sides_reads_on_the_first_rung_before_it_was_made_fine
     total = compose(*args, "pld", **kw)
     steps = []
     real = pld_curves.LatticePMF
-    monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
+    monkeypatch.setattr(pld_curves, "LatticePMF",
+                        lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
     c = curve(*args, theorems=("pld",), points=20, **kw)
     assert total.extra["rung"] == 0 and len(set(steps)) == 1
     assert steps[0] >= 2 * total.extra["step"]

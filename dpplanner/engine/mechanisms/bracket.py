@@ -213,6 +213,10 @@ def lattice_points(r: Twins, step: float) -> float:
 CTD_SHARE = 7e-7
 CTD_LARGE = 1e-4
 FINER_POINTS = 1 << 13
+#: ... and at most this many points times the Laplace and RR rows: a rung's cost grows with both,
+#: and from ~10^4 distinct releases on the ladder's first rungs cost little beside the rung that
+#: meets eta, which a finer start would reach no sooner (10^5 distinct: as many rungs to climb).
+ROW_POINTS = 1 << 23
 
 
 def ctd_share(r: Twins, step: float) -> float:
@@ -236,38 +240,39 @@ def ctd_share(r: Twins, step: float) -> float:
 
 
 def finer_for_ctd(r: Twins, step: float, next_rung) -> float:
-    """``step``, or a finer one of at most FINER_POINTS points where ctd_share (about quadratic in
-    the step) is above CTD_SHARE. Above CTD_LARGE, the ladder's own next rungs (``next_rung(r,
-    step)``, None where there is none) as far as they fit: a plan that climbs on reaches the rungs
-    it would have (10^5 distinct releases: the same bracket to the bit). Below it, where in reach:
-    the ladder's next rung if it brings the share to CTD_SHARE with at most twice the points that
-    needs (the README example: the same bracket as before), else the aligned step that does (off
-    the alignment a release's top atom costs more than the finer step saves). A function of the
-    releases only, as the ladder's first rung must be."""
+    """``step``, or a finer one of at most FINER_POINTS points (and ROW_POINTS per row) where
+    ctd_share (about quadratic in the step) is above CTD_SHARE. Above CTD_LARGE, the ladder's own
+    next rungs (``next_rung(r, step)``, None where there is none) as far as they fit: a plan that
+    climbs on reaches the rungs it would have. Below it, where in reach: the ladder's next rung if
+    it brings the share to CTD_SHARE with at most twice the points that needs (the README
+    example: the same bracket as before), else the aligned step that does (off the alignment a
+    release's top atom costs more than the finer step saves). A function of the releases only,
+    as the ladder's first rung must be."""
     if r.disc:      # (their kernels are not in the estimate, and their alignment matters more)
         return step
+    most = min(FINER_POINTS, ROW_POINTS / (r.a_up.size + r.rr_eps.size + 1))
     first = ctd_share(r, step)
     if not first > CTD_SHARE:
         return step
     if first > CTD_LARGE:
-        return _along(r, step, first, next_rung, 8)[0]      # (8 halvings: far beyond FINER_POINTS)
+        return _along(r, step, first, next_rung, 8, most)[0]      # (8 halvings: far beyond FINER_POINTS)
     target = step * math.sqrt(CTD_SHARE / first)
-    if target * FINER_POINTS < step * lattice_points(r, step):     # (points scale as 1 / step)
+    if target * most < step * lattice_points(r, step):     # (points scale as 1 / step)
         return step
     if 2 * target <= step:
-        rung, share = _along(r, step, first, next_rung, 1)
+        rung, share = _along(r, step, first, next_rung, 1, most)
         if not share > CTD_SHARE:
             return rung
     finer = aligned_step(r, target)       # (one call, ~0.3 ms: a search asks at each scale it tries)
-    return finer if lattice_points(r, finer) <= FINER_POINTS and ctd_share(r, finer) < first else step
+    return finer if lattice_points(r, finer) <= most and ctd_share(r, finer) < first else step
 
 
-def _along(r: Twins, step: float, share: float, next_rung, most: int) -> tuple[float, float]:
-    """(step, share) after at most ``most`` of the ladder's next rungs that fit FINER_POINTS, while
-    the share is above CTD_SHARE."""
-    for _ in range(most):
+def _along(r: Twins, step: float, share: float, next_rung, rungs: int, most: float) -> tuple[float, float]:
+    """(step, share) after at most ``rungs`` of the ladder's next rungs that have at most ``most``
+    points, while the share is above CTD_SHARE."""
+    for _ in range(rungs):
         finer = next_rung(r, step)
-        if not (share > CTD_SHARE and finer is not None and lattice_points(r, finer) <= FINER_POINTS):
+        if not (share > CTD_SHARE and finer is not None and lattice_points(r, finer) <= most):
             break
         step, share = finer, ctd_share(r, finer)
     return step, share
