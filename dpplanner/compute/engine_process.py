@@ -84,9 +84,29 @@ def runs(request: Any, cancel: CancelToken, progress: Callable[[float], None]) -
     return dict(_runs)
 
 
-def _child_main(conn, flag) -> None:
-    global _in_child
+#: In a child: the shared word through which a job and the process that sent it settle which of
+#: them computes a part both could (``take_part``), and the id of the job running.
+_parts = None
+_job_id = 0
+
+
+def take_part() -> bool:
+    """In a job running in a child: take the part of it that its sender may compute instead (an
+    evaluation's optimal curve, see jobs.evaluate): True unless the sender took it first
+    (``EngineProcess.take_part``); then False, and the job leaves it out. True outside a child."""
+    if _parts is None:
+        return True
+    with _parts.get_lock():
+        if _parts.value == -_job_id:
+            return False
+        _parts.value = _job_id
+        return True
+
+
+def _child_main(conn, flag, parts) -> None:
+    global _in_child, _parts, _job_id
     _in_child = True
+    _parts = parts
     import dpplanner.engine  # noqa: F401 - warm up: the first job should not pay for imports
     import dpplanner.model  # noqa: F401
 
@@ -99,6 +119,7 @@ def _child_main(conn, flag) -> None:
             job_id, fn, request = conn.recv()
         except (EOFError, OSError):
             return
+        _job_id = job_id
         token = _SharedCancel(flag, job_id)
         if token.cancelled:     # cancelled while it was on its way: no work starts
             conn.send(("cancelled", job_id, None))
@@ -191,6 +212,15 @@ class EngineProcess:
             self._lock.release()
             raise
 
+    def take_part(self, job_id: int) -> bool:
+        """The sender's side of ``take_part``: True if job ``job_id`` had not taken its part (the
+        job then leaves it out, and the caller computes it), False if it had."""
+        with self._parts.get_lock():
+            if self._parts.value == job_id:
+                return False
+            self._parts.value = -job_id
+            return True
+
     def finish_claimed(self, job_id: int, token: CancelToken, progress: Callable[[float], None]) -> Any:
         try:
             return self._receive(job_id, token, progress)
@@ -200,8 +230,9 @@ class EngineProcess:
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         self._flag = ctx.Value("q", 0, lock=False)
+        self._parts = ctx.Value("q", 0)
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_child_main, args=(child, self._flag), daemon=True,
+        self._proc = ctx.Process(target=_child_main, args=(child, self._flag, self._parts), daemon=True,
                                  name="dpplanner-engine")
         self._proc.start()
         child.close()

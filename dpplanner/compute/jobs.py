@@ -37,11 +37,14 @@ class EvaluateResult:
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
-#: With a helper process, the registry says where each theorem is computed (Theorem.evaluated):
-#: about half the work each on the 100-query example. After an allocation under a theorem that
-#: remembers its total (pld), the "either" rows are computed here too: ~27 ms (pld's curve ~18)
-#: against the helper's ~28 (optimal's total and curve, which concurrent shares; CPU, median of
-#: the bench's 20 edits, 2026-11-27).
+#: With a helper process, the registry says where each theorem's total is computed
+#: (Theorem.evaluated): after an allocation under a theorem that remembers its total (pld), the
+#: "either" rows are computed here too. The optimal prefix curve (which concurrent's shares and
+#: pld's is never above) goes to whichever process gets to it first: the helper after its totals,
+#: or this process once pld's own read-outs are done. On the 100-query example the helper's
+#: totals are quick and it takes the curve (~20 ms each side); on the 1000-query one its optimal
+#: total alone is ~55 ms and this process takes the curve after pld's (~45 ms) instead of waiting
+#: for the helper's total and curve one after the other (~85 ms).
 
 
 @in_engine_process
@@ -50,9 +53,9 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update).
 
     In the engine process on a machine with two cores or more, a helper process computes about
-    half the theorems (see _halves; ``total_known``: an allocation has just left the plan's total
-    in memory) beside the others; pld's curve, never above the generic optimal one, takes that one from
-    the helper. The numbers are the same as computing everything here."""
+    half the totals (see _halves; ``total_known``: an allocation has just left the plan's total
+    in memory) beside the others, and the optimal curve if it gets to it first (see above). The
+    numbers are the same as computing everything here."""
     _not_cancelled(cancel)
     here, there = _halves(request.theorems, total_known)
     side = engine_process.helper(start=False) if here and there else None
@@ -98,59 +101,93 @@ def _halves(theorems: tuple, total_known: bool = False) -> tuple[tuple, tuple]:
     return here, tuple(t for t in theorems if t not in here)
 
 
-def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress,
-              optimal_curve=None) -> EvaluateResult:
-    eps, dels, mult = list(request.epsilons), list(request.deltas), list(request.multiplicities)
-    mech = list(request.mechanisms) or ["eps-delta"] * len(eps)
-    totals = engine.compose_all(
-        eps, dels, request.delta_g, eta=request.eta, multiplicities=mult, mechanisms=mech,
-        theorems=request.theorems, cancel=cancel, progress=_part(progress, 0.0, 0.3))
-    best = _best(totals)
-    problems: dict[str, str] = {}
+def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
+    totals = _totals(request, cancel, _part(progress, 0.0, 0.3))
+    curve, problems = _curve(request, request.theorems, cancel, _part(progress, 0.3, 1.0))
+    progress(1.0)
+    return EvaluateResult(request.request_id, request, totals, _best(totals), curve, problems)
 
-    curve = None
+
+def _totals(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> dict[str, Composition]:
+    return engine.compose_all(
+        list(request.epsilons), list(request.deltas), request.delta_g, eta=request.eta,
+        multiplicities=list(request.multiplicities), mechanisms=_mechanisms(request),
+        theorems=request.theorems, cancel=cancel, progress=progress)
+
+
+def _mechanisms(request: EvaluateRequest) -> list:
+    return list(request.mechanisms) or ["eps-delta"] * len(request.epsilons)
+
+
+def _curve(request: EvaluateRequest, theorems: tuple, cancel: CancelToken, progress: Progress,
+           optimal_curve=None) -> tuple[Any, dict[str, str]]:
+    """(the upper curve of ``theorems``, or None and the problem that stopped it)."""
+    eps, dels, mech = list(request.epsilons), list(request.deltas), _mechanisms(request)
     try:
         if request.curve_mode == "repeat":
             i = request.repeat_index
             k_max = request.curve_k_max or max(request.k, 1)
             curve = engine.curve(
                 [eps[i]], [dels[i]], request.delta_g, mode="repeat", k_max=k_max, mechanisms=[mech[i]],
-                points=request.curve_points, theorems=request.theorems, lower=False, cancel=cancel,
-                progress=_part(progress, 0.3, 1.0))
+                points=request.curve_points, theorems=theorems, lower=False, cancel=cancel,
+                progress=progress)
         else:
             curve = engine.curve(
                 eps, dels, request.delta_g, mode="prefix", k_max=request.curve_k_max,
-                points=request.curve_points, theorems=request.theorems, multiplicities=mult,
-                mechanisms=mech, lower=False, cancel=cancel, progress=_part(progress, 0.3, 1.0),
+                points=request.curve_points, theorems=theorems, multiplicities=list(request.multiplicities),
+                mechanisms=mech, lower=False, cancel=cancel, progress=progress,
                 optimal_curve=optimal_curve)
     except engine.Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - the totals are still worth showing
-        problems["curve"] = _describe(exc)
+        return None, {"curve": _describe(exc)}
+    return curve, {}
 
-    progress(1.0)
-    return EvaluateResult(request.request_id, request, totals, best, curve, problems)
+
+@dataclass(frozen=True)
+class _Half:
+    """What the helper sends back: its theorems' totals and, if it took it, the optimal curve's
+    (upper, lower) arrays (None: left to the sender, or it failed there)."""
+
+    totals: dict[str, Composition]
+    optimal_curve: Optional[tuple] = None
+
+
+def _helper_half(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> _Half:
+    """The helper's part of an evaluation: the totals of ``request.theorems``, then the optimal
+    prefix curve unless the sender has taken it meanwhile (engine_process.take_part)."""
+    totals = _totals(request, cancel, progress)
+    if OPTIMAL not in request.theorems or not engine_process.take_part():
+        return _Half(totals)
+    curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore)
+    if curve is None:
+        return _Half(totals)        # (the sender computes it, and says what went wrong)
+    up, lo = curve.upper[OPTIMAL], curve.lower[OPTIMAL]
+    return _Half(totals, (up, np.zeros_like(up) if lo is None else lo))
 
 
 def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, cancel: CancelToken,
                      progress: Progress) -> EvaluateResult:
-    """``there`` in the helper process, ``here`` in this one; if the helper is taken meanwhile or
-    fails, its part is computed here after all. Its job is collected when pld's curve needs
-    optimal's, or at the end."""
+    """The totals of ``there`` in the helper process, those of ``here`` and the curve in this one;
+    the optimal curve in whichever gets to it first. If the helper is taken meanwhile or fails,
+    its part is computed here after all. Its job is collected when the curve needs optimal's, or
+    at the end."""
     token = cancel if cancel is not None else CancelToken()
-    collect = _hand_over(side, _evaluate, replace(request, theorems=there), token)
-    if collect is None:
+    sent = _hand_over(side, _helper_half, replace(request, theorems=there), token)
+    if sent is None:
         return _evaluate(request, cancel, progress)
+    collect, job = sent
 
     def optimal_curve():
+        if side.take_part(job):
+            return None     # the helper has not started it: computed here
         theirs = collect()
-        if theirs is _FAILED or theirs.curve is None or OPTIMAL not in theirs.curve.upper:
-            return None     # computed here instead
-        up, lo = theirs.curve.upper[OPTIMAL], theirs.curve.lower[OPTIMAL]
-        return up, (np.zeros_like(up) if lo is None else lo)
+        return None if theirs is _FAILED else theirs.optimal_curve
 
     try:
-        mine = _evaluate(replace(request, theorems=here), cancel, progress, optimal_curve)
+        mine = _totals(replace(request, theorems=here), cancel, _part(progress, 0.0, 0.3))
+        # the helper's theorems' curves last: by then the helper may have the optimal one
+        curve, problems = _curve(request, here + there, cancel, _part(progress, 0.3, 1.0), optimal_curve)
     except BaseException:
         try:
             collect()       # ends the claim (a cancellation reaches the helper through the token)
@@ -158,23 +195,29 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
             pass
         raise
     theirs = collect()
-    if theirs is _FAILED:
-        theirs = _evaluate(replace(request, theorems=there), cancel, _ignore)
-    return _merged(request, mine, theirs)
+    theirs = (_totals(replace(request, theorems=there), cancel, _ignore) if theirs is _FAILED
+              else theirs.totals)
+    totals = {n: (mine if n in mine else theirs)[n] for n in request.theorems}
+    if curve is not None:   # (in the request's order)
+        curve = engine.Curve(ks=curve.ks, upper={n: curve.upper[n] for n in request.theorems},
+                             lower={n: curve.lower[n] for n in request.theorems},
+                             notes={n: curve.notes[n] for n in request.theorems if n in curve.notes})
+    progress(1.0)
+    return EvaluateResult(request.request_id, request, totals, _best(totals), curve, problems)
 
 
 #: What a collected helper job gives when the helper failed (its part is then computed here).
 _FAILED = object()
 
 
-def _hand_over(side, fn, request, token: CancelToken) -> Optional[Callable[[], Any]]:
+def _hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[[], Any], int]]:
     """Send ``fn(request)`` to the helper ``side`` if it is idle now (claimed without waiting) and
-    return a callable that collects its value once and ends the claim: the value, or _FAILED if
-    the helper failed; a cancellation is raised. None if the helper is taken or the job could not
-    be sent (a dead pipe, a request that would not pickle). The job is sent from this thread
-    before it computes its own part: a sending thread first needed the interpreter lock from the
-    computing one, up to the 5 ms switch interval of the helper's head start. A cancelled token
-    raises Cancelled here: nothing is sent."""
+    return a callable that collects its value once and ends the claim (the value, or _FAILED if
+    the helper failed; a cancellation is raised), with the job's id. None if the helper is taken
+    or the job could not be sent (a dead pipe, a request that would not pickle). The job is sent
+    from this thread before it computes its own part: a sending thread first needed the
+    interpreter lock from the computing one, up to the 5 ms switch interval of the helper's head
+    start. A cancelled token raises Cancelled here: nothing is sent."""
     token.check()
     if not side.claim():
         return None
@@ -196,22 +239,7 @@ def _hand_over(side, fn, request, token: CancelToken) -> Optional[Callable[[], A
             raise engine.Cancelled("computation cancelled")
         return box["value"]
 
-    return collect
-
-
-def _merged(request: EvaluateRequest, mine: EvaluateResult, theirs: EvaluateResult) -> EvaluateResult:
-    parts = (mine, theirs)
-    totals = {n: (mine.totals if n in mine.totals else theirs.totals)[n] for n in request.theorems}
-    problems = {**theirs.problems, **mine.problems}
-    curve = None
-    if mine.curve is not None and theirs.curve is not None:
-        def pick(side: str) -> dict:
-            return {n: next(getattr(p.curve, side)[n] for p in parts if n in getattr(p.curve, side))
-                    for n in request.theorems}
-
-        notes = {n: p.curve.notes[n] for p in parts for n in request.theorems if n in p.curve.notes}
-        curve = engine.Curve(ks=mine.curve.ks, upper=pick("upper"), lower=pick("lower"), notes=notes)
-    return EvaluateResult(request.request_id, request, totals, _best(totals), curve, problems)
+    return collect, job
 
 
 def _ignore(_fraction: float) -> None:
@@ -223,10 +251,11 @@ def _in_helper(fn, args: tuple, cancel):
     idle (e.g. a bracket's lower twin while an allocation composes the upper one here), else None.
     If the helper fails, the value is computed here."""
     side = engine_process.helper(start=False)
-    collect = None if side is None else _hand_over(side, _apply, (fn, args),
-                                                    cancel if cancel is not None else CancelToken())
-    if collect is None:
+    sent = None if side is None else _hand_over(side, _apply, (fn, args),
+                                                 cancel if cancel is not None else CancelToken())
+    if sent is None:
         return None
+    collect = sent[0]
 
     def wait():
         value = collect()

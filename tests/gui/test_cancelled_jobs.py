@@ -35,7 +35,7 @@ def jobs_of_every_kind() -> list[tuple]:
             (jobs.profile, evaluation.profile_request())]
 
 
-KINDS = (jobs.evaluate, jobs.allocate, jobs.profile, jobs._evaluate, jobs._apply)
+KINDS = (jobs.evaluate, jobs.allocate, jobs.profile, jobs._helper_half, jobs._apply)
 
 
 def _cancelled() -> engine.CancelToken:
@@ -97,7 +97,7 @@ def hand_cancelled_jobs_to_the_helper(kinds, cancel, progress):
     count = (lambda: side.run(engine_process.runs, None, engine.CancelToken(), lambda f: None))
     before, ended = count(), []
     for fn, request in kinds:
-        for hand in (lambda: jobs._hand_over(side, fn, request, _cancelled()),
+        for hand in (lambda: (jobs._hand_over(side, fn, request, _cancelled()) or (None,))[0],
                      lambda: jobs._in_helper(with_progress, (fn, request), _cancelled())):
             try:
                 collect = hand()
@@ -129,9 +129,11 @@ def test_a_job_cancelled_on_its_way_is_not_started_by_the_child(monkeypatch):
     such a job is answered "cancelled" without running; the next job runs."""
     monkeypatch.setattr(engine_process, "_in_child", False)   # (the child sets it: restored here)
     monkeypatch.setattr(engine_process, "_runs", Counter())
+    monkeypatch.setattr(engine_process, "_parts", None)
+    monkeypatch.setattr(engine_process, "_job_id", 0)
     parent, child = multiprocessing.Pipe()
     flag = SimpleNamespace(value=0)
-    serving = threading.Thread(target=engine_process._child_main, args=(child, flag), daemon=True)
+    serving = threading.Thread(target=engine_process._child_main, args=(child, flag, None), daemon=True)
     serving.start()
     try:
         assert parent.recv()[0] == "ready"

@@ -140,9 +140,9 @@ def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
     window gets the same numbers, in the same order, as from one process."""
     helper_up(process)
     request = synthetic_100_request()
-    before = helper_ran(process, jobs._evaluate)
+    before = helper_ran(process, jobs._helper_half)
     got = process.run(jobs.evaluate, request, engine.CancelToken(), lambda f: None)
-    assert helper_ran(process, jobs._evaluate) == before + 1     # the helper computed its half
+    assert helper_ran(process, jobs._helper_half) == before + 1     # the helper computed its half
     alone = jobs._evaluate(request, None, lambda f: None)
     assert list(got.totals) == list(alone.totals) == list(request.theorems)
     def numbers(c):     # (kov's nan != nan; the timings differ)
@@ -213,12 +213,12 @@ def test_a_cancelled_evaluation_leaves_the_helper_free(process):
     """Cancelled once it runs (its first progress comes after the helper got its half): the
     evaluation ends as cancelled however fast it was, and the helper is free for the next job."""
     helper_up(process)
-    before = helper_ran(process, jobs._evaluate)
+    before = helper_ran(process, jobs._helper_half)
     token = engine.CancelToken()
     with pytest.raises(engine.Cancelled):
         process.run(jobs.evaluate, synthetic_100_request(), token, lambda f: token.cancel())
     assert helper_up(process, timeout_s=30.0)
-    assert helper_ran(process, jobs._evaluate) == before + 1     # it had its half, and let it go
+    assert helper_ran(process, jobs._helper_half) == before + 1     # it had its half, and let it go
 
 
 @pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
@@ -276,6 +276,9 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
             self.job = (fn, request)
             return 1
 
+        def take_part(self, job):
+            return True
+
         def finish_claimed(self, job, token, progress):
             fn, request = self.job
             return fn(request, token, progress)
@@ -317,6 +320,9 @@ class _RecordingSide:
         self.jobs[len(self.jobs) + 1] = (fn, request)
         return len(self.jobs)
 
+    def take_part(self, job):
+        return True
+
     def finish_claimed(self, job, token, progress):
         fn, request = self.jobs.pop(job)
         self.events.append("collected")
@@ -327,14 +333,14 @@ def test_the_helpers_half_is_sent_before_this_half_starts(monkeypatch):
     """The helper's job leaves before this process computes its own part (a waiting thread that
     sent it first needed the interpreter lock from the computing one: up to 5 ms late)."""
     events = []
-    real = jobs._evaluate
+    real = jobs._totals
 
     def here_part(request, *a, **k):
         if "pld" in request.theorems:
             events.append("here starts")
         return real(request, *a, **k)
 
-    monkeypatch.setattr(jobs, "_evaluate", here_part)
+    monkeypatch.setattr(jobs, "_totals", here_part)
     request = synthetic_100_request()
     got = jobs._evaluate_beside(_RecordingSide(events), request, *jobs._halves(request.theorems),
                                 engine.CancelToken(), lambda f: None)
@@ -361,7 +367,7 @@ def test_a_failing_half_here_still_ends_the_helpers_claim(monkeypatch):
     def here_part(request, *a, **k):
         raise engine.Cancelled("computation cancelled")
 
-    monkeypatch.setattr(jobs, "_evaluate", here_part)
+    monkeypatch.setattr(jobs, "_totals", here_part)
     request = synthetic_100_request()
     side = _RecordingSide(events)
     monkeypatch.setattr(side, "finish_claimed", lambda job, token, progress: events.append("collected"))

@@ -1,0 +1,95 @@
+"""An evaluation's optimal curve is computed once, by whichever of the engine process and its
+helper gets to it first, with the same numbers as computing everything in one process."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpplanner import engine
+from dpplanner.compute import engine_process, jobs
+from dpplanner.compute.engine_process import in_engine_process
+from engine_jobs import synthetic_100_request
+
+
+@in_engine_process
+def takes_its_part(request, cancel, progress):
+    return engine_process.take_part()
+
+
+@pytest.mark.slow
+def test_a_part_goes_to_whichever_takes_it_first():
+    """A job in the child and the process that sent it settle through shared memory which of
+    them computes a part both could: the first to ask."""
+    process = engine_process.EngineProcess()
+    try:
+        assert process.run(takes_its_part, None, engine.CancelToken(), lambda f: None) is True
+        assert not process.take_part(process._ids)       # the job took it: its sender does not
+        assert process.take_part(process._ids + 1)       # the sender of the next job asks first
+        assert process.run(takes_its_part, None, engine.CancelToken(), lambda f: None) is False
+    finally:
+        process.close()
+
+
+class _Racing:
+    """A stand-in helper sharing a part with its sender as the engine process's does. ``eager``:
+    its job runs as soon as it is sent (it gets to the part first), else when it is collected."""
+
+    def __init__(self, eager: bool) -> None:
+        self.eager, self.part, self.job, self.value = eager, None, None, None
+
+    def claim(self):
+        return True
+
+    def start_claimed(self, fn, request):
+        self.job = (fn, request)
+        if self.eager:
+            self.value = self._run()
+        return 1
+
+    def _run(self):
+        fn, request = self.job
+        return fn(request, engine.CancelToken(), lambda f: None)
+
+    def take_part(self, job):           # the sender's side
+        if self.part == "helper":
+            return False
+        self.part = "sender"
+        return True
+
+    def helper_takes_part(self):        # the job's side (engine_process.take_part in the helper)
+        if self.part == "sender":
+            return False
+        self.part = "helper"
+        return True
+
+    def finish_claimed(self, job, token, progress):
+        return self.value if self.eager else self._run()
+
+
+@pytest.mark.parametrize("eager, taker", [(True, "helper"), (False, "sender")])
+def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch, eager, taker):
+    from dpplanner.engine import optimal
+
+    calls = []
+    real = optimal.optimal_prefix_curve
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    request = synthetic_100_request()
+    alone = jobs._evaluate(request, None, lambda f: None)
+    side = _Racing(eager)
+    monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
+    monkeypatch.setattr(optimal, "optimal_prefix_curve", counted)
+    here, there = jobs._halves(request.theorems, total_known=True)
+    got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
+    assert side.part == taker and len(calls) == 1
+    assert list(got.totals) == list(alone.totals) and got.best == alone.best and not got.problems
+    for name, total in alone.totals.items():
+        assert repr(got.totals[name].epsilon) == repr(total.epsilon)
+    assert list(got.curve.upper) == list(alone.curve.upper) == list(request.theorems)
+    for name in alone.curve.upper:
+        np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
+        assert got.curve.lower[name] is None and got.curve.notes[name] == alone.curve.notes[name]
