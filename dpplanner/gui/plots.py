@@ -134,7 +134,8 @@ class CostPlot(LazyCanvas):
         self.plot_item.setLogMode(x=self.log_k.isChecked(), y=False)
         self._label_axis()
         self.apply_theme(self._theme)
-        self.set_budget(self._epsilon_g)
+        self._draw_budget()
+        self._frame()
         # A curve per theorem, made in a turn of the event loop of its own, not with a result.
         QTimer.singleShot(0, self, lambda: self._spare.update(
             (n, self._new_item(n)) for n in engine.THEOREMS if n not in self.items and n not in self._spare))
@@ -191,10 +192,25 @@ class CostPlot(LazyCanvas):
         self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
         self.hover_line.hide()
         self.readout.setText(self._coincide_note())
-        self.set_budget(epsilon_g)
+        self._set_epsilon_g(epsilon_g)
+        self._frame()
 
     def set_budget(self, epsilon_g: float | None) -> None:
-        self._epsilon_g = epsilon_g if epsilon_g is not None and math.isfinite(epsilon_g) else None
+        """Mark ε_g. The window calls this on every plan change and the result's curve brings it
+        again: the view is framed again only when it moved (a frame lays the plot out again)."""
+        if self._set_epsilon_g(epsilon_g):
+            self._frame()
+
+    def _set_epsilon_g(self, epsilon_g: float | None) -> bool:
+        """Keep ε_g and draw it (once there is a canvas); True if it moved."""
+        epsilon_g = epsilon_g if epsilon_g is not None and math.isfinite(epsilon_g) else None
+        if epsilon_g == self._epsilon_g:
+            return False
+        self._epsilon_g = epsilon_g
+        self._draw_budget()
+        return True
+
+    def _draw_budget(self) -> None:
         if not self.canvas_built():
             return
         if self._epsilon_g is None:
@@ -205,7 +221,6 @@ class CostPlot(LazyCanvas):
             self.budget_line.show()
             self.budget_label.setText(f"ε_g = {formatting.exact(self._epsilon_g)}")
             self.budget_label.show()
-        self._frame()
 
     def clear(self) -> None:
         if not self.canvas_built():

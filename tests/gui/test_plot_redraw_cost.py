@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from dpplanner import engine
 from dpplanner.gui.plots import _MARKERS_UP_TO, CostPlot
@@ -94,3 +96,24 @@ def test_a_plans_first_result_draws_on_curves_made_beforehand(qtbot, plot, monke
     assert made == []
     assert set(plot.items) == {"basic", "optimal"} and len(plot.legend.items) == 2
     np.testing.assert_array_equal(plot.curve_data("basic")[1], 0.1 * np.arange(1, 51) * 1.1)
+
+
+def test_an_edit_frames_the_cost_plot_once(qtbot, window, monkeypatch):
+    """Typing a statistic's ε_i changes the curve, not ε_g: the window's refresh on the plan's
+    change leaves the view as it is and the result's curve frames it once (each frame lays the
+    plot out again)."""
+    from keys import open_cell, wait_idle
+
+    plot = window.cost_plot
+    qtbot.waitUntil(plot.canvas_built)
+    wait_idle(qtbot, window)
+    frames = []
+    real = plot.plot_item.vb.setRange
+    monkeypatch.setattr(plot.plot_item.vb, "setRange", lambda *a, **k: frames.append(1) or real(*a, **k))
+    editor = open_cell(window, 0, "epsilon")
+    QTest.keyClicks(editor, "0.125")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan[0].epsilon == 0.125
+    assert frames == [1]
+    assert plot.budget_line.value() == window.plan.budget.spendable_epsilon
