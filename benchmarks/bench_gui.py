@@ -65,7 +65,9 @@ def _app():
     return make_application([sys.argv[0]])
 
 
-def _window(scratch: str):
+def _window(scratch: str, example: Path | None = None):
+    """The window as `dpplanner` starts it: ``example`` opened before it is shown; ``spare``: the
+    timer of its start-up's second freeze (inactive once that is settled)."""
     from PySide6.QtCore import QSettings
 
     from dpplanner.gui.app import engine_in_process, spare_start_up
@@ -75,9 +77,11 @@ def _window(scratch: str):
     settings = Settings(QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat))
     window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"),
                         engine_in_process=engine_in_process())
+    if example is not None:
+        window.document.open_example(example)
     window.resize(1400, 900)
     window.show()
-    spare_start_up(window)          # as `dpplanner` does
+    window.spare = spare_start_up(window)
     return window
 
 
@@ -170,10 +174,11 @@ def edit_latency(example: str, redistribute: bool) -> dict:
 
     _app()
     with tempfile.TemporaryDirectory() as scratch:
-        window = _window(scratch)
-        window.document.open_example(example_path(example))
+        window = _window(scratch, example_path(example))
         _wait_settled(window)
         if not redistribute:
+            while window.spare.isActive():  # (a change before then would keep it from freezing)
+                _pause(50)
             window.editor.set_budget(redistribute=False)
             _wait_settled(window)
         # A user reads the opened plan before the first edit; meanwhile the engine process starts
@@ -243,7 +248,7 @@ def stall_during_compute() -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         window = _window(scratch)
         beat = Heartbeat()
-        while not window.cost_plot.canvas_built():  # the empty window is up, its plot too
+        while window.spare.isActive():      # the empty window is up, its start-up work done
             _pause(50)
         _pause(200)
         # (a) opening: the plan is loaded and drawn here, computed on the worker.

@@ -21,8 +21,10 @@ DEFAULT_EXAMPLE = "psi-survey"
 #: paint comes (a window started minimised).
 ENGINE_START_LATEST_MS = 2000
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"
-#: How often the window looks whether its start-up work is done (spare_start_up).
+#: How often the window looks whether its start-up work is done (spare_start_up), and how many
+#: times at most (a minute).
 SPARE_POLL_MS = 100
+SPARE_POLLS = 600
 
 
 def make_application(argv: Optional[list[str]] = None) -> QApplication:
@@ -99,24 +101,37 @@ def start(plan_path: Optional[str] = None):
     return window
 
 
-def spare_start_up(window) -> None:
+def spare_start_up(window) -> QTimer:
     """Leave what the start-up made out of later garbage collections (gc_guard), now and once
     the window's work after its first paint is done: the plot canvas (pyqtgraph) and the rest of
     the engine (warm_up). Otherwise the first collections of the older generations go through
     every one of those objects on the GUI thread: 135 ms of the first edits' time on the
-    1000-query example, 11 ms once they are spared."""
+    1000-query example, 11 ms once they are spared.
+
+    The second time only if the plan has not changed meanwhile: a plan opened or edited by then
+    would be frozen with them, its cyclic garbage never collected. The window looks every
+    SPARE_POLL_MS, and stops at that change, or after SPARE_POLLS looks (a window never painted
+    builds no canvas). Returns the timer that looks."""
     from dpplanner.gui import warm_up
 
     gc_guard.spare_startup_objects()
-    poll = QTimer(window)
+    poll = QTimer(window, objectName="spare start-up")
+    revision = window.plan.revision
+    looks = [0]
 
     def spare_when_done() -> None:
-        if window.cost_plot.canvas_built() and warm_up.done():
+        looks[0] += 1
+        if window.plan.revision != revision:
+            poll.stop()
+        elif window.cost_plot.canvas_built() and warm_up.done():
             poll.stop()
             gc_guard.spare_startup_objects()
+        elif looks[0] >= SPARE_POLLS:
+            poll.stop()
 
     poll.timeout.connect(spare_when_done)
     poll.start(SPARE_POLL_MS)
+    return poll
 
 
 def run(plan_path: Optional[str] = None) -> int:
