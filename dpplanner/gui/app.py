@@ -91,6 +91,7 @@ def start(plan_path: Optional[str] = None):
     engine = engine_process.shared(start=False) if in_process else None
     window = MainWindow(engine_in_process=in_process)
     open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
+    window.statistics_panel.model.fill_first_paint()
     if engine is not None:
         after_first_paint(window.statistics_panel.view.viewport(), engine.start)
         QTimer.singleShot(ENGINE_START_LATEST_MS, engine.start)

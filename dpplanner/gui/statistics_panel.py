@@ -17,6 +17,7 @@ from dpplanner.gui.add_dialog import AddStatisticDialog
 from dpplanner.gui.delegates import StatisticDelegate
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.inspector import StatisticInspector
+from dpplanner.gui.row_header import RowHeader
 from dpplanner.gui.table_columns import ColumnFitter
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
 from dpplanner.model import Kind, Statistic
@@ -35,6 +36,7 @@ class StatisticsPanel(QGroupBox):
         self.add_dialog: Optional[AddStatisticDialog] = None
         self.model = StatisticsTableModel(editor.plan, editor, self)
         self.view = QTableView()
+        self.view.setVerticalHeader(RowHeader(self.view))
         self.view.setModel(self.model)
         self.view.setItemDelegate(StatisticDelegate(self.view))
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

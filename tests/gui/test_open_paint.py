@@ -1,0 +1,125 @@
+"""What opening a plan paints: every number on screen, from few calls through Python (the table
+asks for a cell's roles in one call, the row header measures one number per length, and the
+cells that need a block's privacy are filled a turn of the event loop after the first paint)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QTableView
+
+from dpplanner.gui.table_model import COLUMN_INDEX, COLUMNS
+from dpplanner.model import Plan, files
+from dpplanner.model.examples import example_path
+
+
+@pytest.fixture
+def shown(qtbot, tmp_path):
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
+
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def _on_screen(window, row: int, key: str):
+    """The cell as the window last drew it (its backing store), not drawn afresh."""
+    view = window.statistics_panel.view
+    rect = view.visualRect(window.statistics_panel.model.index(row, COLUMN_INDEX[key]))
+    shot = QApplication.primaryScreen().grabWindow(window.winId()).toImage()
+    corner = view.viewport().mapTo(window, rect.topLeft())
+    return shot.copy(corner.x(), corner.y(), rect.width(), rect.height())
+
+
+def _colours(image) -> int:
+    return len({image.pixel(x, y) for x in range(image.width()) for y in range(image.height())})
+
+
+def test_a_plan_opened_again_shows_its_error_bounds_on_screen(qtbot, shown):
+    """The columns keep their widths when the same plan opens again, so nothing but the fill
+    draws the error and δ_i cells the first paint left empty."""
+    from keys import handle_posted_events, wait_idle
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    for _ in range(2):
+        shown.document.load(plan, None, "synthetic-100")
+        wait_idle(qtbot, shown)
+        handle_posted_events()
+    gaussian = next(r for r, s in enumerate(shown.plan) if s.mechanism.value == "gaussian")
+    for row, key in ((0, "error"), (gaussian, "delta")):
+        assert _colours(_on_screen(shown, row, key)) > 1, f"row {row + 1}'s {key} is not drawn"
+
+
+def test_the_drawn_cells_carry_the_models_values(qtbot, shown):
+    """A paint asks for every role of a cell in one call (multiData): what the delegate draws is
+    what data() says, role by role."""
+    from keys import handle_posted_events, wait_idle
+
+    shown.document.load(files.load_plan(example_path("psi-survey")), None, "psi-survey")
+    wait_idle(qtbot, shown)
+    handle_posted_events()
+    model, view = shown.statistics_panel.model, shown.statistics_panel.view
+    delegate = view.itemDelegate()
+    for row in range(model.rowCount()):
+        for column in range(len(COLUMNS)):
+            index = model.index(row, column)
+            option = QStyleOptionViewItem()
+            delegate.initStyleOption(option, index)
+            assert option.text == str(index.data() or "")
+            assert option.font.bold() == bool(index.data(Qt.ItemDataRole.FontRole)
+                                              and index.data(Qt.ItemDataRole.FontRole).bold())
+            check = index.data(Qt.ItemDataRole.CheckStateRole)
+            assert bool(option.features & QStyleOptionViewItem.ViewItemFeature.HasCheckIndicator) \
+                == (check is not None)
+
+
+def test_the_row_header_of_thousands_of_rows_measures_as_qts_own_with_few_calls(qtbot, shown, monkeypatch):
+    base = files.load_plan(example_path("synthetic-1000"))
+    plan = Plan(base.budget, [s.replace(name=f"{s.name} {i}") for i in range(10) for s in base.statistics])
+    from keys import handle_posted_events
+
+    model = shown.statistics_panel.model
+    calls = []
+    real = model.headerData
+
+    def counted(section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Vertical:
+            calls.append(section)
+        return real(section, orientation, role)
+
+    monkeypatch.setattr(model, "headerData", counted)
+    shown.document.load(plan, None, "thousands of rows")
+    qtbot.waitUntil(lambda: shown.statistics_panel.view.verticalHeader().width() > 0)
+    handle_posted_events()
+    assert len(shown.plan) == 10 * len(base) > 1000
+    assert len(calls) < 400         # Qt's own asked ~3400 times while the plan opened
+    plain = QTableView()            # Qt's own row header, on the same rows
+    qtbot.addWidget(plain)
+    plain.setModel(model)
+    header = shown.statistics_panel.view.verticalHeader()
+    assert header.sizeHint().width() == plain.verticalHeader().sizeHint().width()
+
+
+def test_the_windows_first_paint_shows_every_number(qtbot, monkeypatch):
+    """Nothing is on screen before the window's first paint that could react meanwhile: that
+    paint draws the error bounds of the plan `dpplanner` opens, not a turn of the event loop
+    later. (The columns are not fitted here: a fit measures the first rows, which computes
+    their privacy whenever it comes before the paint.)"""
+    from dpplanner.gui import app
+    from dpplanner.gui.lazy_canvas import after_first_paint
+    from dpplanner.gui.table_columns import ColumnFitter
+
+    monkeypatch.setattr(app, "engine_in_process", lambda: False)
+    monkeypatch.setattr(ColumnFitter, "fit", lambda self: None)
+    window = app.start()
+    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    seen = []
+    after_first_paint(window.statistics_panel.view.viewport(),
+                      lambda: seen.append(_colours(_on_screen(window, 0, "error"))))
+    qtbot.waitUntil(lambda: bool(seen))
+    assert seen[0] > 1
