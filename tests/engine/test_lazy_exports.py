@@ -41,7 +41,7 @@ def test_the_registry_and_the_model_leave_the_optimal_core_and_the_fft_unimporte
 
 
 def test_the_check_sees_the_heavy_modules_when_a_computation_needs_them():
-    loaded = _loaded_after("from dpplanner.engine import compose\ncompose([0.1] * 3, [0] * 3, 1e-6)")
+    loaded = _loaded_after("from dpplanner.engine import compose\ncompose([0.1, 0.2, 0.3] * 40, [0] * 120, 1e-6)")
     assert {"scipy.fft", "dpplanner.engine.compose", "dpplanner.engine.optimal.bracket"} <= loaded
 
 

@@ -33,12 +33,14 @@ class Watch(QObject):
     def eventFilter(self, watched, event):
         if event.type() == QEvent.Type.Paint and "painted" not in seen:
             seen["painted"] = "pyqtgraph" in sys.modules
+            seen["fft"] = "scipy.fft" in sys.modules
         return False
 watch = Watch()
 window.statistics_panel.view.viewport().installEventFilter(watch)
 def done():
     if window.cost_plot.canvas_built():
-        print("before-show", built_before, "at-first-paint", seen.get("painted"), "built", True)
+        print("before-show", built_before, "at-first-paint", seen.get("painted"), "built", True,
+              "fft-at-first-paint", seen.get("fft"))
         window.editor.undo_stack.setClean()
         app.quit()
 built_before = "pyqtgraph" in sys.modules
@@ -50,12 +52,13 @@ app.exec()
 
 
 @pytest.mark.slow                   # a fresh Python process with Qt
-def test_the_table_is_painted_before_pyqtgraph_is_imported_and_the_cost_plot_follows():
+def test_the_table_is_painted_before_pyqtgraph_and_scipy_fft_are_imported_and_the_cost_plot_follows():
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run([sys.executable, "-c", _STARTUP], capture_output=True, text=True, env=env,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert "before-show False at-first-paint False built True" in proc.stdout, proc.stdout
+    assert "before-show False at-first-paint False built True fft-at-first-paint False" in proc.stdout, \
+        proc.stdout
 
 
 def _curve(k: int) -> engine.Curve:

@@ -89,6 +89,7 @@ def test_a_plan_changed_before_the_start_up_work_is_done_is_not_spared(qtbot, mo
     monkeypatch.setattr(app, "engine_in_process", lambda: False)
     held = threading.Event()        # the warm-up is not done before the user's edit
     monkeypatch.setattr(warm_up, "_import_engine", held.wait)
+    monkeypatch.setattr(warm_up, "_thread", None)       # (an earlier window's, done long ago)
     gc.unfreeze()
     try:
         window = app.start()

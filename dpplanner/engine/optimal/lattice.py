@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import fft as sfft
 
 from .atoms import Atoms, U, edge_count
 
@@ -104,6 +103,7 @@ def fft_convolve(a: np.ndarray, b: np.ndarray, extended: bool = False) -> tuple[
     error bound by 2^11 on x86; the result is rounded back to double (relative U per entry, which
     the caller adds). Where long double is double the bound is simply the double one.
     """
+    sfft = _scipy_fft()
     n = a.size + b.size - 1
     N = conv_len(n)
     w = FFT_WORKERS
@@ -125,7 +125,15 @@ def conv_len(n: int) -> int:
     """The FFT length of a convolution of n points: the next 2^a 3^b 5^c (pocketfft's fast sizes;
     ~15 % less padding and time than powers of two and 3 x them; the rounding bound's margin
     covers the mixed radices, see the module doc)."""
-    return sfft.next_fast_len(n, real=True)
+    return _scipy_fft().next_fast_len(n, real=True)
+
+
+def _scipy_fft():
+    """scipy.fft, imported at the first convolution, not with this module: the window's first
+    paint imports it (the discrete noise calibrations) but convolves nothing (~50 ms of start-up)."""
+    from scipy import fft
+
+    return fft
 
 
 def fft_len(n: int) -> int:
