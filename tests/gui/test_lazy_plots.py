@@ -27,7 +27,6 @@ scratch = tempfile.mkdtemp()
 settings = Settings(QSettings(os.path.join(scratch, "s.ini"), QSettings.Format.IniFormat))
 window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"))
 open_initial_plan(window, None)
-window.show()
 seen = {}
 class Watch(QObject):
     def eventFilter(self, watched, event):
@@ -35,8 +34,9 @@ class Watch(QObject):
             seen["painted"] = "pyqtgraph" in sys.modules
             seen["fft"] = "scipy.fft" in sys.modules
         return False
-watch = Watch()
+watch = Watch()     # before the window's own watchers (last installed, first asked), before show()
 window.statistics_panel.view.viewport().installEventFilter(watch)
+window.show()
 def done():
     if window.cost_plot.canvas_built():
         print("before-show", built_before, "at-first-paint", seen.get("painted"), "built", True,
