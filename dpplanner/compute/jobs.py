@@ -155,9 +155,10 @@ class _Half:
 
 def _helper_half(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> _Half:
     """The helper's part of an evaluation: the totals of ``request.theorems``, then the optimal
-    prefix curve unless the sender has taken it meanwhile (engine_process.take_part)."""
+    prefix curve unless the sender has taken it meanwhile (engine_process.take_part). (A repeated
+    query's optimal curve is the exact homogeneous roots kov's curve computes there anyway.)"""
     totals = _totals(request, cancel, progress)
-    if OPTIMAL not in request.theorems or not engine_process.take_part():
+    if request.curve_mode != "prefix" or OPTIMAL not in request.theorems or not engine_process.take_part():
         return _Half(totals)
     curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore)
     if curve is None:

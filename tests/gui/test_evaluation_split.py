@@ -93,3 +93,19 @@ def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch,
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
         assert got.curve.lower[name] is None and got.curve.notes[name] == alone.curve.notes[name]
+
+
+def test_a_repeated_querys_optimal_curve_stays_with_kovs(monkeypatch):
+    """In "repeat" mode the optimal curve is the homogeneous roots kov's curve computes in this
+    process anyway: the helper leaves it, and the numbers are those of one process."""
+    from dataclasses import replace
+
+    request = replace(synthetic_100_request(), curve_mode="repeat", curve_k_max=300)
+    alone = jobs._evaluate(request, None, lambda f: None)
+    side = _Racing(eager=True)
+    monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
+    here, there = jobs._halves(request.theorems, total_known=True)
+    got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
+    assert side.part is None and not got.problems
+    for name in alone.curve.upper:
+        np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
