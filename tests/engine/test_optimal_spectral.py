@@ -12,8 +12,9 @@ from scipy.stats import binom
 
 from dpplanner.engine import compose_all
 from dpplanner.engine.optimal import pld, refine
-from dpplanner.engine.optimal.atoms import Atoms, sup_root
+from dpplanner.engine.optimal.atoms import U, Atoms, sup_root
 from dpplanner.engine.optimal.exact import exact_sum
+from dpplanner.engine.optimal.lattice import U_LONG
 from dpplanner.engine.optimal.pld import kernel_table, spectral_plan
 from dpplanner.engine.optimal.spectral import _tail_masses, spectral_pmf
 
@@ -27,9 +28,10 @@ def _on(pmf, lo: int, hi: int) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("budget", [1e-13, 1e-5, 1e-3])
+@pytest.mark.parametrize("extended", [False, True])
+@pytest.mark.parametrize("budget", [1e-15, 1e-5, 1e-3])
 @pytest.mark.parametrize("upper", [True, False])
-def test_the_spectral_pmf_is_the_exact_composition_within_its_error_bound(budget, upper):
+def test_the_spectral_pmf_is_the_exact_composition_within_its_error_bound(budget, upper, extended):
     """1500 copies each of RR(eps_1), RR(eps_2) with 2 eps on the lattice (7 and 8 points): the
     kernels are exact, so the composition is Bin(1500, p_1) on stride 7 convolved with Bin(1500,
     p_2) on stride 8. The l1 distance is within the pmf's own bound (rel, err, tails), also where
@@ -45,13 +47,16 @@ def test_the_spectral_pmf_is_the_exact_composition_within_its_error_bound(budget
     exact = np.convolve(parts[0], parts[1])
     eps = np.repeat([7 * step / 2, 8 * step / 2], k)
     n, q, a, b, off, rel = kernel_table(eps, step, upper)
-    pmf = spectral_pmf(n, q, a, b, off, rel, np.ones(eps.size), step, upper, budget, 1e-14)
+    pmf = spectral_pmf(n, q, a, b, off, rel, np.ones(eps.size), step, upper, budget, 1e-14, extended)
     assert pmf is not None
+    if extended and budget < 1e-13 and U_LONG < U:  # long double's rounding charge: far below double's
+        assert pmf.err < 0.01 * spectral_pmf(n, q, a, b, off, rel, np.ones(eps.size), step, upper, budget,
+                                             1e-14).err
     lo, hi = min(0, pmf.start), max(exact.size, pmf.start + pmf.p.size)
     got = _on(pmf, lo, hi)
     want = np.zeros(hi - lo)
     want[-lo:-lo + exact.size] = exact
-    allowed = pmf.err + pmf.inf_mass + pmf.rel + 1e-12  # (+ scipy's and np.convolve's rounding)
+    allowed = pmf.err + pmf.inf_mass + pmf.rel + 1e-13  # (+ scipy's and np.convolve's rounding)
     assert float(np.abs(got - want).sum()) <= allowed
     assert math.isclose(pmf.offset, -k * 15 * step / 2, rel_tol=1e-15)
     exact_root = sup_root(Atoms(-k * 15 * step / 2 + step * np.arange(exact.size), exact, upper), 1e-6)
@@ -107,6 +112,19 @@ def test_the_spectral_pmf_matches_the_convolution_tree(monkeypatch, upper):
     assert (exact <= Fraction(spec.offset) <= Fraction(tree.offset) if upper
             else Fraction(tree.offset) <= Fraction(spec.offset) <= exact)
     assert abs(spec.offset - float(exact)) <= np.spacing(abs(spec.offset))
+
+
+@pytest.mark.skipif(U_LONG >= U, reason="long double is double on this platform")
+def test_a_tiny_delta_takes_the_long_double_spectrum():
+    """At delta_bar = 1e-10 the double spectrum's rounding charge (~k ulps) exceeds its share of
+    delta_bar; the long-double one fits it, so the plan still gets a spectral pmf."""
+    eps = np.random.default_rng(28).uniform(0.0005, 0.004, 20_000)
+    mult = np.ones(eps.size)
+    n, q, a, b, off, rel = kernel_table(eps, 2.0 ** -13, True)
+    double = spectral_pmf(n, q, a, b, off, rel, mult, 2.0 ** -13, True, 1e-15, 1e-16)
+    assert double.err > pld.FFT_FRACTION * 1e-10
+    pmf = spectral_plan([(eps, mult, True)], 2.0 ** -13, True, 1e-10)
+    assert pmf is not None and pmf.err <= pld.FFT_FRACTION * 1e-10
 
 
 def test_a_lumpy_plan_is_left_to_the_convolution_tree():

@@ -103,7 +103,7 @@ def fft_convolve(a: np.ndarray, b: np.ndarray, extended: bool = False) -> tuple[
     error bound by 2^11 on x86; the result is rounded back to double (relative U per entry, which
     the caller adds). Where long double is double the bound is simply the double one.
     """
-    sfft = _scipy_fft()
+    sfft = scipy_fft()
     n = a.size + b.size - 1
     N = conv_len(n)
     w = FFT_WORKERS
@@ -125,10 +125,10 @@ def conv_len(n: int) -> int:
     """The FFT length of a convolution of n points: the next 2^a 3^b 5^c (pocketfft's fast sizes;
     ~15 % less padding and time than powers of two and 3 x them; the rounding bound's margin
     covers the mixed radices, see the module doc)."""
-    return _scipy_fft().next_fast_len(n, real=True)
+    return scipy_fft().next_fast_len(n, real=True)
 
 
-def _scipy_fft():
+def scipy_fft():
     """scipy.fft, imported at the first convolution, not with this module: the window's first
     paint imports it (the discrete noise calibrations) but convolves nothing (~50 ms of start-up)."""
     from scipy import fft

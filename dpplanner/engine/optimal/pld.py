@@ -33,7 +33,7 @@ import numpy as np
 
 from .atoms import U, sup_root
 from .binomial import binomial_pmf, log_rr
-from .lattice import LatticePMF, compose_all, compose_balanced, power
+from .lattice import U_LONG, LatticePMF, compose_all, compose_balanced, power
 from .result import Bracket
 from .spectral import spectral_pmf
 from ..numerics import widen_down, widen_up
@@ -237,15 +237,18 @@ def plan_pmf(eps: np.ndarray, mult: np.ndarray, step: float, upper: bool, delta_
 def spectral_plan(parts, step: float, upper: bool, delta_bar: float) -> Optional[LatticePMF]:
     """The pmf of several parts composed, each (eps, mult, its kernels' direction), straight from
     the characteristic function (``spectral``); None for a plan too small or too lumpy for it, or
-    where its rounding bound (~k ulps of the spectrum, in double) would exceed the share of
-    delta_bar the convolution tree keeps to with its long-double FFTs (a tiny delta_bar)."""
+    where its rounding bound (~k ulps of the spectrum) would exceed the share of delta_bar the
+    convolution tree keeps to with its long-double FFTs, in double and then in long double."""
     if sum(float(np.sum(m)) for _, m, _ in parts) < SPECTRAL_MIN_QUERIES:
         return None
     cols = [kernel_table(e, step, ku) + (np.asarray(m, dtype=float),) for e, m, ku in parts if np.size(e)]
     n, q, a, b, off, rel, m = (np.concatenate(c) for c in zip(*cols))
-    pmf = spectral_pmf(n, q, a, b, off, rel, m, step, upper, FFT_FRACTION * delta_bar / 2,
-                       TAIL_FRACTION * delta_bar / 2)
-    return pmf if pmf is not None and pmf.err <= FFT_FRACTION * delta_bar else None
+    for extended in (False, True) if U_LONG < U else (False,):
+        pmf = spectral_pmf(n, q, a, b, off, rel, m, step, upper, FFT_FRACTION * delta_bar / 2,
+                           TAIL_FRACTION * delta_bar / 2, extended)
+        if pmf is None or pmf.err <= FFT_FRACTION * delta_bar:
+            return pmf
+    return None
 
 
 def pld_side(eps, mult, step, upper, delta_bar, cancel=None) -> float:

@@ -29,10 +29,9 @@ from fractions import Fraction
 from typing import Optional
 
 import numpy as np
-from scipy import fft as sfft
 
 from .atoms import U
-from .lattice import FFT_C, FFT_WORKERS, LatticePMF
+from .lattice import FFT_C, FFT_WORKERS, U_LONG, LatticePMF, scipy_fft
 from ..exact import exact_total
 
 #: Most frequencies the spectral path evaluates per query (beyond: the plan is too lumpy for it).
@@ -85,7 +84,7 @@ def _frequency_bounds(n, q, a, b, m, N: int) -> np.ndarray:
     size = int(n.max()) + 2
     c = np.bincount(n, weights=m * q * a, minlength=size) + np.bincount(n + 1, weights=m * q * b, minlength=size)
     total = math.fsum(c.tolist())
-    re = sfft.rfft(c, N, workers=FFT_WORKERS).real
+    re = scipy_fft().rfft(c, N, workers=FFT_WORKERS).real
     # FFT error per entry <= its l2 error <= FFT_C u (log2 N + 2) ||C||_2 = (...) sqrt(N) ||c||_2;
     # each c_m is a sum of (its count) products of three factors, summed in any order: within
     # (count + 4) ulps of itself, and 1 - cos <= 2
@@ -101,11 +100,15 @@ def _frequency_bounds(n, q, a, b, m, N: int) -> np.ndarray:
 
 
 def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: float,
-                 tail_budget: float) -> Optional[LatticePMF]:
+                 tail_budget: float, extended: bool = False) -> Optional[LatticePMF]:
     """The composed pmf of kernels (q at 0, a at n, b at n + 1; offset ``off``; each mass within
     relative ``rel``; ``m`` copies each), or None where too many frequencies would be needed.
 
-    ``budget``: the l1 error the dropped frequencies may add; ``tail_budget``: the folded tails."""
+    ``budget``: the l1 error the dropped frequencies may add; ``tail_budget``: the folded tails.
+    ``extended``: the spectrum and its inverse FFT in long double (a few times slower), which
+    divides the rounding charges by 2^11 on x86 (for a tiny delta_bar); the pmf is rounded back
+    to double (one ulp of each entry, in ``rel``)."""
+    ft, u = (np.longdouble, U_LONG) if extended else (np.float64, U)
     n = np.asarray(n, dtype=np.int64)
     m = np.asarray(m, dtype=float)
     T, t_minus_1 = _total_mass(q, a, b)
@@ -117,7 +120,7 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
     z = math.sqrt(2.0 * math.log(2.0 / max(tail_budget, 1e-300))) + 1.0
     for _ in range(6):
         half = int(math.ceil(z * sd + n.max() + 2))
-        N = sfft.next_fast_len(2 * half + 1, real=True)
+        N = scipy_fft().next_fast_len(2 * half + 1, real=True)
         lo = int(math.floor(mean)) - N // 2
         tails = _tail_masses(n, q, a, b, m, lo, lo + N, mean, var)
         if tails <= tail_budget:
@@ -135,58 +138,58 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
         return None
     dropped = math.sqrt(float(above[J]))
     c = np.floor(mean_i + 0.5).astype(np.int64)  # per-kernel centre: small angles, small logs
-    base = 2.0 * math.pi / N
-    j = np.arange(J + 1, dtype=float)[:, None]
+    base = 2 * _pi(ft) / N
     d0, d1, d2 = (-c).astype(float), (n - c).astype(float), (n + 1 - c).astype(float)
-    spread = base * J * (q * np.abs(d0) + a * np.abs(d1) + b * np.abs(d2))
-    if float(spread.max()) > MAX_SPREAD:
+    w = np.abs(d0) * q + np.abs(d1) * a + np.abs(d2) * b   # xi of the query at j: base j w / T
+    if float(base) * J * float(w.max()) > MAX_SPREAD:
         return None
     # e^{-i s} - 1 = -2 sin^2(s/2) - i sin s, tabulated for every offset d the kernels use
     d_lo = int(min(d0.min(), d1.min()))
-    d_all = np.arange(d_lo, int(d2.max()) + 1, dtype=float)
-    ang = base * np.outer(np.arange(J + 1, dtype=float), d_all)
-    half_s = np.sin(0.5 * ang)
-    t_re, t_im = -2.0 * half_s * half_s, -np.sin(ang)
+    ang = base * np.outer(np.arange(J + 1, dtype=ft), np.arange(d_lo, int(d2.max()) + 1, dtype=ft))
+    half_s = np.sin(ang / 2)
+    t_re, t_im = -2 * half_s * half_s, -np.sin(ang)
     i0, i1, i2 = ((d - d_lo).astype(np.int64) for d in (d0, d1, d2))
-    w = np.abs(d0) * q + np.abs(d1) * a + np.abs(d2) * b   # xi of the query at j: base j w / T
-    logs = np.empty((J + 1, n.size))
-    phase = np.empty((J + 1, n.size))
+    qf, af, bf, mf = (v.astype(ft) for v in (q, a, b, m))
+    tf = qf + af + bf if extended else T     # (in long double: a rounding of 2 u_long)
+    logs = np.zeros((J + 1, n.size + (-n.size) % BLOCK), dtype=ft)
+    phase = np.zeros_like(logs)
     xi_sum = np.zeros(J + 1)
+    freqs = np.arange(J + 1, dtype=float)[:, None]
     for s in range(0, n.size, 8192):
-        sl = slice(s, s + 8192)
-        tt = T[sl]
-        re = (t_re[:, i0[sl]] * q[sl] + t_re[:, i1[sl]] * a[sl] + t_re[:, i2[sl]] * b[sl]) / tt
-        im = (t_im[:, i0[sl]] * q[sl] + t_im[:, i1[sl]] * a[sl] + t_im[:, i2[sl]] * b[sl]) / tt
+        sl = slice(s, min(s + 8192, n.size))
+        tt = tf[sl]
+        re = (t_re[:, i0[sl]] * qf[sl] + t_re[:, i1[sl]] * af[sl] + t_re[:, i2[sl]] * bf[sl]) / tt
+        im = (t_im[:, i0[sl]] * qf[sl] + t_im[:, i1[sl]] * af[sl] + t_im[:, i2[sl]] * bf[sl]) / tt
         # log(1 + x) = log1p(2 Re x + |x|^2) / 2 + i atan2(Im x, 1 + Re x)
-        logs[:, sl] = 0.5 * np.log1p(2.0 * re + re * re + im * im) * m[sl]
-        phase[:, sl] = np.arctan2(im, 1.0 + re) * m[sl]
-        xi = base * j * (w[sl] / tt)[None, :]
+        logs[:, sl] = np.log1p(2 * re + re * re + im * im) / 2 * mf[sl]
+        phase[:, sl] = np.arctan2(im, 1 + re) * mf[sl]
+        xi = float(base) * freqs * (w[sl] / T[sl])[None, :]
         xi_sum += np.sum(xi / (1.0 - xi) ** 2 * m[sl], axis=1)  # (not BLAS: its order varies)
-    l_re = _block_sum(logs)
-    l_im = _block_sum(phase)
-    mag = _block_sum(np.abs(logs), exact=False) + _block_sum(np.abs(phase), exact=False)
-    log_t = math.fsum((m * np.log1p(t_minus_1)).tolist())
+    l_re, l_im, sum_err = _row_sums(logs, phase, extended)
+    log_t = np.sum(mf * np.log1p(t_minus_1.astype(ft))) if extended else math.fsum((m * np.log1p(t_minus_1)).tolist())
     # each query's log within 64 u xi / (1 - xi)^2 of the exact one (the table entries within
     # ~12 u |angle|, x within ~23 u xi, log(1 + x) within that over (1 - xi)^2 plus its own
-    # roundings), the block sums within gamma_BLOCK of the magnitudes, log T within a few ulps of
-    # |T - 1| (T - 1 from the exact sum of the masses, see ``_total_mass``)
-    err_log = (64 * U * xi_sum + 1.01 * (BLOCK + 2) * U * mag
-               + 8 * U * float(np.sum(m * (np.abs(t_minus_1) + U))))
+    # roundings), the row sums within ``sum_err``, log T within a few ulps of |T - 1| (T - 1 from
+    # the exact sum of the masses, see ``_total_mass``, to a double ulp of itself and 2 U^2)
+    err_log = (64 * u * xi_sum + sum_err + (n.size + 8) * u * float(np.sum(m * np.abs(t_minus_1)))
+               + 2 * U * float(np.sum(m * (np.abs(t_minus_1) + U))))
     C = int(np.sum(c * m.astype(np.int64)))
     r = (np.arange(J + 1, dtype=np.int64) * ((C - lo) % N)) % N   # exact: the window's phase
-    ang = -base * r.astype(float)
     amp = np.exp(l_re + log_t)
-    tot_im = l_im + ang
-    X = np.zeros(half_n + 1, dtype=complex)
+    tot_im = l_im - base * r.astype(ft)
+    X = np.zeros(half_n + 1, dtype=np.clongdouble if extended else complex)
     X[:J + 1] = amp * (np.cos(tot_im) + 1j * np.sin(tot_im))
     # |dX_j| <= |X_j| (e^{err} - 1) plus exp / cos / sin and the phase angle (<= 2 pi, 3 u)
-    rel_x = np.expm1(err_log + 8 * U * (np.abs(l_re) + np.abs(tot_im) + 8.0))
+    rel_x = np.expm1(err_log + 8 * u * (np.abs(l_re.astype(float)) + np.abs(tot_im.astype(float)) + 8.0))
+    amp = amp.astype(float)
     kept_err = math.sqrt(float(np.sum((amp * rel_x) ** 2)) * 2.0) * (1 + 1e-6)
     norm_x = math.sqrt(float(np.sum(amp * amp)) * 2.0) * (1 + 1e-6) + dropped
-    x = sfft.irfft(X, N, workers=FFT_WORKERS)
+    x = scipy_fft().irfft(X, N, workers=FFT_WORKERS).astype(np.float64)   # long double: 1 ulp (in rel)
     np.maximum(x, 0.0, out=x)  # the exact folded pmf is >= 0: clipping only moves towards it
-    err = (dropped + kept_err + FFT_C * U * (math.log2(N) + 2) * norm_x) * (1 + 1e-6)
+    err = (dropped + kept_err + FFT_C * u * (math.log2(N) + 2) * norm_x) * (1 + 1e-6)
     k_rel = math.expm1(math.fsum((m * np.log1p(rel)).tolist()) * (1 + 1e-9) + 1e-300)
+    if extended:
+        k_rel = k_rel + 1.01 * U + k_rel * 1.01 * U
     offset = _directed_sum(off, m, upper)
     if upper:
         return LatticePMF(step, lo, x, offset, True, rel=k_rel, err=err, inf_mass=tails)
@@ -217,13 +220,20 @@ def _directed_sum(off: np.ndarray, m: np.ndarray, upper: bool) -> float:
     return out
 
 
-def _block_sum(x: np.ndarray, exact: bool = True) -> np.ndarray:
-    """Row sums of x: blocks of BLOCK summed by numpy (in any order), the block sums by fsum."""
-    rows, cols = x.shape
-    pad = (-cols) % BLOCK
-    if pad:
-        x = np.concatenate([x, np.zeros((rows, pad))], axis=1)
-    blocks = x.reshape(rows, -1, BLOCK).sum(axis=2)
-    if not exact:
-        return blocks.sum(axis=1) * (1 + 1e-9)
-    return np.array([math.fsum(r) for r in blocks.tolist()])
+def _pi(ft):
+    """pi in the working precision (long double: 4 atan(1), within an ulp or two of it)."""
+    return 4 * np.arctan(ft(1)) if ft is not np.float64 else math.pi
+
+
+def _row_sums(re: np.ndarray, im: np.ndarray, extended: bool):
+    """Row sums of the real and imaginary parts (zero-padded to whole blocks) and a bound on their
+    error: blocks of BLOCK summed by numpy in any order (gamma_BLOCK of their magnitudes), then
+    the block sums exactly by fsum (one rounding), or in long double by numpy (gamma_blocks)."""
+    rows = re.shape[0]
+    b_re = re.reshape(rows, -1, BLOCK).sum(axis=2)
+    b_im = im.reshape(rows, -1, BLOCK).sum(axis=2)
+    mag = (np.abs(re).sum(axis=1) + np.abs(im).sum(axis=1)).astype(float) * (1 + 1e-9)
+    if extended:
+        return b_re.sum(axis=1), b_im.sum(axis=1), 1.01 * (BLOCK + b_re.shape[1] + 4) * U_LONG * mag
+    fs = [np.array([math.fsum(r) for r in b.tolist()]) for b in (b_re, b_im)]
+    return fs[0], fs[1], 1.01 * (BLOCK + 2) * U * mag
