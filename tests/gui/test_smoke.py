@@ -28,6 +28,32 @@ def test_smoke_test_passes_in_process(qapp, capsys):
     assert out.rstrip().endswith("smoke test passed")
 
 
+def test_the_window_has_finished_closing_when_the_smoke_test_returns(qapp, capsys):
+    # What the close posts to the plots, left to PySide's teardown at exit, crashed the process
+    # after "smoke test passed" (a segmentation fault in about 4 runs of 10).
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject
+
+    class Pending(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.types: set[str] = set()
+
+        def eventFilter(self, _obj, event) -> bool:
+            self.types.add(event.type().name)
+            return False
+
+    assert smoke.run() == 0
+    pending = Pending()
+    qapp.installEventFilter(pending)
+    try:
+        QCoreApplication.sendPostedEvents()
+    finally:
+        qapp.removeEventFilter(pending)
+    closing = {QEvent.Type.DeferredDelete.name, QEvent.Type.GraphicsSceneResize.name,
+               QEvent.Type.GraphicsSceneMove.name, QEvent.Type.PolishRequest.name}
+    assert not pending.types & closing
+
+
 def test_without_its_documentation_the_smoke_test_fails(qapp, capsys, monkeypatch):
     monkeypatch.setattr("dpplanner.gui.help_pages.docs_root", lambda: None)
     assert smoke.run() == 1
