@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import offload
+from ..memo import Memo
 from ..optimal.atoms import sup_root
 from ..optimal.pld import TAIL_FRACTION
 from .gaussian import log_delta_bound
@@ -155,6 +156,12 @@ def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
     # kind comes at most SPREAD times, the composition is that one tree, with no transform of its own)
     kinds = kernel_tree(kinds + [tilt(k, theta, n) for k, n in side.kernels], SPREAD, cancel)
     comp = compose(kinds, step, theta, _offset(side, upper), cancel=cancel)
+    return comp, _log_ratio(side, rows, step, theta)
+
+
+def _log_ratio(side: Side, rows, step: float, theta: float):
+    """log of sum_j n_j R_j for the hybrid charge (None without it); ``rows``: the side's tilted
+    Laplace and RR rows (None without them)."""
     log_ratio = None
     if side.gaps is not None and (rows is not None or side.ctd_kernels):
         total = 0.0
@@ -170,7 +177,7 @@ def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
         total += side.ctd_kernels * math.exp(min(theta * step, 700.0)) * float(gap_bound(step / 2, step))
         total *= 1 + 1e-12
         log_ratio = math.log(total) if total > 0 else None
-    return comp, log_ratio
+    return log_ratio
 
 
 def _weight(mu: float, x: float):
@@ -196,11 +203,28 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
     return sup_root(atoms, delta_bar)
 
 
+#: The last upper ends read alone (upper_end) with their compositions, keyed by what was composed:
+#: an allocation's forward check asks ``rung`` for the bracket of the releases whose upper end its
+#: search read last, and rung's lower end shifted in epsilon reads that same composition.
+_UPPERS = Memo(2)
+
+
+def _upper_key(r, step: float, x_guess: float) -> tuple:
+    """Every input of upper_end, to the bit (the scalars as bytes: -0.0 is not 0.0)."""
+    scalars = np.array([r.mu_up, r.mu_lo, r.delta_bar, r.delta_bar_hi, r.tau_up, r.tau_lo, step, x_guess])
+    return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.rr_eps.tobytes(),
+            r.rr_mult.tobytes(), scalars.tobytes(), r.disc, r.disc_mult)
+
+
 def upper_end(r, step: float, x_guess: float, cancel=None) -> float:
     """``rung``'s upper end alone (the same number)."""
+    key = _upper_key(r, step, x_guess)
     up_side = _side(r, step, True, True)
     theta, x_guess = _tilt(r, up_side, step, x_guess)
-    return _upper(r, _composed(replace(up_side, gaps=None), step, theta, True, cancel)[0], theta, x_guess)
+    comp = _composed(replace(up_side, gaps=None), step, theta, True, cancel)[0]
+    up = _upper(r, comp, theta, x_guess)
+    _UPPERS.put(key, (comp, up))
+    return up
 
 
 def _tilt(r, up_side: Side, step: float, x_guess: float) -> tuple[float, float]:
@@ -229,6 +253,7 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     a coarser lattice than its curve's first-order lower twins need to meet eta.)
     Otherwise the lower end is its own composition, independent of the upper one: it may be
     computed in the helper process (engine/offload.py), with the same numbers."""
+    known = _UPPERS.get(_upper_key(r, step, x_guess))
     up_side = _side(r, step, True, True)
     theta, x_guess = _tilt(r, up_side, step, x_guess)
     moves = [d.lipschitz() for d in r.disc]
@@ -238,16 +263,14 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     # read from their own lower twins is tighter)
     if hybrid_applies(r) and all(m is not None for m in moves) and \
             (not r.disc or lipschitz <= LIPSCHITZ_SHARE * r.delta_bar_hi):
-        # (one composition: its upper end is ``upper``'s, recomposed here to the same number)
-        comp, log_ratio = _composed(up_side, step, theta, True, cancel)
-        up = _upper(r, comp, theta, x_guess)
+        # (one composition: upper_end's where it was just read, with its upper end)
+        comp, log_ratio, up = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
         lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
         return up, lo
     own = math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None) * (1 + 1e-9)
     if r.disc and r.mu_up > 0 and math.isfinite(r.mu_up) and all(m is not None for m in moves) and \
             own <= LIPSCHITZ_SHARE * r.delta_bar_hi:
-        comp, log_ratio = _composed(up_side, step, theta, True, cancel)
-        up = _upper(r, comp, theta, x_guess)
+        comp, log_ratio, up = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
         lo = _shifted_lower(r, step, comp, log_ratio, theta, up, own, enough)
         if lo is not None and up - lo <= enough:
             return up, lo
@@ -257,6 +280,16 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
     here = (lambda cancel: _upper(r, _composed(up_only, step, theta, True, cancel)[0], theta, x_guess), ())
     return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)
+
+
+def _upper_composed(r, up_side: Side, step: float, theta: float, x_guess: float, known, cancel):
+    """(composition, log_ratio, upper end) of the upper end's side; ``known``: upper_end's
+    (composition, upper end) of the same inputs or None (then composed here: the same bits)."""
+    if known is None:
+        comp, log_ratio = _composed(up_side, step, theta, True, cancel)
+        return comp, log_ratio, _upper(r, comp, theta, x_guess)
+    rows = tilt_rows(up_side.p, up_side.rel, up_side.err, step, theta) if up_side.p.shape[0] else None
+    return known[0], _log_ratio(up_side, rows, step, theta), known[1]
 
 
 def _laplace_moves(r) -> float:
