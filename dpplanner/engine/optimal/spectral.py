@@ -143,12 +143,14 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
     w = np.abs(d0) * q + np.abs(d1) * a + np.abs(d2) * b   # xi of the query at j: base j w / T
     if float(base) * J * float(w.max()) > MAX_SPREAD:
         return None
-    # e^{-i s} - 1 = -2 sin^2(s/2) - i sin s, tabulated for every offset d the kernels use
-    d_lo = int(min(d0.min(), d1.min()))
-    ang = base * np.outer(np.arange(J + 1, dtype=ft), np.arange(d_lo, int(d2.max()) + 1, dtype=ft))
+    # e^{-i s} - 1 = -2 sin^2(s/2) - i sin s, tabulated for the offsets d the kernels use, not
+    # for every offset between them: one release far larger than the rest (q ~ e^-eps at its n)
+    # spanned hundreds of thousands of offsets, J + 1 rows each (GBs)
+    offsets, where = np.unique(np.concatenate([d0, d1, d2]), return_inverse=True)
+    ang = base * np.outer(np.arange(J + 1, dtype=ft), offsets.astype(ft))
     half_s = np.sin(ang / 2)
     t_re, t_im = -2 * half_s * half_s, -np.sin(ang)
-    i0, i1, i2 = ((d - d_lo).astype(np.int64) for d in (d0, d1, d2))
+    i0, i1, i2 = np.split(where.reshape(-1).astype(np.int64), 3)
     qf, af, bf, mf = (v.astype(ft) for v in (q, a, b, m))
     tf = qf + af + bf if extended else T     # (in long double: a rounding of 2 u_long)
     logs = np.zeros((J + 1, n.size + (-n.size) % BLOCK), dtype=ft)
