@@ -200,3 +200,21 @@ def test_one_large_release_beside_many_small_ones_does_not_tabulate_every_offset
         tracemalloc.stop()
     assert pmf is not None
     assert peak < 256 << 20
+
+
+def test_the_upper_pmfs_mass_at_infinity_covers_the_exact_kernels_tails():
+    """The window's tails are bounded (Chernoff) for the computed kernels; the exact kernels' are
+    within the pmf's ``rel`` of them, so the mass sent to +infinity must cover that too."""
+    step = 2.0 ** -12
+    eps = np.random.default_rng(5).uniform(0.001, 0.01, 2000)
+    n, q, a, b, off, rel = kernel_table(eps, step, True)
+    m = np.ones(eps.size)
+    pmf = spectral_pmf(n, q, a, b, off, rel, m, step, True, 1e-6, 1e-4)
+    assert pmf is not None and pmf.rel > 0
+    t = (q + a) + b
+    mean_i = (a * n + b * (n + 1)) / t
+    var_i = (a * n * n + b * (n + 1.0) ** 2) / t - mean_i ** 2
+    mean, var = float(np.sum(m * mean_i)), float(np.sum(m * var_i))
+    tails = _tail_masses(n, q, a, b, m, pmf.start, pmf.start + pmf.p.size, mean, var)
+    assert tails > 0
+    assert pmf.inf_mass >= tails * (1 + pmf.rel)

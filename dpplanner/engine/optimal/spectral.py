@@ -194,7 +194,9 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
         k_rel = k_rel + 1.01 * U + k_rel * 1.01 * U
     offset = _directed_sum(off, m, upper)
     if upper:
-        return LatticePMF(step, lo, x, offset, True, rel=k_rel, err=err, inf_mass=tails)
+        # tails bounds the computed kernels' mass outside the window; the exact kernels' is
+        # within k_rel of it (and the product within an ulp or two)
+        return LatticePMF(step, lo, x, offset, True, rel=k_rel, err=err, inf_mass=tails * (1 + k_rel + 4 * U))
     return LatticePMF(step, lo, x, offset, False, rel=k_rel, err=err + tails)
 
 
