@@ -218,3 +218,15 @@ def test_the_upper_pmfs_mass_at_infinity_covers_the_exact_kernels_tails():
     tails = _tail_masses(n, q, a, b, m, pmf.start, pmf.start + pmf.p.size, mean, var)
     assert tails > 0
     assert pmf.inf_mass >= tails * (1 + pmf.rel)
+
+
+def test_a_plan_whose_tails_no_window_can_hold_is_declined():
+    """2000 small releases and one of eps = 8.6: the large one's Chernoff term overflows, so no
+    window holds all but the tail budget. The spectral path declines (the tree composes it)
+    instead of computing a pmf whose whole mass goes to +infinity."""
+    rng = np.random.default_rng(1)
+    step = 2.0 ** -9
+    eps = np.concatenate([rng.uniform(0.3, 3.0, 2000) * step, [8.6]])
+    mult = np.ones(eps.size, dtype=np.int64)
+    for upper in (True, False):
+        assert spectral_plan([(eps, mult, upper)], step, upper, 1e-6) is None

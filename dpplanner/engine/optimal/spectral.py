@@ -126,6 +126,10 @@ def spectral_pmf(n, q, a, b, off, rel, m, step: float, upper: bool, budget: floa
         if tails <= tail_budget:
             break
         z *= 1.2
+    else:
+        # no window holds all but the tail budget (one release far larger than the rest: its
+        # Chernoff term overflows): the pmf would send everything to +infinity
+        return None
     log_b = _frequency_bounds(n, q, a, b, m, N)
     half_n = N // 2
     # the dropped part of the spectrum, both halves: 2 sum_{j > J} B_j^2 (the Nyquist term twice)
