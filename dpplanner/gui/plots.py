@@ -8,7 +8,6 @@ them. Nothing here computes a composition.
 from __future__ import annotations
 
 import math
-from typing import Sequence
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -16,6 +15,7 @@ from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRad
 
 from dpplanner import engine
 from dpplanner.gui import formatting, theme as themes
+from dpplanner.gui.cost_curves import TheoremCurves
 from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.formatting import as_caption, as_plain
 from dpplanner.gui.lazy_canvas import LazyCanvas
@@ -30,11 +30,9 @@ __all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "K_MAX_LIMIT"]
 K_MAX_LIMIT = 100_000
 #: Room above the highest curve (or ε_g) so the ε_g label is never cut at the top.
 _HEADROOM = 1.12
-#: Curves with at most this many points are drawn with markers.
-_MARKERS_UP_TO = 20
 
 
-class CostPlot(LazyCanvas):
+class CostPlot(TheoremCurves, LazyCanvas):
     """Total epsilon against k, one curve per theorem, with the plan's k and eps_g marked.
 
     The view is framed from the data, not left to pyqtgraph's auto-range: k from the first to the
@@ -43,6 +41,8 @@ class CostPlot(LazyCanvas):
 
     The options (mode, largest k, log k, hidden curves) and the data are kept from the start; the
     pyqtgraph canvas is built after the window's first paint, or when a curve is first drawn.
+    The curves themselves (one per theorem, their styling, legend entries and hiding) are
+    ``TheoremCurves`` (gui/cost_curves.py).
     """
 
     CANVAS = frozenset({"view", "legend", "plot_item", "k_line", "budget_line", "hover_line",
@@ -56,12 +56,8 @@ class CostPlot(LazyCanvas):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        self.items: dict[str, object] = {}     # theorem -> its pyqtgraph curve, once drawn
-        # Curves not drawn now, made ahead or taken off: ~1.5 ms of the GUI thread each to make.
-        self._spare: dict[str, object] = {}
-        self._styled: dict[str, bool] = {}     # name -> styled with markers (setPen redraws)
+        self._init_curves()
         self._legend_fitted: tuple = ()         # (entries, width) the legend was last fitted to
-        self._hidden: set[str] = set()
         self._ks = np.zeros(0)
         self._upper: dict[str, np.ndarray] = {}
         self._plan_k: int | None = None
@@ -150,14 +146,6 @@ class CostPlot(LazyCanvas):
     def k_limit(self) -> int | None:
         return self.k_max.value() or None
 
-    def hidden(self) -> list[str]:
-        return sorted(self._hidden)
-
-    def set_hidden(self, names: Sequence[str]) -> None:
-        self._hidden = set(names)
-        for name, item in self.items.items():
-            item.setVisible(name not in self._hidden)
-
     def set_repeat_statistic(self, name: str) -> None:
         """Name the statistic "repeat one query" repeats (the table's selection)."""
         self._repeat_name = name
@@ -244,12 +232,6 @@ class CostPlot(LazyCanvas):
             return "Every theorem gives the same totals here: the curves lie on top of each other."
         return " "
 
-    def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """What is drawn for one theorem (x = k, y = total ε; nan where nothing is drawn), in
-        data units also on a log k axis (where the drawn coordinates are log10 k)."""
-        x, y = self.items[name].getOriginalDataset()
-        return np.asarray(x), np.asarray(y)
-
     def readout_at(self, k: float) -> str:
         from dpplanner.gui.plot_common import theorem_label
 
@@ -292,23 +274,6 @@ class CostPlot(LazyCanvas):
             self._style_item(name, item, force=True)
 
     # -- internals ----------------------------------------------------------------------------
-    def _style_item(self, name: str, item, force: bool = False) -> None:
-        from dpplanner.gui.plot_common import curve_pen
-
-        # A few points (one or two statistics) get markers: a single k is otherwise invisible.
-        markers = len(self._ks) <= _MARKERS_UP_TO
-        if not force and self._styled.get(name) == markers:
-            return      # already so (each restyle redraws the curve: ~0.25 ms a theorem, per edit)
-        self._styled[name] = markers
-        item.setPen(curve_pen(self._theme, name))
-        if markers:
-            item.setSymbol("o")
-            item.setSymbolSize(7)
-            item.setSymbolPen(None)
-            item.setSymbolBrush(themes.curve_colour(self._theme, name))
-        else:
-            item.setSymbol(None)
-
     def _x(self, k: float) -> float:
         """A k as the view's x coordinate (log10 on a log axis, as pyqtgraph stores it)."""
         return math.log10(k) if self.log_k.isChecked() else k
@@ -366,41 +331,6 @@ class CostPlot(LazyCanvas):
             self.hover_line.hide()
             self._frame()
         self.logKChanged.emit(checked)
-
-    def _new_item(self, name: str):
-        from dpplanner.gui.plot_common import curve_pen, pg
-
-        item = pg.PlotDataItem([], [], pen=curve_pen(self._theme, name))
-        # The legend's click toggles visibility; remember it so the choice survives redraws.
-        item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))
-        return item
-
-    def _add_item(self, name: str):
-        from dpplanner.gui.plot_common import theorem_label
-
-        item = self._spare.pop(name) if name in self._spare else self._new_item(name)
-        self.plot_item.addItem(item)
-        self.legend.addItem(item, theorem_label(name))
-        item.setVisible(name not in self._hidden)
-        self.items[name] = item
-        return item
-
-    def _remove_item(self, name: str) -> None:
-        item = self.items.pop(name)
-        self._styled.pop(name, None)
-        self.legend.removeItem(item)
-        self.plot_item.removeItem(item)
-        self._spare[name] = item
-
-    def _on_visibility(self, name: str, item) -> None:
-        before = set(self._hidden)
-        if item.isVisible():
-            self._hidden.discard(name)
-        else:
-            self._hidden.add(name)
-        if before != self._hidden:
-            self.hiddenChanged.emit(sorted(self._hidden))
-            self._frame()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

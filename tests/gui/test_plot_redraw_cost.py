@@ -8,7 +8,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from dpplanner import engine
-from dpplanner.gui.plots import _MARKERS_UP_TO, CostPlot
+from dpplanner.gui.cost_curves import _MARKERS_UP_TO
+from dpplanner.gui.plots import CostPlot
 
 
 def _curve(k: int, scale: float = 1.0):

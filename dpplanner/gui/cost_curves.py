@@ -1,0 +1,97 @@
+"""The cost plot's curves, one per theorem: made ahead and reused, styled, listed in the legend,
+hidden and shown by a click on their legend entry.
+
+A part of ``CostPlot`` (gui/plots.py), kept apart from its framing, read-out and options. It
+draws on the plot's ``plot_item``, ``legend``, ``_theme`` and ``_ks`` (the k of the points
+drawn), and after a legend click emits its ``hiddenChanged`` and frames it again (``_frame``).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from dpplanner.gui import theme as themes
+
+# pyqtgraph and plot_common (built on it) are imported with the first canvas (gui/lazy_canvas.py).
+
+#: Curves with at most this many points are drawn with markers.
+_MARKERS_UP_TO = 20
+
+
+class TheoremCurves:
+    """Mixed into ``CostPlot``: its curves, one per theorem (see the module docstring)."""
+
+    def _init_curves(self) -> None:
+        self.items: dict[str, object] = {}     # theorem -> its pyqtgraph curve, once drawn
+        # Curves not drawn now, made ahead or taken off: ~1.5 ms of the GUI thread each to make.
+        self._spare: dict[str, object] = {}
+        self._styled: dict[str, bool] = {}     # name -> styled with markers (setPen redraws)
+        self._hidden: set[str] = set()
+
+    def hidden(self) -> list[str]:
+        return sorted(self._hidden)
+
+    def set_hidden(self, names: Sequence[str]) -> None:
+        self._hidden = set(names)
+        for name, item in self.items.items():
+            item.setVisible(name not in self._hidden)
+
+    def curve_data(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """What is drawn for one theorem (x = k, y = total ε; nan where nothing is drawn), in
+        data units also on a log k axis (where the drawn coordinates are log10 k)."""
+        x, y = self.items[name].getOriginalDataset()
+        return np.asarray(x), np.asarray(y)
+
+    def _style_item(self, name: str, item, force: bool = False) -> None:
+        from dpplanner.gui.plot_common import curve_pen
+
+        # A few points (one or two statistics) get markers: a single k is otherwise invisible.
+        markers = len(self._ks) <= _MARKERS_UP_TO
+        if not force and self._styled.get(name) == markers:
+            return      # already so (each restyle redraws the curve: ~0.25 ms a theorem, per edit)
+        self._styled[name] = markers
+        item.setPen(curve_pen(self._theme, name))
+        if markers:
+            item.setSymbol("o")
+            item.setSymbolSize(7)
+            item.setSymbolPen(None)
+            item.setSymbolBrush(themes.curve_colour(self._theme, name))
+        else:
+            item.setSymbol(None)
+
+    def _new_item(self, name: str):
+        from dpplanner.gui.plot_common import curve_pen, pg
+
+        item = pg.PlotDataItem([], [], pen=curve_pen(self._theme, name))
+        # The legend's click toggles visibility; remember it so the choice survives redraws.
+        item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))
+        return item
+
+    def _add_item(self, name: str):
+        from dpplanner.gui.plot_common import theorem_label
+
+        item = self._spare.pop(name) if name in self._spare else self._new_item(name)
+        self.plot_item.addItem(item)
+        self.legend.addItem(item, theorem_label(name))
+        item.setVisible(name not in self._hidden)
+        self.items[name] = item
+        return item
+
+    def _remove_item(self, name: str) -> None:
+        item = self.items.pop(name)
+        self._styled.pop(name, None)
+        self.legend.removeItem(item)
+        self.plot_item.removeItem(item)
+        self._spare[name] = item
+
+    def _on_visibility(self, name: str, item) -> None:
+        before = set(self._hidden)
+        if item.isVisible():
+            self._hidden.discard(name)
+        else:
+            self._hidden.add(name)
+        if before != self._hidden:
+            self.hiddenChanged.emit(sorted(self._hidden))
+            self._frame()
