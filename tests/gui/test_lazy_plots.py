@@ -17,16 +17,12 @@ from dpplanner import engine
 #: A fresh interpreter: builds the window as `dpplanner` does, shows it, reports what was imported
 #: before and after its table was first painted, and whether the cost plot then had its canvas.
 _STARTUP = """
-import os, sys, tempfile
-from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
-from dpplanner.gui.app import make_application, open_initial_plan
-app = make_application()
-from dpplanner.gui.main_window import MainWindow
-from dpplanner.gui.settings import Settings
-scratch = tempfile.mkdtemp()
-settings = Settings(QSettings(os.path.join(scratch, "s.ini"), QSettings.Format.IniFormat))
-window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"))
-open_initial_plan(window, None)
+import sys
+from PySide6.QtCore import QEvent, QObject, QTimer
+from dpplanner.gui import app as dpplanner_app
+built_before = "pyqtgraph" in sys.modules
+window = dpplanner_app.start(None)      # as `dpplanner` starts: built, the example open, shown
+app = dpplanner_app.QApplication.instance()
 seen = {}
 class Watch(QObject):
     def eventFilter(self, watched, event):
@@ -34,16 +30,14 @@ class Watch(QObject):
             seen["painted"] = "pyqtgraph" in sys.modules
             seen["fft"] = "scipy.fft" in sys.modules
         return False
-watch = Watch()     # before the window's own watchers (last installed, first asked), before show()
+watch = Watch()     # before the window's own watchers (last installed, first asked); no paint yet
 window.statistics_panel.view.viewport().installEventFilter(watch)
-window.show()
 def done():
     if window.cost_plot.canvas_built():
         print("before-show", built_before, "at-first-paint", seen.get("painted"), "built", True,
               "fft-at-first-paint", seen.get("fft"))
         window.editor.undo_stack.setClean()
         app.quit()
-built_before = "pyqtgraph" in sys.modules
 poll = QTimer()
 poll.timeout.connect(done)
 poll.start(20)
@@ -52,8 +46,12 @@ app.exec()
 
 
 @pytest.mark.slow                   # a fresh Python process with Qt
-def test_the_table_is_painted_before_pyqtgraph_and_scipy_fft_are_imported_and_the_cost_plot_follows():
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+def test_the_table_is_painted_before_pyqtgraph_and_scipy_fft_are_imported_and_the_cost_plot_follows(tmp_path):
+    # The window's engine runs in its own process, as in `dpplanner`: a window computing on its
+    # worker thread may import scipy.fft there before its first paint. Settings in tmp_path.
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
     proc = subprocess.run([sys.executable, "-c", _STARTUP], capture_output=True, text=True, env=env,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
