@@ -10,6 +10,7 @@ comparisons against a budget are then exact, and reported sums are rounded UP to
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Optional
 
 import numpy as np
@@ -36,6 +37,16 @@ def units_to_float(s: int, upper: bool) -> float:
         f = math.nextafter(f, math.inf)
     elif not upper and exact > s:
         f = math.nextafter(f, -math.inf)
+    return f
+
+
+def directed(exact: Fraction, upper: bool) -> float:
+    """The double next to ``exact`` on the safe side (above for upper, below for lower)."""
+    f = float(exact)
+    if upper and Fraction(f) < exact:
+        return math.nextafter(f, math.inf)
+    if not upper and Fraction(f) > exact:
+        return math.nextafter(f, -math.inf)
     return f
 
 

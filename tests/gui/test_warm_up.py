@@ -38,6 +38,25 @@ def test_the_window_starts_it_once_its_table_is_painted(qtbot, tmp_path, monkeyp
     qtbot.waitUntil(lambda: started == [True])
 
 
+def _collected(obj) -> bool:
+    """Whether the garbage collector still looks at ``obj`` (in a generation, not frozen)."""
+    import gc
+
+    return any(o is obj for generation in (0, 1, 2) for o in gc.get_objects(generation=generation))
+
+
+def _count_spares(monkeypatch) -> list:
+    """Each gc_guard.spare_startup_objects call appends to the list returned; the window computes
+    on its thread (no engine process)."""
+    from dpplanner.gui import app, gc_guard
+
+    spared: list = []
+    real = gc_guard.spare_startup_objects
+    monkeypatch.setattr(gc_guard, "spare_startup_objects", lambda: (spared.append(True), real()))
+    monkeypatch.setattr(app, "engine_in_process", lambda: False)
+    return spared
+
+
 def test_what_the_start_up_made_after_the_first_paint_is_spared_from_later_collections(qtbot, monkeypatch):
     """app.spare_start_up: the plot canvas's and the warm-up's objects join the frozen ones once
     both are done (the first older-generation collection went through them on the GUI thread:
@@ -46,15 +65,9 @@ def test_what_the_start_up_made_after_the_first_paint_is_spared_from_later_colle
     leave it, and in a long test session more of them die meanwhile than the canvas adds.)"""
     import gc
 
-    from dpplanner.gui import app, gc_guard, warm_up
+    from dpplanner.gui import app, warm_up
 
-    def collected(obj) -> bool:
-        return any(o is obj for generation in (0, 1, 2) for o in gc.get_objects(generation=generation))
-
-    spared = []
-    real = gc_guard.spare_startup_objects
-    monkeypatch.setattr(gc_guard, "spare_startup_objects", lambda: (spared.append(True), real()))
-    monkeypatch.setattr(app, "engine_in_process", lambda: False)
+    spared = _count_spares(monkeypatch)
     gc.unfreeze()
     try:
         window = app.start()
@@ -62,10 +75,10 @@ def test_what_the_start_up_made_after_the_first_paint_is_spared_from_later_colle
         assert spared == [True]                     # at once, what the start-up made
         made_after = [window]
         made_after.append(made_after)               # a cycle: tracked by the collector
-        assert collected(made_after)
+        assert _collected(made_after)
         qtbot.waitUntil(lambda: window.cost_plot.canvas_built() and warm_up.done())
         qtbot.waitUntil(lambda: len(spared) == 2)
-        assert gc.is_tracked(made_after) and not collected(made_after)
+        assert gc.is_tracked(made_after) and not _collected(made_after)
     finally:
         gc.unfreeze()
 
@@ -78,15 +91,9 @@ def test_a_plan_changed_before_the_start_up_work_is_done_is_not_spared(qtbot, mo
 
     from keys import open_cell, retype
 
-    from dpplanner.gui import app, gc_guard, warm_up
+    from dpplanner.gui import app, warm_up
 
-    def collected(obj) -> bool:
-        return any(o is obj for generation in (0, 1, 2) for o in gc.get_objects(generation=generation))
-
-    spared = []
-    real = gc_guard.spare_startup_objects
-    monkeypatch.setattr(gc_guard, "spare_startup_objects", lambda: (spared.append(True), real()))
-    monkeypatch.setattr(app, "engine_in_process", lambda: False)
+    spared = _count_spares(monkeypatch)
     held = threading.Event()        # the warm-up is not done before the user's edit
     monkeypatch.setattr(warm_up, "_import_engine", held.wait)
     monkeypatch.setattr(warm_up, "_thread", None)       # (an earlier window's, done long ago)
@@ -106,7 +113,7 @@ def test_a_plan_changed_before_the_start_up_work_is_done_is_not_spared(qtbot, mo
         qtbot.waitUntil(lambda: window.cost_plot.canvas_built() and warm_up.done())
         qtbot.waitUntil(lambda: not window.findChild(QTimer, "spare start-up").isActive())
         assert spared == [True]
-        assert collected(made_after)
+        assert _collected(made_after)
     finally:
         held.set()
         gc.unfreeze()

@@ -34,6 +34,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..exact import directed
 from ..optimal.atoms import TINY, U
 from ..optimal.binomial import log_rr
 from ..optimal.lattice import LatticePMF
@@ -51,14 +52,6 @@ def floor_frac(x: float, step: float) -> tuple[int, float]:
     return round((x - frac) / step), frac
 
 
-def directed(exact: Fraction, upper: bool) -> float:
-    """The double next to ``exact`` on the safe side (above for upper, below for lower)."""
-    f = float(exact)
-    if upper and Fraction(f) < exact:
-        return math.nextafter(f, math.inf)
-    if not upper and Fraction(f) > exact:
-        return math.nextafter(f, -math.inf)
-    return f
 
 
 def _split_top(p: np.ndarray, n: int, frac: float, step: float, atom: float) -> None:

@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..exact import directed
 from .atoms import U, delta_fn, delta_slope, lower_root, sup_root
 from .binomial import log_rr
 from .bracket import merge_groups
@@ -36,13 +37,6 @@ from .true_smoothing import smoothing_window
 PREFIX_MAX_POINTS = 1 << 20
 
 
-def _directed_fraction(x: Fraction, upper: bool) -> float:
-    f = float(x)
-    if upper and Fraction(f) < x:
-        f = math.nextafter(f, math.inf)
-    if not upper and Fraction(f) > x:
-        f = math.nextafter(f, -math.inf)
-    return f
 
 
 def _lattice_kernel(a: int, d: float, upper: bool) -> LatticePMF:
@@ -57,7 +51,7 @@ def _lattice_kernel(a: int, d: float, upper: bool) -> LatticePMF:
     ker[0] += math.exp(lq)
     ker[a] += math.exp(lp)
     rel = 16 * U + 4 * U * (abs(lp) + abs(lq) + 1) + 4 * U * e_eff  # e_eff is a d rounded
-    return LatticePMF(2 * d, 0, ker, _directed_fraction(-exact, upper), upper, rel=rel)
+    return LatticePMF(2 * d, 0, ker, directed(-exact, upper), upper, rel=rel)
 
 
 def _extend(run: LatticePMF, ker: LatticePMF, tail: float) -> LatticePMF:

@@ -25,14 +25,13 @@ pmf is that of the same computed kernels, and their relative errors compose as i
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Optional
 
 import numpy as np
 
 from .atoms import U
 from .lattice import FFT_C, FFT_WORKERS, U_LONG, LatticePMF, scipy_fft
-from ..exact import exact_total
+from ..exact import exact_total, units_to_float
 
 #: Most frequencies the spectral path evaluates per query (beyond: the plan is too lumpy for it).
 MAX_FREQUENCIES = 512
@@ -219,13 +218,7 @@ def _total_mass(q, a, b) -> tuple[np.ndarray, np.ndarray]:
 
 def _directed_sum(off: np.ndarray, m: np.ndarray, upper: bool) -> float:
     """sum m_i off_i exactly (``exact_total``), rounded up for an upper pmf and down for a lower."""
-    exact = Fraction(exact_total(off, m.astype(np.int64)), 1 << 1074)
-    out = float(exact)
-    if upper and Fraction(out) < exact:
-        out = math.nextafter(out, math.inf)
-    if not upper and Fraction(out) > exact:
-        out = math.nextafter(out, -math.inf)
-    return out
+    return units_to_float(exact_total(off, m.astype(np.int64)), upper)
 
 
 def _pi(ft):
