@@ -307,9 +307,9 @@ def test_a_read_out_of_many_atoms_passes_over_them_twice(monkeypatch):
                  np.array([4]), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
     atoms = composed_pmf(r, 2.0 ** -11, True).atoms()
     passes = []
-    real = readout._window
-    monkeypatch.setattr(readout, "_window", lambda locs, mu, x: passes.append(locs.size == atoms.l.size)
-                        or real(locs, mu, x))
+    real = readout._gather      # (a pass gathers the atoms of its window, then evaluates them)
+    monkeypatch.setattr(readout, "_gather", lambda sets, js: passes.append(sets[0][0].size == atoms.l.size)
+                        or real(sets, js))
     for guess in (0.0, 1.3):
         passes.clear()
         readout.mixed_root(atoms, r.mu_up, r.delta_bar, True, guess)

@@ -126,3 +126,56 @@ def test_a_search_started_above_atoms_without_mass_comes_down(upper):
         readout._top = real_top
     assert from_default < 0.31
     assert from_default == pytest.approx(from_near, rel=1e-9)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_atoms_far_above_x_are_counted_in_closed_form_on_their_side(upper, monkeypatch):
+    """Atoms far above x (x - l below -mu (mu/2 + 15), where both Phi's of delta_G are 1 within
+    1e-50) count as -expm1(x - l), without log_ndtr: the bound stays on its side of delta (exact,
+    from mpmath) and within 1e-12 of it, with most of the atoms read that way."""
+    import mpmath
+
+    from dpplanner.engine.optimal.atoms import Atoms
+
+    locs = np.linspace(-0.5, 2.0, 501)
+    p = np.exp(-0.5 * (locs / 0.3) ** 2)
+    a = Atoms(locs, p / p.sum(), upper)
+    mu, xs = 0.02, np.array([0.1, 0.6, 1.2])
+    near = []
+    real = readout.log_delta_bound
+    monkeypatch.setattr(readout, "log_delta_bound", lambda m, y, up: near.append(np.size(y)) or real(m, y, up))
+    got = readout.mixed_delta(a, mu, xs, upper)
+    assert sum(near) < 0.5 * sum(a.p.size - readout._window(a.l, mu, x) for x in xs)
+    mpmath.mp.dps = 40
+    for x, bound in zip(xs.tolist(), got.tolist()):
+        exact = mpmath.fsum(
+            mpmath.mpf(pi) * (mpmath.ncdf(mu / 2 - (x - mpmath.mpf(li)) / mu)
+                              - mpmath.exp(x - mpmath.mpf(li)) * mpmath.ncdf(-mu / 2 - (x - mpmath.mpf(li)) / mu))
+            for li, pi in zip(a.l.tolist(), a.p.tolist()))
+        assert (bound >= exact) if upper else (bound <= exact)
+        assert abs(bound - exact) <= 1e-12 * exact        # (the sum's rounding margin: ~3e-13)
+
+
+def test_searches_from_guesses_over_narrow_windows_are_not_merged(monkeypatch):
+    """A batch's searches started at guesses pass over the atoms of their windows only (mu (mu/2
+    + 15) below the guess and up): with at most DIRECT_ATOMS of them there they search the full
+    atoms at once, without the merged stage (a curve's prefixes: ~140 of ~400 atoms each, whose
+    merging cost more than it saved), and find the same certified roots."""
+    items = []
+    for n in (10, 20, 30, 40):     # (a small Gaussian mu: windows of 160-450 of 500-1300 atoms)
+        r, _ = twins(laplace_params(np.array([40.0, 90.0])), np.array([n, 2 * n]),
+                     (np.array([300.0]), np.array([300.0])), np.array([n]), np.zeros(0), np.zeros(0),
+                     np.zeros(0, dtype=np.int64), 1e-6)
+        items.append((composed_pmf(r, 2.0 ** -9, True).atoms(), r.mu_up, r.delta_bar))
+    atoms, mus, dbs = zip(*items)
+    merged = readout.mixed_roots(list(atoms), mus, dbs, True)     # (no guesses: from above every atom)
+    guesses = merged * 1.03
+    assert all(a.p.size > readout.COARSE_ATOMS and a.p.size - readout._window(a.l, mu, g) <= readout.DIRECT_ATOMS
+               for a, mu, g in zip(atoms, mus, guesses))
+    coarse = []
+    real = readout._coarse
+    monkeypatch.setattr(readout, "_coarse", lambda a: coarse.append(a) or real(a))
+    direct = readout.mixed_roots(list(atoms), mus, dbs, True, guesses)
+    assert coarse == []
+    assert np.allclose(direct, merged, rtol=1e-9, atol=0)
+    assert np.all(readout.mixed_deltas(list(atoms), mus, direct, True) <= np.array(dbs))

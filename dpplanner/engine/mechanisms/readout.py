@@ -49,6 +49,28 @@ def _window(locs: np.ndarray, mu: float, x: float) -> int:
     return int(np.searchsorted(locs, x - mu * (mu / 2 + WINDOW_Z), side="left"))
 
 
+#: Above an atom's window (x - l <= -mu (mu/2 + WINDOW_Z)) both Phi's of delta_G are 1 within
+#: Phi(-WINDOW_Z + 1e-12) < FAR_PHI, so delta_G(y) = -expm1(y) within FAR_PHI (see _far_delta):
+#: no log_ndtr there (~40% of a curve's atoms).
+FAR_PHI = 1e-50
+
+
+def _far(y: np.ndarray, m) -> np.ndarray:
+    """Which atoms (at y = x - l, Gaussian mu m) are far above x: z = -m/2 - y/m >= WINDOW_Z up
+    to the rounding of this test (a relative 1e-15 of z)."""
+    return y <= -m * (m / 2 + WINDOW_Z)
+
+
+def _far_delta(y: np.ndarray, upper: bool) -> np.ndarray:
+    """Bounds on delta_G(y) at far atoms (``_far``), y already rounded to its side. There
+    delta_G(y) = (1 - e^y) - Phi(-x1) + e^y Phi(-z) with x1 = z + mu >= z >= WINDOW_Z - 1e-12 and
+    e^y <= 1, so it is within FAR_PHI of -expm1(y) (within an ulp; 8 u charged, so that FAR_PHI
+    counts even where the sum rounds it away)."""
+    if upper:
+        return -np.expm1(y) * (1 + 8 * U) + FAR_PHI
+    return np.maximum(-np.expm1(y) * (1 - 8 * U) - FAR_PHI, 0.0)
+
+
 def _gather(sets: Sequence[tuple[np.ndarray, np.ndarray]], js: Sequence[int]):
     """The atoms from index js[i] on of each (locations, probabilities) set, concatenated:
     (locations, probabilities, set number of each atom; None for a single set, whose arrays are
@@ -132,8 +154,14 @@ def mixed_deltas(atoms: Sequence[Atoms], mus, xs, upper: bool) -> np.ndarray:
         # one rounding: widen it to the side where delta_G (decreasing in y) is larger/smaller
         y = _spread(xs[i0:i1], seg) - locs
         y = y - 2 * U * np.abs(y) if upper else y + 2 * U * np.abs(y)
+        m = _spread(mus[i0:i1], seg)
+        far = _far(y, m)
+        values = np.empty(y.size)
+        values[far] = _far_delta(y[far], upper)
+        near = ~far
         with np.errstate(under="ignore"):
-            s[i0:i1] = _per_set(seg, p, np.exp(log_delta_bound(_spread(mus[i0:i1], seg), y, upper)), i1 - i0)
+            values[near] = np.exp(log_delta_bound(m if seg is None else m[near], y[near], upper))
+        s[i0:i1] = _per_set(seg, p, values, i1 - i0)
     out = np.empty(len(atoms))
     for i, a in enumerate(atoms):
         r = sum_margin(a.p.size, a.rel)
@@ -167,13 +195,8 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
         locs, p, seg = _gather(now, _windows(now, mu, x))
         m = _spread(mu, seg)
         y = _spread(x, seg) - locs
-        z = -m / 2 - y / m
-        l1 = log_ndtr(m / 2 - y / m)
-        l2 = y + log_ndtr(z)
+        dens, slope, bend = _search_terms(y, m)
         with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
-            dens = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
-            slope = np.exp(l2)
-            bend = np.exp(y - 0.5 * z * z) * (_INV_SQRT_2PI / m)
             d, ds = _per_set(seg, p, dens, k), _per_set(seg, p, slope, k)
             dss = ds - _per_set(seg, p, bend, k)   # -delta'' (delta' = -ds)
         # per read-out in Python floats: a handful of them costs less than numpy's overhead would
@@ -189,6 +212,22 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
                 still.append(i)
         active = np.array(still, dtype=np.int64)
     return xs
+
+
+def _search_terms(y: np.ndarray, m) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per atom at y = x - l: delta_G(y), -delta_G'(y) and the part phi(z)/mu e^y of -delta_G''
+    (no rounding control: the search's). Far atoms (``_far``) have Phi = 1: -expm1(y), e^y, 0."""
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
+        near = ~_far(y, m)
+        dens, slope, bend = -np.expm1(y), np.exp(y), np.zeros(y.size)
+        y, m = y[near], (m if np.ndim(m) == 0 else m[near])
+        z = -m / 2 - y / m
+        l1 = log_ndtr(m / 2 - y / m)
+        l2 = y + log_ndtr(z)
+        dens[near] = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
+        slope[near] = np.exp(l2)
+        bend[near] = np.exp(y - 0.5 * z * z) * (_INV_SQRT_2PI / m)
+    return dens, slope, bend
 
 
 def _top(atoms: tuple[np.ndarray, np.ndarray]) -> float:
@@ -237,9 +276,14 @@ def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=No
         starts[i] = g if g > 0 else max(float(a.l[-1]) + float(mus[i]) ** 2 / 2, 1e-3)
     # merged atoms put the root within ~1e-4; one cubic step on the full atoms then lands within
     # ~1e-12, inside the certification's 1e-10 margin. Fewer atoms have no merged stage: their
-    # search may start far off (a batch's guess), so it runs until a step is below 1e-6.
-    few = DIRECT_ATOMS if n == 1 else COARSE_ATOMS
-    big = np.array([a.p.size > few for a in atoms], dtype=bool)
+    # search may start far off (a batch's guess), so it runs until a step is below 1e-6. A search
+    # from a guess passes over the atoms of its window (from mu (mu/2 + WINDOW_Z) below it up) and
+    # merges from DIRECT_ATOMS of them on (a curve's prefixes: ~140 of ~400 atoms each, whose
+    # merged stage cost more than it saved); one from above every atom may come down over all of
+    # them: a batch's merges from COARSE_ATOMS atoms on.
+    big = np.array([a.p.size - _window(a.l, mu, x) > DIRECT_ATOMS if g > 0 else
+                    a.p.size > (DIRECT_ATOMS if n == 1 else COARSE_ATOMS)
+                    for a, mu, x, g in zip(atoms, mus.tolist(), starts.tolist(), guesses.tolist())], dtype=bool)
     xs = starts.copy()
     if big.any():
         idx = np.flatnonzero(big)
