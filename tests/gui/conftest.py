@@ -111,6 +111,24 @@ def small_plan():
 
 
 @pytest.fixture
+def make_window(qtbot, tmp_path):
+    """A factory of windows not yet shown, settings and recovery copies in tmp_path (keyword
+    arguments go to MainWindow)."""
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
+
+    def make(**kwargs) -> MainWindow:
+        settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+        kwargs.setdefault("recovery_dir", str(tmp_path / "recovery"))
+        window = MainWindow(settings=settings, debounce_ms=10, **kwargs)
+        # No "save changes?" box when pytest-qt closes the window at teardown.
+        qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+        return window
+
+    return make
+
+
+@pytest.fixture
 def window(qtbot, tmp_path):
     """A shown window on ``small_plan()`` with its first evaluation done, settings in tmp_path
     (test files that need another window define their own ``window``)."""

@@ -48,10 +48,15 @@ def type_into(qtbot, edit: QLineEdit, text: str, key=Qt.Key.Key_Return) -> None:
     QTest.keyClick(edit, key)
 
 
+def cell(window, row: int, key: str):
+    """The statistics table's index of ``row``'s ``key`` column."""
+    return window.statistics_panel.model.index(row, COLUMN_INDEX[key])
+
+
 def open_cell(window, row: int, key: str):
     """The editor of the statistics table's cell (row, column ``key``), opened on the current cell."""
     view = window.statistics_panel.view
-    index = window.statistics_panel.model.index(row, COLUMN_INDEX[key])
+    index = cell(window, row, key)
     view.setCurrentIndex(index)
     view.edit(index)
     editor = view.indexWidget(index) or QApplication.focusWidget()
