@@ -179,3 +179,24 @@ def test_searches_from_guesses_over_narrow_windows_are_not_merged(monkeypatch):
     assert coarse == []
     assert np.allclose(direct, merged, rtol=1e-9, atol=0)
     assert np.all(readout.mixed_deltas(list(atoms), mus, direct, True) <= np.array(dbs))
+
+
+def test_searches_look_at_fewer_atoms_than_the_certificate(monkeypatch):
+    """Halley's windows reach search_z Gaussian sd below x (9.8 at delta_bar 1e-7: what they leave
+    out moves delta by 1e-14 of delta_bar at most), the certificate's WINDOW_Z = 15: the same
+    roots, certified at once (no walk), with a third fewer atoms per search pass."""
+    items = _prefix_atoms(True, sizes=(3, 5, 8))
+    atoms, mus, dbs = zip(*[(a, mu, 1e-7) for a, mu, _db in items])
+    gathered = []
+    real_gather, real_walk = readout._gather, readout._walk
+    monkeypatch.setattr(readout, "_gather", lambda sets, js: gathered.append(
+        sum(l.size - j for (l, _), j in zip(sets, js))) or real_gather(sets, js))
+    walks = []
+    monkeypatch.setattr(readout, "_walk", lambda *a: walks.append(a) or real_walk(*a))
+    narrow = readout.mixed_roots(list(atoms), mus, dbs, True)
+    searched, gathered[:] = gathered[:-1], []          # (the last gather is the certificate's)
+    z = readout.search_z(np.log(1e-7))
+    monkeypatch.setattr(readout, "search_z", lambda _log_db: readout.WINDOW_Z)
+    wide = readout.mixed_roots(list(atoms), mus, dbs, True)
+    assert walks == [] and np.allclose(narrow, wide, rtol=1e-11, atol=0)
+    assert z < 10 and sum(searched) < 0.8 * sum(gathered[:-1])

@@ -112,9 +112,9 @@ def pure_sum(r: Twins, upper: bool) -> float:
     return float(round_up(s) if upper else round_down(s))
 
 
-def _gaussian_root(mu: float, delta_bar: float, upper: bool) -> float:
-    """Least x >= 0 with delta_G(x) <= delta_bar: >= it (upper) or <= it (lower)."""
-    lo, hi = epsilon_bracket(mu, math.log(delta_bar), upper, 1e-15)
+def _gaussian_root(mu: float, delta_bar: float, upper: bool, rel_tol: float = 1e-15) -> float:
+    """Least x >= 0 with delta_G(x) <= delta_bar: >= it (upper) or <= it (lower), to ``rel_tol``."""
+    lo, hi = epsilon_bracket(mu, math.log(delta_bar), upper, rel_tol)
     # upper: delta_up(hi) <= delta_bar, so the exact root is <= hi; lower: delta_lo(lo) > delta_bar
     return hi if upper else lo
 
