@@ -254,3 +254,24 @@ def test_discrete_laplace_twins_beside_a_gaussian_keep_the_lower_end():
     assert [rel2[i].kind for i in taken] == ["gaussian"]
     r = compose_mechanisms(mechs, 1e-6, eta=1e-2, multiplicities=[1, 1, 1, 3])
     assert r.epsilon - r.epsilon_lower <= 1e-3
+
+
+def test_gaussian_twins_are_made_once_per_release(monkeypatch):
+    """Every composition chooses its twins again (an edit's allocation and curve ~40 times over the
+    same releases): a release's twins (or that it has none) are made once and then remembered,
+    the same as made afresh; forget() drops them."""
+    from dpplanner.engine.mechanisms import discrete_sandwich as sandwich
+
+    forget()
+    made = []
+    real = sandwich.upper_terms
+    monkeypatch.setattr(sandwich, "upper_terms", lambda *a: made.append(a) or real(*a))
+    for sigma in (200.0, 8.0, 200.0, 8.0, 200.0):      # (8 < TWIN_SIGMA_MIN: none)
+        assert gaussian_twins(sigma, 3) == sandwich._gaussian_twins(sigma, 3)
+    assert gaussian_twins(8.0, 3) is None
+    made.clear()
+    gaussian_twins(200.0, 3)
+    assert made == []
+    forget()
+    gaussian_twins(200.0, 3)
+    assert made == [(200.0, 3)]

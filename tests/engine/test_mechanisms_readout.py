@@ -200,3 +200,25 @@ def test_searches_look_at_fewer_atoms_than_the_certificate(monkeypatch):
     wide = readout.mixed_roots(list(atoms), mus, dbs, True)
     assert walks == [] and np.allclose(narrow, wide, rtol=1e-11, atol=0)
     assert z < 10 and sum(searched) < 0.8 * sum(gathered[:-1])
+
+
+def test_a_search_whose_steps_overshoot_is_kept_between_the_points_it_has_seen(monkeypatch):
+    """Atoms further apart than the Gaussian's mu make delta nearly kinked: from the curve's start
+    ~11% below one prefix's root, Halley's steps went back and forth past it (1.73, 2.43, 1.73,
+    ...) until the cap, and the certified read-out was 2.11 for 1.91. Each search keeps the points
+    seen below and above its root and halves that interval when a step leaves it: every prefix
+    reads the same from the curve's starts as from above every atom."""
+    from dpplanner.engine import curve
+    from dpplanner.engine.mechanisms import curves as pld_curves
+
+    batches = []
+    real = pld_curves.mixed_roots
+    monkeypatch.setattr(pld_curves, "mixed_roots", lambda atoms, mus, dbs, upper, guesses: batches.append(
+        (atoms, mus, dbs, guesses)) or real(atoms, mus, dbs, upper, guesses))
+    curve([0.2, 0.05, 0.3, 0.1, 0.07], [0.0, 1e-8, 0.0, 0.0, 1e-9], 1e-6, multiplicities=[2, 1, 3, 14, 5],
+          mechanisms=["laplace", "gaussian", "eps-delta", "laplace", "eps-delta"], theorems=("pld",), lower=False)
+    atoms, mus, dbs, guesses = max(batches, key=lambda b: len(b[0]))
+    assert len(atoms) > 20 and max(mus) < atoms[-1].l[1] - atoms[-1].l[0]     # (mu below the spacing)
+    started = readout.mixed_roots(list(atoms), mus, dbs, True, guesses)
+    from_above = [readout.mixed_root(a, mu, db, True) for a, mu, db in zip(atoms, mus, dbs)]
+    np.testing.assert_allclose(started, from_above, rtol=1e-9, atol=0)

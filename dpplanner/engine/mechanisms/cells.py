@@ -68,7 +68,8 @@ def cell_rows(eps, delta, mult, mech) -> CellRows:
     delta = np.asarray(delta, dtype=float)
     mult = np.asarray(mult, dtype=np.int64)
     tags = tuple(mech) if len(mech) else ("eps-delta",) * eps.size
-    parsed = [parse_tag(t) for t in tags]
+    known = {t: parse_tag(t) for t in set(tags)}     # (a curve spells out ~100 rows of a few tags)
+    parsed = [known[t] for t in tags]
     base = np.array([p[0] for p in parsed]) if parsed else np.zeros(0, dtype=str)
     cells = np.array([p[2] for p in parsed], dtype=np.int64) if parsed else np.zeros(0, dtype=np.int64)
     lap = (base == "laplace") & (eps > 0)

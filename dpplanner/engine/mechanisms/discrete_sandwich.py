@@ -56,6 +56,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from ..memo import Memo
 from ..optimal.atoms import U
 from .discrete_laplace import directed_ratio
 
@@ -161,9 +162,23 @@ def upper_terms(sigma: float, shift: int) -> Optional[tuple[float, float]]:
     return s_hi, (local * (1 / 24 + C_LOCAL * m_a) + _r6(sigma, shift)) * SAFE
 
 
+#: Twins made: (sigma, shift) -> (GaussianTwins or None,). Every composition of a plan chooses its
+#: twins again (choose_twins: an edit's allocation and curve ~40 times over the same releases).
+_TWINS = Memo(1 << 12)
+
+
 def gaussian_twins(sigma: float, shift: int) -> Optional[GaussianTwins]:
     """The continuous twins of DiscreteGaussian(sigma, shift), or None where sigma < TWIN_SIGMA_MIN or
     the shifts would not be small (module docstring)."""
+    key = (float(sigma), int(shift))
+    known = _TWINS.get(key)
+    if known is None:
+        known = (_gaussian_twins(*key),)
+        _TWINS.put(key, known)
+    return known[0]
+
+
+def _gaussian_twins(sigma: float, shift: int) -> Optional[GaussianTwins]:
     up = upper_terms(sigma, shift)
     if up is None:
         return None

@@ -47,7 +47,7 @@ def _window(locs: np.ndarray, mu: float, x: float, z: float = WINDOW_Z) -> int:
     """Index of the first atom that matters at x: below it, x - l >= mu (mu/2 + z), where
     delta_G <= Phi(-z) (~1e-50 at WINDOW_Z; the upper bound still counts those atoms, at that
     value; a search may look at fewer, see search_z)."""
-    return int(np.searchsorted(locs, x - mu * (mu / 2 + z), side="left"))
+    return int(locs.searchsorted(x - mu * (mu / 2 + z)))     # (side left; the method: ~1 us less a call)
 
 
 def search_z(log_delta_bar: float) -> float:
@@ -194,10 +194,14 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
     points for the certified read-out), by Halley's method, all sets in step: with
     delta_G'(y) = -e^y Phi(z), z = -mu/2 - y/mu, and delta_G''(y) = -e^y (Phi(z) - phi(z) / mu),
     the error is cubed at each step, so once a step is below tols[i] (relative) the next would be
-    ~tols[i]^3."""
+    ~tols[i]^3. Each search keeps the points known below and above its root, and a step that
+    leaves them halves the interval instead (atoms further apart than mu make delta nearly
+    kinked: Halley's steps from a start 10% off went back and forth past the root until the cap,
+    and the certified read-out was 2% above it)."""
     xs = np.array(xs, dtype=float)
     tols = np.broadcast_to(np.asarray(tols, dtype=float), xs.shape)
     zs = np.array([search_z(t) for t in np.asarray(targets, dtype=float).tolist()])
+    below, above = np.zeros(len(sets)), np.full(len(sets), math.inf)
     active = np.arange(len(sets))
     for _ in range(30):
         if active.size == 0:
@@ -216,9 +220,15 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
         for i, x_i, s_i, d_i, ds_i, dss_i in zip(active.tolist(), x.tolist(), mu.tolist(), d.tolist(),
                                                   ds.tolist(), dss.tolist()):
             x_new, close = _halley_step(x_i, d_i, ds_i, dss_i, float(targets[i]), float(tols[i]))
+            if d_i > 0 and math.log(d_i) > targets[i]:
+                below[i] = max(below[i], x_i)
+            else:
+                above[i] = min(above[i], x_i)
             if x_new is None:           # x far above every atom (e.g. a stale guess): come down
                 x_new = 0.5 * (x_i + max(_top(sets[i]) + s_i * s_i / 2, 0.0))
                 x_new = x_new if x_new < x_i else 0.5 * x_i
+            if not below[i] <= x_new <= above[i] and above[i] < math.inf:
+                x_new, close = 0.5 * (below[i] + above[i]), False
             xs[i] = x_new
             if not close:
                 still.append(i)
