@@ -306,7 +306,8 @@ def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=No
     # them: a batch's merges from COARSE_ATOMS atoms on.
     big = np.array([a.p.size - _window(a.l, mu, x) > DIRECT_ATOMS if g > 0 else
                     a.p.size > (DIRECT_ATOMS if n == 1 else COARSE_ATOMS)
-                    for a, mu, x, g in zip(atoms, mus.tolist(), starts.tolist(), guesses.tolist())], dtype=bool)
+                    for a, mu, x, g in zip(atoms, mus.tolist(), starts.tolist(), guesses.tolist())],
+                   dtype=bool)
     xs = starts.copy()
     if big.any():
         idx = np.flatnonzero(big)
