@@ -51,6 +51,21 @@ def test_the_search_composes_upper_ends_and_the_whole_total_only_where_it_ends(m
     assert fast.composition.epsilon == whole.composition.epsilon
 
 
+def test_the_search_steps_are_not_met_with_the_zcdp_total(monkeypatch):
+    """An upper end alone only guides the search (its forward check composes the whole total):
+    the zcdp row's total, a few ulps from the bracket's own zCDP cap, is composed for that whole
+    total only, not at each of the search's scales."""
+    import dpplanner.engine.mechanisms.theorems as theorems
+    from dpplanner.engine.mechanisms import forget
+
+    request = _edited_example()
+    forget()
+    asked, real = [], theorems.zcdp_composition
+    monkeypatch.setattr(theorems, "zcdp_composition", lambda *a: asked.append(1) or real(*a))
+    a = request.run()
+    assert len(asked) == 1 and a.composition.epsilon <= request.epsilon_g
+
+
 def test_where_the_whole_total_is_lower_than_the_upper_ends_searched_on_the_search_is_made_again():
     """Where the bracket at the scale found needed a finer lattice than the first, its total is
     below the upper end the search stopped on: the search is made again on whole totals, so the
