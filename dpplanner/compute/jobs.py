@@ -18,7 +18,7 @@ from dpplanner.compute import engine_process
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
 from dpplanner.engine.types import CancelToken, Composition
-from dpplanner.model.engine_inputs import composition_inputs
+from dpplanner.model.engine_inputs import composition_inputs, with_epsilons
 from dpplanner.model.redistribution import rebalanced
 from dpplanner.model.requests import CurveView, EvaluateRequest, ProfileRequest, evaluation_request
 from dpplanner.model.statistic import Budget, Statistic
@@ -303,13 +303,25 @@ class AllocateRequest:
 
 @dataclass(frozen=True)
 class AllocateResult:
+    """The redistributed state as its epsilons, every statistic's in order (only the free ones
+    changed): not the statistics themselves, which crossed the pipe in both directions (at 1000,
+    ~1 ms to pickle here and ~2.5 ms to unpickle in the window, on the way to the plot)."""
+
     request_id: int
     request: AllocateRequest
-    statistics: Optional[tuple[Statistic, ...]]     # None: refused
+    epsilons: Optional[tuple[float, ...]]           # None: refused
     evaluation: Optional[EvaluateResult]            # of ``statistics`` under the request's view
     refusal: Optional[str] = None                   # why not (pins that leave nothing, ...)
     held_indices: tuple[int, ...] = ()              # the pins to release, when that is why
     unspent_reason: Optional[str] = None            # why budget may be left unspent (the engine's words)
+
+    @property
+    def statistics(self) -> Optional[tuple[Statistic, ...]]:
+        """The request's statistics with the redistributed epsilons (None: refused)."""
+        if self.epsilons is None:
+            return None
+        stats = self.request.statistics
+        return with_epsilons(stats, self.epsilons, [not s.held for s in stats])
 
 
 @in_engine_process
@@ -325,7 +337,7 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
                                              request.view),
                           cancel, _part(progress, 0.6, 1.0),
                           total_known=engine.theorem(request.budget.theorem).remembers_total)
-    return AllocateResult(request.request_id, request, done.statistics, evaluation,
+    return AllocateResult(request.request_id, request, tuple(s.epsilon for s in done.statistics), evaluation,
                           unspent_reason=done.unspent_reason)
 
 

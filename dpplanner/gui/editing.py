@@ -42,6 +42,15 @@ ALLOCATE = "allocate"
 
 
 @dataclass(frozen=True)
+class Precomputed:
+    """A redistribution's answer: the state the plan takes next, (budget, statistics, view), and
+    the evaluation of that state computed with it."""
+
+    state: tuple
+    evaluation: jobs.EvaluateResult
+
+
+@dataclass(frozen=True)
 class Refusal:
     message: str
     row: Optional[int] = None
@@ -53,7 +62,7 @@ class PlanEditor(QObject):
 
     refused = Signal(object)              # Refusal: shown where it happened and in the status bar
     redistributing = Signal(bool)
-    precomputed = Signal(object)          # AllocateResult: the state about to be adopted, evaluated
+    precomputed = Signal(object)          # Precomputed: the state about to be adopted, evaluated
     placed = Signal(int)                  # a statistic added is in the plan, at this row
     #: About to take an edit's state (or a chain's): where each row on screen goes, a function
     #: row -> row (None: removed). Views that keep a row (the inspector) follow their statistic.
@@ -353,15 +362,17 @@ class PlanEditor(QObject):
             if result.refusal is not None:
                 self._refuse_pending(pending, PlanError(result.refusal, held_indices=result.held_indices))
                 return
-            stats = result.statistics
             trial = pending.trial
             try:
-                trial.apply_allocation([s.epsilon for s in stats], held=[s.held for s in stats])
+                trial.apply_allocation(result.epsilons, held=[s.held for s in result.request.statistics])
             except PlanError as exc:
                 self._refuse_pending(pending, exc, causes=False)
                 return
             self._unspent.remember(trial.budget, trial.statistics, result.unspent_reason)
-            self.precomputed.emit(result)
+            # (the trial's own statistics, which the plan is about to hold: a view that compares
+            # the plan's state with this one finds the same objects, not 1000 equal ones)
+            self.precomputed.emit(Precomputed((trial.budget, trial.statistics, result.request.view),
+                                              result.evaluation))
             self._adopt(trial, pending.text)
             if added is not None and added[0] is trial:
                 self.placed.emit(added[1])

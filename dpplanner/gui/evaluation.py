@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QTabWidget
 from dpplanner.compute import jobs
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.compute import ComputeController, Handlers
-from dpplanner.gui.editing import PlanEditor
+from dpplanner.gui.editing import PlanEditor, Precomputed
 from dpplanner.gui.plots import CostPlot, ProfilePlot
 from dpplanner.gui.results_panel import ResultsPanel
 from dpplanner.gui.settings import Settings
@@ -116,9 +116,8 @@ class Evaluation(QObject):
                                  Handlers(lambda result: self._apply(result, state), self._on_failed,
                                           self._on_cancelled))
 
-    def _prepare(self, allocated: jobs.AllocateResult) -> None:
-        state = (allocated.request.budget, allocated.statistics, allocated.request.view)
-        self._prepared = (state, allocated.evaluation)
+    def _prepare(self, precomputed: Precomputed) -> None:
+        self._prepared = (precomputed.state, precomputed.evaluation)
 
     def _apply(self, result: jobs.EvaluateResult, state: tuple) -> None:
         self.last_result = result

@@ -133,3 +133,56 @@ def test_opening_a_plan_leaves_the_engine_inputs_to_the_worker(qtbot, tmp_path, 
     shown = window.evaluation.last_result
     assert window.evaluation.result_is_current(shown)
     assert shown.request == window.plan.evaluation_request(window.evaluation.view())
+
+
+def test_a_redistribution_answers_with_epsilons_not_statistics():
+    """What crosses the pipe back from the engine process is the redistributed epsilons (with the
+    evaluation), not the statistics, which the window has already: at 1000 statistics those cost
+    milliseconds to pickle there and to unpickle here. They are the redistribution's statistics."""
+    import pickle
+
+    from dpplanner.compute import engine_process
+    from dpplanner.model import files
+    from dpplanner.model.redistribution import rebalanced
+    from dpplanner.model.requests import CurveView
+
+    trial = files.load_plan(example_path("psi-survey")).trial()
+    trial.update_statistic(0, trial[0].replace(epsilon=0.05, held=True))
+    request = jobs.AllocateRequest(trial.budget, trial.statistics, CurveView())
+    result = jobs.allocate(request, engine.CancelToken(), lambda _f: None)
+    assert b"Statistic" not in pickle.dumps(engine_process._unechoed(result, request))
+    assert result.statistics == rebalanced(trial.budget, trial.statistics).statistics
+    assert result.statistics[0].epsilon == 0.05
+
+
+def test_a_redistributed_edit_shows_the_evaluation_that_came_with_it(qtbot, tmp_path, monkeypatch):
+    """The evaluation that came back with a redistribution is shown for the plan's state, with no
+    second evaluation; telling that it is the plan's compares no statistic field by field (it is
+    given the very statistics the plan takes, not equal copies: 1000 comparisons at 1000)."""
+    evaluations: list[int] = []
+
+    def counted(request, cancel, progress):
+        evaluations.append(1)
+        return jobs.evaluate(request, cancel, progress)
+
+    window = _window(qtbot, tmp_path, evaluate_fn=counted)
+    assert window.document.open_example(example_path("psi-survey"))
+    wait_idle(qtbot, window)
+    compared: list[int] = []
+    real_eq = Statistic.__eq__
+    monkeypatch.setattr(Statistic, "__eq__", lambda a, b: compared.append(1) or real_eq(a, b))
+    scheduled: list[int] = []
+    real_schedule = window.evaluation.schedule
+
+    def schedule() -> None:
+        before = len(compared)
+        real_schedule()
+        scheduled.append(len(compared) - before)
+    monkeypatch.setattr(window.evaluation, "schedule", schedule)
+    evaluations.clear()
+    _set(window, 0, "epsilon", "0.05")
+    wait_idle(qtbot, window)
+    shown = window.evaluation.last_result
+    assert evaluations == [] and window.evaluation.result_is_current(shown)
+    assert scheduled and set(scheduled) == {0}
+    assert shown.request.epsilons == window.plan.composition_inputs().epsilons
