@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import importlib
 import multiprocessing as mp
 import os
 import sys
@@ -103,12 +104,14 @@ def take_part() -> bool:
         return True
 
 
-def _child_main(conn, flag, parts) -> None:
+def _child_main(conn, flag, parts, imports: tuple[str, ...] = ()) -> None:
     global _in_child, _parts, _job_id
     _in_child = True
     _parts = parts
     import dpplanner.engine  # noqa: F401 - warm up: the first job should not pay for imports
     import dpplanner.model  # noqa: F401
+    for name in imports:
+        importlib.import_module(name)
 
     try:
         conn.send(("ready", 0, None))
@@ -159,9 +162,11 @@ class EngineProcess:
 
     ``start=False``: the child is started by ``start()`` (the window's, once its table has been
     painted: its imports would take turns with the window's own on a busy machine); jobs wait
-    for it."""
+    for it. ``imports``: modules the child imports before it is ready, besides the engine and the
+    model (those its jobs would otherwise import on first use)."""
 
-    def __init__(self, start: bool = True) -> None:
+    def __init__(self, start: bool = True, imports: tuple[str, ...] = ()) -> None:
+        self._imports = tuple(imports)
         self._lock = threading.Lock()
         self._ids = 0
         self._request: Any = None
@@ -232,8 +237,8 @@ class EngineProcess:
         self._flag = ctx.Value("q", 0, lock=False)
         self._parts = ctx.Value("q", 0)
         self._conn, child = ctx.Pipe()
-        self._proc = ctx.Process(target=_child_main, args=(child, self._flag, self._parts), daemon=True,
-                                 name="dpplanner-engine")
+        self._proc = ctx.Process(target=_child_main, args=(child, self._flag, self._parts, self._imports),
+                                 daemon=True, name="dpplanner-engine")
         self._proc.start()
         child.close()
 
@@ -323,6 +328,13 @@ _helper_lock = threading.Lock()
 #: Seconds after the engine process's first result before it starts its helper: the window's
 #: start-up and first drawing should not share the cores with a second interpreter's imports.
 HELPER_DELAY_S = 2.0
+#: What the helper imports before it is ready: what its jobs (an evaluation's generic half, see
+#: jobs.evaluate; a pld bracket's lower twin, spectral.lower_end) import on first use. Left to its
+#: first job, they were ~150-250 ms of CPU (scipy.optimize alone ~100-190, the optimal core ~45)
+#: that the first edit after the helper started waited for (tests/gui/test_helper_warm_up.py).
+HELPER_IMPORTS = ("dpplanner.compute.jobs", "dpplanner.engine.compose", "dpplanner.engine.curve",
+                  "dpplanner.engine.optimal.bracket", "dpplanner.engine.optimal.prefix",
+                  "dpplanner.engine.mechanisms.spectral", "scipy.fft", "scipy.optimize")
 
 
 def shared(start: bool = True) -> EngineProcess:
@@ -373,7 +385,7 @@ def _start_helper() -> None:
         was = config.get("daemon")
         config["daemon"] = False
         try:
-            _helper = EngineProcess()
+            _helper = EngineProcess(imports=HELPER_IMPORTS)
         finally:
             config["daemon"] = was
     atexit.register(_helper.close)

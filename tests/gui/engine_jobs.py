@@ -37,12 +37,14 @@ def helper_pid(request, cancel, progress):
 
 
 @in_engine_process
-def helper_runs(request, cancel, progress):
-    """The jobs the engine process's helper has run, by function (the helper must be up and free)."""
+def in_helper(request, cancel, progress):
+    """``fn(arg)`` run in the engine process's helper, for ``request = (fn, arg)`` (the helper must
+    be up and free)."""
     side = engine_process.helper(start=False)
     if side is None:
         raise RuntimeError("the helper is not up and free")
-    return side.run(engine_process.runs, None, cancel, _ignore)
+    fn, arg = request
+    return side.run(fn, arg, cancel, _ignore)
 
 
 def _ignore(_fraction: float) -> None:
@@ -56,7 +58,7 @@ def runs(process) -> dict:
 
 def helper_ran(process, fn) -> int:
     """How many ``fn`` jobs the helper of ``process`` has started."""
-    return process.run(helper_runs, None, engine.CancelToken(), _ignore).get(fn, 0)
+    return process.run(in_helper, (engine_process.runs, None), engine.CancelToken(), _ignore).get(fn, 0)
 
 
 def helper_up(process, timeout_s: float = 120.0) -> int:
@@ -76,3 +78,11 @@ def synthetic_100_request():
     from dpplanner.model.examples import example_path
 
     return files.load_plan(example_path("synthetic-100")).evaluation_request(CurveView())
+
+
+@in_engine_process
+def loaded_modules(request, cancel, progress) -> set:
+    """The names of the modules the engine process has imported."""
+    import sys
+
+    return set(sys.modules)
