@@ -128,3 +128,29 @@ def test_a_remembered_calibration_never_answers_an_argument_it_would_refuse():
         discrete_laplace_scale(True, 1)
     with pytest.raises(ValueError, match="shift"):
         discrete_laplace_scale(1.0, True)
+
+
+def test_an_edits_zcdp_total_and_curves_calibrate_once(monkeypatch):
+    """The zcdp total of a plan is remembered (each pld composition caps its upper end with it,
+    and the "zcdp" row asks again) and a curve's per-query discrete releases are calibrated once
+    for pld's curve and zcdp's: the same numbers as made afresh, made again after forget()."""
+    from dpplanner.engine import curve
+    from dpplanner.engine.memo import forget
+    from dpplanner.engine.mechanisms import discrete, theorems
+
+    eps, dels = [0.3, 0.2, 0.25], [0.0, 1e-7, 1e-7]
+    mech = ["discrete-laplace:1", "discrete-gaussian:1", "gaussian"]
+    forget()
+    totals, rows = [], []
+    real_total, real_rows = theorems._zcdp_composition, discrete._rows
+    monkeypatch.setattr(theorems, "_zcdp_composition", lambda *a: totals.append(1) or real_total(*a))
+    monkeypatch.setattr(discrete, "_rows", lambda *a: rows.append(1) or real_rows(*a))
+    both = compose_all(eps, dels, 1e-5, mechanisms=mech, theorems=("pld", "zcdp"))
+    c = curve(eps, dels, 1e-5, mechanisms=mech, theorems=("pld", "zcdp"), multiplicities=[2, 1, 2], lower=False)
+    assert len(totals) == 1 and len(rows) == 1
+    forget()
+    assert compose(eps, dels, 1e-5, "zcdp", mechanisms=mech).epsilon == both["zcdp"].epsilon
+    again = curve(eps, dels, 1e-5, mechanisms=mech, theorems=("pld", "zcdp"), multiplicities=[2, 1, 2], lower=False)
+    assert len(totals) == 2 and len(rows) == 2
+    for name in ("pld", "zcdp"):
+        assert np.array_equal(again.upper[name], c.upper[name])

@@ -30,7 +30,7 @@ from .bracket import _gaussian_root, aligned_step, initial_step, lattice_points
 from .ladder import CHEAP_POINTS, FIRST_POINTS, bracket
 from .composition import beside, twins
 from .cells import CellRows, cell_rows, kernel_ops, only_generic
-from .discrete import choose_twins, discrete_mask, from_rows, grouped
+from .discrete import choose_twins, discrete_rows, grouped
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 from .readout import BATCH_ATOMS, mixed_roots
@@ -53,24 +53,6 @@ def _columns(c: CellRows):
     return eps, delta, lap, gau, ed, m, np.where(gau, 1, c.cells)
 
 
-def _discrete_rows(inputs) -> list:
-    """Per query, its discrete.DiscreteRelease per cell (None for the other kinds and for
-    eps_i = 0)."""
-    disc = discrete_mask(inputs.mech, inputs.eps)
-    out: list = [None] * disc.size
-    if disc.any():
-        idx = np.flatnonzero(disc)
-        tags = np.asarray(inputs.mech)[idx]
-        # a curve spells out repeated rows: calibrate each distinct (eps, delta, tag) once
-        keys = list(zip(np.asarray(inputs.eps)[idx].tolist(), np.asarray(inputs.delta)[idx].tolist(),
-                        tags.tolist()))
-        uniq = list(dict.fromkeys(keys))
-        known = dict(zip(uniq, from_rows(*zip(*uniq))))
-        for i, k in zip(idx.tolist(), keys):
-            out[i] = known[k]
-    return out
-
-
 def zcdp_curve(inputs):
     """(upper, None): the zCDP + CKS total after each k (inf where the deltas do not fit)."""
     eps, delta, lap, gau, ed, m, cells = _columns(_cells_of(inputs))
@@ -78,7 +60,8 @@ def zcdp_curve(inputs):
     terms = np.where(lap | ed, rho_pure(eps), 0.0)
     with np.errstate(divide="ignore"):
         terms = np.where(gau, rho_gaussian(np.where(gau, m * (1 - 2 * U), 1.0)), terms)
-    terms = np.array([d.rho() if d is not None else t for d, t in zip(_discrete_rows(inputs), terms.tolist())])
+    disc = discrete_rows(inputs.eps, inputs.delta, inputs.mech)
+    terms = np.array([d.rho() if d is not None else t for d, t in zip(disc, terms.tolist())])
     rho = cumsum_up(terms * cells)[ks - 1]      # (C cells: C times a cell's rho; exact products)
     spent = cumsum_up(np.where(ed, delta * (1 + 2 * U), 0.0))[ks - 1]
     used = (inputs.delta_g - spent) * (1 - 2 * U)
@@ -98,7 +81,7 @@ def pld_curve(inputs):
         # 5000 generic releases, ~65 s against ~3 s)
         return inputs.optimal_curve()
     eps, delta, lap, gau, ed, m, cells = _columns(c)
-    disc = _discrete_rows(inputs)
+    disc = discrete_rows(inputs.eps, inputs.delta, inputs.mech)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     delta_g, cancel, progress = float(inputs.delta_g), inputs.cancel, inputs.progress
     log_surv = log_survival_prefix(np.where(ed, delta, 0.0))[ks - 1]

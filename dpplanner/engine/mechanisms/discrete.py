@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..memo import Memo
 from ..optimal.atoms import U
 from ..optimal.lattice import LatticePMF
 from ..validation import parse_tag
@@ -126,6 +127,36 @@ def from_rows(eps, delta, mech) -> list[DiscreteRelease]:
         if kind != "discrete-laplace" and key not in known:
             known[key] = DiscreteRelease("gaussian", discrete_gaussian_sigma(e, d, s, c), s)
     return [known[(kind, e, 0.0 if kind == "discrete-laplace" else d, s, c)] for e, d, kind, s, c in rows]
+
+
+#: Per-query discrete releases of a curve's queries, keyed by them (pld's curve and zcdp's ask).
+_ROWS = Memo(2)
+
+
+def discrete_rows(eps, delta, mech) -> tuple:
+    """Per query (expanded, as a curve spells them out), its DiscreteRelease per cell (None for
+    the other kinds and for eps_i = 0)."""
+    eps, delta, mech = np.asarray(eps, dtype=float), np.asarray(delta, dtype=float), np.asarray(mech)
+    key = (eps.tobytes(), delta.tobytes(), tuple(mech.tolist()))
+    known = _ROWS.get(key)
+    if known is None:
+        known = _rows(eps, delta, mech)
+        _ROWS.put(key, known)
+    return known
+
+
+def _rows(eps, delta, mech) -> tuple:
+    disc = discrete_mask(mech, eps)
+    out: list = [None] * disc.size
+    if disc.any():
+        idx = np.flatnonzero(disc)
+        # repeated rows spelled out: calibrate each distinct (eps, delta, tag) once
+        keys = list(zip(eps[idx].tolist(), delta[idx].tolist(), mech[idx].tolist()))
+        uniq = list(dict.fromkeys(keys))
+        known = dict(zip(uniq, from_rows(*zip(*uniq))))
+        for i, k in zip(idx.tolist(), keys):
+            out[i] = known[k]
+    return tuple(out)
 
 
 def grouped(releases, mult) -> tuple[tuple, tuple]:
