@@ -124,7 +124,7 @@ def spare_start_up(window) -> QTimer:
         looks[0] += 1
         if window.plan.revision != revision:
             poll.stop()
-        elif window.cost_plot.canvas_built() and warm_up.done():
+        elif window.cost_plot.canvas_built() and window.cost_plot.spares_made() and warm_up.done():
             poll.stop()
             gc_guard.spare_startup_objects()
         elif looks[0] >= SPARE_POLLS:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from PySide6.QtCore import QTimer
 
+from dpplanner import engine
 from dpplanner.gui import theme as themes
 
 # pyqtgraph and plot_common (built on it) are imported with the first canvas (gui/lazy_canvas.py).
@@ -27,8 +29,29 @@ class TheoremCurves:
         self.items: dict[str, object] = {}     # theorem -> its pyqtgraph curve, once drawn
         # Curves not drawn now, made ahead or taken off: ~1.5 ms of the GUI thread each to make.
         self._spare: dict[str, object] = {}
-        self._styled: dict[str, bool] = {}     # name -> styled with markers (setPen redraws)
+        # Legend entries made ahead with the spare curves (~1 ms each; a legend entry taken off
+        # is closed, so a curve drawn again gets a new one).
+        self._entries: dict[str, tuple] = {}
+        self._legend_edits = 0                 # entries added or taken off: the legend needs a fit
+        # name -> (theme, with markers) its curve is styled with: setPen redraws the curve.
+        self._styled: dict[str, tuple] = {}
         self._hidden: set[str] = set()
+
+    def _make_spares(self) -> None:
+        """Make the next theorem's curve and legend entry ahead of the first result, one a turn
+        of the event loop (all eight in one turn held the GUI thread ~15 ms)."""
+        missing = [n for n in engine.THEOREMS if n not in self.items and n not in self._spare]
+        if not missing:
+            return
+        name = missing[0]
+        self._spare[name] = self._new_item(name)
+        self._entries[name] = self._new_entry(name, self._spare[name])
+        if len(missing) > 1:
+            QTimer.singleShot(0, self, self._make_spares)
+
+    def spares_made(self) -> bool:
+        """Whether every theorem's curve is made (drawn or spare)."""
+        return all(n in self.items or n in self._spare for n in engine.THEOREMS)
 
     def hidden(self) -> list[str]:
         return sorted(self._hidden)
@@ -49,9 +72,9 @@ class TheoremCurves:
 
         # A few points (one or two statistics) get markers: a single k is otherwise invisible.
         markers = len(self._ks) <= _MARKERS_UP_TO
-        if not force and self._styled.get(name) == markers:
+        if not force and self._styled.get(name) == (self._theme, markers):
             return      # already so (each restyle redraws the curve: ~0.25 ms a theorem, per edit)
-        self._styled[name] = markers
+        self._styled[name] = (self._theme, markers)
         item.setPen(curve_pen(self._theme, name))
         if markers:
             item.setSymbol("o")
@@ -65,24 +88,32 @@ class TheoremCurves:
         from dpplanner.gui.plot_common import curve_pen, pg
 
         item = pg.PlotDataItem([], [], pen=curve_pen(self._theme, name))
+        self._styled[name] = (self._theme, False)
         # The legend's click toggles visibility; remember it so the choice survives redraws.
         item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))
         return item
 
-    def _add_item(self, name: str):
+    def _new_entry(self, name: str, item) -> tuple:
         from dpplanner.gui.plot_common import theorem_label
 
+        return self.legend.make_entry(item, theorem_label(name))
+
+    def _add_item(self, name: str):
+        """Draw ``name``'s curve (a spare one if made) and list it in the legend; the legend is
+        sized by the frame that follows (``fit_legend``), once for all the curves added."""
         item = self._spare.pop(name) if name in self._spare else self._new_item(name)
+        entry = self._entries.pop(name, None) or self._new_entry(name, item)
         self.plot_item.addItem(item)
-        self.legend.addItem(item, theorem_label(name))
+        self.legend.add_entry(entry)
+        self._legend_edits += 1
         item.setVisible(name not in self._hidden)
         self.items[name] = item
         return item
 
     def _remove_item(self, name: str) -> None:
         item = self.items.pop(name)
-        self._styled.pop(name, None)
         self.legend.removeItem(item)
+        self._legend_edits += 1
         self.plot_item.removeItem(item)
         self._spare[name] = item
 

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.graphicsItems.LabelItem import LabelItem
 from PySide6.QtCore import Qt
 
 from dpplanner import engine
@@ -79,11 +80,29 @@ class Legend(pg.LegendItem):
     entries only took the new colour)."""
 
     def addItem(self, item, name) -> None:          # noqa: N802  (pyqtgraph's name)
-        super().addItem(item, name)
-        sample, label = self.items[-1]
+        self.add_entry(self.make_entry(item, name))
+        self.updateSize()
+
+    def make_entry(self, item, name) -> tuple:
+        """An entry (swatch, text) for ``item``, not shown yet: a plot can make its entries ahead
+        of the result that shows them (each costs ~1 ms of the GUI thread)."""
+        label = LabelItem(name, color=self.opts["labelTextColor"], justify="left",
+                          size=self.opts["labelTextSize"])
+        sample = self.sampleType(item)
+        sample.sigClicked.connect(self.sigSampleClicked)
         label.mouseClickEvent = sample.mouseClickEvent
         label.setCursor(Qt.CursorShape.PointingHandCursor)
         sample.setCursor(Qt.CursorShape.PointingHandCursor)
+        return sample, label
+
+    def add_entry(self, entry: tuple) -> None:
+        """Show an entry from ``make_entry`` (in the colour of now); the caller sizes the legend
+        (``updateSize``, or ``fit_legend``) once it has added them all."""
+        sample, label = entry
+        if label.opts["color"] is not self.opts["labelTextColor"]:     # the scheme changed since
+            label.setText(label.text, color=self.opts["labelTextColor"])
+        self.items.append(entry)
+        self._addItemToLayout(sample, label)
 
     def set_text_colour(self, colour: str) -> None:
         self.setLabelTextColor(colour)
@@ -135,6 +154,9 @@ def fit_legend(legend: pg.LegendItem, view: pg.GraphicsLayoutWidget) -> None:
     layout = view.ci
     if layout.geometry() != view.range:
         layout.setGeometry(view.range)
+    # Laid out now, not by the LayoutRequest the new height posts: that lays the plot out and
+    # paints it a second time after the paint that shows a result.
+    layout.layout.activate()
 
 
 class SparseLogAxis(pg.AxisItem):

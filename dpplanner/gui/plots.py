@@ -13,7 +13,6 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QWidget
 
-from dpplanner import engine
 from dpplanner.gui import formatting, theme as themes
 from dpplanner.gui.cost_curves import TheoremCurves
 from dpplanner.gui.fitted_label import FittedLabel
@@ -57,12 +56,14 @@ class CostPlot(TheoremCurves, LazyCanvas):
         super().__init__(parent)
         self._theme = themes.current()
         self._init_curves()
-        self._legend_fitted: tuple = ()         # (entries, width) the legend was last fitted to
+        self._legend_fitted: tuple = ()         # (legend edits, width) it was last fitted to
         self._ks = np.zeros(0)
         self._upper: dict[str, np.ndarray] = {}
         self._plan_k: int | None = None
         self._epsilon_g: float | None = None
         self._repeat_name = ""
+        self._budget_moved = QTimer(self, singleShot=True, interval=0)
+        self._budget_moved.timeout.connect(self._draw_moved_budget)
 
         # Two lines at most, whatever the number of curves: a read-out as wide as its text would
         # raise the window's minimum width (FittedLabel); the whole text is in its tooltip.
@@ -132,9 +133,8 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self.apply_theme(self._theme)
         self._draw_budget()
         self._frame()
-        # A curve per theorem, made in a turn of the event loop of its own, not with a result.
-        QTimer.singleShot(0, self, lambda: self._spare.update(
-            (n, self._new_item(n)) for n in engine.THEOREMS if n not in self.items and n not in self._spare))
+        # A curve per theorem, each made in a turn of the event loop of its own, not with a result.
+        QTimer.singleShot(0, self, self._make_spares)
 
     # -- options ------------------------------------------------------------------------------
     def mode(self) -> str:
@@ -180,23 +180,29 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
         self.hover_line.hide()
         self.readout.setText(self._coincide_note())
+        self._budget_moved.stop()               # drawn here with the rest
         self._set_epsilon_g(epsilon_g)
+        self._draw_budget()
         self._frame()
 
     def set_budget(self, epsilon_g: float | None) -> None:
         """Mark ε_g. The window calls this on every plan change and the result's curve brings it
-        again: the view is framed again only when it moved (a frame lays the plot out again)."""
+        again: the view is framed again only when it moved (a frame lays the plot out again),
+        a turn of the event loop later (a plan opened paints its table first)."""
         if self._set_epsilon_g(epsilon_g):
-            self._frame()
+            self._budget_moved.start()
 
     def _set_epsilon_g(self, epsilon_g: float | None) -> bool:
-        """Keep ε_g and draw it (once there is a canvas); True if it moved."""
+        """Keep ε_g; True if it moved."""
         epsilon_g = epsilon_g if epsilon_g is not None and math.isfinite(epsilon_g) else None
         if epsilon_g == self._epsilon_g:
             return False
         self._epsilon_g = epsilon_g
-        self._draw_budget()
         return True
+
+    def _draw_moved_budget(self) -> None:
+        self._draw_budget()
+        self._frame()
 
     def _draw_budget(self) -> None:
         if not self.canvas_built():
@@ -307,7 +313,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         else:
             self.k_line.hide()
         self.budget_label.setPos(x0 - pad, self._epsilon_g or 0.0)   # left edge, inside the view
-        fitted = (len(self.legend.items), self.view.width())
+        fitted = (self._legend_edits, self.view.width())
         if fitted != self._legend_fitted:       # (a refit lays the legend out again: ~1 ms an edit)
             self._legend_fitted = fitted
             fit_legend(self.legend, self.view)
@@ -317,9 +323,11 @@ class CostPlot(TheoremCurves, LazyCanvas):
             return
         if self.mode() == "repeat" and self._repeat_name:
             # pyqtgraph draws an axis label as HTML: the name is escaped to show as typed
-            self.plot_item.setLabel("bottom", f"k (times “{markup(self._repeat_name)}” is released)")
+            label = f"k (times “{markup(self._repeat_name)}” is released)"
         else:
-            self.plot_item.setLabel("bottom", "k (number of queries)")
+            label = "k (number of queries)"
+        if self.plot_item.getAxis("bottom").labelText != label:    # (each one lays the axis out)
+            self.plot_item.setLabel("bottom", label)
 
     def _on_mode_toggled(self, _checked: bool) -> None:
         self._label_axis()
@@ -338,7 +346,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
             return
         from dpplanner.gui.plot_common import fit_legend
 
-        self._legend_fitted = (len(self.legend.items), self.view.width())
+        self._legend_fitted = (self._legend_edits, self.view.width())
         fit_legend(self.legend, self.view)
 
     def _on_mouse_moved(self, pos) -> None:

@@ -19,7 +19,7 @@ from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.inspector import StatisticInspector
 from dpplanner.gui.row_header import RowHeader
 from dpplanner.gui.table_columns import ColumnFitter
-from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
+from dpplanner.gui.table_model import COLUMN_INDEX, ShownRole, StatisticsTableModel
 from dpplanner.model import Kind, Statistic
 
 #: The columns a new window shows: all fit the table at 1280 x 800 (the others are one tick away
@@ -57,7 +57,7 @@ class StatisticsPanel(QGroupBox):
             # (the noise column is as wide as the noise its statistics have: "Gaussian (ideal)"
             # for every plan would make census-tables scroll sideways at 1280 px)
             words={COLUMN_INDEX["kind"]: [k.label for k in Kind]},
-            extra={COLUMN_INDEX["held"]: 22})
+            extra={COLUMN_INDEX["held"]: 22}, role=ShownRole)
         self.columns.set_shown(COLUMN_INDEX[k] for k in DEFAULT_COLUMNS)
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
                              "target error (or an ε_i) to pin the statistic at it; untick its pin to let "

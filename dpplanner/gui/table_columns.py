@@ -39,14 +39,18 @@ NAME_MIN_PX = 110
 class ColumnFitter(QObject):
     """Keeps ``view``'s column widths fitted. ``stretch`` is the column that takes the rest;
     ``words[c]`` lists every text column c can show (its width is the widest of them);
-    ``extra[c]`` is room a column needs besides its text (a check box and an icon)."""
+    ``extra[c]`` is room a column needs besides its text (a check box and an icon); ``role``
+    gives a cell's text as drawn (a model may say None for a cell it fills later: a fit
+    computes nothing, the fill's dataChanged fits again)."""
 
     shownChanged = Signal(list)          # the column numbers shown, after the user's choice
 
     def __init__(self, view: QTableView, stretch: int, words: Mapping[int, Sequence[str]] = {},
-                 extra: Mapping[int, int] = {}, always: Sequence[int] = ()) -> None:
+                 extra: Mapping[int, int] = {}, always: Sequence[int] = (),
+                 role: int = Qt.ItemDataRole.DisplayRole) -> None:
         super().__init__(view)
         self._view = view
+        self._role = role
         self._stretch = stretch
         self._words = {c: tuple(w) for c, w in words.items()}
         self._extra = dict(extra)
@@ -118,7 +122,7 @@ class ColumnFitter(QObject):
             width = max([width] + [self._measure(w) for w in self._words[column]])
             return width + PADDING_PX + self._extra.get(column, 0)
         for row in self._measured_rows():
-            text = model.index(row, column).data()
+            text = model.index(row, column).data(self._role)
             if text:
                 width = max(width, self._measure(str(text)))
         return min(width + PADDING_PX + self._extra.get(column, 0), MAX_PX)

@@ -59,11 +59,16 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 
-#: Rows whose accuracy is computed together (about a screenful: one batch of Gaussian calibrations).
-PRIVACY_BLOCK = 25
+#: Rows whose accuracy is computed together (one batch of Gaussian calibrations). A plan's first
+#: Gaussian calibrations cost ~2.5 ms each on the GUI thread, so a block is a part of a screenful,
+#: filled a turn of the event loop each after a plan opens.
+PRIVACY_BLOCK = 4
 
 #: Role with the raw Python value of a cell (floats unrounded, enums as members).
 RawRole = Qt.ItemDataRole.UserRole + 1
+#: Role with the text a cell shows now: None for a cell left empty until its block's privacy is
+#: computed (what a column's fit measures: it computes nothing).
+ShownRole = Qt.ItemDataRole.UserRole + 2
 _R = Qt.ItemDataRole
 _DISPLAY, _EDIT, _CHECK, _DECORATION, _TOOLTIP, _ALIGNMENT, _FONT, _FOREGROUND = (int(r) for r in (
     _R.DisplayRole, _R.EditRole, _R.CheckStateRole, _R.DecorationRole, _R.ToolTipRole,
@@ -84,8 +89,8 @@ class StatisticsTableModel(QAbstractTableModel):
         self._privacy_blocks: dict[int, list[StatisticPrivacy]] = {}   # blocks drawn so far
         self._deltas: Optional[list[float]] = None
         # After a reset (a plan opened) the first paint leaves the cells that need a block's
-        # privacy empty and they are filled a turn of the event loop later: a block costs ~10 ms
-        # (Gaussian and OpenDP calibrations), the paint after opening a plan as much again.
+        # privacy empty and they are filled a block a turn of the event loop later: a block's
+        # Gaussian and OpenDP calibrations cost a few ms, the paint after opening a plan ~10 ms.
         self._fill_later = True
         self._unfilled: set[int] = set()        # blocks left empty by a paint
         self._fill_timer = QTimer(self, singleShot=True, interval=0)
@@ -152,8 +157,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if not index.isValid() or not (0 <= row < len(self._rows)):
             return
         stat, key = self._rows[row], COLUMNS[index.column()].key
-        later = (self._fill_later and key in ("delta", "error") and self._privacy is None
-                 and row // PRIVACY_BLOCK not in self._privacy_blocks)
+        later = self._shown_later(row, key)
         if later:
             self._unfilled.add(row // PRIVACY_BLOCK)
             if not self._fill_timer.isActive():
@@ -167,17 +171,33 @@ class StatisticsTableModel(QAbstractTableModel):
         could react meanwhile)."""
         self._fill_later = False
 
+    def filling(self) -> bool:
+        """Whether cells a paint left empty after a reset are still to be filled."""
+        return bool(self._unfilled) or self._fill_timer.isActive()
+
+    def _shown_later(self, row: int, key: str) -> bool:
+        """Whether the cell is left empty until its block is filled (after a reset)."""
+        return (self._fill_later and key in ("delta", "error") and self._privacy is None
+                and row // PRIVACY_BLOCK not in self._privacy_blocks)
+
     def _fill(self) -> None:
-        """Compute and draw the cells the first paint after a reset left empty."""
-        self._fill_later = False
-        blocks, self._unfilled = sorted(self._unfilled), set()
-        rows = [b * PRIVACY_BLOCK for b in blocks if b * PRIVACY_BLOCK < len(self._rows)]
-        if not rows:
+        """Compute and draw a block of the cells a paint after a reset left empty; the next block
+        a turn of the event loop later (each turn's paint draws only that block's cells)."""
+        if not self._unfilled:
+            self._fill_later = False
             return
-        for row in rows:
-            self.privacy(row)
-        last = min(rows[-1] + PRIVACY_BLOCK, len(self._rows)) - 1
-        self.dataChanged.emit(self.index(rows[0], COLUMN_INDEX["delta"]),
+        block = min(self._unfilled)
+        self._unfilled.discard(block)
+        if self._unfilled:
+            self._fill_timer.start()
+        else:
+            self._fill_later = False
+        first = block * PRIVACY_BLOCK
+        if first >= len(self._rows):
+            return
+        self.privacy(first)
+        last = min(first + PRIVACY_BLOCK, len(self._rows)) - 1
+        self.dataChanged.emit(self.index(first, COLUMN_INDEX["delta"]),
                               self.index(last, COLUMN_INDEX["error"]), [Qt.ItemDataRole.DisplayRole])
 
     def _data(self, row: int, stat: Statistic, key: str, role: int) -> Any:
@@ -200,6 +220,8 @@ class StatisticsTableModel(QAbstractTableModel):
             return value.value if isinstance(value, (Kind, Mechanism)) else value
         if role == RawRole:
             return self._raw(row, stat, key)
+        if role == ShownRole:
+            return None if self._shown_later(row, key) else self._display(row, stat, key)
         if role == _TOOLTIP:
             return formatting.as_plain(self._tooltip(row, stat, key))
         return None

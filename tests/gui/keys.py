@@ -12,10 +12,12 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QWidget
 
 
 def wait_idle(qtbot, w):
-    """Until the window has nothing left to compute, and still nothing once the events its last
+    """Until the window has nothing left to compute (the table's cells left empty by its first
+    paint of a plan included: filled a block a turn), and still nothing once the events its last
     result posted have been handled (a follow-up job would have been submitted by then)."""
     def idle() -> bool:
-        return not w.controller.is_busy() and not w.editor.is_redistributing()
+        return (not w.controller.is_busy() and not w.editor.is_redistributing()
+                and not w.statistics_panel.model.filling())
 
     for _ in range(100):
         qtbot.waitUntil(idle)

@@ -4,6 +4,8 @@ cells that need a block's privacy are filled a turn of the event loop after the 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QTableView
@@ -123,3 +125,70 @@ def test_the_windows_first_paint_shows_every_number(qtbot, monkeypatch):
                       lambda: seen.append(_colours(_on_screen(window, 0, "error"))))
     qtbot.waitUntil(lambda: bool(seen))
     assert seen[0] > 1
+
+
+def test_a_column_fit_after_a_plan_opens_computes_no_privacy(qtbot, shown, monkeypatch):
+    """The fit measures the cells as drawn: those the first paint leaves empty are measured once
+    their block is filled (a fit of the first rows computed their accuracy on the GUI thread)."""
+    import dpplanner.gui.table_model as table_model
+    from keys import handle_posted_events, wait_idle
+
+    blocks = []
+    real = table_model.statistics_privacy
+    monkeypatch.setattr(table_model, "statistics_privacy", lambda *a: blocks.append(1) or real(*a))
+    shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
+    panel = shown.statistics_panel
+    panel.columns.fit()
+    assert blocks == []
+    wait_idle(qtbot, shown)
+    handle_posted_events()
+    assert blocks
+    text = panel.model.index(0, COLUMN_INDEX["error"]).data()
+    assert panel.view.columnWidth(COLUMN_INDEX["error"]) >= panel.view.fontMetrics().horizontalAdvance(text)
+
+
+def test_the_cells_a_plan_opened_with_are_filled_a_block_a_turn(qtbot, shown):
+    """Each turn of the event loop computes one block of rows and redraws only its cells, until
+    every row on screen shows its error bound."""
+    from dpplanner.gui.table_model import PRIVACY_BLOCK
+    from keys import handle_posted_events, wait_idle
+
+    model = shown.statistics_panel.model
+    filled = []
+    model.dataChanged.connect(lambda top, bottom, *_: filled.append((top.row(), bottom.row())))
+    shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
+    wait_idle(qtbot, shown)
+    handle_posted_events()
+    view = shown.statistics_panel.view
+    last = view.rowAt(view.viewport().height() - 1)
+    assert last >= PRIVACY_BLOCK
+    assert len(filled) >= 2 and all(b - t < PRIVACY_BLOCK for t, b in filled)
+    assert set(range(last + 1)) <= {r for t, b in filled for r in range(t, b + 1)}
+    assert _colours(_on_screen(shown, last, "error")) > 1
+
+
+def test_a_plan_opened_paints_its_table_before_the_cost_plot_moves_its_budget_line(qtbot, shown):
+    from PySide6.QtCore import QEvent, QObject
+    from keys import wait_idle
+
+    plot = shown.cost_plot
+    qtbot.waitUntil(plot.canvas_built)
+    wait_idle(qtbot, shown)
+    before = plot.budget_line.value()
+    base = files.load_plan(example_path("synthetic-100"))
+    plan = Plan(dataclasses.replace(base.budget, epsilon=2 * base.budget.epsilon), base.statistics)
+    assert plan.budget.spendable_epsilon != before
+    seen = []
+
+    class FirstPaint(QObject):
+        def eventFilter(self, watched, event) -> bool:     # noqa: N802
+            if event.type() == QEvent.Type.Paint and not seen:
+                seen.append(plot.budget_line.value())
+            return False
+
+    watcher = FirstPaint()
+    shown.statistics_panel.view.viewport().installEventFilter(watcher)
+    shown.document.load(plan, None, "synthetic-100")
+    qtbot.waitUntil(lambda: bool(seen))
+    assert seen == [before]
+    qtbot.waitUntil(lambda: plot.budget_line.value() == plan.budget.spendable_epsilon)

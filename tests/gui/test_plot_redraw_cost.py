@@ -99,6 +99,79 @@ def test_a_plans_first_result_draws_on_curves_made_beforehand(qtbot, plot, monke
     np.testing.assert_array_equal(plot.curve_data("basic")[1], 0.1 * np.arange(1, 51) * 1.1)
 
 
+def test_a_plans_first_result_makes_no_legend_entry_and_sets_no_pen(qtbot, plot, monkeypatch):
+    """The legend entries are made with the spare curves, one theorem a turn of the event loop,
+    styled as a long curve: the first result (eight entries of ~1 ms each, eight pens) makes
+    and restyles nothing, and the legend is laid out once for all its entries."""
+    import pyqtgraph as pg
+    import dpplanner.gui.plot_common as common
+
+    plot.build_canvas()
+    plot._make_spares()             # what a turn does (the canvas's own turn has not come yet)
+    assert len(plot._spare) == 1 and not plot.spares_made()
+    qtbot.waitUntil(plot.spares_made)
+    labels, fits = [], []
+    real_label = pg.LabelItem.__init__
+    monkeypatch.setattr(pg.LabelItem, "__init__", lambda self, *a, **k: labels.append(1) or real_label(self, *a, **k))
+    real_fit = common.fit_legend
+    monkeypatch.setattr(common, "fit_legend", lambda *a: fits.append(1) or real_fit(*a))
+    pens = []
+    for item in plot._spare.values():
+        real = item.setPen
+        monkeypatch.setattr(item, "setPen", lambda *a, real=real, **k: pens.append(1) or real(*a, **k))
+    plot.set_curve(_curve(50), 50, 1.0)
+    assert labels == [] and pens == [] and fits == [1]
+    assert [label.text for _sample, label in plot.legend.items] == ["basic", "optimal"]
+
+
+def test_entries_made_ahead_take_the_colour_scheme_of_when_they_are_shown(qtbot, plot):
+    from dpplanner.gui import theme as themes
+
+    plot.build_canvas()
+    qtbot.waitUntil(plot.spares_made)
+    other = themes.LIGHT if plot._theme.name == "dark" else themes.DARK
+    plot.apply_theme(other)
+    plot.set_curve(_curve(50), 50, 1.0)
+    for _sample, label in plot.legend.items:
+        assert other.foreground in label.item.toHtml().lower()
+    for name, item in plot.items.items():
+        assert item.opts["pen"].color().name() == themes.curve_colour(other, name).lower()
+
+
+def test_a_curve_replaced_by_another_lays_the_legend_out_again(qtbot, plot, monkeypatch):
+    import dpplanner.gui.plot_common as common
+
+    plot.set_curve(_curve(50), 50, 1.0)
+    fits = []
+    real = common.fit_legend
+    monkeypatch.setattr(common, "fit_legend", lambda *a: fits.append(1) or real(*a))
+    other = _curve(50)
+    other.upper["advanced"] = other.upper.pop("optimal")
+    other.lower["advanced"] = other.lower.pop("optimal")
+    plot.set_curve(other, 50, 1.0)
+    assert fits == [1]
+    assert [label.text for _sample, label in plot.legend.items] == ["basic", "advanced"]
+
+
+def test_a_result_leaves_no_layout_of_the_plot_for_later(qtbot, plot):
+    """The legend's new height is laid out with the result: one paint shows it."""
+    plot.build_canvas()
+    qtbot.waitUntil(plot.spares_made)
+    plot.set_curve(_curve(50), 50, 1.0)
+    assert plot.view.ci.layout.isActivated()
+
+
+def test_naming_the_repeated_statistic_in_prefix_mode_leaves_the_axis_alone(plot, monkeypatch):
+    plot.build_canvas()
+    labels = []
+    real = plot.plot_item.setLabel
+    monkeypatch.setattr(plot.plot_item, "setLabel", lambda *a, **k: labels.append(a) or real(*a, **k))
+    plot.set_repeat_statistic("income")
+    assert labels == []                 # (each label lays the axis out again)
+    plot.set_mode("repeat")
+    assert len(labels) == 1 and "income" in plot.plot_item.getAxis("bottom").labelText
+
+
 def test_an_edit_frames_the_cost_plot_once(qtbot, window, monkeypatch):
     """Typing a statistic's ε_i changes the curve, not ε_g: the window's refresh on the plan's
     change leaves the view as it is and the result's curve frames it once (each frame lays the

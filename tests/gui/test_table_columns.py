@@ -11,7 +11,7 @@ from dpplanner.gui.table_columns import MIN_PX, NAME_MIN_PX
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Mechanism
 from dpplanner.model.examples import example_path
-from keys import handle_posted_events
+from keys import handle_posted_events, wait_idle
 
 NUMBERS = ("epsilon", "error")
 
@@ -23,7 +23,7 @@ def test_columns_fit_their_text_and_a_narrow_table_scrolls_instead_of_hiding(qtb
     window.resize(1440, 900)
     window.document.open_example(example_path("census"), confirm=False)
     window.show()
-    qtbot.waitUntil(lambda: not window.controller.is_busy() and not window.editor.is_redistributing())
+    wait_idle(qtbot, window)
     view = window.statistics_panel.view
     fitter = window.statistics_panel.columns
     handle_posted_events()
