@@ -35,6 +35,7 @@ from typing import Optional
 from scipy.special import ndtri
 
 from dpplanner import engine
+from dpplanner.engine.memo import Memo
 
 from .opendp_sensitivity import Certified
 
@@ -123,28 +124,57 @@ def opendp_noise(cert: Certified, gaussian: bool, epsilon: float, delta: float) 
 def opendp_tags(releases) -> list[str]:
     """The engine tag of each (cert, gaussian, epsilon, delta): ``opendp_noise``'s, or "eps-delta"
     where it raises ValueError (the noise cannot be calibrated there), without building the rest
-    of it. The one-cell discrete Gaussians are calibrated together first (one vectorised pass,
-    remembered by the engine, the same bits as one by one): a plan asks for its tags twice per
-    edit, and one by one their calibrations were most of what OpenDP noise added to an edit."""
-    recipes = []
-    for cert, gaussian, e, d in releases:
-        shift = lattice_of(cert, gaussian)[1]
-        recipes.append((_recipe(cert, gaussian, shift), cert, shift, e, d))
-    alone = [(e, d, shift) for ((how, _tag), c, shift, e, d) in recipes
-             if how == "gaussian-cells" and c.cells == 1]
+    of it. A plan asks for its tags up to three times per edit (its pins' check, its allocation's
+    request, its totals'), most of them for releases the edit left alone: each tag is remembered
+    (``_TAGS``), each recipe too (``_RECIPES``). Of those not remembered, the one-cell discrete
+    Gaussians are calibrated together (one vectorised pass with the same checks and bits as one by
+    one, remembered by the engine for the totals), the others one by one, and so is each of the
+    Gaussians when their pass is refused (to find which cannot be calibrated)."""
+    tags = [_remembered(_TAGS, cert, (gaussian, e, d)) for cert, gaussian, e, d in releases]
+    todo = [(i, (cert, gaussian, e, d), _recipe_of(cert, gaussian))
+            for i, ((cert, gaussian, e, d), tag) in enumerate(zip(releases, tags)) if tag is None]
+    alone = {i: (e, d, shift) for i, (cert, _g, e, d), (how, _tag, shift) in todo
+             if how == "gaussian-cells" and cert.cells == 1}
     if alone:
         try:
-            engine.discrete_gaussian_sigmas(*zip(*alone))
-        except ValueError:      # (one that cannot be calibrated: each is then tried on its own below)
-            pass
-    tags = []
-    for (how, tag), cert, shift, e, d in recipes:
-        try:
-            _calibrated(how, cert, shift, e, d)
+            engine.discrete_gaussian_sigmas(*zip(*alone.values()))
         except ValueError:
-            tag = "eps-delta"
-        tags.append(tag)
+            alone = {}
+    for i, (cert, _g, e, d), (how, tag, shift) in todo:
+        if i not in alone:
+            try:
+                _calibrated(how, cert, shift, e, d)
+            except ValueError:
+                tag = "eps-delta"
+        tags[i] = tag
+    _TAGS.put_all(((id(cert), *rest), (cert, tags[i])) for i, (cert, *rest), _recipe in todo)
     return tags
+
+
+#: Tags found, by (cert, gaussian, epsilon, delta); recipes, by (cert, gaussian). Both are pure
+#: functions of those values. The cert is keyed by its identity and kept in the value: while an
+#: entry is kept, so is its cert, so no other object has its id (``_remembered`` checks it is the
+#: same one). Certifications come from opendp_sensitivity's memory, the same object for the same
+#: statistic; hashing one by value (its Fractions) was a third of a warm plan's tags. Bounded (a
+#: plan of 10^5 statistics edited for hours keeps at most this many) and cleared by
+#: ``engine.memo.forget`` (the benchmarks' cold runs, the tests' uncached path).
+_TAGS = Memo(1 << 14)
+_RECIPES = Memo(1 << 12)
+
+
+def _remembered(memo: Memo, cert: Certified, rest: tuple):
+    known = memo.get((id(cert), *rest))
+    return known[1] if known is not None and known[0] is cert else None
+
+
+def _recipe_of(cert: Certified, gaussian: bool) -> tuple[str, str, int]:
+    """(how, tag, shift) of ``_recipe`` with ``lattice_of``'s shift, remembered."""
+    known = _remembered(_RECIPES, cert, (gaussian,))
+    if known is None:
+        shift = lattice_of(cert, gaussian)[1]
+        known = (*_recipe(cert, gaussian, shift), shift)
+        _RECIPES.put((id(cert), gaussian), (cert, known))
+    return known
 
 
 def _recipe(cert: Certified, gaussian: bool, shift: int) -> tuple[str, str]:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import decimal
 import functools
 import math
+import operator
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Optional
@@ -104,14 +105,16 @@ def d_in(neighbouring: Neighbouring, contributions: int = 1) -> int:
     return (2 if neighbouring is Neighbouring.REPLACE_ONE else 1) * contributions
 
 
-#: Certifications made, keyed by the budget and every field of the statistic but those no
-#: sensitivity reads and that an edit or a redistribution moves (``_UNREAD``): a plan's releases
-#: are certified twice per edit (its allocation's request and its totals'), every one of them
+#: Certifications made, keyed by the budget fields ``_certified`` reads (the relation, the dataset
+#: size, the rows per individual) and every field of the statistic but those no sensitivity reads
+#: and that an edit or a redistribution moves (``_UNREAD``): a plan's releases are certified three
+#: times per edit (its pins' check, its allocation's request, its totals'), every one of them
 #: again, although only the epsilons moved. (A field added to Statistic is in the key; values
-#: that compare equal, 1 and 1.0 or 0.0 and -0.0, certify the same numbers.)
+#: that compare equal, 1 and 1.0 or 0.0 and -0.0, certify the same numbers. The key was the whole
+#: Budget and a generator over the fields: a remembered certification took about twice as long.)
 _CERTIFIED = Memo(1 << 12)
 _UNREAD = frozenset({"epsilon", "weight", "held", "target_error", "extra", "name", "variable", "description"})
-_KEYED = tuple(f.name for f in fields(Statistic) if f.name not in _UNREAD)
+_KEYED = operator.attrgetter(*(f.name for f in fields(Statistic) if f.name not in _UNREAD))
 
 
 def certified(stat: Statistic, budget: Budget) -> Certified:
@@ -120,7 +123,7 @@ def certified(stat: Statistic, budget: Budget) -> Certified:
 
     Raises ValueError naming what is missing (custom statistics have none; replace-one needs the
     dataset size, which the script's sized domain is built with)."""
-    key = (budget, tuple(getattr(stat, name) for name in _KEYED))
+    key = (budget.neighbouring, budget.dataset_size, budget.contributions, _KEYED(stat))
     known = _CERTIFIED.get(key)
     if known is None:
         known = _certified(stat, budget)
