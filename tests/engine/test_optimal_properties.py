@@ -199,8 +199,12 @@ def exact_lattice(eps, delta_bar: float):
     return lattice_bracket(e, m, delta_bar, common_lattice(e))
 
 
-def test_prefix_curve_on_a_common_lattice_is_exact():
-    """Typed decimals share a lattice: the incremental curve then matches the exact brackets."""
+def test_prefix_curve_on_a_common_lattice_is_exact(monkeypatch):
+    """Typed decimals share a lattice: the incremental curve then matches the exact brackets
+    (a plan too large for the loss window's curve, which takes small plans to width eta)."""
+    import dpplanner.engine.optimal.prefix as prefix
+
+    monkeypatch.setattr(prefix, "window_prefix_curve", lambda *args: None)
     eps = [0.05, 0.1, 0.3, 0.05, 0.0, 0.25, 0.1] * 6
     ks = np.arange(1, len(eps) + 1)
     dbs = np.full(ks.size, 1e-7)
@@ -299,6 +303,7 @@ def test_a_prefix_curve_builds_one_kernel_per_distinct_epsilon(monkeypatch):
         return table
 
     monkeypatch.setattr(sides, "kernels", counted)
+    monkeypatch.setattr(prefix, "window_prefix_curve", lambda *args: None)     # the running lattices
     for want_lower in (False, True):
         built.clear()
         up, _ = prefix.optimal_prefix_curve(eps, np.full(10, 1e-7), np.arange(10, 101, 10), 1e-3,
@@ -317,6 +322,7 @@ def test_an_upper_only_prefix_curve_enumerates_no_prefix(monkeypatch):
     import dpplanner.engine.optimal.prefix_sides as sides
     from oracle import Oracle
 
+    monkeypatch.setattr(prefix, "window_prefix_curve", lambda *args: None)     # the running lattices
     eps = np.random.default_rng(3).uniform(0.01, 0.2, 40)
     ks, bars = np.arange(1, 41), np.full(40, 1e-6)
     read = []

@@ -1,0 +1,139 @@
+"""The prefix curve of a small plan from the loss window's two sides (optimal/prefix_window.py):
+each prefix's ends are window.py's bounds of that prefix alone, the brackets hold the exact
+optimum within eta, and what the window leaves wider goes to the running lattices."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import dpplanner.engine.optimal.prefix as prefix
+import dpplanner.engine.optimal.prefix_window as pw
+from dpplanner.engine.optimal.exact import grouped_bracket
+from dpplanner.engine.optimal.window import ctd_upper, key_set_lower
+
+
+def _plan(seed: int, k: int):
+    rng = np.random.default_rng(seed)
+    eps = rng.uniform(0.01, 0.3, k)
+    ks = np.arange(1, k + 1)
+    bars = 1e-6 * (1 - 1e-3 * ks / k)          # delta_bar shrinks with k, as a plan's does
+    return eps, ks, bars
+
+
+def _sums(eps, ks):
+    return np.array([math.fsum(eps[:k].tolist()) for k in ks.tolist()])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_each_prefix_is_read_as_the_window_reads_that_prefix_alone(seed, monkeypatch):
+    """Every row of the one pass is window.py's bound of that prefix on the same grid and from
+    the same floor: the test set's bit for bit (every cut tried), connect-the-dots' bit for bit
+    (nothing cut from its top)."""
+    eps, ks, bars = _plan(seed, 40)
+    his = bars * (1 + 1e-9)
+    sums = _sums(eps, ks)
+    step = 2.0 ** -7
+    floors = np.array([0.5 * s for s in sums.tolist()])   # any floor below the answers
+    monkeypatch.setattr(pw, "BAND_RATIO", math.inf)
+    lows = pw._key_set_rows(eps, his, ks, sums, step, floors, None)
+    monkeypatch.setattr(pw, "TAIL_SHARE", 0.0)
+    ups = pw._ctd_rows(eps, bars, ks, sums, step, lows, None)
+    for j, k in enumerate(ks.tolist()):
+        log_z = -math.fsum(np.log1p(np.exp(-eps[:k])).tolist())
+        assert lows[j] == key_set_lower(eps[:k], float(his[j]), step, float(floors[j]), log_z)
+        assert ups[j] == ctd_upper(eps[:k], float(bars[j]), step, float(lows[j]))
+
+
+def test_the_band_of_test_sets_loses_nothing_on_these_plans(monkeypatch):
+    """Only the cuts whose P(S) lies between delta_bar and BAND_RATIO times it are tried: the
+    lower ends are those of every cut (a band of 100 x lost 1.8e-3 on the mixed plan)."""
+    def draw(seed, low, high, k):
+        return np.random.default_rng(seed).uniform(low, high, k)
+
+    for eps, bar in ((draw(1, 0.01, 0.2, 100), 1e-6), (draw(2, 0.001, 0.5, 100), 1e-9),
+                     (np.concatenate([[1.5, 2.0, 1.0], draw(3, 0.001, 0.01, 97)]), 1e-5),
+                     (np.concatenate([draw(4, 0.001, 0.01, 90), draw(5, 0.5, 1.0, 10)]), 1e-5)):
+        ks = np.arange(1, eps.size + 1)
+        bars, sums = np.full(ks.size, bar), _sums(eps, ks)
+        band = pw._key_set_rows(eps, bars, ks, sums, 2.0 ** -8, np.zeros(ks.size), None)
+        monkeypatch.setattr(pw, "BAND_RATIO", math.inf)
+        every = pw._key_set_rows(eps, bars, ks, sums, 2.0 ** -8, np.zeros(ks.size), None)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(band, every)
+
+
+@pytest.mark.parametrize("seed, eta", [(0, 1e-2), (1, 1e-3), (2, 1e-4)])
+def test_every_prefix_bracket_holds_the_exact_optimum_within_eta(seed, eta):
+    """Five distinct epsilons, 60 queries in a random order: every prefix's exact optimum (grouped
+    enumeration) is inside its bracket, every bracket within eta, from the window's pass."""
+    rng = np.random.default_rng(seed)
+    eps = rng.choice(rng.uniform(0.01, 0.4, 5), 60)
+    ks = np.arange(1, 61)
+    bars = np.full(60, 10.0 ** -rng.uniform(3, 10))
+    up, lo = pw.window_prefix_curve(eps, bars, bars, ks, eta)
+    for j, k in enumerate(ks.tolist()):
+        e, m = np.unique(eps[:k], return_counts=True)
+        exact = grouped_bracket(e, m, float(bars[j]))
+        assert lo[j] <= exact.upper and exact.lower <= up[j], k
+    assert np.all(up - lo <= eta)
+
+
+def test_the_prefixes_a_grid_leaves_wide_are_read_again_alone_on_a_finer_one(monkeypatch):
+    """A short prefix is lumpy: the grid that fits the long ones can leave it wider than eta,
+    and only such prefixes (the queries up to the last of them) are composed again, twice as fine."""
+    eps, ks, bars = _plan(2, 100)
+    passes = []
+    real = pw._ctd_rows
+    monkeypatch.setattr(pw, "_ctd_rows", lambda e, d, k, *rest: passes.append((e.size, k.tolist(), rest[1])) or
+                        real(e, d, k, *rest))
+    up, lo = pw.window_prefix_curve(eps, bars, bars, ks, 1e-3)
+    assert np.all(up - lo <= 1e-3)
+    assert len(passes) == 2 and passes[0][:2] == (100, ks.tolist())
+    assert passes[1][:2] == (11, [11]) and passes[1][2] == passes[0][2] / 2
+
+
+def test_the_mass_cut_from_the_top_counts_against_delta(monkeypatch):
+    """Cutting far more than the tail from the top of the CTD pmf (mass moved to +infinity) keeps
+    the upper ends above the exact optimum; without its charge they fall below."""
+    rng = np.random.default_rng(9)
+    eps = rng.choice([0.05, 0.11, 0.2], 200)
+    ks = np.arange(50, 201, 50)
+    bars = np.full(ks.size, 1e-3)
+    sums = _sums(eps, ks)
+    exact = [grouped_bracket(*np.unique(eps[:k], return_counts=True), 1e-3) for k in ks.tolist()]
+    monkeypatch.setattr(pw, "TAIL_SHARE", 300.0)    # cuts of up to 0.3 delta_bar in all
+    ups = pw._ctd_rows(eps, bars, ks, sums, 2.0 ** -7, np.zeros(ks.size), None)
+    assert all(u >= b.upper for u, b in zip(ups.tolist(), exact))
+    assert np.all(ups - np.array([b.upper for b in exact]) > 1e-3)   # (the cuts did bite)
+
+
+def test_plans_beyond_the_window_go_to_the_running_lattices(monkeypatch):
+    """Beyond MAX_QUERIES (or the work caps) the window's pass returns None and the curve is the
+    running lattices'; the prefixes the window's caps leave wider than eta are read there too."""
+    eps, ks, bars = _plan(2, 100)
+    lattices = []
+    real = prefix._lattice_curve
+    monkeypatch.setattr(prefix, "_lattice_curve", lambda *args: lattices.append(args[5].tolist()) or real(*args))
+    up, lo = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3)
+    assert not lattices and np.all(up - lo <= 1e-3)
+    monkeypatch.setattr(pw, "MAX_QUERIES", 99)
+    assert pw.window_prefix_curve(eps, bars, bars, ks, 1e-3) is None
+    prefix.optimal_prefix_curve(eps, bars, ks, 1e-3)
+    assert lattices == [ks.tolist()]
+    monkeypatch.setattr(pw, "MAX_QUERIES", 2000)
+    monkeypatch.setattr(pw, "MAX_LEVELS", 1)        # no second pass: prefix 11 is left over
+    lattices.clear()
+    up1, lo1 = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3)
+    assert lattices == [[11]]
+    assert np.all(up1 - lo1 <= 1e-3)
+
+
+def test_an_upper_only_curve_has_the_same_upper_ends_and_no_lower_end():
+    eps, ks, bars = _plan(6, 50)
+    up, lo = prefix.optimal_prefix_curve(eps, bars, ks, 1e-2)
+    up_only, zero = prefix.optimal_prefix_curve(eps, bars, ks, 1e-2, want_lower=False)
+    np.testing.assert_array_equal(up, up_only)
+    assert np.all(zero == 0) and np.all(lo > 0)
