@@ -11,7 +11,7 @@ common lattice; the older first-order bracket, kept as a fallback), ``spectral``
 plan's pmf from its characteristic function), ``split`` (the fast path: connect-the-dots with a
 certified second-order error bound, ``hybrid_error``), ``refine`` (its refinement loop and
 caps), ``bracket`` (path selection), ``profile`` (delta as a function of eps), ``prefix``
-(incremental curve over plan prefixes).
+(incremental curve over plan prefixes; a small plan's in one pass, ``prefix_window``).
 """
 
 from .. import lazy
