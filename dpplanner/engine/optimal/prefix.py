@@ -75,7 +75,7 @@ def optimal_prefix_curve(eps, delta_bars, ks, width: float, *, cancel=None, prog
     tail = 1e-6 * dmin / K
     # a small plan: the loss window's two sides, every prefix at once (typed decimals too, as
     # compose() brackets them: width <= eta at a fraction of the exact lattice's cost)
-    window = _window_curve(eps, delta_bars, hi_bars, ks, width, cancel)
+    window = _window_curve(eps, delta_bars, hi_bars, ks, width, cancel, progress)
     if window is None:
         lat = common_lattice(e) if e.size else None
         if lat is not None and lattice_points(e, m, 2 * lat[1]) <= PREFIX_MAX_POINTS:
@@ -118,13 +118,13 @@ def _lattice_curve(e, m, eps, delta_bars, hi_bars, ks, width, dmin, tail, cancel
     return upper, lower
 
 
-def _window_curve(eps, delta_bars, hi_bars, ks, width: float, cancel):
+def _window_curve(eps, delta_bars, hi_bars, ks, width: float, cancel, progress):
     """The curve from the loss window's two sides (``prefix_window``), with ``_one_pass``'s edges,
     floors and clamps; None where that path does not take the plan."""
     regular = np.flatnonzero((delta_bars > 0) & (hi_bars < 1))
     if not regular.size:
         return None
-    got = window_prefix_curve(eps, delta_bars[regular], hi_bars[regular], ks[regular], width, cancel)
+    got = window_prefix_curve(eps, delta_bars[regular], hi_bars[regular], ks[regular], width, cancel, progress)
     if got is None:
         return None
     raw_up, raw_lo = np.full(ks.size, math.nan), np.full(ks.size, math.nan)

@@ -55,10 +55,11 @@ COARSE_KEYS = 512
 
 
 def window_prefix_curve(eps: np.ndarray, delta_bars: np.ndarray, hi_bars: np.ndarray, ks: np.ndarray,
-                        width: float, cancel=None) -> Optional[tuple[np.ndarray, np.ndarray]]:
+                        width: float, cancel=None, progress=None) -> Optional[tuple[np.ndarray, np.ndarray]]:
     """(upper, lower) bracketing OptComp(eps[:k], delta_bar) for each k = ks[j] (ascending, every
     0 < delta_bars[j] <= delta_bar <= hi_bars[j] < 1), refined until each width is <= ``width``
-    or the caps; None where the plan is beyond this path (too large, or counts out of range)."""
+    or the caps; None where the plan is beyond this path (too large, or counts out of range).
+    ``progress`` hears of each side's pass (the first grid's as the first 90 %)."""
     eps = np.asarray(eps, dtype=float)[: int(ks[-1])]
     if eps.size > MAX_QUERIES or not np.all(eps <= 700.0):   # (a weight e^{eps} stays finite)
         return None
@@ -75,6 +76,7 @@ def window_prefix_curve(eps: np.ndarray, delta_bars: np.ndarray, hi_bars: np.nda
         lower = _key_set_rows(eps, hi_bars, ks, sums, coarse, lower, cancel)
         if lower is None:
             return None
+    _tell(progress, 0.1)
     todo = np.arange(ks.size)
     for level in range(MAX_LEVELS):
         k_last = int(ks[todo[-1]])
@@ -89,13 +91,20 @@ def window_prefix_curve(eps: np.ndarray, delta_bars: np.ndarray, hi_bars: np.nda
         if lo is None:
             return None if level == 0 else (upper, lower)
         lower[todo] = np.maximum(lower[todo], lo)
+        _tell(progress, 0.5 if level == 0 else 0.9)
         up = _ctd_rows(sub, delta_bars[todo], ks[todo], sums[todo], step, lower[todo], cancel)
         upper[todo] = np.minimum(upper[todo], up)
+        _tell(progress, 0.9)
         todo = todo[upper[todo] - lower[todo] > width]
         if not todo.size:
             break
         step /= 2
     return upper, lower
+
+
+def _tell(progress, fraction: float) -> None:
+    if progress is not None:
+        progress(fraction)
 
 
 def _prefixes(plain: list, ks: np.ndarray):
