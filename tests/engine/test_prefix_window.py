@@ -82,17 +82,20 @@ def test_every_prefix_bracket_holds_the_exact_optimum_within_eta(seed, eta):
 
 
 def test_the_prefixes_a_grid_leaves_wide_are_read_again_alone_on_a_finer_one(monkeypatch):
-    """A short prefix is lumpy: the grid that fits the long ones can leave it wider than eta,
-    and only such prefixes (the queries up to the last of them) are composed again, twice as fine."""
+    """The prefixes a grid leaves wider than eta (here a grid four times too coarse to start
+    from) are composed again, alone (the queries up to the last of them), twice as fine, until
+    every bracket is within eta."""
     eps, ks, bars = _plan(2, 100)
     passes = []
     real = pw._ctd_rows
     monkeypatch.setattr(pw, "_ctd_rows", lambda e, d, k, *rest: passes.append((e.size, k.tolist(), rest[1])) or
                         real(e, d, k, *rest))
+    monkeypatch.setattr(pw, "_start_step", lambda eps, eta: 2.0 ** -6)
     up, lo = pw.window_prefix_curve(eps, bars, bars, ks, 1e-3)
     assert np.all(up - lo <= 1e-3)
-    assert len(passes) == 2 and passes[0][:2] == (100, ks.tolist())
-    assert passes[1][:2] == (11, [11]) and passes[1][2] == passes[0][2] / 2
+    assert len(passes) >= 3 and passes[0] == (100, ks.tolist(), 2.0 ** -7)
+    for (_, rows, step), (size, again, finer) in zip(passes, passes[1:]):
+        assert set(again) < set(rows) and size == again[-1] and finer == step / 2
 
 
 def test_the_mass_cut_from_the_top_counts_against_delta(monkeypatch):
@@ -124,10 +127,14 @@ def test_plans_beyond_the_window_go_to_the_running_lattices(monkeypatch):
     prefix.optimal_prefix_curve(eps, bars, ks, 1e-3)
     assert lattices == [ks.tolist()]
     monkeypatch.setattr(pw, "MAX_QUERIES", 2000)
-    monkeypatch.setattr(pw, "MAX_LEVELS", 1)        # no second pass: prefix 11 is left over
+    # one pass on a grid too coarse: the prefixes it leaves wide are left over for the lattices
+    monkeypatch.setattr(pw, "MAX_LEVELS", 1)
+    monkeypatch.setattr(pw, "_start_step", lambda eps, eta: 2.0 ** -6)
+    w_up, w_lo = pw.window_prefix_curve(eps, bars, bars, ks, 1e-3)
+    wide = ks[w_up - w_lo > 1e-3].tolist()
     lattices.clear()
     up1, lo1 = prefix.optimal_prefix_curve(eps, bars, ks, 1e-3)
-    assert lattices == [[11]]
+    assert len(lattices) == 1 and 10 < len(wide) and set(wide) <= set(lattices[0])
     assert np.all(up1 - lo1 <= 1e-3)
 
 
@@ -137,3 +144,18 @@ def test_an_upper_only_curve_has_the_same_upper_ends_and_no_lower_end():
     up_only, zero = prefix.optimal_prefix_curve(eps, bars, ks, 1e-2, want_lower=False)
     np.testing.assert_array_equal(up, up_only)
     assert np.all(zero == 0) and np.all(lo > 0)
+
+
+def test_typed_decimals_read_at_few_points_keep_the_exact_lattice(monkeypatch):
+    """A common lattice read at few points gives the exact curve (as the psi-survey example's);
+    read at every one of 240, the window's pass, within eta."""
+    eps = np.array([0.05, 0.1, 0.3, 0.05, 0.25, 0.1] * 40)          # a lattice of ~700 points
+    windows = []
+    real = pw.window_prefix_curve
+    monkeypatch.setattr(prefix, "window_prefix_curve", lambda *args: windows.append(1) or real(*args))
+    few = np.array([1, 80, 160, 240])
+    up, lo = prefix.optimal_prefix_curve(eps, np.full(few.size, 1e-7), few, 1e-2)
+    assert not windows and np.all(up - lo < 1e-6)
+    many = np.arange(1, 241)
+    up, lo = prefix.optimal_prefix_curve(eps, np.full(many.size, 1e-7), many, 1e-2)
+    assert windows and np.all(up - lo <= 1e-2)

@@ -80,8 +80,8 @@ def window_prefix_curve(eps: np.ndarray, delta_bars: np.ndarray, hi_bars: np.nda
     todo = np.arange(ks.size)
     for level in range(MAX_LEVELS):
         k_last = int(ks[todo[-1]])
-        # CTD: (sum - floor) / D points; keys as many, two counts each
-        points = 3 * float(np.max(sums[todo] - lower[todo])) / step + 8
+        # CTD: (sum - floor) / (D / 2) points; keys half as many, two counts each
+        points = 4 * float(np.max(sums[todo] - lower[todo])) / step + 8
         if k_last * points > MAX_WORK or todo.size * points > MAX_STORED:
             if level == 0:
                 return None
@@ -92,7 +92,10 @@ def window_prefix_curve(eps: np.ndarray, delta_bars: np.ndarray, hi_bars: np.nda
             return None if level == 0 else (upper, lower)
         lower[todo] = np.maximum(lower[todo], lo)
         _tell(progress, 0.5 if level == 0 else 0.9)
-        up = _ctd_rows(sub, delta_bars[todo], ks[todo], sums[todo], step, lower[todo], cancel)
+        # connect the dots on a grid twice as fine as the keys': on one grid its error is the
+        # larger (~2x the test set's with keys at half the step), and the upper ends are what a
+        # plot shows (within ~5e-4 of the exact value at 100 queries to eta = 0.01, not ~2e-3)
+        up = _ctd_rows(sub, delta_bars[todo], ks[todo], sums[todo], step / 2, lower[todo], cancel)
         upper[todo] = np.minimum(upper[todo], up)
         _tell(progress, 0.9)
         todo = todo[upper[todo] - lower[todo] > width]
