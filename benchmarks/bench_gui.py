@@ -14,8 +14,9 @@ wall time. The targets are judged on the first two.
    no bytecode written or cached for dpplanner (PYTHONDONTWRITEBYTECODE=1, a source tree without
    __pycache__), so its modules are compiled at every launch; the libraries' are from their install.
 2. Longest GUI-thread stall while a plan opens: the largest gap between ticks of a 10 ms timer while
-   a 10,000-query plan (synthetic-1000 with every repetition x10) is loaded, drawn and computed;
-   CPU is the GUI thread's own in that gap. The stall while an edit of it is recomputed is shown too.
+   a 10,000-query plan (synthetic-1000 with every repetition x10) is loaded, drawn and computed,
+   until 0.5 s after its result arrived (the paints the result causes come on later turns); CPU is
+   the GUI thread's own in that gap. The stall while an edit of it is recomputed is shown too.
 3. Edit -> updated plot: typing a new epsilon into the table (pinned, the others redistributed),
    until the window has drawn the result for the edited plan, median of 20 edits on the 100- and
    1000-query example plans, the first 3 s after opening (a user reads it first); CPU is the mean
@@ -54,6 +55,8 @@ STARTUP_RUNS = 5
 EDITS = 20
 #: Between opening a plan and the first edit (the edits then come every 150 ms).
 USER_FIRST_EDIT_MS = 3000
+#: How long the stall rows go on watching after the result arrives: its paints come on later turns.
+DRAWN_MS = 500
 BUSY_LOOP = "while True:\n    pass\n"
 
 
@@ -241,6 +244,13 @@ class Heartbeat:
         return max(((b[0] - a[0], b[1] - a[1]) for a, b in zip(points, points[1:])), default=(0.0, 0.0))
 
 
+def _drawn() -> float:
+    """The time once the result's paints are done too: the window is settled in the result's
+    slot, and the table and plots it updated are painted (and relaid out) on the turns after."""
+    _pause(DRAWN_MS)
+    return time.perf_counter()
+
+
 def stall_during_compute() -> dict:
     _app()
     plan = _ten_thousand_query_plan()
@@ -257,7 +267,7 @@ def stall_during_compute() -> dict:
         window.document.load(plan, None, "synthetic-10000")
         end = _wait_settled(window)
         out["compute_s"] = end - t0
-        out["open"], out["open_cpu"] = beat.longest_gap(end)
+        out["open"], out["open_cpu"] = beat.longest_gap(_drawn())
         # (b) an edit: model edit + undo + table/plot refresh here, allocation and evaluation on
         # the worker.
         beat.start()
@@ -265,7 +275,7 @@ def stall_during_compute() -> dict:
         window.statistics_panel.model.setData(_cell(window, 3, "epsilon"), repr(window.plan[3].epsilon * 1.1))
         end = _wait_settled(window)
         out["edit_s"] = end - t0
-        out["edit"], out["edit_cpu"] = beat.longest_gap(end)
+        out["edit"], out["edit_cpu"] = beat.longest_gap(_drawn())
         window.editor.undo_stack.setClean()
         window.close()
     return out
