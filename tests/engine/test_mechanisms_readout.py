@@ -156,6 +156,28 @@ def test_atoms_far_above_x_are_counted_in_closed_form_on_their_side(upper, monke
         assert abs(bound - exact) <= 1e-12 * exact        # (the sum's rounding margin: ~3e-13)
 
 
+@pytest.mark.parametrize("upper", [True, False])
+def test_atoms_just_inside_the_window_are_not_counted_in_closed_form(upper):
+    """Atoms 6 to 6.5 Gaussian sd above x (inside WINDOW_Z): the closed form -expm1(x - l) would be
+    ~2e-11 off each one's delta there (Phi(-z) / z^3), so they are read with log_ndtr: within
+    1e-12 of the exact delta (mpmath), on its side."""
+    import mpmath
+
+    from dpplanner.engine.optimal.atoms import Atoms
+
+    mu, x = 0.02, 0.3
+    locs = x + mu * (mu / 2 + np.linspace(6.0, 6.5, 50))
+    a = Atoms(locs, np.full(50, 1 / 50), upper)
+    bound = float(readout.mixed_delta(a, mu, np.array([x]), upper)[0])
+    mpmath.mp.dps = 40
+    exact = mpmath.fsum(
+        mpmath.mpf(pi) * (mpmath.ncdf(mu / 2 - (x - mpmath.mpf(li)) / mu)
+                          - mpmath.exp(x - mpmath.mpf(li)) * mpmath.ncdf(-mu / 2 - (x - mpmath.mpf(li)) / mu))
+        for li, pi in zip(a.l.tolist(), a.p.tolist()))
+    assert (bound >= exact) if upper else (bound <= exact)
+    assert abs(bound - exact) <= 1e-12 * exact
+
+
 def test_searches_from_guesses_over_narrow_windows_are_not_merged(monkeypatch):
     """A batch's searches started at guesses pass over the atoms of their windows only (mu (mu/2
     + 15) below the guess and up): with at most DIRECT_ATOMS of them there they search the full

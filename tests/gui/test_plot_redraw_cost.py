@@ -161,6 +161,18 @@ def test_a_result_leaves_no_layout_of_the_plot_for_later(qtbot, plot):
     assert plot.view.ci.layout.isActivated()
 
 
+def test_a_moved_budget_is_drawn_without_a_result(qtbot, plot):
+    """eps_g moved and no curve to follow (an empty plan, a failed or cancelled evaluation): the
+    line and its label are redrawn on their own a turn later, never left showing the old budget."""
+    plot.build_canvas()
+    qtbot.waitUntil(plot.spares_made)
+    plot.set_budget(0.5)
+    qtbot.waitUntil(lambda: plot.budget_line.value() == 0.5)
+    plot.set_budget(0.7)
+    qtbot.waitUntil(lambda: plot.budget_line.value() == 0.7)
+    assert "0.7" in plot.budget_label.textItem.toPlainText()
+
+
 def test_naming_the_repeated_statistic_in_prefix_mode_leaves_the_axis_alone(plot, monkeypatch):
     plot.build_canvas()
     labels = []
