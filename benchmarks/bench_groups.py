@@ -124,31 +124,32 @@ def engine_jobs(plan: Plan) -> tuple[float, str]:
 
 def window_edits(grouped: bool) -> dict:
     """In a fresh process: the window's edit -> updated plot on one of the two plans (bench_gui's
-    helpers: the same window, settling and CPU accounting as its edit rows); per edit, its wall
+    window_driver: the same window, settling and CPU accounting as its edit rows); per edit, its wall
     and CPU time and the wall time until the engine's answer came back."""
     import bench_gui as gui
+    import window_driver as drive
 
-    gui._app()
+    drive.app()
     plan = plans()[0 if grouped else 1]
     rebalance(plan)
     with tempfile.TemporaryDirectory() as scratch:
-        window = gui._window(scratch)
+        window = drive.window_on(scratch)
         window.document.load(plan, None, "grouped" if grouped else "ungrouped")
-        gui._wait_settled(window)
-        gui._pause(gui.USER_FIRST_EDIT_MS)
+        drive.wait_settled(window)
+        drive.pause(gui.USER_FIRST_EDIT_MS)
         model = window.statistics_panel.model
         answered: list[float] = []
         window.editor.precomputed.connect(lambda _result: answered.append(time.perf_counter()))
         walls, cpus, waits = [], [], []
         for i, row in enumerate(edited_rows(len(window.plan))):
             eps = window.plan[row].epsilon * (1.05 if i % 2 == 0 else 0.95)
-            gui._pause(150)
+            drive.pause(150)
             answered.clear()
-            c0, e0, t0 = time.process_time(), gui._engine_cpu(), time.perf_counter()
-            if not model.setData(gui._cell(window, row, "epsilon"), repr(eps)):
+            c0, e0, t0 = time.process_time(), drive.engine_cpu(), time.perf_counter()
+            if not model.setData(drive.cell(window, row, "epsilon"), repr(eps)):
                 raise RuntimeError(f"edit {i} was refused: {window.status.label.text()}")
-            walls.append(gui._wait_settled(window) - t0)
-            cpus.append(time.process_time() - c0 + gui._engine_cpu() - e0)
+            walls.append(drive.wait_settled(window) - t0)
+            cpus.append(time.process_time() - c0 + drive.engine_cpu() - e0)
             if not (answered and window.plan[row].held and window.plan[row].epsilon == eps):
                 raise RuntimeError(f"edit {i} was not redistributed: {window.status.label.text()}")
             waits.append(answered[0] - t0)

@@ -45,6 +45,8 @@ for path in (str(ROOT), str(HERE)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from window_driver import app, cell, engine_cpu, pause, wait_settled, window_on  # noqa: E402
+
 #: Seconds. The window's targets (issue 27); judged with no added load and beside two busy loops.
 TARGETS = {"startup": 1.0, "stall": 0.050, "edit-100": 0.050, "edit-1000": 0.200}
 #: How each set of measurements runs: (name, busy loops beside it, command prefix).
@@ -62,144 +64,34 @@ BUSY_LOOP = "while True:\n    pass\n"
 
 # --- in the measuring process ------------------------------------------------------------------
 
-def _app():
-    from dpplanner.gui.app import make_application
-
-    return make_application([sys.argv[0]])
-
-
-def _window(scratch: str, example: Path | None = None):
-    """The window as `dpplanner` starts it: ``example`` opened before it is shown; ``spare``: the
-    timer of its start-up's second freeze (inactive once that is settled)."""
-    from PySide6.QtCore import QSettings
-
-    from dpplanner.gui.app import engine_in_process, spare_start_up
-    from dpplanner.gui.main_window import MainWindow
-    from dpplanner.gui.settings import Settings
-
-    settings = Settings(QSettings(os.path.join(scratch, "settings.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(settings=settings, recovery_dir=os.path.join(scratch, "recovery"),
-                        engine_in_process=engine_in_process())
-    if example is not None:
-        window.document.open_example(example)
-    window.resize(1400, 900)
-    window.show()
-    window.spare = spare_start_up(window)
-    return window
-
-
-def _settled(window) -> bool:
-    result = window.evaluation.last_result
-    # The privacy profile runs after the totals as its own job; the cost plot does not wait for it.
-    return (result is not None and not window.editor.is_redistributing()
-            and not window.controller.is_busy("evaluate") and not window.controller.is_busy("allocate")
-            and window.evaluation.result_is_current(result))
-
-
-def _wait_settled(window, timeout_s: float = 600.0) -> float:
-    """Run the event loop until the window shows the result for the current plan; returns the
-    perf_counter() time at which that result was drawn (measured inside the result slot)."""
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    loop = QEventLoop()
-    done: list[float] = []
-
-    def check(*_args) -> None:
-        if not done and _settled(window):
-            done.append(time.perf_counter())
-            loop.quit()
-
-    # Connected after the window's own slot, so it runs once the plots have the new data.
-    window.evaluation.evaluated.connect(check)
-    window.editor.redistributing.connect(check)
-    guard = QTimer()
-    guard.setSingleShot(True)
-    guard.timeout.connect(loop.quit)
-    guard.start(int(timeout_s * 1000))
-    QTimer.singleShot(0, check)
-    loop.exec()
-    window.evaluation.evaluated.disconnect(check)
-    window.editor.redistributing.disconnect(check)
-    if not done:
-        raise RuntimeError(f"the window did not settle within {timeout_s:.0f} s")
-    return done[0]
-
-
-def _pause(ms: int) -> None:
-    from PySide6.QtCore import QEventLoop, QTimer
-
-    loop = QEventLoop()
-    QTimer.singleShot(ms, loop.quit)
-    loop.exec()
-
-
-def _cell(window, row: int, key: str):
-    from dpplanner.gui.table_model import COLUMN_INDEX
-
-    return window.statistics_panel.model.index(row, COLUMN_INDEX[key])
-
-
-def _engine_cpu() -> float:
-    """CPU seconds used so far by this process's children and theirs (the engine process and its
-    helper), read from /proc (0 where there is none)."""
-    total, pids = 0.0, _descendants(os.getpid())
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
-def _descendants(pid: int) -> list[int]:
-    found, todo = [], [pid]
-    while todo:
-        parent = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{parent}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                children = Path(f"/proc/{parent}/task/{task}/children").read_text().split()
-            except OSError:
-                continue
-            for child in map(int, children):
-                found.append(child)
-                todo.append(child)
-    return found
-
-
 def edit_latency(example: str, redistribute: bool) -> dict:
     from dpplanner.model.examples import example_path
 
-    _app()
+    app()
     with tempfile.TemporaryDirectory() as scratch:
-        window = _window(scratch, example_path(example))
-        _wait_settled(window)
+        window = window_on(scratch, example_path(example))
+        wait_settled(window)
         if not redistribute:
             while window.spare.isActive():  # (a change before then would keep it from freezing)
-                _pause(50)
+                pause(50)
             window.editor.set_budget(redistribute=False)
-            _wait_settled(window)
+            wait_settled(window)
         # A user reads the opened plan before the first edit; meanwhile the engine process starts
         # its helper (a second interpreter), which every later edit uses.
-        _pause(USER_FIRST_EDIT_MS)
+        pause(USER_FIRST_EDIT_MS)
         model = window.statistics_panel.model
         n = len(window.plan)
         walls, cpus, own = [], [], []
         for i in range(EDITS):
             row = (7 * i) % n
             eps = window.plan[row].epsilon * (1.05 if i % 2 == 0 else 0.95)
-            _pause(150)           # a user does not type faster than this; also outside the debounce
-            c0, e0, t0 = time.process_time(), _engine_cpu(), time.perf_counter()
-            if not model.setData(_cell(window, row, "epsilon"), repr(eps)):
+            pause(150)           # a user does not type faster than this; also outside the debounce
+            c0, e0, t0 = time.process_time(), engine_cpu(), time.perf_counter()
+            if not model.setData(cell(window, row, "epsilon"), repr(eps)):
                 raise RuntimeError(f"edit {i} was refused: {window.status.label.text()}")
-            walls.append(_wait_settled(window) - t0)
+            walls.append(wait_settled(window) - t0)
             own.append(time.process_time() - c0)
-            cpus.append(own[-1] + _engine_cpu() - e0)
+            cpus.append(own[-1] + engine_cpu() - e0)
         window.editor.undo_stack.setClean()
         window.close()
     return {"wall": statistics.median(walls), "cpu": statistics.fmean(cpus), "own": statistics.fmean(own),
@@ -247,33 +139,33 @@ class Heartbeat:
 def _drawn() -> float:
     """The time once the result's paints are done too: the window is settled in the result's
     slot, and the table and plots it updated are painted (and relaid out) on the turns after."""
-    _pause(DRAWN_MS)
+    pause(DRAWN_MS)
     return time.perf_counter()
 
 
 def stall_during_compute() -> dict:
-    _app()
+    app()
     plan = _ten_thousand_query_plan()
     out = {"k": plan.k}
     with tempfile.TemporaryDirectory() as scratch:
-        window = _window(scratch)
+        window = window_on(scratch)
         beat = Heartbeat()
         while window.spare.isActive():      # the empty window is up, its start-up work done
-            _pause(50)
-        _pause(200)
+            pause(50)
+        pause(200)
         # (a) opening: the plan is loaded and drawn here, computed on the worker.
         beat.start()
         t0 = time.perf_counter()
         window.document.load(plan, None, "synthetic-10000")
-        end = _wait_settled(window)
+        end = wait_settled(window)
         out["compute_s"] = end - t0
         out["open"], out["open_cpu"] = beat.longest_gap(_drawn())
         # (b) an edit: model edit + undo + table/plot refresh here, allocation and evaluation on
         # the worker.
         beat.start()
         t0 = time.perf_counter()
-        window.statistics_panel.model.setData(_cell(window, 3, "epsilon"), repr(window.plan[3].epsilon * 1.1))
-        end = _wait_settled(window)
+        window.statistics_panel.model.setData(cell(window, 3, "epsilon"), repr(window.plan[3].epsilon * 1.1))
+        end = wait_settled(window)
         out["edit_s"] = end - t0
         out["edit"], out["edit_cpu"] = beat.longest_gap(_drawn())
         window.editor.undo_stack.setClean()
@@ -299,7 +191,7 @@ def startup_child(launched: float) -> dict:
     window = app.start()
     watcher = FirstPaint()
     window.statistics_panel.view.viewport().installEventFilter(watcher)
-    drawn = _wait_settled(window)
+    drawn = wait_settled(window)
     computed = time.time() - (time.perf_counter() - drawn)
     window.close()
     return {"wall": painted[0][0] - launched, "cpu": painted[0][1], "computed": computed - launched}
@@ -416,7 +308,7 @@ def report(results: dict) -> None:
 
 
 def main() -> int:
-    _app()      # (the platform name only)
+    app()      # (the platform name only)
     from PySide6.QtWidgets import QApplication
 
     print(f"Qt platform: {QApplication.instance().platformName()}; engine in its own process; "
