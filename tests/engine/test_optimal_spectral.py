@@ -167,7 +167,7 @@ def test_the_bracket_sits_between_dp_accountings_two_estimates():
     """1200 distinct RR(eps) releases (the spectral path): dp_accounting's optimistic and
     pessimistic PLDs (d = 2e-5, one per release, composed in a balanced tree) bound the optimum
     from below and above, so our certified bracket must meet the interval between them."""
-    from dp_accounting.pld import privacy_loss_distribution as dp_pld
+    dp_pld = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")  # a test extra
 
     eps = np.random.default_rng(2727).uniform(0.001, 0.01, 1200)
 
