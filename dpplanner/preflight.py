@@ -4,7 +4,8 @@ Qt aborts with a long, cryptic message when, say, libxcb-cursor0 is missing on a
 ``make run`` calls ``python -m dpplanner.preflight --install`` first: it asks ``ldd`` which
 libraries Qt's platform plugin cannot find (plus libxcb-cursor, which Qt loads only at run time),
 installs their Debian packages when it runs as root with apt, and otherwise stops with one line
-naming the exact install command.
+naming the exact install command. With the libraries in place it checks there is a display to
+open the window on: without one Qt aborts with a core dump, so it stops with a line that says so.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def platform(env: dict) -> Optional[str]:
     if env.get("XDG_SESSION_TYPE") == "wayland" and env.get("WAYLAND_DISPLAY"):
         return "wayland"
     return "xcb"
+
+
+#: The variable that names the display each desktop platform opens its windows on.
+DISPLAY_VARIABLE = {"xcb": "DISPLAY", "wayland": "WAYLAND_DISPLAY"}
+
+
+def no_display(name: str, env: dict) -> Optional[str]:
+    """The line to print when the ``name`` platform has no display to open the window on."""
+    variable = DISPLAY_VARIABLE.get(name)
+    if variable is None or env.get(variable):
+        return None
+    return (f"dpplanner: the window cannot start: there is no display here ({variable} is not set). "
+            "Run `make run` in a desktop session (or over ssh -X); dpplanner-cli works without one.")
 
 
 def plugin_path(name: str) -> Optional[Path]:
@@ -119,7 +133,8 @@ def main(argv: Optional[Sequence[str]] = None, *, env: Optional[dict] = None,
          run: Callable[[list[str]], int] = lambda cmd: subprocess.call(cmd),
          is_root: Optional[bool] = None, has_apt: Optional[bool] = None,
          find_missing: Optional[Callable[[str], list[str]]] = None) -> int:
-    """0 when Qt can start (after installing what was missing, with --install as root), else 1."""
+    """0 when Qt can start (after installing what was missing, with --install as root, and with a
+    display to open the window on), else 1."""
     parser = argparse.ArgumentParser(prog="python -m dpplanner.preflight")
     parser.add_argument("--install", action="store_true",
                         help="install missing Debian packages when running as root with apt")
@@ -135,7 +150,7 @@ def main(argv: Optional[Sequence[str]] = None, *, env: Optional[dict] = None,
             return missing_libraries(n, plugin_path(n))
     missing = find_missing(name)
     if not missing:
-        return 0
+        return _display_check(name, env)
     is_root = (os.geteuid() == 0) if is_root is None else is_root
     has_apt = (shutil.which("apt-get") is not None) if has_apt is None else has_apt
     command = install_command(missing)
@@ -145,9 +160,16 @@ def main(argv: Optional[Sequence[str]] = None, *, env: Optional[dict] = None,
         if run(["apt-get", "update"]) == 0 and run(command) == 0:
             missing = find_missing(name)
             if not missing:
-                return 0
+                return _display_check(name, env)
     print(advice(missing, has_apt=has_apt), file=sys.stderr)
     return 1
+
+
+def _display_check(name: str, env: dict) -> int:
+    line = no_display(name, env)
+    if line is not None:
+        print(line, file=sys.stderr)
+    return 0 if line is None else 1
 
 
 if __name__ == "__main__":

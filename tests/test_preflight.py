@@ -36,7 +36,7 @@ def test_ldd_output_is_parsed(monkeypatch):
     assert preflight.ldd_missing(Path("/x/libqxcb.so")) == ["libxcb-icccm.so.4"]
 
 
-def _run(capsys, missing_before, missing_after, *, root, apt, argv=("--install",)):
+def _run(capsys, missing_before, missing_after, *, root, apt, argv=("--install",), env=None):
     calls, commands = [], []
 
     def find(_name):
@@ -47,7 +47,8 @@ def _run(capsys, missing_before, missing_after, *, root, apt, argv=("--install",
         commands.append(cmd)
         return 0
 
-    code = preflight.main(list(argv), env={}, run=run, is_root=root, has_apt=apt, find_missing=find)
+    env = {"DISPLAY": ":0"} if env is None else env
+    code = preflight.main(list(argv), env=env, run=run, is_root=root, has_apt=apt, find_missing=find)
     return code, commands, capsys.readouterr().err
 
 
@@ -87,6 +88,28 @@ def test_no_apt_names_the_packages_for_other_distributions(capsys):
     code, commands, err = _run(capsys, ["libxcb-cursor.so.0", "libweird.so.9"], [], root=True, apt=False)
     assert code == 1 and commands == []
     assert "libxcb-cursor0" in err and "sudo" not in err and "apt-file search libweird.so.9" in err
+
+
+def test_no_display_stops_with_one_line_instead_of_a_qt_abort(capsys):
+    code, commands, err = _run(capsys, [], [], root=False, apt=True, env={})
+    assert code == 1 and commands == []
+    assert err.strip().count("\n") == 0
+    assert "no display here (DISPLAY is not set)" in err and "dpplanner-cli" in err
+
+
+def test_no_display_is_said_after_the_libraries_are_installed(capsys):
+    code, commands, err = _run(capsys, ["libxcb-cursor.so.0"], [], root=True, apt=True, env={})
+    assert code == 1 and commands[-1][-1] == "libxcb-cursor0"
+    assert "DISPLAY is not set" in err
+
+
+def test_wayland_needs_its_own_display(capsys):
+    code, _commands, err = _run(capsys, [], [], root=False, apt=True,
+                                env={"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"})
+    assert code == 1 and "WAYLAND_DISPLAY is not set" in err
+    code, _commands, err = _run(capsys, [], [], root=False, apt=True,
+                                env={"XDG_SESSION_TYPE": "wayland", "WAYLAND_DISPLAY": "wayland-0"})
+    assert (code, err) == (0, "")
 
 
 def test_offscreen_is_never_checked(capsys):
