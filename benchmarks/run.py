@@ -1,4 +1,5 @@
-"""`make bench`: run every benchmarks/bench_*.py in turn and write docs/performance.md.
+"""`make bench`: run every benchmarks/bench_*.py in turn, each in a process of its own, and write
+docs/performance.md.
 
 Usage: .venv/bin/python benchmarks/run.py [--out PAGE | --no-page] [name ...]
 
@@ -11,10 +12,14 @@ Timings are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import io
+import json
 import runpy
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,46 +31,53 @@ import page  # noqa: E402
 import rows  # noqa: E402
 
 
-class Tee(io.TextIOBase):
-    """Writes to the terminal and keeps a copy for the page."""
-
-    def __init__(self, terminal) -> None:
-        self.terminal = terminal
-        self.copy = io.StringIO()
-
-    def write(self, text: str) -> int:
-        self.terminal.write(text)
-        self.copy.write(text)
-        return len(text)
-
-    def flush(self) -> None:
-        self.terminal.flush()
-
-
 def run_bench(f: Path, sampler: page.LoadSampler) -> page.Section:
+    """Runs ``f`` in a Python process of its own: one bench's imports, caches and heap (peers, memos
+    filled by 10^5-release plans) would otherwise slow the benches after it, and a crash ends only
+    that process. Its output streams through here; the rows it declared come back as JSON."""
     section = page.Section(page.title_of(f), f.stem)
-    rows.SECTION = f.stem
     print(f"\n=== {f.name} ===", flush=True)
     first = len(sampler.samples)
     sampler.sample()
-    tee, terminal = Tee(sys.stdout), sys.stdout
-    sys.stdout = tee
+    copy = io.StringIO()
     t0 = time.perf_counter()
-    try:
-        runpy.run_path(str(f), run_name="__main__")
-    except SystemExit as exc:  # a bench may sys.exit(main())
-        section.failed = exc.code not in (0, None)
-    except Exception as exc:  # keep going: one broken bench must not hide the others
-        print(f"!! {f.name} failed: {exc!r}")
-        section.failed = True
-    finally:
-        sys.stdout = terminal
+    with tempfile.TemporaryDirectory() as tmp:
+        declared = Path(tmp) / "rows.json"
+        child = subprocess.Popen([sys.executable, "-u", str(Path(__file__).resolve()), "--child", str(f),
+                                  str(declared)], stdout=subprocess.PIPE,
+                                 text=True, errors="replace")
+        for line in child.stdout:
+            sys.stdout.write(line)
+            copy.write(line)
+        code = child.wait()
+        if code < 0:
+            line = f"!! {f.name} failed: killed by signal {-code}\n"
+            sys.stdout.write(line)
+            copy.write(line)
+        if declared.exists():
+            rows.ROWS.extend(rows.Row(**r) for r in json.loads(declared.read_text(encoding="utf-8")))
+    section.failed = code != 0
     section.seconds = time.perf_counter() - t0
     sampler.sample()
     section.loads = sampler.samples[first:]
-    section.output = tee.copy.getvalue()
+    section.output = copy.getvalue()
     print(f"=== {f.name}: {section.seconds:.1f} s ===", flush=True)
     return section
+
+
+def child(f: Path, declared: Path) -> int:
+    """In the bench's own process: run ``f`` and write the rows it declared to ``declared``."""
+    rows.SECTION = f.stem
+    code = 0
+    try:
+        runpy.run_path(str(f), run_name="__main__")
+    except SystemExit as exc:  # a bench may sys.exit(main())
+        code = 0 if exc.code in (0, None) else 1
+    except Exception as exc:  # keep going: one broken bench must not hide the others
+        print(f"!! {f.name} failed: {exc!r}")
+        code = 1
+    declared.write_text(json.dumps([dataclasses.asdict(r) for r in rows.ROWS]), encoding="utf-8")
+    return code
 
 
 def main(argv: list[str]) -> int:
@@ -102,4 +114,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        sys.exit(child(Path(sys.argv[2]), Path(sys.argv[3])))
     sys.exit(main(sys.argv[1:]))

@@ -4,6 +4,7 @@ peer and the run's load; the committed page is the generated one. (Nothing is ti
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 
 import pytest
@@ -66,6 +67,25 @@ def test_a_failing_bench_says_so_and_the_others_still_run(tmp_path, fresh_rows, 
     section = run.run_bench(bench, page.LoadSampler())
     assert section.failed and "no peer installed" in section.output
     assert "**The bench failed**" in page.render(_run([section], [1.0]))
+
+
+def test_each_bench_runs_in_a_process_of_its_own(tmp_path, fresh_rows, capsys):
+    # One bench's imports, caches and heap must not slow the next one's figures.
+    for name in ("bench_one", "bench_two"):
+        (tmp_path / f"{name}.py").write_text('"""Pid."""\nimport os\nfrom rows import row\n'
+                                           'row("pid", str(os.getpid()))\n')
+        run.run_bench(tmp_path / f"{name}.py", page.LoadSampler())
+    pids = {r.measured for r in fresh_rows}
+    assert [r.section for r in fresh_rows] == ["bench_one", "bench_two"]
+    assert len(pids) == 2 and str(os.getpid()) not in pids
+
+
+def test_a_bench_that_crashes_its_process_is_a_failed_section(tmp_path, fresh_rows, capsys):
+    bench = tmp_path / "bench_crash.py"
+    bench.write_text('"""Crash."""\nimport os, signal\nprint("before", flush=True)\n'
+                     'os.kill(os.getpid(), signal.SIGKILL)\n')
+    section = run.run_bench(bench, page.LoadSampler())
+    assert section.failed and "before" in section.output and "killed by signal 9" in section.output
 
 
 def test_a_quiet_run_is_called_quiet():
