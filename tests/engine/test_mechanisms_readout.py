@@ -244,3 +244,20 @@ def test_a_search_whose_steps_overshoot_is_kept_between_the_points_it_has_seen(m
     started = readout.mixed_roots(list(atoms), mus, dbs, True, guesses)
     from_above = [readout.mixed_root(a, mu, db, True) for a, mu, db in zip(atoms, mus, dbs)]
     np.testing.assert_allclose(started, from_above, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_a_search_from_far_above_every_atom_still_reads_the_root(upper, monkeypatch):
+    """A start far above the atoms comes down by halving, more steps than Halley's cap: the search
+    is finished by bisection, so the certified read-out is the root as from a near start (it was
+    14% above it from 1e9, 9e5 from 1e15; the lower end 0)."""
+    (a, mu, db), = _prefix_atoms(upper, sizes=(8,))
+    near = readout.mixed_root(a, mu, db, upper, 1.3)
+    finished = []
+    real = readout._bisect
+    monkeypatch.setattr(readout, "_bisect", lambda *args: finished.append(1) or real(*args))
+    for guess in (1e9, 1e15, 1e300):
+        assert readout.mixed_root(a, mu, db, upper, guess) == pytest.approx(near, rel=1e-9)
+    assert len(finished) >= 3
+    finished.clear()
+    assert readout.mixed_root(a, mu, db, upper, 1.3) == near and not finished

@@ -197,13 +197,15 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
     ~tols[i]^3. Each search keeps the points known below and above its root, and a step that
     leaves them halves the interval instead (atoms further apart than mu make delta nearly
     kinked: Halley's steps from a start 10% off went back and forth past the root until the cap,
-    and the certified read-out was 2% above it)."""
+    and the certified read-out was 2% above it). A search still going after _HALLEY_STEPS (a
+    start far above every atom comes down by halving: from 1e9, the certified upper end was 14%
+    above the root, from 1e15 at 9e5, the lower end 0) is finished by bisection (_bisect)."""
     xs = np.array(xs, dtype=float)
     tols = np.broadcast_to(np.asarray(tols, dtype=float), xs.shape)
     zs = np.array([search_z(t) for t in np.asarray(targets, dtype=float).tolist()])
     below, above = np.zeros(len(sets)), np.full(len(sets), math.inf)
     active = np.arange(len(sets))
-    for _ in range(30):
+    for _ in range(_HALLEY_STEPS):
         if active.size == 0:
             break
         mu, x, k = mus[active], xs[active], active.size
@@ -233,7 +235,42 @@ def _halley(sets: Sequence[tuple[np.ndarray, np.ndarray]], mus: np.ndarray, targ
             if not close:
                 still.append(i)
         active = np.array(still, dtype=np.int64)
+    for i in active.tolist():
+        xs[i] = _bisect(sets[i], float(mus[i]), float(targets[i]), float(zs[i]), float(below[i]), float(above[i]),
+                        float(xs[i]))
     return xs
+
+
+#: Halley steps before a search is finished by bisection (a step's error is cubed: near its root a
+#: search ends in a few; only one that starts far off takes more).
+_HALLEY_STEPS = 30
+
+
+def _bisect(atoms: tuple[np.ndarray, np.ndarray], mu: float, target: float, z: float, below: float,
+            above: float, x: float) -> float:
+    """The root of log delta(x) - target within 1e-12 (relative, or absolute below 1) by bisection
+    from the points a search left known below it (delta above the target) and above it, x a
+    point it reached: geometric halving while the two are decades apart, then plain halving. Each
+    step at least halves the interval, or its ratio's logarithm: the loop ends within its count,
+    the double range being 2098 binary decades."""
+    def over(x: float) -> bool:     # delta(x) is above the target: the root is above x
+        locs, p, _ = _gather([atoms], [_window(atoms[0], mu, x, z)])
+        d = float(np.sum(p * _search_terms(x - locs, mu, z)[0]))
+        return d > 0 and math.log(d) > target
+
+    lo, hi = below, above
+    if not math.isfinite(hi):      # (no point above known: look upwards from x)
+        hi = max(x, _top(atoms) + mu * mu / 2, 1.0)
+        while over(hi) and math.isfinite(hi):
+            lo, hi = hi, 2.0 * hi
+        if not math.isfinite(hi):   # (delta stays above the target: the read-out walks, then gives inf)
+            return hi
+    for _ in range(4400):
+        if hi - lo <= 1e-12 * max(1.0, hi):
+            break
+        mid = math.sqrt(max(lo, 1.0) * hi) if hi > 4.0 * max(lo, 1.0) else 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if over(mid) else (lo, mid)
+    return hi
 
 
 def _search_terms(y: np.ndarray, m, z) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
