@@ -75,6 +75,14 @@ class Twins:
         return self.mu_up > 0 or any(d.kind == "gaussian" for d in self.disc)
 
 
+def exact_key(r: Twins, *scalars: float) -> tuple:
+    """Every field of ``r`` and ``scalars``, to the bit (the floats as bytes: -0.0 is not 0.0): a
+    memory key for what is a pure function of them."""
+    values = np.array([r.mu_up, r.mu_lo, r.delta_bar, r.delta_bar_hi, r.tau_up, r.tau_lo, *scalars])
+    return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.rr_eps.tobytes(),
+            r.rr_mult.tobytes(), values.tobytes(), r.disc, r.disc_mult)
+
+
 def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
     """(a_up, a_lo) bracketing a = 1/m exactly: 1/m is correctly rounded, so it is either exact
     (then both are it) or one ulp away on a side checked in rational arithmetic."""

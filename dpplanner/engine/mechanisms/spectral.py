@@ -24,6 +24,7 @@ from .. import offload
 from ..memo import Memo
 from ..optimal.atoms import sup_root
 from ..optimal.pld import TAIL_FRACTION
+from .bracket import exact_key
 from .gaussian import log_delta_bound
 from .hybrid import gap_bound, log_hybrid_error
 from .kernel_rows import laplace_ctd_rows, laplace_gap_rows, rr_ctd_rows, rr_gap_rows
@@ -203,27 +204,23 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
     return sup_root(atoms, delta_bar)
 
 
-#: The last upper ends read alone (upper_end) with their compositions, keyed by what was composed:
-#: an allocation's forward check asks ``rung`` for the bracket of the releases whose upper end its
-#: search read last, and rung's lower end shifted in epsilon reads that same composition.
+#: The last upper ends read alone (upper_end) with their compositions and tilts, keyed by what was
+#: composed: an allocation's forward check asks ``rung`` for the bracket of the releases whose
+#: upper end its search read last (its saddle point, ~0.7 ms, is not searched again), and rung's
+#: lower end shifted in epsilon reads that same composition.
 _UPPERS = Memo(2)
 
 
-def _upper_key(r, step: float, x_guess: float) -> tuple:
-    """Every input of upper_end, to the bit (the scalars as bytes: -0.0 is not 0.0)."""
-    scalars = np.array([r.mu_up, r.mu_lo, r.delta_bar, r.delta_bar_hi, r.tau_up, r.tau_lo, step, x_guess])
-    return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.rr_eps.tobytes(),
-            r.rr_mult.tobytes(), scalars.tobytes(), r.disc, r.disc_mult)
 
 
 def upper_end(r, step: float, x_guess: float, cancel=None) -> float:
     """``rung``'s upper end alone (the same number)."""
-    key = _upper_key(r, step, x_guess)
+    key = exact_key(r, step, x_guess)
     up_side = _side(r, step, True, True)
     theta, x_guess = _tilt(r, up_side, step, x_guess)
     comp = _composed(replace(up_side, gaps=None), step, theta, True, cancel)[0]
     up = _upper(r, comp, theta, x_guess)
-    _UPPERS.put(key, (comp, up))
+    _UPPERS.put(key, (comp, up, theta, x_guess))
     return up
 
 
@@ -253,9 +250,9 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     a coarser lattice than its curve's first-order lower twins need to meet eta.)
     Otherwise the lower end is its own composition, independent of the upper one: it may be
     computed in the helper process (engine/offload.py), with the same numbers."""
-    known = _UPPERS.get(_upper_key(r, step, x_guess))
+    known = _UPPERS.get(exact_key(r, step, x_guess))
     up_side = _side(r, step, True, True)
-    theta, x_guess = _tilt(r, up_side, step, x_guess)
+    theta, x_guess = known[2:] if known is not None else _tilt(r, up_side, step, x_guess)
     moves = [d.lipschitz() for d in r.disc]
     lipschitz = (0.5 * _laplace_moves(r) + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)
                  + math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None)) * (1 + 1e-9)
