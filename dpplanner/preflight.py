@@ -58,16 +58,34 @@ def platform(env: dict) -> Optional[str]:
     return "xcb"
 
 
-#: The variable that names the display each desktop platform opens its windows on.
-DISPLAY_VARIABLE = {"xcb": "DISPLAY", "wayland": "WAYLAND_DISPLAY"}
+def listed_platforms(env: dict) -> list[str]:
+    """The desktop platforms Qt may try, in order: every name in QT_QPA_PLATFORM ("xcb;wayland"),
+    else the session's (wayland on a wayland session, with xcb through XWayland)."""
+    names = [n.split(":")[0].strip() for n in (env.get("QT_QPA_PLATFORM") or "").split(";")]
+    names = [n for n in names if n]
+    if names:
+        return names
+    return ["wayland", "xcb"] if env.get("XDG_SESSION_TYPE") == "wayland" else ["xcb"]
 
 
-def no_display(name: str, env: dict) -> Optional[str]:
-    """The line to print when the ``name`` platform has no display to open the window on."""
-    variable = DISPLAY_VARIABLE.get(name)
-    if variable is None or env.get(variable):
+def has_display(name: str, env: dict) -> bool:
+    """Whether the ``name`` platform has a display to open the window on. Wayland clients connect
+    to the socket WAYLAND_DISPLAY names, or to wayland-0 in XDG_RUNTIME_DIR when it is unset."""
+    if name == "xcb":
+        return bool(env.get("DISPLAY"))
+    if name == "wayland":
+        runtime = env.get("XDG_RUNTIME_DIR")
+        return bool(env.get("WAYLAND_DISPLAY")) or bool(runtime and (Path(runtime) / "wayland-0").exists())
+    return True         # a platform we do not know: let Qt say
+
+
+def no_display(env: dict) -> Optional[str]:
+    """The line to print when none of the platforms Qt may try has a display."""
+    names = listed_platforms(env)
+    if any(n in _HEADLESS or has_display(n, env) for n in names):
         return None
-    return (f"dpplanner: the window cannot start: there is no display here ({variable} is not set). "
+    variables = " or ".join("DISPLAY" if n == "xcb" else "WAYLAND_DISPLAY" for n in names)
+    return (f"dpplanner: the window cannot start: there is no display here ({variables} is not set). "
             "Run `make run` in a desktop session (or over ssh -X); dpplanner-cli works without one.")
 
 
@@ -150,7 +168,7 @@ def main(argv: Optional[Sequence[str]] = None, *, env: Optional[dict] = None,
             return missing_libraries(n, plugin_path(n))
     missing = find_missing(name)
     if not missing:
-        return _display_check(name, env)
+        return _display_check(env)
     is_root = (os.geteuid() == 0) if is_root is None else is_root
     has_apt = (shutil.which("apt-get") is not None) if has_apt is None else has_apt
     command = install_command(missing)
@@ -160,13 +178,13 @@ def main(argv: Optional[Sequence[str]] = None, *, env: Optional[dict] = None,
         if run(["apt-get", "update"]) == 0 and run(command) == 0:
             missing = find_missing(name)
             if not missing:
-                return _display_check(name, env)
+                return _display_check(env)
     print(advice(missing, has_apt=has_apt), file=sys.stderr)
     return 1
 
 
-def _display_check(name: str, env: dict) -> int:
-    line = no_display(name, env)
+def _display_check(env: dict) -> int:
+    line = no_display(env)
     if line is not None:
         print(line, file=sys.stderr)
     return 0 if line is None else 1

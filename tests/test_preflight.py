@@ -103,13 +103,25 @@ def test_no_display_is_said_after_the_libraries_are_installed(capsys):
     assert "DISPLAY is not set" in err
 
 
-def test_wayland_needs_its_own_display(capsys):
+def test_wayland_needs_its_own_display(capsys, tmp_path):
     code, _commands, err = _run(capsys, [], [], root=False, apt=True,
                                 env={"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"})
     assert code == 1 and "WAYLAND_DISPLAY is not set" in err
     code, _commands, err = _run(capsys, [], [], root=False, apt=True,
                                 env={"XDG_SESSION_TYPE": "wayland", "WAYLAND_DISPLAY": "wayland-0"})
     assert (code, err) == (0, "")
+    (tmp_path / "wayland-0").touch()        # the default socket, used when WAYLAND_DISPLAY is unset
+    code, _commands, err = _run(capsys, [], [], root=False, apt=True,
+                                env={"QT_QPA_PLATFORM": "wayland", "XDG_RUNTIME_DIR": str(tmp_path)})
+    assert (code, err) == (0, "")
+
+
+def test_any_listed_platform_with_a_display_will_do(capsys):
+    code, _commands, err = _run(capsys, [], [], root=False, apt=True,
+                                env={"QT_QPA_PLATFORM": "xcb;wayland", "WAYLAND_DISPLAY": "wayland-0"})
+    assert (code, err) == (0, "")
+    code, _commands, err = _run(capsys, [], [], root=False, apt=True, env={"QT_QPA_PLATFORM": "xcb;wayland"})
+    assert code == 1 and "DISPLAY or WAYLAND_DISPLAY is not set" in err
 
 
 def test_offscreen_is_never_checked(capsys):
