@@ -97,6 +97,35 @@ def test_curve_json_to_stdout(capsys):
     assert code == 0 and doc["k"][-1] == 8 and len(doc["upper"]["basic"]) == len(doc["k"])
 
 
+def test_curve_at_the_plans_k_is_met_with_the_totals_compose_prints(capsys):
+    """On the census example the optimal curve's point at k (at the curve's coarser accuracy) is
+    above compose's total: the curve prints the lower of the two, both sound upper bounds."""
+    from dpplanner.model.report import plan_curve
+    names = ("optimal", "zcdp", "basic")
+    plan = load_plan(example_path("census"))
+    unmet = plan_curve(plan, names, points=5)
+    flags = [w for n in names for w in ("--theorem", n)]
+    totals = json.loads(run(capsys, "compose", "census", "--json", *flags)[1])["totals"]
+    curve = json.loads(run(capsys, "curve", "census", "--json", "--points", "5", *flags)[1])
+    assert curve["k"][-1] == plan.k
+    assert unmet.upper["optimal"][-1] > totals["optimal"]["epsilon"]     # they differ here
+    for n in names:
+        assert curve["upper"][n][-1] == min(float(unmet.upper[n][-1]), totals[n]["epsilon"]), n
+        assert curve["upper"][n][:-1] == [float(v) for v in unmet.upper[n][:-1]], n
+    csv_rows = list(csv.reader(io.StringIO(run(capsys, "curve", "census", "--points", "5", *flags)[1])))
+    assert [float(v) for v in csv_rows[-1][1:]] == [curve["upper"][n][-1] for n in names]
+
+
+def test_the_reports_curve_is_met_with_its_totals(tmp_path, capsys, monkeypatch):
+    from dpplanner.cli import totals_commands
+    given = {}
+    monkeypatch.setattr(totals_commands, "save_report", lambda plan, path, **kw: given.update(kw))
+    assert run(capsys, "report", "census", "-o", str(tmp_path / "r.html"))[0] == 0
+    totals, curve = given["totals"], given["curve"]
+    assert curve.upper["optimal"][-1] == totals["optimal"].epsilon    # (the curve's was above)
+    assert all(curve.upper[n][-1] <= t.epsilon for n, t in totals.items() if t.applicable)
+
+
 def test_report(tmp_path, capsys):
     out_path = tmp_path / "r.html"
     code, out, _ = run(capsys, "report", "psi-survey", "-o", str(out_path))

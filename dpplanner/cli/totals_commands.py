@@ -59,9 +59,12 @@ def cmd_curve(args) -> int:
     plan = load(args.plan)
     names = tuple(args.theorem or engine.THEOREMS)
     work = args.work
+    totals, _ = plan_totals(plan, names, progress=work.theorems(names, "totals"),
+                            time_limit=work.seconds_left())
     curve = plan_curve(plan, names, points=args.points, eta=args.eta,
                        progress=work.theorems(names, f"{args.points} points"),
                        time_limit=work.seconds_left())
+    curve = met_with_totals(plan, curve, totals)
     names = list(curve.upper)
     work.curve(curve)
     if args.json:
@@ -91,6 +94,14 @@ def cmd_curve(args) -> int:
     return 0
 
 
+def met_with_totals(plan, curve, totals):
+    """The curve with its point at the plan's own k met with the totals ``compose`` prints, as the
+    window's plot is (compute.jobs.meet_totals): both are sound upper bounds of that total."""
+    from dpplanner.compute.jobs import meet_totals      # (with the engine process's machinery)
+    from dpplanner.model.requests import CurveView
+    return meet_totals(curve, totals, plan.evaluation_request(CurveView()))
+
+
 def cmd_report(args) -> int:
     plan = load(args.plan)
     work = args.work
@@ -107,6 +118,7 @@ def cmd_report(args) -> int:
             curve = None
         if curve is not None:
             work.curve(curve, " (curve)")
+            curve = met_with_totals(plan, curve, totals)
     terminal.report("the per-statistic tables")
     note = save_report(plan, args.output, totals=totals, best=best, curve=curve, limit=work)
     if args.json:

@@ -105,7 +105,7 @@ def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress)
     totals = _totals(request, cancel, _part(progress, 0.0, 0.3))
     curve, problems = _curve(request, request.theorems, cancel, _part(progress, 0.3, 1.0))
     progress(1.0)
-    return EvaluateResult(request.request_id, request, totals, _best(totals), _meet_totals(curve, totals, request),
+    return EvaluateResult(request.request_id, request, totals, _best(totals), meet_totals(curve, totals, request),
                           problems)
 
 
@@ -205,11 +205,11 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
                              lower={n: curve.lower[n] for n in request.theorems},
                              notes={n: curve.notes[n] for n in request.theorems if n in curve.notes})
     progress(1.0)
-    return EvaluateResult(request.request_id, request, totals, _best(totals), _meet_totals(curve, totals, request),
+    return EvaluateResult(request.request_id, request, totals, _best(totals), meet_totals(curve, totals, request),
                           problems)
 
 
-def _meet_totals(curve, totals: dict[str, Composition], request: EvaluateRequest):
+def meet_totals(curve, totals: dict[str, Composition], request: EvaluateRequest):
     """The curve with its point at the plan's own k met with the plan's totals: both are sound
     upper bounds of the same total, the curve's to the plot's eta and the totals' to the plan's,
     so the lower of the two is one too, and the point hovered there never reads above the Results
