@@ -37,7 +37,8 @@ from scipy.special import ndtri
 from dpplanner import engine
 from dpplanner.engine.memo import Memo
 
-from .opendp_sensitivity import Certified
+from .field_rules import MAX_STATISTICS
+from .opendp_sensitivity import CERTIFICATIONS, Certified
 
 #: The lattice of a real-valued query sits this many binary orders below its sensitivity.
 LATTICE_BITS = 40
@@ -156,10 +157,21 @@ def opendp_tags(releases) -> list[str]:
 #: entry is kept, so is its cert, so no other object has its id (``_remembered`` checks it is the
 #: same one). Certifications come from opendp_sensitivity's memory, the same object for the same
 #: statistic; hashing one by value (its Fractions) was a third of a warm plan's tags. Bounded (a
-#: plan of 10^5 statistics edited for hours keeps at most this many) and cleared by
+#: plan edited for hours keeps at most this many, or its size: ``hold_plan``) and cleared by
 #: ``engine.memo.forget`` (the benchmarks' cold runs, the tests' uncached path).
 _TAGS = Memo(1 << 14)
 _RECIPES = Memo(1 << 12)
+
+
+def hold_plan(statistics: int) -> None:
+    """Let the certifications, recipes and tags be kept for a whole plan of this many statistics.
+    A plan's are asked for in one pass, in plan order, up to three times per edit; a memory that
+    drops the least recently used and holds fewer than the pass has dropped each one before it is
+    asked for again (10,000 distinct statistics: all recomputed every pass). The memories grow
+    to at most MAX_STATISTICS entries (a plan's limit), so they stay bounded."""
+    n = min(int(statistics), MAX_STATISTICS)
+    for memo in (CERTIFICATIONS, _RECIPES, _TAGS):
+        memo.size = max(memo.size, n)
 
 
 def _remembered(memo: Memo, cert: Certified, rest: tuple):

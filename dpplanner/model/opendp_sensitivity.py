@@ -112,7 +112,7 @@ def d_in(neighbouring: Neighbouring, contributions: int = 1) -> int:
 #: again, although only the epsilons moved. (A field added to Statistic is in the key; values
 #: that compare equal, 1 and 1.0 or 0.0 and -0.0, certify the same numbers. The key was the whole
 #: Budget and a generator over the fields: a remembered certification took about twice as long.)
-_CERTIFIED = Memo(1 << 12)
+CERTIFICATIONS = Memo(1 << 12)      # (grown to a plan's size: opendp_noise.hold_plan)
 _UNREAD = frozenset({"epsilon", "weight", "held", "target_error", "extra", "name", "variable", "description"})
 _KEYED = operator.attrgetter(*(f.name for f in fields(Statistic) if f.name not in _UNREAD))
 
@@ -124,10 +124,10 @@ def certified(stat: Statistic, budget: Budget) -> Certified:
     Raises ValueError naming what is missing (custom statistics have none; replace-one needs the
     dataset size, which the script's sized domain is built with)."""
     key = (budget.neighbouring, budget.dataset_size, budget.contributions, _KEYED(stat))
-    known = _CERTIFIED.get(key)
+    known = CERTIFICATIONS.get(key)
     if known is None:
         known = _certified(stat, budget)
-        _CERTIFIED.put(key, known)
+        CERTIFICATIONS.put(key, known)
     return known
 
 

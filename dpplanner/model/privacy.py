@@ -8,7 +8,7 @@ from typing import Iterable, Optional, Protocol
 
 from . import accuracy as acc, display
 from .contributions import Contributions, bounds
-from .opendp_noise import OpenDPNoise, error as opendp_error, opendp_noise
+from .opendp_noise import OpenDPNoise, error as opendp_error, hold_plan, opendp_noise
 from .opendp_sensitivity import certified
 from .selection import Selection, selection, split
 from .statistic import Budget, Kind, Mechanism, Neighbouring, Noise, Statistic
@@ -107,6 +107,7 @@ def statistics_privacy(budget: Budget, stats, deltas, limit: Optional[TimeLimit]
     block (the window's table recomputes them all after each edit: one bisection instead of one
     per row). Under ``limit``: those of the blocks begun before it was past (the first always)."""
     ratio = amplification_ratio(budget)
+    hold_plan(len(stats))
     out: list[StatisticPrivacy] = []
     for start in range(0, len(stats), BLOCK):
         if start and limit is not None and limit.past():

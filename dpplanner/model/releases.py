@@ -29,9 +29,10 @@ def statistic_mechanisms(budget: Budget, stats: Sequence[Statistic]) -> tuple[st
     """
     if amplification_ratio(budget) != 1.0:
         return ("eps-delta",) * len(stats)
-    from .opendp_noise import opendp_tags
+    from .opendp_noise import hold_plan, opendp_tags
     from .opendp_sensitivity import certified
 
+    hold_plan(len(stats))
     out: list = []
     opendp: dict = {}       # index -> (cert, gaussian, epsilon, delta): tagged together below
     for i, (s, delta) in enumerate(zip(stats, statistic_deltas(budget, stats))):
