@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 from .statistic import Budget, Statistic
 from .releases import statistic_mechanisms
-from .validation import FIELD_RULES, PlanError, amplification_ratio, statistic_deltas
+from .validation import FIELD_RULES, PlanError, amplification_ratio, ok_range, statistic_deltas
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,13 @@ def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
     """Statistics with new epsilons (where ``only`` is True, if given)."""
     if len(epsilons) != len(stats):
         raise PlanError(f"got {len(epsilons)} epsilons for {len(stats)} statistics")
+    rule = FIELD_RULES["epsilon"]
     out = []
     for i, (s, e) in enumerate(zip(stats, epsilons)):
         if only is None or only[i]:
             e = float(e)
-            FIELD_RULES["epsilon"].check(e, f"statistic {i + 1} ({s.name!r}) after redistribution", i)
+            if not ok_range(rule, e):   # (what rule.check refuses; its message built only then)
+                rule.check(e, f"statistic {i + 1} ({s.name!r}) after redistribution", i)
             # s.replace(epsilon=e) without dataclasses.replace's pass of every field through
             # __init__ (the others are checked and coerced already), and a shallow copy through
             # its __dict__ rather than copy.copy's __reduce_ex__: an edit of 1000 statistics

@@ -333,7 +333,8 @@ class Plan:
         # Only epsilons change, each checked against its field rule by with_epsilons; no
         # whole-plan rule involves epsilon, so the state stays valid without validating it again.
         stats = with_epsilons(self._stats, epsilons, only)
-        changed = tuple(i for i, (a, b) in enumerate(zip(self._stats, stats)) if a != b)
+        # (a row's copy differs from it in its epsilon alone: compared, not every field)
+        changed = tuple(i for i, (a, b) in enumerate(zip(self._stats, stats)) if a.epsilon != b.epsilon)
         if changed:
             self._stats = stats
             self._revision += 1

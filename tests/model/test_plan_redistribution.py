@@ -270,3 +270,35 @@ def test_written_back_epsilons_change_only_the_epsilons_of_new_statistics():
     assert [dataclasses.astuple(s) for s in stats] == before
     with pytest.raises(PlanError, match=r"statistic 3 \('hist'\) after redistribution"):
         with_epsilons(stats, [0.25, 0.35, -1.0])
+
+
+def test_an_allocation_written_back_checks_and_compares_the_epsilons_alone(monkeypatch):
+    """apply_allocation over 1000 statistics builds no refusal's message for an epsilon in range
+    (the field rule's check is called for a refused one only) and finds the rows it changed by
+    their epsilons, comparing no statistic whole; the event names exactly those rows."""
+    from dpplanner.model import PlanEvent
+    from dpplanner.model.field_rules import FieldRule
+
+    plan = Plan(Budget(epsilon=1.0, delta=1e-6, dataset_size=10_000),
+                [Statistic(f"s{i}", epsilon=0.0005, noise="continuous") for i in range(1000)])
+    rec = Recorder(plan)
+    calls = {"check": 0, "eq": 0}
+    check, eq = FieldRule.check, Statistic.__eq__
+
+    def counted_check(*args, **kwargs):
+        calls["check"] += 1
+        return check(*args, **kwargs)
+
+    def counted_eq(*args):
+        calls["eq"] += 1
+        return eq(*args)
+    monkeypatch.setattr(FieldRule, "check", counted_check)
+    monkeypatch.setattr(Statistic, "__eq__", counted_eq)
+    epsilons = [0.0005 * (1.5 if i % 3 else 1.0) for i in range(1000)]
+    plan.apply_allocation(epsilons)
+    assert calls == {"check": 0, "eq": 0}
+    assert rec.events == [PlanEvent("changed", tuple(i for i in range(1000) if i % 3))]
+    assert [s.epsilon for s in plan.statistics] == epsilons
+    rec.events.clear()
+    assert_refused(plan, rec, lambda: plan.apply_allocation(epsilons[:4] + [200.0] + epsilons[5:]),
+                   r"statistic 5 \('s4'\) after redistribution: epsilon = 200.0 is not allowed")
