@@ -67,8 +67,24 @@ def steinke_epsilon(sum_sq, delta):
     return round_up(0.5 * sum_sq + np.sqrt(2 * _safe_log_inv(delta) * sum_sq))
 
 
+#: The candidates of the last Sums asked about, with it (held: no other object can take its id).
+#: An evaluation asks twice for the same ones, for the advanced row and for optimal's cap
+#: (never_worse), in its totals and again in its curve.
+_last: list = [None]
+
+
 def advanced_candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Every candidate's (epsilon, total delta) arrays; epsilon is inf where it does not apply."""
+    """Every candidate's (epsilon, total delta) arrays; epsilon is inf where it does not apply.
+    The arrays are shared with the next caller asking about the same ``s``: never modify them."""
+    last = _last[0]
+    if last is not None and last[0] is s and last[1] == delta_g:
+        return last[2]
+    out = _candidates(s, delta_g)
+    _last[0] = (s, delta_g, out)
+    return out
+
+
+def _candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     k = s.k.astype(float)
     delta_g_arr = np.full(k.shape, delta_g)
     drv_delta = round_down(delta_g - round_up(k * s.max_delta))

@@ -22,7 +22,7 @@ _ONE = 1 << _BITS
 def to_units(x: float) -> int:
     """The double x as an exact integer multiple of 2^-1074."""
     n, d = float(x).as_integer_ratio()
-    return n * (_ONE // d)
+    return n << (_BITS + 1 - d.bit_length())     # d = 2^j, j <= 1074: n 2^(1074 - j), a shift
 
 
 def units_to_float(s: int, upper: bool) -> float:

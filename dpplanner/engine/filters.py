@@ -49,13 +49,24 @@ def wrrw_statistic(sum_sq, delta_prime):
     return steinke_epsilon(sum_sq, delta_prime)
 
 
-def _rruv_needed(sum_kl: np.ndarray, sum_sq: np.ndarray, delta_g: float) -> np.ndarray:
-    """Least (up to bisection width) eps_g with K(eps_g) <= eps_g; the reported end satisfies it."""
+def _rruv_floor(kl, v, delta_g: float):
+    """A lower bound on K(x) for every x > 0 (H >= 0 and its log term >= 0), computed so that the
+    computed K(x) is never below it either: the same operations on smaller operands (rounding is
+    monotone), then rounded down where K is rounded up."""
+    return round_down(kl / 2 + np.sqrt(2 * v * math.log(2 / delta_g)))
+
+
+def _rruv_needed(sum_kl: np.ndarray, sum_sq: np.ndarray, delta_g: float, cap=None) -> np.ndarray:
+    """Least (up to bisection width) eps_g with K(eps_g) <= eps_g; the reported end satisfies it.
+    ``cap`` (for callers that take the least with it): inf where the floor is already >= cap (the
+    reported end, K(end) <= end, is never below the floor), without searching."""
     sum_kl, sum_sq = np.atleast_1d(sum_kl).astype(float), np.atleast_1d(sum_sq).astype(float)
     out = np.full(sum_sq.shape, np.inf)
     zero = sum_sq == 0
     out[zero] = 0.0  # no privacy loss at all: any eps_g > 0 admits everything
     idx = np.flatnonzero(~zero & np.isfinite(sum_kl))
+    if cap is not None:
+        idx = idx[_rruv_floor(sum_kl[idx], sum_sq[idx], delta_g) < np.atleast_1d(cap)[idx]]
     for start in range(0, idx.size, 2048):  # chunks keep the scan grid small in memory
         part = idx[start:start + 2048]
         out[part] = _rruv_least_root(sum_kl[part], sum_sq[part], delta_g)
@@ -71,7 +82,7 @@ def _rruv_least_root(kl: np.ndarray, v: np.ndarray, delta_g: float) -> np.ndarra
     false-position point is within 1e-9 of an end, two points 5e-15 apart around it, which
     straddle the root (K is noisy at that scale, and false position alone creeps up on it from
     one side). ~6 evaluations where the old 4.4 % scan cell took ~42 halvings."""
-    lo = round_down(kl / 2 + np.sqrt(2 * v * math.log(2 / delta_g)))  # K(x) >= this for every x
+    lo = _rruv_floor(kl, v, delta_g)
     grid = lo[:, None] * _DOUBLINGS[None, :]
     ok = rruv_statistic(kl[:, None], v[:, None], grid, delta_g) <= grid
     found = ok.any(axis=1)
@@ -99,22 +110,26 @@ def _rruv_least_root(kl: np.ndarray, v: np.ndarray, delta_g: float) -> np.ndarra
     return np.where(found, hi, np.inf)
 
 
-def filter_candidates(s: Sums, delta_g: float) -> dict[str, np.ndarray]:
-    """eps_g each filter needs to admit the queries summarised by ``s`` (inf: cannot)."""
+def filter_candidates(s: Sums, delta_g: float, least_only: bool = False) -> dict[str, np.ndarray]:
+    """eps_g each filter needs to admit the queries summarised by ``s`` (inf: cannot).
+    ``least_only``: only the least of them counts, and RRUV's is inf where it cannot be the least
+    (its root is searched for only below the other two's least; see _rruv_needed)."""
     basic_eps = np.where(s.delta_fits(delta_g), s.sum_eps, np.inf)
-    if 0 < delta_g < 1 / math.e:
-        rruv = np.where(s.delta_fits(delta_g, half=True), _rruv_needed(s.sum_kl_drv, s.sum_sq, delta_g), np.inf)
-    else:
-        rruv = np.full(s.sum_eps.shape, np.inf)
     delta_prime = s.delta_room(delta_g)  # exact for the binary doubles, rounded down
     with np.errstate(invalid="ignore"):
         wrrw = np.where(delta_prime > 0, wrrw_statistic(s.sum_sq, np.where(delta_prime > 0, delta_prime, 1)),
                         np.inf)
+    if 0 < delta_g < 1 / math.e:
+        cap = np.minimum(basic_eps, wrrw) if least_only else None
+        rruv = np.where(s.delta_fits(delta_g, half=True), _rruv_needed(s.sum_kl_drv, s.sum_sq, delta_g, cap),
+                        np.inf)
+    else:
+        rruv = np.full(s.sum_eps.shape, np.inf)
     return {"basic filter": basic_eps, "RRUV advanced filter": rruv, "WRRW filter": wrrw}
 
 
 def filter_epsilon(s: Sums, delta_g: float) -> np.ndarray:
-    return np.min(np.stack(list(filter_candidates(s, delta_g).values())), axis=0)
+    return np.min(np.stack(list(filter_candidates(s, delta_g, least_only=True).values())), axis=0)
 
 
 def filter_composition(s: Sums, delta_g: float) -> Composition:

@@ -30,7 +30,9 @@ def zcdp_generic(s: Sums, delta_g: float) -> np.ndarray:
     room = np.asarray(s.delta_room(delta_g), dtype=float)
     ok = (room > 0) & np.isfinite(rho)  # (a sum of squares that overflowed bounds nothing)
     out = np.full(room.shape, np.inf)
-    if ok.any():
+    if ok.size == 1 and ok[0]:      # one plan: cks_epsilon's scalar path, the same number
+        out[0] = cks_epsilon(float(rho[0]), float(room[0]))
+    elif ok.any():
         out[ok] = np.atleast_1d(cks_epsilon(rho[ok], room[ok]))
     return out
 
@@ -44,7 +46,10 @@ def cheap_bounds(s: Sums, delta_g: float) -> dict[str, np.ndarray]:
 
 def best_cheap(s: Sums, delta_g: float) -> tuple[np.ndarray, list[str]]:
     """The least cheap bound per plan and the name of the candidate that gives it."""
-    bounds = cheap_bounds(s, delta_g)
+    return _least(cheap_bounds(s, delta_g))
+
+
+def _least(bounds: dict[str, np.ndarray]) -> tuple[np.ndarray, list[str]]:
     names = list(bounds)
     table = np.stack([np.asarray(bounds[n], dtype=float) for n in names])
     pick = np.argmin(table, axis=0)
@@ -57,9 +62,10 @@ def best_cheap_for(plan, s: Sums, delta_g: float, upper: float) -> tuple[float, 
     its rho in another order and rounding than ``Sums`` (the two differ in the 13th digit), so
     only their minimum keeps ``optimal`` <= ``zcdp`` exactly. Elsewhere (the result more than a
     part in 10^9 below the sums' zCDP bound) the theorem's total is not computed (39 ms at 10^5)."""
-    cheap, names = best_cheap(s, delta_g)
+    bounds = cheap_bounds(s, delta_g)
+    cheap, names = _least(bounds)
     best, name = float(cheap[0]), names[0]
-    if min(upper, best) >= float(zcdp_generic(s, delta_g)[0]) * (1 - 1e-9):
+    if min(upper, best) >= float(bounds[ZCDP][0]) * (1 - 1e-9):
         from .mechanisms.theorems import zcdp_composition  # (its module imports the lattice engine)
 
         own = zcdp_composition(plan, delta_g).epsilon

@@ -180,3 +180,18 @@ def test_the_rruv_root_is_found_in_a_few_evaluations(monkeypatch, delta_g):
     assert np.all(real(kl, v, got, delta_g) <= got)
     below = got * (1 - 2e-14)
     assert not np.any(real(kl, v, below, delta_g) <= below)
+
+
+def test_the_filter_curve_is_the_least_filter_at_every_prefix():
+    """filter_epsilon (the curve) searches RRUV's root only where its floor is below the other two
+    filters' least: the curve is still, to the bit, the least of all three filters per prefix."""
+    from dpplanner.engine.filters import filter_candidates, filter_epsilon
+    from dpplanner.engine.stats import prefix_sums
+
+    rng = np.random.default_rng(4)
+    for delta_g, eps in ((1e-6, rng.uniform(0.001, 0.5, 60)), (0.2, np.full(40, 0.3)),
+                         (1e-9, 10 ** rng.uniform(-4, 0.5, 80))):
+        s = prefix_sums(eps, np.zeros(eps.size), np.arange(1, eps.size + 1))
+        every = filter_candidates(s, delta_g)
+        assert np.isfinite(every["RRUV advanced filter"]).any()
+        assert np.array_equal(filter_epsilon(s, delta_g), np.min(np.stack(list(every.values())), axis=0))

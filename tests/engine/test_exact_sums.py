@@ -40,3 +40,15 @@ def test_an_infinite_or_nan_value_has_no_total():
             exact_total(np.array([bad, 1.0]))
     with pytest.raises(ValueError):
         exact_total(np.array([1.0, np.nan]), np.array([1, 2]))
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_double_in_units_is_its_exact_value(x):
+    """to_units(x) = x 2^1074 exactly (every finite double is a whole multiple of 2^-1074), and
+    back to a double rounded either way it is x again."""
+    from fractions import Fraction
+
+    from dpplanner.engine.exact import to_units, units_to_float
+
+    assert Fraction(to_units(x)) == Fraction(x) * 2 ** 1074
+    assert units_to_float(to_units(x), True) == x == units_to_float(to_units(x), False)

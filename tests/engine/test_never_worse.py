@@ -124,3 +124,16 @@ def test_curve_notes_say_where_a_point_missed_eta():
     assert not met.all()
     for j in np.flatnonzero(~met):
         assert c.notes["optimal"][j].startswith(f"width {widths[j]:.3g} > eta = 1e-09")
+
+
+def test_the_advanced_candidates_of_one_plan_are_never_another_plans():
+    """advanced_candidates keeps the last plan's candidates for the next caller asking about the
+    same sums: a new plan, or the same one at another delta_g, gets its own."""
+    from dpplanner.engine.advanced import advanced_candidates
+
+    a, b = (plan_sums(validate_plan(eps, [0.0] * 3)) for eps in ([0.1, 0.2, 0.3], [0.1, 0.2, 0.4]))
+    first = advanced_candidates(a, 1e-6)["Steinke"][0]
+    assert advanced_candidates(a, 1e-6)["Steinke"][0] == first
+    assert advanced_candidates(b, 1e-6)["Steinke"][0] > first
+    assert advanced_candidates(a, 1e-3)["Steinke"][0] < first
+    assert advanced_candidates(a, 1e-6)["Steinke"][0] == first
