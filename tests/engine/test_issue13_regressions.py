@@ -86,6 +86,21 @@ def test_near_equal_values_are_clustered_onto_an_exact_path():
     assert r.epsilon - r.epsilon_lower <= 1e-4 and "clusters" in r.detail
 
 
+def test_a_clustered_plans_groups_are_read_exactly_not_clustered_again(monkeypatch):
+    """The clusters' groups go to the exact paths once: clustering them again (at the infinite
+    eta the clustered path passes on) lumped them into one group, two homogeneous reads per side
+    for a bracket as wide as the clusters' spread, before the two enumerated sets read them."""
+    import dpplanner.engine.optimal.bracket as bracket
+
+    calls = []
+    real = bracket.homogeneous_bracket
+    monkeypatch.setattr(bracket, "homogeneous_bracket", lambda *a: calls.append(a) or real(*a))
+    e = [c * (1 + 1e-9 * i) for c in (0.05, 0.08, 0.1, 0.13, 0.2) for i in range(20)]
+    r = compose(e, [0] * 100, 1e-6, eta=1e-2)
+    assert "5 clusters" in r.detail and r.epsilon - r.epsilon_lower <= 1e-2
+    assert calls == []
+
+
 def test_binary_doubles_not_decimals():
     # 3 x the double 3e-20 exceeds the double 9e-20: no finite epsilon, with the reason
     r = compose([1.0], [3e-20], 9e-20, multiplicities=[3])

@@ -127,12 +127,14 @@ def _edge(db: float, total: Bracket, upper: bool) -> Optional[float]:
     return 0.0 if db >= 1 else None
 
 
-def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, window: bool = True):
+def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, clustered: bool = False):
     """The exact paths that apply, cheapest first (two small enumerated halves cost
     milliseconds; enumerating everything or a fine common lattice can cost seconds). Before the
-    costly ones, with ``window``, the loss window of a plan of a few thousand queries (not exact,
-    but within eta in milliseconds where it applies)."""
-    clusters = _clusters(e, m, eta)
+    costly ones, the loss window of a plan of a few thousand queries (not exact, but within eta
+    in milliseconds where it applies). ``clustered``: the few groups of a clustered plan (read
+    exactly: neither the window nor clustering again, which at its infinite eta would lump
+    every group into one, a bracket as wide as their spread, for two homogeneous reads)."""
+    clusters = None if clustered else _clusters(e, m, eta)
     if clusters is not None:
         yield lambda e, m, db, hi, c: _clustered(e, m, clusters, db, hi, c)
     if e.size == 1:
@@ -143,7 +145,7 @@ def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, window: bool = True):
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
         return
     yield lambda e, m, db, hi, c: two_set_bracket(e, m, db, c, hi)
-    if window:
+    if not clustered:
         yield lambda e, m, db, hi, c: window_bracket(e, m, db, hi, eta, c)
     if outcomes <= GROUPED_MAX_OUTCOMES:
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
@@ -187,11 +189,11 @@ def _clustered(e, m, ids, db, hi, cancel) -> Optional[Bracket]:
     e_up = np.array([float(e[ids == c].max()) for c in range(n)])
     e_lo = np.array([float(e[ids == c].min()) for c in range(n)])
     up = lo = None
-    for path in _exact_paths(e_up, mc, math.inf, window=False):
+    for path in _exact_paths(e_up, mc, math.inf, clustered=True):
         up = _meet(up, path(e_up, mc, db, db, cancel))
         if _done(up, 1e-9 * (1.0 + up.upper)):
             break
-    for path in _exact_paths(e_lo, mc, math.inf, window=False):
+    for path in _exact_paths(e_lo, mc, math.inf, clustered=True):
         lo = _meet(lo, path(e_lo, mc, hi, hi, cancel))
         if _done(lo, 1e-9 * (1.0 + lo.upper)):
             break
