@@ -11,6 +11,7 @@ import pytest
 
 import dpplanner.engine.optimal.prefix as prefix
 import dpplanner.engine.optimal.prefix_window as pw
+from dpplanner.engine.optimal.atoms import sup_root
 from dpplanner.engine.optimal.exact import grouped_bracket
 from dpplanner.engine.optimal.window import ctd_upper, key_set_lower
 
@@ -111,6 +112,32 @@ def test_the_mass_cut_from_the_top_counts_against_delta(monkeypatch):
     ups = pw._ctd_rows(eps, bars, ks, sums, 2.0 ** -7, np.zeros(ks.size), None)
     assert all(u >= b.upper for u, b in zip(ups.tolist(), exact))
     assert np.all(ups - np.array([b.upper for b in exact]) > 1e-3)   # (the cuts did bite)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_rows_are_read_as_sup_root_reads_each_prefix_alone(seed):
+    """_read_rows lays every prefix's pmf out from the 2-D rows at once: each read-out is, bit for
+    bit, sup_root's of that prefix's pmf (_row_pmf) from its floor, whether it goes through the
+    table or alone (beyond one window, mass at +infinity above delta_bar, delta_bar in the
+    underflow range, nothing above the floor)."""
+    rng = np.random.default_rng(seed)
+    n, width = 40, 300
+    step = [2.0 ** -7, 2.0 ** -3, 4.0][seed % 3]     # (4: spans beyond sup_root's window of 600)
+    reach = rng.integers(2, width + 1, n)
+    cuts = np.minimum(rng.integers(0, 40, n) * (rng.random(n) < 0.5), reach - 1)
+    tops = reach - 1 + rng.integers(0, 50, n)
+    rows = rng.dirichlet(np.full(width, 0.5), n) * (rng.random((n, width)) > 0.05)
+    offsets = -rng.uniform(0.2, 0.9, n) * tops * step
+    rels = rng.uniform(0, 1e-12, n)
+    infs = rng.choice([0.0, 1e-12, 0.5], n, p=[0.6, 0.3, 0.1])
+    bars = 10.0 ** rng.uniform(-9, -1, n)
+    bars[rng.random(n) < 0.1] = 1e-300
+    tops_at = offsets + tops * step
+    floors = np.maximum(tops_at * rng.uniform(-0.5, 1.1, n), 0.0)
+    got = pw._read_rows(rows, tops, reach, cuts, offsets, rels, infs, step, bars, floors)
+    pmfs = [pw._row_pmf(rows, r, tops, reach, cuts, offsets, rels, infs, step) for r in range(n)]
+    want = [sup_root(pmf.atoms(above=floors[r]), bars[r], floors[r]) for r, pmf in enumerate(pmfs)]
+    np.testing.assert_array_equal(got, want)
 
 
 def test_plans_beyond_the_window_go_to_the_running_lattices(monkeypatch):

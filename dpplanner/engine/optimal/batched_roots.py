@@ -51,21 +51,19 @@ def sup_roots(atoms: Sequence[Atoms], delta_bars, floors) -> np.ndarray:
 
 
 def _read_table(atoms, delta_bars, floors, rows, out: np.ndarray) -> None:
-    """Read-outs in one direction, each within one window: sup_root and _seg_roots row-wise (see
-    there for each bound), every operation on the same operands in the same order.
+    """Read-outs in one direction, each within one window, through ``read_rows``.
 
     Each row holds its atoms from the top down, then zeros: a row's running sums are the suffix
-    sums of sup_root. A padding column repeats the lowest atom's sums, location and segment start
-    (the floor), so it repeats that atom's candidate and never changes the row's maximum."""
+    sums of sup_root. A padding column repeats the lowest atom's location (the shift)."""
     upper = atoms[rows[0][0]].upper
     n_rows = len(rows)
-    lens = [atoms[i].l.size - j0 for i, j0 in rows]
-    width = max(lens)
+    lens = np.array([atoms[i].l.size - j0 for i, j0 in rows])
+    width = int(lens.max())
     L = np.empty((n_rows, width))
     P = np.zeros((n_rows, width))
     k_num, extra, k_den, add_den, db, floor = (np.empty((n_rows, 1)) for _ in range(6))
     for r, (i, j0) in enumerate(rows):
-        a, n = atoms[i], lens[r]
+        a, n = atoms[i], int(lens[r])
         L[r, :n], P[r, :n] = a.l[:j0 - 1 if j0 else None:-1], a.p[:j0 - 1 if j0 else None:-1]
         L[r, n:] = a.l[j0]               # the shift: exp(0) times probability 0
         m = sum_margin(a.p.size, a.rel)
@@ -77,7 +75,24 @@ def _read_table(atoms, delta_bars, floors, rows, out: np.ndarray) -> None:
             k_num[r], extra[r] = 1 - m - 4 * U, a.err * (1 + 4 * U)
             k_den[r], add_den[r] = 1 + r_den + 4 * U, n * SUB
         db[r], floor[r] = float(delta_bars[i]), max(float(floors[i]), 0.0)
-    shift = np.array([float(atoms[i].l[j0]) for i, j0 in rows])[:, None]
+    best = read_rows(upper, L, P, lens, k_num, extra, k_den, add_den, db, floor)
+    for r, (i, _j0) in enumerate(rows):
+        a, f = atoms[i], float(floor[r, 0])
+        x = max(float(best[r]), f)     # no valid candidate: the floor (sup_root's last line)
+        out[i] = x + a.lam + 4 * U * abs(x) if a.upper else max(x - a.lam - 4 * U * abs(x), 0.0)
+
+
+def read_rows(upper: bool, L, P, lens, k_num, extra, k_den, add_den, db, floor) -> np.ndarray:
+    """sup_root and _seg_roots row-wise on one table (see there for each bound), every operation
+    on the same operands in the same order: each row's largest valid candidate root (-inf: none).
+
+    Row r holds its lens[r] atoms above the floor from the top down (locations L, probabilities
+    P), then padding: probability 0 at the lowest atom's location, which repeats that atom's
+    sums, location and segment start (the floor), so it never changes the row's maximum. The
+    other arguments are (rows, 1) columns: sup_root's factors of the numerator and denominator
+    (k_num, extra, k_den, add_den) with the row's delta_bar and floor. L is left as it was; P
+    is used up."""
+    shift = L[np.arange(L.shape[0]), lens - 1][:, None]
     # in place, on four tables: fresh temporaries of this size cost more than the arithmetic
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         num = np.cumsum(P, axis=1)                      # A
@@ -111,15 +126,11 @@ def _read_table(atoms, delta_bars, floors, rows, out: np.ndarray) -> None:
             np.add(root, slack, out=root, where=fin)
         else:
             np.subtract(root, slack, out=root, where=fin)
-    left = den                                          # each atom's segment starts at the one below
+    left = P                                            # each atom's segment starts at the one below
     left[:, :-1] = L[:, 1:]
-    for r, n in enumerate(lens):
-        left[r, n - 1:] = floor[r, 0]                   # the lowest atom's at the floor
+    # the lowest atom's at the floor (and the padding's after it)
+    np.copyto(left, floor, where=np.arange(L.shape[1])[None, :] >= (lens - 1)[:, None])
     ok &= root > left
     np.minimum(root, L, out=root)
     np.copyto(root, -np.inf, where=~ok)
-    best = root.max(axis=1)
-    for r, (i, _j0) in enumerate(rows):
-        a, f = atoms[i], float(floor[r, 0])
-        x = max(float(best[r]), f)     # no valid candidate: the floor (sup_root's last line)
-        out[i] = x + a.lam + 4 * U * abs(x) if a.upper else max(x - a.lam - 4 * U * abs(x), 0.0)
+    return root.max(axis=1)

@@ -54,12 +54,12 @@ def homogeneous_bracket(eps: float, k: int, delta_bar: float, delta_bar_hi: Opti
 def _read(root, e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi: float, method: str) -> Bracket:
     """Both read-outs, with the edge cases of each side: delta_bar <= 0 (infeasible or the plain
     sum, tight for pure DP) and delta_bar >= 1 (0)."""
-    total = _pure_sum(e, m, 0.0)
     out = []
     for upper, db in ((True, delta_bar), (False, delta_bar_hi)):
         if db < 0:
             out.append(math.inf)
         elif db == 0:
+            total = _pure_sum(e, m, 0.0)        # (an exact sum: only where it is the answer)
             out.append(total.upper if upper else total.lower)
         elif db >= 1:
             out.append(0.0)

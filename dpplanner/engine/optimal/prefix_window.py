@@ -4,9 +4,9 @@
 shifted adds in a coordinate that only grows as queries are added (the CTD loss's deficit below
 its largest value; the key of the outcome's "-" set). Since nothing is ever cut, the running
 arrays after k queries ARE prefix k's arrays: one pass over the queries, a copy of the two arrays
-at each requested k, and every prefix read at once (the upper ends by ``sup_roots``' table, the
-lower ends by the test set's formula on 2-D arrays). A hundred prefixes of a hundred queries
-cost a few numpy passes over a few thousand points each, where the running-lattice curve
+at each requested k, and every prefix read at once (the upper ends by one table of ``sup_root``'s
+arithmetic, the lower ends by the test set's formula on 2-D arrays). A hundred prefixes of a
+hundred queries cost a few numpy passes over a few thousand points each, where the running-lattice curve
 (``prefix_sides``) spent some thirty numpy calls per prefix.
 
 Both ends are second order in the step with no error term to certify, so the coarse grid of
@@ -14,7 +14,7 @@ Both ends are second order in the step with no error term to certify, so the coa
 computed again, alone, on a grid twice as fine (a function of the plan and the width only).
 
 Soundness is ``window``'s, prefix by prefix:
-* ABOVE: prefix k's array is ``window.ctd_upper``'s with no cut, read by ``sup_root`` (batched)
+* ABOVE: prefix k's array is ``window.ctd_upper``'s with no cut, read as ``sup_root`` reads it
   from the floor lo_k <= the exact root (the test set's lower bound at delta_bar_hi >= the exact
   delta_bar): atoms at or below the floor add nothing to delta(x) for x >= floor.
 * BELOW: prefix k's counts are ``window.key_set_lower``'s with every key kept (cut at the largest
@@ -29,9 +29,8 @@ from typing import Optional
 
 import numpy as np
 
-from .atoms import U
-from .batched_roots import sup_roots
-from .atoms import edge_count
+from .atoms import U, WINDOW, edge_count, sup_root
+from .batched_roots import TINY_DELTA_BAR, read_rows
 from .lattice import LatticePMF
 from .pld import _kernel_taps, kernel_table
 from .window import _start_step
@@ -159,13 +158,69 @@ def _ctd_rows(eps, delta_bars, ks, sums, step: float, floors, cancel) -> np.ndar
             rows[j, c:cur] = arr[c:cur]
             rels[j], cuts[j], infs[j] = rel, c, inf_mass
             j += 1
-    atoms = []
-    for r in range(ks.size):
-        t, w, cr = int(tops[r]), int(reach[r]), int(min(cuts[r], reach[r] - 1))
-        pmf = LatticePMF(step, t - (w - 1), rows[r, cr:w][::-1], float(offsets[r]), True, rel=float(rels[r]),
-                         inf_mass=float(infs[r]))
-        atoms.append(pmf.atoms(above=float(floors[r])))
-    return sup_roots(atoms, delta_bars, floors)
+    return _read_rows(rows, tops, reach, np.minimum(cuts, reach - 1), offsets, rels, infs, step, delta_bars,
+                      floors)
+
+
+def _row_pmf(rows, r: int, tops, reach, cuts, offsets, rels, infs, step: float) -> LatticePMF:
+    """Prefix r's connect-the-dots pmf: deficit d (rows[r, d], cuts[r] <= d < reach[r]) at
+    offset + (top - d) step, its top's cut mass at +infinity."""
+    t, w, cr = int(tops[r]), int(reach[r]), int(cuts[r])
+    return LatticePMF(step, t - (w - 1), rows[r, cr:w][::-1], float(offsets[r]), True, rel=float(rels[r]),
+                      inf_mass=float(infs[r]))
+
+
+def _read_rows(rows, tops, reach, cuts, offsets, rels, infs, step: float, delta_bars, floors) -> np.ndarray:
+    """sup_root of each prefix's pmf (``_row_pmf``) from its floor, as ``sup_roots`` reads it:
+    its table laid out from the 2-D rows at once, every location, factor and bound computed by
+    the same operations on the same operands as ``LatticePMF.atoms(above=floor)`` and
+    ``batched_roots._read_table`` (elementwise numpy is IEEE arithmetic, as Python's floats).
+    The read-outs sup_roots would make alone (beyond one window, mass at +infinity that
+    swamps delta_bar, nothing above the floor) are made alone here too."""
+    dbs, floors = np.asarray(delta_bars, dtype=float), np.asarray(floors, dtype=float)
+    size = reach - cuts                               # each pmf's length
+    start = tops - (reach - 1)
+    # atoms(above=floor): the pmf's atoms from index j0a on
+    j0a = np.clip(np.floor((floors - offsets) / step) - start - 1, 0, size).astype(np.int64)
+    floor = np.maximum(floors, 0.0)
+    # the pmf's atoms from j0a up, from the top down: deficit cuts + c in column c
+    width = max(int(np.max(size - j0a)), 1)
+    cols = np.arange(width)[None, :]
+    live = cols < (size - j0a)[:, None]
+    L = offsets[:, None] + step * ((tops - cuts)[:, None] - cols).astype(float)
+    j0 = np.count_nonzero(live & (L <= floor[:, None]), axis=1)    # sup_root's searchsorted
+    lens = size - j0a - j0
+    top = L[:, 0]
+    at = np.arange(rows.shape[0])
+    shift = L[at, np.maximum(lens - 1, 0)]
+    alone = ((infs * (1 + 4 * U) >= dbs) | (lens == 0) | (dbs < TINY_DELTA_BAR)
+             | (shift < top - WINDOW))
+    out = np.empty(rows.shape[0])
+    for r in np.flatnonzero(alone).tolist():
+        pmf = _row_pmf(rows, r, tops, reach, cuts, offsets, rels, infs, step)
+        out[r] = sup_root(pmf.atoms(above=float(floors[r])), float(dbs[r]), float(floors[r]))
+    go = np.flatnonzero(~alone)
+    if not go.size:
+        return out
+    L, lens, shift = L[go], lens[go], shift[go]
+    live = cols < lens[:, None]
+    deficits = np.minimum(cuts[go, None] + cols, rows.shape[1] - 1)
+    P = np.where(live, np.take_along_axis(rows[go], deficits, axis=1), 0.0)
+    np.copyto(L, shift[:, None], where=~live)         # the padding: the lowest atom's location
+    rel = rels[go] + 1.01 * (size[go] + 4) * U        # LatticePMF.atoms: the full length's
+    n_atoms = (size - j0a)[go]
+    gam = 1.01 * (n_atoms + 4) * U                    # sum_margin(n_atoms, rel)
+    m = rel + gam + rel * gam + 8 * U
+    r_den = m + 2 * U * (top[go] - shift + 2.0)
+    k_num = 1 + m + 4 * U
+    extra = (0.0 + infs[go]) * (1 + 4 * U)
+    k_den = np.maximum(1 - r_den - 4 * U, 0.0)
+    best = read_rows(True, L, P, lens, k_num[:, None], extra[:, None], k_den[:, None], np.zeros((go.size, 1)),
+                     dbs[go, None], floor[go, None])
+    x = np.maximum(best, floor[go])                   # no valid candidate: the floor
+    lam = 4 * U * (np.abs(offsets[go]) + step * (np.abs(start[go]) + size[go]))
+    out[go] = x + lam + 4 * U * np.abs(x)
+    return out
 
 
 def _key_set_rows(eps, hi_bars, ks, sums, h: float, floors, cancel) -> Optional[np.ndarray]:
