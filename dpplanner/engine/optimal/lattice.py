@@ -162,9 +162,8 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
         a, b = b, a
     la, lb = a.p.size, b.p.size
     n = la + lb - 1
-    N = conv_len(n)
-    fft_cost = 40.0 * N * math.log2(N)
     nnz = int(np.count_nonzero(b.p))
+    N = 0 if nnz <= 4 else conv_len(n)      # (the kernels' few taps need no FFT length)
     abs_op = 0.0
     # shifted adds cost one numpy pass over a per non-zero of b
     # (only for sparse b: a dense b costs one numpy pass per entry, far more than one direct sum)
@@ -173,6 +172,7 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
         c, terms = sparse_convolve(a.p, b.p)
         rel_op = _gamma(terms)
     else:
+        fft_cost = 40.0 * N * math.log2(N)
         direct_cost = float(la) * lb
         use_direct = direct_cost <= fft_cost
         extended = False
