@@ -3,6 +3,8 @@ last value, for any doubles (subnormal, huge, negative) and multiplicities."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -52,3 +54,19 @@ def test_a_double_in_units_is_its_exact_value(x):
 
     assert Fraction(to_units(x)) == Fraction(x) * 2 ** 1074
     assert units_to_float(to_units(x), True) == x == units_to_float(to_units(x), False)
+
+
+@given(st.integers(-(1 << 2200), 1 << 2200) | st.integers(-(1 << 60), 1 << 60), st.booleans())
+def test_units_round_to_the_next_double_in_their_direction(s, upper):
+    """units_to_float(s) is s 2^-1074 rounded up (or down) to a double, as exact rational
+    arithmetic rounds it: +-inf or +-the largest double beyond the range."""
+    from fractions import Fraction
+
+    from dpplanner.engine.exact import directed, units_to_float
+
+    try:
+        want = directed(Fraction(s, 1 << 1074), upper)
+    except OverflowError:
+        big = 1.7976931348623157e308
+        want = (math.inf if upper else big) if s > 0 else (-big if upper else -math.inf)
+    assert units_to_float(s, upper) == want
