@@ -67,10 +67,12 @@ def steinke_epsilon(sum_sq, delta):
     return round_up(0.5 * sum_sq + np.sqrt(2 * _safe_log_inv(delta) * sum_sq))
 
 
-#: The candidates of the last Sums asked about, with it (held: no other object can take its id).
-#: An evaluation asks twice for the same ones, for the advanced row and for optimal's cap
+#: The candidates of the last Sums asked about, with it (held: no other object can take its id),
+#: if it is of at most KEEP_POINTS plans or prefixes (a few hundred kilobytes at most). An
+#: evaluation asks twice for the same ones, for the advanced row and for optimal's cap
 #: (never_worse), in its totals and again in its curve.
 _last: list = [None]
+KEEP_POINTS = 1024
 
 
 def advanced_candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -80,7 +82,7 @@ def advanced_candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, 
     if last is not None and last[0] is s and last[1] == delta_g:
         return last[2]
     out = _candidates(s, delta_g)
-    _last[0] = (s, delta_g, out)
+    _last[0] = (s, delta_g, out) if s.k.size <= KEEP_POINTS else None
     return out
 
 

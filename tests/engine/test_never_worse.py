@@ -137,3 +137,16 @@ def test_the_advanced_candidates_of_one_plan_are_never_another_plans():
     assert advanced_candidates(b, 1e-6)["Steinke"][0] > first
     assert advanced_candidates(a, 1e-3)["Steinke"][0] < first
     assert advanced_candidates(a, 1e-6)["Steinke"][0] == first
+
+
+def test_the_candidates_kept_are_a_small_plans_only():
+    """The candidates of a curve of more than KEEP_POINTS points are not kept after the call (its
+    sums and candidates would stay in memory until the next one)."""
+    import dpplanner.engine.advanced as advanced
+    from dpplanner.engine.stats import prefix_sums
+
+    eps = np.full(5000, 0.01)
+    for n, kept in ((advanced.KEEP_POINTS, True), (advanced.KEEP_POINTS + 1, False)):
+        s = prefix_sums(eps, np.zeros(eps.size), np.arange(1, n + 1))
+        advanced.advanced_candidates(s, 1e-6)
+        assert (advanced._last[0] is not None and advanced._last[0][0] is s) == kept
