@@ -118,12 +118,18 @@ def test_curve_at_the_plans_k_is_met_with_the_totals_compose_prints(capsys):
 
 def test_the_reports_curve_is_met_with_its_totals(tmp_path, capsys, monkeypatch):
     from dpplanner.cli import totals_commands
-    given = {}
-    monkeypatch.setattr(totals_commands, "save_report", lambda plan, path, **kw: given.update(kw))
+    from dpplanner.model import report
+    given, plotted = {}, {}
+    real_save, real_plot = totals_commands.save_report, report.line_plot
+    monkeypatch.setattr(totals_commands, "save_report",
+                        lambda plan, path, **kw: given.update(kw) or real_save(plan, path, **kw))
+    monkeypatch.setattr(report, "line_plot",
+                        lambda xs, series, **kw: plotted.update(series) or real_plot(xs, series, **kw))
     assert run(capsys, "report", "census", "-o", str(tmp_path / "r.html"))[0] == 0
     totals, curve = given["totals"], given["curve"]
-    assert curve.upper["optimal"][-1] == totals["optimal"].epsilon    # (the curve's was above)
-    assert all(curve.upper[n][-1] <= t.epsilon for n, t in totals.items() if t.applicable)
+    assert curve.upper["optimal"][-1] > totals["optimal"].epsilon     # met by the report itself
+    assert plotted[engine.theorem("optimal").label][-1] == totals["optimal"].epsilon
+    assert all(plotted[engine.theorem(n).label][-1] <= t.epsilon for n, t in totals.items() if t.applicable)
 
 
 def test_report(tmp_path, capsys):

@@ -11,6 +11,7 @@ from dpplanner.cli import terminal
 from dpplanner.cli.output import (UserError, finite, header, implementations, load, ms, print_json, size,
                                   table)
 from dpplanner.model import display
+from dpplanner.model.curve_totals import meet_totals
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.model.spending import total_note
 
@@ -64,7 +65,7 @@ def cmd_curve(args) -> int:
     curve = plan_curve(plan, names, points=args.points, eta=args.eta,
                        progress=work.theorems(names, f"{args.points} points"),
                        time_limit=work.seconds_left())
-    curve = met_with_totals(plan, curve, totals)
+    curve = meet_totals(curve, totals, plan.k)      # as the window's plot and the report are
     names = list(curve.upper)
     work.curve(curve)
     if args.json:
@@ -94,14 +95,6 @@ def cmd_curve(args) -> int:
     return 0
 
 
-def met_with_totals(plan, curve, totals):
-    """The curve with its point at the plan's own k met with the totals ``compose`` prints, as the
-    window's plot is (compute.jobs.meet_totals): both are sound upper bounds of that total."""
-    from dpplanner.compute.jobs import meet_totals      # (with the engine process's machinery)
-    from dpplanner.model.requests import CurveView
-    return meet_totals(curve, totals, plan.evaluation_request(CurveView()))
-
-
 def cmd_report(args) -> int:
     plan = load(args.plan)
     work = args.work
@@ -118,7 +111,6 @@ def cmd_report(args) -> int:
             curve = None
         if curve is not None:
             work.curve(curve, " (curve)")
-            curve = met_with_totals(plan, curve, totals)
     terminal.report("the per-statistic tables")
     note = save_report(plan, args.output, totals=totals, best=best, curve=curve, limit=work)
     if args.json:

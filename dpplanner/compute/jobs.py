@@ -18,6 +18,7 @@ from dpplanner.compute import engine_process
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
 from dpplanner.engine.types import CancelToken, Composition
+from dpplanner.model.curve_totals import meet_totals
 from dpplanner.model.engine_inputs import composition_inputs, with_epsilons
 from dpplanner.model.redistribution import rebalanced
 from dpplanner.model.requests import CurveView, EvaluateRequest, ProfileRequest, evaluation_request
@@ -105,8 +106,8 @@ def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress)
     totals = _totals(request, cancel, _part(progress, 0.0, 0.3))
     curve, problems = _curve(request, request.theorems, cancel, _part(progress, 0.3, 1.0))
     progress(1.0)
-    return EvaluateResult(request.request_id, request, totals, _best(totals), meet_totals(curve, totals, request),
-                          problems)
+    return EvaluateResult(request.request_id, request, totals, _best(totals),
+                          meet_totals(curve, totals, request.plan_curve_k), problems)
 
 
 def _totals(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> dict[str, Composition]:
@@ -205,26 +206,8 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
                              lower={n: curve.lower[n] for n in request.theorems},
                              notes={n: curve.notes[n] for n in request.theorems if n in curve.notes})
     progress(1.0)
-    return EvaluateResult(request.request_id, request, totals, _best(totals), meet_totals(curve, totals, request),
-                          problems)
-
-
-def meet_totals(curve, totals: dict[str, Composition], request: EvaluateRequest):
-    """The curve with its point at the plan's own k met with the plan's totals: both are sound
-    upper bounds of the same total, the curve's to the plot's eta and the totals' to the plan's,
-    so the lower of the two is one too, and the point hovered there never reads above the Results
-    table (nor a row's curve there above its total)."""
-    if curve is None or request.curve_mode != "prefix" or not curve.ks.size or \
-            int(curve.ks[-1]) != request.k:
-        return curve
-    upper = dict(curve.upper)
-    for name, total in totals.items():
-        points = upper.get(name)
-        if points is not None and total.applicable and total.epsilon < points[-1]:   # (NaN: False)
-            points = points.copy()
-            points[-1] = total.epsilon
-            upper[name] = points
-    return replace(curve, upper=upper)
+    return EvaluateResult(request.request_id, request, totals, _best(totals),
+                          meet_totals(curve, totals, request.plan_curve_k), problems)
 
 
 #: What a collected helper job gives when the helper failed (its part is then computed here).

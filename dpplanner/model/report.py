@@ -11,6 +11,7 @@ from typing import Optional, Sequence
 from dpplanner import engine
 
 from . import display
+from .curve_totals import meet_totals
 from .files import PlanFileError, atomic_write_text
 from .implementation import implementation
 from .plan import Plan
@@ -83,8 +84,9 @@ def plan_curve(plan: Plan, theorems: Optional[Sequence[str]] = None, points: int
 
 def render_report(plan: Plan, *, totals=None, best=None, curve=None,
                   limit: Optional[TimeLimit] = None) -> str:
-    """The HTML text. ``totals``/``curve`` are computed here when not given; ``limit``: a caller's
-    time limit over the per-statistic sections (``report_sections``)."""
+    """The HTML text. ``totals``/``curve`` are computed here when not given (``curve``: the plan's
+    prefix curve, met with the totals at the plan's k); ``limit``: a caller's time limit over the
+    per-statistic sections (``report_sections``)."""
     if totals is None:
         totals, best = plan_totals(plan) if len(plan) else ({}, None)
     if curve is None and len(plan):
@@ -92,6 +94,7 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None,
             curve = plan_curve(plan)
         except ValueError:
             curve = None
+    curve = meet_totals(curve, totals, plan.k)     # (given or computed here, as the window's plot is)
     b = plan.budget
     title = plan.title or "Privacy budget plan"
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

@@ -37,6 +37,12 @@ class EvaluateRequest(CompositionInputs):
     theorems: tuple[str, ...] = engine.THEOREMS
     request_id: int = 0
 
+    @property
+    def plan_curve_k(self) -> Optional[int]:
+        """The plan's k when the plot is the plan's prefixes (its point there is the plan's total:
+        ``curve_totals.meet_totals``), None when it repeats one query."""
+        return self.k if self.curve_mode == "prefix" else None
+
     def profile_request(self) -> "ProfileRequest":
         # The profile's own accuracy: eta finer than 1e-3 costs seconds and is invisible in a plot.
         return ProfileRequest(self.epsilons, self.deltas, self.multiplicities,
