@@ -214,8 +214,12 @@ class MainWindow(QMainWindow):
         # From the signals' arguments, not by asking the stack: it signals while being destroyed.
         stack.canUndoChanged.connect(lambda can: self.undo_action.setEnabled(
             can or editor.is_redistributing()))
-        editor.redistributing.connect(lambda _active: self.undo_action.setEnabled(editor.can_undo()))
-        stack.canRedoChanged.connect(self.redo_action.setEnabled)
+        # A waiting edit ends the redo history once made, as any new edit does: no Redo meanwhile.
+        stack.canRedoChanged.connect(
+            lambda can: self.redo_action.setEnabled(can and not editor.is_redistributing()))
+        editor.redistributing.connect(lambda active: (
+            self.undo_action.setEnabled(editor.can_undo()),
+            self.redo_action.setEnabled(stack.canRedo() and not active)))
         self.rebalance_action = self._action("Redistribute &now", "Rescale the free statistics to "
                                              "spend the global ε", self.editor.rebalance_now, "Ctrl+R")
         self.cancel_action = self._action("&Cancel computation", "Stop the running computation",

@@ -144,3 +144,27 @@ def test_a_refusal_while_a_removal_waits_is_shown_at_the_row_typed_into(qtbot, w
     gate.set()
     wait_idle(qtbot, window)
     assert names(window) == ["mean b", "hist c"] and window.plan[1].kind.value == "histogram"
+
+
+def test_redo_is_off_while_an_edit_waits_so_the_edit_is_never_dropped(qtbot, window, gate):
+    """A new edit ends the redo history once it is made; Redo meanwhile would redo the undone
+    step and silently drop the edit the user just typed."""
+    gate.set()
+    window.statistics_panel.select_row(0)
+    assert window.statistics_panel.remove_selected()
+    wait_idle(qtbot, window)
+    QTest.keySequence(window, window.undo_action.shortcut())
+    wait_idle(qtbot, window)
+    assert names(window) == ["count a", "mean b", "hist c"] and window.redo_action.isEnabled()
+    gate.clear()
+    editor = open_cell(window, 1, "epsilon")
+    retype(editor, "0.125")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert window.editor.is_redistributing()
+    assert not window.redo_action.isEnabled()
+    QTest.keySequence(window, window.redo_action.shortcut())       # does nothing
+    gate.set()
+    wait_idle(qtbot, window)
+    assert names(window) == ["count a", "mean b", "hist c"]
+    assert window.plan[1].epsilon == 0.125 and window.plan[1].held
+    assert not window.redo_action.isEnabled()                      # the edit ended the redo history
