@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QWidget
 
 from dpplanner.gui import formatting, theme as themes
@@ -64,6 +64,11 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._repeat_name = ""
         self._budget_moved = QTimer(self, singleShot=True, interval=0)
         self._budget_moved.timeout.connect(self._draw_moved_budget)
+        # A result's curves are painted on a timer's turn of their own, not with the slot that
+        # sets them (and the table and panels it changed): see set_curve.
+        self._paint_due = False
+        self._paint_later = QTimer(self, singleShot=True, interval=0)
+        self._paint_later.timeout.connect(self._paint_curves)
 
         # Two lines at most, whatever the number of curves: a read-out as wide as its text would
         # raise the window's minimum width (FittedLabel); the whole text is in its tooltip.
@@ -126,6 +131,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self.budget_label = pg.TextItem(anchor=(0, 1))
         self.plot_item.addItem(self.budget_label, ignoreBounds=True)
         self._place_canvas(self.view)
+        self.view.viewport().installEventFilter(self)
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         # What was set before the canvas existed.
         self.plot_item.setLogMode(x=self.log_k.isChecked(), y=False)
@@ -184,6 +190,26 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._set_epsilon_g(epsilon_g)
         self._draw_budget()
         self._frame()
+        # Painted a turn later: the paint of eight curves and their axes (~12 ms of the GUI
+        # thread) came right after the result's slot and the table's repaint, one ~40 ms stall
+        # while a large plan opened. A timer's turn lets the event loop react in between; the
+        # timer is started by a posted event, after those the slot posted (a timer started here
+        # could fire before them and the table's repaint, in one stall again).
+        self._paint_due = True
+        QTimer.singleShot(0, self, self._paint_later.start)
+
+    def drawing(self) -> bool:
+        """Whether curves set are still to be painted (a turn of the event loop after set_curve)."""
+        return self._paint_due
+
+    def _paint_curves(self) -> None:
+        self._paint_due = False
+        self.view.viewport().update()
+
+    def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
+        # The view's paints wait for _paint_curves: turning its updates off was not enough, a
+        # repaint of the window around it (the results' table) painted it with the slot.
+        return event.type() == QEvent.Type.Paint and self._paint_due
 
     def set_budget(self, epsilon_g: float | None) -> None:
         """Mark ε_g. The window calls this on every plan change and the result's curve brings it
