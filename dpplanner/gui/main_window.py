@@ -40,6 +40,7 @@ from dpplanner.gui.settings import Settings
 from dpplanner.gui.statistics_panel import StatisticsPanel
 from dpplanner.gui.status import StatusArea
 from dpplanner.gui.table_model import COLUMN_INDEX, COLUMNS
+from dpplanner.gui.turns import Turns
 from dpplanner.model import Plan, PlanEvent
 from dpplanner.model import files
 
@@ -65,10 +66,11 @@ class MainWindow(QMainWindow):
         self.document = Document(self, self.editor, self.settings, recovery_dir)
         self.help_window: Optional[HelpWindow] = None       # made when Help is first opened
 
-        self.budget_panel = BudgetPanel(self.editor)
+        self.turns = Turns(self)        # what a result changes on screen, a piece a turn
+        self.budget_panel = BudgetPanel(self.editor, turns=self.turns)
         self.statistics_panel = StatisticsPanel(self.editor)
         self.results_panel = ResultsPanel()
-        self.cost_plot = CostPlot()
+        self.cost_plot = CostPlot(turns=self.turns)
         self.profile_plot = ProfilePlot()
         self.shares_plot = SharesPlot()
         # The right column: the plots, and the inspector of the selected statistic in a tab of its

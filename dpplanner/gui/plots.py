@@ -20,6 +20,7 @@ from dpplanner.gui.formatting import as_caption, as_plain
 from dpplanner.gui.lazy_canvas import LazyCanvas
 from dpplanner.gui.profile_plot import ProfilePlot
 from dpplanner.gui.shares_plot import SharesPlot
+from dpplanner.gui.turns import Turns
 from dpplanner.model.safe_text import markup
 
 # pyqtgraph and plot_common (built on it) are imported with the first canvas (gui/lazy_canvas.py).
@@ -52,9 +53,12 @@ class CostPlot(TheoremCurves, LazyCanvas):
     hiddenChanged = Signal(list)
     logKChanged = Signal(bool)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, turns: Turns | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
+        # A result's curves are painted on a turn of their own (see set_curve); the window's
+        # pieces share one queue, one piece a turn.
+        self._turns = turns if turns is not None else Turns(self)
         self._init_curves()
         self._legend_fitted: tuple = ()         # (legend edits, width) it was last fitted to
         self._ks = np.zeros(0)
@@ -64,11 +68,6 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._repeat_name = ""
         self._budget_moved = QTimer(self, singleShot=True, interval=0)
         self._budget_moved.timeout.connect(self._draw_moved_budget)
-        # A result's curves are painted on a timer's turn of their own, not with the slot that
-        # sets them (and the table and panels it changed): see set_curve.
-        self._paint_due = False
-        self._paint_later = QTimer(self, singleShot=True, interval=0)
-        self._paint_later.timeout.connect(self._paint_curves)
 
         # Two lines at most, whatever the number of curves: a read-out as wide as its text would
         # raise the window's minimum width (FittedLabel); the whole text is in its tooltip.
@@ -190,26 +189,19 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._set_epsilon_g(epsilon_g)
         self._draw_budget()
         self._frame()
-        # Painted a turn later: the paint of eight curves and their axes (~12 ms of the GUI
-        # thread) came right after the result's slot and the table's repaint, one ~40 ms stall
-        # while a large plan opened. A timer's turn lets the event loop react in between; the
-        # timer is started by a posted event, after those the slot posted (a timer started here
-        # could fire before them and the table's repaint, in one stall again).
-        self._paint_due = True
-        QTimer.singleShot(0, self, self._paint_later.start)
+        # Painted on a turn of its own (gui/turns.py): the paint of eight curves and their axes
+        # (~12 ms of the GUI thread) came right after the result's slot and the table's repaint,
+        # one ~40 ms stall while a large plan opened.
+        self._turns.later(self, self.view.viewport().update)
 
     def drawing(self) -> bool:
         """Whether curves set are still to be painted (a turn of the event loop after set_curve)."""
-        return self._paint_due
-
-    def _paint_curves(self) -> None:
-        self._paint_due = False
-        self.view.viewport().update()
+        return self._turns.pending(self)
 
     def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
-        # The view's paints wait for _paint_curves: turning its updates off was not enough, a
+        # The view's paints wait for the turn set_curve queued: turning its updates off was not enough, a
         # repaint of the window around it (the results' table) painted it with the slot.
-        return event.type() == QEvent.Type.Paint and self._paint_due
+        return event.type() == QEvent.Type.Paint and self._turns.pending(self)
 
     def set_budget(self, epsilon_g: float | None) -> None:
         """Mark ε_g. The window calls this on every plan change and the result's curve brings it
