@@ -80,8 +80,15 @@ def parse_tag(tag, what: str = "mechanism") -> tuple[str, int, int]:
     if not isinstance(tag, str):
         tag = None
     known = _TAGS.get(tag) if tag is not None else None
-    if known is not None:
-        return known
+    if known is None:
+        known = _parsed(tag, what)
+        if len(_TAGS) >= _tag_room:
+            _TAGS.clear()       # (one atomic step for any thread; the plan's pass refills it once)
+        _TAGS[tag] = known
+    return known
+
+
+def _parsed(tag: Optional[str], what: str) -> tuple[str, int, int]:
     head, star, cells_text = tag.partition("*") if tag is not None else ("", "", "")
     base, sep, suffix = head.partition(":")
     if tag is None or base not in MECHANISMS or (sep and base not in DISCRETE):
@@ -101,13 +108,22 @@ def parse_tag(tag, what: str = "mechanism") -> tuple[str, int, int]:
         cells = int(cells_text)
         if base in DISCRETE and shift * cells > MAX_SHIFT:
             raise ValueError(f"{what} = {tag!r}: shift x cells = {shift * cells} is above 2^53")
-    if len(_TAGS) < 4096:
-        _TAGS[tag] = (base, shift, cells)
     return base, shift, cells
 
 
-#: Tags already parsed (a plan of thousands of rows has a few distinct tags).
+#: Tags already parsed. A plan of thousands of rows usually has a few distinct tags, but one of
+#: discrete sums of distinct bounds has one per row (its shift), asked for in one pass, in order,
+#: on every validation: the memory holds the largest plan validated (``_hold_tags``), at least
+#: 4096 tags and at most MAX_TAGS, and starts again when full.
 _TAGS: dict = {}
+_tag_room = 4096
+#: Above the rows of the largest plan the model allows (20,000 statistics, one row each).
+MAX_TAGS = 1 << 15
+
+
+def _hold_tags(rows: int) -> None:
+    global _tag_room
+    _tag_room = max(_tag_room, min(rows, MAX_TAGS))
 
 
 def _as_sequence(values, name: str) -> list:
@@ -174,6 +190,7 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
         if len(mech_list) != len(eps_list):
             raise ValueError(f"epsilons has {len(eps_list)} entries but mechanisms has {len(mech_list)}; "
                              "give one mechanism per query")
+        _hold_tags(len(mech_list))
         for i, m in enumerate(mech_list):
             kind, _, cells = parse_tag(m, f"mechanisms[{i}]")
             if kind == "eps-delta" and cells > 1 and delta[i] != 0.0:
