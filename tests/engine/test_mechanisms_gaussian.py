@@ -203,6 +203,7 @@ def test_a_curves_gaussian_only_prefixes_are_read_to_a_few_ulps_in_fewer_evaluat
 
     eps, dels = [0.3, 0.5, 0.2, 0.4], [1e-8, 2e-8, 1e-8, 3e-8]
     reads, count = [], []
+    memo.forget()
     real_root, real_bound = curves._gaussian_root, g.log_delta_bound
     monkeypatch.setattr(curves, "_gaussian_root", lambda *a: reads.append(1) or real_root(*a))
     monkeypatch.setattr(g, "log_delta_bound", lambda *a: count.append(len(reads)) or real_bound(*a))
@@ -211,3 +212,37 @@ def test_a_curves_gaussian_only_prefixes_are_read_to_a_few_ulps_in_fewer_evaluat
     for k, up in zip(c.ks.tolist(), c.upper["pld"].tolist()):
         total = compose(eps[:k], dels[:k], 1e-6, "pld", mechanisms=["gaussian"] * k)
         assert total.epsilon_lower <= up <= total.epsilon * (1 + 1e-13)
+
+
+def test_a_curves_gaussian_only_prefixes_are_read_once_across_curves(monkeypatch):
+    """The prefixes of Gaussians alone that another curve has read (an edit further on keeps a
+    plan's first releases) are not read again, and give the same points bit for bit."""
+    from dpplanner.engine import curve
+    from dpplanner.engine.mechanisms import curves
+
+    mechs = ["gaussian"] * 3 + ["laplace", "gaussian"]
+    eps, dels = [0.3, 0.5, 0.2, 0.4, 0.3], [1e-8, 2e-8, 1e-8, 0.0, 1e-8]
+    reads = []
+    real_root = curves._gaussian_root
+    monkeypatch.setattr(curves, "_gaussian_root", lambda *a: reads.append(a) or real_root(*a))
+    memo.forget()
+    first = curve(eps, dels, 1e-6, theorems=("pld",), mechanisms=mechs, lower=False).upper["pld"]
+    assert len(reads) == 3
+    edited = curve(eps[:4] + [0.35], dels, 1e-6, theorems=("pld",), mechanisms=mechs, lower=False).upper["pld"]
+    assert len(reads) == 3
+    assert first[:3].tobytes() == edited[:3].tobytes() and edited[4] != first[4]
+    memo.forget()
+    cold = curve(eps[:4] + [0.35], dels, 1e-6, theorems=("pld",), mechanisms=mechs, lower=False).upper["pld"]
+    assert cold.tobytes() == edited.tobytes() and len(reads) == 6
+    for delta_g, lower in ((2e-6, False), (1e-6, True)):     # another delta_bar, the other side
+        warm = _points(curve(eps, dels, delta_g, theorems=("pld",), mechanisms=mechs, lower=lower))
+        memo.forget()
+        assert warm == _points(curve(eps, dels, delta_g, theorems=("pld",), mechanisms=mechs, lower=lower))
+    # (a curve's two sides never share a (mu, delta_bar); a read of both still gives each its own)
+    ends = [curves._read(None, False, 0.0, 0.01, 1e-7, upper) for upper in (True, False)]
+    assert ends == [real_root(0.01, 1e-7, upper, 1e-13) for upper in (True, False)] and ends[0] > ends[1]
+
+
+def _points(c) -> list:
+    return [None if c.upper["pld"] is None else c.upper["pld"].tobytes(),
+            None if c.lower is None or c.lower.get("pld") is None else c.lower["pld"].tobytes()]
