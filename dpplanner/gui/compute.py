@@ -8,15 +8,22 @@ stamps a fresh id on the request, cancels whatever is still running or queued on
 id is no longer the newest of their channel are dropped - ids alone decide staleness, so the order
 in which jobs finish never matters. Exceptions in ``fn`` reach ``Handlers.failed``; the worker
 keeps running.
+
+A job for the engine process that is submitted while the worker has nothing to do is sent to that
+process at once, from the submitting thread; the worker only collects its answer. Handed to the
+worker first, it waited for a thread switch: the worker needs the interpreter lock, which the GUI
+thread holds while it goes on with the edit (up to the 5 ms switch interval, more on a busy
+machine, where the worker thread must also be scheduled).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
@@ -51,6 +58,8 @@ class Job:
     fn: ComputeFn
     token: CancelToken
     handlers: Handlers
+    sent: int | None = None         # the engine process's id of the job, when it was sent on submit
+    collected: threading.Event = field(default_factory=threading.Event)    # (a sent one's answer)
 
     @property
     def request_id(self) -> int:
@@ -72,7 +81,7 @@ class _Worker(QObject):
 
     @Slot(object)
     def run(self, job: Job) -> None:
-        if job.token.cancelled:            # superseded while it waited in the queue
+        if job.token.cancelled and job.sent is None:      # superseded while it waited in the queue
             self.cancelled.emit(job)
             return
         self.started.emit(job)
@@ -86,7 +95,12 @@ class _Worker(QObject):
             job.token.check()
 
         try:
-            if self.engine_process is not None and getattr(job.fn, "in_engine_process", False):
+            if job.sent is not None:        # (a cancelled one too: its answer ends the claim)
+                try:
+                    result = self.engine_process.finish_claimed(job.sent, job.token, progress)
+                finally:
+                    job.collected.set()
+            elif self.engine_process is not None and getattr(job.fn, "in_engine_process", False):
                 result = self.engine_process.run(job.fn, job.request, job.token, progress)
             else:
                 result = job.fn(job.request, job.token, progress)
@@ -126,6 +140,9 @@ class ComputeController(QObject):
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(debounce_ms)
         self._debounce.timeout.connect(self._flush_debounced)
+        self._engine_process = engine_process
+        self._queued = 0        # jobs handed to the worker whose outcome has not come back yet
+        self._sent: list[Job] = []      # of those, the ones sent on submit
         self._thread = QThread()
         self._thread.setObjectName("dpplanner-compute")
         self._worker = _Worker(engine_process)
@@ -215,6 +232,13 @@ class ComputeController(QObject):
         self._thread.quit()
         # Jobs poll their token, so the wait is bounded by one engine loop iteration.
         self._thread.wait()
+        for job in self._sent:      # sent on submit, left in the queue by the stopped worker:
+            if not job.collected.is_set():      # its claim would keep the process from others
+                job.token.cancel()
+                try:
+                    self._engine_process.finish_claimed(job.sent, job.token, _ignore)
+                except Exception:  # noqa: BLE001 - (Cancelled, or the process died): claim ended
+                    pass
 
     # -- internals ---------------------------------------------------------------------------
     def _start(self, channel: str, fn: ComputeFn, request: Any, handlers: Handlers) -> int:
@@ -223,12 +247,30 @@ class ComputeController(QObject):
         previous = self._active.get(channel)
         if previous is not None:
             previous.token.cancel()
-        job = Job(channel, request, fn, CancelToken(), handlers)
+        job = Job(channel, request, fn, CancelToken(), handlers, self._send_now(fn, request))
         self._latest[channel] = request_id
         self._active[channel] = job
         self._update_busy()
+        self._queued += 1
+        if job.sent is not None:
+            self._sent.append(job)
         self._dispatch.emit(job)
         return request_id
+
+    def _send_now(self, fn: ComputeFn, request: Any) -> int | None:
+        """Send an engine-process job from this thread when the worker is idle and the process is
+        free (see the module doc): its id there, or None (the worker sends it, as any other job;
+        it also reports a request that would not go). Only with an idle worker: a job queued
+        before this one and waiting for the process would wait for this claim, which only the
+        worker behind it ends."""
+        engine = self._engine_process
+        if self._queued or engine is None or not getattr(fn, "in_engine_process", False) or \
+                not engine.claim():
+            return None
+        try:
+            return engine.start_claimed(fn, request)
+        except Exception:  # noqa: BLE001 - the claim is ended; the worker tries again and reports
+            return None
 
     def _flush_debounced(self) -> None:
         pending, self._pending = self._pending, {}
@@ -241,6 +283,9 @@ class ComputeController(QObject):
         return self._latest.get(job.channel) == job.request_id and not job.token.cancelled
 
     def _done(self, job: Job) -> None:
+        self._queued -= 1
+        if job.sent is not None:
+            self._sent.remove(job)
         if self._active.get(job.channel) is job:
             del self._active[job.channel]
         self._update_busy()

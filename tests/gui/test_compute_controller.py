@@ -243,3 +243,68 @@ def test_progress_reaches_the_gui_thread(qtbot, controller, probe):
     with qtbot.waitSignal(controller.progressChanged) as blocker:
         controller.submit("evaluate", steps, FakeRequest(0), probe.handlers)
     assert blocker.args == ["evaluate", 1.0]
+
+
+class InlineProcess:
+    """An engine process stand-in that runs each job in the thread that sends it, recording which
+    thread sent it and which collected its answer."""
+
+    def __init__(self) -> None:
+        self.sent_from: list[threading.Thread] = []
+        self.collected_in: list[threading.Thread] = []
+        self._answers: dict[int, object] = {}
+
+    def claim(self) -> bool:
+        return True
+
+    def start_claimed(self, fn, request) -> int:
+        self.sent_from.append(threading.current_thread())
+        self._answers[len(self._answers)] = fn(request, None, lambda f: None)
+        return len(self._answers) - 1
+
+    def finish_claimed(self, job_id, token, progress):
+        self.collected_in.append(threading.current_thread())
+        return self._answers.pop(job_id)
+
+    def run(self, fn, request, token, progress):
+        self.collected_in.append(threading.current_thread())
+        return fn(request, token, progress)
+
+
+def engine_doubles(request, cancel, progress):
+    return request.value * 2
+
+
+engine_doubles.in_engine_process = True
+
+
+def test_an_engine_job_is_sent_before_submit_returns_when_the_worker_is_idle(qtbot, probe):
+    """The GUI thread sends it (the worker would first need the interpreter lock the GUI thread
+    holds while it goes on with the edit); the worker only collects the answer."""
+    process = InlineProcess()
+    ctl = ComputeController(debounce_ms=20, engine_process=process)
+    try:
+        with qtbot.waitSignal(probe.result) as blocker:
+            ctl.submit("evaluate", engine_doubles, FakeRequest(21), probe.handlers)
+            assert process.sent_from == [threading.current_thread()]
+        assert blocker.args == [42]
+        assert process.collected_in[0] is not threading.current_thread()
+    finally:
+        ctl.shutdown()
+
+
+def test_an_engine_job_submitted_while_the_worker_is_busy_waits_its_turn(qtbot, probe):
+    process = InlineProcess()
+    ctl = ComputeController(debounce_ms=20, engine_process=process)
+    engine, first = SlowEngine(), Probe()
+    try:
+        ctl.submit("slow", engine, FakeRequest(1), first.handlers)
+        assert engine.entered.wait(THREAD_WAIT_S)
+        ctl.submit("evaluate", engine_doubles, FakeRequest(21), probe.handlers)
+        assert process.sent_from == []          # sent by the worker, after the job before it
+        with qtbot.waitSignal(probe.result) as blocker:
+            engine.release.set()
+        assert blocker.args == [42]
+    finally:
+        engine.release.set()
+        ctl.shutdown()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numpy as np
@@ -402,3 +403,43 @@ def test_a_result_holding_its_request_gets_the_callers_own_back(process, small_p
     assert result.request is request and result.refusal == "a refusal"
     allocated = process.run(jobs.allocate, request, engine.CancelToken(), lambda _f: None)
     assert allocated.request is request and allocated.evaluation.request.k == small_plan().k
+
+
+def test_engine_jobs_queued_behind_a_busy_worker_are_all_answered(qtbot, process):
+    """An engine job that waits for the worker is not overtaken by one sent on submit: that one's
+    claim would hold the process, and only the worker (busy with the first) could end it."""
+    gate = threading.Event()
+
+    def blocking(request, cancel, progress):      # (in this process: it holds the worker)
+        gate.wait()
+        return "done"
+
+    ctl = ComputeController(debounce_ms=10, engine_process=process)
+    probes = [Probe(), Probe(), Probe()]
+    try:
+        assert _wait_claim(process)     # taken here: the next job cannot be sent on submit
+        job = process.start_claimed(slow_job, Slow(0.01))
+        ctl.submit("x", blocking, Slow(0), probes[0].handlers)
+        ctl.submit("c", slow_job, Slow(0.01), probes[1].handlers)
+        process.finish_claimed(job, engine.CancelToken(), lambda f: None)
+        ctl.submit("a", slow_job, Slow(0.01), probes[2].handlers)   # the process is free again
+        with qtbot.waitSignals([p.result for p in probes], timeout=120_000):
+            gate.set()
+    finally:
+        gate.set()
+        ctl.shutdown()
+
+
+def test_closing_with_a_sent_job_uncollected_leaves_the_process_free(qtbot, process):
+    """A job sent on submit holds the process until the worker collects its answer; a window
+    closed before its worker got to it ends that claim itself (the process is shared)."""
+    ctl = ComputeController(debounce_ms=10, engine_process=process)
+    ctl._thread.quit()      # (the worker stops before it gets to the job: as at a close)
+    ctl._thread.wait()
+    assert _wait_claim(process)
+    process.finish_claimed(process.start_claimed(slow_job, Slow(0)), engine.CancelToken(), lambda f: None)
+    ctl.submit("x", slow_job, Slow(60), Probe().handlers)
+    assert not process.claim()                  # sent: the job holds it
+    ctl.shutdown()
+    assert process.claim()
+    process.finish_claimed(process.start_claimed(slow_job, Slow(0)), engine.CancelToken(), lambda f: None)
