@@ -16,7 +16,8 @@ def test_engine_and_model_import_no_qt():
         packages += ["dpplanner.model", "dpplanner.model.files", "dpplanner.model.csvio",
                      "dpplanner.model.report", "dpplanner.model.examples", "dpplanner.cli",
                      # what the window computes runs headless too (and in the engine process)
-                     "dpplanner.compute.jobs", "dpplanner.compute.engine_process"]
+                     "dpplanner.compute.jobs", "dpplanner.compute.engine_process",
+                     "dpplanner.compute.handover"]
     code = (
         "import sys\n"
         + "".join(f"import {p}\n" for p in packages)

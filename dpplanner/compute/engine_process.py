@@ -85,22 +85,25 @@ def runs(request: Any, cancel: CancelToken, progress: Callable[[float], None]) -
     return dict(_runs)
 
 
-#: In a child: the shared word through which a job and the process that sent it settle which of
+#: How many parts of one job its sender may compute instead (``take_part``).
+PARTS = 2
+#: In a child: the shared words through which a job and the process that sent it settle which of
 #: them computes a part both could (``take_part``), and the id of the job running.
 _parts = None
 _job_id = 0
 
 
-def take_part() -> bool:
-    """In a job running in a child: take the part of it that its sender may compute instead (an
-    evaluation's optimal curve, see jobs.evaluate): True unless the sender took it first
-    (``EngineProcess.take_part``); then False, and the job leaves it out. True outside a child."""
+def take_part(part: int = 0) -> bool:
+    """In a job running in a child: take part ``part`` (< PARTS) of it, one its sender may compute
+    instead (an evaluation's optimal curve, see jobs.evaluate): True unless the sender took it
+    first (``EngineProcess.take_part``); then False, and the job leaves it out. True outside a
+    child."""
     if _parts is None:
         return True
     with _parts.get_lock():
-        if _parts.value == -_job_id:
+        if _parts[part] == -_job_id:
             return False
-        _parts.value = _job_id
+        _parts[part] = _job_id
         return True
 
 
@@ -217,13 +220,13 @@ class EngineProcess:
             self._lock.release()
             raise
 
-    def take_part(self, job_id: int) -> bool:
-        """The sender's side of ``take_part``: True if job ``job_id`` had not taken its part (the
-        job then leaves it out, and the caller computes it), False if it had."""
+    def take_part(self, job_id: int, part: int = 0) -> bool:
+        """The sender's side of ``take_part``: True if job ``job_id`` had not taken its part
+        ``part`` (the job then leaves it out, and the caller computes it), False if it had."""
         with self._parts.get_lock():
-            if self._parts.value == job_id:
+            if self._parts[part] == job_id:
                 return False
-            self._parts.value = -job_id
+            self._parts[part] = -job_id
             return True
 
     def finish_claimed(self, job_id: int, token: CancelToken, progress: Callable[[float], None]) -> Any:
@@ -235,7 +238,7 @@ class EngineProcess:
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         self._flag = ctx.Value("q", 0, lock=False)
-        self._parts = ctx.Value("q", 0)
+        self._parts = ctx.Array("q", PARTS)
         self._conn, child = ctx.Pipe()
         self._proc = ctx.Process(target=_child_main, args=(child, self._flag, self._parts, self._imports),
                                  daemon=True, name="dpplanner-engine")

@@ -13,8 +13,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpplanner import engine
-from dpplanner.engine import offload
 from dpplanner.compute import engine_process
+from dpplanner.compute.handover import FAILED, hand_over
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
 from dpplanner.engine.types import CancelToken, Composition
@@ -42,10 +42,12 @@ class EvaluateResult:
 #: (Theorem.evaluated): after an allocation under a theorem that remembers its total (pld), the
 #: "either" rows are computed here too. The optimal prefix curve (which concurrent's shares and
 #: pld's is never above) goes to whichever process gets to it first: the helper after its totals,
-#: or this process once pld's own read-outs are done. On the 100-query example the helper's
-#: totals are quick and it takes the curve (~20 ms each side); on the 1000-query one its optimal
-#: total alone is ~55 ms and this process takes the curve after pld's (~45 ms) instead of waiting
-#: for the helper's total and curve one after the other (~85 ms).
+#: or this process once pld's own read-outs are done; so do the "either" rows' curves, after
+#: those. On the 100-query example the helper's totals are quick and it takes the optimal curve;
+#: on the 1000-query one its optimal total alone is ~50 ms and this process takes the optimal
+#: curve after pld's (~30 ms) instead of waiting for the helper's total and curve one after the
+#: other (~85 ms), while the helper takes the either rows' (~6 ms CPU; this half was ~65 ms, the
+#: helper's ~50).
 
 
 @in_engine_process
@@ -146,51 +148,81 @@ def _curve(request: EvaluateRequest, theorems: tuple, cancel: CancelToken, progr
     return curve, {}
 
 
+#: The parts of an evaluation that either process computes, whichever gets to it first
+#: (engine_process.take_part), in prefix mode: the optimal curve, and the curves of the rows the
+#: registry lets either side compute (none of which needs the optimal curve).
+_OPTIMAL_CURVE, _EITHER_CURVES = 0, 1
+
+
+@dataclass(frozen=True)
+class _HelperJob:
+    request: EvaluateRequest            # with the theorems whose totals the helper computes
+    either: tuple[str, ...] = ()        # the rows whose curves it may take
+
+
 @dataclass(frozen=True)
 class _Half:
-    """What the helper sends back: its theorems' totals and, if it took it, the optimal curve's
-    (upper, lower) arrays (None: left to the sender, or it failed there)."""
+    """What the helper sends back: its theorems' totals and the parts of the curve it took: the
+    optimal curve's (upper, lower) arrays, the "either" rows' engine.Curve (None: left to the
+    sender, or it failed there)."""
 
     totals: dict[str, Composition]
     optimal_curve: Optional[tuple] = None
+    either_curves: Any = None
 
 
-def _helper_half(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> _Half:
-    """The helper's part of an evaluation: the totals of ``request.theorems``, then the optimal
-    prefix curve unless the sender has taken it meanwhile (engine_process.take_part). (A repeated
-    query's optimal curve is the exact homogeneous roots kov's curve computes there anyway.)"""
+def _helper_half(job: _HelperJob, cancel: CancelToken, progress: Progress) -> _Half:
+    """The helper's part of an evaluation: the totals of its theorems, then each part of the curve
+    the sender has not taken meanwhile: the optimal prefix curve, the "either" rows' curves. (A
+    repeated query's optimal curve is the exact homogeneous roots kov's curve computes there
+    anyway: the sender keeps both.)"""
+    request = job.request
     totals = _totals(request, cancel, progress)
-    if request.curve_mode != "prefix" or OPTIMAL not in request.theorems or not engine_process.take_part():
-        return _Half(totals)
-    curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore)
-    if curve is None:
-        return _Half(totals)        # (the sender computes it, and says what went wrong)
-    up, lo = curve.upper[OPTIMAL], curve.lower[OPTIMAL]
-    return _Half(totals, (up, np.zeros_like(up) if lo is None else lo))
+    optimal = either = None
+    if request.curve_mode == "prefix" and OPTIMAL in request.theorems and \
+            engine_process.take_part(_OPTIMAL_CURVE):
+        curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore)
+        if curve is not None:       # (else the sender computes it, and says what went wrong)
+            up, lo = curve.upper[OPTIMAL], curve.lower[OPTIMAL]
+            optimal = (up, np.zeros_like(up) if lo is None else lo)
+    if job.either and engine_process.take_part(_EITHER_CURVES):
+        either, _problem = _curve(request, job.either, cancel, _ignore)
+    return _Half(totals, optimal, either)
 
 
 def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, cancel: CancelToken,
                      progress: Progress) -> EvaluateResult:
-    """The totals of ``there`` in the helper process, those of ``here`` and the curve in this one;
-    the optimal curve in whichever gets to it first. If the helper is taken meanwhile or fails,
-    its part is computed here after all. Its job is collected when the curve needs optimal's, or
-    at the end."""
+    """The totals of ``there`` in the helper process, those of ``here`` and pld's and zcdp's curves
+    in this one; the optimal curve and the "either" rows' in whichever gets to them first. If the
+    helper is taken meanwhile or fails, its part is computed here after all. Its job is collected
+    when a curve needs a part it took, or at the end."""
     token = cancel if cancel is not None else CancelToken()
-    sent = _hand_over(side, _helper_half, replace(request, theorems=there), token)
+    either = tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either") \
+        if request.curve_mode == "prefix" else ()
+    sent = hand_over(side, _helper_half, _HelperJob(replace(request, theorems=there), either), token)
     if sent is None:
         return _evaluate(request, cancel, progress)
     collect, job = sent
 
-    def optimal_curve():
-        if side.take_part(job):
-            return None     # the helper has not started it: computed here
+    def taken(part: int, name: str):
+        """None if this process takes the part (the helper has not started it), else the
+        helper's value of it (None if it failed there: then computed here too)."""
+        if side.take_part(job, part):
+            return None
         theirs = collect()
-        return None if theirs is _FAILED else theirs.optimal_curve
+        return None if theirs is FAILED else getattr(theirs, name)
 
     try:
         mine = _totals(replace(request, theorems=here), cancel, _part(progress, 0.0, 0.3))
         # the helper's theorems' curves last: by then the helper may have the optimal one
-        curve, problems = _curve(request, here + there, cancel, _part(progress, 0.3, 1.0), optimal_curve)
+        own = tuple(t for t in here + there if t not in either)
+        curve, problems = _curve(request, own, cancel, _part(progress, 0.3, 1.0),
+                                 lambda: taken(_OPTIMAL_CURVE, "optimal_curve"))
+        if either and curve is not None:
+            rest = taken(_EITHER_CURVES, "either_curves")
+            if rest is None:
+                rest, problems = _curve(request, either, cancel, _ignore)
+            curve = None if rest is None else _joined((curve, rest), request.theorems)
     except BaseException:
         try:
             collect()       # ends the claim (a cancellation reaches the helper through the token)
@@ -198,82 +230,22 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
             pass
         raise
     theirs = collect()
-    theirs = (_totals(replace(request, theorems=there), cancel, _ignore) if theirs is _FAILED
+    theirs = (_totals(replace(request, theorems=there), cancel, _ignore) if theirs is FAILED
               else theirs.totals)
     totals = {n: (mine if n in mine else theirs)[n] for n in request.theorems}
-    if curve is not None:   # (in the request's order)
-        curve = engine.Curve(ks=curve.ks, upper={n: curve.upper[n] for n in request.theorems},
-                             lower={n: curve.lower[n] for n in request.theorems},
-                             notes={n: curve.notes[n] for n in request.theorems if n in curve.notes})
+    if curve is not None:
+        curve = _joined((curve,), request.theorems)     # (in the request's order)
     progress(1.0)
     return EvaluateResult(request.request_id, request, totals, _best(totals),
                           meet_totals(curve, totals, request.plan_curve_k), problems)
 
 
-#: What a collected helper job gives when the helper failed (its part is then computed here).
-_FAILED = object()
-
-
-def _hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[[], Any], int]]:
-    """Send ``fn(request)`` to the helper ``side`` if it is idle now (claimed without waiting) and
-    return a callable that collects its value once and ends the claim (the value, or _FAILED if
-    the helper failed; a cancellation is raised), with the job's id. None if the helper is taken
-    or the job could not be sent (a dead pipe, a request that would not pickle). The job is sent
-    from this thread before it computes its own part: a sending thread first needed the
-    interpreter lock from the computing one, up to the 5 ms switch interval of the helper's head
-    start. A cancelled token raises Cancelled here: nothing is sent."""
-    token.check()
-    if not side.claim():
-        return None
-    try:
-        job = side.start_claimed(fn, request)
-    except Exception:  # noqa: BLE001 - not sent: computed here instead
-        return None
-    box: dict[str, Any] = {}
-
-    def collect() -> Any:
-        if "value" not in box:
-            try:
-                box["value"] = side.finish_claimed(job, token, _ignore)
-            except engine.Cancelled:
-                box["value"] = engine.Cancelled
-            except Exception:  # noqa: BLE001 - the helper failed
-                box["value"] = _FAILED
-        if box["value"] is engine.Cancelled:
-            raise engine.Cancelled("computation cancelled")
-        return box["value"]
-
-    return collect, job
-
-
-def _ignore(_fraction: float) -> None:
-    pass
-
-
-def _in_helper(fn, args: tuple, cancel):
-    """engine.offload's runner: ``fn(*args, cancel)`` in the engine process's helper when it is
-    idle (e.g. a bracket's lower twin while an allocation composes the upper one here), else None.
-    If the helper fails, the value is computed here."""
-    side = engine_process.helper(start=False)
-    sent = None if side is None else _hand_over(side, _apply, (fn, args),
-                                                 cancel if cancel is not None else CancelToken())
-    if sent is None:
-        return None
-    collect = sent[0]
-
-    def wait():
-        value = collect()
-        return fn(*args, cancel) if value is _FAILED else value
-
-    return wait
-
-
-def _apply(request: tuple, cancel: CancelToken, progress: Progress):
-    fn, args = request
-    return fn(*args, cancel)
-
-
-offload.set_runner(_in_helper)
+def _joined(curves: tuple, names: tuple):
+    """One engine.Curve of the rows ``names``, in this order, from curves that hold them."""
+    of = {n: c for c in curves for n in c.upper}
+    return engine.Curve(ks=curves[0].ks, upper={n: of[n].upper[n] for n in names},
+                        lower={n: of[n].lower[n] for n in names},
+                        notes={n: of[n].notes[n] for n in names if n in of[n].notes})
 
 
 @dataclass(frozen=True)
@@ -361,6 +333,10 @@ def _best(totals: dict[str, Composition]) -> Optional[str]:
         return engine.best(totals)
     except ValueError:
         return None             # nothing feasible: no row gets the star
+
+
+def _ignore(_fraction: float) -> None:
+    pass
 
 
 def _part(progress: Progress, start: float, stop: float) -> Progress:

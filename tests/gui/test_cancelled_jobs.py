@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, jobs
+from dpplanner.compute import engine_process, handover, jobs
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.gui.compute import ComputeController
 from dpplanner.model.requests import CurveView
@@ -35,7 +35,7 @@ def jobs_of_every_kind() -> list[tuple]:
             (jobs.profile, evaluation.profile_request())]
 
 
-KINDS = (jobs.evaluate, jobs.allocate, jobs.profile, jobs._helper_half, jobs._apply)
+KINDS = (jobs.evaluate, jobs.allocate, jobs.profile, jobs._helper_half, handover.apply)
 
 
 def _cancelled() -> engine.CancelToken:
@@ -97,8 +97,8 @@ def hand_cancelled_jobs_to_the_helper(kinds, cancel, progress):
     count = (lambda: side.run(engine_process.runs, None, engine.CancelToken(), lambda f: None))
     before, ended = count(), []
     for fn, request in kinds:
-        for hand in (lambda: (jobs._hand_over(side, fn, request, _cancelled()) or (None,))[0],
-                     lambda: jobs._in_helper(with_progress, (fn, request), _cancelled())):
+        for hand in (lambda: (handover.hand_over(side, fn, request, _cancelled()) or (None,))[0],
+                     lambda: handover.in_helper(with_progress, (fn, request), _cancelled())):
             try:
                 collect = hand()
             except engine.Cancelled:

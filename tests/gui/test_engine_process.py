@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, jobs
+from dpplanner.compute import engine_process, handover, jobs
 from dpplanner.gui.compute import ComputeController
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.model.requests import CurveView
@@ -172,9 +172,9 @@ def test_a_pld_total_composes_its_lower_twin_in_the_helper_with_the_same_answer(
     stats = [s.replace(noise=Noise.CONTINUOUS) if s.kind is not Kind.CUSTOM else s for s in plan.statistics]
     stats[3] = replace(stats[3], epsilon=stats[3].epsilon * 1.05, held=True)
     helper_up(process)
-    before = helper_ran(process, jobs._apply)
+    before = helper_ran(process, handover.apply)
     got = process.run(pld_total_only, (plan.budget, tuple(stats)), engine.CancelToken(), lambda f: None)
-    assert helper_ran(process, jobs._apply) > before
+    assert helper_ran(process, handover.apply) > before
     assert got == pld_total_only((plan.budget, tuple(stats)), None, None)
 
 
@@ -273,11 +273,11 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
             return True
 
         def start_claimed(self, fn, request):
-            sent.append(request.theorems)
+            sent.append(request.request.theorems)
             self.job = (fn, request)
             return 1
 
-        def take_part(self, job):
+        def take_part(self, job, part=0):
             return True
 
         def finish_claimed(self, job, token, progress):
@@ -321,7 +321,7 @@ class _RecordingSide:
         self.jobs[len(self.jobs) + 1] = (fn, request)
         return len(self.jobs)
 
-    def take_part(self, job):
+    def take_part(self, job, part=0):
         return True
 
     def finish_claimed(self, job, token, progress):
@@ -355,7 +355,7 @@ def test_a_lower_twin_is_sent_before_the_upper_one_is_composed(monkeypatch):
     events = []
     side = _RecordingSide(events)
     monkeypatch.setattr(engine_process, "helper", lambda start=True: side)
-    wait = jobs._in_helper(lambda x, cancel: x * 2, (21,), None)
+    wait = handover.in_helper(lambda x, cancel: x * 2, (21,), None)
     assert events == ["sent"]
     assert wait() == 42 and events == ["sent", "collected"]
 
@@ -388,7 +388,7 @@ def test_a_job_the_helper_cannot_take_is_computed_here(monkeypatch):
 
     side = Unsendable(events)
     monkeypatch.setattr(engine_process, "helper", lambda start=True: side)
-    assert jobs._in_helper(lambda x, cancel: x * 2, (21,), None) is None
+    assert handover.in_helper(lambda x, cancel: x * 2, (21,), None) is None
     request = synthetic_100_request()
     got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(),
                                 lambda f: None)

@@ -25,6 +25,7 @@ def test_a_part_goes_to_whichever_takes_it_first():
     try:
         assert process.run(takes_its_part, None, engine.CancelToken(), lambda f: None) is True
         assert not process.take_part(process._ids)       # the job took it: its sender does not
+        assert process.take_part(process._ids, 1)        # (another part of the same job is free)
         assert process.take_part(process._ids + 1)       # the sender of the next job asks first
         assert process.run(takes_its_part, None, engine.CancelToken(), lambda f: None) is False
     finally:
@@ -36,7 +37,7 @@ class _Racing:
     its job runs as soon as it is sent (it gets to the part first), else when it is collected."""
 
     def __init__(self, eager: bool) -> None:
-        self.eager, self.part, self.job, self.value = eager, None, None, None
+        self.eager, self.parts, self.job, self.value = eager, {}, None, None
 
     def claim(self):
         return True
@@ -51,16 +52,16 @@ class _Racing:
         fn, request = self.job
         return fn(request, engine.CancelToken(), lambda f: None)
 
-    def take_part(self, job):           # the sender's side
-        if self.part == "helper":
+    def take_part(self, job, part=0):           # the sender's side
+        if self.parts.get(part) == "helper":
             return False
-        self.part = "sender"
+        self.parts[part] = "sender"
         return True
 
-    def helper_takes_part(self):        # the job's side (engine_process.take_part in the helper)
-        if self.part == "sender":
+    def helper_takes_part(self, part=0):        # the job's side (engine_process.take_part in the helper)
+        if self.parts.get(part) == "sender":
             return False
-        self.part = "helper"
+        self.parts[part] = "helper"
         return True
 
     def finish_claimed(self, job, token, progress):
@@ -69,23 +70,31 @@ class _Racing:
 
 @pytest.mark.parametrize("eager, taker", [(True, "helper"), (False, "sender")])
 def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch, eager, taker):
+    """So are the "either" rows' curves (basic, advanced, kov, filter: none needs the optimal
+    curve), after it: the helper takes them when its totals are done first."""
     from dpplanner.engine import optimal
 
-    calls = []
-    real = optimal.optimal_prefix_curve
+    calls, rows = [], []
+    real, real_curve = optimal.optimal_prefix_curve, jobs._curve
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
+
+    def curve_of(request, theorems, *args, **kwargs):
+        rows.extend(theorems)
+        return real_curve(request, theorems, *args, **kwargs)
 
     request = synthetic_100_request()
     alone = jobs._evaluate(request, None, lambda f: None)
     side = _Racing(eager)
     monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
     monkeypatch.setattr(optimal, "optimal_prefix_curve", counted)
+    monkeypatch.setattr(jobs, "_curve", curve_of)
     here, there = jobs._halves(request.theorems, total_known=True)
     got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
-    assert side.part == taker and len(calls) == 1
+    assert side.parts == {0: taker, 1: taker} and len(calls) == 1
+    assert [rows.count(t) for t in ("basic", "advanced", "kov", "filter")] == [1, 1, 1, 1]
     assert list(got.totals) == list(alone.totals) and got.best == alone.best and not got.problems
     for name, total in alone.totals.items():
         assert repr(got.totals[name].epsilon) == repr(total.epsilon)
@@ -106,6 +115,6 @@ def test_a_repeated_querys_optimal_curve_stays_with_kovs(monkeypatch):
     monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
     here, there = jobs._halves(request.theorems, total_known=True)
     got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
-    assert side.part is None and not got.problems
+    assert side.parts == {} and not got.problems
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])

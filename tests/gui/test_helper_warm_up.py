@@ -39,7 +39,8 @@ def test_the_helpers_jobs_import_nothing_it_has_not_imported_at_its_start():
             request = files.load_plan(path).evaluation_request(CurveView())
             for total_known in (True, False):     # (after an allocation under pld, and without)
                 there = jobs._halves(request.theorems, total_known)[1]
-                in_the_helper(jobs._helper_half, replace(request, theorems=there))
+                either = tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either")
+                in_the_helper(jobs._helper_half, jobs._HelperJob(replace(request, theorems=there), either))
         assert sorted(in_the_helper(loaded_modules, None) - ready) == []
         # the work engine/offload.py hands it (a pld rung's lower end) comes from a module it has
         assert offload.both.__module__ in ready and spectral.lower_end.__module__ in ready
