@@ -11,12 +11,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import (
-    QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence,
-)
-from PySide6.QtWidgets import (
-    QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget,
-)
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from dpplanner.compute import engine_process, jobs
 from dpplanner.gui import layout as window_layout
@@ -41,8 +37,7 @@ from dpplanner.gui.statistics_panel import StatisticsPanel
 from dpplanner.gui.status import StatusArea
 from dpplanner.gui.table_model import COLUMN_INDEX, COLUMNS
 from dpplanner.gui.turns import Turns
-from dpplanner.model import Plan, PlanEvent
-from dpplanner.model import files
+from dpplanner.model import Plan, PlanEvent, files
 
 REDISTRIBUTING = "Redistributing the budget…"
 
