@@ -2,18 +2,17 @@
 
 Held queries keep their epsilon; free query i gets t * weights[i]. We find the largest t whose
 composed upper bound is <= epsilon_g. The engine configuration (theorem, eta, deltas) is fixed
-for the whole search, so the composed bound is non-decreasing in t. A secant search from the
-scale the free queries have now usually ends within 8e-7 below the budget in three or four
-compositions; otherwise Brent's method finds the crossing (up from t = 0 if that start was no
-use), and a forward ``compose`` of the final epsilons verifies it before anything is returned
-(stepping t down if float noise put it a hair over the budget).
+for the whole search, so the composed bound is non-decreasing in t. The search (scale_search.py)
+starts from the scale the free queries have now and usually ends within 8e-7 below the budget in
+three or four compositions; a forward ``compose`` of the final epsilons verifies it before
+anything is returned (stepping t down if float noise put it a hair over the budget).
 
 Where eta is much finer than the budget needs (below _SEARCH_ETA of epsilon_g), the search
 composes at that coarser eta and only its answer at eta: an upper end converges far faster than
 the bracket's lower end, so the scale found at the coarse eta is nearly as good (300 distinct
 pinned releases at eta = 1e-6 of 0.25: the search's compositions cost 0.6 s instead of ~40 s of
 CPU each, and the total certified at eta is 4e-8 lower). That answer is certified at eta, so the
-plan never spends more than the budget; where it leaves _WASTE of it or more unspent, the search
+plan never spends more than the budget; where it leaves WASTE of it or more unspent, the search
 goes on at eta from there, its first step along the coarse search's slope.
 """
 
@@ -29,174 +28,17 @@ from .compose import compose, compose_one
 from .errors import BudgetError
 from .optimal import deadline as clock
 from .optimal.deadline import with_limit
+from .scale_search import AIM, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
 from .validation import (Releases, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan,
                          validate_time_limit)
 
-#: Brent's tolerance on t, relative; well inside the 1e-6 relative waste allowed. (The total is a
-#: lattice-dependent step function of t on the fast optimal path, so Brent often falls back to
-#: bisection: each factor of 10 here costs ~3 more compositions.)
-_RTOL = 1e-9
-#: The waste (share of epsilon_g left unspent) the search refines below, and its bisection rounds.
-_WASTE = 1e-6
-_REFINE_ROUNDS = 60
 #: The search composes at eta, or at this share of epsilon_g where that is coarser (see above).
 _SEARCH_ETA = 2e-4
-
-
-#: Secant steps of the warm start before it gives up and searches up from t = 0.
-_WARM_STEPS = 8
-#: A warm-start scale whose total is this close below the budget (relative) is taken as it is: the
-#: waste allowed is 1e-6 (the whole total at that scale may be read on another lattice than the
-#: search's, ~1e-10 away: it stays below 1e-6 too). The warm start's steps aim at _AIM below the
-#: budget: aimed at the budget itself, a quarter of the edits of the 100-query example landed a
-#: hair above it (1e-10 to 1e-7) and paid one more composition (aimed 2e-7 or 4e-7 below, no fewer).
-_CLOSE = 8e-7
-_AIM = 1e-7
-
-
-def _search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0,
-                 share=lambda t: 1.0) -> Optional[tuple[float, float]]:
-    """Secant search for the crossing from t0, the scale the free queries have now: (t, t) when a
-    fitting scale within _CLOSE of the budget is found, else (t_ok, t_over) around the crossing
-    for Brent, or None (t0 unusable, an infinite total, no progress): search up from t = 0.
-
-    After an edit the plan was balanced a moment ago, so t0 is within a few per cent of the
-    answer: a proportional step and two or three secant steps end the search, where the search up
-    from t = 0 spends about twice as many compositions. Each step aims _AIM below the budget, so
-    that it ends on the fitting side within _CLOSE. ``slope`` (> 0): the total's slope in t near t0
-    where known (a coarser search's), for the first step; else the first step (and a step off a
-    flat stretch of the total, where a secant has no slope) takes the total as proportional to the
-    plan's plain sum of epsilons, of which the free queries' ``share(t)`` scales with t (exact for
-    basic composition; pinned statistics hold the rest: counting them as scaling too under-stepped
-    by up to 1.6x once 20 of the 100-query example's were pinned, and by 8x on the grouped bench
-    plan's 19 pins, each time one more step)."""
-    if not (math.isfinite(t0) and t0 > 0):
-        return None
-    ok = bad = prev = None
-    aim = _AIM * epsilon_g      # (each step solves excess(t) + aim = 0)
-    t, f = t0, excess(t0)
-    for _ in range(_WARM_STEPS):
-        if not math.isfinite(f):
-            return None
-        if f <= 0 and (ok is None or t > ok[0]):
-            ok = (t, f)
-        if f > 0 and (bad is None or t < bad[0]):
-            bad = (t, f)
-        if ok is not None and ok[1] >= -_CLOSE * epsilon_g:
-            return ok[0], ok[0]
-        if prev is None and slope > 0:
-            t_next = t - (f + aim) / slope
-        elif prev is None or f == prev[1]:
-            if prev is not None and ok is not None and bad is not None:
-                return ok[0], bad[0]    # flat here, both sides known: Brent takes over
-            if f + epsilon_g <= 0:
-                return None
-            t_next = t - (f + aim) * t / ((f + epsilon_g) * share(t))     # d total/dt = total share / t
-        else:
-            t_next = t - (f + aim) * (t - prev[0]) / (f - prev[1])
-        t_next = min(max(t_next * (1 - 2 * _RTOL), t / 4), t * 4)   # no wild jump on a step of the total
-        if ok is not None and bad is not None and not ok[0] < t_next < bad[0]:
-            t_next = 0.5 * (ok[0] + bad[0])
-        if not t_next > 0:          # over budget all the way down: perhaps the held queries alone
-            return None
-        prev = (t, f)
-        t, f = t_next, excess(t_next)
-    return (ok[0], bad[0]) if ok is not None and bad is not None else None
-
-
-class _Search:
-    """The scale whose total composed at an eta spends epsilon_g (see the module doc): the secant
-    search near t0, Brent's method, bisection of what is left. ``composed(t, eta)`` composes the
-    plan with the free queries at scale t."""
-
-    def __init__(self, composed, epsilon_g: float, weight: float, theorem: str, held_indices: tuple,
-                 share=lambda t: 1.0) -> None:
-        self.composed, self.epsilon_g, self.weight = composed, epsilon_g, weight
-        self.theorem, self.held_indices, self.share = theorem, held_indices, share
-
-    def scale(self, at: float, t0: float, slope: float = 0.0) -> float:
-        """The largest scale found whose total at ``at`` fits, searching from t0."""
-        epsilon_g, composed, held_indices = self.epsilon_g, self.composed, self.held_indices
-        seen = {"ok": (0.0, -math.inf), "bad": math.inf}  # best fitting t (and its total), least over
-
-        def excess(x: float) -> float:
-            total = composed(x, at).epsilon
-            if total <= epsilon_g and total >= seen["ok"][1]:
-                seen["ok"] = (x, total)
-            elif total > epsilon_g:
-                seen["bad"] = min(seen["bad"], x)
-            return total - epsilon_g
-
-        found = _search_near(t0, excess, epsilon_g, slope, self.share)
-        if found is None:
-            base = composed(0.0, at)
-            if not math.isfinite(base.epsilon):
-                raise BudgetError(f"no allocation is possible: {base.reason}", held_indices=held_indices)
-            if base.epsilon >= epsilon_g:
-                raise BudgetError(
-                    f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need epsilon = "
-                    f"{base.epsilon:.6g} under '{self.theorem}', which leaves nothing of epsilon_g = "
-                    f"{epsilon_g:.6g}; release some of them or raise the budget", held_indices=held_indices)
-            if base.epsilon >= seen["ok"][1]:
-                seen["ok"] = (0.0, base.epsilon)
-            t_lo, t_hi = 0.0, epsilon_g / self.weight
-            for _ in range(200):
-                if composed(t_hi, at).epsilon > epsilon_g:
-                    break
-                t_hi *= 2.0
-            else:  # pragma: no cover - every theorem grows without bound in t
-                raise BudgetError("could not find a scale that exhausts the budget", held_indices=held_indices)
-            seen["bad"] = min(seen["bad"], t_hi)
-        else:
-            t_lo, t_hi = found
-        # The total need not be continuous in t (the optimal engine's lattice follows the epsilons;
-        # pld's bracket may stop on another lattice): Brent and the bisection after it stop once the
-        # best fitting and the least over-budget scale are _RTOL apart (a total whose d log / d log t
-        # is at most ~2 moves by ~1e-9 there: a jump is left; psi-survey with OpenDP noise: one edit
-        # took 36 compositions, 23 with this stop), or, where the total's slope near here is known
-        # (``slope`` > 0: the upper ends searched before), once twice it times their distance is
-        # below the waste allowed: closing in on the jump raises the total by less than that
-        # (synthetic-100 after 35 pinning edits, its bracket on the first or second lattice by
-        # turns: 16 whole totals for one edit instead of 27, 0.48 s of CPU instead of 0.67).
-        def jump_left() -> bool:
-            return slope > 0 and 2 * slope * (seen["bad"] - seen["ok"][0]) < _WASTE * epsilon_g
-
-        def brent_excess(x: float) -> float:
-            f = excess(x)
-            if jump_left():
-                raise _JumpLeft
-            return f
-
-        if epsilon_g - seen["ok"][1] > _CLOSE * epsilon_g:
-            from scipy.optimize import brentq   # here: the window starts without scipy.optimize
-            try:
-                brentq(brent_excess, t_lo, t_hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
-            except _JumpLeft:
-                pass
-        for _ in range(_REFINE_ROUNDS):
-            (t_ok, total), t_bad = seen["ok"], seen["bad"]
-            mid = 0.5 * (t_ok + t_bad)
-            if epsilon_g - total < _WASTE * epsilon_g or not t_ok < mid < t_bad \
-                    or t_bad - t_ok <= _RTOL * t_bad or jump_left():
-                break
-            excess(mid)
-        return seen["ok"][0]
-
-
-class _JumpLeft(Exception):
-    """Brent's method is stopped: only a jump of the total is left (see _Search.scale)."""
-
-
-def _slope(totals: dict, t: float, at: float) -> float:
-    """The total's slope at t from the compositions at ``at`` (its nearest other scale), or 0."""
-    near = min((u for u, e in totals if e == at and u != t), key=lambda u: abs(u - t), default=None)
-    if near is None:
-        return 0.0
-    slope = (totals[(t, at)].epsilon - totals[(near, at)].epsilon) / (t - near)
-    return slope if math.isfinite(slope) and slope > 0 else 0.0
+#: The relative step in t over which zCDP's total is differenced (``bend`` in allocate).
+_BEND_STEP = 1e-6
 
 
 def _scale_now(eps: np.ndarray, w: np.ndarray, free: np.ndarray) -> float:
@@ -317,22 +159,39 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     coarse = max(eta, _SEARCH_ETA * epsilon_g)
     composed, totals = composer(not limited and coarse == eta)
     weight = float(w[free].sum())
-    def share(t: float) -> float:
-        """The free queries' share of the plan's plain sum of epsilons at scale t (1: no pins)."""
+    def bend(t: float, total: float) -> float:
+        """d log total / d log t at t, modelled on two cheap totals' bends: the plain sum's (basic
+        composition: the free queries' share of it, pinned statistics holding the rest) and
+        zCDP's, weighted by how near each total is to ``total`` (log ratio). The optimal total
+        bends between the two (pld, share, zCDP: synthetic-100 0.933, 0.881, 0.937; census
+        0.952, 0.910, 0.951; census-tables 0.849, 0.867, 0.828; psi-survey 0.767, 0.662, 0.920):
+        the mix was 0.3-6% off where the share alone was 2-14% off."""
         e = eps_at(t) * plan.mult
-        total = float(e.sum())
-        return float(e[free].sum()) / total if total > 0 else 1.0
+        plain = float(e.sum())
+        share = float(e[free].sum()) / plain if plain > 0 else 1.0
+        if not plain > 0 or plain == total:
+            return share
+        zcdp = [registry_entry("zcdp").compose(ComposeInputs(Releases(eps_at(x), plan.delta, plan.mult, plan.mech),
+                                                             delta_g, eta, upper_only=True)).epsilon
+                for x in (t, t * (1 + _BEND_STEP))]
+        if not all(0 < z < math.inf for z in zcdp):
+            return share
+        zcdp_bend = math.log(zcdp[1] / zcdp[0]) / math.log1p(_BEND_STEP)
+        near_plain, near_zcdp = abs(math.log(plain / total)), abs(math.log(zcdp[0] / total))
+        mixed = (near_zcdp * share + near_plain * zcdp_bend) / (near_plain + near_zcdp) \
+            if near_plain + near_zcdp > 0 else share
+        return mixed if math.isfinite(mixed) and mixed > 0 else share
 
-    search = _Search(composed, epsilon_g, weight, theorem, held_indices, share)
+    search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend)
     try:
         t = search.scale(coarse, t0)
     except BudgetError:
         if coarse == eta:
             raise
         coarse, t = eta, search.scale(eta, t0)    # the held queries fit only at the finer eta
-    if coarse > eta and not 0 <= epsilon_g - composed(t, eta).epsilon < _WASTE * epsilon_g \
+    if coarse > eta and not 0 <= epsilon_g - composed(t, eta).epsilon < WASTE * epsilon_g \
             and not (limited and clock.now() > deadline.end):
-        t = search.scale(eta, t, _slope(totals, t, coarse))
+        t = search.scale(eta, t, slope_near(totals, t, coarse))
     forward: dict[float, Composition] = {}     # the public forward compositions, by scale
 
     def verified(t: float) -> Composition:
@@ -343,7 +202,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
 
     def spends(t: float) -> bool:
         """Whether the whole total at t fits and leaves less than the waste allowed unspent."""
-        return 0 <= epsilon_g - verified(t).epsilon < _WASTE * epsilon_g
+        return 0 <= epsilon_g - verified(t).epsilon < WASTE * epsilon_g
 
     if not limited and verified(t).epsilon < composed(t, eta).epsilon and not spends(t):
         # The whole total's bracket climbed to a finer lattice (pld's ladder). The search goes on
@@ -351,18 +210,18 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         # the crossing: a whole bracket would climb every lattice below it, with both ends, at
         # each scale (issue 26's table plan, late edits: 2 whole totals and 2 upper ends on the
         # third lattice instead of 4 whole totals).
-        slope = _slope(totals, t, eta)
+        slope = slope_near(totals, t, eta)
         rung = (verified(t).extra or {}).get("rung", 0)
         if rung:
-            gap = epsilon_g - verified(t).epsilon - _AIM * epsilon_g
+            gap = epsilon_g - verified(t).epsilon - AIM * epsilon_g
             start = min(t + gap / slope, 4 * t) if slope else t
             composed, totals = composer(True, rung)
-            t = _Search(composed, epsilon_g, weight, theorem, held_indices, share).scale(eta, start, slope)
+            t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend).scale(eta, start, slope)
         if not spends(t):   # (the bracket at t stopped on another lattice: its total is above or below)
             composed, totals = composer(False)
-            t = _Search(composed, epsilon_g, weight, theorem, held_indices, share).scale(eta, t, slope)
+            t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend).scale(eta, t, slope)
     # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).
-    for attempt in range(_REFINE_ROUNDS + 1):
+    for attempt in range(REFINE_ROUNDS + 1):
         final = eps_at(t)
         if limited:     # the search's certified totals of these very inputs (kept; after the limit
             # a cheaper theorem's, or the best bracket so far): the least, at eta or the coarse eta
@@ -372,7 +231,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             result = verified(t)
         if result.epsilon <= epsilon_g:
             break
-        t = 0.0 if attempt == _REFINE_ROUNDS - 1 else t * (1.0 - min(1e-12 * 4.0 ** attempt, 0.5))
+        t = 0.0 if attempt == REFINE_ROUNDS - 1 else t * (1.0 - min(1e-12 * 4.0 ** attempt, 0.5))
     else:   # not even t = 0 fits by the verified total (the warm start never composed t = 0 itself)
         raise BudgetError(f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need "
                           f"epsilon = {result.epsilon:.6g} under '{theorem}', which leaves nothing of "
@@ -394,7 +253,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         extra["waste_reason"] = (f"the total's certified bracket is {width:.3g} wide, more than eta = {eta:g} "
                                  f"({result.detail}); the allocation spends up to its upper end, so up to "
                                  f"{width:.3g} of the budget may be left unspent")
-    elif waste >= _WASTE:
+    elif waste >= WASTE:
         extra["waste_reason"] = ("the total jumps by more than that at this scale (the optimal engine's "
                                  "lattice follows the epsilons); the allocation stays within the budget")
     result = replace(result, extra=extra)

@@ -184,7 +184,7 @@ def test_where_the_total_jumps_the_search_stops_once_the_scales_are_1e_9_apart(m
 def test_the_warm_start_takes_a_scale_within_8e_7_below_the_budget():
     """A scale whose total is within 8e-7 below the budget ends the search: the waste allowed is
     1e-6, and the next secant step would buy at most that (a whole composition)."""
-    from dpplanner.engine.allocate import _search_near
+    from dpplanner.engine.scale_search import search_near
 
     totals = iter([1.0 + 1e-3, 1.0 + 1e-4, 1.0 - 7e-7, 1.0 - 1e-9])
     asked = []
@@ -193,7 +193,7 @@ def test_the_warm_start_takes_a_scale_within_8e_7_below_the_budget():
         asked.append(t)
         return next(totals) - 1.0
 
-    t_ok, t_over = _search_near(0.5, excess, 1.0)
+    t_ok, t_over = search_near(0.5, excess, 1.0)
     assert len(asked) == 3 and t_ok == t_over == asked[-1]
 
 
@@ -201,7 +201,7 @@ def test_the_warm_start_aims_below_the_budget_within_the_window_it_accepts():
     """Each step aims 1e-7 below the budget, not at the budget itself: a total a hair above the
     budget (a quarter of the 100-query example's edits landed 1e-10 to 1e-7 above it) costs one
     more composition. On a total linear in t the first step lands there."""
-    from dpplanner.engine.allocate import _search_near
+    from dpplanner.engine.scale_search import search_near
 
     asked = []
 
@@ -209,7 +209,7 @@ def test_the_warm_start_aims_below_the_budget_within_the_window_it_accepts():
         asked.append(t)
         return 2.0 * t - 1.0
 
-    t_ok, _ = _search_near(0.6, excess, 1.0)
+    t_ok, _ = search_near(0.6, excess, 1.0)
     assert len(asked) == 2 and 2.0 * t_ok - 1.0 == pytest.approx(-1e-7, rel=5e-2)
 
 
