@@ -64,3 +64,37 @@ def test_the_forward_check_makes_none_of_its_search_steps_work_again(monkeypatch
     assert np.array_equal(cold.epsilons, warm.epsilons) and cold.scale == warm.scale
     assert cold.composition.epsilon == warm.composition.epsilon
     assert cold.composition.epsilon_lower == warm.composition.epsilon_lower
+
+
+def test_the_new_state_s_pld_total_is_the_forward_check_s(monkeypatch):
+    """After a redistribution the window composes the new state's totals from its statistics
+    (composition_inputs): the pld row is the forward check's whole total of the same releases, to
+    the bit (theorems._TOTALS), so no pld work is done again: no composition, grouping, start,
+    tilt or lattice."""
+    from dpplanner import engine
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+    from dpplanner.model.redistribution import allocated
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    stats = list(plan.statistics)
+    stats[7] = stats[7].replace(epsilon=stats[7].epsilon * 1.05, held=True)
+    counts = _counted(monkeypatch)
+    for module, name in (("spectral", "rung"), ("spectral", "lower_end"), ("theorems", "_pld_composition")):
+        module = importlib.import_module(f"dpplanner.engine.mechanisms.{module}")
+        real = getattr(module, name)
+        counts[name] = 0
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k:
+                            counts.__setitem__(_name, counts[_name] + 1) or _real(*a, **k))
+    forget()
+    done, allocation = allocated(plan.budget, stats)
+    assert counts["rung"] == 1 and counts["_pld_composition"] >= 3
+    counts.update({name: 0 for name in counts})
+    inputs = composition_inputs(plan.budget, done)
+    totals = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, eta=inputs.eta,
+                                multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms),
+                                theorems=("pld",))
+    assert set(counts.values()) == {0}
+    assert totals["pld"].epsilon == allocation.composition.epsilon
+    assert totals["pld"].epsilon_lower == allocation.composition.epsilon_lower
