@@ -101,6 +101,15 @@ def test_a_clustered_plans_groups_are_read_exactly_not_clustered_again(monkeypat
     assert calls == []
 
 
+@pytest.mark.parametrize("theorem", ["optimal", "pld"])
+def test_clusters_whose_first_exact_path_finds_nothing_still_get_a_bracket(theorem):
+    """Six clusters of 200 releases each: the clusters' first exact path gives no bracket, and the
+    next one must be tried (the check of the first's width read None's upper end and raised)."""
+    e = [x for i in range(1, 7) for x in (0.01 * i, 0.01 * i + 1e-9)]
+    r = compose(e, [0.0] * 12, 1e-6, theorem, multiplicities=[100] * 12)
+    assert r.epsilon_lower <= r.epsilon <= sum(e) * 100 and r.epsilon - r.epsilon_lower <= 1e-3
+
+
 def test_binary_doubles_not_decimals():
     # 3 x the double 3e-20 exceeds the double 9e-20: no finite epsilon, with the reason
     r = compose([1.0], [3e-20], 9e-20, multiplicities=[3])

@@ -191,11 +191,11 @@ def _clustered(e, m, ids, db, hi, cancel) -> Optional[Bracket]:
     up = lo = None
     for path in _exact_paths(e_up, mc, math.inf, clustered=True):
         up = _meet(up, path(e_up, mc, db, db, cancel))
-        if _done(up, 1e-9 * (1.0 + up.upper)):
+        if up is not None and _done(up, 1e-9 * (1.0 + up.upper)):   # (a path may find nothing)
             break
     for path in _exact_paths(e_lo, mc, math.inf, clustered=True):
         lo = _meet(lo, path(e_lo, mc, hi, hi, cancel))
-        if _done(lo, 1e-9 * (1.0 + lo.upper)):
+        if lo is not None and _done(lo, 1e-9 * (1.0 + lo.upper)):
             break
     if up is None or lo is None:
         return None
