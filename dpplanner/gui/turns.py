@@ -49,6 +49,8 @@ class Turns(QObject):
         if not self._pieces:
             return
         key = next(iter(self._pieces))
-        self._pieces.pop(key)()
-        if self._pieces:
-            self._arm()
+        try:
+            self._pieces.pop(key)()
+        finally:        # a piece that raised must not leave the ones after it (the plot's paint) unrun
+            if self._pieces:
+                self._arm()

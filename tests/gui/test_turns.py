@@ -35,6 +35,21 @@ def test_each_piece_runs_on_a_turn_of_its_own_after_what_the_one_before_posted(q
     assert ran == ["plot, again", "plot, again's repaint", "meter", "meter's repaint"]
 
 
+def test_a_piece_that_raises_leaves_the_pieces_after_it_to_run(qtbot):
+    """Else the plot's piece would stay pending and its paints held: the old picture stays."""
+    turns = Turns()
+    ran: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("a broken piece")
+
+    turns.later("broken", broken)
+    turns.later("plot", lambda: ran.append("plot"))
+    with qtbot.capture_exceptions() as raised:
+        qtbot.waitUntil(lambda: not turns.pending())
+    assert ran == ["plot"] and [str(e[1]) for e in raised] == ["a broken piece"]
+
+
 def test_a_results_total_is_drawn_on_the_meter_on_a_turn_after_the_result(qtbot, window):
     from keys import wait_idle
 
