@@ -235,6 +235,13 @@ class EngineProcess:
         finally:
             self._lock.release()
 
+    def abandon(self, job_id: int) -> None:
+        """End the claim of a sent job whose answer nobody will collect, without waiting for it:
+        the job is cancelled in the child, and its late messages are skipped by the next job's
+        wait (which comes after it in the pipe). From any thread."""
+        self._flag.value = job_id
+        self._lock.release()
+
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         self._flag = ctx.Value("q", 0, lock=False)

@@ -5,6 +5,7 @@ here). The helper takes a job only when it is idle; otherwise the caller compute
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Optional
 
 from dpplanner import engine
@@ -19,7 +20,8 @@ FAILED = object()
 def hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[[], Any], int]]:
     """Send ``fn(request)`` to the helper ``side`` if it is idle now (claimed without waiting) and
     return a callable that collects its value once and ends the claim (the value, or FAILED if
-    the helper failed; a cancellation is raised), with the job's id. None if the helper is taken
+    the helper failed; a cancellation is raised), with the job's id; dropped uncalled, it ends the
+    claim too (the job is abandoned: EngineProcess.abandon). None if the helper is taken
     or the job could not be sent (a dead pipe, a request that would not pickle). The job is sent
     from this thread before it computes its own part: a sending thread first needed the
     interpreter lock from the computing one, up to the 5 ms switch interval of the helper's head
@@ -45,7 +47,15 @@ def hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[
             raise engine.Cancelled("computation cancelled")
         return box["value"]
 
+    weakref.finalize(collect, _abandon, side, job, box).atexit = False
     return collect, job
+
+
+def _abandon(side, job: int, box: dict) -> None:
+    """A dropped collector's claim: ended without waiting for the answer it no longer wants."""
+    if "value" not in box:
+        box["value"] = engine.Cancelled
+        side.abandon(job)
 
 
 def _ignore(_fraction: float) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
@@ -443,3 +444,17 @@ def test_closing_with_a_sent_job_uncollected_leaves_the_process_free(qtbot, proc
     ctl.shutdown()
     assert process.claim()
     process.finish_claimed(process.start_claimed(slow_job, Slow(0)), engine.CancelToken(), lambda f: None)
+
+
+def test_a_handed_over_job_whose_collector_is_dropped_leaves_the_process_free(process):
+    """A job handed over and never collected (its collector dropped uncalled) ends its claim: the
+    process takes the next job at once, which gets its own answer (the dropped one is cancelled
+    there, and its late message is not taken for the next job's)."""
+    assert _wait_claim(process)
+    process.finish_claimed(process.start_claimed(slow_job, Slow(0)), engine.CancelToken(), lambda f: None)
+    collect, _job = handover.hand_over(process, slow_job, Slow(60), engine.CancelToken())
+    del collect
+    gc.collect()
+    assert process.claim()
+    assert process.finish_claimed(process.start_claimed(slow_job, Slow(0)), engine.CancelToken(),
+                                  lambda f: None) == process._proc.pid
