@@ -299,6 +299,7 @@ def test_a_read_out_of_many_atoms_passes_over_them_twice(monkeypatch):
     import numpy as np
 
     from dpplanner.engine.mechanisms import readout
+    from dpplanner.engine.mechanisms.atom_sets import AtomSets
     from dpplanner.engine.mechanisms.bracket import composed_pmf, laplace_params
     from dpplanner.engine.mechanisms.composition import twins
 
@@ -307,9 +308,9 @@ def test_a_read_out_of_many_atoms_passes_over_them_twice(monkeypatch):
                  np.array([4]), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
     atoms = composed_pmf(r, 2.0 ** -11, True).atoms()
     passes = []
-    real = readout._gather      # (a pass gathers the atoms of its window, then evaluates them)
-    monkeypatch.setattr(readout, "_gather", lambda sets, js: passes.append(sets[0][0].size == atoms.l.size)
-                        or real(sets, js))
+    real = AtomSets.gather      # (a pass gathers the atoms of its window, then evaluates them)
+    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js: passes.append(sets.size[sel[0]] == atoms.l.size)
+                        or real(sets, sel, js))
     for guess in (0.0, 1.3):
         passes.clear()
         readout.mixed_root(atoms, r.mu_up, r.delta_bar, True, guess)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpplanner.engine.mechanisms import readout
+from dpplanner.engine.mechanisms import mixed_search, readout
+from dpplanner.engine.mechanisms.atom_sets import AtomSets, window
 from dpplanner.engine.mechanisms.bracket import composed_pmf, laplace_params
 from dpplanner.engine.mechanisms.composition import twins
 
@@ -54,9 +55,9 @@ def test_a_big_batch_is_gathered_in_parts(monkeypatch):
     whole = readout.mixed_delta(a, mu, xs, True)
     monkeypatch.setattr(readout, "BATCH_ATOMS", a.p.size * 3)
     sizes = []
-    real = readout._gather
-    monkeypatch.setattr(readout, "_gather", lambda sets, js: sizes.append(sum(l.size - j for (l, _), j in
-                                                                           zip(sets, js))) or real(sets, js))
+    real = AtomSets.gather
+    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js: sizes.append(int(np.sum(sets.size[sel] - js)))
+                        or real(sets, sel, js))
     parts = readout.mixed_delta(a, mu, xs, True)
     assert len(sizes) > 1 and max(sizes) <= a.p.size * 3
     assert np.allclose(whole, parts, rtol=1e-12, atol=0)    # (sums in another order)
@@ -71,11 +72,10 @@ def test_the_upper_certificate_compares_delta_not_its_log(monkeypatch):
     assert np.log(hair) == np.log(db)
     far = honest * (1 + 1e-6)
 
-    def bound(atoms, mus, xs, upper):
-        xs = np.atleast_1d(np.asarray(xs, dtype=float))
-        return np.where(xs < far, hair, db / 2)
+    def bound(sets, books, mus, xs, upper):
+        return np.where(np.asarray(xs) < far, hair, db / 2)
 
-    monkeypatch.setattr(readout, "mixed_deltas", bound)
+    monkeypatch.setattr(readout, "_deltas", bound)
     assert readout.mixed_root(a, mu, db, True) >= far
 
 
@@ -115,15 +115,15 @@ def test_a_search_started_above_atoms_without_mass_comes_down(upper):
     a = Atoms(locs, p / p.sum(), upper)
     mu, db = 0.0134, 1e-6
     tops = []
-    real_top = readout._top
-    readout._top = lambda atoms: tops.append(1) or real_top(atoms)
+    real_top = mixed_search._top
+    mixed_search._top = lambda atoms: tops.append(1) or real_top(atoms)
     try:
         from_near = readout.mixed_root(a, mu, db, upper, guess=0.3)
         assert not tops             # (the top with mass is looked for only when delta is lost)
         from_default = readout.mixed_root(a, mu, db, upper)
         assert tops
     finally:
-        readout._top = real_top
+        mixed_search._top = real_top
     assert from_default < 0.31
     assert from_default == pytest.approx(from_near, rel=1e-9)
 
@@ -145,7 +145,7 @@ def test_atoms_far_above_x_are_counted_in_closed_form_on_their_side(upper, monke
     real = readout.log_delta_bound
     monkeypatch.setattr(readout, "log_delta_bound", lambda m, y, up: near.append(np.size(y)) or real(m, y, up))
     got = readout.mixed_delta(a, mu, xs, upper)
-    assert sum(near) < 0.5 * sum(a.p.size - readout._window(a.l, mu, x) for x in xs)
+    assert sum(near) < 0.5 * sum(a.p.size - window(a.l, mu, x, readout.WINDOW_Z) for x in xs)
     mpmath.mp.dps = 40
     for x, bound in zip(xs.tolist(), got.tolist()):
         exact = mpmath.fsum(
@@ -192,7 +192,7 @@ def test_searches_from_guesses_over_narrow_windows_are_not_merged(monkeypatch):
     atoms, mus, dbs = zip(*items)
     merged = readout.mixed_roots(list(atoms), mus, dbs, True)     # (no guesses: from above every atom)
     guesses = merged * 1.03
-    assert all(a.p.size > readout.COARSE_ATOMS and a.p.size - readout._window(a.l, mu, g) <= readout.DIRECT_ATOMS
+    assert all(a.p.size > readout.COARSE_ATOMS and a.p.size - window(a.l, mu, g, readout.WINDOW_Z) <= readout.DIRECT_ATOMS
                for a, mu, g in zip(atoms, mus, guesses))
     coarse = []
     real = readout._coarse
@@ -210,15 +210,15 @@ def test_searches_look_at_fewer_atoms_than_the_certificate(monkeypatch):
     items = _prefix_atoms(True, sizes=(3, 5, 8))
     atoms, mus, dbs = zip(*[(a, mu, 1e-7) for a, mu, _db in items])
     gathered = []
-    real_gather, real_walk = readout._gather, readout._walk
-    monkeypatch.setattr(readout, "_gather", lambda sets, js: gathered.append(
-        sum(l.size - j for (l, _), j in zip(sets, js))) or real_gather(sets, js))
+    real_gather, real_walk = AtomSets.gather, readout._walk
+    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js: gathered.append(
+        int(np.sum(sets.size[sel] - js))) or real_gather(sets, sel, js))
     walks = []
     monkeypatch.setattr(readout, "_walk", lambda *a: walks.append(a) or real_walk(*a))
     narrow = readout.mixed_roots(list(atoms), mus, dbs, True)
     searched, gathered[:] = gathered[:-1], []          # (the last gather is the certificate's)
-    z = readout.search_z(np.log(1e-7))
-    monkeypatch.setattr(readout, "search_z", lambda _log_db: readout.WINDOW_Z)
+    z = mixed_search.search_z(np.log(1e-7))
+    monkeypatch.setattr(mixed_search, "search_z", lambda _log_db: readout.WINDOW_Z)
     wide = readout.mixed_roots(list(atoms), mus, dbs, True)
     assert walks == [] and np.allclose(narrow, wide, rtol=1e-11, atol=0)
     assert z < 10 and sum(searched) < 0.8 * sum(gathered[:-1])
@@ -254,8 +254,8 @@ def test_a_search_from_far_above_every_atom_still_reads_the_root(upper, monkeypa
     (a, mu, db), = _prefix_atoms(upper, sizes=(8,))
     near = readout.mixed_root(a, mu, db, upper, 1.3)
     finished = []
-    real = readout._bisect
-    monkeypatch.setattr(readout, "_bisect", lambda *args: finished.append(1) or real(*args))
+    real = mixed_search._bisect
+    monkeypatch.setattr(mixed_search, "_bisect", lambda *args: finished.append(1) or real(*args))
     for guess in (1e9, 1e15, 1e300):
         assert readout.mixed_root(a, mu, db, upper, guess) == pytest.approx(near, rel=1e-9)
     assert len(finished) >= 3
