@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpplanner import engine
-from dpplanner.compute import engine_process
+from dpplanner.compute import answered, engine_process
 from dpplanner.compute.handover import FAILED, hand_over
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
@@ -271,9 +271,22 @@ class AllocateRequest:
     its evaluation is for. One job checks the pins, allocates and evaluates the result."""
 
     budget: Budget
-    statistics: tuple[Statistic, ...]
+    statistics: Optional[tuple[Statistic, ...]]     # None: not rebuilt in the engine process
     view: CurveView
     request_id: int = 0
+    owner: int = 0                  # whose answers the engine process keeps (answered.py)
+    base: Optional[answered.Answered] = field(default=None, compare=False, repr=False)
+
+    def __reduce__(self):
+        """For the pipe: the rows of ``base`` go as its id (answered.py)."""
+        packed = answered.packed(self)
+        if packed is None:
+            return AllocateRequest, (self.budget, self.statistics, self.view, self.request_id, self.owner)
+        return _unpacked_request, (self.budget, packed, self.view, self.request_id, self.owner)
+
+
+def _unpacked_request(budget, packed, view, request_id, owner) -> AllocateRequest:
+    return AllocateRequest(budget, answered.unpacked(*packed), view, request_id, owner)
 
 
 @dataclass(frozen=True)
@@ -289,6 +302,7 @@ class AllocateResult:
     refusal: Optional[str] = None                   # why not (pins that leave nothing, ...)
     held_indices: tuple[int, ...] = ()              # the pins to release, when that is why
     unspent_reason: Optional[str] = None            # why budget may be left unspent (the engine's words)
+    resend: bool = False        # the request's statistics were not rebuilt there: send them whole
 
     @property
     def statistics(self) -> Optional[tuple[Statistic, ...]]:
@@ -302,6 +316,8 @@ class AllocateResult:
 @in_engine_process
 def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) -> AllocateResult:
     _not_cancelled(cancel)
+    if request.statistics is None:
+        return AllocateResult(request.request_id, request, None, None, resend=True)
     try:
         done = rebalanced(request.budget, request.statistics, cancel=cancel,
                           progress=_part(progress, 0.0, 0.6))
@@ -312,6 +328,7 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
                                              request.view),
                           cancel, _part(progress, 0.6, 1.0),
                           total_known=engine.theorem(request.budget.theorem).remembers_total)
+    answered.remember(request.owner, request.request_id, done.statistics)
     return AllocateResult(request.request_id, request, tuple(s.epsilon for s in done.statistics), evaluation,
                           unspent_reason=done.unspent_reason)
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from dpplanner.compute import jobs
+from dpplanner.compute import answered, jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
@@ -83,6 +83,8 @@ class PlanEditor(QObject):
         self._unspent = UnspentReasons()        # of the states redistributions left
         #: (the waiting trial, the row in it) of the statistic added last, while it waits
         self._added: Optional[tuple[Plan, int]] = None
+        self._owner = answered.new_owner()      # the last answer's statistics, for the next request:
+        self._answered: Optional[answered.Answered] = None
         self.undo_stack.indexChanged.connect(self._on_undo_index)
 
     # -- statistic edits ------------------------------------------------------------------------
@@ -283,7 +285,8 @@ class PlanEditor(QObject):
         self._pending = pending
         if announce:
             self.redistributing.emit(True)
-        request = jobs.AllocateRequest(trial.budget, trial.statistics, self.view())
+        request = jobs.AllocateRequest(trial.budget, trial.statistics, self.view(), owner=self._owner,
+                                       base=self._answered)
         self.controller.submit(ALLOCATE, self.allocate_fn, request,
                                Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
 
@@ -356,6 +359,10 @@ class PlanEditor(QObject):
         self._take_pending()
 
     def _on_allocated(self, result: jobs.AllocateResult) -> None:
+        if result.resend:       # the answer it built on is gone there (answered.py): sent whole
+            self._answered = None
+            self._conclude(self._pending)
+            return
         pending, added = self._pending, self._added
         self._pending = self._added = None
         try:
@@ -369,6 +376,7 @@ class PlanEditor(QObject):
                 self._refuse_pending(pending, exc, causes=False)
                 return
             self._unspent.remember(trial.budget, trial.statistics, result.unspent_reason)
+            self._answered = answered.Answered(self._owner, result.request_id, trial.statistics)
             # (the trial's own statistics, which the plan is about to hold: a view that compares
             # the plan's state with this one finds the same objects, not 1000 equal ones)
             self.precomputed.emit(Precomputed((trial.budget, trial.statistics, result.request.view),
