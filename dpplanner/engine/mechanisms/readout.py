@@ -139,8 +139,10 @@ def _deltas(sets: AtomSets, books: _Books, mus: np.ndarray, xs: np.ndarray, uppe
     tail = np.zeros(n)
     cut = np.flatnonzero(js > 0)
     if cut.size:    # the atoms left out below the windows
+        with np.errstate(over="ignore"):    # (their computed mass may be mostly rounding: see _left_out)
+            below = sets.below(cut, js[cut])
         tail[cut] = _each(_left_out, xs[cut], sets.l[sets.base[cut] + js[cut] - 1] + books.lam[cut], mus[cut],
-                          sets.below(cut, js[cut]))
+                          below)
     return _each(_upper_end, s, tail, books.rel, books.err, books.inf_mass, sets.size)
 
 
@@ -185,10 +187,11 @@ def _upper_end(xp, s, tail, rel, err, inf_mass, size):
 
 def _left_out(xp, x, l_top, mu, mass):
     """What the atoms below a window (the highest at l_top, lam added) add at most to delta(x):
-    there delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= WINDOW_Z."""
+    there delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= WINDOW_Z, on their exact mass, at
+    most 1 (their computed ``mass`` may be mostly rounding)."""
     y0 = x - l_top
     t = (y0 - 2 * U * abs(y0)) / mu - mu / 2
-    return mass * 2 * xp.exp(-0.5 * t * t * (1 - 8 * U))
+    return xp.fmin(mass, 1.0) * 2 * xp.exp(-0.5 * t * t * (1 - 8 * U))
 
 
 def _aim(xp, upper, db, rel, err, inf_mass, size):

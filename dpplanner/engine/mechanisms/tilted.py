@@ -167,20 +167,30 @@ class Composed:
 
     def atoms(self, upper: bool, x_min: float, c_psi: float, weight) -> Atoms:
         """The untilted atoms, with every error charged for read-outs at x >= x_min (``weight``:
-        the read-out's psi_x_min at each location, ``c_psi`` its constant; see the module)."""
+        the read-out's psi_x_min at each location, ``c_psi`` its constant; see the module).
+
+        The leading atoms whose untilted error bound, e2 e^{-theta s k} M, is at least 1 carry
+        only noise (far below the saddle point: entries > 1, even inf, whose sums overflowed):
+        they are left out, and their exact mass, at most 1 in all, is charged at the largest weight
+        among them (psi_x grows with the loss: the highest one's, lam above it; for the hinge, 0
+        below x_min). Their share of e2's charge was already at least that."""
         k = self.w0 + np.arange(self.c.size, dtype=float)
         loc = self.offset + self.step * k
+        lam = 4 * U * (abs(self.offset) + self.step * float(np.max(np.abs(k))))
         with np.errstate(divide="ignore", under="ignore", over="ignore"):
             untilt = self.log_m - self.theta * self.step * k
-            p = np.exp(np.log(self.c) + untilt)
+            noise = untilt + math.log(self.e2) >= 0.0 if self.e2 > 0 else np.zeros(k.size, dtype=bool)
+            cut = min(int(np.argmin(noise)) if not noise.all() else k.size, k.size - 1)
+            dropped = float(weight(np.array([loc[cut - 1] + lam]))[0]) if upper and cut else 0.0
+            k, loc, untilt = k[cut:], loc[cut:], untilt[cut:]
+            p = np.exp(np.log(self.c[cut:]) + untilt)
             w = np.exp(untilt + np.log(weight(loc)))
         # (exp of an argument off by 4 u |arg|: a relative error of that)
         rel = self.rel + 4 * U * (abs(self.log_m) + abs(self.theta * self.step) * float(np.max(np.abs(k))) + 2)
         spill = math.exp(min(self.log_m - self.theta * (x_min - self.offset), 700.0)) * c_psi
         top = float(np.max(w)) if w.size else 0.0     # (the l2 norm scaled: w^2 may overflow)
         norm = top * float(np.sqrt(np.sum((w / top) ** 2))) if 0.0 < top < math.inf else top
-        err = self.e2 * norm + (self.e1 + self.outside) * spill
-        lam = 4 * U * (abs(self.offset) + self.step * float(np.max(np.abs(k))))
+        err = self.e2 * norm + (self.e1 + self.outside) * spill + dropped
         return Atoms(loc, p, upper, rel=rel, err=err * (1 + 1e-6), inf_mass=self.inf_mass, lam=lam)
 
 
