@@ -130,7 +130,8 @@ class CurveInputs:
         return int(np.argmin(same)) if not same.all() else int(self.eps.size)
 
     def homogeneous(self) -> tuple[np.ndarray, np.ndarray]:
-        """The exact homogeneous root per k (nan past the leading run of equal queries)."""
+        """The exact homogeneous root per k (nan past the leading run of equal queries; 0 below
+        where the lower bounds are not wanted)."""
         if "hom" not in self._shared:
             from .optimal import homogeneous_bracket
 
@@ -144,7 +145,7 @@ class CurveInputs:
                 if db < 0:
                     up[j], lo[j] = np.inf, np.inf
                 else:
-                    b = homogeneous_bracket(eps, int(k), float(db), float(db_hi))
+                    b = homogeneous_bracket(eps, int(k), float(db), float(db_hi), lower=self.want_lower)
                     up[j], lo[j] = b.upper, b.lower
                 if self.progress is not None and (j % 64 == 0 or j == self.ks.size - 1):
                     self.progress((j + 1) / self.ks.size)
@@ -217,5 +218,5 @@ class CurveInputs:
             up[feasible], lo[feasible] = optimal_prefix_curve(
                 self.eps[: int(kf[-1])], self.delta_bars[feasible], kf, self.eta,
                 cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible],
-                want_lower=self.want_lower)
+                want_lower=True)
         return up, lo

@@ -87,8 +87,10 @@ def test_curve_progress_is_monotone_and_ends_at_one():
 def test_upper_only_curve_has_the_same_uppers_and_skips_the_lower_sides(monkeypatch):
     """The window's plot asks for upper bounds only: the same numbers (up to the last digits of the
     optimal read-out, which no longer starts at the previous lower bound; pld: see the next test),
-    while pld reads no lower twin and the optimal prefix curve builds none of its lower side."""
+    while pld reads no lower twin, the optimal prefix curve builds none of its lower side and kov
+    reads no lower root (a third of an edit's kov curve)."""
     import dpplanner.engine.mechanisms.curves as pld_curves
+    import dpplanner.engine.optimal.exact as exact
     import dpplanner.engine.optimal.prefix as prefix
 
     eps, delta, mult = [0.2, 0.05, 0.3, 0.1, 0.07], [0.0, 1e-8, 0.0, 0.0, 1e-9], [2, 1, 3, 14, 5]
@@ -99,9 +101,14 @@ def test_upper_only_curve_has_the_same_uppers_and_skips_the_lower_sides(monkeypa
     monkeypatch.setattr(pld_curves, "_read",
                         lambda *args, **kw: sides.append(args[5]) or real_read(*args, **kw))
     monkeypatch.setattr(prefix._SecondOrderLower, "extend", lambda *args: lower_sides.append(args))
+    homogeneous = []
+    real_atoms = exact.homogeneous_atoms
+    monkeypatch.setattr(exact, "homogeneous_atoms", lambda eps, k, upper, *a: homogeneous.append(upper)
+                        or real_atoms(eps, k, upper, *a))
     upper_only = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=THEOREMS, lower=False)
     assert sides and all(sides)  # every read-out was of the upper twin
     assert not lower_sides
+    assert homogeneous and all(homogeneous)     # (kov's points: the first two queries are equal)
     for name in THEOREMS:
         assert upper_only.lower[name] is None
         if name == "pld":       # read on a coarser lattice (the next test): within eta
@@ -153,17 +160,20 @@ def test_upper_only_pld_curve_reads_on_a_coarser_lattice(monkeypatch):
 def test_a_plot_lattice_that_misses_eta_is_read_again_on_the_totals(monkeypatch):
     """If the coarser lattice's upper for the whole plan is not within eta of the bracket's lower
     end, the curve is read again on the total's own lattice (the same numbers as both sides'). The
-    whole plan is read first: the other prefixes are not read on the lattice that missed."""
+    whole plan is checked first, by one evaluation of its bound at that end plus eta (no search):
+    nothing is read on the lattice that missed."""
     import dpplanner.engine.mechanisms.curves as pld_curves
 
     args, kw = _census_curve_args()
     both = curve(*args, **kw)
-    real_first = pld_curves._MixedReads.read_first
+    real_check = pld_curves._MixedReads.certifies
+    checks = []
 
-    def loose_on_the_coarse(self, j, guess):     # the coarse lattice's whole-plan value misses eta
-        return real_first(self, j, guess) + (2 * kw["eta"] if len(steps) == 1 else 0.0)
+    def loose_on_the_coarse(self, j, x):     # the coarse lattice's whole-plan value misses eta
+        checks.append(len(steps))
+        return real_check(self, j, x) and len(steps) != 1
 
-    monkeypatch.setattr(pld_curves._MixedReads, "read_first", loose_on_the_coarse)
+    monkeypatch.setattr(pld_curves._MixedReads, "certifies", loose_on_the_coarse)
     steps, reads = [], []
     real = pld_curves.LatticePMF
     monkeypatch.setattr(pld_curves, "LatticePMF", lambda step, *a, **k: steps.append(step) or real(step, *a, **k))
@@ -173,8 +183,8 @@ def test_a_plot_lattice_that_misses_eta_is_read_again_on_the_totals(monkeypatch)
     upper_only = curve(*args, lower=False, **kw)
     assert len(steps) == 2 and 2 * steps[1] <= steps[0]
     np.testing.assert_array_equal(upper_only.upper["pld"], both.upper["pld"])
-    on_the_coarse = [n for lattice, n in reads if lattice == 1]
-    assert on_the_coarse == [1] and sum(n for lattice, n in reads if lattice == 2) > 10
+    assert checks == [1] and [n for lattice, n in reads if lattice == 1] == []
+    assert sum(n for lattice, n in reads if lattice == 2) > 10
 
 
 def test_the_optimal_curve_can_come_from_elsewhere(monkeypatch):

@@ -34,7 +34,7 @@ from .cells import CellRows, cell_rows, kernel_ops, only_generic
 from .discrete import choose_twins, discrete_rows, grouped
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
-from .readout import BATCH_ATOMS, mixed_roots
+from .readout import BATCH_ATOMS, mixed_deltas, mixed_roots
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure
 
 U = 2.0 ** -53
@@ -144,10 +144,13 @@ def pld_curve(inputs):
     shape = _root_shape(eps, lap | ed | np.array([d is not None for d in disc], dtype=bool), gau, rows.m_up,
                         ks, dbars, cells)
 
-    def read_all(step: float, is_upper: bool, done: float, share: float, keep=None):
+    last = int(np.flatnonzero(ks == k_last)[0])
+
+    def read_all(step: float, is_upper: bool, done: float, share: float, within=None):
         """One twin's bounds at every k on lattice ``step`` (progress from ``done``, ``share`` wide).
-        ``keep(value)``: whether the whole plan's value makes the lattice worth reading; it is read
-        before the others left in the last batch, which are not read if it fails (None then)."""
+        ``within``: where the whole plan's root must be certified to be (at most on the upper side,
+        at least on the lower) for the lattice to be worth reading: one evaluation of its bound
+        there, before the others left in the last batch are read (None if it fails)."""
         out = np.full(ks.size, np.inf)
         mu2 = mu2_up if is_upper else mu2_lo
         running = LatticePMF(step or 1.0, 0, np.ones(1), 0.0, is_upper)
@@ -155,7 +158,7 @@ def pld_curve(inputs):
         rest = False
         q = 0
         kernels: dict = {}
-        mixed = _MixedReads(out, is_upper, shape)
+        mixed = _MixedReads(out, is_upper, shape, (full.upper, last) if full is not None else None)
         before = (0.0, math.inf)    # the last root read here (not mixed) and its delta_bar
         for j, k in enumerate(ks.tolist()):
             if cancel is not None:
@@ -209,9 +212,7 @@ def pld_curve(inputs):
                     before = (float(out[j]), db) if math.isfinite(out[j]) else before
             if progress is not None and j % 16 == 0:
                 progress(done + share * (j + 1) / ks.size)
-        last = int(np.flatnonzero(ks == k_last)[0])
-        value = mixed.read_first(last, full.upper if full is not None else 0.0)
-        if keep is not None and not keep(value):
+        if within is not None and not mixed.certifies(last, within):
             return None
         mixed.flush()
         return out
@@ -225,8 +226,8 @@ def pld_curve(inputs):
         coarse = step
         if step and full.rung == 0 and (points := lattice_points(r, step)) > 2 * FIRST_POINTS:
             coarse = max(aligned_step(r, step * points / FIRST_POINTS), step)
-        upper = read_all(coarse, True, 0.0, 0.5, None if coarse == step else lambda v: v - full.lower <= eta)
-        lower = read_all(coarse, False, 0.5, 0.5, None if coarse == step else lambda v: full.upper - v <= eta)
+        upper = read_all(coarse, True, 0.0, 0.5, None if coarse == step else full.lower + eta)
+        lower = read_all(coarse, False, 0.5, 0.5, None if coarse == step else full.upper - eta)
         upper = read_all(step, True, 0.0, 0.5) if upper is None else upper
         lower = read_all(step, False, 0.5, 0.5) if lower is None else lower
     else:
@@ -235,14 +236,13 @@ def pld_curve(inputs):
         # about 512 (the total's first lattice is made fine for its upper end: bracket.CTD_SHARE),
         # kept if its upper for the whole plan is within eta of the bracket's lower end, else the
         # total's. (On the bench's 20 edits of the 100-query example it was kept 16 times, the
-        # curve taking 2/3 the time; the whole plan is read first, so a miss costs the
-        # composition and one read.)
+        # curve taking 2/3 the time; the whole plan is checked first, so a miss costs the
+        # composition and one evaluation.)
         coarse = full.first_fit or step
         if coarse == step and step and (points := lattice_points(r, step)) >= CHEAP_POINTS / 8:
             coarse = max(aligned_step(r, step * max(4.0, points / (CHEAP_POINTS / 8))), step)
         eta = float(inputs.eta)
-        keep = None if coarse in (step, full.first_fit) else (lambda value: value - full.lower <= eta)
-        upper = read_all(coarse, True, 0.0, 1.0, keep)
+        upper = read_all(coarse, True, 0.0, 1.0, None if coarse in (step, full.first_fit) else full.lower + eta)
         if upper is None:
             upper = read_all(step, True, 0.0, 1.0)
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
@@ -348,14 +348,15 @@ def _root_shape(eps, pure, gau, m, ks, dbars, cells) -> np.ndarray:
 class _MixedReads:
     """Read-outs of prefixes with both a lattice part and Gaussians, made in batches (one pass over
     all their atoms serves them all; see readout.py), each batch holding at most about
-    BATCH_ATOMS atoms. A batch starts each search at the last root read before it scaled by
-    ``shape`` (roots grow with k much as the zCDP total does): a few Halley steps fewer each."""
+    BATCH_ATOMS atoms. A batch starts each search at ``anchor``, a root near one prefix's (the
+    whole plan's bracket's end), or else the last root read before it, scaled by ``shape`` (roots
+    grow with k much as the zCDP total does): a few Halley steps fewer each."""
 
-    def __init__(self, out: np.ndarray, upper: bool, shape: np.ndarray) -> None:
+    def __init__(self, out: np.ndarray, upper: bool, shape: np.ndarray, anchor=None) -> None:
         self.out, self.upper, self.shape = out, upper, shape
         self.items: list = []
         self.size = 0
-        self.anchor: tuple[float, int] | None = None     # (a root read, its position in ks)
+        self.anchor: tuple[float, int] | None = anchor     # (a root, its position in ks)
 
     def add(self, j: int, atoms, mu: float, db: float) -> None:
         self.items.append((j, atoms, mu, db))
@@ -371,16 +372,15 @@ class _MixedReads:
             g = root * self.shape[list(js)] / self.shape[at]
         return np.where(np.isfinite(g) & (g > 0), g, 0.0)
 
-    def read_first(self, j: int, guess: float) -> float:
-        """out[j], read now if it is still waiting, its search started at ``guess`` (0: none);
-        it anchors the later batches' starts."""
-        waiting = [n for n, item in enumerate(self.items) if item[0] == j]
-        if waiting:
-            _j, atoms, mu, db = self.items.pop(waiting[0])
-            self.size -= atoms.p.size
-            self.out[j] = mixed_roots([atoms], [mu], [db], self.upper, [guess])[0]
-            self.anchor = (float(self.out[j]), j)
-        return float(self.out[j])
+    def certifies(self, j: int, x: float) -> bool:
+        """Whether out[j]'s root is certified to be at most x (upper side) or at least x (lower):
+        by one evaluation of its bound at x if it is still waiting (no search)."""
+        waiting = [item for item in self.items if item[0] == j]
+        if not waiting:
+            return bool(self.out[j] <= x if self.upper else self.out[j] >= x)
+        _j, atoms, mu, db = waiting[0]
+        d = float(mixed_deltas([atoms], [mu], [x], self.upper)[0])
+        return d <= db if self.upper else d > db
 
     def flush(self) -> None:
         if not self.items:

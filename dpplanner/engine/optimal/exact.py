@@ -38,24 +38,26 @@ def homogeneous_atoms(eps: float, k: int, upper: bool, delta_bar: float = 0.0) -
     return Atoms(l, p, upper, rel=rel, err=err, inf_mass=tail if upper else 0.0, lam=lam)
 
 
-def homogeneous_bracket(eps: float, k: int, delta_bar: float, delta_bar_hi: Optional[float] = None) -> Bracket:
+def homogeneous_bracket(eps: float, k: int, delta_bar: float, delta_bar_hi: Optional[float] = None,
+                        lower: bool = True) -> Bracket:
     """Exact KOV / MV Thm 1.4 continuous root for k copies of pure eps (no bisection).
 
     The upper bound is read at ``delta_bar`` (rounded down), the lower at ``delta_bar_hi`` >= it
-    (rounded up; default: the same value)."""
+    (rounded up; default: the same value). ``lower=False``: the upper end alone (0 below)."""
     hi = delta_bar if delta_bar_hi is None else delta_bar_hi
     if eps == 0 or k == 0:
         return Bracket(0.0, 0.0, "exact (no privacy loss)")
     e, m = np.array([eps]), np.array([k])
     return _read(lambda upper, db: sup_root(homogeneous_atoms(eps, k, upper, db), db), e, m, delta_bar, hi,
-                 "exact (homogeneous)")
+                 "exact (homogeneous)", lower)
 
 
-def _read(root, e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi: float, method: str) -> Bracket:
-    """Both read-outs, with the edge cases of each side: delta_bar <= 0 (infeasible or the plain
-    sum, tight for pure DP) and delta_bar >= 1 (0)."""
+def _read(root, e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi: float, method: str,
+          lower: bool = True) -> Bracket:
+    """Both read-outs (``lower=False``: the upper one, 0 below), with the edge cases of each side:
+    delta_bar <= 0 (infeasible or the plain sum, tight for pure DP) and delta_bar >= 1 (0)."""
     out = []
-    for upper, db in ((True, delta_bar), (False, delta_bar_hi)):
+    for upper, db in ((True, delta_bar), (False, delta_bar_hi))[:2 if lower else 1]:
         if db < 0:
             out.append(math.inf)
         elif db == 0:
@@ -65,7 +67,7 @@ def _read(root, e: np.ndarray, m: np.ndarray, delta_bar: float, delta_bar_hi: fl
             out.append(0.0)
         else:
             out.append(root(upper, db))
-    up, lo = out
+    up, lo = out if lower else (out[0], 0.0)
     return Bracket(widen_up(up), widen_down(lo), method)
 
 
