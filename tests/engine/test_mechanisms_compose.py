@@ -309,8 +309,8 @@ def test_a_read_out_of_many_atoms_passes_over_them_twice(monkeypatch):
     atoms = composed_pmf(r, 2.0 ** -11, True).atoms()
     passes = []
     real = AtomSets.gather      # (a pass gathers the atoms of its window, then evaluates them)
-    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js: passes.append(sets.size[sel[0]] == atoms.l.size)
-                        or real(sets, sel, js))
+    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js, stops=None: passes.append(
+        stops is None and sets.size[sel[0]] == atoms.l.size) or real(sets, sel, js, stops))
     for guess in (0.0, 1.3):
         passes.clear()
         readout.mixed_root(atoms, r.mu_up, r.delta_bar, True, guess)

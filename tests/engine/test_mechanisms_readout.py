@@ -56,8 +56,8 @@ def test_a_big_batch_is_gathered_in_parts(monkeypatch):
     monkeypatch.setattr(readout, "BATCH_ATOMS", a.p.size * 3)
     sizes = []
     real = AtomSets.gather
-    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js: sizes.append(int(np.sum(sets.size[sel] - js)))
-                        or real(sets, sel, js))
+    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js, stops=None: sizes.append(int(np.sum(
+        (sets.size[sel] if stops is None else stops) - js))) or real(sets, sel, js, stops))
     parts = readout.mixed_delta(a, mu, xs, True)
     assert len(sizes) > 1 and max(sizes) <= a.p.size * 3
     assert np.allclose(whole, parts, rtol=1e-12, atol=0)    # (sums in another order)
@@ -211,8 +211,8 @@ def test_searches_look_at_fewer_atoms_than_the_certificate(monkeypatch):
     atoms, mus, dbs = zip(*[(a, mu, 1e-7) for a, mu, _db in items])
     gathered = []
     real_gather, real_walk = AtomSets.gather, readout._walk
-    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js: gathered.append(
-        int(np.sum(sets.size[sel] - js))) or real_gather(sets, sel, js))
+    monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js, stops=None: gathered.append(
+        int(np.sum((sets.size[sel] if stops is None else stops) - js))) or real_gather(sets, sel, js, stops))
     walks = []
     monkeypatch.setattr(readout, "_walk", lambda *a: walks.append(a) or real_walk(*a))
     narrow = readout.mixed_roots(list(atoms), mus, dbs, True)

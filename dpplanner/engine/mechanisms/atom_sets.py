@@ -74,17 +74,18 @@ class AtomSets:
         b, n = int(self.base[i]), int(self.size[i])
         return self.l[b:b + n], self.p[b:b + n]
 
-    def windows(self, sel: np.ndarray, x: np.ndarray, mu: np.ndarray, z) -> np.ndarray:
-        """For each selected read-out, ``window`` of its atoms (the number below x - mu (mu/2 + z))
-        exactly as searchsorted (side left) finds it: a first guess from the set's first and last
-        atoms (exact for a lattice up to rounding), corrected one atom at a time against the atoms
+    def windows(self, sel: np.ndarray, x: np.ndarray, mu: np.ndarray, z, side: float = -1.0) -> np.ndarray:
+        """For each selected read-out, ``window`` of its atoms: the number below x - mu (mu/2 + z)
+        (``side`` +1: below x + mu (mu/2 + z), where the atoms far above x begin), exactly as
+        searchsorted (side left) finds it: a first guess from the set's first and last atoms
+        (exact for a lattice up to rounding), corrected one atom at a time against the atoms
         themselves; a set still off is searched."""
         if len(sel) <= FEW:
             zs = z.tolist() if np.ndim(z) else [z] * len(sel)
-            return np.array([window(self.l[b:b + n], m, x_i, z_i) for b, n, x_i, m, z_i in
-                             zip(self.base[sel].tolist(), self.size[sel].tolist(), x.tolist(), mu.tolist(), zs)],
+            return np.array([int(self.l[b:b + n].searchsorted(x_i + side * (m * (m / 2 + z_i)))) for b, n, x_i, m, z_i
+                             in zip(self.base[sel].tolist(), self.size[sel].tolist(), x.tolist(), mu.tolist(), zs)],
                             dtype=np.int64)
-        t = x - mu * (mu / 2 + z)
+        t = x + side * (mu * (mu / 2 + z))
         base, size = self.base[sel], self.size[sel]
         top = max(self.l.size - 1, 0)
         first = self.l[np.minimum(base, top)] if self.l.size else np.zeros(len(sel))
@@ -108,14 +109,16 @@ class AtomSets:
             j[k] = int(self.l[b:b + int(size[k])].searchsorted(t[k]))
         return j
 
-    def gather(self, sel: np.ndarray, js: np.ndarray):
-        """The atoms from index js[i] on of each selected read-out, concatenated: (locations,
-        probabilities, their Segments; None for one read-out, whose arrays are views)."""
+    def gather(self, sel: np.ndarray, js: np.ndarray, stops=None):
+        """The atoms from index js[i] on (up to stops[i]; default: the end) of each selected
+        read-out, concatenated: (locations, probabilities, their Segments; None for one read-out,
+        whose arrays are views)."""
+        stops = self.size[sel] if stops is None else stops
         if len(sel) == 1:
-            b, n, j = int(self.base[sel[0]]), int(self.size[sel[0]]), int(js[0])
+            b, j, n = int(self.base[sel[0]]), int(js[0]), int(stops[0])
             return self.l[b + j:b + n], self.p[b + j:b + n], None
         start = self.base[sel] + js
-        count = self.size[sel] - js
+        count = stops - js
         ends = np.cumsum(count)
         idx = np.arange(int(ends[-1])) + np.repeat(start - (ends - count), count)
         return self.l[idx], self.p[idx], Segments(count, ends - count)

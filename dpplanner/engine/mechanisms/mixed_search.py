@@ -46,14 +46,19 @@ def halley(sets: AtomSets, mus: np.ndarray, targets: np.ndarray, xs: np.ndarray,
     for _ in range(_HALLEY_STEPS):
         if active.size == 0:
             break
-        mu, x, k = mus[active], xs[active], active.size
-        locs, p, seg = sets.gather(active, sets.windows(active, x, mu, zs[active]))
-        m = spread(mu, seg)
-        y = spread(x, seg) - locs
-        dens, slope, bend = _search_terms(y, m, spread(zs[active], seg))
+        mu, x, z, k = mus[active], xs[active], zs[active], active.size
+        # each window's atoms near x (within z sd) and those far above it (taken to have Phi = 1
+        # there: -expm1(y), e^y, 0), gathered apart: both are runs of the sorted atoms
+        cut = sets.windows(active, x, mu, z, side=1.0)
+        near, far_above = sets.gather(active, sets.windows(active, x, mu, z), cut), sets.gather(active, cut)
         with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
-            d, ds = per_set(seg, p, dens), per_set(seg, p, slope)
-            dss = ds - per_set(seg, p, bend)   # -delta'' (delta' = -ds)
+            locs, p, seg = near
+            dens, slope, bend = _near_terms(spread(x, seg) - locs, spread(mu, seg))
+            d, ds, bent = per_set(seg, p, dens), per_set(seg, p, slope), per_set(seg, p, bend)
+            locs, p, seg = far_above
+            y = spread(x, seg) - locs
+            d, ds = d + per_set(seg, p, -np.expm1(y)), ds + per_set(seg, p, np.exp(y))
+            dss = ds - bent   # -delta'' (delta' = -ds)
         if k <= FEW:
             active = _steps_alone(sets, active, xs, d, ds, dss, targets, tols, mus, below, above)
         else:
@@ -144,19 +149,21 @@ def _bisect(atoms: tuple[np.ndarray, np.ndarray], mu: float, target: float, z: f
 
 def _search_terms(y: np.ndarray, m, z) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per atom at y = x - l: delta_G(y), -delta_G'(y) and the part phi(z)/mu e^y of -delta_G''
-    (no rounding control: the search's). Atoms far above x (``_far`` at the search's z, see
+    (no rounding control: the search's). Atoms far above x (``far`` at the search's z, see
     search_z) are taken to have Phi = 1 there: -expm1(y), e^y, 0."""
     with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
         near = ~far(y, m, z)
         dens, slope, bend = -np.expm1(y), np.exp(y), np.zeros(y.size)
-        y, m = y[near], (m if np.ndim(m) == 0 else m[near])
-        z = -m / 2 - y / m
-        l1 = log_ndtr(m / 2 - y / m)
-        l2 = y + log_ndtr(z)
-        dens[near] = np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0))
-        slope[near] = np.exp(l2)
-        bend[near] = np.exp(y - 0.5 * z * z) * (_INV_SQRT_2PI / m)
+        dens[near], slope[near], bend[near] = _near_terms(y[near], m if np.ndim(m) == 0 else m[near])
     return dens, slope, bend
+
+
+def _near_terms(y: np.ndarray, m) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_search_terms of atoms near x: the closed forms with Phi (log_ndtr)."""
+    z = -m / 2 - y / m
+    l1 = log_ndtr(m / 2 - y / m)
+    l2 = y + log_ndtr(z)
+    return np.exp(l1) * -np.expm1(np.minimum(l2 - l1, 0.0)), np.exp(l2), np.exp(y - 0.5 * z * z) * (_INV_SQRT_2PI / m)
 
 
 def _top(atoms: tuple[np.ndarray, np.ndarray]) -> float:
