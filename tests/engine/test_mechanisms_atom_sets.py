@@ -63,3 +63,4 @@ def test_a_set_shared_by_read_outs_is_stored_once():
     (l, p), = _sets(rng)[2:3]
     batch = AtomSets([(l, p)] * 50)
     assert batch.l.size == l.size and batch.n == 50
+
