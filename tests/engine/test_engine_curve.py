@@ -376,3 +376,26 @@ def test_a_width_just_above_eta_is_written_with_the_digits_that_show_it():
     assert notes[0].startswith("width 0.0100004 > eta = 0.01: why")
     assert notes[1] == ""
     assert width_notes([0.062], [0.0], 0.01)[0] == "width 0.062 > eta = 0.01"
+
+
+def test_a_discrete_plans_pld_curve_hashes_no_release_per_query(monkeypatch):
+    """The pld curve's kernels and continuous twins are looked up by the releases' fields: the
+    dataclass's hash builds a tuple at each call, and a lookup per query in each read-out pass
+    (~700 an edit of the 100-query example) cost ~0.5 ms. A cold curve hashes a release only for
+    its memories' keys (the whole plan's bracket), far fewer times than it has queries."""
+    from dpplanner.engine.mechanisms.discrete import DiscreteRelease
+    from dpplanner.engine.memo import forget
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    inputs = composition_inputs(plan.budget, plan.statistics)
+    forget()
+    hashed = []
+    real = DiscreteRelease.__hash__
+    monkeypatch.setattr(DiscreteRelease, "__hash__", lambda self: hashed.append(1) or real(self))
+    out = curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, multiplicities=list(inputs.multiplicities),
+                mechanisms=list(inputs.mechanisms), eta=inputs.eta, theorems=("pld",), points=100, lower=False)
+    assert out.ks.size == 100 and np.all(np.isfinite(out.upper["pld"]))
+    assert 0 < len(hashed) < 40

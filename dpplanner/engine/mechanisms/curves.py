@@ -158,6 +158,7 @@ def pld_curve(inputs):
         rest = False
         q = 0
         kernels: dict = {}
+        pures: dict = {}
         mixed = _MixedReads(out, is_upper, shape, (full.upper, last) if full is not None else None)
         before = (0.0, math.inf)    # the last root read here (not mixed) and its delta_bar
         for j, k in enumerate(ks.tolist()):
@@ -167,12 +168,14 @@ def pld_curve(inputs):
             while q < k:
                 c_q = int(cells[q])
                 if disc[q] is not None:     # (its tails: a share of the truncation budget)
-                    key = (disc[q], c_q)
+                    d = disc[q]
+                    key = (d.kind, d.param, d.shift, c_q)   # (its fields: the dataclass's hash is slow)
                     if key not in kernels:
-                        kernels[key] = _cells(disc[q].kernel(step, is_upper, TAIL_FRACTION * db_min / n_ops),
+                        kernels[key] = _cells(d.kernel(step, is_upper, TAIL_FRACTION * db_min / n_ops),
                                               c_q, db_min / n_ops)
+                        pures[key] = d.pure(is_upper)
                     batch.append(kernels[key])
-                    pure += disc[q].pure(is_upper) * c_q
+                    pure += pures[key] * c_q
                     rest = True
                 elif lap[q]:
                     a_q = float(rows.a_up[q] if is_upper else rows.a_lo[q])
@@ -292,9 +295,10 @@ class _Rows:
         self.m_up, self.m_lo = m.copy(), m.copy()
         self.tau_up, self.tau_lo = np.zeros(n), np.zeros(n)
         rel, mult = grouped(d_head, [1] * len(d_head))
-        twin_of = {rel[i]: t for i, t in choose_twins(rel, mult, delta_bar, eta, beside).items()}
+        twin_of = {(rel[i].kind, rel[i].param, rel[i].shift): t      # (by their fields, as grouped)
+                   for i, t in choose_twins(rel, mult, delta_bar, eta, beside).items()}
         for q, d in enumerate(disc):
-            t = twin_of.get(d) if d is not None and cells[q] == 1 else None
+            t = twin_of.get((d.kind, d.param, d.shift)) if d is not None and cells[q] == 1 else None
             if t is None:
                 continue
             self.disc[q] = None
