@@ -283,12 +283,12 @@ class PlanEditor(QObject):
             self._adopt(trial, pending.text)
             return
         self._pending = pending
-        if announce:
-            self.redistributing.emit(True)
         request = jobs.AllocateRequest(trial.budget, trial.statistics, self.view(), owner=self._owner,
                                        base=self._answered)
         self.controller.submit(ALLOCATE, self.allocate_fn, request,
                                Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
+        if announce:        # (after the job left: the status bar and actions need not go first)
+            self.redistributing.emit(True)
 
     def _adopt(self, trial: Plan, text: str) -> None:
         # (the screen shows the plan before every edit the trial went through)
@@ -361,8 +361,7 @@ class PlanEditor(QObject):
     def _on_allocated(self, result: jobs.AllocateResult) -> None:
         if result.resend:       # the answer it built on is gone there (answered.py): sent whole
             self._answered = None
-            self._conclude(self._pending)
-            return
+            return self._conclude(self._pending)
         pending, added = self._pending, self._added
         self._pending = self._added = None
         try:

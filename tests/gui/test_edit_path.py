@@ -186,3 +186,16 @@ def test_a_redistributed_edit_shows_the_evaluation_that_came_with_it(qtbot, tmp_
     assert evaluations == [] and window.evaluation.result_is_current(shown)
     assert scheduled and set(scheduled) == {0}
     assert shown.request.epsilons == window.plan.composition_inputs().epsilons
+
+
+def test_a_redistribution_is_sent_before_the_window_says_it_redistributes(qtbot, tmp_path):
+    """The allocate job leaves before the window updates its status bar and actions for it (the
+    engine process need not wait for them)."""
+    window = _window(qtbot, tmp_path)
+    assert window.document.open_example(example_path("psi-survey"))
+    wait_idle(qtbot, window)
+    seen: list[tuple[bool, bool]] = []
+    window.editor.redistributing.connect(lambda on: seen.append((on, window.controller.is_busy("allocate"))))
+    _set(window, 0, "epsilon", "0.05")
+    wait_idle(qtbot, window)
+    assert seen[0] == (True, True) and window.plan[0].epsilon == 0.05
