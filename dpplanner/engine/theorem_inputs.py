@@ -218,5 +218,5 @@ class CurveInputs:
             up[feasible], lo[feasible] = optimal_prefix_curve(
                 self.eps[: int(kf[-1])], self.delta_bars[feasible], kf, self.eta,
                 cancel=self.cancel, progress=self.progress, delta_bars_hi=self.delta_bars_hi[feasible],
-                want_lower=True)
+                want_lower=self.want_lower)
         return up, lo

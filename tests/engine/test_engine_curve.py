@@ -122,6 +122,32 @@ def test_upper_only_curve_has_the_same_uppers_and_skips_the_lower_sides(monkeypa
         curve(eps, delta, 1e-6, lower="no")
 
 
+def test_upper_only_optimal_curve_of_a_typed_plan_runs_no_lower_lattice(monkeypatch):
+    """The window's plot of a 100-query plan of typed decimals (synthetic-100, prefix curve of 100
+    points) takes the optimal prefix curve's exact common lattice: upper-only, it runs no second,
+    rounded-down lattice beside it (more than half that curve's work), and its uppers are the
+    both-sides curve's."""
+    import dpplanner.engine.optimal.prefix as prefix
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    inputs = composition_inputs(plan.budget, plan.statistics)
+    args = (list(inputs.epsilons), list(inputs.deltas), inputs.delta_g)
+    kw = dict(multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms), eta=inputs.eta,
+              theorems=("optimal",), points=100)
+    both = curve(*args, **kw)
+    sides = []
+    real_side = prefix._LatticeLower
+    monkeypatch.setattr(prefix, "_LatticeLower", lambda lat, e, want_lower=True: sides.append(want_lower)
+                        or real_side(lat, e, want_lower))
+    monkeypatch.setattr(prefix._SecondOrderLower, "extend", lambda *a: sides.append("second-order lower"))
+    upper_only = curve(*args, **kw, lower=False)
+    assert sides == [False]
+    np.testing.assert_allclose(upper_only.upper["optimal"], both.upper["optimal"], rtol=1e-12)
+
+
 def _census_curve_args():
     from dpplanner.model import files
     from dpplanner.model.engine_inputs import composition_inputs
