@@ -148,11 +148,11 @@ def test_calibrations_in_one_pass_give_the_same_bits_as_one_at_a_time():
 
 
 def test_the_twin_calibration_is_the_one_its_docstring_spells_out():
-    """sigma = S m_G (1 + s_hi) rounded up, m_G the analytic Gaussian's multiplier at delta
-    (1 - 2^-20), s_hi read at S m(eps, delta): both multipliers now come from one vectorised
-    calibration, each entry still its own (a batch with other releases gives the same bits)."""
+    """sigma = S m_G (1 + s_hi) rounded up, m_G a multiplier whose analytic Gaussian is (eps,
+    delta (1 - 2^-20))-DP, within 1e-9 of the least, s_hi read at S m_G (1 - 4u): one calibration
+    per entry, its own (a batch with other releases gives the same bits)."""
     from dpplanner.engine.mechanisms.discrete_sandwich import upper_terms
-    from dpplanner.engine.mechanisms.gaussian import gaussian_multiplier
+    from dpplanner.engine.mechanisms.gaussian import fitting_multipliers, gaussian_multiplier
 
     cases = [(0.5, 1e-5, 64), (1.0, 1e-9, 20), (0.2, 1e-8, 2 ** 20), (3.0, 1e-6, 2 ** 40), (0.01, 1e-3, 7)]
     forget()
@@ -162,9 +162,24 @@ def test_the_twin_calibration_is_the_one_its_docstring_spells_out():
         if sigma is None:       # (the twin does not serve: the exact profile calibrates it)
             continue
         forget()
-        s_hi = upper_terms(S * gaussian_multiplier(eps, delta) * (1 - 4 * 2.0 ** -53), S)[0]
-        m_g = gaussian_multiplier(eps, delta * (1 - 2.0 ** -20))
+        m_g = float(fitting_multipliers([eps], [delta * (1 - 2.0 ** -20)])[0])
+        assert 0 <= m_g / gaussian_multiplier(eps, delta * (1 - 2.0 ** -20)) - 1 <= 1e-9
+        s_hi = upper_terms(S * m_g * (1 - 4 * 2.0 ** -53), S)[0]
         assert sigma == math.nextafter(S * m_g * (1 + s_hi) * (1 + 16 * 2.0 ** -53), math.inf)
+
+
+def test_the_twins_calibrate_each_epsilon_and_delta_once_whatever_the_shifts(monkeypatch):
+    """An allocation's step calibrates its free discrete Gaussians again (new epsilons): one
+    analytic-Gaussian calibration per (eps, delta), shared by every shift (each once calibrated
+    at delta and at delta (1 - 2^-20): four here, not two)."""
+    from dpplanner.engine.mechanisms import gaussian as g
+
+    forget()
+    calibrated, real = [], g._around
+    monkeypatch.setattr(g, "_around", lambda e, d, t: calibrated.extend(e.tolist()) or real(e, d, t))
+    sigmas = dg_mod._twin_sigmas([(0.02, 1e-9, 1), (0.02, 1e-9, 2 ** 40), (0.04, 1e-9, 64),
+                                  (0.04, 1e-9, 2 ** 40)])
+    assert all(sigma is not None for sigma in sigmas) and sorted(calibrated) == [0.02, 0.04]
 
 
 def _all_discrete(monkeypatch):

@@ -133,9 +133,9 @@ def test_a_batch_calibrates_only_what_it_has_not_seen(monkeypatch):
 
 
 def test_calibration_needs_few_passes(monkeypatch):
-    """One pass over a grid lo * 2^k brackets the crossing, then Newton's estimate (d delta / d mu =
-    phi exactly) and points around it close the bracket: ~20 vectorised passes where halving took
-    ~50; an allocation calibrates every free Gaussian again for each scale it tries."""
+    """A read around the formula's root (or, where that misses, one pass over a grid lo * 2^k)
+    brackets the crossing, then Newton's or the secant's estimate and points around it close the
+    bracket: ~20 vectorised passes where halving took ~50."""
     calls = []
     real = g.log_delta_bound
     monkeypatch.setattr(g, "log_delta_bound", lambda *a: calls.append(1) or real(*a))
@@ -146,6 +146,35 @@ def test_calibration_needs_few_passes(monkeypatch):
     mu = 1 / m
     assert np.all(g._fits(mu * (1 - 1e-9), eps, np.log(delta)))     # nearly least: a hair less noise
     assert not np.any(g._fits(mu * (1 + 1e-9), eps, np.log(delta)))  # would not fit
+
+
+def test_one_calibration_starts_from_the_formula_s_own_root(monkeypatch):
+    """An allocation calibrates a few Gaussians at new epsilons for each scale it tries: Newton's
+    method on the plain formula (no bound read) lands within ~1e-9 of the bound's crossing, which
+    one read around it brackets; ~4.5 reads of the bound per calibration, where a grid of
+    doublings and Newton's steps on the bound took ~9 (359 here)."""
+    calls = []
+    real = g.log_delta_bound
+    monkeypatch.setattr(g, "log_delta_bound", lambda *a: calls.append(1) or real(*a))
+    draws = [(10 ** rng.uniform(-2.5, 0, 1), 10 ** rng.uniform(-10, -6, 1))
+             for rng in map(np.random.default_rng, range(40))]
+    mus = [1 / g._calibrate(eps, delta) for eps, delta in draws]
+    assert len(calls) <= 200
+    for mu, (eps, delta) in zip(mus, draws):
+        assert g._fits(mu, eps, np.log(delta)) and not g._fits(mu * (1 + 1e-12), eps, np.log(delta))
+
+
+def test_a_fitting_multiplier_is_one_read_of_the_bound_within_1e_9_of_the_least(monkeypatch):
+    """A discrete Gaussian's twin needs a multiplier that fits, not the least to 1e-14: the largest
+    fitting point of the one read around the formula's root (a calibration narrows on from there)."""
+    rng = np.random.default_rng(7)
+    eps, delta = 10 ** rng.uniform(-2.5, 0, 40), 10 ** rng.uniform(-10, -6, 40)
+    calls, real = [], g.log_delta_bound
+    monkeypatch.setattr(g, "log_delta_bound", lambda *a: calls.append(1) or real(*a))
+    m = g.fitting_multipliers(eps, delta)
+    assert len(calls) == 1
+    assert np.all(g._fits(1 / m, eps, np.log(delta)))
+    assert np.all(m / g.gaussian_multipliers(eps, delta) - 1 <= 1e-9)
 
 
 @SET

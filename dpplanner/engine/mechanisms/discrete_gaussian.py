@@ -22,7 +22,7 @@ from .discrete_objects import MAX_SIGMA, check_scale, check_shift
 from .gauss_sums import (DIRECT_SIGMA, direct_terms, run_sum_bounds, tail_z, theta_bounds, theta_direct,
                          upper_tail)
 from .discrete_sandwich import SIGMA_MIN, upper_terms
-from .gaussian import gaussian_multiplier, gaussian_multipliers
+from .gaussian import fitting_multipliers, gaussian_multiplier
 
 
 def dg_delta_upper(sigma: float, S: int, eps: float, tail: float = 1e-300) -> float:
@@ -115,38 +115,32 @@ def discrete_gaussian_sigmas(epsilons, deltas, shifts) -> np.ndarray:
 
 def _twin_sigmas(keys) -> list:
     """Per (eps, delta, S): the sigma certified through the continuous twin, or None where that
-    does not serve (sigma < 64, or a slack above _TAU_SHARE delta). With m_G the analytic Gaussian's
-    multiplier for (eps, delta (1 - 2^-20)), sigma = S m_G (1 + s_hi) rounded up: then
+    does not serve (sigma < 64, or a slack above _TAU_SHARE delta). With m_G a multiplier whose
+    analytic Gaussian is (eps, delta (1 - 2^-20))-DP (gaussian.fitting_multipliers: within ~1e-9
+    of the least), sigma = S m_G (1 + s_hi) rounded up: then
     delta_DG(eps) <= delta_G(S (1 + s_hi) / sigma) + tau_up <= delta (1 - 2^-20) + tau_up <= delta.
-    s_hi and tau_up are read at sigma0 = S m(eps, delta) <= sigma (they only shrink as sigma
-    grows) and checked again at the sigma returned."""
+    s_hi and tau_up are read at sigma0 = S m_G (1 - 4u) <= sigma (they only shrink as sigma grows)
+    and checked again at the sigma returned. One calibration per (eps, delta), whatever the
+    shifts (sigma0 once read at the least multiplier for delta itself: two per pair, narrowed to
+    1e-14, for a sigma ~1e-7 smaller where the twin's slack is near its share)."""
     eps, dl, S = (np.array(c, dtype=float) for c in zip(*keys))
     target = dl * (1 - 2.0 ** -20)
-    try:    # both multipliers in one vectorised calibration (each entry's own bits): half the passes
-        both = gaussian_multipliers(np.concatenate([eps, eps]), np.concatenate([dl, target]))
-        m_dl, m_target = both[:len(keys)], both[len(keys):]
-    except ValueError:      # (as before: the one at delta raises, the other only where a candidate needs it)
-        m_dl, m_target = gaussian_multipliers(eps, dl), None
-    sigma0 = S * m_dl * (1 - 4 * U)
+    pairs = sorted(set(zip(eps.tolist(), target.tolist())))
+    m_of = dict(zip(pairs, fitting_multipliers(*(np.array(c) for c in zip(*pairs))).tolist()))
     out: list = [None] * len(keys)
-    cand = []
-    for i, (s0, k, d) in enumerate(zip(sigma0.tolist(), S.tolist(), dl.tolist())):
-        terms = upper_terms(s0, int(k)) if s0 >= SIGMA_MIN and s0 <= MAX_SIGMA else None
-        if terms is not None and terms[1] <= _TAU_SHARE * d:
-            cand.append((i, terms[0]))
-    if not cand:
-        return out
-    idx = [i for i, _ in cand]
-    m_g = gaussian_multipliers(eps[idx], target[idx]) if m_target is None else m_target[idx]
-    for (i, s_hi), m in zip(cand, m_g.tolist()):
-        k = int(S[i])
-        sigma = math.nextafter(k * m * (1 + s_hi) * (1 + 16 * U), math.inf)
+    for i, (e, t, k, d) in enumerate(zip(eps.tolist(), target.tolist(), S.tolist(), dl.tolist())):
+        m, k = m_of[(e, t)], int(k)
+        sigma0 = k * m * (1 - 4 * U)
+        terms = upper_terms(sigma0, k) if SIGMA_MIN <= sigma0 <= MAX_SIGMA else None
+        if terms is None or terms[1] > _TAU_SHARE * d:
+            continue
+        sigma = math.nextafter(k * m * (1 + terms[0]) * (1 + 16 * U), math.inf)
         final = upper_terms(sigma, k)
         if not (k * 2.0 ** -10 <= sigma <= min(k * 2.0 ** 64, MAX_SIGMA) and final is not None):
             continue
         # the multiplier of the upper twin at this sigma is at least m_G, its slack within the share
         m_up = sigma / k / (1 + final[0]) * (1 - 8 * U)
-        if m_up >= m and final[1] <= _TAU_SHARE * dl[i]:
+        if m_up >= m and final[1] <= _TAU_SHARE * d:
             out[i] = sigma
     return out
 

@@ -121,33 +121,81 @@ def gaussian_multipliers(eps, delta) -> np.ndarray:
     return m.reshape(eps.shape)
 
 
-#: Where _calibrate looks for the crossing first: lo * 2^k.
-_GRID = 2.0 ** np.arange(12)
+#: Newton steps of _estimate at most (~6 reach 1e-15); where _calibrate reads the bound around it.
+_ESTIMATE_STEPS = 16
+_AROUND = np.array([-1e-5, -1e-7, -1e-9, -1e-10, -1e-11, -1e-12, 1e-12, 1e-10, 1e-8])
+
+
+def _estimate(eps: np.ndarray, delta: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Where the plain log delta (the formula without the bound's margins) meets ``target``:
+    Newton's method on log(-log delta) against log mu, nearly a line (log delta ~ -eps^2 / (2 mu^2)
+    where delta is small), from the classic calibration's mu. An entry stops one step after a
+    step below 1e-7 (quadratic: it is then as close as the formula's rounding lets it, 1e-15 to
+    1e-11), so its answer does not depend on the others. Only a guess: _calibrate checks that
+    the bound brackets the crossing around it (nan: no guess)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        s = np.log(eps / (1.0 + np.sqrt(2.0 * np.log(1.25 / delta))))
+        goal = np.log(-target)
+        todo, last = np.isfinite(s), np.zeros(s.size, dtype=bool)
+        for _ in range(_ESTIMATE_STEPS):
+            i = np.flatnonzero(todo)
+            if not i.size:
+                break
+            e, mu = eps[i], np.exp(s[i])
+            x1, x2 = mu / 2.0 - e / mu, -mu / 2.0 - e / mu
+            l1 = log_ndtr(x1)
+            log_d = l1 + np.log(-np.expm1(e + log_ndtr(x2) - l1))
+            # d log delta / d log mu = mu phi(x1) / delta (Balle & Wang's d delta / d mu = phi(x1))
+            slope = mu * np.exp(-0.5 * x1 * x1 - 0.5 * math.log(2.0 * math.pi) - log_d)
+            step = np.clip((np.log(-log_d) - goal[i]) * log_d / slope, -2.0, 2.0)
+            s[i] -= step
+            todo[i] = ~last[i] & np.isfinite(step)
+            last[i] = np.abs(step) < 1e-7
+    return np.where(np.isfinite(s) & last, np.exp(s), math.nan)
+
+
+def _around(eps: np.ndarray, delta: np.ndarray, target: np.ndarray):
+    """(lo, hi, g_lo, g_hi): lo fitting, hi not (inf: no bracket), and the bound minus the target
+    there, from one read of the bound around _estimate's root: the bound's crossing is 1e-15 to
+    ~1e-9 (small eps: its margins) from the formula's."""
+    guess = _estimate(eps, delta, target)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        pts = guess[None, :] * (1.0 + _AROUND[:, None])
+        g_pts = log_delta_bound(pts, eps[None, :], True) - target[None, :]
+    fits = g_pts <= 0
+    lo = np.where(fits, pts, -np.inf).max(axis=0)
+    hi = np.where(~fits & (pts > lo), pts, np.inf).min(axis=0)
+    return (lo, hi, np.where(pts == lo, g_pts, -np.inf).max(axis=0),
+            np.where(pts == hi, g_pts, np.inf).min(axis=0))
+
+
+def fitting_multipliers(eps, delta) -> np.ndarray:
+    """Noise multipliers whose Gaussians are (eps_i, delta_i)-DP, for valid flat arrays (each entry
+    its own): 1/m the largest point of _around's read that fits, within ~1e-9 of the least, else
+    gaussian_multipliers'. For a discrete Gaussian's twin, whose sigma carries a slack of ~1e-7
+    anyway (remembered there): no narrowing to 1e-14, a third of a calibration's reads."""
+    eps, delta = np.asarray(eps, dtype=float), np.asarray(delta, dtype=float)
+    lo, hi, _, _ = _around(eps, delta, np.log(delta))
+    with np.errstate(divide="ignore", over="ignore"):
+        m = np.nextafter(1.0 / lo, np.inf)        # 1/m <= lo: delta(1/m) <= delta(lo) <= delta_i
+    miss = ~((lo > 0) & (hi < np.inf) & np.isfinite(m))
+    if miss.any():
+        m[miss] = gaussian_multipliers(eps[miss], delta[miss])
+    return m
 
 
 def _calibrate(eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
     """gaussian_multipliers of valid flat arrays, computed (and remembered)."""
     target = np.log(delta)
-    # mu = eps / (1 + sqrt(2 ln(1.25/delta))) is about the classic calibration, and mu = 2 delta
-    # always fits: delta(eps) <= delta(0) = 2 Phi(mu/2) - 1 <= mu phi(0) < 0.4 mu. Bracket from there.
-    with np.errstate(over="ignore"):    # a subnormal delta: 1.25/delta is inf, and lo = 2 delta
-        lo = np.maximum(eps / (1.0 + np.sqrt(2.0 * np.log(1.25 / delta))), 2.0 * delta)
-    # one pass over lo * 2^k usually brackets the crossing (it is within a factor ~4 of lo); the
-    # loops of _bracket_rest bracket what it does not
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
-        grid = lo[None, :] * _GRID[:, None]
-        g_grid = log_delta_bound(grid, eps[None, :], True) - target[None, :]
-    fails = ~(g_grid <= 0)
-    j = np.argmax(fails, axis=0)                      # the first failing point per entry
-    found = ~fails[0] & fails.any(axis=0)
-    cols = np.flatnonzero(found)
-    hi = lo.copy()
-    g_lo, g_hi = np.full(lo.size, np.nan), np.full(lo.size, np.nan)
-    lo[cols], hi[cols] = grid[j[cols] - 1, cols], grid[j[cols], cols]
-    g_lo[cols], g_hi[cols] = g_grid[j[cols] - 1, cols], g_grid[j[cols], cols]
-    rest = np.flatnonzero(~found)
-    if rest.size:
-        lo[rest], hi[rest] = _bracket_rest(lo[rest], eps[rest], delta[rest], target[rest])
+    lo, hi, g_lo, g_hi = _around(eps, delta, target)
+    miss = np.flatnonzero(~((lo > 0) & (hi < np.inf)))
+    if miss.size:   # (rare: halving and doubling from the classic calibration's mu, or mu = 2 delta,
+        # which always fits: delta(eps) <= delta(0) = 2 Phi(mu/2) - 1 <= mu phi(0) < 0.4 mu)
+        with np.errstate(over="ignore"):    # a subnormal delta: 1.25/delta is inf, and lo = 2 delta
+            e, d = eps[miss], delta[miss]
+            start = np.maximum(e / (1.0 + np.sqrt(2.0 * np.log(1.25 / d))), 2.0 * d)
+        lo[miss], hi[miss] = _bracket_rest(start, e, d, target[miss])
+        g_lo[miss] = g_hi[miss] = np.nan
     _narrow(lo, hi, eps, target, g_lo, g_hi)
     with np.errstate(divide="ignore", over="ignore"):
         m = np.nextafter(1.0 / lo, np.inf)  # 1/m <= lo exactly, so delta(1/m) <= delta(lo) <= delta_i
@@ -183,9 +231,11 @@ def _narrow(lo: np.ndarray, hi: np.ndarray, eps: np.ndarray, target: np.ndarray,
     of the crossing (d delta / d mu = phi(mu/2 - eps/mu) exactly, Balle & Wang's identity) from
     the end nearer to it, and points 0.6e-14 x to 4e-13 x either side of x: once x is that close
     the bracket closes in the same pass. Inside the bound's own rounding noise (a bracket under
-    1e-11 of mu) Newton stalls, and the points split the bracket evenly instead. An estimate
-    outside the bracket is replaced by its midpoint. Every point is judged by _fits's test, so
-    the answer has the bisection's guarantee; only the speed differs."""
+    1e-11 of mu) Newton stalls, and the points split the bracket evenly instead (from the second
+    pass: a first bracket that narrow comes from _around, and the secant's estimate, used under
+    1e-9 of mu, often closes it at once). An estimate outside the bracket is replaced by its
+    midpoint. Every point is judged by _fits's test, so the answer has the bisection's guarantee;
+    only the speed differs."""
     unknown = np.isnan(g_lo) | np.isnan(g_hi)       # (nan: not known yet)
     if unknown.any():
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
@@ -204,12 +254,15 @@ def _narrow(lo: np.ndarray, hi: np.ndarray, eps: np.ndarray, target: np.ndarray,
             x1 = p / 2.0 - e / p
             # log delta(p) - log phi(x1): the Newton step on log delta is g delta / phi
             x = p - g * np.exp(g + t + 0.5 * x1 * x1 + 0.5 * math.log(2.0 * math.pi))
+            # under 1e-9 of mu the bound is a line to within its noise, its slope the formula's
+            # and its margins': the secant's estimate
+            x = np.where(h - l < 1e-9 * h, l - gl * (h - l) / (gh - gl), x)
             inside = (x > l) & (x < h) & (it < _NEWTON_PASSES)
             x = np.where(inside, np.minimum(np.maximum(x, l + tol), h - tol), 0.5 * (l + h))
             ys = np.minimum(np.maximum(x[None, :] * (1 + _SPREAD[:, None]), l + tol), h - tol)
             # inside the noise (a bracket under 1e-11 of mu) the same points split it evenly
             even = l[None, :] + (h - l)[None, :] * _EVEN[:, None]
-            ys = np.where((h - l < 1e-11 * h)[None, :], even, ys)
+            ys = np.where((h - l < 1e-11 * h)[None, :] & (it > 0), even, ys)
             gy = log_delta_bound(ys, e[None, :], True) - t[None, :]
         # the new bracket: the largest fitting point, and the least failing one above it
         pts = np.concatenate([l[None], ys, h[None]])
@@ -224,7 +277,7 @@ def _narrow(lo: np.ndarray, hi: np.ndarray, eps: np.ndarray, target: np.ndarray,
 
 
 def _bracket_rest(lo: np.ndarray, eps: np.ndarray, delta: np.ndarray, target: np.ndarray):
-    """(lo, hi) with lo fitting and hi not, by halving and doubling from lo (what the grid missed);
+    """(lo, hi) with lo fitting and hi not, by halving and doubling from lo (what _around missed);
     ValueError if no positive lo fits."""
     hi = lo.copy()
     todo = ~_fits(lo, eps, target)
