@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 
+import pytest
+
 from dpplanner.engine.memo import forget
 
 
@@ -30,6 +32,27 @@ def test_a_total_read_on_another_lattice_is_a_bracket_end_not_a_secant_point():
 
     assert run(lambda t, u: (t == 1.0) == (u == 1.0)) == 3
     assert run(lambda t, u: True) == 4
+
+
+@pytest.mark.parametrize("power", [0.995, 1.005])
+def test_a_step_along_the_model_aims_at_the_middle_of_the_window(power):
+    """The model of the bend is ~1% off (synthetic-100: 0.3-1% above the total's own), so the step
+    from the first total read on this lattice lands off by ~1% of its distance, either way: aimed
+    at the middle of the window accepted (4e-7 below the budget), a total whose bend is 0.5% off
+    the model's lands in it. Aimed 1e-7 below (as a secant step is), a bend 0.5% below the
+    model's landed over the budget: one more composition."""
+    from dpplanner.engine.scale_search import search_near
+
+    asked = []
+
+    def excess(t):
+        asked.append(t)
+        return 1.002 * t ** power - (6e-5 if t == 1.0 else 0.0) - 1.0
+
+    t_ok, t_over = search_near(1.0, excess, 1.0, bend=lambda t, total: 1.0,
+                               alike=lambda t, u: (t == 1.0) == (u == 1.0))
+    assert t_ok == t_over == asked[-1] and -8e-7 <= 1.002 * t_ok ** power - 1.0 <= 0
+    assert len(asked) == 3
 
 
 def test_the_benchmark_edits_compose_fewer_upper_ends_and_spend_within_the_budget(monkeypatch):

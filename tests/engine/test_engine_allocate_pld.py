@@ -66,6 +66,27 @@ def test_the_search_steps_are_not_met_with_the_zcdp_total(monkeypatch):
     assert len(asked) == 1 and a.composition.epsilon <= request.epsilon_g
 
 
+def test_the_first_step_s_model_calibrates_no_discrete_noise_of_its_own(monkeypatch):
+    """The model of the total's bend reads zCDP's at the scale composed (the pinned statistics'
+    rho alone besides): its discrete Gaussians are calibrated once per scale pld composes, none
+    for a second scale of the model's (that cost one calibration and a zCDP total per edit)."""
+    import importlib
+
+    from dpplanner.engine.mechanisms import forget
+
+    dg = importlib.import_module("dpplanner.engine.mechanisms.discrete_gaussian")
+    search = importlib.import_module("dpplanner.engine.allocate")
+    request = _edited_example()
+    forget()
+    scales, calibrated = set(), []
+    real_compose, real_twins = search.compose_one, dg._twin_sigmas
+    monkeypatch.setattr(search, "compose_one", lambda name, inputs: scales.add(inputs.plan.eps.tobytes())
+                        or real_compose(name, inputs))
+    monkeypatch.setattr(dg, "_twin_sigmas", lambda keys: calibrated.append(keys) or real_twins(keys))
+    a = request.run()
+    assert 0 <= a.waste < 1e-6 and len(calibrated) == len(scales) >= 3
+
+
 def test_where_the_whole_total_is_lower_than_the_upper_ends_searched_on_the_search_is_made_again():
     """Where the bracket at the scale found needed a finer lattice than the first, its total is
     below the upper end the search stopped on: the search is made again on whole totals, so the
