@@ -96,6 +96,30 @@ def sparse_convolve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, int]:
     return out, max(len(nz), 1)
 
 
+#: direct_convolve forms at most about this many products at once (a few arrays in cache).
+DIRECT_CHUNK = 1 << 15
+
+
+def direct_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a * b (b the shorter) in an order fixed by the sizes alone: each entry is numpy's pairwise
+    sum of its products, one row of a window matrix, so the same bits on any machine (np.convolve
+    and np.dot go through BLAS dot kernels, which OpenBLAS picks for the CPU at run time, and
+    those sum in their own order)."""
+    la, lb = a.size, b.size
+    n = la + lb - 1
+    padded = np.zeros(n + lb - 1)
+    padded[lb - 1:lb - 1 + la] = a
+    rev = b[::-1].copy()
+    out = np.empty(n)
+    rows = max(DIRECT_CHUNK // lb, 1)
+    for s in range(0, n, rows):
+        m = min(rows, n - s)
+        # row k of the windows is padded[s + k : s + k + lb]: entry s + k's factors of a
+        windows = np.ndarray((m, lb), dtype=float, buffer=padded, offset=8 * s, strides=(8, 8))
+        np.add.reduce(windows * rev, axis=1, out=out[s:s + m])
+    return out
+
+
 def fft_convolve(a: np.ndarray, b: np.ndarray, extended: bool = False) -> tuple[np.ndarray, float]:
     """FFT convolution and an l1 bound on its absolute rounding error (see module docstring).
 
@@ -187,7 +211,7 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
             else:
                 extended = U_LONG < U
         if use_direct:
-            c = np.convolve(a.p, b.p)
+            c = direct_convolve(a.p, b.p)
             rel_op = _gamma(lb)
         else:
             c, abs_op = fft_convolve(a.p, b.p, extended)

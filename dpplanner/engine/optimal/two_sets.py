@@ -105,12 +105,13 @@ def _delta(a_atoms, reader: _Reader, x: float, upper: bool) -> float:
     n = a_atoms.p.size
     gam = 1.01 * (n + 4) * U
     lam = a_atoms.lam
+    # (products, then numpy's pairwise sum: np.dot's BLAS kernel, picked for the CPU, sums in its own order)
     if upper:
         f = reader.read(x - a_atoms.l - lam, True)
-        s = float(np.dot(a_atoms.p, f)) * (1 + a_atoms.rel) * (1 + gam)
+        s = float(np.sum(a_atoms.p * f)) * (1 + a_atoms.rel) * (1 + gam)
         return s + (reader.extra + a_atoms.err + a_atoms.inf_mass) * (1 + 4 * U)
     f = reader.read(x - a_atoms.l + lam, False)
-    s = float(np.dot(a_atoms.p, f)) * (1 - a_atoms.rel) * (1 - gam)
+    s = float(np.sum(a_atoms.p * f)) * (1 - a_atoms.rel) * (1 - gam)
     return s - reader.extra * (1 + 4 * U)
 
 
