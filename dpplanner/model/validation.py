@@ -280,7 +280,36 @@ def validate_state(budget: Budget, stats: Sequence[Statistic],
                 raise PlanError(f"statistic {i + 1} ({s.name!r}): with amplification N/n = "
                                 f"{ratio:.4g} its functioning delta {d * ratio:.3g} is >= 1; lower "
                                 "the population size or the delta", index=i, field="delta")
+    else:
+        _check_discrete_shares(budget, checked)
     return budget, checked
+
+
+#: The smallest epsilon discrete (OpenDP) noise is calibrated for (the engine's range: 2^-64).
+DISCRETE_MIN_EPSILON = 2.0 ** -64
+
+
+def _check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
+    """With redistribution on, a free statistic with OpenDP (discrete) noise gets at least its
+    weight's share of the spendable epsilon the pins' plain sum leaves (what basic composition
+    gives it; the plan's theorem, never worse than basic, gives no less). A weight whose share is
+    below DISCRETE_MIN_EPSILON is refused where it is typed, not by the engine mid-redistribution."""
+    if not budget.redistribute:
+        return
+    left = budget.spendable_epsilon - sum(s.epsilon * s.repetitions for s in stats if s.held)
+    weights = sum(s.weight * s.repetitions for s in stats if not s.held)
+    if not (left > 0 and weights > 0):
+        return      # (the pins' check says what there is to say)
+    per_weight = left / weights
+    for i, s in enumerate(stats):
+        if s.held or s.noise is not Noise.OPENDP or s.kind is Kind.CUSTOM or (s.group_by and s.select_groups):
+            continue
+        if s.weight * per_weight < DISCRETE_MIN_EPSILON:
+            need = DISCRETE_MIN_EPSILON / per_weight * 1.01
+            raise PlanError(f"{_name(s, i)}: weight = {s.weight!r} leaves it too little ε for its OpenDP "
+                            f"noise: its share of the spendable ε by weight is {s.weight * per_weight:.3g}, "
+                            f"and discrete noise cannot be calibrated below ε = {DISCRETE_MIN_EPSILON:.3g}; "
+                            f"raise its weight to at least {need:.2g}", index=i, field="weight")
 
 
 def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:

@@ -167,6 +167,21 @@ def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbo
     assert message in window.statistics_panel.refusal.text()        # shown at the table too
 
 
+def test_a_weight_too_small_for_discrete_noise_is_refused_in_the_users_words(qtbot, window):
+    """Redistributed, a weight of 1e-20 would give 'count a' (OpenDP noise) an epsilon below what
+    discrete noise is calibrated for: refused as typed, naming the weight, not the engine's release."""
+    before = window.plan.snapshot()
+    with qtbot.waitSignal(window.editor.refused) as blocker:
+        editor = open_cell(window, 0, "weight")
+        type_in_cell(qtbot, editor, "1e-20")
+    message = blocker.args[0].message
+    assert window.plan.snapshot() == before
+    assert message.startswith("statistic 1 ('count a'): weight = 1e-20 leaves it too little ε for its "
+                              "OpenDP noise")
+    assert "raise its weight to at least 1.6e-19" in message and "mechanisms[" not in message
+    assert message in window.statistics_panel.refusal.text()
+
+
 def test_the_add_dialog_stays_open_with_what_was_typed_when_the_plan_refuses(qtbot, window):
     panel = window.statistics_panel
     seen = {}

@@ -1,0 +1,43 @@
+"""A free statistic with OpenDP (discrete) noise gets at least its weight's share of what the pins
+leave; below 2^-64 its noise cannot be calibrated, so such a weight is refused where it is typed,
+in the user's words, and a weight above it redistributes."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpplanner.model import Budget, Kind, PlanError, Statistic
+from dpplanner.model.statistic import Noise
+from dpplanner.model.redistribution import rebalanced
+from dpplanner.model.validation import DISCRETE_MIN_EPSILON, validate_state
+
+BUDGET = Budget(epsilon=1.0, delta=1e-6, theorem="basic", dataset_size=1000)
+
+
+def _stats(weight: float, **first) -> list[Statistic]:
+    return [Statistic("tiny", kind=Kind.COUNT, weight=weight, **first),
+            Statistic("pinned", kind=Kind.COUNT, epsilon=0.5, held=True),
+            Statistic("other", kind=Kind.COUNT, weight=2.0)]
+
+
+def test_a_weight_whose_share_is_below_what_discrete_noise_takes_is_refused():
+    with pytest.raises(PlanError) as caught:
+        validate_state(BUDGET, _stats(1e-20))
+    assert caught.value.index == 0 and caught.value.field == "weight"
+    assert str(caught.value).startswith("statistic 1 ('tiny'): weight = 1e-20 leaves it too little ε")
+
+
+def test_a_weight_above_it_redistributes():
+    """The pins leave 0.5 to weights 2 + w: at w = 1e-18 the share is 2.5e-19 >= 2^-64."""
+    budget, stats = validate_state(BUDGET, _stats(1e-18))
+    done = rebalanced(budget, stats)
+    assert done.statistics[0].epsilon >= DISCRETE_MIN_EPSILON
+
+
+@pytest.mark.parametrize("change", [{"held": True, "epsilon": 0.1}, {"noise": Noise.CONTINUOUS}])
+def test_pinned_or_continuous_statistics_have_no_such_floor(change):
+    validate_state(BUDGET, _stats(1e-20, **change))
+
+
+def test_without_redistribution_weights_are_not_read():
+    validate_state(BUDGET.replace(redistribute=False), _stats(1e-20))
