@@ -46,12 +46,6 @@ _BRACKETS_MAX = 32
 _BRACKETS = Memo(_BRACKETS_MAX)
 
 
-def _key(r: Twins, eta: float) -> tuple:
-    return (r.a_up.tobytes(), r.up_mult.tobytes(), r.a_lo.tobytes(), r.lo_mult.tobytes(), r.mu_up,
-            r.mu_lo, r.rr_eps.tobytes(), r.rr_mult.tobytes(), r.delta_bar, r.delta_bar_hi, eta, r.disc,
-            r.disc_mult)
-
-
 class Bracket(NamedTuple):
     upper: float
     lower: float
@@ -64,7 +58,7 @@ class Bracket(NamedTuple):
 
 def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
     """The certified bracket of releases with delta_bar >= 0."""
-    key = _key(r, eta)
+    key = exact_key(r, eta)
     known = _BRACKETS.get(key)
     if known is None:
         known = _bracket(r, eta, cancel, progress)
@@ -95,7 +89,7 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0) -> Bracket:
     n = 0
     while n < rung and (nxt := _next_rung(r, step)) is not None:
         step, n = nxt, n + 1
-    key = _key(r, eta) + ((n,) if n else ())
+    key = exact_key(r, eta) + ((n,) if n else ())
     up = _FIRST_UPPERS.get(key)
     if up is None:
         try:
@@ -202,7 +196,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         try:
             # (a lower end read from the upper end's composition is kept where the width is at most
             # half of eta: census's, just within eta, was ten times the lower end's own composition's)
-            known = _FIRST_UPPERS.get(_key(r, eta) + ((it,) if it else ()))
+            known = _FIRST_UPPERS.get(exact_key(r, eta) + ((it,) if it else ()))
             known = known if known is not None and math.isfinite(known) else None  # (inf: a window too wide)
             up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=known, enough=eta / 2)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
