@@ -114,6 +114,22 @@ def test_curve_at_the_limit_gives_cheaper_bounds_and_says_so(capsys, monkeypatch
     assert "stopped at the time limit of 1 s" in err
 
 
+def test_curve_spends_part_of_its_limit_on_the_totals(capsys, monkeypatch):
+    """The plan's totals, which the curve's last point meets, are composed first under the limit;
+    the points get what is left of it (as docs/reference/cli.md says)."""
+    from dpplanner.cli import totals_commands
+
+    seen = []
+    for name in ("plan_totals", "plan_curve"):
+        real = getattr(totals_commands, name)
+        monkeypatch.setattr(totals_commands, name, lambda *a, real=real, name=name, **k:
+                            seen.append((name, k["time_limit"])) or real(*a, **k))
+    slow_clock(monkeypatch)
+    code, _, _ = run(capsys, "curve", "psi-survey", "--points", "3", "--time-limit", "1000")
+    assert code == 0 and [name for name, _ in seen] == ["plan_totals", "plan_curve"]
+    assert seen[1][1] < seen[0][1] <= 1000
+
+
 def test_allocate_at_the_limit_stays_within_budget_and_says_so(capsys, slow, tmp_path):
     out_path = tmp_path / "a.dpplan"
     code, out, _ = run(capsys, "allocate", "psi-survey", "--json", "--time-limit", "1", "-o", str(out_path))

@@ -73,7 +73,6 @@ class IntegerAxis(pg.AxisItem):
         return whole or [(1.0, 0.0)]
 
 
-
 class Legend(pg.LegendItem):
     """pyqtgraph's legend where a click on an entry's text toggles its curve, like a click on its
     swatch (only the 20-px swatch did), and whose text follows a change of colour scheme (new

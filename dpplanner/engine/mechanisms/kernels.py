@@ -52,8 +52,6 @@ def floor_frac(x: float, step: float) -> tuple[int, float]:
     return round((x - frac) / step), frac
 
 
-
-
 def _split_top(p: np.ndarray, n: int, frac: float, step: float, atom: float) -> None:
     """Connect the dots for an atom at n step + frac (0 <= frac <= step): mass to n and n + 1 with
     the same total and the same E[e^-Y]; frac rounded up only moves the atom up (safe)."""

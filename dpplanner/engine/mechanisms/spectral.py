@@ -211,8 +211,6 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
 _UPPERS = Memo(2)
 
 
-
-
 def upper_end(r, step: float, x_guess: float, cancel=None) -> float:
     """``rung``'s upper end alone (the same number)."""
     key = exact_key(r, step, x_guess)

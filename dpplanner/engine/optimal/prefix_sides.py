@@ -37,8 +37,6 @@ from .true_smoothing import smoothing_window
 PREFIX_MAX_POINTS = 1 << 20
 
 
-
-
 def _lattice_kernel(a: int, d: float, upper: bool) -> LatticePMF:
     """RR(a d) exactly on the Y-lattice 2d (stride a): the common-lattice (exact) prefix path."""
     if a > PREFIX_MAX_POINTS:  # the caller checked the lattice size; never allocate unboundedly
