@@ -425,3 +425,24 @@ def test_a_discrete_plans_pld_curve_hashes_no_release_per_query(monkeypatch):
                 mechanisms=list(inputs.mechanisms), eta=inputs.eta, theorems=("pld",), points=100, lower=False)
     assert out.ks.size == 100 and np.all(np.isfinite(out.upper["pld"]))
     assert 0 < len(hashed) < 40
+
+
+def test_the_zcdp_curve_charges_each_distinct_release_once(monkeypatch):
+    """Equal rows of a plan are one release object per (eps, delta, noise): zcdp's curve asks each
+    for its rho once, not once per query (synthetic-100: ~30 releases for 100 queries)."""
+    from dpplanner.engine.mechanisms.discrete import DiscreteRelease
+    from dpplanner.model import files
+    from dpplanner.model.engine_inputs import composition_inputs
+    from dpplanner.model.examples import example_path
+
+    plan = files.load_plan(example_path("synthetic-100"))
+    inputs = composition_inputs(plan.budget, plan.statistics)
+    args = (list(inputs.epsilons), list(inputs.deltas), inputs.delta_g)
+    kw = dict(multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms), eta=inputs.eta,
+              theorems=("zcdp",), points=100, lower=False)
+    before = curve(*args, **kw).upper["zcdp"]
+    asked = []
+    real = DiscreteRelease.rho
+    monkeypatch.setattr(DiscreteRelease, "rho", lambda self: asked.append(self) or real(self))
+    np.testing.assert_array_equal(curve(*args, **kw).upper["zcdp"], before)
+    assert 0 < len(asked) == len({id(r) for r in asked}) < 60

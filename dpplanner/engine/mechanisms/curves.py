@@ -65,7 +65,9 @@ def zcdp_curve(inputs):
     with np.errstate(divide="ignore"):
         terms = np.where(gau, rho_gaussian(np.where(gau, m * (1 - 2 * U), 1.0)), terms)
     disc = discrete_rows(inputs.eps, inputs.delta, inputs.mech)
-    terms = np.array([d.rho() if d is not None else t for d, t in zip(disc, terms.tolist())])
+    # (equal rows share one release object: each distinct release's rho once, not per query)
+    rho_of = {id(d): d.rho() for d in {id(d): d for d in disc if d is not None}.values()}
+    terms = np.array([rho_of[id(d)] if d is not None else t for d, t in zip(disc, terms.tolist())])
     rho = cumsum_up(terms * cells)[ks - 1]      # (C cells: C times a cell's rho; exact products)
     spent = cumsum_up(np.where(ed, delta * (1 + 2 * U), 0.0))[ks - 1]
     used = (inputs.delta_g - spent) * (1 - 2 * U)
