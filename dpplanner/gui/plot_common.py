@@ -28,6 +28,16 @@ def no_si_prefix(axis: pg.AxisItem) -> None:
         axis.update()
 
 
+def rounded_up(value: float) -> float:
+    """A positive ``value`` rounded up to two significant digits: a plot's frame stays put while
+    an edit moves its highest curve by a hair (a new frame redraws the axes and every item)."""
+    if not math.isfinite(value) or value < 1e-300:      # (no step that small, or beyond)
+        return value
+    exponent = math.floor(math.log10(value)) - 1
+    step = 10.0 ** exponent
+    return math.ceil(value / step * (1 - 1e-12)) * step
+
+
 def finite_or_nan(values) -> np.ndarray:
     """pyqtgraph cannot draw inf; an infeasible k simply leaves a gap in the curve."""
     arr = np.asarray(values, dtype=float).copy()

@@ -11,7 +11,9 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtWidgets import QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QRadioButton, QSpinBox, QWidget
+from PySide6.QtGui import QRegion
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QRadioButton,
+                               QSpinBox, QWidget)
 
 from dpplanner.gui import formatting, theme as themes
 from dpplanner.gui.cost_curves import TheoremCurves
@@ -66,6 +68,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._plan_k: int | None = None
         self._epsilon_g: float | None = None
         self._repeat_name = ""
+        self._held = QRegion()          # the view's paints held back until the curves' turn
         self._budget_moved = QTimer(self, singleShot=True, interval=0)
         self._budget_moved.timeout.connect(self._draw_moved_budget)
 
@@ -120,6 +123,8 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self.plot_item = self.view.addPlot(row=1, col=0, axisItems={"bottom": IntegerAxis("bottom")})
         self.plot_item.setLabel("left", "total ε")
         self.plot_item.setMenuEnabled(False)
+        for name in ("left", "bottom"):     # (their tick labels: ~5 ms of each paint)
+            self.plot_item.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.k_line = pg.InfiniteLine(angle=90, movable=False)
         self.budget_line = pg.InfiniteLine(angle=0, movable=False)
         self.hover_line = pg.InfiniteLine(angle=90, movable=False)
@@ -184,7 +189,9 @@ class CostPlot(TheoremCurves, LazyCanvas):
             self._style_item(name, item)
         self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
         self.hover_line.hide()
-        self.readout.setText(self._coincide_note())
+        note = self._coincide_note()
+        if self.readout.text() != note:     # (a new text repaints the controls beneath the plot)
+            self.readout.setText(note)
         self._budget_moved.stop()               # drawn here with the rest
         self._set_epsilon_g(epsilon_g)
         self._draw_budget()
@@ -192,7 +199,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         # Painted on a turn of its own (gui/turns.py): the paint of eight curves and their axes
         # (~12 ms of the GUI thread) came right after the result's slot and the table's repaint,
         # one ~40 ms stall while a large plan opened.
-        self._turns.later(self, self.view.viewport().update)
+        self._turns.later(self, self._paint_curves)
 
     def drawing(self) -> bool:
         """Whether curves set are still to be painted (a turn of the event loop after set_curve)."""
@@ -201,7 +208,19 @@ class CostPlot(TheoremCurves, LazyCanvas):
     def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
         # The view's paints wait for the turn set_curve queued: turning its updates off was not enough, a
         # repaint of the window around it (the results' table) painted it with the slot.
-        return event.type() == QEvent.Type.Paint and self._turns.pending(self)
+        if event.type() == QEvent.Type.Paint and self._turns.pending(self):
+            self._held += event.region()
+            return True
+        return False
+
+    def _paint_curves(self) -> None:
+        """Paint what was held back, once: the view's transform and the lines' extents settled first
+        (settled as a paint began, the items they moved asked for a second paint: ~5 ms)."""
+        self.view.scene().prepareForPaint()
+        for line in (self.k_line, self.budget_line, self.hover_line):
+            line.boundingRect()
+        held, self._held = self._held, QRegion()
+        self.view.viewport().update(held)
 
     def set_budget(self, epsilon_g: float | None) -> None:
         """Mark ε_g. The window calls this on every plan change and the result's curve brings it
@@ -306,7 +325,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         """Frame k and total ε from the data, ε_g and the plan's k (see the class docstring)."""
         if not self.canvas_built():
             return
-        from dpplanner.gui.plot_common import fit_legend
+        from dpplanner.gui.plot_common import fit_legend, rounded_up
 
         lo, hi = (float(self._ks[0]), float(self._ks[-1])) if len(self._ks) else (1.0, 10.0)
         if self._plan_k is not None:
@@ -323,7 +342,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         tops = [t for t in tops if math.isfinite(t)]
         if self._epsilon_g is not None:
             tops.append(self._epsilon_g)
-        top = max(tops) * _HEADROOM if tops and max(tops) > 0 else 1.0
+        top = rounded_up(max(tops) * _HEADROOM) if tops and max(tops) > 0 else 1.0
         self.plot_item.vb.setRange(xRange=(x0 - pad, x1 + pad), yRange=(0.0, top), padding=0)
         if self._plan_k is not None:
             self.k_line.setPos(self._x(self._plan_k))

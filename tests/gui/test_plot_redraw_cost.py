@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtTest import QTest
 
 from dpplanner import engine
@@ -223,3 +223,111 @@ def test_a_results_curves_are_painted_on_a_turn_of_their_own(qtbot, plot):
     qtbot.waitUntil(lambda: bool(paints))
     assert not plot.drawing()
     np.testing.assert_array_equal(paints[0], 0.1 * np.arange(1, 51))
+
+
+class _Paints(QObject):
+    """The paints a widget is given while ``plot`` has no curves waiting for their turn."""
+
+    def __init__(self, widget, plot) -> None:
+        super().__init__()
+        self.plot, self.count = plot, 0
+        widget.installEventFilter(self)
+
+    def eventFilter(self, _watched, event) -> bool:     # noqa: N802  (Qt's name)
+        if event.type() == QEvent.Type.Paint and not self.plot.drawing():
+            self.count += 1
+        return False
+
+
+def _painted(qtbot, plot) -> int:
+    """Waits for the curves' turn and its paint, then handles what they posted; returns how
+    many paints the view was given."""
+    from keys import handle_posted_events
+
+    paints = _Paints(plot.view.viewport(), plot)
+    qtbot.waitUntil(lambda: paints.count > 0)
+    for _ in range(3):
+        handle_posted_events()
+    plot.view.viewport().removeEventFilter(paints)
+    return paints.count
+
+
+def test_a_result_is_painted_once(qtbot, plot):
+    """The view's new transform and its lines' extents are settled before the curves' turn
+    paints: settled by pyqtgraph as the paint begins, they marked the view for a second paint
+    (~5 ms of the GUI thread after every result)."""
+    plot.build_canvas()
+    qtbot.waitUntil(plot.spares_made)
+    plot.set_curve(_curve(50), 50, 1.0)
+    _painted(qtbot, plot)
+    # A new frame (every item moves; the axes keep their width: ticks that need another width
+    # lay the plot out again, and paint it again)
+    plot.set_curve(_curve(50, 1.3), 50, 1.0)
+    assert _painted(qtbot, plot) == 1
+
+
+def _count_paints(monkeypatch, items) -> list:
+    """A list that grows by one each time one of ``items`` paints itself."""
+    paints: list = []
+    for item in items:
+        real = item.paint
+        monkeypatch.setattr(item, "paint", lambda *a, real=real: paints.append(1) or real(*a))
+    return paints
+
+
+def test_a_small_change_of_the_curves_repaints_neither_axes_nor_legend(qtbot, plot, monkeypatch):
+    """The top of the total-ε axis is rounded up to two significant digits, so an edit that moves
+    the highest curve by a hair keeps the frame, and only what the new curves cover is repainted:
+    not the axes' tick labels (~5 ms of the GUI thread a paint) nor the legend."""
+    import pyqtgraph as pg
+
+    plot.build_canvas()
+    qtbot.waitUntil(plot.spares_made)
+    plot.set_curve(_curve(50, 1.01), 50, 1.0)
+    _painted(qtbot, plot)
+    top = plot.y_range()[1]
+    assert top == pytest.approx(5.7)        # (the highest curve ends at 5.05; 12% above it: 5.656)
+    ticks = []
+    real = pg.AxisItem.generateDrawSpecs
+    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *a: ticks.append(1) or real(*a))
+    legend = _count_paints(monkeypatch, [sample for sample, _label in plot.legend.items])
+    plot.set_curve(_curve(50, 1.011), 50, 1.0)
+    assert _painted(qtbot, plot) == 1
+    assert plot.y_range()[1] == top and ticks == [] and legend == []
+    np.testing.assert_array_equal(plot.curve_data("basic")[1], 0.1 * np.arange(1, 51) * 1.011)
+
+
+def test_totals_of_subnormal_size_are_framed(qtbot):
+    """(A global ε of 1e-323 can be typed: no two-digit rounding step is that small. Not shown:
+    pyqtgraph's axis finds no tick spacing for such a range.)"""
+    plot = CostPlot()
+    qtbot.addWidget(plot)
+    plot.set_curve(_curve(50, 1e-323), 50, 1e-323)       # (the highest curve ends at 5e-323)
+    assert 0 < 5e-323 <= plot.y_range()[1]
+
+
+def test_the_axes_are_drawn_from_a_cache(qtbot, plot, monkeypatch):
+    """A repaint of the whole plot in the same frame (the window uncovered) draws the axes from a
+    cache, not their tick labels again."""
+    plot.build_canvas()
+    qtbot.waitUntil(plot.spares_made)
+    plot.set_curve(_curve(50), 50, 1.0)
+    _painted(qtbot, plot)
+    axes = _count_paints(monkeypatch, [plot.plot_item.getAxis(name) for name in ("left", "bottom")])
+    legend = _count_paints(monkeypatch, [sample for sample, _label in plot.legend.items])
+    plot.view.viewport().repaint()
+    assert axes == [] and len(legend) == 2      # (the legend is painted: the repaint took place)
+
+
+def test_a_result_leaves_an_unchanged_read_out_alone(plot, monkeypatch):
+    """(Setting its text, the same again, repainted the plot's controls beneath it.)"""
+    plot.set_curve(_curve(50), 50, 1.0)
+    texts = []
+    real = plot.readout.setText
+    monkeypatch.setattr(plot.readout, "setText", lambda text: texts.append(text) or real(text))
+    plot.set_curve(_curve(50, 1.1), 50, 1.0)
+    assert texts == []
+    same = _curve(50)
+    same.upper["optimal"] = same.upper["basic"]
+    plot.set_curve(same, 50, 1.0)
+    assert len(texts) == 1 and "same totals" in plot.readout.text()
