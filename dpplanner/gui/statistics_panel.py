@@ -57,7 +57,7 @@ class StatisticsPanel(QGroupBox):
             # (the noise column is as wide as the noise its statistics have: "Gaussian (ideal)"
             # for every plan would make census-tables scroll sideways at 1280 px)
             words={COLUMN_INDEX["kind"]: [k.label for k in Kind]},
-            extra={COLUMN_INDEX["held"]: 22}, role=ShownRole)
+            extra={COLUMN_INDEX["held"]: 22}, role=ShownRole, texts=self.model.shown_texts)
         self.columns.set_shown(COLUMN_INDEX[k] for k in DEFAULT_COLUMNS)
         self.view.setToolTip("The statistics of the plan. Double-click a cell to edit it; type a "
                              "target error (or an ε_i) to pin the statistic at it; untick its pin to let "

@@ -19,7 +19,7 @@ fifty.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView
@@ -41,16 +41,19 @@ class ColumnFitter(QObject):
     ``words[c]`` lists every text column c can show (its width is the widest of them);
     ``extra[c]`` is room a column needs besides its text (a check box and an icon); ``role``
     gives a cell's text as drawn (a model may say None for a cell it fills later: a fit
-    computes nothing, the fill's dataChanged fits again)."""
+    computes nothing, the fill's dataChanged fits again); ``texts(c, rows)``, if given, gives
+    those texts of a column's rows in one call (not two calls into the model per cell)."""
 
     shownChanged = Signal(list)          # the column numbers shown, after the user's choice
 
     def __init__(self, view: QTableView, stretch: int, words: Mapping[int, Sequence[str]] = {},
                  extra: Mapping[int, int] = {}, always: Sequence[int] = (),
-                 role: int = Qt.ItemDataRole.DisplayRole) -> None:
+                 role: int = Qt.ItemDataRole.DisplayRole,
+                 texts: Optional[Callable[[int, Sequence[int]], Iterable]] = None) -> None:
         super().__init__(view)
         self._view = view
-        self._role = role
+        self._texts = texts or (lambda column, rows: [view.model().index(row, column).data(role)
+                                                      for row in rows])
         self._stretch = stretch
         self._words = {c: tuple(w) for c, w in words.items()}
         self._extra = dict(extra)
@@ -121,8 +124,7 @@ class ColumnFitter(QObject):
         if column in self._words:
             width = max([width] + [self._measure(w) for w in self._words[column]])
             return width + PADDING_PX + self._extra.get(column, 0)
-        for row in self._measured_rows():
-            text = model.index(row, column).data(self._role)
+        for text in self._texts(column, self._measured_rows()):
             if text:
                 width = max(width, self._measure(str(text)))
         return min(width + PADDING_PX + self._extra.get(column, 0), MAX_PX)

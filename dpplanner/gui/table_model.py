@@ -17,13 +17,12 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
+from dpplanner.gui.row_privacy import PRIVACY_BLOCK, SCREENFUL_BLOCKS, RowPrivacy
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model.implementation import implementation
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
-from dpplanner.model.privacy import statistics_privacy
 from dpplanner.model.statistic import assumptions, noise_words
-from dpplanner.model.validation import statistic_deltas
 from dpplanner.model.typed import parse_text
 
 
@@ -59,11 +58,6 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 
-#: Rows whose accuracy is computed together (one batch of Gaussian calibrations). A plan's first
-#: Gaussian calibrations cost ~2.5 ms each on the GUI thread, so a block is a part of a screenful,
-#: filled a turn of the event loop each after a plan opens.
-PRIVACY_BLOCK = 4
-
 #: Role with the raw Python value of a cell (floats unrounded, enums as members).
 RawRole = Qt.ItemDataRole.UserRole + 1
 #: Role with the text a cell shows now: None for a cell left empty until its block's privacy is
@@ -85,9 +79,7 @@ class StatisticsTableModel(QAbstractTableModel):
         self._plan = plan
         self._editor = editor
         self._rows: tuple[Statistic, ...] = plan.statistics
-        self._privacy: Optional[list[StatisticPrivacy]] = None     # every row's, once asked for
-        self._privacy_blocks: dict[int, list[StatisticPrivacy]] = {}   # blocks drawn so far
-        self._deltas: Optional[list[float]] = None
+        self._privacy = RowPrivacy(plan)
         # After a reset (a plan opened) the first paint leaves the cells that need a block's
         # privacy empty and they are filled a block a turn of the event loop later: a block's
         # Gaussian and OpenDP calibrations cost a few ms, the paint after opening a plan ~10 ms.
@@ -121,25 +113,13 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def privacy_all(self) -> list[StatisticPrivacy]:
         """Accuracy of every row, computed once per plan change and shared with the window."""
-        if self._privacy is None:
-            self._privacy = self._plan.privacy_all() if len(self._plan) else []
-        return self._privacy
+        return self._privacy.all()
 
     def privacy(self, row: int) -> StatisticPrivacy:
-        """Accuracy of one row, computed with its block of PRIVACY_BLOCK rows when one of them is
-        first drawn: the view asks only for the rows it shows, so opening or editing a plan of
-        thousands of statistics does not compute them all on the GUI thread. (The same numbers
-        as privacy_all's; a block's Gaussians are calibrated in one batch.)"""
-        if self._privacy is not None:
-            return self._privacy[row]
-        block = row // PRIVACY_BLOCK
-        if block not in self._privacy_blocks:
-            if self._deltas is None:
-                self._deltas = statistic_deltas(self._plan.budget, self._rows)
-            part = slice(block * PRIVACY_BLOCK, (block + 1) * PRIVACY_BLOCK)
-            self._privacy_blocks[block] = statistics_privacy(self._plan.budget, self._rows[part],
-                                                             self._deltas[part])
-        return self._privacy_blocks[block][row % PRIVACY_BLOCK]
+        """Accuracy of one row, computed when the view first draws it (gui/row_privacy.py): with
+        its block after a plan opened (the blocks are filled a turn each), with the screenful
+        from it after an edit."""
+        return self._privacy.row(row, 1 if self._fill_later else SCREENFUL_BLOCKS)
 
     def statistic(self, row: int) -> Statistic:
         return self._rows[row]
@@ -166,6 +146,12 @@ class StatisticsTableModel(QAbstractTableModel):
             role = wanted.role()
             wanted.setData("" if later and role == _DISPLAY else self._data(row, stat, key, role))
 
+    def shown_texts(self, column: int, rows) -> list:
+        """``rows``' ShownRole in ``column``, in one call (a column fit reads ~50 cells)."""
+        key = COLUMNS[column].key
+        return [None if self._shown_later(row, key) else self._display(row, self._rows[row], key)
+                for row in rows]
+
     def fill_first_paint(self) -> None:
         """Let the next paint draw every number: the window's first (nothing on screen yet
         could react meanwhile)."""
@@ -177,8 +163,7 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def _shown_later(self, row: int, key: str) -> bool:
         """Whether the cell is left empty until its block is filled (after a reset)."""
-        return (self._fill_later and key in ("delta", "error") and self._privacy is None
-                and row // PRIVACY_BLOCK not in self._privacy_blocks)
+        return self._fill_later and key in ("delta", "error") and not self._privacy.known(row)
 
     def _fill(self) -> None:
         """Compute and draw a block of the cells a paint after a reset left empty; the next block
@@ -269,7 +254,7 @@ class StatisticsTableModel(QAbstractTableModel):
     # -- plan events ----------------------------------------------------------------------------
     def _on_plan_event(self, event: PlanEvent) -> None:
         new_rows = self._plan.statistics
-        self._privacy, self._privacy_blocks, self._deltas = None, {}, None
+        self._privacy.forget(new_rows)
         if event.kind == "inserted" and len(event.rows) == 1 and len(new_rows) == len(self._rows) + 1:
             row = event.rows[0]
             self.beginInsertRows(QModelIndex(), row, row)

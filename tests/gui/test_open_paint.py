@@ -130,12 +130,12 @@ def test_the_windows_first_paint_shows_every_number(qtbot, monkeypatch):
 def test_a_column_fit_after_a_plan_opens_computes_no_privacy(qtbot, shown, monkeypatch):
     """The fit measures the cells as drawn: those the first paint leaves empty are measured once
     their block is filled (a fit of the first rows computed their accuracy on the GUI thread)."""
-    import dpplanner.gui.table_model as table_model
+    import dpplanner.gui.row_privacy as row_privacy
     from keys import handle_posted_events, wait_idle
 
     blocks = []
-    real = table_model.statistics_privacy
-    monkeypatch.setattr(table_model, "statistics_privacy", lambda *a: blocks.append(1) or real(*a))
+    real = row_privacy.statistics_privacy
+    monkeypatch.setattr(row_privacy, "statistics_privacy", lambda *a: blocks.append(1) or real(*a))
     shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
     panel = shown.statistics_panel
     panel.columns.fit()

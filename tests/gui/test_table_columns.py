@@ -43,3 +43,24 @@ def test_columns_fit_their_text_and_a_narrow_table_scrolls_instead_of_hiding(qtb
     assert view.columnWidth(COLUMN_INDEX["name"]) >= NAME_MIN_PX
     assert view.horizontalScrollBar().maximum() > 0
     assert view.textElideMode() == Qt.TextElideMode.ElideRight      # long names: the tooltip
+
+
+def test_a_fit_reads_each_column_in_one_call(qtbot, tmp_path, monkeypatch):
+    """A fit after an edit measures the first rows and those on screen (~50 cells a column): each
+    column's texts come from the model in one call, not from two calls into it per cell, and
+    the widths are those of the texts drawn."""
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    window.document.open_example(example_path("synthetic-100"), confirm=False)
+    window.show()
+    wait_idle(qtbot, window)
+    panel = window.statistics_panel
+    view, fitter, model = panel.view, panel.columns, panel.model
+    cells = []
+    monkeypatch.setattr(model, "data", lambda *a: cells.append(1))
+    fitter.fit()
+    assert cells == []
+    metrics = view.fontMetrics()
+    c = COLUMN_INDEX["error"]
+    assert view.columnWidth(c) >= max(metrics.horizontalAdvance(t) for t in model.shown_texts(c, range(20)))

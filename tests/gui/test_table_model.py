@@ -156,3 +156,26 @@ def test_a_large_plan_computes_the_accuracy_of_the_rows_drawn_not_of_all(qtbot, 
         assert model.privacy(1) != everything[1]
     finally:
         controller.shutdown()
+
+
+def test_after_an_edit_a_screenful_of_rows_is_computed_in_one_batch(qtbot, monkeypatch):
+    """A paint after an edit asks for the errors of every row on screen: the rows from the first
+    asked for are computed together (one batch of their Gaussians), with the whole plan's numbers."""
+    import dpplanner.gui.row_privacy as row_privacy
+
+    batches = []
+    real = row_privacy.statistics_privacy
+    monkeypatch.setattr(row_privacy, "statistics_privacy",
+                        lambda budget, stats, deltas: batches.append(len(stats)) or real(budget, stats, deltas))
+    controller = ComputeController(debounce_ms=10)
+    try:
+        editor = PlanEditor(_large_plan(), controller)
+        model = StatisticsTableModel(editor.plan, editor)
+        model.fill_first_paint()
+        assert editor.set_budget(dataset_size=10000)      # every error changes
+        texts = [model.data(cell(model, row, "error")) for row in range(28)]
+        assert batches == [row_privacy.SCREENFUL_BLOCKS * row_privacy.PRIVACY_BLOCK]
+        assert all(texts)
+        assert [model.privacy(row) for row in range(len(editor.plan))] == editor.plan.privacy_all()
+    finally:
+        controller.shutdown()
