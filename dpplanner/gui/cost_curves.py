@@ -44,8 +44,11 @@ class TheoremCurves:
         if not missing:
             return
         name = missing[0]
-        self._spare[name] = self._new_item(name)
-        self._entries[name] = self._new_entry(name, self._spare[name])
+        item = self._spare[name] = self._new_item(name)
+        self._entries[name] = self._new_entry(name, item)
+        # On the plot already, hidden: adding a curve to the plot is most of what showing it costs
+        self.plot_item.addItem(item)
+        item.hide()
         if len(missing) > 1:
             QTimer.singleShot(0, self, self._make_spares)
 
@@ -101,23 +104,28 @@ class TheoremCurves:
     def _add_item(self, name: str):
         """Draw ``name``'s curve (a spare one if made) and list it in the legend; the legend is
         sized by the frame that follows (``fit_legend``), once for all the curves added."""
-        item = self._spare.pop(name) if name in self._spare else self._new_item(name)
+        if name in self._spare:
+            item = self._spare.pop(name)
+        else:
+            item = self._new_item(name)
+            self.plot_item.addItem(item)
         entry = self._entries.pop(name, None) or self._new_entry(name, item)
-        self.plot_item.addItem(item)
         self.legend.add_entry(entry)
         self._legend_edits += 1
-        item.setVisible(name not in self._hidden)
         self.items[name] = item
+        item.setVisible(name not in self._hidden)
         return item
 
     def _remove_item(self, name: str) -> None:
         item = self.items.pop(name)
         self.legend.removeItem(item)
         self._legend_edits += 1
-        self.plot_item.removeItem(item)
+        item.hide()                     # (kept on the plot: a spare)
         self._spare[name] = item
 
     def _on_visibility(self, name: str, item) -> None:
+        if name not in self.items:
+            return                      # a spare hidden or shown, not a legend click
         before = set(self._hidden)
         if item.isVisible():
             self._hidden.discard(name)
