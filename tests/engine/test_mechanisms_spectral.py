@@ -262,3 +262,31 @@ def test_the_rows_tree_repeats_each_kind_that_comes_a_few_times(monkeypatch, spl
                        multiplicities=([2] * 10 + [5] * 10 if split else [1] * 20) + [1])
     counts = {n for log_m in seen for n in np.unique(log_m, return_counts=True)[1].tolist()}
     assert counts == ({2} if split else {1})
+
+
+# Large-epsilon Laplace releases beside Gaussians: the saddle point sits past the Laplace losses'
+# top atoms, so the tilt is the normal approximation's at the first guess, the zCDP bound (342.5),
+# ten times the root. Read there, neither end was certified (the rounding charged from below the
+# read grows as e^{theta (guess - x)}): the bracket was [15.68, 342.53], zCDP's bound.
+# dp_accounting 0.6 (pessimistic PLDs, value_discretization_interval 3e-4): 35.823961.
+RETILT_PLAN = ([Laplace(0.06376186073648751), Gaussian(3.4026252120704035)], [2, 16], 5.279562206519951e-05)
+
+
+def test_a_tilt_set_for_a_guess_far_above_the_root_is_set_again_for_the_first_read_out(monkeypatch):
+    from dpplanner.engine.memo import forget
+    from dpplanner.engine.mechanisms import composition, ladder
+
+    releases, mult, delta = RETILT_PLAN
+    tilts, twins = [], []
+    real_tilt, real_bracket = spectral.saddle_tilt, ladder.bracket
+    monkeypatch.setattr(spectral, "saddle_tilt", lambda r, k, x: tilts.append(x) or real_tilt(r, k, x))
+    monkeypatch.setattr(composition, "bracket", lambda r, *a, **k: twins.append(r) or real_bracket(r, *a, **k),
+                        raising=True)
+    b = compose_mechanisms(releases, delta, multiplicities=mult, eta=1e-3)
+    assert b.epsilon_lower <= 35.823961 <= b.epsilon
+    assert b.epsilon - b.epsilon_lower <= 1e-3 and "width" not in b.detail
+    assert any(x < 40.0 for x in tilts)         # (tilted again near the root, ~35.8)
+    # the allocation's upper end alone is the bracket's on the rung it stopped on, to the bit
+    forget()
+    twin = twins[0]
+    assert ladder.upper_end(twin, 1e-3).upper == real_bracket(twin, 1e-3).upper

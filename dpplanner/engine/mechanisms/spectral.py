@@ -9,28 +9,26 @@ their own twins (discrete.py) either way.
 
 Read-outs charge the composition's rounding for every x >= x_min (tilted.py); x_min is set below
 the root from the plan alone (a first guess, then the upper end found), and lowered (at most
-_RETRIES times) when the root found is below it, so a rung's result is a function of the plan and
-the step only.
+_RETRIES times) when the root found is below it; where that certifies no end, the tilt is set again
+once at the first read-out. So a rung's result is a function of the plan and the step only.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from .. import offload
 from ..memo import Memo
 from ..optimal.atoms import sup_root
-from ..optimal.pld import TAIL_FRACTION
 from .bracket import exact_key
 from .gaussian import log_delta_bound
 from .hybrid import gap_bound, log_hybrid_error
-from .kernel_rows import laplace_ctd_rows, laplace_gap_rows, rr_ctd_rows, rr_gap_rows
-from .kernels import laplace_lower, rr_lower
 from .readout import mixed_root
 from .rowtree import Rows, kernel_tree, reduce_rows, tilt_rows
+from .rung_side import Side, side_of, side_offset
 from .saddle import saddle_tilt
 from .tilted import Tilted, compose, tilt
 
@@ -59,79 +57,6 @@ def hybrid_applies(r) -> bool:
     return r.mu_lo ** 2 >= HYBRID_SHARE * (var + r.mu_lo ** 2)
 
 
-@dataclass
-class Side:
-    """One end's releases on a lattice: ``rows`` (p, rel, err, offset, mult, gaps(theta) or None per
-    row) for the Laplace and RR kinds, ``kernels`` (LatticePMF, mult) for the others."""
-
-    p: np.ndarray
-    rel: np.ndarray
-    err: np.ndarray
-    offset: np.ndarray
-    mult: np.ndarray
-    gaps: object            # theta -> per-row gap sums (hybrid lower end), or None
-    kernels: list
-    ctd_kernels: int = 0    # how many of the kernels (with multiplicity) are CTD twins for the hybrid bound
-
-
-def _side(r, step: float, upper: bool, ctd: bool) -> Side:
-    """The kinds of the upper end (upper: CTD twins of a_up, the discrete kinds' upper twins), or of
-    the lower end: CTD twins of a_lo (``ctd``, for the hybrid bound) or the lower twins."""
-    a, mult = (r.a_up, r.up_mult) if upper else (r.a_lo, r.lo_mult)
-    rr, rr_mult = r.rr_eps, r.rr_mult
-    if upper or ctd:
-        p1, rel1, err1 = laplace_ctd_rows(a, step) if a.size else (np.zeros((0, 1)),) + (np.zeros(0),) * 2
-        p2, rel2, err2 = rr_ctd_rows(rr, step) if rr.size else (np.zeros((0, 1)),) + (np.zeros(0),) * 2
-        offsets = np.concatenate([-a, -rr])
-        gaps = (lambda theta: np.concatenate([laplace_gap_rows(a, step, theta), rr_gap_rows(rr, step, theta)]))
-    else:                   # lower twins (first order in the step)
-        kernels = [laplace_lower(x, step) for x in a.tolist()] + [rr_lower(e, step) for e in rr.tolist()]
-        p1 = _stack([k.p for k in kernels])
-        rel1 = np.array([k.rel for k in kernels])
-        err1 = np.array([k.err for k in kernels])
-        p2, rel2, err2 = np.zeros((0, p1.shape[1])), np.zeros(0), np.zeros(0)
-        offsets = np.array([k.offset for k in kernels])
-        gaps = None
-    width = max(p1.shape[1], p2.shape[1])
-    # (Laplace rows alone are the stack as they are: 10^5 of them are ~25 MB, copied twice here)
-    p = p1 if p2.shape[0] == 0 and p1.shape[1] == width else \
-        np.vstack([np.pad(p1, ((0, 0), (0, width - p1.shape[1]))), np.pad(p2, ((0, 0), (0, width - p2.shape[1])))])
-    n_total = sum(int(k) for k in r.disc_mult) + 1
-    # (the discrete kinds' tails: a share of the truncation budget); on the hybrid lower end each
-    # discrete kind gives the CTD twin of a release it dominates where it has one (second order)
-    tail = TAIL_FRACTION * r.delta_bar / n_total
-    # (and on the upper end, those whose upper kernel is such a CTD count for a lower end read
-    # from it: rung)
-    kernels, n_ctd = [], 0
-    for d, k in zip(r.disc, r.disc_mult):
-        twin = d.ctd_lower(step, tail) if ctd and not upper else None
-        is_ctd = twin is not None or (upper and ctd and d.lipschitz() is not None)
-        n_ctd += int(k) if is_ctd else 0
-        kernels.append((twin if twin is not None else d.kernel(step, upper, tail), int(k)))
-    return Side(p, np.concatenate([rel1, rel2]), np.concatenate([err1, err2]), offsets,
-                np.concatenate([mult, rr_mult]).astype(np.int64), gaps, kernels, n_ctd)
-
-
-def _stack(arrays: list) -> np.ndarray:
-    width = max([a.size for a in arrays] + [1])
-    out = np.zeros((len(arrays), width))
-    for i, a in enumerate(arrays):
-        out[i, :a.size] = a
-    return out
-
-
-def _offset(side: Side, upper: bool) -> float:
-    """sum of n times each kind's offset (exact within 2 u of the sum of magnitudes), rounded to
-    the safe side (up for the upper end: more loss)."""
-    terms = (side.offset * side.mult).tolist() + [k.offset * n for k, n in side.kernels]
-    total = math.fsum(terms)
-    # each product rounded (u |t|), then fsum correctly rounded: 2 u sum |t| (summed, with its own
-    # (n + 2) u of relative rounding) and an ulp of the total cover both
-    size = float(np.sum(np.abs(terms))) * (1 + (len(terms) + 2) * U) if terms else 0.0
-    margin = 2 * U * size + 2 * math.ulp(total)
-    return total + margin if upper else total - margin
-
-
 def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
     """(composition, log of sum_j n_j R_j for the hybrid charge or None): the kinds that come at
     most SPREAD times are rows of a pairwise tree (the Laplace and RR kinds one, which is a row of
@@ -156,7 +81,7 @@ def _composed(side: Side, step: float, theta: float, upper: bool, cancel=None):
     # (the Laplace and RR rows' tree, or a few of its rows, join the discrete kinds' tree: where every
     # kind comes at most SPREAD times, the composition is that one tree, with no transform of its own)
     kinds = kernel_tree(kinds + [tilt(k, theta, n) for k, n in side.kernels], SPREAD, cancel)
-    comp = compose(kinds, step, theta, _offset(side, upper), cancel=cancel)
+    comp = compose(kinds, step, theta, side_offset(side, upper), cancel=cancel)
     return comp, _log_ratio(side, rows, step, theta)
 
 
@@ -214,10 +139,9 @@ _UPPERS = Memo(2)
 def upper_end(r, step: float, x_guess: float, cancel=None) -> float:
     """``rung``'s upper end alone (the same number)."""
     key = exact_key(r, step, x_guess)
-    up_side = _side(r, step, True, True)
+    up_side = side_of(r, step, True, True)
     theta, x_guess = _tilt(r, up_side, step, x_guess)
-    comp = _composed(replace(up_side, gaps=None), step, theta, True, cancel)[0]
-    up = _upper(r, comp, theta, x_guess)
+    comp, _, up, theta, x_guess = _upper_tilted(r, replace(up_side, gaps=None), step, theta, x_guess, cancel)
     _UPPERS.put(key, (comp, up, theta, x_guess))
     return up
 
@@ -249,7 +173,7 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     Otherwise the lower end is its own composition, independent of the upper one: it may be
     computed in the helper process (engine/offload.py), with the same numbers."""
     known = _UPPERS.get(exact_key(r, step, x_guess))
-    up_side = _side(r, step, True, True)
+    up_side = side_of(r, step, True, True)
     theta, x_guess = known[2:] if known is not None else _tilt(r, up_side, step, x_guess)
     moves = [d.lipschitz() for d in r.disc]
     lipschitz = (0.5 * _laplace_moves(r) + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)
@@ -259,13 +183,14 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     if hybrid_applies(r) and all(m is not None for m in moves) and \
             (not r.disc or lipschitz <= LIPSCHITZ_SHARE * r.delta_bar_hi):
         # (one composition: upper_end's where it was just read, with its upper end)
-        comp, log_ratio, up = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
-        lo = _lower(r, step, comp, log_ratio, theta, up if math.isfinite(up) else x_guess, r.mu_up, lipschitz)
+        comp, log_ratio, up, theta, x_guess = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
+        top = up if math.isfinite(up) else x_guess
+        lo = _lower(r, step, comp, log_ratio, theta, top, r.mu_up, lipschitz)[0]
         return up, lo
     own = math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None) * (1 + 1e-9)
     if r.disc and r.mu_up > 0 and math.isfinite(r.mu_up) and all(m is not None for m in moves) and \
             own <= LIPSCHITZ_SHARE * r.delta_bar_hi:
-        comp, log_ratio, up = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
+        comp, log_ratio, up, theta, x_guess = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
         lo = _shifted_lower(r, step, comp, log_ratio, theta, up, own, enough)
         if lo is not None and up - lo <= enough:
             return up, lo
@@ -273,18 +198,35 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     if upper is not None:
         return upper, lower_end(r, step, theta, x_guess, cancel)
     up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
-    here = (lambda cancel: _upper(r, _composed(up_only, step, theta, True, cancel)[0], theta, x_guess), ())
+    here = (lambda cancel: _upper_tilted(r, up_only, step, theta, x_guess, cancel)[2], ())
     return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)
 
 
 def _upper_composed(r, up_side: Side, step: float, theta: float, x_guess: float, known, cancel):
-    """(composition, log_ratio, upper end) of the upper end's side; ``known``: upper_end's
-    (composition, upper end) of the same inputs or None (then composed here: the same bits)."""
+    """_upper_tilted's five of the upper end's side; ``known``: upper_end's (composition, upper end,
+    theta, x_guess) of the same inputs or None (then composed here: the same bits)."""
     if known is None:
-        comp, log_ratio = _composed(up_side, step, theta, True, cancel)
-        return comp, log_ratio, _upper(r, comp, theta, x_guess)
+        return _upper_tilted(r, up_side, step, theta, x_guess, cancel)
+    comp, up, theta, x_guess = known
     rows = tilt_rows(up_side.p, up_side.rel, up_side.err, step, theta) if up_side.p.shape[0] else None
-    return known[0], _log_ratio(up_side, rows, step, theta), known[1]
+    return comp, _log_ratio(up_side, rows, step, theta), up, theta, x_guess
+
+
+def _upper_tilted(r, side: Side, step: float, theta: float, x_guess: float, cancel):
+    """(composition, log_ratio, upper end, theta, x_guess) at tilt theta; where no end is certified
+    (the first read-out far below x_guess, a cheap bound: at a tilt set there the rounding charged
+    below the read-out grows as e^{theta (x_guess - x)}), composed once more at that read-out's
+    tilt. Either end is certified; the smaller is kept (a function of the plan alone)."""
+    comp, log_ratio = _composed(side, step, theta, True, cancel)
+    up, first = _upper(r, comp, theta, x_guess)
+    lost = not math.isfinite(up) and 0.0 < first < x_guess
+    theta2, x2 = _tilt(r, side, step, first) if lost else (theta, x_guess)
+    if theta2 < theta:
+        comp2, log_ratio2 = _composed(side, step, theta2, True, cancel)
+        up2 = _upper(r, comp2, theta2, x2)[0]
+        if up2 < up:
+            return comp2, log_ratio2, up2, theta2, x2
+    return comp, log_ratio, up, theta, x_guess
 
 
 def _laplace_moves(r) -> float:
@@ -322,7 +264,7 @@ def _shifted_lower(r, step: float, comp, log_ratio, theta: float, top: float, ch
     share = math.exp(min(_log_hybrid(step, comp, log_ratio, theta, r.mu_up) - theta * top, 700.0)) / r.delta_bar_hi
     if not (share < 1.0 and shift - math.log1p(-share) / theta <= enough):
         return None
-    root = min(_lower(r, step, comp, log_ratio, theta, top, r.mu_up, charge + tail), x_max)
+    root = min(_lower(r, step, comp, log_ratio, theta, top, r.mu_up, charge + tail)[0], x_max)
     return max(0.0, math.nextafter(root - shift, -math.inf)) if root > 0 else 0.0
 
 
@@ -330,22 +272,32 @@ def lower_end(r, step: float, theta: float, x_guess: float, cancel=None) -> floa
     """The lower end as its own composition: the CTD twins of the lower parameters with the hybrid
     bound, or the lower twins (x_guess: an upper estimate of the root)."""
     hybrid = hybrid_applies(r)
-    comp, log_ratio = _composed(_side(r, step, False, hybrid), step, theta, False, cancel)
-    return _lower(r, step, comp, log_ratio if hybrid else None, theta, x_guess, r.mu_lo, 0.0)
+    side = side_of(r, step, False, hybrid)
+    comp, log_ratio = _composed(side, step, theta, False, cancel)
+    lo, first = _lower(r, step, comp, log_ratio if hybrid else None, theta, x_guess, r.mu_lo, 0.0)
+    # (none certified: tilted again at the first read-out, as in _upper_tilted; the larger is kept)
+    if lo == 0.0 and 0.0 < first < x_guess:
+        theta2 = saddle_tilt(r, side.kernels, first)[0]
+        if theta2 < theta:
+            comp, log_ratio = _composed(side, step, theta2, False, cancel)
+            lo = _lower(r, step, comp, log_ratio if hybrid else None, theta2, x_guess, r.mu_lo, 0.0)[0]
+    return lo
 
 
-def _upper(r, comp, theta: float, x_guess: float) -> float:
+def _upper(r, comp, theta: float, x_guess: float) -> tuple[float, float]:
+    """(the certified upper end, the first read-out: where the root seems to be)."""
     reach = REACH / theta if theta > 0 else math.inf
     x_min = max(0.0, x_guess - reach) if math.isfinite(x_guess) else 0.0
-    root = math.inf
-    for _ in range(_RETRIES):
+    root = first = math.inf
+    for i in range(_RETRIES):
         atoms = comp.atoms(True, x_min, _c_psi(r.mu_up, theta), _weight(r.mu_up, x_min))
         root = _read(atoms, r.mu_up, r.delta_bar, True, x_guess)
+        first = root if i == 0 else first
         # below x_min the charge was too small, but the read-out is non-increasing: x_min is certified
         if root >= x_min or x_min == 0.0:
-            return max(root, x_min)
+            return max(root, x_min), first
         x_min = max(0.0, root - reach)
-    return max(root, x_min)
+    return max(root, x_min), first
 
 
 def _log_hybrid(step: float, comp, log_ratio, theta: float, mu: float) -> float:
@@ -356,12 +308,13 @@ def _log_hybrid(step: float, comp, log_ratio, theta: float, mu: float) -> float:
     return log_hybrid_error(step, theta, mu, log_m_all, log_ratio)
 
 
-def _lower(r, step: float, comp, log_ratio, theta: float, top: float, mu: float, charge: float) -> float:
+def _lower(r, step: float, comp, log_ratio, theta: float, top: float, mu: float,
+           charge: float) -> tuple[float, float]:
     """The lower end, read from ``comp`` mixed with a Gaussian ``mu``, less the hybrid bound
     (``log_ratio``: its sum over the releases, None without it) and ``charge``; ``top``: the upper
-    end (the root is below it)."""
+    end (the root is below it). With it, the first read-out (where the root seems to be)."""
     if not (r.delta_bar_hi < 1.0 and math.isfinite(top)):
-        return 0.0
+        return 0.0, math.nan
     log_err = _log_hybrid(step, comp, log_ratio, theta, mu)
     # how far below the upper end the root may be: the hybrid charge relative to delta there (its
     # e^{-theta x} grows below it), or, without it, as far as the rounding's charge allows
@@ -371,18 +324,20 @@ def _lower(r, step: float, comp, log_ratio, theta: float, top: float, mu: float,
     else:
         gap = REACH / theta if theta > 0 else top
     x_min = max(0.0, top - gap)
-    for _ in range(_RETRIES):
+    first = math.nan
+    for i in range(_RETRIES):
         atoms = comp.atoms(False, x_min, _c_psi(mu, theta), _weight(mu, x_min))
         hybrid = math.exp(min(log_err - theta * x_min, 700.0)) if math.isfinite(log_err) else 0.0
         atoms = replace(atoms, err=atoms.err + hybrid + charge)
         root = _read(atoms, mu, r.delta_bar_hi, False, top)
+        first = root if i == 0 else first
         if root >= x_min:        # certified: the charge holds at every x >= x_min
-            return root
+            return root, first
         if x_min == 0.0:
-            return 0.0
+            return 0.0, first
         # the root read is below x_min (the lower twins' own distance from the upper end, e.g. a
         # discrete release's atoms pooled off the lattice, exceeds the gap): charge from below that
         # root next (lowering x_min only raises the charge, so the next root is at most this one)
         gap *= 4.0
         x_min = max(0.0, min(top, root) - gap)
-    return 0.0
+    return 0.0, first
