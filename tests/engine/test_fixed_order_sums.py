@@ -1,6 +1,7 @@
 """The same plan gives the same bits on any machine: the lattice's direct convolution and the two
-sets' read-out sum their products in an order fixed by the sizes alone (numpy's pairwise sum),
-never through BLAS (np.dot, np.convolve, @), whose kernels OpenBLAS picks for the CPU at run time."""
+sets' read-out sum their products in an order fixed by the sizes alone (sequential shifted sums,
+numpy's pairwise sum), never through BLAS (np.dot, np.convolve, @), whose kernels OpenBLAS picks
+for the CPU at run time."""
 
 from __future__ import annotations
 
@@ -15,17 +16,20 @@ from dpplanner.engine.optimal.lattice import LatticePMF, convolve, direct_convol
 
 
 def _reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Entry k: np.sum of a[k - j] b[j] over j, the products in the order of a's window."""
-    lb = b.size
-    padded = np.concatenate((np.zeros(lb - 1), a, np.zeros(lb - 1)))
-    return np.array([np.sum(padded[k:k + lb] * b[::-1]) for k in range(a.size + lb - 1)])
+    """Entry k: the sequential sum of b[j] a[k - j] over j ascending (shifted adds of b[j] a)."""
+    out = np.zeros(a.size + b.size - 1)
+    for j in range(b.size):
+        out[j:j + a.size] += b[j] * a
+    return out
 
 
+@pytest.mark.parametrize("scatter", [1 << 13, 0])
 @pytest.mark.parametrize("la, lb, chunk", [(129, 129, 1 << 15), (1000, 37, 1 << 15), (301, 40, 64),
-                                           (50, 3, 7), (9, 1, 1 << 15)])
-def test_the_direct_convolution_sums_in_a_fixed_order(monkeypatch, la, lb, chunk):
-    """Bit for bit the pairwise sums of the reference, in chunks of rows too."""
+                                           (50, 3, 7), (9, 1, 1 << 15), (40, 9, 1)])
+def test_the_direct_convolution_sums_in_a_fixed_order(monkeypatch, la, lb, chunk, scatter):
+    """Bit for bit the sequential sums of the reference, scattered at once or by rows in chunks."""
     monkeypatch.setattr(lattice, "DIRECT_CHUNK", chunk)
+    monkeypatch.setattr(lattice, "SCATTER_PRODUCTS", scatter)
     rng = np.random.default_rng(la + lb)
     a, b = rng.random(la), rng.random(lb)
     assert np.array_equal(direct_convolve(a, b), _reference(a, b))
