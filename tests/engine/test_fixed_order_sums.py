@@ -1,7 +1,7 @@
-"""The same plan gives the same bits on any machine: the lattice's direct convolution and the two
-sets' read-out sum their products in an order fixed by the sizes alone (sequential shifted sums,
-numpy's pairwise sum), never through BLAS (np.dot, np.convolve, @), whose kernels OpenBLAS picks
-for the CPU at run time."""
+"""The same plan gives the same bits on any machine: the lattice's direct convolution, the two
+sets' read-out, the pld bracket's batches and the split's hybrid error bound sum their products in
+an order fixed by the sizes alone (sequential shifted sums, numpy's pairwise sum), never through
+BLAS (np.dot, np.convolve, @), whose kernels OpenBLAS picks for the CPU at run time."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import inspect
 import numpy as np
 import pytest
 
-from dpplanner.engine.optimal import lattice, two_sets
+from dpplanner.engine.mechanisms import bracket
+from dpplanner.engine.optimal import hybrid_error, lattice, two_sets
 from dpplanner.engine.optimal.lattice import LatticePMF, convolve, direct_convolve
 
 
@@ -47,7 +48,7 @@ def test_convolve_takes_the_fixed_order_on_its_direct_path():
 BLAS = {"dot", "convolve", "inner", "matmul", "vdot", "einsum", "tensordot", "correlate"}
 
 
-@pytest.mark.parametrize("module", [lattice, two_sets])
+@pytest.mark.parametrize("module", [lattice, two_sets, hybrid_error, bracket])
 def test_no_blas_sums(module):
     """No call of np.dot and the like, no @, in these modules."""
     tree = ast.parse(inspect.getsource(module))

@@ -24,7 +24,7 @@ import numpy as np
 from ..numerics import round_down, round_up
 from ..optimal.atoms import sup_root
 from ..optimal.binomial import log_rr
-from ..optimal.lattice import LatticePMF, compose_balanced, power
+from ..optimal.lattice import LatticePMF, compose_balanced, direct_convolve, power
 from ..optimal.pld import BATCH_POINTS, BATCH_QUERIES, FFT_FRACTION, TAIL_FRACTION
 from .gaussian import epsilon_bracket
 from .readout import mixed_root
@@ -156,12 +156,13 @@ def _builders(r: Twins, step: float, upper: bool, tail: float, budget: float):
 
 
 def batch_pmf(kernels: list, upper: bool) -> LatticePMF:
-    """Single releases' kernels composed one after another by direct sums (no FFT, no truncation,
-    no per-release object overhead): every entry is a sum of at most len(kernel) non-negative
-    products, relative error gamma_len (Higham §3.1), accumulated as in optimal/pld.batch_pmf."""
+    """Single releases' kernels composed one after another by direct sums in a fixed order (no FFT,
+    no truncation, no per-release object overhead): every entry is a sum of at most len(kernel)
+    non-negative products, relative error gamma_len (Higham §3.1), accumulated as in
+    optimal/pld.batch_pmf."""
     arr, rel, err = np.ones(1), 0.0, 0.0
     for ker in kernels:
-        arr = np.convolve(arr, ker.p)
+        arr = direct_convolve(arr, ker.p)
         g = 1.01 * (ker.p.size + 2) * U
         rel = rel + ker.rel + rel * ker.rel
         rel = rel + g + rel * g
