@@ -148,7 +148,7 @@ def window_edits(grouped: bool) -> dict:
             c0, e0, t0 = time.process_time(), drive.engine_cpu(), time.perf_counter()
             if not model.setData(drive.cell(window, row, "epsilon"), repr(eps)):
                 raise RuntimeError(f"edit {i} was refused: {window.status.label.text()}")
-            walls.append(drive.wait_settled(window) - t0)
+            walls.append(drive.wait_drawn(window) - t0)
             cpus.append(time.process_time() - c0 + drive.engine_cpu() - e0)
             if not (answered and window.plan[row].held and window.plan[row].epsilon == eps):
                 raise RuntimeError(f"edit {i} was not redistributed: {window.status.label.text()}")

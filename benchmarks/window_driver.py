@@ -75,6 +75,48 @@ def wait_settled(window, timeout_s: float = 600.0) -> float:
     return done[0]
 
 
+def wait_drawn(window, timeout_s: float = 600.0) -> float:
+    """wait_settled, then on until the cost plot has painted that result (its paint waits for a
+    turn of its own after the result's slot: gui/turns.py); returns the perf_counter() time just
+    after that paint, or, where its turn asked for no paint (nothing moved), the time it ran."""
+    from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
+
+    wait_settled(window, timeout_s)
+    plot, loop, done, ran = window.cost_plot, QEventLoop(), [], []
+
+    def finish(at: float | None = None) -> None:
+        if not done:
+            done.append(time.perf_counter() if at is None else at)
+            loop.quit()
+
+    class AfterPaint(QObject):
+        def eventFilter(self, watched, event) -> bool:  # noqa: N802  (Qt's name)
+            if event.type() == QEvent.Type.Paint and not plot.drawing():
+                QTimer.singleShot(0, finish)        # (runs once this paint is done)
+            return False
+
+    def look() -> None:
+        if not plot.drawing() and not ran:
+            ran.append(time.perf_counter())
+            poll.stop()
+            QTimer.singleShot(100, lambda: finish(ran[0]))  # (no paint came: nothing was held back)
+
+    watcher = AfterPaint()
+    plot.view.viewport().installEventFilter(watcher)
+    poll = QTimer(interval=1)
+    poll.timeout.connect(look)
+    poll.start()
+    guard = QTimer(singleShot=True)
+    guard.timeout.connect(loop.quit)
+    guard.start(int(timeout_s * 1000))
+    loop.exec()
+    poll.stop()
+    plot.view.viewport().removeEventFilter(watcher)
+    if not done:
+        raise RuntimeError(f"the cost plot was not painted within {timeout_s:.0f} s")
+    return done[0]
+
+
 def pause(ms: int) -> None:
     from PySide6.QtCore import QEventLoop, QTimer
 
