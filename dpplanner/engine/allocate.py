@@ -33,7 +33,7 @@ from .scale_search import AIM, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
-from .validation import (Releases, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan,
+from .validation import (DISCRETE, DISCRETE_MIN_EPSILON, Releases, parse_tag, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan,
                          validate_time_limit)
 
 #: The search composes at eta, or at this share of epsilon_g where that is coarser (see above).
@@ -128,9 +128,16 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
                           held_indices=tuple(int(i) for i in np.flatnonzero(held_mask)))
     w = _weights(weights, free)
     asked = [0]     # compositions so far (the progress shown)
+    # A free discrete (OpenDP) release is never given less than the least epsilon its noise is
+    # calibrated for: the search probes scales below its answer (weight 3e-19 next to 2, pins
+    # leaving 0.5: a probe at 0.1 per weight against the answer's 0.25), and a release there is
+    # not one the engine composes. Raising an epsilon only raises the total, so every total
+    # certified on these epsilons holds, and they are the ones returned.
+    floor = np.array([DISCRETE_MIN_EPSILON if is_free and parse_tag(m)[0] in DISCRETE else 0.0
+                      for m, is_free in zip(plan.mech, free)])
 
     def eps_at(t: float) -> np.ndarray:
-        return np.where(free, t * w, plan.eps)
+        return np.where(free, np.maximum(t * w, floor), plan.eps)
 
     def composer(upper_only: bool, rung: int = 0):
         """(composed(t, eta), its totals): whole totals, or upper ends only (``upper_only``, pld's

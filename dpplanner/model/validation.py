@@ -13,6 +13,7 @@ import math
 from typing import Optional, Sequence
 
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS
+from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
 
 from .accuracy import sensitivity
 # (all of field_rules: callers import every rule from this module)
@@ -285,31 +286,45 @@ def validate_state(budget: Budget, stats: Sequence[Statistic],
     return budget, checked
 
 
-#: The smallest epsilon discrete (OpenDP) noise is calibrated for (the engine's range: 2^-64).
-DISCRETE_MIN_EPSILON = 2.0 ** -64
-
-
 def _check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
     """With redistribution on, a free statistic with OpenDP (discrete) noise gets at least its
     weight's share of the spendable epsilon the pins' plain sum leaves (what basic composition
-    gives it; the plan's theorem, never worse than basic, gives no less). A weight whose share is
-    below DISCRETE_MIN_EPSILON is refused where it is typed, not by the engine mid-redistribution."""
+    gives it; the plan's theorem, never worse than basic, gives no less). A share below
+    DISCRETE_MIN_EPSILON is refused where it is typed, not by the engine mid-redistribution: by
+    the weight where raising it alone would do, else by the global epsilon, naming the least one
+    that gives every such statistic its floor. (The allocation never gives one less: allocate.py.)"""
     if not budget.redistribute:
         return
-    left = budget.spendable_epsilon - sum(s.epsilon * s.repetitions for s in stats if s.held)
+    pins = sum(s.epsilon * s.repetitions for s in stats if s.held)
+    left = budget.spendable_epsilon - pins
     weights = sum(s.weight * s.repetitions for s in stats if not s.held)
     if not (left > 0 and weights > 0):
         return      # (the pins' check says what there is to say)
+    discrete = [i for i, s in enumerate(stats) if not s.held and s.noise is Noise.OPENDP
+                and s.kind is not Kind.CUSTOM and not (s.group_by and s.select_groups)]
+    if not discrete:
+        return
     per_weight = left / weights
-    for i, s in enumerate(stats):
-        if s.held or s.noise is not Noise.OPENDP or s.kind is Kind.CUSTOM or (s.group_by and s.select_groups):
-            continue
-        if s.weight * per_weight < DISCRETE_MIN_EPSILON:
-            need = DISCRETE_MIN_EPSILON / per_weight * 1.01
-            raise PlanError(f"{_name(s, i)}: weight = {s.weight!r} leaves it too little ε for its OpenDP "
-                            f"noise: its share of the spendable ε by weight is {s.weight * per_weight:.3g}, "
-                            f"and discrete noise cannot be calibrated below ε = {DISCRETE_MIN_EPSILON:.3g}; "
-                            f"raise its weight to at least {need:.2g}", index=i, field="weight")
+    i = min(discrete, key=lambda j: stats[j].weight)
+    s = stats[i]
+    share = s.weight * per_weight
+    if share >= DISCRETE_MIN_EPSILON:
+        return
+    # raising w_i to x: x left / (weights - w_i r + x r) >= floor, the other weights kept
+    others = [stats[j].weight for j in discrete if j != i]
+    rest = (weights - s.weight * s.repetitions) / s.repetitions
+    need = DISCRETE_MIN_EPSILON * rest / (left / s.repetitions - DISCRETE_MIN_EPSILON) * 1.01 \
+        if left / s.repetitions > DISCRETE_MIN_EPSILON else math.inf
+    if need <= min(others, default=math.inf):
+        raise PlanError(f"{_name(s, i)}: weight = {s.weight!r} leaves it too little ε for its OpenDP "
+                        f"noise: its share of the spendable ε by weight is {share:.3g}, and discrete "
+                        f"noise cannot be calibrated below ε = {DISCRETE_MIN_EPSILON:.3g}; raise its "
+                        f"weight to at least {need:.2g}", index=i, field="weight")
+    least = (pins + DISCRETE_MIN_EPSILON / s.weight * weights) / (1.0 - budget.reserve) * 1.01
+    raise PlanError(f"budget: global ε = {budget.epsilon!r} is too small for the statistics with OpenDP "
+                    f"noise: {_name(s, i)} would get ε {share:.3g}, and discrete noise cannot be "
+                    f"calibrated below ε = {DISCRETE_MIN_EPSILON:.3g}; the least global ε that works "
+                    f"for these statistics and weights is {least:.2g}", field="epsilon")
 
 
 def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:

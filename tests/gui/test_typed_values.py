@@ -9,7 +9,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit, QWidget
 
 from dpplanner.gui.table_model import COLUMN_INDEX
-from dpplanner.model import Kind, Statistic
+from dpplanner.model import Kind, Plan, Statistic
+from dpplanner.model.validation import DISCRETE_MIN_EPSILON
 from keys import field, handle_posted_events, open_cell, retype, type_into, wait_idle
 
 NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "Confidence", "Reserve",
@@ -180,6 +181,33 @@ def test_a_weight_too_small_for_discrete_noise_is_refused_in_the_users_words(qtb
                               "OpenDP noise")
     assert "raise its weight to at least 1.6e-19" in message and "mechanisms[" not in message
     assert message in window.statistics_panel.refusal.text()
+
+
+def test_a_weight_just_above_the_floor_redistributes(qtbot, window):
+    """A pin leaving 0.5 to weights 2 + w, the free epsilons at 0.1: 3e-19 passes the weight's
+    check, and the redistribution gives 'count a' an epsilon its OpenDP noise is calibrated for
+    (the search probes scales below its answer), no engine message."""
+    window.document.load(Plan(window.plan.budget, [
+        Statistic("count a", kind=Kind.COUNT, epsilon=0.1),
+        Statistic("pinned", kind=Kind.COUNT, epsilon=0.5, held=True),
+        Statistic("other", kind=Kind.COUNT, epsilon=0.1, weight=2.0)]), None, "t")
+    wait_idle(qtbot, window)
+    type_in_cell(qtbot, open_cell(window, 0, "weight"), "3e-19")
+    wait_idle(qtbot, window)
+    assert window.plan[0].weight == 3e-19 and not window.statistics_panel.refusal.text()
+    assert window.plan[0].epsilon >= DISCRETE_MIN_EPSILON
+
+
+def test_a_global_epsilon_too_small_for_discrete_noise_names_the_least_that_works(qtbot, window):
+    before = window.plan.snapshot()
+    edit = field(window, "Global epsilon")
+    type_into(qtbot, edit, "1e-25")
+    wait_idle(qtbot, window)
+    assert window.plan.snapshot() == before and edit.text() == "1e-25"
+    message = message_of(edit)
+    assert "global ε = 1e-25 is too small for the statistics with OpenDP noise" in message
+    assert "the least global ε that works for these statistics and weights is 2.2e-19" in message
+    assert "sigma" not in message and "weight to" not in message
 
 
 def test_the_add_dialog_stays_open_with_what_was_typed_when_the_plan_refuses(qtbot, window):

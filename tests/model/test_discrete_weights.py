@@ -41,3 +41,22 @@ def test_pinned_or_continuous_statistics_have_no_such_floor(change):
 
 def test_without_redistribution_weights_are_not_read():
     validate_state(BUDGET.replace(redistribute=False), _stats(1e-20))
+
+
+def test_a_weight_just_above_the_floor_redistributes():
+    """At 3e-19 (share 7.5e-20) the allocation's search probes scales below its answer: a free
+    statistic with OpenDP noise is never given less than the floor there either."""
+    budget, stats = validate_state(BUDGET, _stats(3e-19))
+    done = rebalanced(budget, stats)
+    assert done.statistics[0].epsilon >= DISCRETE_MIN_EPSILON
+
+
+def test_a_global_epsilon_no_weight_can_rescue_is_refused_naming_the_least_that_works():
+    stats = [Statistic("a", kind=Kind.COUNT), Statistic("b", kind=Kind.COUNT)]
+    with pytest.raises(PlanError) as caught:
+        validate_state(BUDGET.replace(epsilon=1e-25), stats)
+    assert caught.value.field == "epsilon" and caught.value.index is None
+    message = str(caught.value)
+    assert message.startswith("budget: global ε = 1e-25 is too small for the statistics with OpenDP noise")
+    assert message.endswith("the least global ε that works for these statistics and weights is 1.1e-19")
+    validate_state(BUDGET.replace(epsilon=1.1e-19), stats)
