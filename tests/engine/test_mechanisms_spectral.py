@@ -18,15 +18,7 @@ from dpplanner.engine.mechanisms.kernel_rows import laplace_ctd_rows, rr_ctd_row
 from dpplanner.engine.mechanisms.kernels import laplace_upper, rr_upper
 from dpplanner.engine.mechanisms.rowtree import kernel_tree, reduce_rows, tilt_rows
 from dpplanner.engine.mechanisms.tilted import compose, tilt
-
-
-def _direct(kernels_mult):
-    """The exact composition of kernels (each to its multiplicity), by direct convolution."""
-    out = np.ones(1)
-    for k, n in kernels_mult:
-        for _ in range(n):
-            out = np.convolve(out, k.p)
-    return out
+from direct_composition import direct as _direct
 
 
 @pytest.mark.parametrize("theta", [0.0, 3.0, 40.0])

@@ -17,14 +17,7 @@ from dpplanner.engine.mechanisms.kernels import laplace_upper, rr_upper
 from dpplanner.engine.mechanisms.readout import mixed_delta
 from dpplanner.engine.memo import forget
 from dpplanner.engine.optimal.atoms import Atoms, delta_at
-
-
-def _direct(kernels_mult):
-    out = np.ones(1)
-    for k, n in kernels_mult:
-        for _ in range(n):
-            out = np.convolve(out, k.p)
-    return out
+from direct_composition import direct as _direct
 
 
 @pytest.mark.parametrize("mu", [0.0, 0.3])
