@@ -33,8 +33,8 @@ from .scale_search import AIM, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
-from .validation import (DISCRETE, DISCRETE_MIN_EPSILON, Releases, parse_tag, validate_delta_g, validate_epsilon_g, validate_eta, validate_plan,
-                         validate_time_limit)
+from .validation import (DISCRETE, DISCRETE_MIN_EPSILON, Releases, parse_tag, validate_delta_g,
+                         validate_epsilon_g, validate_eta, validate_plan, validate_time_limit)
 
 #: The search composes at eta, or at this share of epsilon_g where that is coarser (see above).
 _SEARCH_ETA = 2e-4

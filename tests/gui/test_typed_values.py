@@ -102,6 +102,16 @@ def type_in_cell(qtbot, editor: QLineEdit, text: str) -> None:
     handle_posted_events()      # the commit, and the redistribution it starts
 
 
+def refused_typing(qtbot, window, row: int, key: str, text: str) -> str:
+    """Type ``text`` into row ``row``'s ``key`` cell, expecting a refusal: its message (the plan
+    as it was, checked)."""
+    before = window.plan.snapshot()
+    with qtbot.waitSignal(window.editor.refused) as blocker:
+        type_in_cell(qtbot, open_cell(window, row, key), text)
+    assert window.plan.snapshot() == before
+    return blocker.args[0].message
+
+
 @pytest.mark.parametrize("key, text, reason", [
     ("repetitions", "2.5", "number of releases = 2.5 is not a whole number"),
     ("repetitions", "0", "number of releases = 0 is not allowed"),
@@ -154,12 +164,7 @@ def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbo
     type_in_cell(qtbot, editor, "0.125")
     wait_idle(qtbot, window)
     assert window.plan[0].epsilon == 0.125 and window.plan[0].held
-    before = window.plan.snapshot()
-    with qtbot.waitSignal(window.editor.refused) as blocker:
-        editor = open_cell(window, 2, "epsilon")
-        type_in_cell(qtbot, editor, "99")
-    message = blocker.args[0].message
-    assert window.plan.snapshot() == before
+    message = refused_typing(qtbot, window, 2, "epsilon", "99")
     assert message.startswith("ε_i = 99 for 'hist c' does not fit")    # as typed, not "99.0"
     # the other pin is named; the statistic being edited is not (issue 24)
     assert "unpin or lower some of the other pinned statistics: 1 ('count a');" in message
@@ -171,12 +176,7 @@ def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbo
 def test_a_weight_too_small_for_discrete_noise_is_refused_in_the_users_words(qtbot, window):
     """Redistributed, a weight of 1e-20 would give 'count a' (OpenDP noise) an epsilon below what
     discrete noise is calibrated for: refused as typed, naming the weight, not the engine's release."""
-    before = window.plan.snapshot()
-    with qtbot.waitSignal(window.editor.refused) as blocker:
-        editor = open_cell(window, 0, "weight")
-        type_in_cell(qtbot, editor, "1e-20")
-    message = blocker.args[0].message
-    assert window.plan.snapshot() == before
+    message = refused_typing(qtbot, window, 0, "weight", "1e-20")
     assert message.startswith("statistic 1 ('count a'): weight = 1e-20 leaves it too little ε for its "
                               "OpenDP noise")
     assert "raise its weight to at least 1.6e-19" in message and "mechanisms[" not in message
