@@ -198,8 +198,10 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._frame()
         # Painted on a turn of its own (gui/turns.py): the paint of eight curves and their axes
         # (~12 ms of the GUI thread) came right after the result's slot and the table's repaint,
-        # one ~40 ms stall while a large plan opened.
-        self._turns.later(self, self._paint_curves)
+        # one ~40 ms stall while a large plan opened. The first turn: the curves are what an edit
+        # is watched on; the budget meter's turn (queued before it by the same result) and the
+        # relayout its sentence causes made them ~3 ms later.
+        self._turns.later(self, self._paint_curves, first=True)
 
     def drawing(self) -> bool:
         """Whether curves set are still to be painted (a turn of the event loop after set_curve)."""

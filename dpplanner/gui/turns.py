@@ -22,10 +22,14 @@ class Turns(QObject):
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._run_next)
 
-    def later(self, key: Hashable, piece: Callable[[], None]) -> None:
-        """Run ``piece`` on a turn of its own after the pieces queued before it; queued again under
-        the same ``key`` before it ran, it runs once, in its first place."""
-        self._pieces[key] = piece
+    def later(self, key: Hashable, piece: Callable[[], None], first: bool = False) -> None:
+        """Run ``piece`` on a turn of its own after the pieces queued before it (``first``: before
+        them); queued again under the same ``key`` before it ran, it runs once, in its first place
+        (``first``: at the front)."""
+        if first:
+            self._pieces = {key: piece, **{k: p for k, p in self._pieces.items() if k != key}}
+        else:
+            self._pieces[key] = piece
         self._arm()
 
     def pending(self, key: Hashable | None = None) -> bool:

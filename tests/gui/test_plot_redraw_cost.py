@@ -352,3 +352,41 @@ def test_a_plans_first_result_adds_no_curve_to_the_plot(qtbot, plot, monkeypatch
     plot.set_curve(other, 50, 1.0)
     assert set(plot.items) == {"basic", "advanced"} and not plot._spare["optimal"].isVisible()
     assert added == [] and plot.hidden() == []
+
+
+def test_the_totals_table_changes_only_the_cells_whose_text_changed(qtbot):
+    """A result after an edit mostly brings new times: those cells change (and are repainted),
+    not every cell of the table; greyed-out and bold cells follow the new result."""
+    import dataclasses
+
+    from dpplanner.gui.results_panel import COLUMNS, ResultsPanel
+
+    panel = ResultsPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    totals = engine.compose_all([0.1, 0.2], [0.0, 0.0], 1e-6, mechanisms=["laplace", "laplace"])
+    panel.set_results(totals, "basic")
+    changed: list[tuple[int, int]] = []
+    panel.table.model().dataChanged.connect(
+        lambda top, bottom, _roles: changed.extend((r, c) for r in range(top.row(), bottom.row() + 1)
+                                                   for c in range(top.column(), bottom.column() + 1)))
+    later = {k: dataclasses.replace(v, seconds=v.seconds + 1.0) for k, v in totals.items()}
+    panel.set_results(later, "basic")
+    time_column = COLUMNS.index("time")
+    assert changed and {c for _r, c in changed} == {time_column}
+    assert panel.text_at("basic", "time").endswith("s")
+
+    panel.set_stale("Computing")
+    other = next(name for name in totals if name != "basic" and totals[name].applicable)
+    panel.set_results(later, other)
+    table = panel.table
+    for row in range(table.rowCount()):
+        for col in range(table.columnCount()):
+            item = table.item(row, col)
+            assert item.data(Qt.ItemDataRole.ForegroundRole) is None
+            assert item.font().bold() == (item.row() == _row_of(table, other))
+    assert panel.text_at(other, "theorem").endswith("★") and not panel.text_at("basic", "theorem").endswith("★")
+
+
+def _row_of(table, theorem: str) -> int:
+    return next(r for r in range(table.rowCount()) if table.item(r, 0).data(Qt.ItemDataRole.UserRole) == theorem)

@@ -35,6 +35,17 @@ def test_each_piece_runs_on_a_turn_of_its_own_after_what_the_one_before_posted(q
     assert ran == ["plot, again", "plot, again's repaint", "meter", "meter's repaint"]
 
 
+def test_a_piece_queued_first_runs_before_those_queued_before_it(qtbot):
+    turns = Turns()
+    ran: list[str] = []
+    turns.later("meter", lambda: ran.append("meter"))
+    turns.later("table", lambda: ran.append("table"))
+    turns.later("plot", lambda: ran.append("plot"), first=True)
+    turns.later("meter", lambda: ran.append("meter, again"))      # keeps its place after the plot
+    qtbot.waitUntil(lambda: not turns.pending())
+    assert ran == ["plot", "meter, again", "table"]
+
+
 def test_a_piece_that_raises_leaves_the_pieces_after_it_to_run(qtbot):
     """Else the plot's piece would stay pending and its paints held: the old picture stays."""
     turns = Turns()
