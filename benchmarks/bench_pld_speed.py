@@ -18,8 +18,13 @@ asserted):
   compositions and lattices an edit costs.
 
 Ours and the peer are timed alternately in one process (ours cold: the engine's memories emptied
-before each run), median of the repeats; wall time and this process's CPU time are both printed
-(on a shared machine the CPU time stays near a quiet machine's while the wall time grows).
+before each call), median of the repeats; wall time and this process's CPU time are both printed
+(on a shared machine the CPU time stays near a quiet machine's while the wall time grows). Each
+repeat times back-to-back calls for at least SPAN seconds and reports the time per call: after the
+pause before a repeat, a process on a busy machine first waits for a time slice and runs on cold
+caches, a fixed cost of ~10-30 ms that doubled our ~25 ms call and left the peer's ~0.5 s call
+nearly unchanged when each repeat was one call (measured at load 3: ours 50 ms wall, 24 ms CPU
+after a pause, 24 ms wall, 21 ms CPU back to back).
 """
 
 from __future__ import annotations
@@ -103,14 +108,31 @@ def _clock(fn):
     return out, time.perf_counter() - w0, time.process_time() - c0
 
 
+#: Each contender's repeat lasts at least this long (seconds): back-to-back calls, timed per call.
+SPAN = 0.25
+
+
+def _per_call(fn, cold=None):
+    """As ``_clock``, per call of ``fn`` called back to back for at least SPAN seconds of its own
+    (``cold`` before each call, not timed)."""
+    time.sleep(0.3)
+    calls, wall, cpu, out = 0, 0.0, 0.0, None
+    while wall < SPAN:
+        if cold is not None:
+            cold()
+        w0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        calls, wall, cpu = calls + 1, wall + time.perf_counter() - w0, cpu + time.process_time() - c0
+    return out, wall / calls, cpu / calls
+
+
 def alternate(releases, mult, repeat: int, eta: float):
-    """(ours, peer) each (result, median wall s, median CPU s), run alternately."""
+    """(ours, peer) each (result, median wall s, median CPU s) per call, run alternately."""
     ours, peer = [], []
     for _ in range(repeat):
-        forget()
-        ours.append(_clock(lambda: compose_mechanisms(releases, DELTA_G, eta=eta, multiplicities=mult)))
+        ours.append(_per_call(lambda: compose_mechanisms(releases, DELTA_G, eta=eta, multiplicities=mult), forget))
         if dp_pld is not None:
-            peer.append(_clock(lambda: peer_epsilon(releases, mult)))
+            peer.append(_per_call(lambda: peer_epsilon(releases, mult)))
 
     def summary(runs):
         return (runs[-1][0], statistics.median(r[1] for r in runs), statistics.median(r[2] for r in runs)) \
