@@ -48,6 +48,28 @@ def test_each_prefix_is_read_as_the_window_reads_that_prefix_alone(seed, monkeyp
         assert ups[j] == ctd_upper(eps[:k], float(bars[j]), step, float(lows[j]))
 
 
+def test_prefixes_not_all_requested_read_as_when_every_prefix_is(monkeypatch):
+    """The pass composes a requested prefix straight into its row and the others into two spare
+    arrays, and a query of epsilon 0 (the identity) adds nothing: every 3rd prefix of a plan with
+    such queries (one right at a requested prefix) reads as in the pass that requests them all,
+    and without them each reads as connect-the-dots alone."""
+    monkeypatch.setattr(pw, "TAIL_SHARE", 0.0)
+    step = 2.0 ** -7
+    for zeros in ([], [2, 8, 9, 20, 38]):
+        eps, ks, bars = _plan(4, 40)
+        eps[zeros] = 0.0
+        sums = _sums(eps, ks)
+        floors = np.array([0.5 * s for s in sums.tolist()])
+        every = pw._ctd_rows(eps, bars, ks, sums, step, floors, None)
+        some = np.arange(2, 40, 3)
+        ups = pw._ctd_rows(eps, bars[some], ks[some], sums[some], step, floors[some], None)
+        assert ups.tobytes() == every[some].tobytes()
+        if not zeros:
+            for j, k in zip(some.tolist(), ks[some].tolist()):
+                assert every[j] == ctd_upper(eps[:k], float(bars[j]), step, float(floors[j]))
+
+
+
 def test_the_band_of_test_sets_loses_nothing_on_these_plans(monkeypatch):
     """Only the cuts whose P(S) lies between delta_bar and BAND_RATIO times it are tried: the
     lower ends are those of every cut (a band of 100 x lost 1.8e-3 on the mixed plan)."""

@@ -127,25 +127,34 @@ def _ctd_rows(eps, delta_bars, ks, sums, step: float, floors, cancel) -> np.ndar
     reach = np.minimum(np.ceil((offsets + tops * step - floors) / step) + 2, tops + 1).astype(np.int64)
     size = max(int(np.max(reach)), 1)
     tail = TAIL_SHARE * float(np.min(delta_bars)) / eps.size * 8
-    arr, buf = np.zeros(size), np.zeros(size)         # arr[d]: mass at deficit d below the top
-    arr[0] = 1.0
     rows = np.zeros((ks.size, size))
     rels, cuts, infs = np.zeros(ks.size), np.zeros(ks.size, dtype=np.int64), np.zeros(ks.size)
+    # each query's shifted adds go straight into the next requested prefix's row (zeros already:
+    # nothing to clear, no copy after), or into one of two spare arrays between requested prefixes
+    spares = (np.zeros(size), np.zeros(size))
+    arr = spares[0]                                   # arr[d]: mass at deficit d below the top
+    arr[0] = 1.0
+    wanted = ks.tolist()
     c, cur, rel, inf_mass, j = 0, 1, 0.0, 0.0, 0      # entries [c, cur) are live
     for i, (x, ni, qi, ai, bi, ri, ti) in enumerate(zip(eps.tolist(), n.tolist(), q.tolist(), a.tolist(),
                                                         b.tolist(), k_rel.tolist(), top.tolist())):
         if cancel is not None and i % 16 == 0:
             cancel.check()
+        in_row = x > 0 and j < len(wanted) and wanted[j] == i + 1
         if x > 0:                                     # (RR(0) is the identity)
             taps = _kernel_taps(ni, qi, ai, bi)
             new = min(cur + ti, size)
-            buf[c:new] = 0.0
+            if in_row:
+                out = rows[j]
+            else:
+                out = spares[1] if arr is spares[0] else spares[0]
+                out[c:new] = 0.0
             for pos, v in reversed(taps):             # position pos is deficit ti - pos (ascending,
                 d = ti - pos                          # window.ctd_upper's order of the sums)
                 length = min(cur - c, new - c - d)
                 if length > 0:
-                    buf[c + d:c + d + length] += v * arr[c:c + length]
-            arr, buf, cur = buf, arr, new
+                    out[c + d:c + d + length] += v * arr[c:c + length]
+            arr, cur = out, new
             g = 1.01 * (len(taps) + 2) * U            # as in window.ctd_upper
             rel = rel + ri + rel * ri
             rel = rel + g + rel * g
@@ -153,9 +162,12 @@ def _ctd_rows(eps, delta_bars, ks, sums, step: float, floors, cancel) -> np.ndar
                 cut = min(edge_count(arr[c:cur], tail), cur - c - 1)
                 if cut:                               # (lattice.truncate's charge for the top)
                     inf_mass += float(arr[c:c + cut].sum()) * (1 + rel + 1.01 * (cur - c + 2) * U + 4 * U)
+                    arr[c:c + cut] = 0.0              # (a row holds its live entries only)
                     c += cut
-        while j < ks.size and ks[j] == i + 1:
-            rows[j, c:cur] = arr[c:cur]
+        while j < len(wanted) and wanted[j] == i + 1:
+            if not in_row:
+                rows[j, c:cur] = arr[c:cur]
+            in_row = False                            # (a repeated k: the row is copied)
             rels[j], cuts[j], infs[j] = rel, c, inf_mass
             j += 1
     return _read_rows(rows, tops, reach, np.minimum(cuts, reach - 1), offsets, rels, infs, step, delta_bars,
