@@ -261,3 +261,30 @@ def test_a_search_from_far_above_every_atom_still_reads_the_root(upper, monkeypa
     assert len(finished) >= 3
     finished.clear()
     assert readout.mixed_root(a, mu, db, upper, 1.3) == near and not finished
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_lattice_pmfs_laid_out_at_once_read_as_their_own_atoms(upper):
+    """A batch of lattice pmfs (a curve's running pmfs, one given twice) laid out in one pass has
+    the locations, masses and bookkeeping of each pmf's own atoms(), and reads the same roots, bit
+    for bit."""
+    from dpplanner.engine.optimal.lattice import LatticePMF
+
+    rng = np.random.default_rng(5)
+    pmfs = []
+    for n in (1, 7, 40, 300):
+        p = rng.random(n)
+        pmfs.append(LatticePMF(2.0 ** -9, int(rng.integers(-200, 50)), p / p.sum(), float(rng.normal(0, 0.3)),
+                               upper, rel=1e-13 * n, err=1e-18 * n, inf_mass=1e-17 * n))
+    pmfs.insert(2, pmfs[1])
+    batch = readout.LatticeAtoms(pmfs)
+    own = [x.atoms() for x in pmfs]
+    sets, books = AtomSets([(a.l, a.p) for a in own]), readout._Books.of(own)
+    for i, a in enumerate(own):
+        l, p = batch.sets.view(i)
+        assert l.tobytes() == a.l.tobytes() and p.tobytes() == a.p.tobytes()
+    for field in ("rel", "err", "inf_mass", "lam"):
+        assert getattr(batch.books, field).tobytes() == getattr(books, field).tobytes()
+    mus, dbs = np.full(len(pmfs), 0.3), np.full(len(pmfs), 1e-6)
+    assert readout.mixed_roots(batch, mus, dbs, upper).tobytes() == readout.mixed_roots(own, mus, dbs, upper).tobytes()
+    assert sets.size.tolist() == batch.sets.size.tolist()

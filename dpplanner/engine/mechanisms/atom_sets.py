@@ -70,6 +70,13 @@ class AtomSets:
             idx = np.array(which, dtype=np.int64)
             self.base, self.size = (np.cumsum(sizes) - sizes)[idx], sizes[idx]
 
+    @classmethod
+    def laid_out(cls, l: np.ndarray, p: np.ndarray, base: np.ndarray, size: np.ndarray) -> "AtomSets":
+        """Sets already laid end to end: read-out i's atoms are l[base[i]:base[i] + size[i]]."""
+        sets = cls.__new__(cls)
+        sets.n, sets.l, sets.p, sets.base, sets.size = int(base.size), l, p, base, size
+        return sets
+
     def view(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         b, n = int(self.base[i]), int(self.size[i])
         return self.l[b:b + n], self.p[b:b + n]

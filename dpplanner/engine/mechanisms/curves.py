@@ -34,7 +34,7 @@ from .cells import CellRows, cell_rows, kernel_ops, only_generic
 from .discrete import choose_twins, discrete_rows, grouped
 from .gaussian import gaussian_multipliers
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
-from .readout import BATCH_ATOMS, mixed_deltas, mixed_roots
+from .readout import BATCH_ATOMS, LatticeAtoms, mixed_deltas, mixed_roots
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure
 
 U = 2.0 ** -53
@@ -208,7 +208,7 @@ def pld_curve(inputs):
                 db = float(dbars[j] if is_upper else dbars_hi[j])
                 mu = math.sqrt(max(float(mu2[j]), 0.0))
                 if db > 0.0 and rest and mu > 0:
-                    mixed.add(j, running.atoms(), mu, db)
+                    mixed.add(j, running, mu, db)
                 else:
                     # the loss only grows with k: at a delta_bar no larger, the root is at least
                     # the last one (its lower end certifies a floor; its upper end only a start)
@@ -364,9 +364,9 @@ class _MixedReads:
         self.size = 0
         self.anchor: tuple[float, int] | None = anchor     # (a root, its position in ks)
 
-    def add(self, j: int, atoms, mu: float, db: float) -> None:
-        self.items.append((j, atoms, mu, db))
-        self.size += atoms.p.size
+    def add(self, j: int, pmf: LatticePMF, mu: float, db: float) -> None:
+        self.items.append((j, pmf, mu, db))
+        self.size += pmf.p.size
         if self.size >= BATCH_ATOMS:
             self.flush()
 
@@ -384,15 +384,15 @@ class _MixedReads:
         waiting = [item for item in self.items if item[0] == j]
         if not waiting:
             return bool(self.out[j] <= x if self.upper else self.out[j] >= x)
-        _j, atoms, mu, db = waiting[0]
-        d = float(mixed_deltas([atoms], [mu], [x], self.upper)[0])
+        _j, pmf, mu, db = waiting[0]
+        d = float(mixed_deltas([pmf.atoms()], [mu], [x], self.upper)[0])
         return d <= db if self.upper else d > db
 
     def flush(self) -> None:
         if not self.items:
             return
-        js, atoms, mus, dbs = zip(*self.items)
-        roots = mixed_roots(list(atoms), mus, dbs, self.upper, self._guesses(js))
+        js, pmfs, mus, dbs = zip(*self.items)
+        roots = mixed_roots(LatticeAtoms(pmfs), mus, dbs, self.upper, self._guesses(js))
         self.out[list(js)] = roots
         if self.anchor is None and np.isfinite(roots[-1]):
             self.anchor = (float(roots[-1]), js[-1])
