@@ -1,4 +1,5 @@
-"""Table columns that stay put: the columns shown are the user's choice, each as wide as its text.
+"""The statistics table's columns (COLUMNS: what each shows), and columns that stay put: the
+columns shown are the user's choice, each as wide as its text.
 
 What a column shows never depends on the rows being edited: a column appears or disappears only
 when the user ticks it in the header's menu (right-click a column title, or View > Table
@@ -19,6 +20,7 @@ fifty.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
@@ -34,6 +36,38 @@ MIN_PX = 36
 MAX_PX = 220
 #: The name column keeps at least this much (or its natural width, if smaller).
 NAME_MIN_PX = 110
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    tooltip: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("name", "name", "The statistic's name (shown in plots and reports)."),
+    Column("variable", "variable", "The variable (column of the dataset) the statistic is computed on."),
+    Column("kind", "kind", "What is released: count, sum, mean, proportion, histogram, quantile/CDF, "
+                           "or custom (you type ε_i and δ_i)."),
+    Column("mechanism", "noise", "The noise added: Laplace (pure ε) or Gaussian (needs δ), as OpenDP adds "
+           "it (what a release script adds) or \"(ideal)\": the idealised continuous noise of the "
+           "textbook formulas, which no library adds exactly (Statistic tab: Noise implemented by)."),
+    Column("epsilon", "ε_i", "Privacy budget of one release of this statistic. Typing a value holds "
+                             "it while the free statistics are redistributed."),
+    Column("delta", "δ_i", "δ of one release: 0 for Laplace, a share of the δ split for Gaussian, "
+                           "typed for custom statistics."),
+    Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
+                             "units (a grouped statistic: one group's). Type a target error to get "
+                             "the ε_i it needs."),
+    Column("held", "pin", "Pinned statistics (ticked, with a pin) keep their ε_i, or their target "
+                          "error, when the budget is redistributed. Typing an ε_i or a target error "
+                          "pins a statistic; untick to unpin it."),
+    Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
+                               "is redistributed."),
+    Column("repetitions", "releases", "How many times this statistic is released (each with ε_i, δ_i)."),
+)
+COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 
 
 class ColumnFitter(QObject):
@@ -59,6 +93,7 @@ class ColumnFitter(QObject):
         self._extra = dict(extra)
         self._always = set(always) | {stretch}
         self._floor: dict[int, int] = {}      # widest natural width seen since the plan was opened
+        self._stretch_natural: Optional[int] = None     # the stretch column's, as last measured
         self._widths: dict[str, int] = {}     # text -> pixels: the same texts recur (units, ε_i)
         view.setTextElideMode(Qt.TextElideMode.ElideRight)
         view.setWordWrap(False)      # one line per cell: a wrapped line is elided on its own ("a…b …")
@@ -70,15 +105,18 @@ class ColumnFitter(QObject):
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(
             lambda pos: self.fill_menu(QMenu("Table Columns", header)).exec(header.mapToGlobal(pos)))
-        # Coalesce bursts (a rebalance changes every row) into one fit after the event loop turns.
+        # Coalesce bursts (a rebalance changes every row) into one fit after the event loop turns;
+        # a change of some columns' cells measures those columns again, any other change all.
         self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(self.fit)
+        self._timer.timeout.connect(self._fit_changed)
+        self._changed: set[int] = set()         # columns to measure at the next fit (-1: all)
         model = view.model()
         model.modelReset.connect(self._forget)
-        for signal in (model.modelReset, model.rowsInserted, model.dataChanged, model.layoutChanged):
-            signal.connect(self._timer.start)
+        for signal in (model.modelReset, model.rowsInserted, model.layoutChanged,
+                       view.verticalScrollBar().valueChanged):
+            signal.connect(lambda *_args: self._refit())
+        model.dataChanged.connect(lambda first, last, *_roles: self._refit(first.column(), last.column()))
         view.viewport().installEventFilter(self)
-        view.verticalScrollBar().valueChanged.connect(self._timer.start)
         self.fit()
 
     # -- which columns ------------------------------------------------------------------------
@@ -149,10 +187,22 @@ class ColumnFitter(QObject):
             self._widths[text] = self._view.fontMetrics().horizontalAdvance(text)
         return self._widths[text]
 
-    def fit(self) -> None:
+    def _refit(self, first: int = -1, last: int = -1) -> None:
+        """Fit after the event loop turns: columns ``first`` to ``last`` changed (-1: all may have)."""
+        self._changed.update(range(first, last + 1) if first >= 0 else (-1,))
+        self._timer.start()
+
+    def _fit_changed(self) -> None:
+        changed, self._changed = self._changed, set()
+        self.fit(None if -1 in changed else changed)
+
+    def fit(self, columns: Optional[set[int]] = None) -> None:
+        """Fit the columns (``columns``: measure only those again; the others keep their width)."""
         view = self._view
         shown = [c for c in self.shown() if c != self._stretch]
         for c in shown:
+            if columns is not None and c not in columns and c in self._floor:
+                continue
             width = max(self.natural_width(c), self._floor.get(c, 0), MIN_PX)
             self._floor[c] = width
             if view.columnWidth(c) != width:
@@ -160,7 +210,9 @@ class ColumnFitter(QObject):
         if view.isColumnHidden(self._stretch):
             return
         room = view.viewport().width() - sum(view.columnWidth(c) for c in shown)
-        name_min = min(NAME_MIN_PX, self.natural_width(self._stretch))
+        if columns is None or self._stretch in columns or self._stretch_natural is None:
+            self._stretch_natural = self.natural_width(self._stretch)
+        name_min = min(NAME_MIN_PX, self._stretch_natural)
         width = max(room, name_min)
         if view.columnWidth(self._stretch) != width:
             view.setColumnWidth(self._stretch, width)
@@ -171,5 +223,5 @@ class ColumnFitter(QObject):
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Resize:
-            self._timer.start()
+            self._refit()
         return False

@@ -9,7 +9,7 @@ PlanEditor, which validates, applies, records undo and redistributes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
@@ -18,6 +18,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
 from dpplanner.gui.row_privacy import PRIVACY_BLOCK, SCREENFUL_BLOCKS, RowPrivacy
+from dpplanner.gui.table_columns import COLUMN_INDEX, COLUMNS
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model.implementation import implementation
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
@@ -26,36 +27,17 @@ from dpplanner.model.statistic import assumptions, noise_words
 from dpplanner.model.typed import parse_text
 
 
-@dataclass(frozen=True)
-class Column:
-    key: str
-    title: str
-    tooltip: str
-
-
-COLUMNS: tuple[Column, ...] = (
-    Column("name", "name", "The statistic's name (shown in plots and reports)."),
-    Column("variable", "variable", "The variable (column of the dataset) the statistic is computed on."),
-    Column("kind", "kind", "What is released: count, sum, mean, proportion, histogram, quantile/CDF, "
-                           "or custom (you type ε_i and δ_i)."),
-    Column("mechanism", "noise", "The noise added: Laplace (pure ε) or Gaussian (needs δ), as OpenDP adds "
-           "it (what a release script adds) or \"(ideal)\": the idealised continuous noise of the "
-           "textbook formulas, which no library adds exactly (Statistic tab: Noise implemented by)."),
-    Column("epsilon", "ε_i", "Privacy budget of one release of this statistic. Typing a value holds "
-                             "it while the free statistics are redistributed."),
-    Column("delta", "δ_i", "δ of one release: 0 for Laplace, a share of the δ split for Gaussian, "
-                           "typed for custom statistics."),
-    Column("error", "error", "Error bound at the plan's confidence level, in the statistic's own "
-                             "units (a grouped statistic: one group's). Type a target error to get "
-                             "the ε_i it needs."),
-    Column("held", "pin", "Pinned statistics (ticked, with a pin) keep their ε_i, or their target "
-                          "error, when the budget is redistributed. Typing an ε_i or a target error "
-                          "pins a statistic; untick to unpin it."),
-    Column("weight", "weight", "Relative share of the budget a free statistic gets when the budget "
-                               "is redistributed."),
-    Column("repetitions", "releases", "How many times this statistic is released (each with ε_i, δ_i)."),
-)
-COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
+#: The columns every change of the plan may change in every row (side by side).
+_PLAN_WIDE = (COLUMN_INDEX["epsilon"], COLUMN_INDEX["delta"], COLUMN_INDEX["error"])
+#: Qt's table view redraws a changed range's own cells only when it has at most 200 of them (the
+#: whole view otherwise): a change of every row is signalled in ranges of this many rows.
+_RANGE_ROWS = 200 // len(_PLAN_WIDE)
+#: The fields each other column shows of a statistic (its text, pin, or greyed text), and all of them.
+_COLUMN_FIELDS = {COLUMN_INDEX[key]: attrgetter(*fields) for key, fields in (
+    ("name", ("name",)), ("variable", ("variable",)), ("kind", ("kind",)),
+    ("mechanism", ("kind", "mechanism", "noise")), ("held", ("held",)), ("weight", ("weight",)),
+    ("repetitions", ("repetitions",)))}
+_SHOWN_FIELDS = attrgetter("name", "variable", "kind", "mechanism", "noise", "held", "weight", "repetitions")
 NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 
 #: Role with the raw Python value of a cell (floats unrounded, enums as members).
@@ -67,6 +49,8 @@ _R = Qt.ItemDataRole
 _DISPLAY, _EDIT, _CHECK, _DECORATION, _TOOLTIP, _ALIGNMENT, _FONT, _FOREGROUND = (int(r) for r in (
     _R.DisplayRole, _R.EditRole, _R.CheckStateRole, _R.DecorationRole, _R.ToolTipRole,
     _R.TextAlignmentRole, _R.FontRole, _R.ForegroundRole))
+#: The roles a paint of a cell asks for (QStyledItemDelegate.initStyleOption), kept per cell.
+_PAINTED = (_DISPLAY, _CHECK, _DECORATION, _ALIGNMENT, _FONT, _FOREGROUND, int(_R.BackgroundRole))
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _SELECTABLE = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _CHECKABLE = _SELECTABLE | Qt.ItemFlag.ItemIsUserCheckable
@@ -85,6 +69,7 @@ class StatisticsTableModel(QAbstractTableModel):
         # Gaussian and OpenDP calibrations cost a few ms, the paint after opening a plan ~10 ms.
         self._fill_later = True
         self._unfilled: set[int] = set()        # blocks left empty by a paint
+        self._cells: dict[tuple[int, int], dict] = {}     # (row, column) -> its painted roles
         self._fill_timer = QTimer(self, singleShot=True, interval=0)
         self._fill_timer.timeout.connect(self._fill)
         plan.subscribe(self._on_plan_event)
@@ -132,24 +117,39 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def multiData(self, index: QModelIndex | QPersistentModelIndex, roles) -> None:    # noqa: N802
         """Several roles of a cell in one call: a paint of the table asks for seven roles of
-        every cell shown (a screenful: ~900 calls through Python one role at a time, ~130 so)."""
+        every cell shown (a screenful: ~900 calls through Python one role at a time, ~130 so).
+        A cell's painted roles are kept until the plan changes: a plan opened is painted again
+        as its blocks fill, as its result lands, and on every scroll or hover."""
         row = index.row()
         if not index.isValid() or not (0 <= row < len(self._rows)):
             return
-        stat, key = self._rows[row], COLUMNS[index.column()].key
+        cell = self._cells.get((row, index.column()))
+        if cell is None:
+            cell = self._painted(row, index.column())
+        for wanted in roles:
+            role = wanted.role()
+            wanted.setData(cell[role] if role in cell else
+                           self._data(row, self._rows[row], COLUMNS[index.column()].key, role))
+
+    def _painted(self, row: int, column: int) -> dict:
+        """The roles a paint asks of a cell (kept, unless the cell is left empty for now)."""
+        stat, key = self._rows[row], COLUMNS[column].key
         later = self._shown_later(row, key)
+        cell = {role: self._data(row, stat, key, role) for role in _PAINTED if not later or role != _DISPLAY}
         if later:
+            cell[_DISPLAY] = ""
             self._unfilled.add(row // PRIVACY_BLOCK)
             if not self._fill_timer.isActive():
                 self._fill_timer.start()
-        for wanted in roles:
-            role = wanted.role()
-            wanted.setData("" if later and role == _DISPLAY else self._data(row, stat, key, role))
+        else:
+            self._cells[row, column] = cell
+        return cell
 
     def shown_texts(self, column: int, rows) -> list:
         """``rows``' ShownRole in ``column``, in one call (a column fit reads ~50 cells)."""
-        key = COLUMNS[column].key
-        return [None if self._shown_later(row, key) else self._display(row, self._rows[row], key)
+        key, cells = COLUMNS[column].key, self._cells
+        return [cells[row, column][_DISPLAY] if (row, column) in cells else
+                None if self._shown_later(row, key) else self._display(row, self._rows[row], key)
                 for row in rows]
 
     def fill_first_paint(self) -> None:
@@ -255,6 +255,7 @@ class StatisticsTableModel(QAbstractTableModel):
     def _on_plan_event(self, event: PlanEvent) -> None:
         new_rows = self._plan.statistics
         self._privacy.forget(new_rows)
+        self._cells.clear()
         if event.kind == "inserted" and len(event.rows) == 1 and len(new_rows) == len(self._rows) + 1:
             row = event.rows[0]
             self.beginInsertRows(QModelIndex(), row, row)
@@ -272,18 +273,30 @@ class StatisticsTableModel(QAbstractTableModel):
             self._rows = new_rows
             self.endMoveRows()
         elif event.kind in ("changed", "budget", "metadata") and len(new_rows) == len(self._rows):
-            self._rows = new_rows
-            if self._rows:
-                # Deltas and errors of other rows depend on the budget and on the Gaussian count.
-                self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(COLUMNS) - 1))
+            old_rows, self._rows = self._rows, new_rows
+            self._plan_wide_changed()
+            # The other cells of a row only where what they show changed (an edited statistic; a
+            # redistribution moves epsilons alone): a view redraws the cells named, no more.
+            for row in event.rows:
+                old, new = (old_rows[row], new_rows[row]) if 0 <= row < len(new_rows) else (None, None)
+                if old is not new and _SHOWN_FIELDS(old) != _SHOWN_FIELDS(new):
+                    for column, shown in _COLUMN_FIELDS.items():
+                        if shown(old) != shown(new):
+                            self.dataChanged.emit(self.index(row, column), self.index(row, column))
         else:
             self.beginResetModel()
             self._rows = new_rows
             self._fill_later, self._unfilled = True, set()
             self.endResetModel()
-        if event.rebalanced and event.kind in ("inserted", "removed", "moved") and self._rows:
-            # The same change redistributed the other rows' epsilons.
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, len(COLUMNS) - 1))
+        if event.rebalanced and event.kind in ("inserted", "removed", "moved"):
+            self._plan_wide_changed()     # the same change redistributed the other rows' epsilons
+
+    def _plan_wide_changed(self) -> None:
+        """Every row's epsilon, delta and error: a redistribution moves the epsilons, and deltas
+        and errors depend on the budget and on the number of Gaussian statistics."""
+        for first in range(0, len(self._rows), _RANGE_ROWS):
+            last = min(first + _RANGE_ROWS, len(self._rows)) - 1
+            self.dataChanged.emit(self.index(first, _PLAN_WIDE[0]), self.index(last, _PLAN_WIDE[-1]))
 
     # -- cell helpers ---------------------------------------------------------------------------
     @staticmethod

@@ -117,7 +117,7 @@ def test_the_windows_first_paint_shows_every_number(qtbot, monkeypatch):
     from dpplanner.gui.table_columns import ColumnFitter
 
     monkeypatch.setattr(app, "engine_in_process", lambda: False)
-    monkeypatch.setattr(ColumnFitter, "fit", lambda self: None)
+    monkeypatch.setattr(ColumnFitter, "fit", lambda self, columns=None: None)
     window = app.start()
     qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
     seen = []

@@ -1,0 +1,91 @@
+"""What the statistics table draws again after an edit: the cells it changed, no more. An ε_i typed
+with redistribution moves every epsilon, delta and error, and the edited row's pin; the names,
+kinds and noises of the other rows stay as drawn, and a column is measured again only where its
+cells changed. A paint of what did not change asks the plan for nothing."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtTest import QTest
+
+from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
+from dpplanner.model import files
+from dpplanner.model.examples import example_path
+from keys import handle_posted_events, open_cell, retype, wait_idle
+
+
+
+@pytest.fixture
+def opened(qtbot, tmp_path):
+    """The window on synthetic-100 (redistributing), settled and painted."""
+    from dpplanner.gui.main_window import MainWindow
+    from dpplanner.gui.settings import Settings
+
+    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
+    window = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
+    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    window.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
+    wait_idle(qtbot, window)
+    handle_posted_events()
+    return window
+
+
+def _free_row(window) -> int:
+    return next(r for r, s in enumerate(window.plan) if not s.held and r > 2)
+
+
+def _type_epsilon(qtbot, window, row: int, factor: float = 1.05) -> None:
+    editor = open_cell(window, row, "epsilon")
+    retype(editor, repr(window.plan[row].epsilon * factor))
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    handle_posted_events()
+
+
+def test_a_typed_epsilon_once_redistributed_redraws_the_numbers_only(qtbot, opened, monkeypatch):
+    model = opened.statistics_panel.model
+    row = _free_row(opened)
+    # Typed once uncounted: the pin, and columns a digit wider (which moves every cell) come now.
+    _type_epsilon(qtbot, opened, row)
+    assert opened.plan[row].held
+    drawn: list[tuple[int, int]] = []
+    real = StatisticsTableModel.multiData
+    monkeypatch.setattr(model, "multiData", lambda index, roles:
+                        drawn.append((index.row(), index.column())) or real(model, index, roles))
+    # (closing the cell's editor gives the table the focus back: Qt draws it all again then)
+    opened.plan.subscribe(lambda _event: drawn.clear())
+    _type_epsilon(qtbot, opened, row, 1 / 1.05)
+    kept = {COLUMN_INDEX[k] for k in ("name", "kind", "mechanism")}
+    others = {(r, c) for r, c in drawn if c in kept and r != row}
+    assert not others, f"cells that did not change were drawn again: {sorted(others)[:5]}"
+    assert len({r for r, c in drawn if c == COLUMN_INDEX["error"]}) > 10   # every error on screen
+
+
+def test_a_paint_of_what_did_not_change_asks_the_plan_for_nothing(qtbot, opened, monkeypatch):
+    model = opened.statistics_panel.model
+    asked = Counter()
+    real = StatisticsTableModel._data
+    monkeypatch.setattr(model, "_data", lambda row, stat, key, role: asked.update([key]) or
+                        real(model, row, stat, key, role))
+    opened.statistics_panel.view.viewport().repaint()
+    assert not asked
+    _type_epsilon(qtbot, opened, _free_row(opened))
+    assert asked["error"] > 10                  # (counted where the plan changed)
+
+
+def test_a_typed_epsilon_measures_only_the_columns_it_changed(qtbot, opened, monkeypatch):
+    fitter = opened.statistics_panel.columns
+    measured = Counter()
+    real = fitter._texts
+    monkeypatch.setattr(fitter, "_texts",
+                        lambda column, rows: measured.update([column]) or real(column, rows))
+    _type_epsilon(qtbot, opened, _free_row(opened))
+    assert measured[COLUMN_INDEX["error"]] >= 1
+    for key in ("name", "mechanism"):
+        assert not measured[COLUMN_INDEX[key]], f"the {key} column was measured again"
