@@ -29,7 +29,7 @@ from .errors import BudgetError
 from .mechanisms.zcdp import cks_epsilon
 from .optimal import deadline as clock
 from .optimal.deadline import with_limit
-from .scale_search import AIM, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
+from .scale_search import AIM, NEAR, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
@@ -56,6 +56,13 @@ def _scale_now(eps: np.ndarray, w: np.ndarray, free: np.ndarray) -> float:
         if np.array_equal(t * w[free], eps[free]):
             return t
     return mean
+
+
+def _pinned_as_free(t0: float, eps: np.ndarray, weights: list, held: np.ndarray) -> bool:
+    """Whether a held query has the epsilon it would have free at scale t0 (pinned as it was)."""
+    numbers = (int, float, np.integer, np.floating)
+    return any(isinstance(weights[i], numbers) and not isinstance(weights[i], bool)
+               and t0 * float(weights[i]) == eps[i] for i in np.flatnonzero(held).tolist())
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     if not free.any():
         raise BudgetError("no query is free to receive budget: every query is held; release at least one",
                           held_indices=tuple(int(i) for i in np.flatnonzero(held_mask)))
+    weights = list(weights)
     w = _weights(weights, free)
     asked = [0]     # compositions so far (the progress shown)
     # A free discrete (OpenDP) release is never given less than the least epsilon its noise is
@@ -202,12 +210,15 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         return mixed if math.isfinite(mixed) and mixed > 0 else share
 
     search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend)
+    # pld lays its lattice under the releases: the search starts OFF below the plan's own scale
+    own = None if registry_entry(theorem).generic else \
+        NEAR if _pinned_as_free(t0, plan.eps, weights, held_mask) else 0.0
     try:
-        t = search.scale(coarse, t0)
+        t = search.scale(coarse, t0, own=own)
     except BudgetError:
         if coarse == eta:
             raise
-        coarse, t = eta, search.scale(eta, t0)    # the held queries fit only at the finer eta
+        coarse, t = eta, search.scale(eta, t0, own=own)    # the held queries fit only at the finer eta
     if coarse > eta and not 0 <= epsilon_g - composed(t, eta).epsilon < WASTE * epsilon_g \
             and not (limited and clock.now() > deadline.end):
         t = search.scale(eta, t, slope_near(totals, t, coarse))
