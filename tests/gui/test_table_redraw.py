@@ -64,7 +64,8 @@ def test_a_typed_epsilon_once_redistributed_redraws_the_numbers_only(qtbot, open
     kept = {COLUMN_INDEX[k] for k in ("name", "kind", "mechanism")}
     others = {(r, c) for r, c in drawn if c in kept and r != row}
     assert not others, f"cells that did not change were drawn again: {sorted(others)[:5]}"
-    assert len({r for r, c in drawn if c == COLUMN_INDEX["error"]}) > 10   # every error on screen
+    for key in ("epsilon", "delta", "error"):       # every redistributed number on screen
+        assert len({r for r, c in drawn if c == COLUMN_INDEX[key]}) > 10, f"the {key} column"
 
 
 def test_a_paint_of_what_did_not_change_asks_the_plan_for_nothing(qtbot, opened, monkeypatch):
