@@ -114,20 +114,23 @@ SPAN = 0.25
 
 def _per_call(fn, cold=None):
     """As ``_clock``, per call of ``fn`` called back to back for at least SPAN seconds of its own
-    (``cold`` before each call, not timed)."""
+    (``cold`` before each call, not timed); then the wall time of the first call alone (the one
+    right after the pause, as the protocol before SPAN timed every call)."""
     time.sleep(0.3)
-    calls, wall, cpu, out = 0, 0.0, 0.0, None
+    calls, wall, cpu, out, first = 0, 0.0, 0.0, None, None
     while wall < SPAN:
         if cold is not None:
             cold()
         w0, c0 = time.perf_counter(), time.process_time()
         out = fn()
         calls, wall, cpu = calls + 1, wall + time.perf_counter() - w0, cpu + time.process_time() - c0
-    return out, wall / calls, cpu / calls
+        first = wall if first is None else first
+    return out, wall / calls, cpu / calls, first
 
 
 def alternate(releases, mult, repeat: int, eta: float):
-    """(ours, peer) each (result, median wall s, median CPU s) per call, run alternately."""
+    """(ours, peer) each (result, median wall s, median CPU s) per call, then the median wall s of
+    the first call after each pause; run alternately."""
     ours, peer = [], []
     for _ in range(repeat):
         ours.append(_per_call(lambda: compose_mechanisms(releases, DELTA_G, eta=eta, multiplicities=mult), forget))
@@ -135,8 +138,7 @@ def alternate(releases, mult, repeat: int, eta: float):
             peer.append(_per_call(lambda: peer_epsilon(releases, mult)))
 
     def summary(runs):
-        return (runs[-1][0], statistics.median(r[1] for r in runs), statistics.median(r[2] for r in runs)) \
-            if runs else None
+        return (runs[-1][0], *(statistics.median(r[i] for r in runs) for i in (1, 2, 3))) if runs else None
     return summary(ours), summary(peer)
 
 
@@ -154,21 +156,22 @@ def busy_loops(n: int = 2):
 
 
 def compare(label: str, releases, mult, repeat: int, need: float, load: str, eta: float) -> None:
-    (r, wall, cpu), peer = alternate(releases, mult, repeat, eta)
+    (r, wall, cpu, first), peer = alternate(releases, mult, repeat, eta)
     width = r.epsilon - r.epsilon_lower
     line = f"{label:<34} {load:<7} eta {eta:g} ours [{r.epsilon_lower:.5f}, {r.epsilon:.5f}] " \
            f"{wall * 1000:8.0f} ms wall {cpu * 1000:7.0f} ms CPU"
     if peer is None:
         print(line + "   (dp_accounting not installed)")
         return
-    eps, p_wall, p_cpu = peer
+    eps, p_wall, p_cpu, p_first = peer
+    after_pause = f"first call after each pause: ours {first * 1000:.0f} ms, {p_first / first:.1f}x"
     print(line + f" | dp_accounting {eps:.5f} {p_wall * 1000:7.0f} ms wall {p_cpu * 1000:7.0f} ms CPU | "
-          f"{p_wall / wall:5.1f}x wall, {p_cpu / cpu:5.1f}x CPU")
+          f"{p_wall / wall:5.1f}x wall, {p_cpu / cpu:5.1f}x CPU ({after_pause})")
     target(f"compose_mechanisms, {label}, {load}: >= {need:g}x dp_accounting CTD d = 1e-4 "
            "(wall, alternating, median) at equal or better tightness (ours at the coarsest eta of "
            f"{', '.join(f'{e:g}' for e in ETAS)} whose upper end <= its epsilon)",
            f"{p_wall / wall:.1f}x wall ({wall * 1000:.0f} ms; CPU {cpu * 1000:.0f} ms, {p_cpu / cpu:.1f}x), "
-           f"eta {eta:g}: upper {r.epsilon:.5f}, width {width:.1e}",
+           f"eta {eta:g}: upper {r.epsilon:.5f}, width {width:.1e} ({after_pause})",
            p_wall >= need * wall and r.epsilon <= eps and width <= eta,
            peer=f"{eps:.5f} in {p_wall * 1000:.0f} ms wall, {p_cpu * 1000:.0f} ms CPU")
 
