@@ -3,10 +3,11 @@ for the interpreter lock.
 
 The compute controller's worker thread stays the single place jobs run from; for job functions
 marked with ``@in_engine_process`` it hands the (picklable, immutable) request to one shared child
-process and waits on a pipe, which releases the lock. Progress comes back over the pipe;
-cancellation goes the other way through a shared integer the child's token polls. If the child
-dies it is started again and the job fails with a message. Frozen apps (PyInstaller) keep the
-thread: spawning children of a frozen executable needs launcher support this app does not have.
+process and waits on a pipe, which releases the lock. Progress and early answers (compute/early.py)
+come back over the pipe; cancellation goes the other way through a shared integer the child's
+token polls. If the child dies it is started again and the job fails with a message. Frozen apps
+(PyInstaller) keep the thread: spawning children of a frozen executable needs launcher support
+this app does not have.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import time
 from collections import Counter
 from typing import Any, Callable, Optional
 
+from dpplanner.compute import early
 from dpplanner.engine.types import CancelToken, Cancelled
 
 #: Seconds between two progress messages of one job (the pipe is cheap, the GUI is not).
@@ -141,7 +143,8 @@ def _child_main(conn, flag, parts, imports: tuple[str, ...] = ()) -> None:
             token.check()
 
         try:
-            result = fn(request, token, progress)
+            with early.to(lambda value: conn.send(("early", job_id, _unechoed(value, request)))):
+                result = fn(request, token, progress)
         except Cancelled:
             conn.send(("cancelled", job_id, None))
         except Exception as exc:  # noqa: BLE001 - sent to the window as a message
@@ -229,9 +232,10 @@ class EngineProcess:
             self._parts[part] = -job_id
             return True
 
-    def finish_claimed(self, job_id: int, token: CancelToken, progress: Callable[[float], None]) -> Any:
+    def finish_claimed(self, job_id: int, token: CancelToken, progress: Callable[[float], None],
+                       gave: Optional[Callable[[Any], None]] = None) -> Any:
         try:
-            return self._receive(job_id, token, progress)
+            return self._receive(job_id, token, progress, gave)
         finally:
             self._lock.release()
 
@@ -252,16 +256,18 @@ class EngineProcess:
         self._proc.start()
         child.close()
 
-    def run(self, fn: Callable, request: Any, token: CancelToken, progress: Callable[[float], None]) -> Any:
+    def run(self, fn: Callable, request: Any, token: CancelToken, progress: Callable[[float], None],
+            gave: Optional[Callable[[Any], None]] = None) -> Any:
         """``fn(request)`` in the child; Cancelled if ``token`` is cancelled before the answer is
-        collected (a job whose token is cancelled before it is sent is never sent)."""
+        collected (a job whose token is cancelled before it is sent is never sent). Its early
+        answers (compute/early.py) go to ``gave`` (None: dropped)."""
         while not self._started.wait(timeout=0.01):
             token.check()           # not started yet; the job may be cancelled meanwhile
         while not self._lock.acquire(timeout=0.01):
             token.check()           # another window's job is running; ours may be cancelled first
         try:
             token.check()
-            return self._receive(self._send(fn, request), token, progress)
+            return self._receive(self._send(fn, request), token, progress, gave)
         finally:
             self._lock.release()
 
@@ -275,7 +281,7 @@ class EngineProcess:
             raise JobFailed("the engine process stopped unexpectedly; it was restarted", False) from None
         return self._ids
 
-    def _receive(self, job_id, token, progress):
+    def _receive(self, job_id, token, progress, gave):
         cancel_sent = False
         while True:
             if token.cancelled and not cancel_sent:     # first: the child checks before it starts
@@ -299,17 +305,24 @@ class EngineProcess:
                     except Cancelled:
                         pass            # the next pass tells the child; its answer ends the job
                     continue
+                if kind == "early":
+                    if gave is not None and not token.cancelled:
+                        gave(self._echoed(payload))
+                    continue
                 if kind == "cancelled" or (kind == "result" and token.cancelled):
                     raise Cancelled("computation cancelled")
                 if kind == "result":
-                    if isinstance(getattr(payload, "request", None), _Echo):
-                        payload = dataclasses.replace(payload, request=self._request)
-                    return payload
+                    return self._echoed(payload)
                 text, value_error = payload
                 raise JobFailed(text, value_error)
             if not self._proc.is_alive():
                 self._restart()
                 raise JobFailed("the engine process stopped unexpectedly; it was restarted", False)
+
+    def _echoed(self, payload: Any) -> Any:
+        if isinstance(getattr(payload, "request", None), _Echo):
+            return dataclasses.replace(payload, request=self._request)
+        return payload
 
     def _restart(self) -> None:
         self.close()

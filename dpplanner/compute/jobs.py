@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from dpplanner import engine
-from dpplanner.compute import answered, engine_process
+from dpplanner.compute import answered, early, engine_process
 from dpplanner.compute.handover import FAILED, hand_over
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
@@ -299,6 +299,7 @@ class AllocateResult:
     request: AllocateRequest
     epsilons: Optional[tuple[float, ...]]           # None: refused
     evaluation: Optional[EvaluateResult]            # of ``statistics`` under the request's view
+    #                                                 (None in the early answer: still computing)
     refusal: Optional[str] = None                   # why not (pins that leave nothing, ...)
     held_indices: tuple[int, ...] = ()              # the pins to release, when that is why
     unspent_reason: Optional[str] = None            # why budget may be left unspent (the engine's words)
@@ -323,14 +324,17 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
                           progress=_part(progress, 0.0, 0.6))
     except PlanError as exc:        # an answer, not a failure: the edit is refused
         return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
+    answered.remember(request.owner, request.request_id, done.statistics)
+    shares = AllocateResult(request.request_id, request, tuple(s.epsilon for s in done.statistics), None,
+                            unspent_reason=done.unspent_reason)
+    # The shares go first: the window adopts and draws them while their totals are composed here.
+    early.give(shares)
     # The totals of the rebalanced state come back with it: the window needs no second trip.
     evaluation = evaluate(evaluation_request(composition_inputs(request.budget, done.statistics),
                                              request.view),
                           cancel, _part(progress, 0.6, 1.0),
                           total_known=engine.theorem(request.budget.theorem).remembers_total)
-    answered.remember(request.owner, request.request_id, done.statistics)
-    return AllocateResult(request.request_id, request, tuple(s.epsilon for s in done.statistics), evaluation,
-                          unspent_reason=done.unspent_reason)
+    return replace(shares, evaluation=evaluation)
 
 
 def _not_cancelled(cancel: Optional[CancelToken]) -> None:

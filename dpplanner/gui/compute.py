@@ -7,7 +7,8 @@ stamps a fresh id on the request, cancels whatever is still running or queued on
 (through the engine's ``CancelToken``), and runs the job on its single worker thread. Results whose
 id is no longer the newest of their channel are dropped - ids alone decide staleness, so the order
 in which jobs finish never matters. Exceptions in ``fn`` reach ``Handlers.failed``; the worker
-keeps running.
+keeps running. A job's early answer (compute/early.py) reaches ``Handlers.early``; the job may then
+go on as another channel's (``hand_on``).
 
 A job for the engine process that is submitted while the worker has nothing to do is sent to that
 process at once, from the submitting thread; the worker only collects its answer. Handed to the
@@ -28,6 +29,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
+from dpplanner.compute import early
 from dpplanner.engine.types import CancelToken, Cancelled
 from dpplanner.compute.engine_process import EngineProcess, JobFailed
 
@@ -49,11 +51,12 @@ class Handlers:
     result: Callable[[Any], None]
     failed: Callable[[str], None] = _ignore
     cancelled: Callable[[], None] = _ignore
+    early: Callable[[Any], None] = _ignore
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Job:
-    channel: str
+    channel: str                    # (these two change when the job goes on as another channel's)
     request: Any
     fn: ComputeFn
     token: CancelToken
@@ -74,6 +77,7 @@ class _Worker(QObject):
     failed = Signal(object, str)           # Job, message
     cancelled = Signal(object)             # Job
     progressed = Signal(object, float)     # Job, fraction
+    gave = Signal(object, object)          # Job, early answer
 
     def __init__(self, engine_process: EngineProcess | None = None) -> None:
         super().__init__()
@@ -94,16 +98,20 @@ class _Worker(QObject):
                 self.progressed.emit(job, float(fraction))
             job.token.check()
 
+        def gave(value: Any) -> None:
+            self.gave.emit(job, value)
+
         try:
             if job.sent is not None:        # (a cancelled one too: its answer ends the claim)
                 try:
-                    result = self.engine_process.finish_claimed(job.sent, job.token, progress)
+                    result = self.engine_process.finish_claimed(job.sent, job.token, progress, gave)
                 finally:
                     job.collected.set()
             elif self.engine_process is not None and getattr(job.fn, "in_engine_process", False):
-                result = self.engine_process.run(job.fn, job.request, job.token, progress)
+                result = self.engine_process.run(job.fn, job.request, job.token, progress, gave)
             else:
-                result = job.fn(job.request, job.token, progress)
+                with early.to(gave):
+                    result = job.fn(job.request, job.token, progress)
         except Cancelled:
             self.cancelled.emit(job)
         except JobFailed as exc:            # already worded by the engine process
@@ -152,6 +160,7 @@ class ComputeController(QObject):
         self._worker.failed.connect(self._on_failed)
         self._worker.cancelled.connect(self._on_cancelled)
         self._worker.progressed.connect(self._on_progress)
+        self._worker.gave.connect(self._on_early)
         # No lower priority (nice) for the engine: on a busy machine it halves the engine's
         # share of the CPU (measured: allocation 0.9 s -> 1.8 s), while the GUI thread's stalls
         # come from the GIL, not from the scheduler.
@@ -216,6 +225,20 @@ class ComputeController(QObject):
                 if notify:
                     job.handlers.cancelled()
         self._update_busy()
+
+    def hand_on(self, channel: str, to: str, handlers: Handlers) -> bool:
+        """The job running on ``channel`` (after its early answer) goes on as ``to``'s: a new
+        request on ``channel`` no longer supersedes it, one on ``to`` does, and its outcome goes
+        to ``handlers``; what ``to`` ran or had waiting is dropped. False if none runs."""
+        job = self._active.pop(channel, None)
+        if job is None:
+            return False
+        self._stop(to, notify=False)
+        job.channel, job.handlers = to, handlers
+        self._active[to] = job
+        self._latest[to] = job.request_id
+        self._update_busy()
+        return True
 
     def is_busy(self, channel: str | None = None) -> bool:
         if channel is None:
@@ -310,6 +333,11 @@ class ComputeController(QObject):
         self._done(job)
         if current:
             job.handlers.cancelled()
+
+    @Slot(object, object)
+    def _on_early(self, job: Job, value: Any) -> None:
+        if self._is_current(job):
+            job.handlers.early(value)
 
     @Slot(object, float)
     def _on_progress(self, job: Job, fraction: float) -> None:

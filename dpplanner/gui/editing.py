@@ -8,9 +8,10 @@ One edit is one validation, one plan event and one worker trip:
    evaluation of the new state is the one worker trip.
 3. With redistribution the trial goes to the compute worker in one ``allocate`` job: the pin
    check, ``engine.allocate`` and the evaluation of the rebalanced state. Nothing composes on the
-   GUI thread, and the plan does not change until the answer is back: then the trial takes the
-   new epsilons, the plan adopts it (one event), and the evaluation that came with it is shown
-   without another trip. Pins that leave nothing are refused then, with the plan unchanged.
+   GUI thread, and the plan does not change until the new epsilons are back (an early answer,
+   compute/early.py): then the trial takes them and the plan adopts it (one event), drawn while
+   the same job composes their totals for the evaluation (no second trip). Pins that leave
+   nothing are refused then, with the plan unchanged.
 
 The plan never overspends (GUIDE.md): with redistribution on, every state the plan takes from an
 edit is one the allocation balanced (``_conclude`` is the one place that decides between adopting
@@ -22,7 +23,7 @@ makes none of the edits waiting for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from PySide6.QtCore import QObject, Signal
@@ -44,10 +45,12 @@ ALLOCATE = "allocate"
 @dataclass(frozen=True)
 class Precomputed:
     """A redistribution's answer: the state the plan takes next, (budget, statistics, view), and
-    the evaluation of that state computed with it."""
+    its evaluation; None while the job computes it: ``follow(channel, handlers)`` makes the job
+    ``channel``'s, its evaluation going to ``handlers`` (ComputeController.hand_on)."""
 
     state: tuple
-    evaluation: jobs.EvaluateResult
+    evaluation: Optional[jobs.EvaluateResult]
+    follow: Callable[[str, Handlers], bool] = lambda _channel, _handlers: False
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,8 @@ class PlanEditor(QObject):
         request = jobs.AllocateRequest(trial.budget, trial.statistics, self.view(), owner=self._owner,
                                        base=self._answered)
         self.controller.submit(ALLOCATE, self.allocate_fn, request,
-                               Handlers(self._on_allocated, self._on_failed, self._on_cancelled))
+                               Handlers(self._on_allocated, self._on_failed, self._on_cancelled,
+                                        self._on_allocated))
         if announce:        # (after the job left: the status bar and actions need not go first)
             self.redistributing.emit(True)
 
@@ -358,7 +362,13 @@ class PlanEditor(QObject):
         self.controller.discard(ALLOCATE)
         self._take_pending()
 
-    def _on_allocated(self, result: jobs.AllocateResult) -> None:
+    def _follow(self, channel: str, handlers: Handlers) -> bool:
+        return self.controller.hand_on(ALLOCATE, channel, replace(
+            handlers, result=lambda result: handlers.result(result.evaluation)))
+
+    def _on_allocated(self, result: jobs.AllocateResult) -> None:     # (early or whole)
+        if self._pending is None:       # its early answer was adopted, its evaluation not followed
+            return
         if result.resend:       # the answer it built on is gone there (answered.py): sent whole
             self._answered = None
             return self._conclude(self._pending)
@@ -379,7 +389,7 @@ class PlanEditor(QObject):
             # (the trial's own statistics, which the plan is about to hold: a view that compares
             # the plan's state with this one finds the same objects, not 1000 equal ones)
             self.precomputed.emit(Precomputed((trial.budget, trial.statistics, result.request.view),
-                                              result.evaluation))
+                                              result.evaluation, self._follow))
             self._adopt(trial, pending.text)
             if added is not None and added[0] is trial:
                 self.placed.emit(added[1])

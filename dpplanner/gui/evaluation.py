@@ -1,13 +1,14 @@
 """Keeping the derived views current: totals, cost curve and privacy profile from the worker.
 
 After every plan change the totals and the cost-vs-k curve are recomputed on the compute worker
-(one ``evaluate`` job, debounced) - unless the edit's redistribution already brought them back
-(``PlanEditor.precomputed``). The job is given the plan's state (budget, statistics, view) and
-builds the engine's request itself (``jobs.PlanEvaluation``): on a large plan that takes tens of
-milliseconds, which the GUI thread does not spend; a state is compared with the one shown as it is. The slower privacy profile follows as its own job once edits pause
-and only while its tab is shown. Results are applied here, to the results panel, the budget bar and
-the plots; request ids alone decide whether a result is still wanted (a plan change cancels the
-jobs it makes stale). The window only wires.
+(one ``evaluate`` job, debounced) - unless the edit's redistribution brings them
+(``PlanEditor.precomputed``: with its answer, or after it from the same job, which then runs as
+ours). The job is given the plan's state (budget, statistics, view) and builds the engine's
+request itself (``jobs.PlanEvaluation``): on a large plan that takes tens of milliseconds, which
+the GUI thread does not spend; a state is compared with the one shown as it is. The slower privacy
+profile follows as its own job once edits pause and only while its tab is shown. Results are
+applied here, to the results panel, the budget bar and the plots; request ids alone decide whether
+a result is still wanted (a plan change cancels the jobs it makes stale). The window only wires.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Evaluation(QObject):
         self._current = False
         self._shown_state: Optional[tuple] = None       # (budget, statistics, view) of last_result
         self._prepared: Optional[tuple[tuple, jobs.EvaluateResult]] = None
+        self._awaited: Optional[tuple] = None   # the state a redistribution's job evaluates for us
         self._profile_wanted = None
         self._profile_delay = QTimer(self)
         self._profile_delay.setSingleShot(True)
@@ -92,6 +94,7 @@ class Evaluation(QObject):
 
     def schedule(self) -> None:
         if not len(self.plan):
+            self._awaited = None
             self.controller.discard(EVALUATE)
             self.controller.discard(PROFILE)
             self.last_result = None
@@ -103,6 +106,11 @@ class Evaluation(QObject):
             return
         # Equal states give equal requests (the request is a function of the state alone).
         state = (self.plan.budget, self.plan.statistics, self.view())
+        if self._awaited is not None:
+            if self._awaited == state and self.controller.is_busy(EVALUATE):
+                return                          # on its way
+            self._awaited = None
+            self.controller.discard(EVALUATE)   # for another state
         prepared, self._prepared = self._prepared, None
         if prepared is not None and prepared[0] == state:
             self.controller.discard(EVALUATE)   # anything running is for an older state
@@ -117,9 +125,15 @@ class Evaluation(QObject):
                                           self._on_cancelled))
 
     def _prepare(self, precomputed: Precomputed) -> None:
-        self._prepared = (precomputed.state, precomputed.evaluation)
+        state = precomputed.state
+        if precomputed.evaluation is not None:
+            self._prepared = (state, precomputed.evaluation)
+        elif precomputed.follow(EVALUATE, Handlers(lambda result: self._apply(result, state),
+                                                   self._on_failed, self._on_cancelled)):
+            self._awaited = state
 
     def _apply(self, result: jobs.EvaluateResult, state: tuple) -> None:
+        self._awaited = None
         self.last_result = result
         self._shown_state = state
         self._current = True
@@ -164,10 +178,12 @@ class Evaluation(QObject):
         self.message.emit(f"The privacy profile could not be computed: {message}", 10000, True)
 
     def _on_failed(self, message: str) -> None:
+        self._awaited = None
         self.results_panel.set_stale(f"The computation failed: {message}")
         self.message.emit(f"The computation failed: {message}", 15000, True)
         self.evaluationFailed.emit(message)
 
     def _on_cancelled(self) -> None:
+        self._awaited = None
         self.results_panel.set_stale("Cancelled: the totals shown are from before the last edit.")
         self.message.emit("Computation cancelled.", 5000, False)

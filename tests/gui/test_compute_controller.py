@@ -262,11 +262,11 @@ class InlineProcess:
         self._answers[len(self._answers)] = fn(request, None, lambda f: None)
         return len(self._answers) - 1
 
-    def finish_claimed(self, job_id, token, progress):
+    def finish_claimed(self, job_id, token, progress, gave):
         self.collected_in.append(threading.current_thread())
         return self._answers.pop(job_id)
 
-    def run(self, fn, request, token, progress):
+    def run(self, fn, request, token, progress, gave):
         self.collected_in.append(threading.current_thread())
         return fn(request, token, progress)
 
@@ -308,3 +308,47 @@ def test_an_engine_job_submitted_while_the_worker_is_busy_waits_its_turn(qtbot, 
     finally:
         engine.release.set()
         ctl.shutdown()
+
+
+def test_a_job_handed_on_after_its_early_answer_belongs_to_the_other_channel(qtbot, controller):
+    """After its early answer a job goes on as another channel's: a new request on its own channel
+    no longer supersedes it (it waits its turn), one on the other channel does, and its outcome goes
+    to the other channel's handlers."""
+    from dpplanner.compute import early
+
+    heard: list = []
+
+    def handed_on(value) -> None:
+        heard.append(value)
+        assert controller.hand_on("allocate", "evaluate", Handlers(
+            lambda result: heard.append(("evaluate got", result)), cancelled=lambda: heard.append("cancelled")))
+
+    release = threading.Event()
+
+    def held(request, cancel, progress):
+        early.give(("early", request.value))
+        while not release.wait(0.005):
+            progress(0.5)
+        return ("whole", request.value)
+
+    controller.submit("allocate", held, FakeRequest(1),
+                      Handlers(lambda result: heard.append(("allocate got", result)), early=handed_on))
+    qtbot.waitUntil(lambda: heard == [("early", 1)])
+    assert controller.is_busy("evaluate") and not controller.is_busy("allocate")
+    # a new allocation does not stop it: it runs after it
+    controller.submit("allocate", lambda r, c, p: ("whole", r.value), FakeRequest(3),
+                      Handlers(lambda result: heard.append(("allocate got", result))))
+    release.set()
+    qtbot.waitUntil(lambda: not controller.is_busy())
+    assert heard == [("early", 1), ("evaluate got", ("whole", 1)), ("allocate got", ("whole", 3))]
+    # a new request on the channel it went on as supersedes it
+    heard.clear()
+    release.clear()
+    controller.submit("allocate", held, FakeRequest(4),
+                      Handlers(lambda result: heard.append(("allocate got", result)), early=handed_on))
+    qtbot.waitUntil(lambda: heard == [("early", 4)])
+    controller.submit("evaluate", lambda r, c, p: ("fresh", r.value), FakeRequest(5),
+                      Handlers(lambda result: heard.append(("evaluate got", result))))
+    qtbot.waitUntil(lambda: not controller.is_busy())
+    drain(qtbot, controller)
+    assert heard == [("early", 4), ("evaluate got", ("fresh", 5))]

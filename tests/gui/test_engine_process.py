@@ -406,6 +406,18 @@ def test_a_result_holding_its_request_gets_the_callers_own_back(process, small_p
     assert allocated.request is request and allocated.evaluation.request.k == small_plan().k
 
 
+def test_an_allocation_answers_its_epsilons_before_their_evaluation(process, small_plan):
+    """Through the pipe, before the job's result: the redistributed epsilons without their
+    evaluation (the window draws them meanwhile), holding the caller's own request."""
+    plan = small_plan()
+    request = jobs.AllocateRequest(plan.budget, plan.statistics, CurveView("prefix", None, 5, -1))
+    early: list = []
+    allocated = process.run(jobs.allocate, request, engine.CancelToken(), lambda _f: None, early.append)
+    assert len(early) == 1 and early[0].evaluation is None and early[0].request is request
+    assert early[0].epsilons == allocated.epsilons
+    assert allocated.evaluation.request.epsilons == allocated.epsilons
+
+
 def test_engine_jobs_queued_behind_a_busy_worker_are_all_answered(qtbot, process):
     """An engine job that waits for the worker is not overtaken by one sent on submit: that one's
     claim would hold the process, and only the worker (busy with the first) could end it."""
