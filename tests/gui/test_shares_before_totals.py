@@ -83,3 +83,17 @@ def test_an_edit_while_the_totals_are_computed_waits_for_them(qtbot, window, tot
     wait_idle(qtbot, window)
     assert window.plan[0].epsilon == 0.0625 and window.plan[1].epsilon == 0.125
     assert shown == [first, window.plan.composition_inputs().epsilons]
+
+
+def test_totals_that_fail_after_the_shares_were_adopted_leave_the_edit_made(qtbot, window, monkeypatch):
+    """The redistribution succeeded: the edit stays, and the failed totals are said as such."""
+    def failing(request, cancel, progress, **kwargs):
+        raise RuntimeError("the totals broke")
+
+    monkeypatch.setattr(jobs, "evaluate", failing)
+    type_epsilon(window, 1, "0.125")
+    wait_idle(qtbot, window)
+    assert window.plan[1].epsilon == 0.125 and window.editor.undo_stack.count() == 1
+    assert "The computation failed" in window.status.label.text()
+    assert "the totals broke" in window.status.label.text()
+    assert not window.evaluation.result_is_current(window.evaluation.last_result)
