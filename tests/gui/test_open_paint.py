@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QEvent, QObject, QSettings, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QTableView
 
 from dpplanner.gui.table_model import COLUMN_INDEX, COLUMNS
@@ -55,6 +55,30 @@ def test_a_plan_opened_again_shows_its_error_bounds_on_screen(qtbot, shown):
     gaussian = next(r for r, s in enumerate(shown.plan) if s.mechanism.value == "gaussian")
     for row, key in ((0, "error"), (gaussian, "delta")):
         assert _colours(_on_screen(shown, row, key)) > 1, f"row {row + 1}'s {key} is not drawn"
+
+
+def test_an_opened_plan_is_drawn_in_the_table_a_turn_after_the_rest_of_the_window(qtbot, shown):
+    """Opening a plan redraws most of the window on its turn of the event loop; the table, whose
+    first paint is the longest part of that, is drawn on a turn of its own after it."""
+    from keys import handle_posted_events, wait_idle
+
+    painted = []
+
+    class Watch(QObject):
+        def eventFilter(self, watched, event) -> bool:  # noqa: N802  (Qt's name)
+            if event.type() == QEvent.Type.Paint:
+                painted.append(watched)
+            return False
+
+    viewport, watch = shown.statistics_panel.view.viewport(), Watch()
+    viewport.installEventFilter(watch)
+    shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
+    QApplication.sendPostedEvents()         # the opening's own turn: what it posted, its repaint
+    assert painted == []
+    wait_idle(qtbot, shown)
+    handle_posted_events()
+    assert viewport in painted
+    assert shown.statistics_panel.model.index(0, COLUMN_INDEX["error"]).data()
 
 
 def test_the_drawn_cells_carry_the_models_values(qtbot, shown):
