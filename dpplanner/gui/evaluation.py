@@ -26,6 +26,7 @@ from dpplanner.gui.plots import CostPlot, ProfilePlot
 from dpplanner.gui.results_panel import ResultsPanel
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.statistics_panel import StatisticsPanel
+from dpplanner.gui.status import PROGRESS_DELAY_MS
 from dpplanner.model.requests import CurveView
 
 EVALUATE = "evaluate"
@@ -36,6 +37,8 @@ PROFILE_DELAY_MS = 300
 
 #: How a status message about a failed part of the computation begins (and is recognised by).
 PARTLY_FAILED = "Part of the computation failed - "
+#: The results panel's note while the totals it shows are those of the plan before an edit.
+COMPUTING = "Computing the totals of the plan as it is now: those shown are from before the last edit."
 
 
 class Evaluation(QObject):
@@ -76,6 +79,10 @@ class Evaluation(QObject):
         self._profile_delay.setSingleShot(True)
         self._profile_delay.setInterval(PROFILE_DELAY_MS)
         self._profile_delay.timeout.connect(self._start_profile)
+        # Totals that take longer than the progress bar's delay are greyed out meanwhile (sooner
+        # would flash on every quick edit): the table already shows the new epsilons.
+        self._stale_delay = QTimer(self, singleShot=True, interval=PROGRESS_DELAY_MS)
+        self._stale_delay.timeout.connect(self._grey_out)
         plots.currentChanged.connect(lambda _i: self._start_profile())
         editor.view = self.view
         editor.precomputed.connect(self._prepare)
@@ -86,6 +93,7 @@ class Evaluation(QObject):
 
     def plan_changed(self) -> None:
         self._current = False
+        self._stale_delay.start()
         self._profile_wanted = None
         self.controller.discard(PROFILE)    # out of date; it follows the next totals
 
@@ -99,6 +107,7 @@ class Evaluation(QObject):
             self.controller.discard(PROFILE)
             self.last_result = None
             self._current = False
+            self._stale_delay.stop()
             self.results_panel.set_results({}, None, "Add a statistic to see the totals.")
             self.cost_plot.clear()
             self.profile_plot.clear()
@@ -118,6 +127,8 @@ class Evaluation(QObject):
             return
         if self._current and self._shown_state == state:
             return                              # shown already: nothing to recompute
+        if self._current:
+            self._stale_delay.start()           # (a new view of the same plan)
         self._current = False
         request = jobs.PlanEvaluation(*state, evaluate=self.evaluate_fn)
         self.controller.schedule(EVALUATE, self._evaluate_plan, request,
@@ -134,6 +145,7 @@ class Evaluation(QObject):
 
     def _apply(self, result: jobs.EvaluateResult, state: tuple) -> None:
         self._awaited = None
+        self._stale_delay.stop()
         self.last_result = result
         self._shown_state = state
         self._current = True
@@ -160,6 +172,10 @@ class Evaluation(QObject):
             self.retracted.emit(PARTLY_FAILED)
         self.evaluated.emit(result)
 
+    def _grey_out(self) -> None:
+        if not self._current and self.last_result is not None:
+            self.results_panel.set_stale(COMPUTING)
+
     def _start_profile(self) -> None:
         if self._profile_wanted is None or self.plots.currentWidget() is not self.profile_plot:
             return
@@ -179,11 +195,13 @@ class Evaluation(QObject):
 
     def _on_failed(self, message: str) -> None:
         self._awaited = None
+        self._stale_delay.stop()
         self.results_panel.set_stale(f"The computation failed: {message}")
         self.message.emit(f"The computation failed: {message}", 15000, True)
         self.evaluationFailed.emit(message)
 
     def _on_cancelled(self) -> None:
         self._awaited = None
+        self._stale_delay.stop()
         self.results_panel.set_stale("Cancelled: the totals shown are from before the last edit.")
         self.message.emit("Computation cancelled.", 5000, False)

@@ -13,12 +13,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from dpplanner.compute import jobs
+from dpplanner.gui.evaluation import COMPUTING
 from keys import open_cell, retype, wait_idle
 
 
 @pytest.fixture
 def totals_gate(window, monkeypatch):
-    """The allocate job's evaluation waits until ``totals_gate.set()``; counts the evaluations."""
+    """Every evaluation (the allocate job's, and the window's own evaluate jobs) waits until
+    ``totals_gate.set()``; counts them."""
     event, real = threading.Event(), jobs.evaluate
     event.calls = []
 
@@ -29,6 +31,7 @@ def totals_gate(window, monkeypatch):
         return real(request, cancel, progress, **kwargs)
 
     monkeypatch.setattr(jobs, "evaluate", held)
+    monkeypatch.setattr(window.evaluation, "evaluate_fn", held)
     yield event
     event.set()
 
@@ -97,3 +100,21 @@ def test_totals_that_fail_after_the_shares_were_adopted_leave_the_edit_made(qtbo
     assert "The computation failed" in window.status.label.text()
     assert "the totals broke" in window.status.label.text()
     assert not window.evaluation.result_is_current(window.evaluation.last_result)
+
+
+def greyed(panel) -> bool:
+    table, grey = panel.table, panel.palette().placeholderText().color()
+    return all(table.item(r, c).foreground().color() == grey
+               for r in range(table.rowCount()) for c in range(table.columnCount()))
+
+
+def test_totals_still_coming_are_shown_greyed_out_as_those_of_the_plan_before(qtbot, window, totals_gate):
+    panel = window.results_panel
+    assert not greyed(panel)
+    type_epsilon(window, 1, "0.125")
+    qtbot.waitUntil(lambda: window.plan[1].epsilon == 0.125)
+    qtbot.waitUntil(lambda: panel.status.text() == COMPUTING)
+    assert greyed(panel) and not totals_gate.is_set()
+    totals_gate.set()
+    wait_idle(qtbot, window)
+    assert not greyed(panel) and panel.status.text() != COMPUTING
