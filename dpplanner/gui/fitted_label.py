@@ -154,6 +154,7 @@ class WrappingLabel(QLabel):
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(text, parent)
+        self._fitted: tuple = ()        # (text, format, width) the height was last fitted to
         self.setWordWrap(True)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self._fit_height()
@@ -169,7 +170,7 @@ class WrappingLabel(QLabel):
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() in (event.Type.FontChange, event.Type.StyleChange):
-            self._fit_height()
+            self._fit_height(again=True)
 
     def needed_height(self) -> int:
         """The height all the lines of the text need at the label's current width."""
@@ -184,7 +185,13 @@ class WrappingLabel(QLabel):
             if kept:
                 self.setMinimumHeight(kept)
 
-    def _fit_height(self) -> None:
+    def _fit_height(self, again: bool = False) -> None:
+        # Measuring lays the window out again (needed_height moves the minimum height and back):
+        # the same text set again at the same width (a result's note, every edit) is not measured.
+        fitted = (self.text(), self.textFormat(), self.width())
+        if fitted == self._fitted and not again:
+            return
+        self._fitted = fitted
         needed = self.needed_height() if self.width() > 1 else 0
         if needed != self.minimumHeight():
             self.setMinimumHeight(needed)

@@ -251,7 +251,7 @@ class MainWindow(QMainWindow):
 
     def _on_redistributing(self, active: bool) -> None:
         if active:
-            self.show_message(REDISTRIBUTING, 0)
+            self.status.show_pending(REDISTRIBUTING)     # if still redistributing after a moment
         else:
             self.status.retract(REDISTRIBUTING)     # but keep a refusal that replaced it
 

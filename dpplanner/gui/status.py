@@ -59,8 +59,14 @@ class StatusArea(QObject):
         self._progress_paint.setSingleShot(True)
         self._progress_paint.setInterval(PROGRESS_PAINT_MS)
         self._progress_paint.timeout.connect(self._paint_progress)
+        self._pending: Optional[str] = None         # show_pending's text, not shown yet
+        self._pending_delay = QTimer(self)
+        self._pending_delay.setSingleShot(True)
+        self._pending_delay.setInterval(PROGRESS_DELAY_MS)
+        self._pending_delay.timeout.connect(self._show_pending)
 
     def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
+        self._drop_pending()            # (a refusal shown meanwhile stays readable)
         self._showing_error = error and bool(text)
         self.label.setStyleSheet("color: #c0392b" if error else "")
         self.label.setText(text)
@@ -68,9 +74,27 @@ class StatusArea(QObject):
         if timeout_ms:
             self._message_timer.start(timeout_ms)
 
+    def show_pending(self, text: str) -> None:
+        """Show ``text`` (work under way, until retracted) if it is still under way after a
+        moment, as the progress bar: a redistribution of a few tens of ms flashed its message
+        and laid the status bar and the window out twice an edit (~2.5 ms of the GUI thread)."""
+        self._pending = text
+        self._pending_delay.start()
+
+    def _show_pending(self) -> None:
+        text, self._pending = self._pending, None
+        if text is not None:
+            self.show_message(text, 0)
+
+    def _drop_pending(self) -> None:
+        self._pending = None
+        self._pending_delay.stop()
+
     def retract(self, start: str) -> None:
-        """Clear the message if it (still) begins with ``start``; another one that replaced it
-        stays."""
+        """Clear the message if it (still) begins with ``start``, or drop it if not shown yet;
+        another one that replaced it stays."""
+        if self._pending is not None and self._pending.startswith(start):
+            self._drop_pending()
         if self.label.text().startswith(start):
             self._clear_message()
 
