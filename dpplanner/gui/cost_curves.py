@@ -2,8 +2,9 @@
 hidden and shown by a click on their legend entry.
 
 A part of ``CostPlot`` (gui/plots.py), kept apart from its framing, read-out and options. It
-draws on the plot's ``plot_item``, ``legend``, ``_theme`` and ``_ks`` (the k of the points
-drawn), and after a legend click emits its ``hiddenChanged`` and frames it again (``_frame``).
+draws on the plot's ``plot_item``, ``legend``, ``_theme``, ``_ks`` (the k of the points drawn)
+and ``_upper`` (each theorem's totals at them), and after a legend click emits its
+``hiddenChanged`` and frames it again (``_frame``).
 """
 
 from __future__ import annotations
@@ -69,6 +70,29 @@ class TheoremCurves:
         data units also on a log k axis (where the drawn coordinates are log10 k)."""
         x, y = self.items[name].getOriginalDataset()
         return np.asarray(x), np.asarray(y)
+
+    def _draw_curves(self) -> None:
+        """Draw ``_upper`` (theorem -> total ε at each of ``_ks``): a curve per theorem that applies
+        at some k. A curve drawn as it is already is not set again: a result that moved none (a
+        statistic renamed) sets no data (~0.3 ms a curve, and a repaint of it)."""
+        from dpplanner.gui.plot_common import finite_or_nan
+
+        for name in list(self.items):
+            if name not in self._upper:
+                self._remove_item(name)
+        for name, values in self._upper.items():
+            if np.all(np.isnan(values)):        # never applicable (kov on unequal queries)
+                if name in self.items:
+                    self._remove_item(name)
+                continue
+            item = self.items.get(name)
+            if item is None:
+                item = self._add_item(name)
+            drawn = finite_or_nan(values)
+            x, y = item.getOriginalDataset()
+            if x is None or not (np.array_equal(x, self._ks) and np.array_equal(y, drawn, equal_nan=True)):
+                item.setData(self._ks, drawn, connect="finite")
+            self._style_item(name, item)
 
     def _style_item(self, name: str, item, force: bool = False) -> None:
         from dpplanner.gui.plot_common import curve_pen

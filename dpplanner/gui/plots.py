@@ -158,6 +158,8 @@ class CostPlot(TheoremCurves, LazyCanvas):
 
     def set_repeat_statistic(self, name: str) -> None:
         """Name the statistic "repeat one query" repeats (the table's selection)."""
+        if name == self._repeat_name:
+            return          # (named again after every edit: a tooltip event and the axis looked at)
         self._repeat_name = name
         short = name if len(name) <= 24 else name[:23] + "…"
         self.repeat_button.setText(as_caption(f"repeat “{short}”") if name else "repeat one query")
@@ -169,24 +171,10 @@ class CostPlot(TheoremCurves, LazyCanvas):
     # -- data ---------------------------------------------------------------------------------
     def set_curve(self, curve, plan_k: int | None, epsilon_g: float | None) -> None:
         """Draw an engine Curve; ``plan_k`` and ``epsilon_g`` place the two marker lines."""
-        from dpplanner.gui.plot_common import finite_or_nan
-
         self.build_canvas()
         self._ks = np.asarray(curve.ks, dtype=float)
         self._upper = {name: np.asarray(values, dtype=float) for name, values in curve.upper.items()}
-        for name in list(self.items):
-            if name not in self._upper:
-                self._remove_item(name)
-        for name, values in self._upper.items():
-            if np.all(np.isnan(values)):        # never applicable (kov on unequal queries)
-                if name in self.items:
-                    self._remove_item(name)
-                continue
-            item = self.items.get(name)
-            if item is None:
-                item = self._add_item(name)
-            item.setData(self._ks, finite_or_nan(values), connect="finite")
-            self._style_item(name, item)
+        self._draw_curves()
         self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
         self.hover_line.hide()
         note = self._coincide_note()
@@ -198,9 +186,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._frame()
         # Painted on a turn of its own (gui/turns.py): the paint of eight curves and their axes
         # (~12 ms of the GUI thread) came right after the result's slot and the table's repaint,
-        # one ~40 ms stall while a large plan opened. The first turn: the curves are what an edit
-        # is watched on; the budget meter's turn (queued before it by the same result) and the
-        # relayout its sentence causes made them ~3 ms later.
+        # one ~40 ms stall while a large plan opened. The first turn: an edit is watched here.
         self._turns.later(self, self._paint_curves, first=True)
 
     def drawing(self) -> bool:
