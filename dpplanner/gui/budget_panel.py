@@ -268,35 +268,33 @@ class BudgetPanel(QGroupBox):
         return self._turns.pending(self)
 
     def _update_meter(self) -> None:
-        # QProgressBar.setValue repaints at once; with updates off, the three changes below are
-        # painted together with the rest of the window (an edit paid for two paints here)
-        self.meter.setUpdatesEnabled(False)
-        try:
-            self._fill_meter()
-        finally:
-            self.meter.setUpdatesEnabled(True)
-
-    def _fill_meter(self) -> None:
         b = self.editor.plan.budget
         comp = self._spent
         available = b.spendable_epsilon
         over = False
         if comp is None or not comp.applicable or math.isnan(comp.epsilon):
-            self.meter.setValue(0)
-            self.meter.setFormat("—")
+            value, text = 0, "—"
         else:
             # exactly: a total a hair over the budget is over it (the allocation never is)
             over = self.editor.plan.balance(comp.epsilon).over
             if comp.epsilon == math.inf:
-                self.meter.setValue(1000)
-                self.meter.setFormat(f"infeasible under {engine.theorem(comp.theorem).label}")
+                value, text = 1000, f"infeasible under {engine.theorem(comp.theorem).label}"
             else:
                 ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
-                self.meter.setValue(int(min(ratio, 1.0) * 1000))
-                self.meter.setFormat(
-                    f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
-                    f"({formatting.percent_of(comp.epsilon, available)}) under "
-                    f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
+                value = int(min(ratio, 1.0) * 1000)
+                text = (f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
+                        f"({formatting.percent_of(comp.epsilon, available)}) under "
+                        f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
+        if (value, text) != (self.meter.value(), self.meter.format()):
+            # QProgressBar.setValue repaints at once; with updates off, both changes are painted
+            # with the rest of the window (an edit paid for two paints here). The same reading
+            # (a redistributed plan spends all of ε_g, edit after edit) is not painted again.
+            self.meter.setUpdatesEnabled(False)
+            try:
+                self.meter.setValue(value)
+                self.meter.setFormat(text)
+            finally:
+                self.meter.setUpdatesEnabled(True)
         # Over budget: a red bar with white, centred text (a style sheet on the chunk alone
         # gave black text on dark red, top-aligned).
         if over != self._over:

@@ -418,3 +418,35 @@ def test_a_result_that_moves_no_curve_sets_no_data(plot, monkeypatch):
     plot.clear()                    # the curves go back to the spares with their data
     plot.set_curve(_curve(40, 1.1), 40, 1.0)
     assert len(sets) == 4 and all(item.isVisible() for item in plot.items.values())
+
+
+def test_the_budget_meter_is_painted_again_only_when_its_reading_changes(qtbot, window):
+    """A redistributed plan spends all of ε_g edit after edit: the same reading again is not
+    painted (turning the bar's updates back on repainted all of it)."""
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject
+
+    from keys import wait_idle
+
+    class Paints(QObject):
+        count = 0
+
+        def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
+            if event.type() == QEvent.Type.Paint:
+                self.count += 1
+            return False
+
+    window.show()
+    wait_idle(qtbot, window)
+    panel = window.budget_panel
+    result = window.evaluation.last_result
+    shown = panel.meter.format()
+    paints = Paints()
+    panel.meter.installEventFilter(paints)
+    panel.set_spent(result.totals[window.plan.budget.theorem], result.totals)
+    wait_idle(qtbot, window)
+    QCoreApplication.processEvents()
+    assert paints.count == 0 and panel.meter.format() == shown
+    panel.set_spent(None)
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: paints.count > 0)
+    assert panel.meter.format() == "—"
