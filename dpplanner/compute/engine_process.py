@@ -113,8 +113,12 @@ def _child_main(conn, flag, parts, imports: tuple[str, ...] = ()) -> None:
     global _in_child, _parts, _job_id
     _in_child = True
     _parts = parts
-    import dpplanner.engine  # noqa: F401 - warm up: the first job should not pay for imports
     import dpplanner.model  # noqa: F401
+    from dpplanner.engine import theorems
+
+    # Warm up: the first job should not pay for imports (the registry imports each theorem's
+    # mathematics at its first call, the model only the noise calibrations it is asked for).
+    theorems.import_mathematics()
     for name in imports:
         importlib.import_module(name)
 

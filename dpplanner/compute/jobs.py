@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
-import numpy as np
-
 from dpplanner import engine
 from dpplanner.compute import answered, early, engine_process
 from dpplanner.compute.handover import FAILED, hand_over
@@ -183,6 +181,8 @@ def _helper_half(job: _HelperJob, cancel: CancelToken, progress: Progress) -> _H
             engine_process.take_part(_OPTIMAL_CURVE):
         curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore)
         if curve is not None:       # (else the sender computes it, and says what went wrong)
+            import numpy as np      # here: the window imports this module before numpy is needed
+
             up, lo = curve.upper[OPTIMAL], curve.lower[OPTIMAL]
             optimal = (up, np.zeros_like(up) if lo is None else lo)
     if job.either and engine_process.take_part(_EITHER_CURVES):

@@ -10,35 +10,41 @@ docs/development/architecture.md, "Adding a theorem".
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from .advanced import advanced, advanced_epsilon
-from .basic import basic, basic_epsilon
-from .concurrent import concurrent
-from .filters import filter_composition, filter_epsilon
-from .kov import kov
-from .theorem_inputs import ComposeInputs, CurveInputs
-from .types import Composition
+if TYPE_CHECKING:
+    from .theorem_inputs import ComposeInputs, CurveInputs
+    from .types import Composition
 
 CurveArrays = tuple  # (upper, lower or None) or (upper, lower or None, notes): see the module doc
 
 
-def _noise_aware(name: str) -> Callable:
-    """engine.mechanisms' function ``name``, imported at its first call: the registry's words are
-    read without it (the window's first paint), and the noise-aware machinery imports scipy.fft."""
+_DEFERRED: set[str] = set()      # the modules of the theorems' mathematics
+
+
+def _deferred(module: str, name: str) -> Callable:
+    """Function ``name`` of the engine's ``module``, imported at its first call: the registry's
+    words are read without the mathematics (the window's first paint imports no theorem, and the
+    noise-aware machinery imports scipy.fft)."""
+    _DEFERRED.add(module)
 
     def call(*args, **kwargs):
-        from . import mechanisms
-
-        return getattr(mechanisms, name)(*args, **kwargs)
+        return getattr(importlib.import_module(module, __package__), name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
     return call
 
 
-pld_composition, pld_curve, zcdp_composition, zcdp_curve = map(
-    _noise_aware, ("pld_composition", "pld_curve", "zcdp_composition", "zcdp_curve"))
+advanced, advanced_epsilon = _deferred(".advanced", "advanced"), _deferred(".advanced", "advanced_epsilon")
+basic, basic_epsilon = _deferred(".basic", "basic"), _deferred(".basic", "basic_epsilon")
+concurrent, kov = _deferred(".concurrent", "concurrent"), _deferred(".kov", "kov")
+filter_composition = _deferred(".filters", "filter_composition")
+filter_epsilon = _deferred(".filters", "filter_epsilon")
+pld_composition, pld_curve, zcdp_composition, zcdp_curve = (
+    _deferred(".mechanisms", name)
+    for name in ("pld_composition", "pld_curve", "zcdp_composition", "zcdp_curve"))
 
 
 @dataclass(frozen=True)
@@ -287,6 +293,13 @@ PROFILE_THEOREM = "pld"
 THEOREMS: tuple[str, ...] = tuple(t.name for t in REGISTRY)
 #: The theorems redistribution can target.
 ALLOCATION_THEOREMS: tuple[str, ...] = tuple(t.name for t in REGISTRY if t.allocates)
+
+
+def import_mathematics() -> None:
+    """Import every theorem's mathematics now, not at its first call: in a process about to
+    compose (the engine process at its start)."""
+    for module in sorted(_DEFERRED):
+        importlib.import_module(module, __package__)
 
 
 def theorem(name: str) -> Theorem:

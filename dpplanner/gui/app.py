@@ -62,10 +62,11 @@ def engine_in_process() -> bool:
 
 @contextmanager
 def _one_blas_thread():
-    """While the window's modules are imported, numpy's and scipy's OpenBLAS start one thread,
-    not one per core: this process does no linear algebra (the engine process computes), and the
-    extra threads cost CPU at import (about 60 ms, spinning beside the start-up on a busy
-    machine). Processes started later (the engine process) get the environment as it was."""
+    """While the window's modules are imported and its first rows computed (their noise
+    calibrations import scipy), numpy's and scipy's OpenBLAS start one thread, not one per core:
+    this process does no linear algebra (the engine process computes), and the extra threads cost
+    CPU at import (about 60 ms, spinning beside the start-up on a busy machine). Processes started
+    later (the engine process) get the environment as it was."""
     before = os.environ.get(BLAS_THREADS)
     os.environ.setdefault(BLAS_THREADS, "1")
     try:
@@ -81,17 +82,19 @@ def start(plan_path: Optional[str] = None):
     make_application()
     from dpplanner.compute import engine_process
     from dpplanner.gui.lazy_canvas import after_first_paint
-    with _one_blas_thread():
-        from dpplanner.gui.main_window import MainWindow
-
     in_process = engine_in_process()
     # Made now, started after the first paint: on a busy machine a second interpreter importing
     # numpy and scipy would take turns with the window's own start-up. The first plan's jobs
     # wait for it (they would wait for its imports anyway).
     engine = engine_process.shared(start=False) if in_process else None
-    window = MainWindow(engine_in_process=in_process)
-    open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
-    window.statistics_panel.model.fill_first_paint()
+    with _one_blas_thread():
+        from dpplanner.gui.main_window import MainWindow
+
+        window = MainWindow(engine_in_process=in_process)
+        open_initial_plan(window, str(Path(plan_path)) if plan_path else None)
+        window.statistics_panel.model.fill_first_paint()
+        if len(window.plan):
+            window.statistics_panel.model.privacy(0)    # the first screenful, as its paint would
     if engine is not None:
         after_first_paint(window.statistics_panel.view.viewport(), engine.start)
         QTimer.singleShot(ENGINE_START_LATEST_MS, engine.start)

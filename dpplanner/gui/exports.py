@@ -10,8 +10,6 @@ from PySide6.QtWidgets import QFileDialog, QTabWidget, QWidget
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.inline_message import InlineMessage
-from dpplanner.model import csvio, report
-from dpplanner.release import ExportError, export_script
 
 
 class Exports(QObject):
@@ -54,6 +52,8 @@ class Exports(QObject):
             self.import_csv(name)
 
     def import_csv(self, path: str | Path) -> bool:
+        from dpplanner.model import csvio      # (the exports' modules: not at start-up)
+
         try:
             stats = csvio.load_csv(path, self.plan.budget)
         except (OSError, ValueError) as exc:
@@ -65,6 +65,8 @@ class Exports(QObject):
         name, _ = QFileDialog.getSaveFileName(self.window, "Export statistics to CSV",
                                               self.suggested(".csv"), "CSV files (*.csv)")
         if self._chosen(name):
+            from dpplanner.model import csvio
+
             self._export(lambda: csvio.save_csv(self.plan, name), name)
 
     def export_report_dialog(self) -> None:
@@ -81,6 +83,8 @@ class Exports(QObject):
             kwargs = dict(totals=last.totals, best=last.best)
             if last.request.curve_mode == "prefix" and last.curve is not None:
                 kwargs["curve"] = last.curve
+        from dpplanner.model import report
+
         return self._export(lambda: report.save_report(self.plan, path, **kwargs), path)
 
     def export_plot_dialog(self) -> None:
@@ -115,6 +119,8 @@ class Exports(QObject):
     def export_release(self, path: str | Path) -> bool:
         """Write the release script (a plan OpenDP cannot release as it is is refused with the
         reasons, nothing written)."""
+        from dpplanner.release import export_script
+
         if not self._export(lambda: export_script(self.plan, path), path):
             return False
         customs = sum(1 for s in self.plan if s.kind.value == "custom")
@@ -124,6 +130,8 @@ class Exports(QObject):
         return True
 
     def _export(self, write: Callable[[], Optional[str]], path) -> bool:
+        from dpplanner.release import ExportError
+
         self.refusal.dismiss()
         try:
             note = write()

@@ -26,10 +26,6 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from scipy.special import ndtri
-
-from ..engine.mechanisms import gaussian as engine_gaussian
-
 from .contributions import Contributions, contributions as derive
 from .explanations import explain
 from .statistic import Kind, Mechanism, Neighbouring, Statistic
@@ -233,20 +229,28 @@ def laplace_prefix_factor(m: int, beta: float) -> float:
 # The calibration lives in the engine (engine/mechanisms/gaussian.py), so the sigma shown here is
 # exactly sensitivity * the multiplier the engine's noise-aware accounting uses.
 
+def _engine_gaussian():
+    """engine.mechanisms.gaussian, imported at first use: numpy and scipy come with it, which a
+    plan with no Gaussian noise needs nowhere in the window."""
+    from ..engine.mechanisms import gaussian
+
+    return gaussian
+
+
 _NEEDS_DELTA = ("the Gaussian mechanism needs delta > 0; give the statistics a share of "
                 "delta (delta split > 0) or use the Laplace mechanism")
 
 
 def gaussian_delta(sigma: float, l2: float, epsilon: float) -> float:
     """The delta of N(0, sigma^2) noise at epsilon (computed in log space, rounded up)."""
-    return engine_gaussian.gaussian_delta(sigma / l2, epsilon)
+    return _engine_gaussian().gaussian_delta(sigma / l2, epsilon)
 
 
 def gaussian_sigma(l2: float, epsilon: float, delta: float) -> float:
     """The smallest sigma (up to 1e-14 relative, rounded up) with (epsilon, delta)-DP."""
     if not delta > 0:
         raise ValueError(_NEEDS_DELTA)
-    return l2 * engine_gaussian.gaussian_multiplier(epsilon, delta)
+    return l2 * _engine_gaussian().gaussian_multiplier(epsilon, delta)
 
 
 def calibrate_gaussians(pairs: Sequence[tuple[float, float]]) -> None:
@@ -256,7 +260,7 @@ def calibrate_gaussians(pairs: Sequence[tuple[float, float]]) -> None:
     good = [(e, d) for e, d in pairs if 0.0 < d < 1.0 and 0.0 < e < math.inf]
     if good:
         try:
-            engine_gaussian.gaussian_multipliers(*zip(*good))
+            _engine_gaussian().gaussian_multipliers(*zip(*good))
         except ValueError:
             pass
 
@@ -266,11 +270,13 @@ def gaussian_epsilon(sigma: float, l2: float, delta: float, minimum: float) -> f
     (epsilon, delta)-DP."""
     if not delta > 0:
         raise ValueError(_NEEDS_DELTA)
-    return max(minimum, engine_gaussian.gaussian_epsilon(sigma / l2, delta))
+    return max(minimum, _engine_gaussian().gaussian_epsilon(sigma / l2, delta))
 
 
 def gaussian_error(sigma: float, beta: float, coordinates: int = 1) -> float:
     """sigma Phi^{-1}(1 - beta/(2m)), computed from the lower tail to keep precision."""
+    from scipy.special import ndtri   # here: a plan without Gaussian noise opens without scipy
+
     return sigma * -float(ndtri(beta / (2.0 * coordinates)))
 
 
@@ -287,6 +293,7 @@ def laplace_factor(stat: Statistic, beta: float, m: int) -> float:
 
 def gaussian_factor(stat: Statistic, beta: float, m: int) -> float:
     """error / sigma. A CDF point is a sum of J <= m cells' noises, N(0, J sigma^2)."""
+    from scipy.special import ndtri   # here: a plan without Gaussian noise opens without scipy
     z = -float(ndtri(beta / (2.0 * m)))
     return z * math.sqrt(m) if stat.kind is Kind.QUANTILE else z
 

@@ -12,8 +12,6 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from scipy.special import ndtri
-
 from . import accuracy as acc
 from .opendp_noise import error as opendp_error
 from .privacy import opendp_release, values_budget
@@ -186,6 +184,7 @@ def derivation(stat: Statistic, epsilon: float, delta: float, *, confidence: flo
         steps.append(Step("functioning_delta", "δ′", "(N/n) δ", delta_f))
     sigma = acc.gaussian_sigma(sens.l2, eps_f, delta_f)
     factor = acc.gaussian_factor(stat, beta / g, m)
+    from scipy.special import ndtri   # here: scipy is imported when a derivation is first shown
     z = -float(ndtri(beta / g / (2.0 * m)))
     steps += [Step("l2", "Δ₂", _whole(stat, neighbouring, sens, plain, 1), sens.l2),
               Step("scale", "σ", f"the smallest σ with Φ(Δ₂/2σ − {eps_symbol}σ/Δ₂) − e^{eps_symbol}·"

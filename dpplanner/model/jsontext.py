@@ -13,8 +13,6 @@ import json
 import re
 from typing import Any
 
-import numpy as np
-
 from .fileio import PlanFileError
 
 #: Deepest nesting of arrays and objects, counting the top-level object as 1.
@@ -28,8 +26,7 @@ MAX_NUMBER_DIGITS = 30
 # a complete JSON string: the unrolled form has no nested quantifier to backtrack on
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 # the characters a JSON number is written with
-_NUMBER_CHAR = np.zeros(256, dtype=bool)
-_NUMBER_CHAR[list(b"-+.eE0123456789")] = True
+_NUMBER_CHARS = b"-+.eE0123456789"
 # \uD800-\uDFFF escapes: only these can decode to a text that UTF-8 cannot hold
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _CHUNK = 1 << 22
@@ -54,6 +51,8 @@ def check_structure(skeleton: bytes) -> None:
                             "allowed")
     if containers <= MAX_DEPTH:
         return
+    import numpy as np      # here: importing the model imports no numpy
+
     codes = np.frombuffer(skeleton, dtype=np.uint8)
     level = 0
     for start in range(0, len(codes), _CHUNK):
@@ -74,9 +73,13 @@ def check_numbers(skeleton: bytes) -> bool:
     numbers costs a few vector passes. Only a run longer than MAX_NUMBER_DIGITS can hold that
     many digits; with at most 30 digits only a positive exponent of 3 or more digits can overflow.
     """
+    import numpy as np      # here: importing the model imports no numpy
+
+    number_char = np.zeros(256, dtype=bool)
+    number_char[list(_NUMBER_CHARS)] = True
     codes = np.frombuffer(skeleton, dtype=np.uint8)
     inside = np.zeros(len(codes) + 2, dtype=bool)
-    inside[1:-1] = _NUMBER_CHAR[codes]
+    inside[1:-1] = number_char[codes]
     edges = np.flatnonzero(inside[1:] != inside[:-1])     # run i is codes[edges[2i]:edges[2i+1]]
     starts, ends = edges[0::2], edges[1::2]
     long_runs = ends - starts > MAX_NUMBER_DIGITS

@@ -13,7 +13,6 @@ import math
 from typing import Optional, Sequence
 
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS
-from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
 
 from .accuracy import sensitivity
 # (all of field_rules: callers import every rule from this module)
@@ -304,6 +303,8 @@ def _check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
                 and s.kind is not Kind.CUSTOM and not (s.group_by and s.select_groups)]
     if not discrete:
         return
+    from dpplanner.engine.validation import DISCRETE_MIN_EPSILON  # here: its module imports numpy
+
     per_weight = left / weights
     i = min(discrete, key=lambda j: stats[j].weight)
     s = stats[i]

@@ -30,6 +30,12 @@ def test_the_light_names_import_neither_numpy_nor_scipy():
                          "import dpplanner.compute.engine_process") == set()
 
 
+def test_the_registry_the_model_and_the_window_s_jobs_import_neither_numpy_nor_scipy():
+    assert _loaded_after("import dpplanner.engine.theorems, dpplanner.model, dpplanner.compute.jobs\n"
+                         "from dpplanner import engine\n"
+                         "assert engine.theorem('pld').label and engine.REGISTRY") == set()
+
+
 def test_the_registry_and_the_model_leave_the_optimal_core_and_the_fft_unimported():
     loaded = _loaded_after("import dpplanner.engine.theorems, dpplanner.model\n"
                            "from dpplanner.engine.mechanisms import gaussian_multiplier\n"

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QLineEdit, QWidget
 
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Plan, Statistic
-from dpplanner.model.validation import DISCRETE_MIN_EPSILON
+from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
 from keys import field, handle_posted_events, open_cell, retype, type_into, wait_idle
 
 NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "Confidence", "Reserve",

@@ -9,7 +9,8 @@ import pytest
 from dpplanner.model import Budget, Kind, PlanError, Statistic
 from dpplanner.model.statistic import Noise
 from dpplanner.model.redistribution import rebalanced
-from dpplanner.model.validation import DISCRETE_MIN_EPSILON, validate_state
+from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
+from dpplanner.model.validation import validate_state
 
 BUDGET = Budget(epsilon=1.0, delta=1e-6, theorem="basic", dataset_size=1000)
 
