@@ -77,7 +77,11 @@ class StatusArea(QObject):
     def show_pending(self, text: str) -> None:
         """Show ``text`` (work under way, until retracted) if it is still under way after a
         moment, as the progress bar: a redistribution of a few tens of ms flashed its message
-        and laid the status bar and the window out twice an edit (~2.5 ms of the GUI thread)."""
+        and laid the status bar and the window out twice an edit (~2.5 ms of the GUI thread).
+        A message showing is cleared now, as the work's message would have replaced it: a refusal
+        must not stay up beside the plan the work has just changed."""
+        if self.label.text():
+            self._clear_message()
         self._pending = text
         self._pending_delay.start()
 

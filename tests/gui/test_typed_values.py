@@ -173,6 +173,16 @@ def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbo
     assert message in window.statistics_panel.refusal.text()        # shown at the table too
 
 
+def test_a_refusal_in_the_status_bar_is_gone_once_a_valid_edit_changed_the_plan(qtbot, window):
+    """The status bar must not go on saying "Not changed" about a plan that has just changed."""
+    refused_typing(qtbot, window, 2, "epsilon", "99")
+    assert window.status.label.text().startswith("Not changed")
+    type_in_cell(qtbot, open_cell(window, 2, "epsilon"), "0.0625")
+    wait_idle(qtbot, window)
+    assert window.plan[2].epsilon == 0.0625
+    assert not window.status.label.text().startswith("Not changed")
+
+
 def test_a_weight_too_small_for_discrete_noise_is_refused_in_the_users_words(qtbot, window):
     """Redistributed, a weight of 1e-20 would give 'count a' (OpenDP noise) an epsilon below what
     discrete noise is calibrated for: refused as typed, naming the weight, not the engine's release."""
