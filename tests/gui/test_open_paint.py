@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from PySide6.QtCore import QEvent, QObject, QSettings, Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QTableView
 
 from dpplanner.gui.table_model import COLUMN_INDEX, COLUMNS
@@ -16,13 +16,8 @@ from dpplanner.model.examples import example_path
 
 
 @pytest.fixture
-def shown(qtbot, tmp_path):
-    from dpplanner.gui.main_window import MainWindow
-    from dpplanner.gui.settings import Settings
-
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
-    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+def shown(qtbot, make_window):
+    window = make_window()
     window.resize(1280, 800)
     window.show()
     qtbot.waitExposed(window)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
@@ -17,16 +17,10 @@ from dpplanner.model.examples import example_path
 from keys import handle_posted_events, open_cell, retype, wait_idle
 
 
-
 @pytest.fixture
-def opened(qtbot, tmp_path):
+def opened(qtbot, make_window):
     """The window on synthetic-100 (redistributing), settled and painted."""
-    from dpplanner.gui.main_window import MainWindow
-    from dpplanner.gui.settings import Settings
-
-    settings = Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat))
-    window = MainWindow(settings=settings, debounce_ms=10, recovery_dir=str(tmp_path / "recovery"))
-    qtbot.addWidget(window, before_close_func=lambda w: w.editor.undo_stack.setClean())
+    window = make_window()
     window.resize(1280, 800)
     window.show()
     qtbot.waitExposed(window)
