@@ -17,7 +17,7 @@ def test_engine_and_model_import_no_qt():
                      "dpplanner.model.report", "dpplanner.model.examples", "dpplanner.cli",
                      # what the window computes runs headless too (and in the engine process)
                      "dpplanner.compute.jobs", "dpplanner.compute.engine_process",
-                     "dpplanner.compute.handover"]
+                     "dpplanner.compute.helper_process", "dpplanner.compute.handover"]
     code = (
         "import sys\n"
         + "".join(f"import {p}\n" for p in packages)

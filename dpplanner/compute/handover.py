@@ -9,7 +9,7 @@ import weakref
 from typing import Any, Callable, Optional
 
 from dpplanner import engine
-from dpplanner.compute import engine_process
+from dpplanner.compute import helper_process
 from dpplanner.engine import offload
 from dpplanner.engine.types import CancelToken
 
@@ -66,7 +66,7 @@ def in_helper(fn, args: tuple, cancel):
     """engine.offload's runner: ``fn(*args, cancel)`` in the engine process's helper when it is
     idle (e.g. a bracket's lower twin while an allocation composes the upper one here), else None.
     If the helper fails, the value is computed here."""
-    side = engine_process.helper(start=False)
+    side = helper_process.helper(start=False)
     sent = None if side is None else hand_over(side, apply, (fn, args),
                                                 cancel if cancel is not None else CancelToken())
     if sent is None:

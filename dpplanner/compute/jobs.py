@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 from dpplanner import engine
-from dpplanner.compute import answered, early, engine_process
+from dpplanner.compute import answered, early, engine_process, helper_process
 from dpplanner.compute.handover import FAILED, hand_over
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
@@ -59,12 +59,12 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
     numbers are the same as computing everything here."""
     _not_cancelled(cancel)
     here, there = _halves(request.theorems, total_known)
-    side = engine_process.helper(start=False) if here and there else None
+    side = helper_process.helper(start=False) if here and there else None
     if side is None:
         result = _evaluate(request, cancel, progress)
     else:
         result = _evaluate_beside(side, request, here, there, cancel, progress)
-    engine_process.helper()     # started after a first result, so start-up never waits for it
+    helper_process.helper()     # started after a first result, so start-up never waits for it
     return result
 
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from dpplanner import engine
-from dpplanner.compute import engine_process
+from dpplanner.compute import engine_process, helper_process
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.model.requests import CurveView
 
@@ -32,7 +32,7 @@ def slow_job(request, cancel, progress):
 @in_engine_process
 def helper_pid(request, cancel, progress):
     """The engine process's helper once it is up and free (None before: the first call starts it)."""
-    side = engine_process.helper()
+    side = helper_process.helper()
     return None if side is None else side._proc.pid
 
 
@@ -40,7 +40,7 @@ def helper_pid(request, cancel, progress):
 def in_helper(request, cancel, progress):
     """``fn(arg)`` run in the engine process's helper, for ``request = (fn, arg)`` (the helper must
     be up and free)."""
-    side = engine_process.helper(start=False)
+    side = helper_process.helper(start=False)
     if side is None:
         raise RuntimeError("the helper is not up and free")
     fn, arg = request

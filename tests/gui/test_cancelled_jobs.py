@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, handover, jobs
+from dpplanner.compute import engine_process, handover, helper_process, jobs
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.gui.compute import ComputeController
 from dpplanner.model.requests import CurveView
@@ -91,7 +91,7 @@ def with_progress(fn, request, cancel):
 def hand_cancelled_jobs_to_the_helper(kinds, cancel, progress):
     """In the engine process: each job handed to the helper with a cancelled token, as an
     evaluation's half and as offloaded work; (how each ended, the helper's counts before, after)."""
-    side = engine_process.helper(start=False)
+    side = helper_process.helper(start=False)
     if side is None:
         raise RuntimeError("the helper is not up and free")
     count = (lambda: side.run(engine_process.runs, None, engine.CancelToken(), lambda f: None))
@@ -113,7 +113,7 @@ def hand_cancelled_jobs_to_the_helper(kinds, cancel, progress):
     return ended, before, count()
 
 
-@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
+@pytest.mark.skipif(helper_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_a_pre_cancelled_job_of_every_kind_is_never_handed_to_the_helper(process):
     helper_up(process)
     kinds = jobs_of_every_kind()

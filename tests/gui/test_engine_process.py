@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, handover, jobs
+from dpplanner.compute import engine_process, handover, helper_process, jobs
 from dpplanner.gui.compute import ComputeController
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.model.requests import CurveView
@@ -136,7 +136,7 @@ def test_the_window_plots_engine_numbers_through_the_process(qtbot, tmp_path, sm
                           equal_nan=True)
 
 
-@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
+@pytest.mark.skipif(helper_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
     """With a second core optimal and concurrent run in a helper process beside the others; the
     window gets the same numbers, in the same order, as from one process."""
@@ -157,7 +157,7 @@ def test_an_evaluation_splits_across_the_helper_with_the_same_numbers(process):
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
 
 
-@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
+@pytest.mark.skipif(helper_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_a_pld_total_composes_its_lower_twin_in_the_helper_with_the_same_answer(process):
     """A pld bracket's lower twin is composed in the idle helper beside the upper one
     (engine.offload), and the answer is the same. (An allocation's search composes upper ends
@@ -210,7 +210,7 @@ def pld_total_only(request, cancel, progress):
                           mechanisms=list(i.mechanisms), cancel=cancel).epsilon
 
 
-@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
+@pytest.mark.skipif(helper_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_a_cancelled_evaluation_leaves_the_helper_free(process):
     """Cancelled once it runs (its first progress comes after the helper got its half): the
     evaluation ends as cancelled however fast it was, and the helper is free for the next job."""
@@ -223,25 +223,25 @@ def test_a_cancelled_evaluation_leaves_the_helper_free(process):
     assert helper_ran(process, jobs._helper_half) == before + 1     # it had its half, and let it go
 
 
-@pytest.mark.skipif(engine_process.usable_cpus() < 2, reason="needs two usable cores")
+@pytest.mark.skipif(helper_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_the_helper_starts_only_a_while_after_the_first_result(monkeypatch):
     """Start-up must not share the cores with a second interpreter's imports: the first call asks
     for the helper to be started HELPER_DELAY_S later and computes alone meanwhile."""
     monkeypatch.setattr(engine_process, "_in_child", True)      # as inside the engine process
-    monkeypatch.setattr(engine_process, "_helper", None)
-    monkeypatch.setattr(engine_process, "_helper_timer", None)
-    monkeypatch.setattr(engine_process, "HELPER_DELAY_S", 600.0)
-    assert engine_process.helper() is None
-    timer = engine_process._helper_timer
-    assert timer.interval == 600.0 and engine_process._helper is None     # started later, by it
+    monkeypatch.setattr(helper_process, "_helper", None)
+    monkeypatch.setattr(helper_process, "_helper_timer", None)
+    monkeypatch.setattr(helper_process, "HELPER_DELAY_S", 600.0)
+    assert helper_process.helper() is None
+    timer = helper_process._helper_timer
+    assert timer.interval == 600.0 and helper_process._helper is None     # started later, by it
     timer.cancel()
     timer.function()            # (as the timer would, without waiting for it)
     end = time.monotonic() + 120
-    while engine_process.helper() is None and time.monotonic() < end:
+    while helper_process.helper() is None and time.monotonic() < end:
         time.sleep(0.05)
-    started = engine_process._helper
+    started = helper_process._helper
     try:
-        assert started is not None and engine_process.helper() is started
+        assert started is not None and helper_process.helper() is started
         assert started.run(slow_job, Slow(0.01), engine.CancelToken(), lambda f: None) == started._proc.pid
     finally:
         started.close()
@@ -251,14 +251,14 @@ def test_one_usable_core_gets_no_helper(monkeypatch):
     """Under ``taskset -c 0`` (or any affinity of one processor) a second engine process would only
     take turns with the first: none is started, whatever the machine's count of cores."""
     monkeypatch.setattr(engine_process, "_in_child", True)      # as inside the engine process
-    monkeypatch.setattr(engine_process, "_helper", None)
-    monkeypatch.setattr(engine_process, "_helper_timer", None)
-    monkeypatch.setattr(engine_process.os, "cpu_count", lambda: 8)
-    monkeypatch.setattr(engine_process.os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert engine_process.usable_cpus() == 1
-    assert engine_process.helper() is None and engine_process._helper_timer is None
-    monkeypatch.setattr(engine_process.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert engine_process.usable_cpus() == 2
+    monkeypatch.setattr(helper_process, "_helper", None)
+    monkeypatch.setattr(helper_process, "_helper_timer", None)
+    monkeypatch.setattr(helper_process.os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(helper_process.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert helper_process.usable_cpus() == 1
+    assert helper_process.helper() is None and helper_process._helper_timer is None
+    monkeypatch.setattr(helper_process.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert helper_process.usable_cpus() == 2
 
 
 def test_the_helper_gets_the_optimal_half_of_an_evaluation():
@@ -355,7 +355,7 @@ def test_a_lower_twin_is_sent_before_the_upper_one_is_composed(monkeypatch):
     when the composition asks for it."""
     events = []
     side = _RecordingSide(events)
-    monkeypatch.setattr(engine_process, "helper", lambda start=True: side)
+    monkeypatch.setattr(helper_process, "helper", lambda start=True: side)
     wait = handover.in_helper(lambda x, cancel: x * 2, (21,), None)
     assert events == ["sent"]
     assert wait() == 42 and events == ["sent", "collected"]
@@ -388,7 +388,7 @@ def test_a_job_the_helper_cannot_take_is_computed_here(monkeypatch):
             raise TypeError("cannot pickle '_thread.lock' object")
 
     side = Unsendable(events)
-    monkeypatch.setattr(engine_process, "helper", lambda start=True: side)
+    monkeypatch.setattr(helper_process, "helper", lambda start=True: side)
     assert handover.in_helper(lambda x, cancel: x * 2, (21,), None) is None
     request = synthetic_100_request()
     got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(),
