@@ -1,5 +1,6 @@
 """An edit while it waits for its redistribution (``Pending``: the steps chained onto it, each
-where it was made) and the rules the editor (gui/editing.py) applies to edits: whether a budget
+where it was made), the redistribution's answer shown to the views before the plan takes it
+(``Precomputed``), and the rules the editor (gui/editing.py) applies to edits: whether a budget
 edit needs a redistribution, which pins a refusal names, a field change refused like a bad value."""
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from dpplanner.compute import jobs
+from dpplanner.gui.compute import Handlers
 from dpplanner.model import Plan, PlanError, Statistic
 from dpplanner.model.engine_inputs import allocation_budget
 from dpplanner.model.validation import release_clause
@@ -38,6 +41,17 @@ class Pending:
     @property
     def text(self) -> str:
         return " + ".join(s.text for s in self.steps)
+
+
+@dataclass(frozen=True)
+class Precomputed:
+    """A redistribution's answer: the state the plan takes next, (budget, statistics, view), and
+    its evaluation; None while the job computes it: ``follow(channel, handlers)`` makes the job
+    ``channel``'s, its evaluation going to ``handlers`` (ComputeController.hand_on)."""
+
+    state: tuple
+    evaluation: Optional[jobs.EvaluateResult]
+    follow: Callable[[str, Handlers], bool] = lambda _channel, _handlers: False
 
 
 def changes_allocation(plan: Plan, trial: Plan) -> bool:

@@ -33,24 +33,13 @@ from dpplanner.compute import answered, jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
-from dpplanner.gui.edit_steps import Pending, Step, changes_allocation, others_named, replaced
+from dpplanner.gui.edit_steps import Pending, Precomputed, Step, changes_allocation, others_named, replaced
 from dpplanner.model.events import follow_row
 from dpplanner.model.redistribution import UnspentReasons
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import exact, upper
 
 ALLOCATE = "allocate"
-
-
-@dataclass(frozen=True)
-class Precomputed:
-    """A redistribution's answer: the state the plan takes next, (budget, statistics, view), and
-    its evaluation; None while the job computes it: ``follow(channel, handlers)`` makes the job
-    ``channel``'s, its evaluation going to ``handlers`` (ComputeController.hand_on)."""
-
-    state: tuple
-    evaluation: Optional[jobs.EvaluateResult]
-    follow: Callable[[str, Handlers], bool] = lambda _channel, _handlers: False
 
 
 @dataclass(frozen=True)

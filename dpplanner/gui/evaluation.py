@@ -21,7 +21,8 @@ from PySide6.QtWidgets import QTabWidget
 from dpplanner.compute import jobs
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.compute import ComputeController, Handlers
-from dpplanner.gui.editing import PlanEditor, Precomputed
+from dpplanner.gui.edit_steps import Precomputed
+from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.plots import CostPlot, ProfilePlot
 from dpplanner.gui.results_panel import ResultsPanel
 from dpplanner.gui.settings import Settings
