@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from dpplanner import engine
 from dpplanner.gui.cost_curves import _MARKERS_UP_TO
 from dpplanner.gui.plots import CostPlot
+from event_count import EventCount
 
 
 def _curve(k: int, scale: float = 1.0):
@@ -232,26 +233,12 @@ def test_a_results_curves_are_painted_on_a_turn_of_their_own(qtbot, plot):
     np.testing.assert_array_equal(paints[0], 0.1 * np.arange(1, 51))
 
 
-class _Paints(QObject):
-    """The paints a widget is given while ``plot`` has no curves waiting for their turn."""
-
-    def __init__(self, widget, plot) -> None:
-        super().__init__()
-        self.plot, self.count = plot, 0
-        widget.installEventFilter(self)
-
-    def eventFilter(self, _watched, event) -> bool:     # noqa: N802  (Qt's name)
-        if event.type() == QEvent.Type.Paint and not self.plot.drawing():
-            self.count += 1
-        return False
-
-
 def _painted(qtbot, plot) -> int:
     """Waits for the curves' turn and its paint, then handles what they posted; returns how
     many paints the view was given."""
     from keys import handle_posted_events
 
-    paints = _Paints(plot.view.viewport(), plot)
+    paints = EventCount(plot.view.viewport(), when=lambda: not plot.drawing())
     qtbot.waitUntil(lambda: paints.count > 0)
     for _ in range(3):
         handle_posted_events()
@@ -361,44 +348,6 @@ def test_a_plans_first_result_adds_no_curve_to_the_plot(qtbot, plot, monkeypatch
     assert added == [] and plot.hidden() == []
 
 
-def test_the_totals_table_changes_only_the_cells_whose_text_changed(qtbot):
-    """A result after an edit mostly brings new times: those cells change (and are repainted),
-    not every cell of the table; greyed-out and bold cells follow the new result."""
-    import dataclasses
-
-    from dpplanner.gui.results_panel import COLUMNS, ResultsPanel
-
-    panel = ResultsPanel()
-    qtbot.addWidget(panel)
-    panel.show()
-    totals = engine.compose_all([0.1, 0.2], [0.0, 0.0], 1e-6, mechanisms=["laplace", "laplace"])
-    panel.set_results(totals, "basic")
-    changed: list[tuple[int, int]] = []
-    panel.table.model().dataChanged.connect(
-        lambda top, bottom, _roles: changed.extend((r, c) for r in range(top.row(), bottom.row() + 1)
-                                                   for c in range(top.column(), bottom.column() + 1)))
-    later = {k: dataclasses.replace(v, seconds=v.seconds + 1.0) for k, v in totals.items()}
-    panel.set_results(later, "basic")
-    time_column = COLUMNS.index("time")
-    assert changed and {c for _r, c in changed} == {time_column}
-    assert panel.text_at("basic", "time").endswith("s")
-
-    panel.set_stale("Computing")
-    other = next(name for name in totals if name != "basic" and totals[name].applicable)
-    panel.set_results(later, other)
-    table = panel.table
-    for row in range(table.rowCount()):
-        for col in range(table.columnCount()):
-            item = table.item(row, col)
-            assert item.data(Qt.ItemDataRole.ForegroundRole) is None
-            assert item.font().bold() == (item.row() == _row_of(table, other))
-    assert panel.text_at(other, "theorem").endswith("★") and not panel.text_at("basic", "theorem").endswith("★")
-
-
-def _row_of(table, theorem: str) -> int:
-    return next(r for r in range(table.rowCount()) if table.item(r, 0).data(Qt.ItemDataRole.UserRole) == theorem)
-
-
 def test_a_result_that_moves_no_curve_sets_no_data(plot, monkeypatch):
     """A statistic renamed is computed again and brings the same curves: they are not set again
     (each set costs ~0.3 ms and repaints the curve); a curve that moved, or new k, is."""
@@ -418,35 +367,3 @@ def test_a_result_that_moves_no_curve_sets_no_data(plot, monkeypatch):
     plot.clear()                    # the curves go back to the spares with their data
     plot.set_curve(_curve(40, 1.1), 40, 1.0)
     assert len(sets) == 4 and all(item.isVisible() for item in plot.items.values())
-
-
-def test_the_budget_meter_is_painted_again_only_when_its_reading_changes(qtbot, window):
-    """A redistributed plan spends all of ε_g edit after edit: the same reading again is not
-    painted (turning the bar's updates back on repainted all of it)."""
-    from PySide6.QtCore import QCoreApplication, QEvent, QObject
-
-    from keys import wait_idle
-
-    class Paints(QObject):
-        count = 0
-
-        def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
-            if event.type() == QEvent.Type.Paint:
-                self.count += 1
-            return False
-
-    window.show()
-    wait_idle(qtbot, window)
-    panel = window.budget_panel
-    result = window.evaluation.last_result
-    shown = panel.meter.format()
-    paints = Paints()
-    panel.meter.installEventFilter(paints)
-    panel.set_spent(result.totals[window.plan.budget.theorem], result.totals)
-    wait_idle(qtbot, window)
-    QCoreApplication.processEvents()
-    assert paints.count == 0 and panel.meter.format() == shown
-    panel.set_spent(None)
-    wait_idle(qtbot, window)
-    qtbot.waitUntil(lambda: paints.count > 0)
-    assert panel.meter.format() == "—"

@@ -4,22 +4,10 @@ once per progress message: QProgressBar.setValue repaints at once, and a long jo
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QMainWindow
 
 from dpplanner.gui.status import StatusArea
-
-
-class PaintCount(QObject):
-    def __init__(self, widget) -> None:
-        super().__init__()
-        self.paints = 0
-        widget.installEventFilter(self)
-
-    def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
-        if event.type() == QEvent.Type.Paint:
-            self.paints += 1
-        return False
+from event_count import EventCount
 
 
 def _status(qtbot, busy_text: str) -> tuple[QMainWindow, StatusArea]:
@@ -34,11 +22,11 @@ def test_a_burst_of_progress_repaints_the_bar_a_few_times_and_shows_the_last(qtb
     _window, status = _status(qtbot, "Computing compositions")
     status.set_busy(True)
     qtbot.waitUntil(status.progress.isVisible)      # after PROGRESS_DELAY_MS
-    spy = PaintCount(status.progress)
+    spy = EventCount(status.progress)
     for i in range(1, 101):
         status.set_progress(i / 100)
     qtbot.waitUntil(lambda: status.progress.value() == 1000)
-    assert spy.paints <= 3, f"{spy.paints} repaints for 100 progress messages"
+    assert spy.count <= 3, f"{spy.count} repaints for 100 progress messages"
     assert status.label.text() == "Computing compositions…"
 
 

@@ -52,24 +52,17 @@ def test_a_wider_window_gives_its_lines_back(qtbot):
 def test_the_same_text_set_again_lays_nothing_out(qtbot):
     """The totals' note is set again with every result: measuring its height moved the label's
     minimum height and back, which laid the panel, its splitters and the window out again."""
-    from PySide6.QtCore import QCoreApplication, QEvent, QObject
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from event_count import EventCount
 
     panel, label = _panel(qtbot, 300)
     note = "k = 100 queries, δ_g = 1e-06, η = 0.001. Totals are sound upper bounds, rounded up."
     label.setText(note)
     _settled(qtbot, label, label.needed_height())
 
-    class Layouts(QObject):
-        count = 0
-
-        def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
-            if event.type() == QEvent.Type.LayoutRequest:
-                self.count += 1
-            return False
-
     QCoreApplication.sendPostedEvents()
-    layouts = Layouts()
-    panel.installEventFilter(layouts)
+    layouts = EventCount(panel, QEvent.Type.LayoutRequest)
     label.setText(note)
     QCoreApplication.sendPostedEvents()
     assert layouts.count == 0
