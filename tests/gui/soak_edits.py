@@ -5,7 +5,7 @@ typing into a table cell's editor or calling the table model's ``setData`` on a 
 the delegate does), clicking the hold box, filling the Add dialog opened from its menu action,
 typing into the budget panel's fields, stepping its combo boxes, triggering the toolbar and menu
 actions (duplicate, remove, move, undo, redo, redistribute), the inspector and the cost plot's view
-(``soak_views``) - and returns a line for the edit log
+(``soak_views``; the table's cell edits are in ``soak_cell_edits``) - and returns a line for the edit log
 that replays it in words. Values are drawn to hit the edges too: refused text, zero, huge and tiny
 numbers, targets no ε can meet.
 """
@@ -24,11 +24,13 @@ from PySide6.QtWidgets import (
     QLineEdit, QWidget,
 )
 
-from dpplanner.gui.table_model import COLUMN_INDEX, RawRole
-from dpplanner.model import Kind, Mechanism
+from dpplanner.gui.table_model import COLUMN_INDEX
+from dpplanner.model import Kind
 import soak_views
-
-NAMES = ("income", "age", "rent", "région", "a" * 80, "count", "x", "mean income", "  padded  ")
+from soak_cell_edits import (
+    NAMES, custom_delta, hold, kind, mechanism, name, repetitions, target_error, typed_epsilon, variable,
+    weight,
+)
 
 
 class Soak:
@@ -118,99 +120,6 @@ class Soak:
 
     def maybe_junk(self, text: str, p: float = 0.12) -> str:
         return self.junk() if self.rng.random() < p else text
-
-
-# == statistic edits =================================================================================
-def typed_epsilon(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "ε_i: no rows"
-    text = s.maybe_junk(s.number(1e-4, 3.0))
-    return f"row {row} ε_i := {text!r}: {s.cell_edit(row, 'epsilon', text)}"
-
-
-def target_error(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "error: no rows"
-    error = s.panel.model.data(s.panel.model.index(row, COLUMN_INDEX["error"]), RawRole)
-    if isinstance(error, float) and math.isfinite(error) and error > 0:
-        text = f"{error * 10 ** s.rng.uniform(-4, 2):.3g}"     # down to targets no ε can meet
-    else:
-        text = s.number(1e-6, 1e6)
-    text = s.maybe_junk(text)
-    return f"row {row} error := {text!r}: {s.cell_edit(row, 'error', text)}"
-
-
-def weight(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "weight: no rows"
-    text = s.maybe_junk(s.number(0.05, 20.0))
-    return f"row {row} weight := {text!r}: {s.cell_edit(row, 'weight', text)}"
-
-
-def repetitions(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "reps: no rows"
-    text = s.maybe_junk(str(s.rng.choice((1, 1, 2, 3, 5, 12))), 0.2)
-    return f"row {row} reps := {text!r}: {s.cell_edit(row, 'repetitions', text)}"
-
-
-def hold(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "hold: no rows"
-    index = s.panel.model.index(row, COLUMN_INDEX["held"])
-    s.panel.view.scrollTo(index)
-    s.panel.view.setCurrentIndex(index)
-    before = s.panel.model.data(index, Qt.ItemDataRole.CheckStateRole)
-    QTest.keyClick(s.panel.view, Qt.Key.Key_Space)          # the delegate toggles the box
-    after = s.panel.model.data(index, Qt.ItemDataRole.CheckStateRole)
-    return f"row {row} hold toggled (Space): {'changed' if after != before else 'refused'}"
-
-
-def name(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "name: no rows"
-    names = [st.name for st in s.window.plan]
-    text = s.rng.choice((*NAMES, s.rng.choice(names), ""))
-    return f"row {row} name := {text!r}: {s.cell_edit(row, 'name', text)}"
-
-
-def variable(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "variable: no rows"
-    text = s.rng.choice(("income", "age", "", "v1"))
-    return f"row {row} variable := {text!r}: {s.cell_edit(row, 'variable', text)}"
-
-
-def kind(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "kind: no rows"
-    value = s.rng.choice(list(Kind)).value
-    return f"row {row} kind := {value}: {s.set_cell(row, 'kind', value)}"
-
-
-def mechanism(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "mechanism: no rows"
-    value = s.rng.choice(list(Mechanism)).value
-    return f"row {row} mechanism := {value}: {s.set_cell(row, 'mechanism', value)}"
-
-
-def custom_delta(s: Soak) -> str:
-    rows = [i for i, st in enumerate(s.window.plan) if st.kind is Kind.CUSTOM]
-    if not rows:
-        return kind(s)
-    row = s.rng.choice(rows)
-    text = s.maybe_junk(s.number(1e-10, 1e-5))
-    return f"row {row} δ_i := {text!r}: {s.cell_edit(row, 'delta', text)}"
 
 
 # == structure edits =================================================================================
