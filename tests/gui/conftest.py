@@ -129,6 +129,16 @@ def make_window(qtbot, tmp_path):
 
 
 @pytest.fixture
+def shown(qtbot, make_window):
+    """An empty window shown at 1280x800, the size the screenshots are judged at."""
+    window = make_window()
+    window.resize(1280, 800)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+@pytest.fixture
 def window(qtbot, tmp_path):
     """A shown window on ``small_plan()`` with its first evaluation done, settings in tmp_path
     (test files that need another window define their own ``window``)."""

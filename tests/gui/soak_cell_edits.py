@@ -87,20 +87,21 @@ def variable(s: Soak) -> str:
     return f"row {row} variable := {text!r}: {s.cell_edit(row, 'variable', text)}"
 
 
-def kind(s: Soak) -> str:
+def _chosen(s: Soak, key: str, choices: list) -> str:
+    """A random row's ``key`` cell set to one of ``choices`` (an enum's members) from its list."""
     row = s.random_row()
     if row is None:
-        return "kind: no rows"
-    value = s.rng.choice(list(Kind)).value
-    return f"row {row} kind := {value}: {s.set_cell(row, 'kind', value)}"
+        return f"{key}: no rows"
+    value = s.rng.choice(choices).value
+    return f"row {row} {key} := {value}: {s.set_cell(row, key, value)}"
+
+
+def kind(s: Soak) -> str:
+    return _chosen(s, "kind", list(Kind))
 
 
 def mechanism(s: Soak) -> str:
-    row = s.random_row()
-    if row is None:
-        return "mechanism: no rows"
-    value = s.rng.choice(list(Mechanism)).value
-    return f"row {row} mechanism := {value}: {s.set_cell(row, 'mechanism', value)}"
+    return _chosen(s, "mechanism", list(Mechanism))
 
 
 def custom_delta(s: Soak) -> str:

@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QTableView
 
 from dpplanner.gui.table_model import COLUMN_INDEX, COLUMNS
 from dpplanner.model import Plan, files
 from dpplanner.model.examples import example_path
-
-
-@pytest.fixture
-def shown(qtbot, make_window):
-    window = make_window()
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
-    return window
 
 
 def _on_screen(window, row: int, key: str):

@@ -18,12 +18,9 @@ from keys import handle_posted_events, open_cell, retype, wait_idle
 
 
 @pytest.fixture
-def opened(qtbot, make_window):
+def opened(qtbot, shown):
     """The window on synthetic-100 (redistributing), settled and painted."""
-    window = make_window()
-    window.resize(1280, 800)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown
     window.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
     wait_idle(qtbot, window)
     handle_posted_events()
