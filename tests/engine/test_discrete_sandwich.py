@@ -170,8 +170,8 @@ def test_the_twin_calibration_is_the_one_its_docstring_spells_out():
 
 def test_the_twins_calibrate_each_epsilon_and_delta_once_whatever_the_shifts(monkeypatch):
     """An allocation's step calibrates its free discrete Gaussians again (new epsilons): one
-    analytic-Gaussian calibration per (eps, delta), shared by every shift (each once calibrated
-    at delta and at delta (1 - 2^-20): four here, not two)."""
+    analytic-Gaussian calibration per (eps, delta), shared by every shift: two here for four
+    releases (each call calibrates at delta and at delta (1 - 2^-20) together)."""
     from dpplanner.engine.mechanisms import gaussian as g
 
     forget()

@@ -69,7 +69,6 @@ def test_prefixes_not_all_requested_read_as_when_every_prefix_is(monkeypatch):
                 assert every[j] == ctd_upper(eps[:k], float(bars[j]), step, float(floors[j]))
 
 
-
 def test_the_band_of_test_sets_loses_nothing_on_these_plans(monkeypatch):
     """Only the cuts whose P(S) lies between delta_bar and BAND_RATIO times it are tried: the
     lower ends are those of every cut (a band of 100 x lost 1.8e-3 on the mixed plan)."""
