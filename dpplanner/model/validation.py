@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 from dpplanner.engine.theorems import ALLOCATION_THEOREMS
 
 from .accuracy import sensitivity
+from .display import upper
 # (all of field_rules: callers import every rule from this module)
 from .field_rules import (BUDGET_RULES, FIELD_RULES, MAX_CONTRIBUTIONS, MAX_GROUPS, MAX_KEYS_TEXT,
                           MAX_NAME_LENGTH, MAX_QUANTILE_BINS, MAX_QUERIES, MAX_STATISTICS, FieldRule,
@@ -320,12 +321,12 @@ def _check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
         raise PlanError(f"{_name(s, i)}: weight = {s.weight!r} leaves it too little ε for its OpenDP "
                         f"noise: its share of the spendable ε by weight is {share:.3g}, and discrete "
                         f"noise cannot be calibrated below ε = {DISCRETE_MIN_EPSILON:.3g}; raise its "
-                        f"weight to at least {need:.2g}", index=i, field="weight")
+                        f"weight to at least {upper(need, 2)}", index=i, field="weight")
     least = (pins + DISCRETE_MIN_EPSILON / s.weight * weights) / (1.0 - budget.reserve) * 1.01
     raise PlanError(f"budget: global ε = {budget.epsilon!r} is too small for the statistics with OpenDP "
                     f"noise: {_name(s, i)} would get ε {share:.3g}, and discrete noise cannot be "
                     f"calibrated below ε = {DISCRETE_MIN_EPSILON:.3g}; the least global ε that works "
-                    f"for these statistics and weights is {least:.2g}", field="epsilon")
+                    f"for these statistics and weights is {upper(least, 2)}", field="epsilon")
 
 
 def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:

@@ -189,7 +189,7 @@ def test_a_weight_too_small_for_discrete_noise_is_refused_in_the_users_words(qtb
     message = refused_typing(qtbot, window, 0, "weight", "1e-20")
     assert message.startswith("statistic 1 ('count a'): weight = 1e-20 leaves it too little ε for its "
                               "OpenDP noise")
-    assert "raise its weight to at least 1.6e-19" in message and "mechanisms[" not in message
+    assert "raise its weight to at least 1.7e-19" in message and "mechanisms[" not in message
     assert message in window.statistics_panel.refusal.text()
 
 

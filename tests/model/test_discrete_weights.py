@@ -61,3 +61,16 @@ def test_a_global_epsilon_no_weight_can_rescue_is_refused_naming_the_least_that_
     assert message.startswith("budget: global ε = 1e-25 is too small for the statistics with OpenDP noise")
     assert message.endswith("the least global ε that works for these statistics and weights is 1.1e-19")
     validate_state(BUDGET.replace(epsilon=1.1e-19), stats)
+
+
+def test_the_least_weight_a_refusal_names_is_accepted_when_typed():
+    """The hint is rounded up: a weight rounded down to two digits (1e-19 here, of a least
+    1.04e-19) was refused again with the same hint."""
+    budget = Budget(epsilon=2.0, delta=1e-6, theorem="basic", dataset_size=1000)
+    stats = [Statistic("tiny", kind=Kind.COUNT, weight=1e-20),
+             Statistic("pinned", kind=Kind.COUNT, epsilon=2.0 - 1.0439, held=True),
+             Statistic("other", kind=Kind.COUNT, weight=2.0)]
+    with pytest.raises(PlanError) as caught:
+        validate_state(budget, stats)
+    hint = float(str(caught.value).rsplit("at least ", 1)[1])
+    validate_state(budget, [stats[0].replace(weight=hint)] + stats[1:])
