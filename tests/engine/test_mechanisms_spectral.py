@@ -282,3 +282,22 @@ def test_a_tilt_set_for_a_guess_far_above_the_root_is_set_again_for_the_first_re
     forget()
     twin = twins[0]
     assert ladder.upper_end(twin, 1e-3).upper == real_bracket(twin, 1e-3).upper
+
+
+def test_a_retilted_rungs_bracket_is_the_same_whether_its_upper_end_was_read_first(monkeypatch):
+    """The bracket of a plan does not depend on what the process computed before: the allocation
+    reads a rung's upper end alone (memorised), the totals then read the whole bracket."""
+    from dpplanner.engine.memo import forget
+    from dpplanner.engine.mechanisms import composition, ladder
+
+    releases, mult, delta = RETILT_PLAN
+    twins, real_bracket = [], ladder.bracket
+    monkeypatch.setattr(composition, "bracket", lambda r, *a, **k: twins.append(r) or real_bracket(r, *a, **k),
+                        raising=True)
+    compose_mechanisms(releases, delta, multiplicities=mult, eta=1e-3)
+    forget()
+    fresh = real_bracket(twins[0], 1e-3)
+    forget()
+    ladder.upper_end(twins[0], 1e-3)
+    after = real_bracket(twins[0], 1e-3)
+    assert (after.lower, after.upper) == (fresh.lower, fresh.upper)

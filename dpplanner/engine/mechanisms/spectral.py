@@ -140,9 +140,11 @@ def upper_end(r, step: float, x_guess: float, cancel=None) -> float:
     """``rung``'s upper end alone (the same number)."""
     key = exact_key(r, step, x_guess)
     up_side = side_of(r, step, True, True)
-    theta, x_guess = _tilt(r, up_side, step, x_guess)
-    comp, _, up, theta, x_guess = _upper_tilted(r, replace(up_side, gaps=None), step, theta, x_guess, cancel)
-    _UPPERS.put(key, (comp, up, theta, x_guess))
+    tilted = _tilt(r, up_side, step, x_guess)
+    comp, _, up, theta, x_guess = _upper_tilted(r, replace(up_side, gaps=None), step, *tilted, cancel)
+    # (the first tilt kept too: rung starts from it as it would without this memo, so its lower
+    # end does not depend on whether the upper end was read first)
+    _UPPERS.put(key, (comp, up, theta, x_guess, *tilted))
     return up
 
 
@@ -174,7 +176,7 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     computed in the helper process (engine/offload.py), with the same numbers."""
     known = _UPPERS.get(exact_key(r, step, x_guess))
     up_side = side_of(r, step, True, True)
-    theta, x_guess = known[2:] if known is not None else _tilt(r, up_side, step, x_guess)
+    theta, x_guess = known[4:] if known is not None else _tilt(r, up_side, step, x_guess)
     moves = [d.lipschitz() for d in r.disc]
     lipschitz = (0.5 * _laplace_moves(r) + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)
                  + math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None)) * (1 + 1e-9)
@@ -204,10 +206,11 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
 
 def _upper_composed(r, up_side: Side, step: float, theta: float, x_guess: float, known, cancel):
     """_upper_tilted's five of the upper end's side; ``known``: upper_end's (composition, upper end,
-    theta, x_guess) of the same inputs or None (then composed here: the same bits)."""
+    theta, x_guess, first theta, first x_guess) of the same inputs or None (then composed here:
+    the same bits)."""
     if known is None:
         return _upper_tilted(r, up_side, step, theta, x_guess, cancel)
-    comp, up, theta, x_guess = known
+    comp, up, theta, x_guess = known[:4]
     rows = tilt_rows(up_side.p, up_side.rel, up_side.err, step, theta) if up_side.p.shape[0] else None
     return comp, _log_ratio(up_side, rows, step, theta), up, theta, x_guess
 
