@@ -103,8 +103,9 @@ _KNOWN = Memo(1 << 16)
 
 
 def gaussian_multipliers(eps, delta) -> np.ndarray:
-    """The least noise multipliers m = sigma / D (to ~1e-14 relative, rounded up) whose Gaussians
-    are (eps_i, delta_i)-DP, for arrays of eps and delta (one vectorised bisection; each entry is
+    """The least noise multipliers m = sigma / D (to ~1e-14 relative, rounded up; where the
+    rounded-up bound itself is coarse, e.g. eps 1e-6 with delta 1e-116, up to ~2e-7 above the
+    least: always one that fits) whose Gaussians are (eps_i, delta_i)-DP, for arrays of eps and delta (one vectorised bisection; each entry is
     bit for bit what gaussian_multiplier returns for it). ValueError names the first bad entry."""
     eps, delta = (np.array(a, dtype=float) for a in np.broadcast_arrays(eps, delta))
     keys = list(zip(eps.ravel().tolist(), delta.ravel().tolist()))
@@ -300,8 +301,8 @@ def _bracket_rest(lo: np.ndarray, eps: np.ndarray, delta: np.ndarray, target: np
 
 
 def gaussian_multiplier(eps: float, delta: float) -> float:
-    """The least noise multiplier m = sigma / D (to ~1e-14 relative, rounded up) whose Gaussian is
-    (eps, delta)-DP. ValueError if eps or delta is outside what floating point can calibrate."""
+    """The least noise multiplier m = sigma / D (to ~1e-14 relative, rounded up; see
+    gaussian_multipliers for extreme pairs) whose Gaussian is (eps, delta)-DP. ValueError if eps or delta is outside what floating point can calibrate."""
     key = (_real(eps, "epsilon"), _real(delta, "delta"))
     known = _KNOWN.get(key)
     if known is not None:
