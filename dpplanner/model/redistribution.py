@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence
 from .engine_inputs import allocation_request, with_epsilons
 from .plan import Plan
 from .statistic import Budget, Statistic
-from .validation import PlanError, check_holds
+from .validation import PlanError, amplification_ratio, check_discrete_shares, check_holds
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
     total of those statistics; None for an empty plan). ``time_limit`` as engine.allocate takes it."""
     if not stats:
         return tuple(stats), None
+    if not budget.redistribute and amplification_ratio(budget) == 1.0:
+        check_discrete_shares(budget, stats)    # (validate_state checks it where redistribution is on)
     request = allocation_request(budget, stats)
     if all(request.held) or not _pins_leave_room(request):
         check_holds(budget, stats)      # a refusal is likely: say so at once, naming the pins

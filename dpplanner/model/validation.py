@@ -281,20 +281,19 @@ def validate_state(budget: Budget, stats: Sequence[Statistic],
                 raise PlanError(f"statistic {i + 1} ({s.name!r}): with amplification N/n = "
                                 f"{ratio:.4g} its functioning delta {d * ratio:.3g} is >= 1; lower "
                                 "the population size or the delta", index=i, field="delta")
-    else:
-        _check_discrete_shares(budget, checked)
+    elif budget.redistribute:
+        check_discrete_shares(budget, checked)
     return budget, checked
 
 
-def _check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
-    """With redistribution on, a free statistic with OpenDP (discrete) noise gets at least its
-    weight's share of the spendable epsilon the pins' plain sum leaves (what basic composition
+def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
+    """Where the free statistics are redistributed (the plan's redistribution on, or one
+    redistribution asked for: redistribution.allocated), a free statistic with OpenDP (discrete)
+    noise gets at least its weight's share of the spendable epsilon the pins' plain sum leaves (what basic composition
     gives it; the plan's theorem, never worse than basic, gives no less). A share below
     DISCRETE_MIN_EPSILON is refused where it is typed, not by the engine mid-redistribution: by
     the weight where raising it alone would do, else by the global epsilon, naming the least one
     that gives every such statistic its floor. (The allocation never gives one less: allocate.py.)"""
-    if not budget.redistribute:
-        return
     pins = sum(s.epsilon * s.repetitions for s in stats if s.held)
     left = budget.spendable_epsilon - pins
     weights = sum(s.weight * s.repetitions for s in stats if not s.held)

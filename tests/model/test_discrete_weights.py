@@ -44,6 +44,18 @@ def test_without_redistribution_weights_are_not_read():
     validate_state(BUDGET.replace(redistribute=False), _stats(1e-20))
 
 
+def test_one_redistribution_asked_for_refuses_such_a_weight_too():
+    """`dpplanner-cli allocate` on a plan whose redistribution is off: the weight is read now, and
+    refused in the same words as where it is typed (it was given the floor, 5.4e-20, silently)."""
+    budget, stats = validate_state(BUDGET.replace(redistribute=False), _stats(1e-20))
+    with pytest.raises(PlanError) as caught:
+        rebalanced(budget, stats)
+    assert caught.value.index == 0 and caught.value.field == "weight"
+    assert str(caught.value).startswith("statistic 1 ('tiny'): weight = 1e-20 leaves it too little ε")
+    assert rebalanced(budget, [stats[0].replace(weight=1e-18)] + list(stats[1:])).statistics[0].epsilon \
+        >= DISCRETE_MIN_EPSILON
+
+
 def test_a_weight_just_above_the_floor_redistributes():
     """At 3e-19 (share 7.5e-20) the allocation's search probes scales below its answer: a free
     statistic with OpenDP noise is never given less than the floor there either."""
