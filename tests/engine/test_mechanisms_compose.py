@@ -307,10 +307,15 @@ def test_a_read_out_of_many_atoms_passes_over_them_twice(monkeypatch):
     r, _ = twins(laplace_params(m), np.array([5, 8, 3, 20]), (np.array([9.0]), np.array([9.0])),
                  np.array([4]), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
     atoms = composed_pmf(r, 2.0 ** -11, True).atoms()
+    from dpplanner.engine.mechanisms import mixed_search
+
     passes = []
     real = AtomSets.gather      # (a pass gathers the atoms of its window, then evaluates them)
     monkeypatch.setattr(AtomSets, "gather", lambda sets, sel, js, stops=None: passes.append(
         stops is None and sets.size[sel[0]] == atoms.l.size) or real(sets, sel, js, stops))
+    lone = mixed_search._lone_terms     # (a lone read-out's search passes over its atoms here)
+    monkeypatch.setattr(mixed_search, "_lone_terms", lambda a, *args: passes.append(
+        a[0].size == atoms.l.size) or lone(a, *args))
     for guess in (0.0, 1.3):
         passes.clear()
         readout.mixed_root(atoms, r.mu_up, r.delta_bar, True, guess)

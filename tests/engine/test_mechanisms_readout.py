@@ -288,3 +288,24 @@ def test_lattice_pmfs_laid_out_at_once_read_as_their_own_atoms(upper):
     mus, dbs = np.full(len(pmfs), 0.3), np.full(len(pmfs), 1e-6)
     assert readout.mixed_roots(batch, mus, dbs, upper).tobytes() == readout.mixed_roots(own, mus, dbs, upper).tobytes()
     assert sets.size.tolist() == batch.sets.size.tolist()
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_a_lone_search_finds_the_root_a_batch_finds_for_it(upper):
+    """A lone read-out (a bracket's) is searched in floats, a batch in arrays (whose per-set sums
+    may differ in the last bits): the same roots, from near them, from far above them (the
+    bisection's finish) and from above every atom."""
+    items = []
+    for n, m in ((13, 200.0), (2, 12.0)):     # (a small Gaussian first: atoms far above its root)
+        r, _ = twins(laplace_params(np.array([4.0, 9.0])), np.array([n, 2 * n]), (np.array([m]), np.array([m])),
+                     np.array([n]), np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64), 1e-6)
+        items.append((composed_pmf(r, 2.0 ** -10, upper).atoms(), *((r.mu_up, r.delta_bar) if upper else
+                                                                   (r.mu_lo, r.delta_bar_hi))))
+    (a, mu, db), (b, mu_b, db_b) = items
+    for x in (1.3, 0.7, 1e9, 0.0):
+        start = x if x > 0 else float(a.l[-1]) + mu * mu / 2
+        lone = mixed_search.halley(AtomSets([(a.l, a.p)]), np.array([mu]), np.array([np.log(db)]),
+                                   np.array([start]), 1e-6)
+        batch = mixed_search.halley(AtomSets([(a.l, a.p), (b.l, b.p)]), np.array([mu, mu_b]),
+                                    np.array([np.log(db), np.log(db_b)]), np.array([start, start]), 1e-6)
+        assert lone[0] == pytest.approx(batch[0], rel=1e-12)

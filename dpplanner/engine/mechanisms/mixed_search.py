@@ -40,6 +40,10 @@ def halley(sets: AtomSets, mus: np.ndarray, targets: np.ndarray, xs: np.ndarray,
     xs = np.array(xs, dtype=float)
     targets = np.asarray(targets, dtype=float)
     tols = np.full(xs.shape, tols) if np.ndim(tols) == 0 else np.asarray(tols, dtype=float)
+    if sets.n == 1:
+        target = float(targets[0])
+        xs[0] = _halley_one(sets.view(0), float(mus[0]), target, float(xs[0]), float(tols[0]), search_z(target))
+        return xs
     zs = np.array([search_z(t) for t in targets.tolist()])
     below, above = np.zeros(sets.n), np.full(sets.n, math.inf)
     active = np.arange(sets.n)
@@ -67,6 +71,44 @@ def halley(sets: AtomSets, mus: np.ndarray, targets: np.ndarray, xs: np.ndarray,
         xs[i] = _bisect(sets.view(i), float(mus[i]), float(targets[i]), float(zs[i]), float(below[i]),
                         float(above[i]), float(xs[i]))
     return xs
+
+
+def _halley_one(atoms: tuple[np.ndarray, np.ndarray], mu: float, target: float, x: float, tol: float,
+                z: float) -> float:
+    """halley's search of a lone read-out (a bracket's), in floats: the same operations on the same
+    values as its pass over many sets (the same bits), without their gathers and per-set sums
+    (~40% of a lone search's time)."""
+    below, above, reach = 0.0, math.inf, mu * (mu / 2 + z)
+    for _ in range(_HALLEY_STEPS):
+        d, ds, dss = _lone_terms(atoms, x, mu, reach)
+        x_new, close = _halley_step(x, d, ds, dss, target, tol)
+        if d > 0 and math.log(d) > target:
+            below = max(below, x)
+        else:
+            above = min(above, x)
+        if x_new is None:           # (as in _steps_alone)
+            x_new = 0.5 * (x + max(_top(atoms) + mu * mu / 2, 0.0))
+            x_new = x_new if x_new < x else 0.5 * x
+        if not below <= x_new <= above and above < math.inf:
+            x_new, close = 0.5 * (below + above), False
+        x = x_new
+        if close:
+            return x
+    return _bisect(atoms, mu, target, z, below, above, x)
+
+
+def _lone_terms(atoms: tuple[np.ndarray, np.ndarray], x: float, mu: float, reach: float):
+    """(delta, -delta', -delta'') at x of a lone read-out: one pass over its atoms from ``reach``
+    below x up (those above x + reach far above it), as halley's pass sums them."""
+    locs, p = atoms
+    lo, cut = int(locs.searchsorted(x - reach)), int(locs.searchsorted(x + reach))
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
+        dens, slope, bend = _near_terms(x - locs[lo:cut], mu)
+        near, far_p = p[lo:cut], p[cut:]
+        y = x - locs[cut:]
+        d = float((near * dens).sum()) + float((far_p * -np.expm1(y)).sum())
+        ds = float((near * slope).sum()) + float((far_p * np.exp(y)).sum())
+    return d, ds, ds - float((near * bend).sum())
 
 
 def _steps_alone(sets: AtomSets, active, xs, d, ds, dss, targets, tols, mus, below, above) -> np.ndarray:
