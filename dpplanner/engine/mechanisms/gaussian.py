@@ -139,16 +139,19 @@ def _estimate(eps: np.ndarray, delta: np.ndarray, target: np.ndarray) -> np.ndar
         goal = np.log(-target)
         todo, last = np.isfinite(s), np.zeros(s.size, dtype=bool)
         for _ in range(_ESTIMATE_STEPS):
-            i = np.flatnonzero(todo)
-            if not i.size:
-                break
+            # (every entry's own steps, whichever are still going: each the same operations on
+            # the same values; while all are, without gathering them, ~1/3 of a few entries' time)
+            i = slice(None) if todo.all() else np.flatnonzero(todo)
             e, mu = eps[i], np.exp(s[i])
-            x1, x2 = mu / 2.0 - e / mu, -mu / 2.0 - e / mu
+            if not mu.size:
+                break
+            ratio = e / mu
+            x1, x2 = mu / 2.0 - ratio, -mu / 2.0 - ratio
             l1 = log_ndtr(x1)
             log_d = l1 + np.log(-np.expm1(e + log_ndtr(x2) - l1))
             # d log delta / d log mu = mu phi(x1) / delta (Balle & Wang's d delta / d mu = phi(x1))
             slope = mu * np.exp(-0.5 * x1 * x1 - 0.5 * math.log(2.0 * math.pi) - log_d)
-            step = np.clip((np.log(-log_d) - goal[i]) * log_d / slope, -2.0, 2.0)
+            step = np.minimum(np.maximum((np.log(-log_d) - goal[i]) * log_d / slope, -2.0), 2.0)
             s[i] -= step
             todo[i] = ~last[i] & np.isfinite(step)
             last[i] = np.abs(step) < 1e-7
