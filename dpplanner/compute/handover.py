@@ -20,8 +20,9 @@ FAILED = object()
 def hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[[], Any], int]]:
     """Send ``fn(request)`` to the helper ``side`` if it is idle now (claimed without waiting) and
     return a callable that collects its value once and ends the claim (the value, or FAILED if
-    the helper failed; a cancellation is raised), with the job's id; dropped uncalled, it ends the
-    claim too (the job is abandoned: EngineProcess.abandon). None if the helper is taken
+    the helper failed; a cancellation is raised), with the job's id; dropped uncalled, or its
+    ``drop()`` called first, it ends the claim too (the job is abandoned without waiting for it:
+    EngineProcess.abandon). None if the helper is taken
     or the job could not be sent (a dead pipe, a request that would not pickle). The job is sent
     from this thread before it computes its own part: a sending thread first needed the
     interpreter lock from the computing one, up to the 5 ms switch interval of the helper's head
@@ -47,7 +48,8 @@ def hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[
             raise engine.Cancelled("computation cancelled")
         return box["value"]
 
-    weakref.finalize(collect, _abandon, side, job, box).atexit = False
+    collect.drop = weakref.finalize(collect, _abandon, side, job, box)
+    collect.drop.atexit = False
     return collect, job
 
 

@@ -8,10 +8,11 @@ has the controller's signature ``fn(request, cancel, progress) -> result``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from dpplanner import engine
 from dpplanner.compute import answered, early, engine_process, helper_process
+from dpplanner.compute.ahead import Ahead
 from dpplanner.compute.handover import FAILED, hand_over
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
@@ -48,24 +49,56 @@ class EvaluateResult:
 #: helper's ~50).
 
 
+class _Sent(NamedTuple):
+    """The helper's half of an evaluation, sent (handover.hand_over)."""
+
+    side: Any
+    collect: Callable[[], Any]
+    job: int
+
+
 @in_engine_process
 def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, *,
-             total_known: bool = False) -> EvaluateResult:
+             total_known: bool = False, sent: Optional[_Sent] = None) -> EvaluateResult:
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update).
 
     In the engine process on a machine with two cores or more, a helper process computes about
     half the totals (see _halves; ``total_known``: an allocation has just left the plan's total
     in memory) beside the others, and the optimal curve if it gets to it first (see above). The
-    numbers are the same as computing everything here."""
+    numbers are the same as computing everything here. ``sent``: that half of this very request
+    (and ``total_known``), sent already (``_sent_half``)."""
     _not_cancelled(cancel)
-    here, there = _halves(request.theorems, total_known)
-    side = helper_process.helper(start=False) if here and there else None
-    if side is None:
+    sent = sent or _sent_half(request, total_known, cancel)
+    if sent is None:
         result = _evaluate(request, cancel, progress)
     else:
-        result = _evaluate_beside(side, request, here, there, cancel, progress)
+        result = _evaluate_beside(sent.side, request, *_halves(request.theorems, total_known), cancel,
+                                  progress, sent)
     helper_process.helper()     # started after a first result, so start-up never waits for it
     return result
+
+
+def _sent_half(request: EvaluateRequest, total_known: bool, cancel: Optional[CancelToken]) -> Optional[_Sent]:
+    """The helper's half of evaluating ``request``, sent if the helper is up and idle; else None
+    (all of it is then computed here)."""
+    here, there = _halves(request.theorems, total_known)
+    side = helper_process.helper(start=False) if here and there else None
+    return None if side is None else _send_half(side, request, there, cancel)
+
+
+def _send_half(side, request: EvaluateRequest, there: tuple, cancel: Optional[CancelToken]) -> Optional[_Sent]:
+    """The helper's half of evaluating ``request`` (the totals of ``there``, and the parts of the
+    curve it gets to first), sent to ``side`` if it is idle (else None: computed here). A cancelled
+    token raises Cancelled: nothing is sent."""
+    sent = hand_over(side, _helper_half, _HelperJob(replace(request, theorems=there), _either(request)),
+                     cancel if cancel is not None else CancelToken())
+    return None if sent is None else _Sent(side, *sent)
+
+
+def _either(request: EvaluateRequest) -> tuple[str, ...]:
+    """The rows whose curves either process computes (none in repeat mode)."""
+    return tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either") \
+        if request.curve_mode == "prefix" else ()
 
 
 @dataclass(frozen=True)
@@ -191,18 +224,16 @@ def _helper_half(job: _HelperJob, cancel: CancelToken, progress: Progress) -> _H
 
 
 def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, cancel: CancelToken,
-                     progress: Progress) -> EvaluateResult:
-    """The totals of ``there`` in the helper process, those of ``here`` and pld's and zcdp's curves
-    in this one; the optimal curve and the "either" rows' in whichever gets to them first. If the
-    helper is taken meanwhile or fails, its part is computed here after all. Its job is collected
-    when a curve needs a part it took, or at the end."""
-    token = cancel if cancel is not None else CancelToken()
-    either = tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either") \
-        if request.curve_mode == "prefix" else ()
-    sent = hand_over(side, _helper_half, _HelperJob(replace(request, theorems=there), either), token)
+                     progress: Progress, sent: Optional[_Sent] = None) -> EvaluateResult:
+    """The totals of ``there`` in the helper process ``side`` (its job ``sent``, or sent now),
+    those of ``here`` and pld's and zcdp's curves in this one; the optimal curve and the "either"
+    rows' in whichever gets to them first. If the helper is taken meanwhile or fails, its part is
+    computed here after all. Its job is collected when a curve needs a part it took, or at the end."""
+    sent = sent or _send_half(side, request, there, cancel)
     if sent is None:
         return _evaluate(request, cancel, progress)
-    collect, job = sent
+    collect, job = sent.collect, sent.job
+    either = _either(request)
 
     def taken(part: int, name: str):
         """None if this process takes the part (the helper has not started it), else the
@@ -319,21 +350,27 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
     _not_cancelled(cancel)
     if request.statistics is None:
         return AllocateResult(request.request_id, request, None, None, resend=True)
+    total_known = engine.theorem(request.budget.theorem).remembers_total
+    ahead = Ahead(request.statistics,
+                  lambda stats: evaluation_request(composition_inputs(request.budget, stats), request.view),
+                  lambda built: _sent_half(built, total_known, cancel))
     try:
-        done = rebalanced(request.budget, request.statistics, cancel=cancel,
-                          progress=_part(progress, 0.0, 0.6))
-    except PlanError as exc:        # an answer, not a failure: the edit is refused
-        return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
-    answered.remember(request.owner, request.request_id, done.statistics)
-    shares = AllocateResult(request.request_id, request, tuple(s.epsilon for s in done.statistics), None,
-                            unspent_reason=done.unspent_reason)
-    # The shares go first: the window adopts and draws them while their totals are composed here.
-    early.give(shares)
-    # The totals of the rebalanced state come back with it: the window needs no second trip.
-    evaluation = evaluate(evaluation_request(composition_inputs(request.budget, done.statistics),
-                                             request.view),
-                          cancel, _part(progress, 0.6, 1.0),
-                          total_known=engine.theorem(request.budget.theorem).remembers_total)
+        try:
+            done = rebalanced(request.budget, request.statistics, cancel=cancel,
+                              progress=_part(progress, 0.0, 0.6), found=ahead.found)
+        except PlanError as exc:        # an answer, not a failure: the edit is refused
+            return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
+        answered.remember(request.owner, request.request_id, done.statistics)
+        shares = AllocateResult(request.request_id, request, tuple(s.epsilon for s in done.statistics),
+                                None, unspent_reason=done.unspent_reason)
+        # The shares go first: the window adopts and draws them while their totals are composed here.
+        early.give(shares)
+        # The totals of the rebalanced state come back with it: the window needs no second trip.
+        built = ahead.evaluation(done.statistics)
+        evaluation = evaluate(built, cancel, _part(progress, 0.6, 1.0), total_known=total_known,
+                              sent=ahead.sent)
+    finally:
+        ahead.drop()
     return replace(shares, evaluation=evaluation)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -116,12 +116,15 @@ def upper_bound(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 
 
 def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: str = OPTIMAL,
              eta: float = 1e-3, multiplicities=None, mechanisms=None, cancel: Optional[CancelToken] = None,
-             progress: Optional[ProgressCallback] = None, time_limit: Optional[float] = None) -> Allocation:
+             progress: Optional[ProgressCallback] = None, time_limit: Optional[float] = None,
+             found: Optional[Callable[[np.ndarray], None]] = None) -> Allocation:
     """The free queries scaled to spend ``epsilon_g`` (see the module doc). ``time_limit`` (seconds,
     optional): every composition of the search from then on gives the cheaper theorems' bound
     (``compose_one``), so the search ends soon after on a scale whose certified total fits (the
     waste is larger; ``composition.extra["waste_reason"]`` says why); without it the result
-    depends only on the arguments."""
+    depends only on the arguments. ``found``: called with the epsilons the search found, before
+    their whole total is verified (the answer unless the verification moves the scale): a caller
+    may start work on them meanwhile."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     deadline = with_limit(cancel, validate_time_limit(time_limit))
     epsilon_g = validate_epsilon_g(epsilon_g)
@@ -222,6 +225,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     if coarse > eta and not 0 <= epsilon_g - composed(t, eta).epsilon < WASTE * epsilon_g \
             and not (limited and clock.now() > deadline.end):
         t = search.scale(eta, t, slope_near(totals, t, coarse))
+    if found is not None:
+        found(eps_at(t))
     forward: dict[float, Composition] = {}     # the public forward compositions, by scale
 
     def verified(t: float) -> Composition:

@@ -46,7 +46,7 @@ class AllocationRequest:
     revision: int = 0
     mechanisms: tuple[str, ...] = ()
 
-    def run(self, cancel=None, progress=None, time_limit=None):
+    def run(self, cancel=None, progress=None, time_limit=None, found=None):
         """Call ``engine.allocate``; returns its Allocation (raises BudgetError / ValueError)."""
         from dpplanner import engine
         return engine.allocate(list(self.epsilons), list(self.deltas), list(self.held),
@@ -54,7 +54,7 @@ class AllocationRequest:
                                theorem=self.theorem, eta=self.eta,
                                multiplicities=list(self.multiplicities),
                                mechanisms=list(self.mechanisms) or None, cancel=cancel,
-                               progress=progress, time_limit=time_limit)
+                               progress=progress, time_limit=time_limit, found=found)
 
 
 def composition_inputs(budget: Budget, stats: Sequence[Statistic]) -> CompositionInputs:

@@ -52,16 +52,16 @@ class UnspentReasons:
 
 
 def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
-               progress=None) -> Redistribution:
+               progress=None, found=None) -> Redistribution:
     """The statistics after redistribution, with the reason it may leave budget unspent; PlanError
     (with ``held_indices`` when the pins alone use the budget) if there is none. Pinned (held)
-    statistics keep their epsilon."""
-    stats, allocation = allocated(budget, stats, cancel=cancel, progress=progress)
+    statistics keep their epsilon. ``found`` as engine.allocate takes it."""
+    stats, allocation = allocated(budget, stats, cancel=cancel, progress=progress, found=found)
     return Redistribution(stats, unspent_reason(allocation.composition if allocation is not None else None))
 
 
 def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progress=None,
-              time_limit=None):
+              time_limit=None, found=None):
     """``rebalanced``'s statistics and the engine's Allocation (its ``composition``: the certified
     total of those statistics; None for an empty plan). ``time_limit`` as engine.allocate takes it."""
     if not stats:
@@ -73,7 +73,7 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
         check_holds(budget, stats)      # a refusal is likely: say so at once, naming the pins
     from dpplanner import engine
     try:
-        result = request.run(cancel=cancel, progress=progress, time_limit=time_limit)
+        result = request.run(cancel=cancel, progress=progress, time_limit=time_limit, found=found)
     except engine.BudgetError as exc:
         # the pins alone using the budget is the usual reason; otherwise it is checked only now (a
         # composition of the pinned statistics), as an allocation that succeeds proves they leave room

@@ -92,7 +92,8 @@ def test_an_allocation_under_pld_says_its_total_is_known(monkeypatch):
     from dpplanner.model.requests import CurveView
 
     told = []
-    monkeypatch.setattr(jobs, "evaluate", lambda request, cancel, progress, total_known=False: told.append(total_known))
+    monkeypatch.setattr(jobs, "evaluate", lambda request, cancel, progress, total_known=False, sent=None:
+                        told.append(total_known))
     plan = files.load_plan(example_path("psi-survey"))
     for theorem in ("pld", "optimal"):
         budget = plan.budget.replace(theorem=theorem)
