@@ -41,12 +41,9 @@ class EvaluateResult:
 #: (Theorem.evaluated): after an allocation under a theorem that remembers its total (pld), the
 #: "either" rows are computed here too. The optimal prefix curve (which concurrent's shares and
 #: pld's is never above) goes to whichever process gets to it first: the helper after its totals,
-#: or this process once pld's own read-outs are done; so do the "either" rows' curves, after
-#: those. On the 100-query example the helper's totals are quick and it takes the optimal curve;
-#: on the 1000-query one its optimal total alone is ~50 ms and this process takes the optimal
-#: curve after pld's (~30 ms) instead of waiting for the helper's total and curve one after the
-#: other (~85 ms), while the helper takes the either rows' (~6 ms CPU; this half was ~65 ms, the
-#: helper's ~50).
+#: or this process once pld's own read-outs are done (where the helper's optimal total is long,
+#: as on the 1000-query example); so do the "either" rows' curves, which this process takes
+#: before it waits for the helper's optimal curve, rather than wait for them too.
 
 
 class _Sent(NamedTuple):
@@ -79,8 +76,7 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
 
 
 def _sent_half(request: EvaluateRequest, total_known: bool, cancel: Optional[CancelToken]) -> Optional[_Sent]:
-    """The helper's half of evaluating ``request``, sent if the helper is up and idle; else None
-    (all of it is then computed here)."""
+    """The helper's half of evaluating ``request``, sent if the helper is up and idle, else None."""
     here, there = _halves(request.theorems, total_known)
     side = helper_process.helper(start=False) if here and there else None
     return None if side is None else _send_half(side, request, there, cancel)
@@ -235,11 +231,16 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
     collect, job = sent.collect, sent.job
     either = _either(request)
 
+    rows: list = []         # the "either" rows' (curve, problems), once computed here
+
     def taken(part: int, name: str):
         """None if this process takes the part (the helper has not started it), else the
-        helper's value of it (None if it failed there: then computed here too)."""
+        helper's value of it (None if it failed there: then computed here too). Before waiting
+        for the optimal curve, this process computes the "either" rows if they are still free."""
         if side.take_part(job, part):
             return None
+        if part == _OPTIMAL_CURVE and either and side.take_part(job, _EITHER_CURVES):
+            rows.append(_curve(request, either, cancel, _ignore))
         theirs = collect()
         return None if theirs is FAILED else getattr(theirs, name)
 
@@ -250,9 +251,9 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
         curve, problems = _curve(request, own, cancel, _part(progress, 0.3, 1.0),
                                  lambda: taken(_OPTIMAL_CURVE, "optimal_curve"))
         if either and curve is not None:
-            rest = taken(_EITHER_CURVES, "either_curves")
+            rest = None if rows else taken(_EITHER_CURVES, "either_curves")
             if rest is None:
-                rest, problems = _curve(request, either, cancel, _ignore)
+                rest, problems = rows[0] if rows else _curve(request, either, cancel, _ignore)
             curve = None if rest is None else _joined((curve, rest), request.theorems)
     except BaseException:
         try:

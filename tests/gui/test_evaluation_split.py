@@ -118,3 +118,46 @@ def test_a_repeated_querys_optimal_curve_stays_with_kovs(monkeypatch):
     assert side.parts == {} and not got.problems
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
+
+
+class _OnItsOptimalCurve(_Racing):
+    """A helper that has taken the optimal curve, and not yet the "either" rows, when its sender
+    asks for it (its job runs on when collected)."""
+
+    def __init__(self, events: list) -> None:
+        super().__init__(eager=False)
+        self.events = events
+
+    def start_claimed(self, fn, request):
+        self.parts[0] = "helper"
+        return super().start_claimed(fn, request)
+
+    def finish_claimed(self, job, token, progress):
+        self.events.append("collected")
+        return super().finish_claimed(job, token, progress)
+
+
+def test_the_sender_computes_the_either_rows_while_the_helper_has_the_optimal_curve(monkeypatch):
+    """Rather than wait for the helper's optimal curve and then for its "either" rows after it,
+    the sender takes those rows first and computes them meanwhile; the numbers are those of one
+    process."""
+    events = []
+    real_curve = jobs._curve
+
+    def curve_of(request, theorems, *args, **kwargs):
+        if "basic" in theorems:
+            events.append("either rows")
+        return real_curve(request, theorems, *args, **kwargs)
+
+    request = synthetic_100_request()
+    alone = jobs._evaluate(request, None, lambda f: None)
+    side = _OnItsOptimalCurve(events)
+    monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
+    monkeypatch.setattr(jobs, "_curve", curve_of)
+    got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems, total_known=True),
+                                engine.CancelToken(), lambda f: None)
+    assert side.parts == {0: "helper", 1: "sender"}
+    assert events == ["either rows", "collected"]
+    assert {n: repr(c.epsilon) for n, c in got.totals.items()} == {n: repr(c.epsilon) for n, c in alone.totals.items()}
+    for name in alone.curve.upper:
+        np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
