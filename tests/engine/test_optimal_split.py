@@ -209,3 +209,18 @@ def test_a_prefix_error_bound_read_later_is_the_one_of_its_own_prefix():
         now, then = alone._error(30, x), later._error(30, x, snap)
         np.testing.assert_array_equal(now.coefs, then.coefs)
         assert now.additive == then.additive
+
+
+def test_a_large_plan_that_misses_eta_is_refined_once_by_the_second_order(monkeypatch):
+    """1000 queries in a few large groups (an edited state of the 1000-query example): 2.5e-2 wide
+    on the first lattice 2^-10, so the second is sized for a width ~ D^2 aimed at eta: 2^-11
+    (6.2e-3), not 2^-12 (2.0e-3 for 1.5x the work)."""
+    e = np.array([0.003077, 0.005845, 0.005846, 0.006154, 0.006461, 0.006463, 0.011689, 0.012308, 0.01292])
+    m = np.array([252, 3, 3, 505, 3, 3, 3, 225, 3])
+    steps = []
+    side = refine.split_side
+    monkeypatch.setattr(refine, "split_side",
+                        lambda e, m, db, step, *a: steps.append(step) or side(e, m, db, step, *a))
+    b = refine.split_bracket(e, m, 5e-8, 1e-2)
+    assert steps == [2.0 ** -10, 2.0 ** -11]
+    assert b.upper - b.lower <= 1e-2
