@@ -35,11 +35,17 @@ FFT_C = 30.0
 U_LONG = float(np.finfo(np.longdouble).eps) / 2
 #: Shifted adds are used while (non-zeros x length) <= SHIFT_COST N log2 N (N the FFT length).
 SHIFT_COST = 40
+#: The FFT's cost in products of the direct sum: FFT_COST N log2 N + FFT_FIXED. Measured (pocketfft
+#: on x86-64 against ``direct_convolve``'s fixed-order sums, ~1-1.7 ns a product): a double FFT
+#: convolution ~1.3-1.9 ns per N log2 N plus ~30 us (90 x 90 points: direct 16 us, FFT 43 us;
+#: 833 x 833: direct 1.8 ms, FFT 0.07 ms); the model keeps a ~3x preference for the direct sum,
+#: whose errors are relative only.
+FFT_COST = 4.0
+FFT_FIXED = 20000.0
 #: A long-double FFT convolution costs about as much as a direct sum of this many times the FFT
-#: cost model's products: ~8-12 ns per N log2 N (pocketfft on x86-64) against ~1-1.7 ns per
-#: product of ``direct_convolve``'s fixed-order sums (measured: 1628 x 1628 points, direct 4.4 ms,
-#: long double 0.36 ms; 15578 x 1518, direct 40 ms, long double 3.0 ms).
-EXTENDED_COST = 0.2
+#: cost model's products: ~8-12 ns per N log2 N (1628 x 1628 points: direct 4.4 ms, long double
+#: 0.36 ms; 15578 x 1518: direct 40 ms, long double 3.0 ms).
+EXTENDED_COST = 2.0
 #: Threads for pocketfft: one. Its threads share out the vectors of a batch, and every transform
 #: here is of one vector, so more never made one faster; the parallelism is the window's engine
 #: process and its helper, and a busy machine's cores are not ours to take.
@@ -212,14 +218,14 @@ def convolve(a: LatticePMF, b: LatticePMF, tail: float, fft_budget: float) -> La
         c, terms = sparse_convolve(a.p, b.p)
         rel_op = _gamma(terms)
     else:
-        fft_cost = 40.0 * N * math.log2(N)
+        fft_cost = FFT_COST * N * math.log2(N) + FFT_FIXED
         direct_cost = float(la) * lb
         use_direct = direct_cost <= fft_cost
         extended = False
         if not use_direct and fft_error_estimate(a.p, b.p) > fft_budget:
-            # tiny delta: rounding of a double FFT would eat the budget; beyond a few thousand
+            # tiny delta: rounding of a double FFT would eat the budget; beyond a few hundred
             # points a long-double FFT is cheaper than the direct sum (measured: 4096 x 4096
-            # points, direct 2.9 ms, long double 1.6 ms, double 0.3 ms)
+            # points, direct 19 ms, long double 0.84 ms, double 0.14 ms)
             if U_LONG < U and direct_cost > EXTENDED_COST * fft_cost:
                 extended = True
             elif direct_cost <= 3e7:
