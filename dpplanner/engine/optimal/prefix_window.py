@@ -136,13 +136,16 @@ def _ctd_rows(eps, delta_bars, ks, sums, step: float, floors, cancel) -> np.ndar
     arr[0] = 1.0
     wanted = ks.tolist()
     c, cur, rel, inf_mass, j = 0, 1, 0.0, 0.0, 0      # entries [c, cur) are live
+    known: dict = {}
     for i, (x, ni, qi, ai, bi, ri, ti) in enumerate(zip(eps.tolist(), n.tolist(), q.tolist(), a.tolist(),
                                                         b.tolist(), k_rel.tolist(), top.tolist())):
         if cancel is not None and i % 16 == 0:
             cancel.check()
         in_row = x > 0 and j < len(wanted) and wanted[j] == i + 1
         if x > 0:                                     # (RR(0) is the identity)
-            taps = _kernel_taps(ni, qi, ai, bi)
+            taps = known.get(x)                       # (equal epsilons: equal kernels)
+            if taps is None:
+                taps = known[x] = _kernel_taps(ni, qi, ai, bi)
             new = min(cur + ti, size)
             if in_row:
                 out = rows[j]

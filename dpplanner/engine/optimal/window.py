@@ -158,13 +158,16 @@ def ctd_upper(eps: np.ndarray, delta_bar: float, step: float, floor: float) -> f
     arr = np.zeros(width)
     arr[0] = 1.0
     rel = 0.0
+    taps = {}       # each distinct kernel's non-zero (deficit, mass), deficit j <- index size - 1 - j
     for ker in kers:
-        rev = ker.p[::-1]                              # deficit j <- index (size - 1 - j)
-        nz = np.flatnonzero(rev).tolist()
+        if id(ker) not in taps:
+            rev = ker.p[::-1]
+            taps[id(ker)] = [(j, v) for j, v in enumerate(rev.tolist()) if v != 0.0]
+        nz = taps[id(ker)]
         out = np.zeros(width)
-        for j in nz:
+        for j, v in nz:
             if j < width:
-                out[j:] += rev[j] * arr[:width - j]
+                out[j:] += v * arr[:width - j]
         g = 1.01 * (len(nz) + 2) * U
         rel = rel + ker.rel + rel * ker.rel
         rel = rel + g + rel * g
