@@ -211,16 +211,33 @@ def test_a_prefix_error_bound_read_later_is_the_one_of_its_own_prefix():
         assert now.additive == then.additive
 
 
-def test_a_large_plan_that_misses_eta_is_refined_once_by_the_second_order(monkeypatch):
-    """1000 queries in a few large groups (an edited state of the 1000-query example): 2.5e-2 wide
-    on the first lattice 2^-10, so the second is sized for a width ~ D^2 aimed at eta: 2^-11
-    (6.2e-3), not 2^-12 (2.0e-3 for 1.5x the work)."""
-    e = np.array([0.003077, 0.005845, 0.005846, 0.006154, 0.006461, 0.006463, 0.011689, 0.012308, 0.01292])
-    m = np.array([252, 3, 3, 505, 3, 3, 3, 225, 3])
+#: 1000 queries in a few large groups (an edited state of the 1000-query example), delta_bar 5e-8.
+_GROUPED = (np.array([0.003077, 0.005845, 0.005846, 0.006154, 0.006461, 0.006463, 0.011689, 0.012308,
+                      0.01292]), np.array([252, 3, 3, 505, 3, 3, 3, 225, 3]))
+
+
+def _steps(monkeypatch) -> list:
     steps = []
     side = refine.split_side
     monkeypatch.setattr(refine, "split_side",
                         lambda e, m, db, step, *a: steps.append(step) or side(e, m, db, step, *a))
-    b = refine.split_bracket(e, m, 5e-8, 1e-2)
+    return steps
+
+
+def test_a_large_plan_that_smooths_nothing_starts_one_lattice_finer(monkeypatch):
+    """Too large groups to round any down at the model's 2^-10 (2.5e-2 wide there for eta 1e-2):
+    one composition, on 2^-11."""
+    steps = _steps(monkeypatch)
+    b = refine.split_bracket(*_GROUPED, 5e-8, 1e-2)
+    assert steps == [2.0 ** -11]
+    assert b.upper - b.lower <= 1e-2
+
+
+def test_a_large_plan_that_misses_eta_is_refined_once_by_the_second_order(monkeypatch):
+    """The same plan started on 2^-10 (as if it smoothed): 2.5e-2 wide there, so the second lattice
+    is sized for a width ~ D^2 aimed at eta: 2^-11 (6.2e-3), not 2^-12 (2.0e-3 for 1.5x the work)."""
+    monkeypatch.setattr(refine, "choose_smoothing", lambda *a: np.ones(1, dtype=bool))
+    steps = _steps(monkeypatch)
+    b = refine.split_bracket(*_GROUPED, 5e-8, 1e-2)
     assert steps == [2.0 ** -10, 2.0 ** -11]
     assert b.upper - b.lower <= 1e-2
