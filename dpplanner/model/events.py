@@ -20,7 +20,7 @@ class PlanEvent:
     rows: tuple[int, ...] = ()
     source: Optional[int] = None
     destination: Optional[int] = None
-    rebalanced: bool = False              # redistribution also changed other rows' epsilons
+    rebalanced: bool = False    # a redistribution's: its own write-back, or an edit and the one with it
 
     def row_after(self, row: int) -> Optional[int]:
         """Where row ``row`` of the plan before this change is after it (None: removed, or all

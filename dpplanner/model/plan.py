@@ -270,8 +270,9 @@ class Plan:
         self._revision = trial._revision
         trial._origin = None            # a trial is adopted once
         events = trial._recorded
-        if len(events) == 2 and events[1].kind == "changed":
-            # An edit and the redistribution tried with it are one change: one event.
+        if len(events) == 2 and events[1].kind == "changed" and events[1].rebalanced:
+            # An edit and the redistribution tried with it are one change: one event. (Two
+            # chained edits whose redistribution moved nothing are not: the second's rows count.)
             events = [dataclasses.replace(events[0], rebalanced=True)]
         elif len(events) > 1:
             events = [PlanEvent("reset")]     # chained edits: the views redraw the whole plan
@@ -338,7 +339,7 @@ class Plan:
         if changed:
             self._stats = stats
             self._revision += 1
-            self._emit([PlanEvent("changed", changed)])
+            self._emit([PlanEvent("changed", changed, rebalanced=True)])
 
     def total(self, theorem: Optional[str] = None, *, time_limit: Optional[float] = None):
         """engine.compose of the plan under ``theorem`` (default: the plan's), synchronously

@@ -45,6 +45,32 @@ def test_rebalanced_edit_is_atomic_and_notifies_once():
     assert rec.events == [PlanEvent("inserted", (3,), rebalanced=True)]
 
 
+def test_two_chained_edits_whose_redistribution_moves_nothing_are_both_announced():
+    """Two edits made on one trial (the window chains an edit typed while the first waits for
+    its redistribution) and a redistribution that moved no epsilon: the second edit's row was
+    dropped with the first's event taken for "an edit and its redistribution", and a table
+    following the events never drew it."""
+    plan = sample_plan()
+    rec = Recorder(plan)
+    trial = plan.trial()
+    trial.update_statistic(0, trial[0].replace(held=True))
+    trial.update_statistic(2, trial[2].replace(held=True))
+    trial.apply_allocation([s.epsilon for s in trial])       # (moves nothing: no event)
+    plan.adopt(trial)
+    assert rec.events == [PlanEvent("reset")]
+    assert plan[0].held and plan[2].held
+
+
+def test_an_edit_and_its_redistribution_are_one_event():
+    plan = sample_plan()
+    rec = Recorder(plan)
+    trial = plan.trial()
+    trial.update_statistic(0, trial[0].replace(held=True, epsilon=0.2))
+    trial.apply_allocation([0.2, 0.1, 0.2])
+    plan.adopt(trial)
+    assert rec.events == [PlanEvent("changed", (0,), rebalanced=True)]
+
+
 def test_held_statistics_alone_over_budget_are_refused_by_name():
     plan = sample_plan()
     plan.update_statistic(0, plan[0].replace(held=True, epsilon=0.6))
@@ -297,7 +323,7 @@ def test_an_allocation_written_back_checks_and_compares_the_epsilons_alone(monke
     epsilons = [0.0005 * (1.5 if i % 3 else 1.0) for i in range(1000)]
     plan.apply_allocation(epsilons)
     assert calls == {"check": 0, "eq": 0}
-    assert rec.events == [PlanEvent("changed", tuple(i for i in range(1000) if i % 3))]
+    assert rec.events == [PlanEvent("changed", tuple(i for i in range(1000) if i % 3), rebalanced=True)]
     assert [s.epsilon for s in plan.statistics] == epsilons
     rec.events.clear()
     assert_refused(plan, rec, lambda: plan.apply_allocation(epsilons[:4] + [200.0] + epsilons[5:]),
