@@ -8,8 +8,7 @@ Columns), and the choice is remembered. Widths:
 - a column of fixed words (kind) is as wide as the longest word it can hold, so "Quantile / CDF"
   is never elided, whatever the rows hold;
 - a column of numbers (and the noise column) is as wide as its header and the texts of the first
-  rows and of those on screen (an error or delta the table has not computed yet is measured once
-  it is drawn), and it never narrows while the plan is open (a new value with one more digit widens it; one with fewer does
+  rows and of those on screen, and it never narrows while the plan is open (a new value with one more digit widens it; one with fewer does
   not make the columns beside it jump);
 - the name column takes what is left, at least ``NAME_MIN_PX``; long names are elided (the
   tooltip has them in full). When the shown columns need more than the view's width, the table
@@ -69,15 +68,6 @@ COLUMNS: tuple[Column, ...] = (
     Column("repetitions", "releases", "How many times this statistic is released (each with ε_i, δ_i)."),
 )
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
-
-
-def rows_on_screen(view: QTableView) -> tuple[int, int]:
-    """The first and last rows ``view`` shows (a row shown in part counts); (0, -1) for none."""
-    top = view.rowAt(0)
-    if top < 0:
-        return 0, -1
-    bottom = view.rowAt(view.viewport().height() - 1)
-    return top, view.model().rowCount() - 1 if bottom < 0 else bottom
 
 
 class ColumnFitter(QObject):
@@ -180,9 +170,14 @@ class ColumnFitter(QObject):
     def _measured_rows(self) -> list[int]:
         """The first SAMPLE_ROWS rows and those on screen (scrolling refits: a wider number
         further down widens its column when it comes into view)."""
-        rows = set(range(min(self._view.model().rowCount(), SAMPLE_ROWS)))
-        top, bottom = rows_on_screen(self._view)
-        rows.update(range(top, min(bottom, top + 200) + 1))
+        view = self._view
+        count = view.model().rowCount()
+        rows = set(range(min(count, SAMPLE_ROWS)))
+        top = view.rowAt(0)
+        if top >= 0:
+            bottom = view.rowAt(view.viewport().height() - 1)
+            bottom = count - 1 if bottom < 0 else bottom
+            rows.update(range(top, min(bottom, top + 200) + 1))
         return sorted(rows)
 
     def _measure(self, text: str) -> int:

@@ -9,16 +9,15 @@ PlanEditor, which validates, applies, records undo and redistributes.
 
 from __future__ import annotations
 
-from functools import cache
 from operator import attrgetter
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
-from dpplanner.gui.row_privacy import PRIVACY_BLOCK, RowPrivacy
+from dpplanner.gui.row_privacy import PRIVACY_BLOCK, SCREENFUL_BLOCKS, RowPrivacy
 from dpplanner.gui.table_columns import COLUMN_INDEX, COLUMNS
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model.implementation import implementation
@@ -44,8 +43,7 @@ NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 #: Role with the raw Python value of a cell (floats unrounded, enums as members).
 RawRole = Qt.ItemDataRole.UserRole + 1
 #: Role with the text a cell shows now: None for a cell left empty until its block's privacy is
-#: computed, or off screen with its privacy not computed (what a column's fit measures: it
-#: computes nothing).
+#: computed (what a column's fit measures: it computes nothing).
 ShownRole = Qt.ItemDataRole.UserRole + 2
 _R = Qt.ItemDataRole
 _DISPLAY, _EDIT, _CHECK, _DECORATION, _TOOLTIP, _ALIGNMENT, _FONT, _FOREGROUND = (int(r) for r in (
@@ -66,8 +64,6 @@ class StatisticsTableModel(QAbstractTableModel):
         self._editor = editor
         self._rows: tuple[Statistic, ...] = plan.statistics
         self._privacy = RowPrivacy(plan)
-        # The first and last rows on screen (the view's, once it says so: set_screen).
-        self._screen: Callable[[], tuple[int, int]] = lambda: (0, -1)
         # After a reset (a plan opened) the first paint leaves the cells that need a block's
         # privacy empty and they are filled a block a turn of the event loop later: a block's
         # Gaussian and OpenDP calibrations cost a few ms, the paint after opening a plan ~10 ms.
@@ -104,20 +100,11 @@ class StatisticsTableModel(QAbstractTableModel):
         """Accuracy of every row, computed once per plan change and shared with the window."""
         return self._privacy.all()
 
-    def set_screen(self, rows_on_screen: Callable[[], tuple[int, int]]) -> None:
-        """``rows_on_screen()``: the first and last rows the view shows now."""
-        self._screen = rows_on_screen
-
     def privacy(self, row: int) -> StatisticPrivacy:
         """Accuracy of one row, computed when the view first draws it (gui/row_privacy.py): with
-        its block after a plan opened (the blocks are filled a turn each), else with the rows on
-        screen below it (those a paint from it draws) - a row off screen with its block."""
-        end = (row // PRIVACY_BLOCK + 1) * PRIVACY_BLOCK - 1
-        if not self._fill_later:
-            first, last = self._screen()
-            if first <= row <= last:
-                end = last
-        return self._privacy.row(row, end)
+        its block after a plan opened (the blocks are filled a turn each), with the screenful
+        from it after an edit."""
+        return self._privacy.row(row, 1 if self._fill_later else SCREENFUL_BLOCKS)
 
     def statistic(self, row: int) -> Statistic:
         return self._rows[row]
@@ -162,7 +149,7 @@ class StatisticsTableModel(QAbstractTableModel):
         """``rows``' ShownRole in ``column``, in one call (a column fit reads ~50 cells)."""
         key, cells = COLUMNS[column].key, self._cells
         return [cells[row, column][_DISPLAY] if (row, column) in cells else
-                None if self._measured_later(row, key) else self._display(row, self._rows[row], key)
+                None if self._shown_later(row, key) else self._display(row, self._rows[row], key)
                 for row in rows]
 
     def fill_first_paint(self) -> None:
@@ -177,14 +164,6 @@ class StatisticsTableModel(QAbstractTableModel):
     def _shown_later(self, row: int, key: str) -> bool:
         """Whether the cell is left empty until its block is filled (after a reset)."""
         return self._fill_later and key in ("delta", "error") and not self._privacy.known(row)
-
-    def _measured_later(self, row: int, key: str) -> bool:
-        """Whether a column fit skips the cell (ShownRole None): left empty for now, or off screen
-        with its accuracy not known (a fit computes nothing; the cell is measured once drawn)."""
-        if key not in ("delta", "error") or self._privacy.known(row):
-            return False
-        first, last = self._screen()
-        return self._fill_later or not first <= row <= last
 
     def _fill(self) -> None:
         """Compute and draw a block of the cells a paint after a reset left empty; the next block
@@ -227,7 +206,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if role == RawRole:
             return self._raw(row, stat, key)
         if role == ShownRole:
-            return None if self._measured_later(row, key) else self._display(row, stat, key)
+            return None if self._shown_later(row, key) else self._display(row, stat, key)
         if role == _TOOLTIP:
             return formatting.as_plain(self._tooltip(row, stat, key))
         return None
@@ -276,7 +255,7 @@ class StatisticsTableModel(QAbstractTableModel):
     def _on_plan_event(self, event: PlanEvent) -> None:
         new_rows = self._plan.statistics
         self._privacy.forget(new_rows)
-        painted, self._cells = self._cells, {}
+        self._cells.clear()
         if event.kind == "inserted" and len(event.rows) == 1 and len(new_rows) == len(self._rows) + 1:
             row = event.rows[0]
             self.beginInsertRows(QModelIndex(), row, row)
@@ -295,7 +274,7 @@ class StatisticsTableModel(QAbstractTableModel):
             self.endMoveRows()
         elif event.kind in ("changed", "budget", "metadata") and len(new_rows) == len(self._rows):
             old_rows, self._rows = self._rows, new_rows
-            self._plan_wide_changed(painted)
+            self._plan_wide_changed()
             # The other cells of a row only where what they show changed (an edited statistic; a
             # redistribution moves epsilons alone): a view redraws the cells named, no more.
             for row in event.rows:
@@ -312,24 +291,12 @@ class StatisticsTableModel(QAbstractTableModel):
         if event.rebalanced and event.kind in ("inserted", "removed", "moved"):
             self._plan_wide_changed()     # the same change redistributed the other rows' epsilons
 
-    def _plan_wide_changed(self, painted: Optional[dict] = None) -> None:
+    def _plan_wide_changed(self) -> None:
         """Every row's epsilon, delta and error: a redistribution moves the epsilons, and deltas
-        and errors depend on the budget and on the number of Gaussian statistics. On screen, a
-        row's are drawn again only where they differ from ``painted`` (the cells as drawn before
-        the change): their new roles are computed here, as their paint would have (an edit of
-        one row, and the deltas an edit of epsilons leaves alone, are not repainted: ~40 us a
-        cell). Cells left empty after a reset are all signalled (they are filled a block a turn)."""
-        top, bottom = self._screen() if painted is not None and not self._fill_later else (0, -1)
-        bottom = min(bottom, len(self._rows) - 1)
-        for row in range(top, bottom + 1):
-            for column in _PLAN_WIDE:
-                before = painted.get((row, column))
-                if before is None or self._painted(row, column) != before:
-                    self.dataChanged.emit(self.index(row, column), self.index(row, column))
-        for first, end in ((0, top), (bottom + 1, len(self._rows))):
-            for start in range(first, end, _RANGE_ROWS):
-                last = min(start + _RANGE_ROWS, end) - 1
-                self.dataChanged.emit(self.index(start, _PLAN_WIDE[0]), self.index(last, _PLAN_WIDE[-1]))
+        and errors depend on the budget and on the number of Gaussian statistics."""
+        for first in range(0, len(self._rows), _RANGE_ROWS):
+            last = min(first + _RANGE_ROWS, len(self._rows)) - 1
+            self.dataChanged.emit(self.index(first, _PLAN_WIDE[0]), self.index(last, _PLAN_WIDE[-1]))
 
     # -- cell helpers ---------------------------------------------------------------------------
     @staticmethod
@@ -416,14 +383,12 @@ class StatisticsTableModel(QAbstractTableModel):
         return column.tooltip
 
 
-@cache
 def _bold() -> QFont:
     font = QFont()
     font.setBold(True)
     return font
 
 
-@cache
 def _grey() -> QBrush:
     """The text of a cell that is computed, not typed."""
     return QBrush(QColor(128, 128, 128))
