@@ -17,7 +17,8 @@ def test_engine_and_model_import_no_qt():
                      "dpplanner.model.report", "dpplanner.model.examples", "dpplanner.cli",
                      # what the window computes runs headless too (and in the engine process)
                      "dpplanner.compute.jobs", "dpplanner.compute.engine_process",
-                     "dpplanner.compute.helper_process", "dpplanner.compute.handover"]
+                     "dpplanner.compute.helper_process", "dpplanner.compute.handover",
+                     "dpplanner.compute.profile_job"]
     code = (
         "import sys\n"
         + "".join(f"import {p}\n" for p in packages)

@@ -20,7 +20,7 @@ from dpplanner.engine.types import CancelToken, Composition
 from dpplanner.model.curve_totals import meet_totals
 from dpplanner.model.engine_inputs import composition_inputs, with_epsilons
 from dpplanner.model.redistribution import rebalanced
-from dpplanner.model.requests import CurveView, EvaluateRequest, ProfileRequest, evaluation_request
+from dpplanner.model.requests import CurveView, EvaluateRequest, evaluation_request
 from dpplanner.model.statistic import Budget, Statistic
 from dpplanner.model.validation import PlanError
 
@@ -278,23 +278,6 @@ def _joined(curves: tuple, names: tuple):
     return engine.Curve(ks=curves[0].ks, upper={n: of[n].upper[n] for n in names},
                         lower={n: of[n].lower[n] for n in names},
                         notes={n: of[n].notes[n] for n in names if n in of[n].notes})
-
-
-@dataclass(frozen=True)
-class ProfileResult:
-    request_id: int
-    request: ProfileRequest
-    profile: Any                          # engine.Profile
-
-
-@in_engine_process
-def profile(request: ProfileRequest, cancel: CancelToken, progress: Progress) -> ProfileResult:
-    _not_cancelled(cancel)
-    result = engine.privacy_profile(
-        list(request.epsilons), list(request.deltas), eta=request.eta,
-        multiplicities=list(request.multiplicities), num=request.points,
-        mechanisms=list(request.mechanisms) or None, cancel=cancel, progress=progress)
-    return ProfileResult(request.request_id, request, result)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Callable, Optional
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QTabWidget
 
-from dpplanner.compute import jobs
+from dpplanner.compute import jobs, profile_job
 from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.gui.edit_steps import Precomputed
@@ -52,7 +52,7 @@ class Evaluation(QObject):
     def __init__(self, editor: PlanEditor, controller: ComputeController, settings: Settings, *,
                  results_panel: ResultsPanel, budget_panel: BudgetPanel, cost_plot: CostPlot,
                  profile_plot: ProfilePlot, plots: QTabWidget, statistics_panel: StatisticsPanel,
-                 evaluate_fn: Callable = jobs.evaluate, profile_fn: Callable = jobs.profile) -> None:
+                 evaluate_fn: Callable = jobs.evaluate, profile_fn: Callable = profile_job.profile) -> None:
         super().__init__(editor)
         self.editor = editor
         self.plan = editor.plan
@@ -186,7 +186,7 @@ class Evaluation(QObject):
         self.controller.submit(PROFILE, self.profile_fn, request,
                                Handlers(self._show_profile, self._on_profile_failed))
 
-    def _show_profile(self, result: jobs.ProfileResult) -> None:
+    def _show_profile(self, result: profile_job.ProfileResult) -> None:
         self.profile_plot.set_profile(result.profile, self.plan.budget.delta)
         self.profiled.emit(result)
 

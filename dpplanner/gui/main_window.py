@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from dpplanner.compute import engine_process, jobs
+from dpplanner.compute import engine_process, jobs, profile_job
 from dpplanner.gui import layout as window_layout
 from dpplanner.gui import menus, theme, warm_up
 from dpplanner.gui.budget_panel import BudgetPanel
@@ -45,7 +45,7 @@ REDISTRIBUTING = "Redistributing the budget…"
 class MainWindow(QMainWindow):
     def __init__(self, *, settings: Optional[Settings] = None,
                  evaluate_fn: Callable = jobs.evaluate, allocate_fn: Callable = jobs.allocate,
-                 profile_fn: Callable = jobs.profile,
+                 profile_fn: Callable = profile_job.profile,
                  recovery_dir: Optional[str] = None, debounce_ms: int = 100,
                  engine_in_process: bool = False) -> None:
         super().__init__()

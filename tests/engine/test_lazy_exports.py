@@ -32,6 +32,7 @@ def test_the_light_names_import_neither_numpy_nor_scipy():
 
 def test_the_registry_the_model_and_the_window_s_jobs_import_neither_numpy_nor_scipy():
     assert _loaded_after("import dpplanner.engine.theorems, dpplanner.model, dpplanner.compute.jobs\n"
+                         "import dpplanner.compute.profile_job\n"
                          "from dpplanner import engine\n"
                          "assert engine.theorem('pld').label and engine.REGISTRY") == set()
 

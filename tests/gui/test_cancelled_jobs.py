@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, handover, helper_process, jobs
+from dpplanner.compute import engine_process, handover, helper_process, jobs, profile_job
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.gui.compute import ComputeController
 from dpplanner.model.requests import CurveView
@@ -32,10 +32,10 @@ def jobs_of_every_kind() -> list[tuple]:
     evaluation = plan.evaluation_request(CurveView())
     return [(jobs.evaluate, evaluation),
             (jobs.allocate, jobs.AllocateRequest(plan.budget, plan.statistics, CurveView())),
-            (jobs.profile, evaluation.profile_request())]
+            (profile_job.profile, evaluation.profile_request())]
 
 
-KINDS = (jobs.evaluate, jobs.allocate, jobs.profile, jobs._helper_half, handover.apply)
+KINDS = (jobs.evaluate, jobs.allocate, profile_job.profile, jobs._helper_half, handover.apply)
 
 
 def _cancelled() -> engine.CancelToken:

@@ -8,7 +8,7 @@ import threading
 from PySide6.QtCore import QSettings
 
 from dpplanner import engine
-from dpplanner.compute import jobs
+from dpplanner.compute import jobs, profile_job
 from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
@@ -41,7 +41,7 @@ def test_one_edit_is_one_validation_one_plan_event_and_one_worker_trip(qtbot, tm
         return run
 
     window = _window(qtbot, tmp_path, evaluate_fn=counted(jobs.evaluate),
-                     allocate_fn=counted(jobs.allocate), profile_fn=counted(jobs.profile))
+                     allocate_fn=counted(jobs.allocate), profile_fn=counted(profile_job.profile))
     assert window.document.open_example(example_path("psi-survey"))
     assert window.plan.budget.redistribute
     wait_idle(qtbot, window)
