@@ -82,7 +82,8 @@ def _sent_half(request: EvaluateRequest, total_known: bool, cancel: Optional[Can
     return None if side is None else _send_half(side, request, there, cancel)
 
 
-def _send_half(side, request: EvaluateRequest, there: tuple, cancel: Optional[CancelToken]) -> Optional[_Sent]:
+def _send_half(side, request: EvaluateRequest, there: tuple,
+               cancel: Optional[CancelToken]) -> Optional[_Sent]:
     """The helper's half of evaluating ``request`` (the totals of ``there``, and the parts of the
     curve it gets to first), sent to ``side`` if it is idle (else None: computed here). A cancelled
     token raises Cancelled: nothing is sent."""
@@ -338,10 +339,12 @@ def allocate(request: AllocateRequest, cancel: CancelToken, progress: Progress) 
     ahead = Ahead(request.statistics,
                   lambda stats: evaluation_request(composition_inputs(request.budget, stats), request.view),
                   lambda built: _sent_half(built, total_known, cancel))
+    # (without a helper process nothing could be sent ahead: the request is built after the shares)
+    found = ahead.found if helper_process.helper(start=False) is not None else None
     try:
         try:
             done = rebalanced(request.budget, request.statistics, cancel=cancel,
-                              progress=_part(progress, 0.0, 0.6), found=ahead.found)
+                              progress=_part(progress, 0.0, 0.6), found=found)
         except PlanError as exc:        # an answer, not a failure: the edit is refused
             return AllocateResult(request.request_id, request, None, None, str(exc), exc.held_indices)
         answered.remember(request.owner, request.request_id, done.statistics)
