@@ -4,7 +4,7 @@ controller's signature ``fn(request, cancel, progress) -> result``, as compute/j
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from dpplanner import engine
 from dpplanner.compute.engine_process import in_engine_process
@@ -20,7 +20,7 @@ class ProfileResult:
 
 
 @in_engine_process
-def profile(request: ProfileRequest, cancel: CancelToken, progress) -> ProfileResult:
+def profile(request: ProfileRequest, cancel: CancelToken, progress: Callable[[float], None]) -> ProfileResult:
     if cancel is not None:      # (a job cancelled before it starts does no work)
         cancel.check()
     result = engine.privacy_profile(

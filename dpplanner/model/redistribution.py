@@ -54,8 +54,10 @@ class UnspentReasons:
 def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
                progress=None, found=None) -> Redistribution:
     """The statistics after redistribution, with the reason it may leave budget unspent; PlanError
-    (with ``held_indices`` when the pins alone use the budget) if there is none. Pinned (held)
-    statistics keep their epsilon. ``found`` as engine.allocate takes it."""
+    if there is none (with ``held_indices`` when the pins alone use the budget; with the field,
+    where redistribution is off, when an OpenDP weight or the global epsilon leaves a statistic too
+    little for its noise). Pinned (held) statistics keep their epsilon. ``found`` as
+    engine.allocate takes it."""
     stats, allocation = allocated(budget, stats, cancel=cancel, progress=progress, found=found)
     return Redistribution(stats, unspent_reason(allocation.composition if allocation is not None else None))
 
@@ -63,7 +65,8 @@ def rebalanced(budget: Budget, stats: Sequence[Statistic], *, cancel=None,
 def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progress=None,
               time_limit=None, found=None):
     """``rebalanced``'s statistics and the engine's Allocation (its ``composition``: the certified
-    total of those statistics; None for an empty plan). ``time_limit`` as engine.allocate takes it."""
+    total of those statistics; None for an empty plan). ``time_limit`` and ``found`` as
+    engine.allocate takes them."""
     if not stats:
         return tuple(stats), None
     if not budget.redistribute and amplification_ratio(budget) == 1.0:

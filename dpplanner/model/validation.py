@@ -291,9 +291,10 @@ def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
     redistribution asked for: redistribution.allocated), a free statistic with OpenDP (discrete)
     noise gets at least its weight's share of the spendable epsilon the pins' plain sum leaves
     (what basic composition gives it; the plan's theorem, never worse than basic, gives no less).
-    A share below DISCRETE_MIN_EPSILON is refused where it is typed, not by the engine
-    mid-redistribution: by the weight where raising it alone would do, else by the global epsilon,
-    naming the least one that gives every such statistic its floor. (The allocation never gives
+    A share below DISCRETE_MIN_EPSILON is refused where it is typed (with redistribution off, when
+    the one redistribution is asked for), not by the engine mid-redistribution: by the weight
+    where raising it alone would do, else by the global epsilon, naming the least one that gives
+    every such statistic its floor. (The allocation never gives
     one less: allocate.py.)"""
     pins = sum(s.epsilon * s.repetitions for s in stats if s.held)
     left = budget.spendable_epsilon - pins

@@ -76,8 +76,9 @@ def halley(sets: AtomSets, mus: np.ndarray, targets: np.ndarray, xs: np.ndarray,
 def _halley_one(atoms: tuple[np.ndarray, np.ndarray], mu: float, target: float, x: float, tol: float,
                 z: float) -> float:
     """halley's search of a lone read-out (a bracket's), in floats: the same operations on the same
-    values as its pass over many sets (the same bits), without their gathers and per-set sums
-    (~40% of a lone search's time)."""
+    values as its pass over one set (the same bits; a batch of several sets sums per set with
+    reduceat, which may differ in the last bits), without the gathers and per-set sums (~40% of
+    a lone search's time)."""
     below, above, reach = 0.0, math.inf, mu * (mu / 2 + z)
     for _ in range(_HALLEY_STEPS):
         d, ds, dss = _lone_terms(atoms, x, mu, reach)

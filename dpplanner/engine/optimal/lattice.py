@@ -33,13 +33,14 @@ from .atoms import Atoms, U, edge_count
 FFT_C = 30.0
 #: Unit roundoff of long double (2^-64 on x86-64 Linux and macOS Intel; equal to U elsewhere).
 U_LONG = float(np.finfo(np.longdouble).eps) / 2
-#: Shifted adds are used while (non-zeros x length) <= SHIFT_COST N log2 N (N the FFT length).
+#: Shifted adds are used while (non-zeros x length) <= SHIFT_COST N log2 N (N the FFT length):
+#: a preference kept on purpose (their errors are relative only), up to ~10x the FFT's modelled cost.
 SHIFT_COST = 40
 #: The FFT's cost in products of the direct sum: FFT_COST N log2 N + FFT_FIXED. Measured (pocketfft
 #: on x86-64 against ``direct_convolve``'s fixed-order sums, ~1-1.7 ns a product): a double FFT
 #: convolution ~1.3-1.9 ns per N log2 N plus ~30 us (90 x 90 points: direct 16 us, FFT 43 us;
-#: 833 x 833: direct 1.8 ms, FFT 0.07 ms); the model keeps a ~3x preference for the direct sum,
-#: whose errors are relative only.
+#: 833 x 833: direct 1.8 ms, FFT 0.07 ms); its N log2 N term keeps a ~3x preference for the
+#: direct sum, whose errors are relative only (about none at ~200 x 200 points, where FFT_FIXED rules).
 FFT_COST = 4.0
 FFT_FIXED = 20000.0
 #: A long-double FFT convolution costs about as much as a direct sum of this many times the FFT
