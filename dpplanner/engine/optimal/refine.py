@@ -33,10 +33,11 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
     if e.size < 2:
         return None
     step = model_step(e, m, eta)
+    large = float(np.sum(m)) >= LARGE_PLAN
     # the model is measured on plans that smooth a few queries; a large one that can afford none
     # (large groups of equal epsilons: synthetic-1000's edited states, 2.2-3.0e-2 wide at its 2^-10
     # for eta 1e-2) starts on the next lattice, the one it was refined to
-    if np.sum(m) >= LARGE_PLAN and not choose_smoothing(e, m, delta_bar, step, SMOOTH_SHARE * eta).any():
+    if large and not choose_smoothing(e, m, delta_bar, step, SMOOTH_SHARE * eta).any():
         step /= 2
     while step < STEP_MAX and lattice_points(e, m, step) > max_points:
         step *= 2
@@ -71,7 +72,7 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
             # eta; a large plan's first miss: second order (the method's), aimed at eta itself
             # (synthetic-1000's edited states: 2.2-3.0e-2 at 2^-10, 4.6-8.3e-3 at 2^-11, where
             # 1.5 and 0.7 eta went on to 2^-12, 1.5x the work of 2^-11, for 2.0-2.6e-3)
-            order, aim = (2.0, eta) if float(np.sum(m)) >= LARGE_PLAN else (1.5, 0.7 * eta)
+            order, aim = (2.0, eta) if large else (1.5, 0.7 * eta)
             if len(history) >= 2 and history[-2][1] > history[-1][1] > 0:
                 order = math.log(history[-2][1] / history[-1][1]) / math.log(history[-2][0] / history[-1][0])
                 order, aim = min(2.0, max(1.0, order)), 0.7 * eta
