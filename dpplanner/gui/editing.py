@@ -379,6 +379,10 @@ class PlanEditor(QObject):
             # the plan's state with this one finds the same objects, not 1000 equal ones)
             self.precomputed.emit(Precomputed((trial.budget, trial.statistics, result.request.view),
                                               result.evaluation, self._follow))
+            if self.controller.is_busy(ALLOCATE):
+                # not followed (the view moved on meanwhile): its evaluation would only delay the
+                # one the view asked for
+                self.controller.discard(ALLOCATE)
             self._adopt(trial, pending.text)
             if added is not None and added[0] is trial:
                 self.placed.emit(added[1])

@@ -89,8 +89,14 @@ class Evaluation(QObject):
         editor.precomputed.connect(self._prepare)
 
     def view(self) -> CurveView:
-        return CurveView(self.cost_plot.mode(), self.cost_plot.k_limit(),
-                         self.settings.get("curve_points"), self.statistics_panel.current_row())
+        mode = self.cost_plot.mode()
+        # (the prefix curve repeats no row: selecting one leaves its view, and its result, as it is)
+        row = self.statistics_panel.current_row() if mode == "repeat" else 0
+        return CurveView(mode, self.cost_plot.k_limit(), self.settings.get("curve_points"), row)
+
+    def _wanted(self) -> tuple:
+        """The state the window shows now: its result is the one to show."""
+        return self.plan.budget, self.plan.statistics, self.view()
 
     def plan_changed(self) -> None:
         self._current = False
@@ -115,7 +121,7 @@ class Evaluation(QObject):
             self.budget_panel.set_spent(None)
             return
         # Equal states give equal requests (the request is a function of the state alone).
-        state = (self.plan.budget, self.plan.statistics, self.view())
+        state = self._wanted()
         if self._awaited is not None:
             if self._awaited == state and self.controller.is_busy(EVALUATE):
                 return                          # on its way
@@ -138,6 +144,8 @@ class Evaluation(QObject):
 
     def _prepare(self, precomputed: Precomputed) -> None:
         state = precomputed.state
+        if state[2] != self.view():
+            return      # the view moved on while it was out: what schedule() asked for stays wanted
         if precomputed.evaluation is not None:
             self._prepared = (state, precomputed.evaluation)
         elif precomputed.follow(EVALUATE, Handlers(lambda result: self._apply(result, state),
@@ -146,6 +154,9 @@ class Evaluation(QObject):
 
     def _apply(self, result: jobs.EvaluateResult, state: tuple) -> None:
         self._awaited = None
+        if state != self._wanted():     # (a plan that took a state without an event, say)
+            self.schedule()             # never shown under another plan or view: the wanted follows
+            return
         self._stale_delay.stop()
         self.last_result = result
         self._shown_state = state
