@@ -18,7 +18,7 @@ from dpplanner.gui.delegates import StatisticDelegate
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.inspector import StatisticInspector
 from dpplanner.gui.row_header import RowHeader
-from dpplanner.gui.table_columns import ColumnFitter
+from dpplanner.gui.table_columns import ColumnFitter, rows_on_screen
 from dpplanner.gui.table_model import COLUMN_INDEX, ShownRole, StatisticsTableModel
 from dpplanner.gui.turns import Turns
 from dpplanner.model import Kind, Statistic
@@ -40,6 +40,7 @@ class StatisticsPanel(QGroupBox):
         self.view = QTableView()
         self.view.setVerticalHeader(RowHeader(self.view))
         self.view.setModel(self.model)
+        self.model.set_screen(lambda: rows_on_screen(self.view))
         self.view.setItemDelegate(StatisticDelegate(self.view))
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)

@@ -70,6 +70,15 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_INDEX = {c.key: i for i, c in enumerate(COLUMNS)}
 
 
+def rows_on_screen(view: QTableView) -> tuple[int, int]:
+    """The first and last rows ``view`` shows (a row shown in part counts); (0, -1) for none."""
+    top = view.rowAt(0)
+    if top < 0:
+        return 0, -1
+    bottom = view.rowAt(view.viewport().height() - 1)
+    return top, view.model().rowCount() - 1 if bottom < 0 else bottom
+
+
 class ColumnFitter(QObject):
     """Keeps ``view``'s column widths fitted. ``stretch`` is the column that takes the rest;
     ``words[c]`` lists every text column c can show (its width is the widest of them);
@@ -170,14 +179,9 @@ class ColumnFitter(QObject):
     def _measured_rows(self) -> list[int]:
         """The first SAMPLE_ROWS rows and those on screen (scrolling refits: a wider number
         further down widens its column when it comes into view)."""
-        view = self._view
-        count = view.model().rowCount()
-        rows = set(range(min(count, SAMPLE_ROWS)))
-        top = view.rowAt(0)
-        if top >= 0:
-            bottom = view.rowAt(view.viewport().height() - 1)
-            bottom = count - 1 if bottom < 0 else bottom
-            rows.update(range(top, min(bottom, top + 200) + 1))
+        rows = set(range(min(self._view.model().rowCount(), SAMPLE_ROWS)))
+        top, bottom = rows_on_screen(self._view)
+        rows.update(range(top, min(bottom, top + 200) + 1))
         return sorted(rows)
 
     def _measure(self, text: str) -> int:

@@ -10,14 +10,14 @@ PlanEditor, which validates, applies, records undo and redistributes.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
-from dpplanner.gui.row_privacy import PRIVACY_BLOCK, SCREENFUL_BLOCKS, RowPrivacy
+from dpplanner.gui.row_privacy import PRIVACY_BLOCK, RowPrivacy
 from dpplanner.gui.table_columns import COLUMN_INDEX, COLUMNS
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model.implementation import implementation
@@ -43,7 +43,8 @@ NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 #: Role with the raw Python value of a cell (floats unrounded, enums as members).
 RawRole = Qt.ItemDataRole.UserRole + 1
 #: Role with the text a cell shows now: None for a cell left empty until its block's privacy is
-#: computed (what a column's fit measures: it computes nothing).
+#: computed, or off screen with its privacy not computed (what a column's fit measures: it
+#: computes nothing).
 ShownRole = Qt.ItemDataRole.UserRole + 2
 _R = Qt.ItemDataRole
 _DISPLAY, _EDIT, _CHECK, _DECORATION, _TOOLTIP, _ALIGNMENT, _FONT, _FOREGROUND = (int(r) for r in (
@@ -64,6 +65,8 @@ class StatisticsTableModel(QAbstractTableModel):
         self._editor = editor
         self._rows: tuple[Statistic, ...] = plan.statistics
         self._privacy = RowPrivacy(plan)
+        # The first and last rows on screen (the view's, once it says so: set_screen).
+        self._screen: Callable[[], tuple[int, int]] = lambda: (0, -1)
         # After a reset (a plan opened) the first paint leaves the cells that need a block's
         # privacy empty and they are filled a block a turn of the event loop later: a block's
         # Gaussian and OpenDP calibrations cost a few ms, the paint after opening a plan ~10 ms.
@@ -100,11 +103,20 @@ class StatisticsTableModel(QAbstractTableModel):
         """Accuracy of every row, computed once per plan change and shared with the window."""
         return self._privacy.all()
 
+    def set_screen(self, rows_on_screen: Callable[[], tuple[int, int]]) -> None:
+        """``rows_on_screen()``: the first and last rows the view shows now."""
+        self._screen = rows_on_screen
+
     def privacy(self, row: int) -> StatisticPrivacy:
         """Accuracy of one row, computed when the view first draws it (gui/row_privacy.py): with
-        its block after a plan opened (the blocks are filled a turn each), with the screenful
-        from it after an edit."""
-        return self._privacy.row(row, 1 if self._fill_later else SCREENFUL_BLOCKS)
+        its block after a plan opened (the blocks are filled a turn each), else with the rows on
+        screen below it (those a paint from it draws) - a row off screen with its block."""
+        end = (row // PRIVACY_BLOCK + 1) * PRIVACY_BLOCK - 1
+        if not self._fill_later:
+            first, last = self._screen()
+            if first <= row <= last:
+                end = last
+        return self._privacy.row(row, end)
 
     def statistic(self, row: int) -> Statistic:
         return self._rows[row]
@@ -149,7 +161,7 @@ class StatisticsTableModel(QAbstractTableModel):
         """``rows``' ShownRole in ``column``, in one call (a column fit reads ~50 cells)."""
         key, cells = COLUMNS[column].key, self._cells
         return [cells[row, column][_DISPLAY] if (row, column) in cells else
-                None if self._shown_later(row, key) else self._display(row, self._rows[row], key)
+                None if self._measured_later(row, key) else self._display(row, self._rows[row], key)
                 for row in rows]
 
     def fill_first_paint(self) -> None:
@@ -164,6 +176,14 @@ class StatisticsTableModel(QAbstractTableModel):
     def _shown_later(self, row: int, key: str) -> bool:
         """Whether the cell is left empty until its block is filled (after a reset)."""
         return self._fill_later and key in ("delta", "error") and not self._privacy.known(row)
+
+    def _measured_later(self, row: int, key: str) -> bool:
+        """Whether a column fit skips the cell (ShownRole None): left empty for now, or off screen
+        with its accuracy not known (a fit computes nothing; the cell is measured once drawn)."""
+        if key not in ("delta", "error") or self._privacy.known(row):
+            return False
+        first, last = self._screen()
+        return self._fill_later or not first <= row <= last
 
     def _fill(self) -> None:
         """Compute and draw a block of the cells a paint after a reset left empty; the next block
@@ -180,8 +200,8 @@ class StatisticsTableModel(QAbstractTableModel):
         first = block * PRIVACY_BLOCK
         if first >= len(self._rows):
             return
-        self.privacy(first)
         last = min(first + PRIVACY_BLOCK, len(self._rows)) - 1
+        self._privacy.compute(first, last)      # every row of the block: none is left empty again
         self.dataChanged.emit(self.index(first, COLUMN_INDEX["delta"]),
                               self.index(last, COLUMN_INDEX["error"]), [Qt.ItemDataRole.DisplayRole])
 
@@ -206,7 +226,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if role == RawRole:
             return self._raw(row, stat, key)
         if role == ShownRole:
-            return None if self._shown_later(row, key) else self._display(row, stat, key)
+            return None if self._measured_later(row, key) else self._display(row, stat, key)
         if role == _TOOLTIP:
             return formatting.as_plain(self._tooltip(row, stat, key))
         return None

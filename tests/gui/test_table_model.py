@@ -158,9 +158,10 @@ def test_a_large_plan_computes_the_accuracy_of_the_rows_drawn_not_of_all(qtbot, 
         controller.shutdown()
 
 
-def test_after_an_edit_a_screenful_of_rows_is_computed_in_one_batch(qtbot, monkeypatch):
+def test_after_an_edit_the_rows_on_screen_are_computed_in_one_batch(qtbot, monkeypatch):
     """A paint after an edit asks for the errors of every row on screen: the rows from the first
-    asked for are computed together (one batch of their Gaussians), with the whole plan's numbers."""
+    asked for to the last on screen are computed together (one batch of their Gaussians), with
+    the whole plan's numbers; a row off screen (a tooltip, a fit) with its block alone."""
     import dpplanner.gui.row_privacy as row_privacy
 
     batches = []
@@ -172,10 +173,44 @@ def test_after_an_edit_a_screenful_of_rows_is_computed_in_one_batch(qtbot, monke
         editor = PlanEditor(_large_plan(), controller)
         model = StatisticsTableModel(editor.plan, editor)
         model.fill_first_paint()
+        model.set_screen(lambda: (5, 22))
         assert editor.set_budget(dataset_size=10000)      # every error changes
-        texts = [model.data(cell(model, row, "error")) for row in range(28)]
-        assert batches == [row_privacy.SCREENFUL_BLOCKS * row_privacy.PRIVACY_BLOCK]
+        texts = [model.data(cell(model, row, "error")) for row in range(5, 23)]
+        assert batches == [18]
         assert all(texts)
+        assert model.data(cell(model, 40, "error")) and batches == [18, row_privacy.PRIVACY_BLOCK]
         assert [model.privacy(row) for row in range(len(editor.plan))] == editor.plan.privacy_all()
+    finally:
+        controller.shutdown()
+
+
+def test_an_edit_computes_again_only_the_rows_it_changed(qtbot, monkeypatch):
+    """A row whose statistic and delta an edit left alone keeps its accuracy: an edit of one row's
+    epsilon computes that row's again, a change of the budget every row's."""
+    import dpplanner.gui.row_privacy as row_privacy
+
+    computed = []
+    real = row_privacy.statistics_privacy
+    monkeypatch.setattr(row_privacy, "statistics_privacy",
+                        lambda budget, stats, deltas: computed.extend(s.name for s in stats) or
+                        real(budget, stats, deltas))
+    controller = ComputeController(debounce_ms=10)
+    try:
+        editor = PlanEditor(_large_plan(), controller)
+        model = StatisticsTableModel(editor.plan, editor)
+        model.fill_first_paint()
+        model.set_screen(lambda: (0, 19))
+        before = [model.data(cell(model, row, "error")) for row in range(20)]
+        assert len(computed) == 20
+        computed.clear()
+        assert editor.update_statistic(6, {"epsilon": 0.5}, "eps")
+        after = [model.data(cell(model, row, "error")) for row in range(20)]
+        assert computed == ["s6"]
+        assert after[:6] == before[:6] and after[7:] == before[7:] and after[6] != before[6]
+        assert [model.privacy(row) for row in range(20)] == editor.plan.privacy_all()[:20]
+        computed.clear()
+        assert editor.set_budget(dataset_size=10000)
+        [model.data(cell(model, row, "error")) for row in range(20)]
+        assert len(computed) == 20
     finally:
         controller.shutdown()

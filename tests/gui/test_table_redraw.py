@@ -81,3 +81,51 @@ def test_a_typed_epsilon_measures_only_the_columns_it_changed(qtbot, opened, mon
     assert measured[COLUMN_INDEX["error"]] >= 1
     for key in ("name", "mechanism"):
         assert not measured[COLUMN_INDEX[key]], f"the {key} column was measured again"
+
+
+def test_an_undo_fills_the_cells_left_empty_once_and_the_table_rests(qtbot, opened):
+    """An undo redraws the whole table (a reset): its paint leaves empty the error and delta
+    cells of the rows whose accuracy is not known (those the undone redistribution moved) and
+    fills them a block of rows a turn later. A block whose first row kept its accuracy (a pinned
+    row) is filled once like the others, and then the table rests: nothing left to fill, no more
+    paints, every row's accuracy the plan's."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from dpplanner.gui.row_privacy import PRIVACY_BLOCK
+
+    model, view = opened.statistics_panel.model, opened.statistics_panel.view
+    plan = opened.plan
+    # a block on screen whose first row the user pins (by typing its epsilon), the rest free
+    first = next(r for r in range(PRIVACY_BLOCK, len(plan), PRIVACY_BLOCK)
+                 if not any(s.held for s in plan.statistics[r:r + PRIVACY_BLOCK]))
+    assert first + PRIVACY_BLOCK < view.rowAt(view.viewport().height() - 1)
+    _type_epsilon(qtbot, opened, first)
+    other = _free_row(opened)
+    _type_epsilon(qtbot, opened, other)         # redistributes every free row, not the pinned one
+    events = []
+    plan.subscribe(lambda event: events.append(event.kind))
+    paints = []
+
+    class Watch(QObject):
+        def eventFilter(self, watched, event) -> bool:  # noqa: N802  (Qt's name)
+            if event.type() == QEvent.Type.Paint:
+                paints.append(watched)
+            return False
+
+    watch = Watch()
+    view.viewport().installEventFilter(watch)
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)      # Edit > Undo
+    assert events == ["reset"] and plan[first].held and not plan[other].held
+    for _turn in range(40):         # a few blocks on screen: a few turns of the event loop each
+        QApplication.processEvents()
+        if paints and not model.filling():
+            break
+    assert paints and not model.filling(), f"still filling after 40 turns ({len(paints)} paints)"
+    wait_idle(qtbot, opened)
+    handle_posted_events()
+    paints.clear()
+    handle_posted_events()
+    assert not paints
+    assert [model.privacy(r) for r in range(len(plan))] == plan.privacy_all()
