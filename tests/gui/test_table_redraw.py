@@ -1,7 +1,8 @@
 """What the statistics table draws again after an edit: the cells it changed, no more. An ε_i typed
-with redistribution moves every epsilon, delta and error, and the edited row's pin; the names,
-kinds and noises of the other rows stay as drawn, and a column is measured again only where its
-cells changed. A paint of what did not change asks the plan for nothing."""
+with redistribution moves every free epsilon and error, and the edited row's pin; the names,
+kinds and noises of the other rows and the deltas stay as drawn, and a column is measured again
+only where its cells changed. Without redistribution only the edited row is drawn again. A paint
+of what did not change asks the plan for nothing."""
 
 from __future__ import annotations
 
@@ -51,12 +52,24 @@ def test_a_typed_epsilon_once_redistributed_redraws_the_numbers_only(qtbot, open
                         drawn.append((index.row(), index.column())) or real(model, index, roles))
     # (closing the cell's editor gives the table the focus back: Qt draws it all again then)
     opened.plan.subscribe(lambda _event: drawn.clear())
+    numbers = [COLUMN_INDEX[k] for k in ("epsilon", "delta", "error")]
+    before = _numbers_on_screen(opened, numbers)
     _type_epsilon(qtbot, opened, row, 1 / 1.05)
     kept = {COLUMN_INDEX[k] for k in ("name", "kind", "mechanism")}
     others = {(r, c) for r, c in drawn if c in kept and r != row}
     assert not others, f"cells that did not change were drawn again: {sorted(others)[:5]}"
-    for key in ("epsilon", "delta", "error"):       # every redistributed number on screen
-        assert len({r for r, c in drawn if c == COLUMN_INDEX[key]}) > 10, f"the {key} column"
+    after = _numbers_on_screen(opened, numbers)
+    moved = {cell for cell in before if before[cell] != after[cell]}
+    assert len({r for r, c in moved if c == COLUMN_INDEX["epsilon"]}) > 10    # redistributed
+    # every number that moved, and no other (the deltas do not move with the epsilons)
+    assert moved <= set(drawn)
+    assert {(r, c) for r, c in drawn if c in numbers and r != row} <= moved
+
+
+def _numbers_on_screen(window, columns) -> dict:
+    view, model = window.statistics_panel.view, window.statistics_panel.model
+    last = view.rowAt(view.viewport().height() - 1)
+    return {(r, c): model.index(r, c).data() for r in range(last + 1) for c in columns}
 
 
 def test_a_paint_of_what_did_not_change_asks_the_plan_for_nothing(qtbot, opened, monkeypatch):
@@ -81,6 +94,29 @@ def test_a_typed_epsilon_measures_only_the_columns_it_changed(qtbot, opened, mon
     assert measured[COLUMN_INDEX["error"]] >= 1
     for key in ("name", "mechanism"):
         assert not measured[COLUMN_INDEX[key]], f"the {key} column was measured again"
+
+
+def test_a_typed_epsilon_without_redistribution_signals_its_row_only(qtbot, opened):
+    """Only the edited row's numbers on screen are signalled as changed (the rows off screen are
+    signalled whole: a view draws nothing there). (The table then draws every cell once more as
+    the cell editor closes and gives it the focus back: Qt's own.)"""
+    model = opened.statistics_panel.model
+    assert opened.editor.set_budget(redistribute=False)
+    wait_idle(qtbot, opened)
+    handle_posted_events()
+    row = _free_row(opened)
+    _type_epsilon(qtbot, opened, row, 0.9)      # (uncounted: the pin, and columns a digit wider)
+    view = opened.statistics_panel.view
+    last = view.rowAt(view.viewport().height() - 1)
+    numbers = {COLUMN_INDEX[k] for k in ("epsilon", "delta", "error")}
+    signalled: set[tuple[int, int]] = set()
+    model.dataChanged.connect(lambda top, bottom, *_: signalled.update(
+        (r, c) for r in range(top.row(), min(bottom.row(), last) + 1)
+        for c in range(top.column(), bottom.column() + 1)))
+    _type_epsilon(qtbot, opened, row, 0.95 / 0.9)
+    assert (row, COLUMN_INDEX["epsilon"]) in signalled
+    others = {(r, c) for r, c in signalled if c in numbers and r != row}
+    assert not others, f"numbers that did not change were signalled: {sorted(others)[:5]}"
 
 
 def test_an_undo_fills_the_cells_left_empty_once_and_the_table_rests(qtbot, opened):
