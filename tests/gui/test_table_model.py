@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from dpplanner.gui.compute import ComputeController
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
-from dpplanner.model import Kind, Statistic
+from dpplanner.model import Budget, Kind, Mechanism, Plan, Statistic
 
 
 @pytest.fixture
@@ -212,5 +212,26 @@ def test_an_edit_computes_again_only_the_rows_it_changed(qtbot, monkeypatch):
         assert editor.set_budget(dataset_size=10000)
         [model.data(cell(model, row, "error")) for row in range(20)]
         assert len(computed) == 20
+    finally:
+        controller.shutdown()
+
+
+def test_a_kept_accuracy_follows_a_new_delta_split(qtbot):
+    """Rows whose statistic and budget are unchanged keep their accuracy only while their delta_i
+    is too: a Gaussian statistic inserted splits the delta to statistics four ways instead of
+    three, and the other Gaussian rows' errors must show their smaller delta_i."""
+    gaussian = dict(kind=Kind.MEAN, lower=0, upper=100, epsilon=0.5, mechanism=Mechanism.GAUSSIAN)
+    plan = Plan(Budget(epsilon=10.0, delta=1e-6, redistribute=False, dataset_size=5000),
+                [Statistic(f"g{i}", **gaussian) for i in range(3)])
+    controller = ComputeController(debounce_ms=10)
+    try:
+        editor = PlanEditor(plan, controller)
+        model = StatisticsTableModel(editor.plan, editor)
+        model.fill_first_paint()
+        model.set_screen(lambda: (0, 3))
+        before = [model.data(cell(model, r, "error")) for r in range(3)]
+        editor.insert_statistic(3, Statistic("g3", **gaussian))
+        assert [model.privacy(r) for r in range(3)] == editor.plan.privacy_all()[:3]
+        assert [model.data(cell(model, r, "error")) for r in range(3)] != before
     finally:
         controller.shutdown()
