@@ -110,6 +110,11 @@ class TheoremCurves:
             item.setSymbolBrush(themes.curve_colour(self._theme, name))
         else:
             item.setSymbol(None)
+        # The legend's sample draws the curve's style but is not told of a new one (pyqtgraph):
+        # without this it kept its markers on screen after the curve lost them.
+        for sample, _label in self.legend.items:
+            if sample.item is item:
+                sample.update()
 
     def _new_item(self, name: str):
         from dpplanner.gui.plot_common import curve_pen, pg
