@@ -20,11 +20,11 @@ from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
 from dpplanner.gui.row_privacy import PRIVACY_BLOCK, RowPrivacy
 from dpplanner.gui.table_columns import COLUMN_INDEX, COLUMNS
+from dpplanner.gui.table_tooltips import cell_tooltip
 from dpplanner.gui.editing import PlanEditor, Refusal
-from dpplanner.model.implementation import implementation
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
-from dpplanner.model.statistic import assumptions, noise_words
+from dpplanner.model.statistic import noise_words
 from dpplanner.model.typed import parse_text
 
 
@@ -229,7 +229,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if role == ShownRole:
             return None if self._measured_later(row, key) else self._display(row, stat, key)
         if role == _TOOLTIP:
-            return formatting.as_plain(self._tooltip(row, stat, key))
+            return formatting.as_plain(cell_tooltip(self._plan.budget, stat, key, lambda: self.privacy(row)))
         return None
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
@@ -375,45 +375,6 @@ class StatisticsTableModel(QAbstractTableModel):
         if key == "repetitions":
             return str(stat.repetitions)
         return getattr(stat, key)
-
-    def _tooltip(self, row: int, stat: Statistic, key: str) -> str:
-        column = COLUMNS[COLUMN_INDEX[key]]
-        if key == "error":
-            p = self.privacy(row)
-            if p.problem:
-                return f"This statistic cannot be released as set up: {p.problem}"
-            if p.error is None:
-                return column.tooltip
-            # The sentence already names the units; the full value is what the cell rounds up.
-            target = ("" if stat.target_error is None else
-                      f"Target error {formatting.exact(stat.target_error)}, as typed: the statistic's "
-                      "ε_i follows it after every edit (untick the pin to end it).\n\n")
-            full = formatting.exact(p.shown_error)
-            if stat.group_by:
-                full = f"{full} in one group by {stat.group_by}, {formatting.exact(p.error)} in all at once"
-            return f"{target}{p.explanation}\n\nError bound in full: {full}\n\n{column.tooltip}"
-        if key == "held" and stat.held:
-            pinned = (f"Pinned at its target error {formatting.exact(stat.target_error)}"
-                      if stat.target_error is not None else
-                      f"Pinned at ε_i = {formatting.exact(stat.epsilon)}")
-            return f"{pinned}.\n\n{column.tooltip}"
-        if key == "epsilon":
-            p = self.privacy(row)
-            text = f"ε_i = {formatting.exact(stat.epsilon)}"
-            if p.functioning_epsilon != stat.epsilon:
-                text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
-            return f"{text}\n\n{column.tooltip}"
-        if key == "mechanism":
-            impl = implementation(self._plan.budget, stat, self.privacy(row))
-            if impl is not None:
-                rows = "\n".join(f"{label}: {text}" for label, text in impl.rows())
-                return f"How it is implemented:\n{rows}\n\n{column.tooltip}"
-        assumed = assumptions(stat, self._plan.budget.dataset_size) if key == "kind" else ""
-        if assumed:
-            return f"{stat.kind.label}: {assumed}\n\n{column.tooltip}"
-        if key == "name" and stat.description:
-            return f"{stat.description}\n\n{column.tooltip}"
-        return column.tooltip
 
 
 @cache
