@@ -66,8 +66,7 @@ class StatisticsPanel(QGroupBox):
                              "target error (or an ε_i) to pin the statistic at it; untick its pin to let "
                              "redistribution move it again. The Statistic tab shows every field of the "
                              "selected one; right-click a column title to choose the columns.")
-        self.view.selectionModel().currentRowChanged.connect(
-            lambda current, _previous: self.selectionChanged.emit(current.row() if current.isValid() else -1))
+        self.view.selectionModel().currentRowChanged.connect(lambda _current, _previous: self._current_moved())
 
         self.add_menu = QMenu(self)
         for kind in Kind:
@@ -136,11 +135,29 @@ class StatisticsPanel(QGroupBox):
 
     def _on_plan_event(self, event) -> None:
         self.refusal.hide()
-        # A reset (a plan opened, Undo, edits adopted together) clears the table's selection while
-        # the inspector keeps its statistic: the table selects that one, so the two agree.
         row = self.inspector.row
-        if event.kind == "reset" and row >= 0 and row not in self.selected_rows():
-            self.select_row(row)
+        if event.kind == "reset":
+            # A reset (a plan opened, Undo, edits adopted together) clears the table's selection
+            # while the inspector keeps its statistic: the table selects that one, so the two
+            # agree.
+            if row >= 0 and row not in self.selected_rows():
+                self.select_row(row)
+            return
+        # The table's current row moves with its rows (a removed one's neighbour takes its
+        # place): the table selects it and the inspector shows it, never the statistic now at
+        # the inspector's old number.
+        current = self.current_row()
+        if event.kind == "removed" and current >= 0 and not self.selected_rows():
+            self.select_row(current)
+        if current != row:
+            self.selectionChanged.emit(current)
+
+    def _current_moved(self) -> None:
+        # Qt announces a removed current row's neighbour while the table still has the old rows,
+        # numbered as they were: that number is no statistic of the plan, which has lost the row
+        # already. The plan event that follows tells the inspector (above).
+        if self.model.rowCount() == len(self.editor.plan):
+            self.selectionChanged.emit(self.current_row())
 
     # -- selection ----------------------------------------------------------------------------
     def selected_rows(self) -> list[int]:
