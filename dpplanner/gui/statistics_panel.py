@@ -139,16 +139,16 @@ class StatisticsPanel(QGroupBox):
         if event.kind == "reset":
             # A reset (a plan opened, Undo, edits adopted together) clears the table's selection
             # while the inspector keeps its statistic: the table selects that one, so the two
-            # agree.
+            # agree, and the view stays where the user scrolled it.
             if row >= 0 and row not in self.selected_rows():
-                self.select_row(row)
+                self.select_row(row, scroll=False)
             return
         # The table's current row moves with its rows (a removed one's neighbour takes its
         # place): the table selects it and the inspector shows it, never the statistic now at
         # the inspector's old number.
         current = self.current_row()
         if event.kind == "removed" and current >= 0 and not self.selected_rows():
-            self.select_row(current)
+            self.select_row(current, scroll=False)
         if current != row:
             self.selectionChanged.emit(current)
 
@@ -167,13 +167,20 @@ class StatisticsPanel(QGroupBox):
         index = self.view.currentIndex()
         return index.row() if index.isValid() else -1
 
-    def select_row(self, row: int) -> None:
+    def select_row(self, row: int, scroll: bool = True) -> None:
+        """Select ``row``; ``scroll``: bring it into view (an action on it), else the view stays
+        where it is (the plan changed under the user's scrolling)."""
         if 0 <= row < self.model.rowCount():
             # explicitly: the view's own commands read the keys held (Ctrl of Ctrl+Z toggled the row
             # off again when Undo selected it)
             flags = QItemSelectionModel.SelectionFlag
-            self.view.selectionModel().setCurrentIndex(self.model.index(row, 0),
-                                                       flags.ClearAndSelect | flags.Rows)
+            auto = self.view.hasAutoScroll()        # the view scrolls to a new current index
+            self.view.setAutoScroll(auto and scroll)
+            try:
+                self.view.selectionModel().setCurrentIndex(self.model.index(row, 0),
+                                                           flags.ClearAndSelect | flags.Rows)
+            finally:
+                self.view.setAutoScroll(auto)
 
     # -- actions ------------------------------------------------------------------------------
     def add_statistic(self, kind: Kind, stat: Optional[Statistic] = None) -> bool:
