@@ -4,15 +4,12 @@ whether the release truncates to c rows)."""
 
 from __future__ import annotations
 
-import math
 from html import escape
 from typing import Mapping, Optional
 
 from PySide6.QtCore import QSignalBlocker, Qt
-from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar,
-    QPushButton, QToolButton, QWidget,
+    QCheckBox, QComboBox, QGridLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget,
 )
 
 from dpplanner import engine
@@ -21,8 +18,8 @@ from dpplanner.gui import formatting
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.fields import RuleField
 from dpplanner.gui.fitted_label import WrappingLabel
+from dpplanner.gui.spent_meter import SpentMeter
 from dpplanner.gui.turns import Turns
-from dpplanner.model.spending import total_note
 from dpplanner.model import (
     ALLOCATION_THEOREMS, BUDGET_RULES, CUSTOM_TIER, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget,
     Neighbouring, PlanEvent,
@@ -105,26 +102,9 @@ class BudgetPanel(QGroupBox):
                                      Qt.ItemDataRole.ToolTipRole)
         self.theorem.setAccessibleName("Theorem for redistribution")
         self.theorem.setToolTip("The composition theorem redistribution and the budget meter use.")
-        self.rebalance_button = QPushButton(REDISTRIBUTE)
-        self.rebalance_button.setToolTip("Rescale the free statistics once to spend the global ε.")
-        self.meter = QProgressBar()
-        self.meter.setRange(0, 1000)
-        self.meter.setTextVisible(True)
-        self.meter.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.meter.setAccessibleName("Budget spent")
-        self.meter.setToolTip("Total ε of the plan under the chosen theorem, against the spendable "
-                              "global ε (global ε minus the reserve).")
-        # What the total on the bar relies on, and what a generic theorem says (model.spending).
-        self.assumption = WrappingLabel("")
-        self.assumption.setAccessibleName("What the spent total assumes")
-        self.assumption.setToolTip("What the total on the bar relies on. Advanced > Theorem chooses "
-                                   "the theorem the plan is spent under.")
-        #: Why the plan is over budget, in red under the Spent bar (hidden while it is not).
-        self.over_reason = WrappingLabel("")
-        self.over_reason.setTextFormat(Qt.TextFormat.PlainText)
-        self.over_reason.setStyleSheet(f"color: {OVER_BUDGET};")
-        self.over_reason.setAccessibleName("Why over budget")
-        self.over_reason.setVisible(False)
+        self.spent = SpentMeter(editor, self._turns, self)
+        self.rebalance_button, self.meter = self.spent.button, self.spent.bar
+        self.assumption, self.over_reason = self.spent.assumption, self.spent.over_reason
         #: Why the last redistribution may leave part of the budget unspent, in the engine's words
         #: as the command line's note line (hidden while there is nothing to say).
         self.unspent = WrappingLabel("")
@@ -209,9 +189,6 @@ class BudgetPanel(QGroupBox):
         plan.subscribe(self._on_plan_event)
         # a redistribution that changed no ε_i sends no plan event: its reason is shown then
         editor.redistributing.connect(lambda active: active or self._show_unspent())
-        self._spent: Optional[Composition] = None
-        self._totals: dict[str, Composition] = {}
-        self._over = False
         self._editing = False                   # a change from this panel is being tried
         self._waiting: set[str] = set()         # fields of this panel's edit being redistributed
         self.refresh()
@@ -250,70 +227,17 @@ class BudgetPanel(QGroupBox):
         self._reset_choices()
         self.slack.setText(f"δ left for composition {formatting.lower(b.delta_slack, 2)}")
         self._show_warnings()
-        self._update_meter()
+        self.spent.update()
 
     # -- the meter ------------------------------------------------------------------------------
     def set_spent(self, composition: Optional[Composition],
                   totals: Optional[Mapping[str, Composition]] = None) -> None:
-        """The plan's total under the budget's theorem (from the latest evaluation), and every
-        theorem's total, for the sentence beneath the bar."""
-        self._spent = composition
-        self._totals = dict(totals or {})
-        # On a turn of its own (gui/turns.py): the new sentence and bar repaint the table too
-        # (~10 ms of the GUI thread), in one stall with the result's slot when drawn from it.
-        self._turns.later(self, self._update_meter)
+        """The latest evaluation's total and every theorem's, for the Spent bar (SpentMeter)."""
+        self.spent.set_spent(composition, totals)
 
     def drawing(self) -> bool:
         """Whether a result's total is still to be shown (a turn of the event loop after set_spent)."""
-        return self._turns.pending(self)
-
-    def _update_meter(self) -> None:
-        b = self.editor.plan.budget
-        comp = self._spent
-        available = b.spendable_epsilon
-        over = False
-        if comp is None or not comp.applicable or math.isnan(comp.epsilon):
-            value, text = 0, "—"
-        else:
-            # exactly: a total a hair over the budget is over it (the allocation never is)
-            over = self.editor.plan.balance(comp.epsilon).over
-            if comp.epsilon == math.inf:
-                value, text = 1000, f"infeasible under {engine.theorem(comp.theorem).label}"
-            else:
-                ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
-                value = int(min(ratio, 1.0) * 1000)
-                text = (f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
-                        f"({formatting.percent_of(comp.epsilon, available)}) under "
-                        f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
-        if (value, text) != (self.meter.value(), self.meter.format()):
-            # QProgressBar.setValue repaints at once; with updates off, both changes are painted
-            # with the rest of the window (an edit paid for two paints here). The same reading
-            # (a redistributed plan spends all of ε_g, edit after edit) is not painted again.
-            self.meter.setUpdatesEnabled(False)
-            try:
-                self.meter.setValue(value)
-                self.meter.setFormat(text)
-            finally:
-                self.meter.setUpdatesEnabled(True)
-        # Over budget: a red bar with white, centred text (a style sheet on the chunk alone
-        # gave black text on dark red, top-aligned).
-        if over != self._over:
-            self._over = over
-            self.meter.setPalette(_over_palette(self.meter) if over else QPalette())
-        note = ""
-        if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
-            note = total_note(comp.theorem, self._totals or {comp.theorem: comp}, available)
-        if self.assumption.text() != note:
-            self.assumption.setText(note)
-            self.assumption.setVisible(bool(note))
-        why = self.editor.plan.balance(comp.epsilon).why_over(b.redistribute) if over else ""
-        if self.over_reason.text() != why:
-            self.over_reason.setText(why)
-            self.over_reason.setVisible(bool(why))
-        # with redistribution on the button is only needed to rebalance ε_i opened over budget;
-        # over budget it is the fix the red reason above it names
-        self.rebalance_button.setEnabled(not b.redistribute or over)
-        self.rebalance_button.setText(FIT if over else REDISTRIBUTE)
+        return self.spent.drawing()
 
     # -- to the plan ----------------------------------------------------------------------------
     def _show_advanced(self, shown: bool) -> None:
@@ -382,17 +306,3 @@ class BudgetPanel(QGroupBox):
     def _show_warnings(self) -> None:
         self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setText("\n".join(self.editor.plan.warnings()))
-
-
-#: The over-budget bar: the refusal red, with white text.
-OVER_BUDGET = "#c0392b"
-#: The redistribution button's text, and its text while the plan is over budget (the fix).
-REDISTRIBUTE, FIT = "Redistribute now", "Redistribute to fit"
-
-
-def _over_palette(bar: QProgressBar) -> QPalette:
-    palette = QPalette(bar.palette())
-    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
-        palette.setColor(group, QPalette.ColorRole.Highlight, QColor(OVER_BUDGET))
-        palette.setColor(group, QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
-    return palette

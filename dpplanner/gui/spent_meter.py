@@ -1,0 +1,148 @@
+"""The Budget panel's Spent bar: the plan's total under the budget's theorem against the spendable
+global ε, what that total assumes, and - over budget - a red bar, the reason in red and the
+redistribution button turned into the fix.
+
+A total is judged against the budget it was computed for, never another: after a budget change
+(typed, or by Undo/Redo) the bar is greyed, with no verdict, until the total of the new budget
+comes (a lower ε_g judged against the total before the redistribution read "over budget").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Optional
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QProgressBar, QPushButton
+
+from dpplanner import engine
+from dpplanner.engine.types import Composition
+from dpplanner.gui import formatting
+from dpplanner.gui.editing import PlanEditor
+from dpplanner.gui.fitted_label import WrappingLabel
+from dpplanner.gui.turns import Turns
+from dpplanner.model import Budget
+from dpplanner.model.spending import total_note
+
+#: The over-budget bar: the refusal red, with white text.
+OVER_BUDGET = "#c0392b"
+#: The redistribution button's text, and its text while the plan is over budget (the fix).
+REDISTRIBUTE, FIT = "Redistribute now", "Redistribute to fit"
+#: The bar's text while the total of the budget as it is now is still to come.
+PENDING = "— (the total of this budget is not computed yet)"
+
+
+class SpentMeter(QObject):
+    def __init__(self, editor: PlanEditor, turns: Turns, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.editor = editor
+        self._turns = turns
+        self.button = QPushButton(REDISTRIBUTE)
+        self.button.setToolTip("Rescale the free statistics once to spend the global ε.")
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(True)
+        self.bar.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.bar.setAccessibleName("Budget spent")
+        self.bar.setToolTip("Total ε of the plan under the chosen theorem, against the spendable "
+                            "global ε (global ε minus the reserve).")
+        # What the total on the bar relies on, and what a generic theorem says (model.spending).
+        self.assumption = WrappingLabel("")
+        self.assumption.setAccessibleName("What the spent total assumes")
+        self.assumption.setToolTip("What the total on the bar relies on. Advanced > Theorem chooses "
+                                   "the theorem the plan is spent under.")
+        #: Why the plan is over budget, in red under the Spent bar (hidden while it is not).
+        self.over_reason = WrappingLabel("")
+        self.over_reason.setTextFormat(Qt.TextFormat.PlainText)
+        self.over_reason.setStyleSheet(f"color: {OVER_BUDGET};")
+        self.over_reason.setAccessibleName("Why over budget")
+        self.over_reason.setVisible(False)
+        self._spent: Optional[Composition] = None
+        self._of: Optional[Budget] = None       # the budget self._spent is the total of
+        self._totals: dict[str, Composition] = {}
+        self._over = False
+
+    def set_spent(self, composition: Optional[Composition],
+                  totals: Optional[Mapping[str, Composition]] = None) -> None:
+        """The plan's total under the budget's theorem (from the evaluation of the plan as it is),
+        and every theorem's total, for the sentence beneath the bar."""
+        self._spent = composition
+        self._of = self.editor.plan.budget
+        self._totals = dict(totals or {})
+        # On a turn of its own (gui/turns.py): the new sentence and bar repaint the table too
+        # (~10 ms of the GUI thread), in one stall with the result's slot when drawn from it.
+        self._turns.later(self, self.update)
+
+    def drawing(self) -> bool:
+        """Whether a result's total is still to be shown (a turn of the event loop after set_spent)."""
+        return self._turns.pending(self)
+
+    def update(self) -> None:
+        b = self.editor.plan.budget
+        comp = self._spent
+        if comp is not None and self._of != b:
+            # The total is another budget's: greyed, no verdict; the note and the button wait too.
+            self._show(self.bar.value(), PENDING, pending=True)
+            self._show_reason("")
+            return
+        available = b.spendable_epsilon
+        over = False
+        if comp is None or not comp.applicable or math.isnan(comp.epsilon):
+            value, text = 0, "—"
+        else:
+            # exactly: a total a hair over the budget is over it (the allocation never is)
+            over = self.editor.plan.balance(comp.epsilon).over
+            if comp.epsilon == math.inf:
+                value, text = 1000, f"infeasible under {engine.theorem(comp.theorem).label}"
+            else:
+                ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
+                value = int(min(ratio, 1.0) * 1000)
+                text = (f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
+                        f"({formatting.percent_of(comp.epsilon, available)}) under "
+                        f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
+        self._show(value, text, pending=False)
+        # Over budget: a red bar with white, centred text (a style sheet on the chunk alone
+        # gave black text on dark red, top-aligned).
+        if over != self._over:
+            self._over = over
+            self.bar.setPalette(_over_palette(self.bar) if over else QPalette())
+        note = ""
+        if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
+            note = total_note(comp.theorem, self._totals or {comp.theorem: comp}, available)
+        if self.assumption.text() != note:
+            self.assumption.setText(note)
+            self.assumption.setVisible(bool(note))
+        self._show_reason(self.editor.plan.balance(comp.epsilon).why_over(b.redistribute) if over else "")
+        # with redistribution on the button is only needed to rebalance ε_i opened over budget;
+        # over budget it is the fix the red reason above it names
+        self.button.setEnabled(not b.redistribute or over)
+        self.button.setText(FIT if over else REDISTRIBUTE)
+
+    def _show(self, value: int, text: str, *, pending: bool) -> None:
+        if (value, text, not pending) != (self.bar.value(), self.bar.format(), self.bar.isEnabled()):
+            # QProgressBar.setValue repaints at once; with updates off, the changes are painted
+            # with the rest of the window (an edit paid for two paints here). The same reading
+            # (a redistributed plan spends all of ε_g, edit after edit) is not painted again.
+            self.bar.setUpdatesEnabled(False)
+            try:
+                self.bar.setValue(value)
+                self.bar.setFormat(text)
+                # greyed: a disabled bar is drawn in the palette's disabled colours, which the
+                # over-budget red is not (kept: the same verdict again is not restyled)
+                self.bar.setEnabled(not pending)
+            finally:
+                self.bar.setUpdatesEnabled(True)
+
+    def _show_reason(self, why: str) -> None:
+        if self.over_reason.text() != why:
+            self.over_reason.setText(why)
+            self.over_reason.setVisible(bool(why))
+
+
+def _over_palette(bar: QProgressBar) -> QPalette:
+    palette = QPalette(bar.palette())
+    for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+        palette.setColor(group, QPalette.ColorRole.Highlight, QColor(OVER_BUDGET))
+        palette.setColor(group, QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
+    return palette

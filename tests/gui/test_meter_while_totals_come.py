@@ -1,0 +1,63 @@
+"""The Spent bar between a budget change and its totals (read after every turn of the event loop):
+greyed with no verdict - never the total of the budget before judged against the new one (a lower
+ε_g with redistribution on flashed a red "over budget", a false reason and "Redistribute to fit");
+red as soon as the new totals say the plan overspends."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPalette
+from PySide6.QtTest import QTest
+
+from dpplanner.gui.spent_meter import FIT, OVER_BUDGET
+from keys import field, type_into, wait_idle
+
+
+def reading(window) -> tuple:
+    """(ε_g, whether the totals shown are the plan's as it is, the bar enabled, its text, drawn
+    red, the red reason shown, the button's text)."""
+    panel, evaluation = window.budget_panel, window.evaluation
+    bar = panel.meter
+    current = evaluation.result_is_current(evaluation.last_result) and not panel.drawing()
+    group = QPalette.ColorGroup.Active if bar.isEnabled() else QPalette.ColorGroup.Disabled
+    red = bar.palette().color(group, QPalette.ColorRole.Highlight).name() == OVER_BUDGET
+    return (window.plan.budget.epsilon, current, bar.isEnabled(), bar.format(), red,
+            panel.over_reason.isVisible(), panel.rebalance_button.text())
+
+
+def readings_while(qtbot, window, act) -> list[tuple]:
+    seen = []
+    timer = QTimer(interval=0)
+    timer.timeout.connect(lambda: seen.append(reading(window)))
+    timer.start()
+    act()
+    wait_idle(qtbot, window)
+    timer.stop()
+    seen.append(reading(window))
+    return seen
+
+
+def test_lowering_the_budget_with_redistribution_never_reads_over_budget(qtbot, window):
+    assert window.plan.budget.redistribute and window.plan.budget.epsilon == 1
+    seen = readings_while(qtbot, window, lambda: type_into(qtbot, field(window, "Global epsilon"), "0.5"))
+    for action in (window.undo_action, window.redo_action):
+        seen += readings_while(qtbot, window, lambda a=action: QTest.keySequence(window, a.shortcut()))
+    assert window.plan.budget.epsilon == 0.5
+    for eps, current, enabled, text, red, reason, button in seen:
+        assert not red and not reason and button != FIT and "over budget" not in text, seen
+        assert enabled == current, seen         # greyed exactly while the totals are not the plan's
+    assert "of 0.5 (100.0%)" in seen[-1][3] and seen[-1][2]
+
+
+def test_a_budget_the_plan_overspends_reads_red_once_its_totals_come(qtbot, window):
+    QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    assert not window.plan.budget.redistribute
+    seen = readings_while(qtbot, window, lambda: type_into(qtbot, field(window, "Global epsilon"), "0.5"))
+    assert window.plan.budget.epsilon == 0.5 and sum(s.epsilon for s in window.plan) == 1
+    for eps, current, enabled, text, red, reason, button in seen:
+        if eps == 0.5 and not current:
+            assert not enabled and not red and not reason and "over budget" not in text, seen
+        elif eps == 0.5:
+            assert enabled and red and reason and button == FIT and "(over budget)" in text, seen
+    assert seen[-1][1] and seen[-1][4]
