@@ -241,3 +241,16 @@ def test_a_large_plan_that_misses_eta_is_refined_once_by_the_second_order(monkey
     b = refine.split_bracket(*_GROUPED, 5e-8, 1e-2)
     assert steps == [2.0 ** -10, 2.0 ** -11]
     assert b.upper - b.lower <= 1e-2
+
+
+def test_a_large_plan_that_misses_eta_on_the_finer_lattice_keeps_the_skipped_one(monkeypatch):
+    """The same plan at delta_bar 1e-14: the finer first lattice (2^-11) certifies no upper end (its
+    rounding charged exceeds delta_bar), so the lattice it skipped (2^-10) is composed last and its
+    upper end kept, as before the skip (seed 23's r29: 1017.312453 -> 1017.308857)."""
+    steps = _steps(monkeypatch)
+    b = refine.split_bracket(*_GROUPED, 1e-14, 1e-2)
+    assert steps == [2.0 ** -11, 2.0 ** -10]
+    up, _, _ = refine.split_side(*_GROUPED, 1e-14, 2.0 ** -10, split.SMOOTH_SHARE * 1e-2, None, 1e-2 / 4,
+                                 None)
+    assert math.isfinite(up) and b.upper >= up and b.upper == refine.widen_up(up)
+    assert b.lower <= b.upper
