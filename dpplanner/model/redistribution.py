@@ -91,10 +91,10 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
 def _pins_leave_room(request) -> bool:
     """Whether the pinned statistics surely leave part of the budget to the free ones: their plain
     sum is below it (with their deltas within delta_g), or a certified upper end of their
-    composition is (engine.allocate's upper_bound: pld's first lattice alone). False says only
-    that a refusal is likely: it is decided on the pins' whole certified total (check_holds), the
-    number the window shows, so a pin is never refused where that total leaves room; an
-    allocation then runs and checks it again."""
+    composition is (engine.allocate's upper_bound: under pld a closed form, or its first lattice
+    alone). False says only that a refusal is likely: it is decided on the pins' whole certified
+    total (check_holds), the number the window shows, so a pin is never refused where that total
+    leaves room; an allocation then runs and checks it again."""
     held = [i for i, h in enumerate(request.held) if h]
     # The plain sum bounds every theorem's total only where the pins' deltas add up to at most
     # delta_g: basic composition then gives (sum eps_i, sum delta_i), and no theorem is worse than
@@ -108,8 +108,8 @@ def _pins_leave_room(request) -> bool:
         return upper_bound([request.epsilons[i] for i in held], [request.deltas[i] for i in held],
                            request.delta_g, request.theorem, request.eta,
                            [request.multiplicities[i] for i in held],
-                           mechanisms=[request.mechanisms[i] for i in held] if request.mechanisms else None
-                           ) < request.epsilon_g
+                           mechanisms=[request.mechanisms[i] for i in held] if request.mechanisms else None,
+                           enough=request.epsilon_g) < request.epsilon_g
     except ValueError:      # (kov on unequal pins: check_holds says what applies)
         return False
 

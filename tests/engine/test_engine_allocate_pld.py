@@ -4,6 +4,8 @@ end) is never below the whole total."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -185,3 +187,30 @@ def test_upper_bound_is_never_below_the_whole_total(eta):
         deltas = [1e-8 if m in ("gaussian", "eps-delta") else 0.0 for m in mech]
         args = (eps, deltas, 1e-6, "pld", eta, [1] * k)
         assert upper_bound(*args, mechanisms=mech) >= compose(*args, mechanisms=mech).epsilon
+
+
+@pytest.mark.parametrize("kinds", [["laplace", "gaussian", "discrete-gaussian"], ["eps-delta"]])
+def test_an_upper_bound_below_what_is_enough_is_a_closed_form_never_below_the_whole_total(monkeypatch, kinds):
+    """Asked only whether pld's total is below ``enough``: where the zcdp row's total (widened by
+    1e-9) says so, it is the bound, with no composition, and never below compose's total (pins
+    of (epsilon, delta) releases alone too, whose pld total is the optimal one)."""
+    allocate_module = importlib.import_module("dpplanner.engine.allocate")
+    from dpplanner.engine.allocate import upper_bound
+
+    rng = np.random.default_rng(11)
+    composed, real = [], allocate_module.compose_one
+    monkeypatch.setattr(allocate_module, "compose_one", lambda *a: composed.append(1) or real(*a))
+    for _ in range(4):
+        k = int(rng.integers(2, 30))
+        eps = rng.uniform(0.01, 0.5, k).tolist()
+        mech = rng.choice(kinds, k).tolist()
+        deltas = [1e-8 if m in ("gaussian", "eps-delta", "discrete-gaussian") else 0.0 for m in mech]
+        args = (eps, deltas, 1e-6, "pld", 1e-3, [1] * k)
+        zcdp = compose(*args[:3], "zcdp", 1e-3, [1] * k, mechanisms=mech).epsilon
+        composed.clear()
+        bound = upper_bound(*args, mechanisms=mech, enough=2 * zcdp)
+        assert zcdp <= bound <= zcdp * (1 + 2e-9) and composed == []
+        assert bound >= compose(*args, mechanisms=mech).epsilon
+        # (not below what is enough: the first lattice's upper end, composed)
+        assert upper_bound(*args, mechanisms=mech, enough=zcdp) == upper_bound(*args, mechanisms=mech)
+        assert composed

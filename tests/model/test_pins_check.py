@@ -42,6 +42,20 @@ def test_pins_over_the_budget_by_their_sum_but_fitting_by_an_upper_end_skip_thei
     assert [s.epsilon for s in done[:10]] == [s.epsilon for s in stats[:10]]
 
 
+def test_pins_that_fit_by_a_closed_form_compose_no_lattice_of_their_own(monkeypatch):
+    """Under pld the pins' zcdp total (a closed form, never below pld's) tells they fit: none of
+    the compositions the redistribution makes is of the ten pins alone."""
+    allocate = sys.modules["dpplanner.engine.allocate"]
+    budget, stats = _pinned(10)
+    sizes, real = [], allocate.compose_one
+    monkeypatch.setattr(allocate, "compose_one", lambda name, inputs: sizes.append(inputs.plan.eps.size)
+                        or real(name, inputs))
+    calls = _counting_check_holds(monkeypatch)
+    done = rebalanced(budget, stats).statistics
+    assert 10 not in sizes and 12 in sizes and calls == []
+    assert [s.epsilon for s in done[:10]] == [s.epsilon for s in stats[:10]]
+
+
 def test_an_upper_end_over_the_budget_never_refuses_pins_whose_whole_total_fits(monkeypatch):
     """Where the upper end says nothing (above the budget), the whole total decides: the pins
     are kept and the others redistributed."""
