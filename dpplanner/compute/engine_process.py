@@ -87,7 +87,7 @@ def runs(request: Any, cancel: CancelToken, progress: Callable[[float], None]) -
 
 
 #: How many parts of one job its sender may compute instead (``take_part``).
-PARTS = 2
+PARTS = 3
 #: In a child: the shared words through which a job and the process that sent it settle which of
 #: them computes a part both could (``take_part``), and the id of the job running.
 _parts = None

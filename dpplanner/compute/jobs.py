@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, NamedTuple, Optional
 
 from dpplanner import engine
-from dpplanner.compute import answered, early, engine_process, helper_process
+from dpplanner.compute import answered, early, engine_process, helper_process, split
 from dpplanner.compute.ahead import Ahead
 from dpplanner.compute.handover import FAILED, hand_over
 from dpplanner.compute.engine_process import in_engine_process
@@ -37,15 +37,6 @@ class EvaluateResult:
     problems: dict[str, str] = field(default_factory=dict)   # part -> message (the curve)
 
 
-#: With a helper process, the registry says where each theorem's total is computed
-#: (Theorem.evaluated): after an allocation under a theorem that remembers its total (pld), the
-#: "either" rows are computed here too. The optimal prefix curve (which concurrent's shares and
-#: pld's is never above) goes to whichever process gets to it first: the helper after its totals,
-#: or this process once pld's own read-outs are done (where the helper's optimal total is long,
-#: as on the 1000-query example); so do the "either" rows' curves, which this process takes
-#: before it waits for the helper's optimal curve, rather than wait for them too.
-
-
 class _Sent(NamedTuple):
     """The helper's half of an evaluation, sent (handover.hand_over)."""
 
@@ -60,7 +51,7 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
     """Totals under every theorem and the cost-vs-k curve of one plan (what an edit must update).
 
     In the engine process on a machine with two cores or more, a helper process computes about
-    half the totals (see _halves; ``total_known``: an allocation has just left the plan's total
+    half the totals (see split.py; ``total_known``: an allocation has just left the plan's total
     in memory) beside the others, and the optimal curve if it gets to it first (see above). The
     numbers are the same as computing everything here. ``sent``: that half of this very request
     (and ``total_known``), sent already (``_sent_half``)."""
@@ -69,7 +60,7 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
     if sent is None:
         result = _evaluate(request, cancel, progress)
     else:
-        result = _evaluate_beside(sent.side, request, *_halves(request.theorems, total_known), cancel,
+        result = _evaluate_beside(sent.side, request, *split.halves(request.theorems, total_known), cancel,
                                   progress, sent)
     helper_process.helper()     # started after a first result, so start-up never waits for it
     return result
@@ -77,25 +68,20 @@ def evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress, 
 
 def _sent_half(request: EvaluateRequest, total_known: bool, cancel: Optional[CancelToken]) -> Optional[_Sent]:
     """The helper's half of evaluating ``request``, sent if the helper is up and idle, else None."""
-    here, there = _halves(request.theorems, total_known)
+    here, there = split.halves(request.theorems, total_known)
     side = helper_process.helper(start=False) if here and there else None
-    return None if side is None else _send_half(side, request, there, cancel)
+    return None if side is None else _send_half(side, request, here, there, cancel)
 
 
-def _send_half(side, request: EvaluateRequest, there: tuple,
+def _send_half(side, request: EvaluateRequest, here: tuple, there: tuple,
                cancel: Optional[CancelToken]) -> Optional[_Sent]:
-    """The helper's half of evaluating ``request`` (the totals of ``there``, and the parts of the
-    curve it gets to first), sent to ``side`` if it is idle (else None: computed here). A cancelled
-    token raises Cancelled: nothing is sent."""
-    sent = hand_over(side, _helper_half, _HelperJob(replace(request, theorems=there), _either(request)),
-                     cancel if cancel is not None else CancelToken())
+    """The helper's half of evaluating ``request`` (the totals of ``there``, and the spare totals
+    and parts of the curve it gets to first), sent to ``side`` if it is idle (else None: computed
+    here). A cancelled token raises Cancelled: nothing is sent."""
+    job = _HelperJob(replace(request, theorems=there), split.either(request),
+                     split.spare(request, here, there))
+    sent = hand_over(side, _helper_half, job, cancel if cancel is not None else CancelToken())
     return None if sent is None else _Sent(side, *sent)
-
-
-def _either(request: EvaluateRequest) -> tuple[str, ...]:
-    """The rows whose curves either process computes (none in repeat mode)."""
-    return tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either") \
-        if request.curve_mode == "prefix" else ()
 
 
 @dataclass(frozen=True)
@@ -123,13 +109,6 @@ def evaluate_plan_here(request: PlanEvaluation, cancel: CancelToken, progress: P
 def evaluate_plan(request: PlanEvaluation, cancel: CancelToken, progress: Progress):
     """``evaluate_plan_here`` in the engine process (for an ``evaluate`` that may run there)."""
     return evaluate_plan_here(request, cancel, progress)
-
-
-def _halves(theorems: tuple, total_known: bool = False) -> tuple[tuple, tuple]:
-    """(computed here, computed in the helper), each in the request's order."""
-    mine = ("here", "either") if total_known else ("here",)
-    here = tuple(t for t in theorems if engine.theorem(t).evaluated in mine)
-    return here, tuple(t for t in theorems if t not in here)
 
 
 def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> EvaluateResult:
@@ -176,95 +155,109 @@ def _curve(request: EvaluateRequest, theorems: tuple, cancel: CancelToken, progr
     return curve, {}
 
 
-#: The parts of an evaluation that either process computes, whichever gets to it first
-#: (engine_process.take_part), in prefix mode: the optimal curve, and the curves of the rows the
-#: registry lets either side compute (none of which needs the optimal curve).
-_OPTIMAL_CURVE, _EITHER_CURVES = 0, 1
-
-
 @dataclass(frozen=True)
 class _HelperJob:
     request: EvaluateRequest            # with the theorems whose totals the helper computes
     either: tuple[str, ...] = ()        # the rows whose curves it may take
+    spare: tuple[str, ...] = ()         # the rows whose totals it may take
 
 
 @dataclass(frozen=True)
 class _Half:
-    """What the helper sends back: its theorems' totals and the parts of the curve it took: the
-    optimal curve's (upper, lower) arrays, the "either" rows' engine.Curve (None: left to the
-    sender, or it failed there)."""
+    """What the helper sends back: its theorems' totals and the parts it took: the optimal curve's
+    (upper, lower) arrays, the "either" rows' engine.Curve (None: left to the sender, or it failed
+    there), the spare rows' totals (None: left to the sender)."""
 
     totals: dict[str, Composition]
     optimal_curve: Optional[tuple] = None
     either_curves: Any = None
+    spare_totals: Optional[dict[str, Composition]] = None
 
 
 def _helper_half(job: _HelperJob, cancel: CancelToken, progress: Progress) -> _Half:
-    """The helper's part of an evaluation: the totals of its theorems, then each part of the curve
-    the sender has not taken meanwhile: the optimal prefix curve, the "either" rows' curves. (A
-    repeated query's optimal curve is the exact homogeneous roots kov's curve computes there
-    anyway: the sender keeps both.)"""
+    """The helper's part of an evaluation: the totals of its theorems, then each part the sender
+    has not taken meanwhile: the optimal prefix curve, the spare rows' totals, the "either" rows'
+    curves. (A repeated query's optimal curve is the exact homogeneous roots kov's curve computes
+    there anyway: the sender keeps both.)"""
     request = job.request
     totals = _totals(request, cancel, progress)
-    optimal = either = None
+    optimal = either = spare = None
     if request.curve_mode == "prefix" and OPTIMAL in request.theorems and \
-            engine_process.take_part(_OPTIMAL_CURVE):
+            engine_process.take_part(split.OPTIMAL_CURVE):
         curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore)
         if curve is not None:       # (else the sender computes it, and says what went wrong)
             import numpy as np      # here: the window imports this module before numpy is needed
 
             up, lo = curve.upper[OPTIMAL], curve.lower[OPTIMAL]
             optimal = (up, np.zeros_like(up) if lo is None else lo)
-    if job.either and engine_process.take_part(_EITHER_CURVES):
+    if job.spare and engine_process.take_part(split.SPARE_TOTALS):
+        spare = _totals(replace(request, theorems=job.spare), cancel, _ignore)
+    if job.either and engine_process.take_part(split.EITHER_CURVES):
         either, _problem = _curve(request, job.either, cancel, _ignore)
-    return _Half(totals, optimal, either)
+    return _Half(totals, optimal, either, spare)
 
 
 def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, cancel: CancelToken,
                      progress: Progress, sent: Optional[_Sent] = None) -> EvaluateResult:
     """The totals of ``there`` in the helper process ``side`` (its job ``sent``, or sent now),
-    those of ``here`` and pld's and zcdp's curves in this one; the optimal curve and the "either"
-    rows' in whichever gets to them first. If the helper is taken meanwhile or fails, its part is
-    computed here after all. Its job is collected when a curve needs a part it took, or at the end."""
-    sent = sent or _send_half(side, request, there, cancel)
+    those of ``here`` and pld's and zcdp's curves in this one; the optimal curve, the "either"
+    rows' curves and the spare rows' totals in whichever gets to them first. If the helper is taken
+    meanwhile or fails, its part is computed here after all. Its job is collected when a curve
+    needs a part it took, or at the end."""
+    sent = sent or _send_half(side, request, here, there, cancel)
     if sent is None:
         return _evaluate(request, cancel, progress)
     collect, job = sent.collect, sent.job
-    either = _either(request)
+    either, spare = split.either(request), split.spare(request, here, there)
 
     rows: list = []         # the "either" rows' (curve, problems), once computed here
+    spared: list = []       # whether this process took the spare totals, once asked; then them
+
+    def take_spare() -> None:
+        if spare and not spared:
+            spared.append(side.take_part(job, split.SPARE_TOTALS))
+            if spared[0]:
+                spared.append(_totals(replace(request, theorems=spare), cancel, _ignore))
 
     def taken(part: int, name: str):
         """None if this process takes the part (the helper has not started it), else the
         helper's value of it (None if it failed there: then computed here too). Before waiting
-        for the optimal curve, this process computes the "either" rows if they are still free."""
+        for the optimal curve, this process computes the spare totals and the "either" rows'
+        curves if they are still free."""
         if side.take_part(job, part):
             return None
-        if part == _OPTIMAL_CURVE and either and side.take_part(job, _EITHER_CURVES):
-            rows.append(_curve(request, either, cancel, _ignore))
+        if part == split.OPTIMAL_CURVE:
+            take_spare()
+            if either and side.take_part(job, split.EITHER_CURVES):
+                rows.append(_curve(request, either, cancel, _ignore))
         theirs = collect()
         return None if theirs is FAILED else getattr(theirs, name)
 
     try:
         mine = _totals(replace(request, theorems=here), cancel, _part(progress, 0.0, 0.3))
         # the helper's theorems' curves last: by then the helper may have the optimal one
-        own = tuple(t for t in here + there if t not in either)
+        own = tuple(t for t in here + spare + there if t not in either)
         curve, problems = _curve(request, own, cancel, _part(progress, 0.3, 1.0),
-                                 lambda: taken(_OPTIMAL_CURVE, "optimal_curve"))
+                                 lambda: taken(split.OPTIMAL_CURVE, "optimal_curve"))
         if either and curve is not None:
-            rest = None if rows else taken(_EITHER_CURVES, "either_curves")
+            rest = None if rows else taken(split.EITHER_CURVES, "either_curves")
             if rest is None:
                 rest, problems = rows[0] if rows else _curve(request, either, cancel, _ignore)
             curve = None if rest is None else _joined((curve, rest), request.theorems)
+        take_spare()
     except BaseException:
         try:
             collect()       # ends the claim (a cancellation reaches the helper through the token)
         except BaseException:  # noqa: BLE001 - the first failure is the one raised
             pass
         raise
-    theirs = collect()
-    theirs = (_totals(replace(request, theorems=there), cancel, _ignore) if theirs is FAILED
-              else theirs.totals)
+    half = collect()
+    theirs = _totals(replace(request, theorems=there), cancel, _ignore) if half is FAILED else half.totals
+    if spared[1:]:
+        theirs = {**theirs, **spared[1]}
+    elif spare:     # (the helper took them)
+        theirs = {**theirs, **(_totals(replace(request, theorems=spare), cancel, _ignore)
+                               if half is FAILED else half.spare_totals)}
     totals = {n: (mine if n in mine else theirs)[n] for n in request.theorems}
     if curve is not None:
         curve = _joined((curve,), request.theorems)     # (in the request's order)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, jobs
+from dpplanner.compute import engine_process, jobs, split
 from dpplanner.compute.engine_process import in_engine_process
 from engine_jobs import synthetic_100_request
 
@@ -71,7 +71,8 @@ class _Racing:
 @pytest.mark.parametrize("eager, taker", [(True, "helper"), (False, "sender")])
 def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch, eager, taker):
     """So are the "either" rows' curves (basic, advanced, kov, filter: none needs the optimal
-    curve), after it: the helper takes them when its totals are done first."""
+    curve) and, after an allocation under pld, their totals, after it: the helper takes them when
+    its totals are done first."""
     from dpplanner.engine import optimal
 
     calls, rows = [], []
@@ -91,9 +92,9 @@ def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch,
     monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
     monkeypatch.setattr(optimal, "optimal_prefix_curve", counted)
     monkeypatch.setattr(jobs, "_curve", curve_of)
-    here, there = jobs._halves(request.theorems, total_known=True)
+    here, there = split.halves(request.theorems, total_known=True)
     got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
-    assert side.parts == {0: taker, 1: taker} and len(calls) == 1
+    assert side.parts == {0: taker, 1: taker, 2: taker} and len(calls) == 1
     assert [rows.count(t) for t in ("basic", "advanced", "kov", "filter")] == [1, 1, 1, 1]
     assert list(got.totals) == list(alone.totals) and got.best == alone.best and not got.problems
     for name, total in alone.totals.items():
@@ -106,16 +107,18 @@ def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch,
 
 def test_a_repeated_querys_optimal_curve_stays_with_kovs(monkeypatch):
     """In "repeat" mode the optimal curve is the homogeneous roots kov's curve computes in this
-    process anyway: the helper leaves it, and the numbers are those of one process."""
+    process anyway: the helper leaves it (and takes only the spare totals it gets to first), and
+    the numbers are those of one process."""
     from dataclasses import replace
 
     request = replace(synthetic_100_request(), curve_mode="repeat", curve_k_max=300)
     alone = jobs._evaluate(request, None, lambda f: None)
     side = _Racing(eager=True)
     monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
-    here, there = jobs._halves(request.theorems, total_known=True)
+    here, there = split.halves(request.theorems, total_known=True)
     got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
-    assert side.parts == {} and not got.problems
+    assert side.parts == {2: "helper"} and not got.problems
+    assert {n: repr(c.epsilon) for n, c in got.totals.items()} == {n: repr(c.epsilon) for n, c in alone.totals.items()}
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
 
@@ -138,9 +141,9 @@ class _OnItsOptimalCurve(_Racing):
 
 
 def test_the_sender_computes_the_either_rows_while_the_helper_has_the_optimal_curve(monkeypatch):
-    """Rather than wait for the helper's optimal curve and then for its "either" rows after it,
-    the sender takes those rows first and computes them meanwhile; the numbers are those of one
-    process."""
+    """Rather than wait for the helper's optimal curve and then for the spare totals and the
+    "either" rows' curves after it, the sender takes those first and computes them meanwhile; the
+    numbers are those of one process."""
     events = []
     real_curve = jobs._curve
 
@@ -154,9 +157,9 @@ def test_the_sender_computes_the_either_rows_while_the_helper_has_the_optimal_cu
     side = _OnItsOptimalCurve(events)
     monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
     monkeypatch.setattr(jobs, "_curve", curve_of)
-    got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems, total_known=True),
+    got = jobs._evaluate_beside(side, request, *split.halves(request.theorems, total_known=True),
                                 engine.CancelToken(), lambda f: None)
-    assert side.parts == {0: "helper", 1: "sender"}
+    assert side.parts == {0: "helper", 1: "sender", 2: "sender"}
     assert events == ["either rows", "collected"]
     assert {n: repr(c.epsilon) for n, c in got.totals.items()} == {n: repr(c.epsilon) for n, c in alone.totals.items()}
     for name in alone.curve.upper:

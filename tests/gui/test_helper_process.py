@@ -9,7 +9,7 @@ import time
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, handover, helper_process, jobs
+from dpplanner.compute import engine_process, handover, helper_process, jobs, split
 from engine_jobs import Slow, slow_job, synthetic_100_request
 
 pytestmark = pytest.mark.slow
@@ -79,7 +79,7 @@ def test_the_helper_gets_the_optimal_half_of_an_evaluation():
 
     request = synthetic_100_request()
     for total_known in (False, True):
-        jobs._evaluate_beside(Side(), request, *jobs._halves(request.theorems, total_known), engine.CancelToken(),
+        jobs._evaluate_beside(Side(), request, *split.halves(request.theorems, total_known), engine.CancelToken(),
                               lambda f: None)
     assert sent == [("basic", "advanced", "kov", "optimal", "concurrent", "filter"), ("optimal", "concurrent")]
 
@@ -137,7 +137,7 @@ def test_the_helpers_half_is_sent_before_this_half_starts(monkeypatch):
 
     monkeypatch.setattr(jobs, "_totals", here_part)
     request = synthetic_100_request()
-    got = jobs._evaluate_beside(_RecordingSide(events), request, *jobs._halves(request.theorems),
+    got = jobs._evaluate_beside(_RecordingSide(events), request, *split.halves(request.theorems),
                                 engine.CancelToken(), lambda f: None)
     assert events[:2] == ["sent", "here starts"] and events.count("collected") == 1
     assert set(got.totals) == set(request.theorems)
@@ -167,7 +167,7 @@ def test_a_failing_half_here_still_ends_the_helpers_claim(monkeypatch):
     side = _RecordingSide(events)
     monkeypatch.setattr(side, "finish_claimed", lambda job, token, progress: events.append("collected"))
     with pytest.raises(engine.Cancelled):
-        jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(), lambda f: None)
+        jobs._evaluate_beside(side, request, *split.halves(request.theorems), engine.CancelToken(), lambda f: None)
     assert events == ["sent", "collected"]
 
 
@@ -184,6 +184,6 @@ def test_a_job_the_helper_cannot_take_is_computed_here(monkeypatch):
     monkeypatch.setattr(helper_process, "helper", lambda start=True: side)
     assert handover.in_helper(lambda x, cancel: x * 2, (21,), None) is None
     request = synthetic_100_request()
-    got = jobs._evaluate_beside(side, request, *jobs._halves(request.theorems), engine.CancelToken(),
+    got = jobs._evaluate_beside(side, request, *split.halves(request.theorems), engine.CancelToken(),
                                 lambda f: None)
     assert set(got.totals) == set(request.theorems) and got.curve is not None

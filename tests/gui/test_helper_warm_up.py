@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from dpplanner import engine
-from dpplanner.compute import engine_process, jobs
+from dpplanner.compute import engine_process, jobs, split
 from dpplanner.engine import offload
 from dpplanner.engine.mechanisms import spectral
 from dpplanner.model import files
@@ -38,7 +38,7 @@ def test_the_helpers_jobs_import_nothing_it_has_not_imported_at_its_start():
         for path in example_paths().values():
             request = files.load_plan(path).evaluation_request(CurveView())
             for total_known in (True, False):     # (after an allocation under pld, and without)
-                there = jobs._halves(request.theorems, total_known)[1]
+                there = split.halves(request.theorems, total_known)[1]
                 either = tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either")
                 in_the_helper(jobs._helper_half, jobs._HelperJob(replace(request, theorems=there), either))
         assert sorted(in_the_helper(loaded_modules, None) - ready) == []
