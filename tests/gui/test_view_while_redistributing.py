@@ -69,7 +69,8 @@ def balanced(qtbot, window, gate) -> None:
     gate.clear()
 
 
-def test_a_row_clicked_while_redistribute_now_is_out_is_the_one_repeated(qtbot, window, gate):
+def test_a_row_clicked_while_redistribute_now_is_out_is_the_one_repeated(qtbot, window, gate,
+                                                                        monkeypatch):
     balanced(qtbot, window, gate)
     click_row(window, 1)                                    # "mean b"
     click_repeat(window)
@@ -77,6 +78,10 @@ def test_a_row_clicked_while_redistribute_now_is_out_is_the_one_repeated(qtbot, 
     wait_idle(qtbot, window)
     gate.clear()
     epsilons = [s.epsilon for s in window.plan.statistics]
+    applied = []                    # every state a result was offered to the screen for
+    apply = window.evaluation._apply
+    monkeypatch.setattr(window.evaluation, "_apply",
+                        lambda result, state: (applied.append(state[2]), apply(result, state)))
     redistribute_now(window)
     assert window.editor.is_redistributing()
     click_row(window, 0)                                    # "count a", at once
@@ -92,6 +97,8 @@ def test_a_row_clicked_while_redistribute_now_is_out_is_the_one_repeated(qtbot, 
     assert window.evaluation.result_is_current(window.evaluation.last_result)
     assert same(drawn(window), expected(window, "repeat", 0))
     assert not same(drawn(window), expected(window, "repeat", 1))      # (the rows differ)
+    # the redistribution's evaluation for "mean b" was never followed: only "count a"'s came
+    assert [view.repeat_row for view in applied] == [0]
 
 
 def test_the_mode_switched_while_redistribute_now_is_out_is_the_one_drawn(qtbot, window, gate):
@@ -128,3 +135,19 @@ def test_a_row_clicked_in_prefix_mode_while_an_edit_is_out_costs_no_second_evalu
     assert window.plan.budget.epsilon == 0.8
     assert len(calls) == 1
     assert same(drawn(window), expected(window, "prefix", 0))
+
+
+def test_a_result_for_a_state_the_window_no_longer_shows_is_not_drawn(qtbot, window):
+    """The last guard: a result reaching the screen for another plan or view than the window's
+    (say, a plan that took a state without an event) is not drawn; the wanted one is computed."""
+    evaluation = window.evaluation
+    shown, before = evaluation.last_result, drawn(window)
+    assert evaluation.view().mode == "prefix"
+    another_view = CurveView("repeat", window.cost_plot.k_limit(), window.settings.get("curve_points"), 1)
+    state = (window.plan.budget, window.plan.statistics, another_view)
+    other = jobs.evaluate_plan_here(jobs.PlanEvaluation(*state), CancelToken(), lambda _f: None)
+    evaluation._apply(other, state)
+    handle_posted_events()
+    assert evaluation.last_result is shown
+    assert same(drawn(window), before)
+    assert evaluation.result_is_current(shown)
