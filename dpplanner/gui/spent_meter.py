@@ -4,7 +4,8 @@ redistribution button turned into the fix.
 
 A total is judged against the budget it was computed for, never another: after a budget change
 (typed, or by Undo/Redo) the bar is greyed, with no verdict, until the total of the new budget
-comes (a lower ε_g judged against the total before the redistribution read "over budget").
+comes (a lower ε_g judged against the total before the redistribution read "over budget"); the
+sentence beneath it, of the budget before, is greyed meanwhile too.
 """
 
 from __future__ import annotations
@@ -82,10 +83,13 @@ class SpentMeter(QObject):
         b = self.editor.plan.budget
         comp = self._spent
         if comp is not None and self._of != b:
-            # The total is another budget's: greyed, no verdict; the note and the button wait too.
+            # The total is another budget's: greyed, no verdict; the note (of the budget before)
+            # greyed with it, and the button, wait too.
             self._show(self.bar.value(), PENDING, pending=True)
+            self.assumption.setEnabled(False)
             self._show_reason("")
             return
+        self.assumption.setEnabled(True)
         available = b.spendable_epsilon
         over = False
         if comp is None or not comp.applicable or math.isnan(comp.epsilon):

@@ -15,14 +15,14 @@ from keys import field, type_into, wait_idle
 
 def reading(window) -> tuple:
     """(ε_g, whether the totals shown are the plan's as it is, the bar enabled, its text, drawn
-    red, the red reason shown, the button's text)."""
+    red, the red reason shown, the button's text, the sentence beneath the bar enabled)."""
     panel, evaluation = window.budget_panel, window.evaluation
     bar = panel.meter
     current = evaluation.result_is_current(evaluation.last_result) and not panel.drawing()
     group = QPalette.ColorGroup.Active if bar.isEnabled() else QPalette.ColorGroup.Disabled
     red = bar.palette().color(group, QPalette.ColorRole.Highlight).name() == OVER_BUDGET
     return (window.plan.budget.epsilon, current, bar.isEnabled(), bar.format(), red,
-            panel.over_reason.isVisible(), panel.rebalance_button.text())
+            panel.over_reason.isVisible(), panel.rebalance_button.text(), panel.assumption.isEnabled())
 
 
 def readings_while(qtbot, window, act) -> list[tuple]:
@@ -43,9 +43,9 @@ def test_lowering_the_budget_with_redistribution_never_reads_over_budget(qtbot, 
     for action in (window.undo_action, window.redo_action):
         seen += readings_while(qtbot, window, lambda a=action: QTest.keySequence(window, a.shortcut()))
     assert window.plan.budget.epsilon == 0.5
-    for eps, current, enabled, text, red, reason, button in seen:
+    for eps, current, enabled, text, red, reason, button, note in seen:
         assert not red and not reason and button != FIT and "over budget" not in text, seen
-        assert enabled == current, seen         # greyed exactly while the totals are not the plan's
+        assert enabled == current == note, seen     # greyed exactly while the totals are not the plan's
     assert "of 0.5 (100.0%)" in seen[-1][3] and seen[-1][2]
 
 
@@ -55,9 +55,9 @@ def test_a_budget_the_plan_overspends_reads_red_once_its_totals_come(qtbot, wind
     assert not window.plan.budget.redistribute
     seen = readings_while(qtbot, window, lambda: type_into(qtbot, field(window, "Global epsilon"), "0.5"))
     assert window.plan.budget.epsilon == 0.5 and sum(s.epsilon for s in window.plan) == 1
-    for eps, current, enabled, text, red, reason, button in seen:
+    for eps, current, enabled, text, red, reason, button, note in seen:
         if eps == 0.5 and not current:
-            assert not enabled and not red and not reason and "over budget" not in text, seen
+            assert not enabled and not note and not red and not reason and "over budget" not in text, seen
         elif eps == 0.5:
             assert enabled and red and reason and button == FIT and "(over budget)" in text, seen
     assert seen[-1][1] and seen[-1][4]
