@@ -9,6 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.graphicsItems.LabelItem import LabelItem
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter, QPicture
 
 from dpplanner import engine
 from dpplanner.gui import theme as themes
@@ -211,3 +212,17 @@ class PowersOfTenAxis(pg.AxisItem):
 
     def logTickStrings(self, values, scale, spacing):     # noqa: N802  (pyqtgraph's name)
         return [power_of_ten(v + math.log10(scale)) for v in values]
+
+
+def draw_axes_ahead(plot_item) -> None:
+    """Draw each axis not drawn since it changed into its cached picture (pyqtgraph's AxisItem
+    draws one on its first paint after a change and replays it after): the paint then replays it."""
+    scratch = QPicture()
+    painter = QPainter(scratch)
+    try:
+        for entry in plot_item.axes.values():
+            axis = entry["item"]
+            if axis.isVisible() and axis.picture is None:
+                axis.paint(painter, None, None)
+    finally:
+        painter.end()

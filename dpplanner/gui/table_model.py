@@ -76,6 +76,7 @@ class StatisticsTableModel(QAbstractTableModel):
         self._cells: dict[tuple[int, int], dict] = {}     # (row, column) -> its painted roles
         self._fill_timer = QTimer(self, singleShot=True, interval=0)
         self._fill_timer.timeout.connect(self._fill)
+        self._fill_armed = False
         plan.subscribe(self._on_plan_event)
 
     def detach(self) -> None:
@@ -152,8 +153,7 @@ class StatisticsTableModel(QAbstractTableModel):
         if later:
             cell[_DISPLAY] = ""
             self._unfilled.add(row // PRIVACY_BLOCK)
-            if not self._fill_timer.isActive():
-                self._fill_timer.start()
+            self._arm_fill()
         else:
             self._cells[row, column] = cell
         return cell
@@ -172,7 +172,7 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def filling(self) -> bool:
         """Whether cells a paint left empty after a reset are still to be filled."""
-        return bool(self._unfilled) or self._fill_timer.isActive()
+        return bool(self._unfilled) or self._fill_armed or self._fill_timer.isActive()
 
     def _shown_later(self, row: int, key: str) -> bool:
         """Whether the cell is left empty until its block is filled (after a reset)."""
@@ -186,6 +186,17 @@ class StatisticsTableModel(QAbstractTableModel):
         first, last = self._screen()
         return self._fill_later or not first <= row <= last
 
+    def _arm_fill(self) -> None:
+        """The fill's timer, started by a posted event (after the paint the fill posts): started
+        by a paint, it fired right after it, one ~24 ms stall with the first paint (gui/turns.py)."""
+        if not self._fill_armed and not self._fill_timer.isActive():
+            self._fill_armed = True
+            QTimer.singleShot(0, self, self._start_fill)
+
+    def _start_fill(self) -> None:
+        self._fill_armed = False
+        self._fill_timer.start()
+
     def _fill(self) -> None:
         """Compute and draw a block of the cells a paint after a reset left empty; the next block
         a turn of the event loop later (each turn's paint draws only that block's cells)."""
@@ -195,7 +206,7 @@ class StatisticsTableModel(QAbstractTableModel):
         block = min(self._unfilled)
         self._unfilled.discard(block)
         if self._unfilled:
-            self._fill_timer.start()
+            self._arm_fill()
         else:
             self._fill_later = False
         first = block * PRIVACY_BLOCK

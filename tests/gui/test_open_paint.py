@@ -201,3 +201,33 @@ def test_a_plan_opened_paints_its_table_before_the_cost_plot_moves_its_budget_li
     qtbot.waitUntil(lambda: bool(seen))
     assert seen == [before]
     qtbot.waitUntil(lambda: plot.budget_line.value() == plan.budget.spendable_epsilon)
+
+
+
+def test_the_first_block_is_filled_on_a_turn_after_the_paint_that_left_it_empty(qtbot, shown):
+    """A timer due when the first paint after opening a plan ends runs before the first block's
+    fill: started by the paint, the fill ran right after it, one stall of the GUI thread with it."""
+    from PySide6.QtCore import QTimer
+
+    model = shown.statistics_panel.model
+    order = []
+    model.dataChanged.connect(lambda *_: order.append("fill"))
+    other = QTimer(singleShot=True, interval=0)
+    other.timeout.connect(lambda: order.append("other"))
+
+    class AfterFirstPaint(QObject):
+        def eventFilter(self, watched, event) -> bool:     # noqa: N802
+            if event.type() != QEvent.Type.Paint:
+                return False
+            watched.removeEventFilter(self)
+            QApplication.sendEvent(watched, event)         # the paint, then the timer started
+            order.append("paint" if model.filling() else "paint filled")
+            other.start()
+            return True
+
+    watcher = AfterFirstPaint()
+    shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
+    shown.statistics_panel.view.viewport().installEventFilter(watcher)
+    qtbot.waitUntil(lambda: "fill" in order)
+    assert order[:2] == ["paint", "other"]
+    qtbot.waitUntil(lambda: not model.filling())
