@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from dpplanner.gui.fields import REFUSED_STYLE
+from dpplanner.gui.fields import refused_style
 from dpplanner.gui.table_model import COLUMNS
 from dpplanner.model import FIELD_RULES, Kind, Mechanism, PlanError
 from dpplanner.model.typed import format_value, parse_text
@@ -102,6 +102,6 @@ class StatisticDelegate(QStyledItemDelegate):
 
 def refuse_in_editor(editor: QLineEdit, message: str) -> None:
     """Mark an open cell editor and say beneath it why its text cannot be stored."""
-    editor.setStyleSheet(REFUSED_STYLE)
+    editor.setStyleSheet(refused_style(editor))
     editor.setAccessibleDescription(message)
     QToolTip.showText(editor.mapToGlobal(QPoint(0, editor.height())), message, editor)

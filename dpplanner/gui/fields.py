@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QKeyEvent, QPalette
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from dpplanner.gui.fitted_label import WrappingLabel
 
@@ -22,7 +22,18 @@ from dpplanner.model.typed import format_value, parse_text
 from dpplanner.model.validation import Number
 
 REFUSED_COLOUR = "#c0392b"
-REFUSED_STYLE = "QLineEdit { border: 1px solid #c0392b; background: rgba(192, 57, 43, 40); }"
+#: How strongly the refusal red tints a refused field's background (of 255).
+REFUSED_TINT = 40
+
+
+def refused_style(edit: QLineEdit) -> str:
+    """A red frame on the field's own background tinted red, opaque: a translucent tint let the
+    cell's number beneath an open table editor show through ("-1" read "-10.2575"). (The
+    application's base colour for the field: its own palette already holds a refusal's tint.)"""
+    base, red = QApplication.palette(edit).color(QPalette.ColorRole.Base), QColor(REFUSED_COLOUR)
+    tint = QColor(*(round(b + (r - b) * REFUSED_TINT / 255) for b, r in
+                    ((base.red(), red.red()), (base.green(), red.green()), (base.blue(), red.blue()))))
+    return f"QLineEdit {{ border: 1px solid {REFUSED_COLOUR}; background: {tint.name()}; }}"
 
 
 class _Edit(QLineEdit):
@@ -108,7 +119,7 @@ class RuleField(QWidget):
         self.message.setText(f"Not applied: {message.rstrip('.')}. {keeps}")
         self.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
         self.message.show()
-        self.edit.setStyleSheet(REFUSED_STYLE)
+        self.edit.setStyleSheet(refused_style(self.edit))
         self.edit.setAccessibleDescription(self.message.text())
 
     def show_prompt(self, message: str) -> None:
