@@ -20,6 +20,11 @@ RTOL = 1e-9
 #: The waste (share of epsilon_g left unspent) the search refines below, and its bisection rounds.
 WASTE = 1e-6
 REFINE_ROUNDS = 60
+#: A bracket whose totals rise by more than JUMP times what the slope predicts over its width
+#: straddles a jump of the total (pld's whole total stopping on the first lattice at one scale and
+#: on a finer one, ~2e-4 of the budget lower, at the next): the search stops on its fitting side.
+#: Bisecting on would gain at most the slope's share of the rise, under 1 / JUMP of it.
+JUMP = 8.0
 
 
 #: Secant steps of the warm start before it gives up and searches up from t = 0.
@@ -88,6 +93,8 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
             return ok[0], ok[0]
         if prev is not None and f == prev[1] and ok is not None and bad is not None:
             return ok[0], bad[0]        # flat here, both sides known: Brent takes over
+        if ok is not None and bad is not None and straddles_jump(slope, ok, bad):
+            return ok[0], bad[0]        # (Brent stops at once on it: see ScaleSearch.scale)
         if prev is None and slope > 0:
             t_next = t - (f + aim) / slope
         elif prev is None or f == prev[1] or not alike(prev[0], t):
@@ -130,14 +137,15 @@ class ScaleSearch:
                     and 0 <= epsilon_g - composed(t0, at).epsilon <= CLOSE * epsilon_g:
                 return t0
             t0 = start      # (the own scale's total, read on its own lattice, is no point of the search)
-        seen = {"ok": (0.0, -math.inf), "bad": math.inf}  # best fitting t (and its total), least over
+        # best fitting t and least over-budget t, with their totals
+        seen = {"ok": (0.0, -math.inf), "bad": (math.inf, math.inf)}
 
         def excess(x: float) -> float:
             total = composed(x, at).epsilon
             if total <= epsilon_g and total >= seen["ok"][1]:
                 seen["ok"] = (x, total)
-            elif total > epsilon_g:
-                seen["bad"] = min(seen["bad"], x)
+            elif total > epsilon_g and x < seen["bad"][0]:
+                seen["bad"] = (x, total)
             return total - epsilon_g
 
         found = search_near(t0, excess, epsilon_g, slope, self.bend,
@@ -160,7 +168,8 @@ class ScaleSearch:
                 t_hi *= 2.0
             else:  # pragma: no cover - every theorem grows without bound in t
                 raise BudgetError("could not find a scale that exhausts the budget", held_indices=held_indices)
-            seen["bad"] = min(seen["bad"], t_hi)
+            if t_hi < seen["bad"][0]:
+                seen["bad"] = (t_hi, composed(t_hi, at).epsilon)
         else:
             t_lo, t_hi = found
         # The total need not be continuous in t (the optimal engine's lattice follows the epsilons;
@@ -171,9 +180,15 @@ class ScaleSearch:
         # (``slope`` > 0: the upper ends searched before), once twice it times their distance is
         # below the waste allowed: closing in on the jump raises the total by less than that
         # (synthetic-100 after 35 pinning edits, its bracket on the first or second lattice by
-        # turns: 16 whole totals for one edit instead of 27, 0.48 s of CPU instead of 0.67).
+        # turns: 16 whole totals for one edit instead of 27, 0.48 s of CPU instead of 0.67), or
+        # once their totals rise by more than JUMP times that (a jump the bisection cannot close:
+        # the same plan's edits 35 and 38, 5 whole totals instead of 12 and 14, the waste 7.4e-5
+        # and 1.75e-4 instead of 5.1e-5 and 1.71e-4: below the rise, of which bisecting on could
+        # gain the slope's share only; allocate reports it).
         def jump_left() -> bool:
-            return slope > 0 and 2 * slope * (seen["bad"] - seen["ok"][0]) < WASTE * epsilon_g
+            (t_ok, total_ok), (t_bad, total_bad) = seen["ok"], seen["bad"]
+            return slope > 0 and 2 * slope * (t_bad - t_ok) < WASTE * epsilon_g or \
+                straddles_jump(slope, (t_ok, total_ok), (t_bad, total_bad))
 
         def brent_excess(x: float) -> float:
             f = excess(x)
@@ -188,13 +203,21 @@ class ScaleSearch:
             except _JumpLeft:
                 pass
         for _ in range(REFINE_ROUNDS):
-            (t_ok, total), t_bad = seen["ok"], seen["bad"]
+            (t_ok, total), (t_bad, _) = seen["ok"], seen["bad"]
             mid = 0.5 * (t_ok + t_bad)
             if epsilon_g - total < WASTE * epsilon_g or not t_ok < mid < t_bad \
                     or t_bad - t_ok <= RTOL * t_bad or jump_left():
                 break
             excess(mid)
         return seen["ok"][0]
+
+
+def straddles_jump(slope: float, ok: tuple[float, float], bad: tuple[float, float]) -> bool:
+    """Whether the totals at a fitting (t, total) and an over-budget one rise by more than JUMP
+    times what ``slope`` (> 0, the total's slope near them; else False) predicts over their
+    distance: a jump lies between them that bisection cannot close."""
+    rise = bad[1] - ok[1]
+    return slope > 0 and math.isfinite(rise) and rise > JUMP * slope * (bad[0] - ok[0])
 
 
 class _JumpLeft(Exception):
