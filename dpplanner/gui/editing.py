@@ -55,7 +55,7 @@ class PlanEditor(QObject):
     refused = Signal(object)              # Refusal: shown where it happened and in the status bar
     redistributing = Signal(bool)
     precomputed = Signal(object)          # Precomputed: the state about to be adopted, evaluated
-    placed = Signal(int)                  # a statistic added is in the plan, at this row
+    placed = Signal(int)                  # the statistic added (or gone on to) is in the plan, at this row
     #: About to take an edit's state (or a chain's): where each row on screen goes, a function
     #: row -> row (None: removed). Views that keep a row (the inspector) follow their statistic.
     settling = Signal(object)
@@ -73,7 +73,7 @@ class PlanEditor(QObject):
         #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
         self.last_refusal: Optional[Refusal] = None
         self._unspent = UnspentReasons()        # of the states redistributions left
-        #: (the waiting trial, the row in it) of the statistic added last, while it waits
+        #: (the waiting trial, the row in it) of the statistic added or gone on to last, while it waits
         self._added: Optional[tuple[Plan, int]] = None
         self._owner = answered.new_owner()      # the last answer's statistics, for the next request:
         self._answered: Optional[answered.Answered] = None
@@ -136,15 +136,19 @@ class PlanEditor(QObject):
             where.append(len(p) if at is None else at)
             p.insert(where[0], stat)
 
-        if not self._edit(f"Add {stat.name!r}", insert):
-            return False
+        return self._edit(f"Add {stat.name!r}", insert) and self._place(where[0])
+
+    def _place(self, row: int) -> bool:
+        """``placed`` gives ``row`` (of the state the edits reach) once it is in the plan."""
         if self._pending is None:
-            self.placed.emit(where[0])
+            self.placed.emit(row)
         else:
-            self._added = (self._pending.trial, where[0])
+            self._added = (self._pending.trial, row)
         return True
 
-    def remove_statistics(self, rows: Sequence[int]) -> bool:
+    def remove_statistics(self, rows: Sequence[int], go_to: Optional[int] = None) -> bool:
+        """``go_to``: the row on screen the user goes on to; ``placed`` gives where it is once the
+        removal is in the plan (several rows removed are one "reset", which no view follows)."""
         rows = sorted(set(rows), reverse=True)
         if not rows:
             return False
@@ -152,11 +156,14 @@ class PlanEditor(QObject):
         now = [self.row_now(r) for r in rows]
         if None in now:
             return self._refuse_gone(rows[now.index(None)], text)
-        if len(now) == 1:
-            return self._edit(text, lambda p: p.remove(now[0]))
         gone = set(now)
-        return self._edit(text, lambda p: p.replace_all([s for i, s in enumerate(p.statistics)
-                                                         if i not in gone]))
+        target = None if go_to is None else self.row_now(go_to)
+        if len(now) == 1:
+            done = self._edit(text, lambda p: p.remove(now[0]))
+        else:
+            done = self._edit(text, lambda p: p.replace_all([s for i, s in enumerate(p.statistics)
+                                                             if i not in gone]))
+        return done and (target is None or self._place(target - sum(g < target for g in gone)))
 
     def move_statistic(self, row: int, to: int) -> bool:
         """Move the statistic on row ``row`` by ``to - row`` places in the plan the edits reach

@@ -104,7 +104,8 @@ class StatisticsPanel(QGroupBox):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.refusal)
         editor.refused.connect(self.show_refusal)
-        editor.placed.connect(self.select_row)      # an added statistic, once it is in the plan
+        # an added statistic, or the one after those removed, once the edit is in the plan
+        editor.placed.connect(self.select_row)
         editor.plan.subscribe(self._on_plan_event)
         if turns is not None:
             self.model.modelReset.connect(lambda: self._draw_later(turns))
@@ -216,11 +217,10 @@ class StatisticsPanel(QGroupBox):
         left = [r for r in range(len(self.editor.plan))
                 if r not in rows and self.editor.row_now(r) is not None]
         after = [r for r in left if r > rows[-1]] or left[-1:]      # the next statistic left
-        if not self.editor.remove_statistics(rows):
+        if not self.editor.remove_statistics(rows, after[0] if after else None):
             return False
-        if after:
-            waits = self.editor.is_redistributing()
-            self.select_row(after[0] if waits else after[0] - sum(r < after[0] for r in rows))
+        if after and self.editor.is_redistributing():
+            self.select_row(after[0])       # on screen until the removal lands (then `placed`)
         return True
 
     def move_selected(self, step: int) -> bool:

@@ -10,6 +10,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QToolButton
 
 from dpplanner.gui.table_model import COLUMN_INDEX
+from dpplanner.model.examples import example_path
 from keys import field, show_tab, type_into, wait_idle
 
 
@@ -97,4 +98,37 @@ def test_the_tab_follows_the_table_when_the_row_being_removed_is_clicked_meanwhi
     gate.set()
     wait_idle(qtbot, window)
     assert [s.name for s in window.plan] == ["count a", "hist c"]
+    assert_tab_shows_the_selected_row(window)
+
+
+@pytest.mark.parametrize("by_key", [False, True])
+@pytest.mark.parametrize("redistribute", [False, True])
+@pytest.mark.parametrize("rows", [(1, 2), (0, 2, 5), (0, 1), (5, 6)])
+def test_several_rows_removed_select_the_next_statistic_left(qtbot, window, redistribute, rows, by_key):
+    """Rows picked with Ctrl+click and removed together: the table and the tab go on to the
+    statistic after the last removed one (the last left when none is after), with the
+    removal waiting for its redistribution as without it."""
+    window.document.open_example(example_path("psi-survey"), confirm=False)
+    wait_idle(qtbot, window)
+    if window.plan.budget.redistribute != redistribute:
+        QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+        wait_idle(qtbot, window)
+    show_tab(window, "Statistic")
+    panel = window.statistics_panel
+    names = [s.name for s in window.plan]
+    left = [n for i, n in enumerate(names) if i not in rows]
+    want = next((names[r] for r in range(rows[-1] + 1, len(names)) if r not in rows), left[-1])
+    click_row(window, rows[0])
+    for row in rows[1:]:
+        rect = panel.view.visualRect(panel.index_of(row, "name"))
+        QTest.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton,
+                         Qt.KeyboardModifier.ControlModifier, rect.center())
+    assert panel.selected_rows() == list(rows)
+    if by_key:
+        QTest.keyClick(panel.view, Qt.Key.Key_Delete)
+        wait_idle(qtbot, window)
+    else:
+        click_remove(qtbot, window)
+    assert [s.name for s in window.plan] == left
+    assert window.plan[panel.current_row()].name == want
     assert_tab_shows_the_selected_row(window)
