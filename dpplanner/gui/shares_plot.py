@@ -19,8 +19,8 @@ from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.lazy_canvas import LazyCanvas
 from dpplanner.model.relative_error import relative_error_percent
 
-#: Horizontal room one statistic's name needs under the bars.
-_NAME_PX = 90
+#: Space kept between two statistics' names under the bars.
+_NAME_GAP_PX = 8
 #: Width of both plots' left axes (labels and title).
 _LEFT_AXIS_PX = 56
 #: Up to this many statistics the bars have gaps and the points are large.
@@ -91,6 +91,8 @@ class SharesPlot(LazyCanvas):
         self.error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
         self.held_error_points = self.error_plot.plot([], [], pen=None, symbol="o", symbolSize=7)
         self._place_canvas(self.view)
+        # names or numbers: decided by the plot area's width, whenever it changes
+        self.error_plot.vb.sigResized.connect(lambda _vb: self._name_ticks())
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.apply_theme(self._theme)
 
@@ -129,9 +131,9 @@ class SharesPlot(LazyCanvas):
             item.setSymbolSize(7 if few else 4)
         self.error_points.setData(x[free], errors[free])
         self.held_error_points.setData(x[kept], errors[kept])
-        self._name_ticks()
         if len(x):
-            self.share_plot.setXRange(0.4, len(x) + 0.6, padding=0)
+            self.share_plot.setXRange(*_x_range(len(x)), padding=0)
+        self._name_ticks()
         self.share_plot.enableAutoRange(axis="y")
         self.error_plot.enableAutoRange(axis="y")
 
@@ -172,23 +174,25 @@ class SharesPlot(LazyCanvas):
             from dpplanner.gui.plot_common import fit_legend
 
             fit_legend(self.legend, self.view)
-            self._name_ticks()
 
     def _name_ticks(self) -> None:
-        """Names under the bars when they fit the width; otherwise statistic numbers, whole ones
-        only (the hover names every statistic)."""
+        """Names under the bars when each fits its statistic's room in the plot area as wide as it
+        is now; otherwise statistic numbers, whole ones only (the hover names every statistic)."""
+        from PySide6.QtGui import QFontMetricsF
+
         count = len(self._names)
-        fits = max(1, int(self.view.width() // _NAME_PX))
         bottom, top = self.error_plot.getAxis("bottom"), self.share_plot.getAxis("bottom")
-        if count <= fits:
-            ticks = [[(i + 1, _short(n)) for i, n in enumerate(self._names)]]
-            bottom.setTicks(ticks)
-            top.setTicks(ticks)
-        else:
-            bottom.setTicks(None)
-            top.setTicks(None)
+        # (the range it shows once laid out: the view's own lags behind a resize of linked plots)
+        x0, x1 = _x_range(count)
+        room = self.error_plot.vb.width() / (x1 - x0)      # per statistic, in pixels
+        names = [_short(n) for n in self._names] if count and room > _NAME_GAP_PX else []
+        metrics = QFontMetricsF(bottom.style["tickFont"] or bottom.font())
+        named = bool(names) and max(metrics.horizontalAdvance(n) for n in names) + _NAME_GAP_PX <= room
+        ticks = [[(i + 1, n) for i, n in enumerate(names)]] if named else None
+        bottom.setTicks(ticks)
+        top.setTicks(ticks)
         top.setStyle(showValues=False)
-        self.error_plot.setLabel("bottom", "" if count <= fits else "statistic number (as in the table)")
+        self.error_plot.setLabel("bottom", "statistic number (as in the table)" if count and not named else "")
 
     def _on_mouse_moved(self, pos) -> None:
         for plot in (self.share_plot, self.error_plot):
@@ -197,6 +201,11 @@ class SharesPlot(LazyCanvas):
                 if 1 <= number <= len(self._names):
                     self.readout.setText(self.readout_at(number))
                 return
+
+
+def _x_range(count: int) -> tuple[float, float]:
+    """The statistics' numbers the plots show, 1 to ``count``, with a margin for their bars."""
+    return 0.4, count + 0.6
 
 
 def _short(name: str, limit: int = 12) -> str:
