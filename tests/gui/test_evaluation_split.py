@@ -75,8 +75,8 @@ def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch,
     its totals are done first."""
     from dpplanner.engine import optimal
 
-    calls, rows = [], []
-    real, real_curve = optimal.optimal_prefix_curve, jobs._curve
+    calls, rows, totals = [], [], []
+    real, real_curve, real_totals = optimal.optimal_prefix_curve, jobs._curve, jobs._totals
 
     def counted(*args, **kwargs):
         calls.append(1)
@@ -86,16 +86,23 @@ def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch,
         rows.extend(theorems)
         return real_curve(request, theorems, *args, **kwargs)
 
+    def totals_of(request, *args, **kwargs):
+        totals.extend(request.theorems)
+        return real_totals(request, *args, **kwargs)
+
     request = synthetic_100_request()
     alone = jobs._evaluate(request, None, lambda f: None)
     side = _Racing(eager)
     monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
     monkeypatch.setattr(optimal, "optimal_prefix_curve", counted)
     monkeypatch.setattr(jobs, "_curve", curve_of)
+    monkeypatch.setattr(jobs, "_totals", totals_of)
     here, there = split.halves(request.theorems, total_known=True)
     got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
     assert side.parts == {0: taker, 1: taker, 2: taker} and len(calls) == 1
     assert [rows.count(t) for t in ("basic", "advanced", "kov", "filter")] == [1, 1, 1, 1]
+    # every total once, the spare ones where they were taken (never again by the sender)
+    assert sorted(totals) == sorted(request.theorems)
     assert list(got.totals) == list(alone.totals) and got.best == alone.best and not got.problems
     for name, total in alone.totals.items():
         assert repr(got.totals[name].epsilon) == repr(total.epsilon)
