@@ -119,6 +119,7 @@ def upper_bound(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 
     inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), upper_only=True)
     name = registry_entry(theorem).name
     if name == "pld":
+        # (widened by 1e-9: a margin only; pld's whole totals never exceed the zcdp row's)
         zcdp = float(round_up(_zcdp(plan, inputs.delta_g, inputs.eta).epsilon, 1e-9))
         if zcdp < enough:
             return zcdp

@@ -395,4 +395,3 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self.hover_line.setPos(self._x(self._ks[j]))
         self.hover_line.show()
         self.readout.setText(self.readout_at(self._ks[j]))
-

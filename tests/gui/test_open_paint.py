@@ -203,7 +203,6 @@ def test_a_plan_opened_paints_its_table_before_the_cost_plot_moves_its_budget_li
     qtbot.waitUntil(lambda: plot.budget_line.value() == plan.budget.spendable_epsilon)
 
 
-
 def test_the_first_block_is_filled_on_a_turn_after_the_paint_that_left_it_empty(qtbot, shown):
     """A timer due when the first paint after opening a plan ends runs before the first block's
     fill: started by the paint, the fill ran right after it, one stall of the GUI thread with it."""
