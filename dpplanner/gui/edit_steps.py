@@ -1,7 +1,8 @@
 """An edit while it waits for its redistribution (``Pending``: the steps chained onto it, each
 where it was made), the redistribution's answer shown to the views before the plan takes it
 (``Precomputed``), and the rules the editor (gui/editing.py) applies to edits: whether a budget
-edit needs a redistribution, which pins a refusal names, a field change refused like a bad value."""
+edit needs a redistribution, what a refusal says and which pins it names, a field change refused
+like a bad value."""
 
 from __future__ import annotations
 
@@ -13,6 +14,28 @@ from dpplanner.gui.compute import Handlers
 from dpplanner.model import Plan, PlanError, Statistic
 from dpplanner.model.engine_inputs import allocation_budget
 from dpplanner.model.validation import release_clause
+
+
+@dataclass(frozen=True)
+class Refusal:
+    message: str
+    row: Optional[int] = None
+    field: Optional[str] = None
+
+
+def refusal(exc: PlanError, trial: Plan, row: Optional[int], field: Optional[str],
+            cause: Optional[Callable[[Plan], tuple[str, str]]], note: str = "",
+            held_in: Optional[Plan] = None) -> Refusal:
+    """``held_in``: the state exc's held indices number (the last waiting edit's, when edits
+    waited together); ``row`` numbers ``trial``'s statistics."""
+    message = str(exc)
+    if exc.held_indices and cause is not None:
+        asked, remedy = cause(trial)
+        held_in = trial if held_in is None else held_in
+        named = others_named(message, exc.held_indices, row if held_in is trial else None, held_in)
+        message = f"{asked}: {named}; {remedy}"
+    where_row = row if row is not None or field is not None else exc.index
+    return Refusal(message + note, where_row, field or exc.field)
 
 
 @dataclass(frozen=True)

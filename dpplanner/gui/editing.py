@@ -23,7 +23,7 @@ makes none of the edits waiting for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from PySide6.QtCore import QObject, Signal
@@ -33,20 +33,14 @@ from dpplanner.compute import answered, jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
-from dpplanner.gui.edit_steps import Pending, Precomputed, Step, changes_allocation, others_named, replaced
+from dpplanner.gui.edit_steps import (Pending, Precomputed, Refusal, Step, changes_allocation, refusal,
+                                      replaced)
 from dpplanner.model.events import follow_row
 from dpplanner.model.redistribution import UnspentReasons
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import exact, upper
 
 ALLOCATE = "allocate"
-
-
-@dataclass(frozen=True)
-class Refusal:
-    message: str
-    row: Optional[int] = None
-    field: Optional[str] = None
 
 
 class PlanEditor(QObject):
@@ -302,16 +296,7 @@ class PlanEditor(QObject):
     def _refuse(self, exc: PlanError, trial: Plan, row: Optional[int], field: Optional[str],
                 cause: Optional[Callable[[Plan], tuple[str, str]]], note: str = "",
                 held_in: Optional[Plan] = None) -> None:
-        """``held_in``: the state exc's held indices number (the last waiting edit's, when edits
-        waited together); ``row`` numbers ``trial``'s statistics."""
-        message = str(exc)
-        if exc.held_indices and cause is not None:
-            asked, remedy = cause(trial)
-            held_in = trial if held_in is None else held_in
-            named = others_named(message, exc.held_indices, row if held_in is trial else None, held_in)
-            message = f"{asked}: {named}; {remedy}"
-        where_row = row if row is not None or field is not None else exc.index
-        self._report(Refusal(message + note, where_row, field or exc.field))
+        self._report(refusal(exc, trial, row, field, cause, note, held_in))
 
     def _refuse_pending(self, pending: Pending, exc: PlanError, causes: bool = True) -> None:
         """None of the waiting edits is made: each is refused where it was made, the last last
