@@ -201,8 +201,7 @@ class StatisticsTableModel(QAbstractTableModel):
         """Compute and draw a block of the cells a paint after a reset left empty; the next block
         a turn of the event loop later (each turn's paint draws only that block's cells)."""
         if not self._unfilled:
-            self._fill_later = False
-            return
+            return      # (due from before a reset: the new state's paint asks for its own)
         block = min(self._unfilled)
         self._unfilled.discard(block)
         if self._unfilled:

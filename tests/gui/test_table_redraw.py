@@ -11,6 +11,7 @@ from collections import Counter
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from dpplanner.gui.table_model import COLUMN_INDEX, StatisticsTableModel
 from dpplanner.model import files
@@ -165,3 +166,34 @@ def test_an_undo_fills_the_cells_left_empty_once_and_the_table_rests(qtbot, open
     handle_posted_events()
     assert not paints
     assert [model.privacy(r) for r in range(len(plan))] == plan.privacy_all()
+
+
+def test_a_fill_due_from_before_a_reset_leaves_the_new_cells_to_their_own_fill(qtbot, opened):
+    """Undo, Redo pressed fast: the fill the Undo's paint asked for may come after the Redo's
+    reset and its column fit (which skips the cells left for a fill), before its paint. It finds nothing to fill; the cells the Redo's paint leaves empty
+    are filled (and their columns fitted to them) all the same. (It ended the deferred fill for the
+    new state: that paint drew the numbers itself, no fill told the columns, and the δ_i and error
+    columns stayed fitted to their headers, every number elided.)"""
+    model, view = opened.statistics_panel.model, opened.statistics_panel.view
+    _type_epsilon(qtbot, opened, _free_row(opened))
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)      # Edit > Undo
+    for _turn in range(20):                     # its paint leaves cells for a fill
+        QApplication.processEvents()
+        if model._unfilled:
+            break
+    assert model._unfilled and model.filling()
+    opened.redo_action.trigger()                # Edit > Redo, before anything is painted
+    opened.statistics_panel.columns._timer.timeout.emit()     # the Redo's column fit, then
+    model._fill_timer.timeout.emit()            # the Undo's fill, before the Redo's paint
+    wait_idle(qtbot, opened)
+    for _turn in range(40):
+        QApplication.processEvents()
+        if not model.filling():
+            break
+    first, last = view.rowAt(0), view.rowAt(view.viewport().height() - 1)
+    metrics = view.fontMetrics()
+    for key in ("delta", "error"):
+        column = COLUMN_INDEX[key]
+        widest = max(metrics.horizontalAdvance(model.index(r, column).data()) for r in range(first, last + 1))
+        assert view.columnWidth(column) >= widest, key
