@@ -79,7 +79,7 @@ class StatisticInspector(QGroupBox):
             lambda _i: self._submit("mechanism", Mechanism(self.mechanism.currentData())))
         self.numbers: dict[str, RuleField] = {}
         for key, name in NUMBER_FIELDS:
-            shown = (lambda v: display.error(v)) if key == "error" else None
+            shown = display.error_field if key == "error" else None
             widget = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].label.capitalize(), shown=shown)
             widget.submitted.connect(lambda v, k=key: self._submit(k, v))
             widget.dismissed.connect(lambda k=key: self._pending.pop(k, None))
@@ -215,7 +215,7 @@ class StatisticInspector(QGroupBox):
         # A target error is shown as typed (it is what the plan keeps); otherwise the error bound
         # the ε_i gives, rounded up.
         targeted = stat.target_error is not None
-        self.numbers["error"].set_shown(None if targeted else display.error)
+        self.numbers["error"].set_shown(None if targeted else display.error_field)
         # (a grouped statistic's error and target are one group's, as in the table)
         error = privacy.cell_error if stat.group_by and privacy.cell_error is not None else privacy.error
         values.update(delta=privacy.delta, error=stat.target_error if targeted else error)

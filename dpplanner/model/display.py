@@ -95,6 +95,13 @@ def error(value: float, digits: int = 4) -> str:
     return text
 
 
+def error_field(value: float, digits: int = 4) -> str:
+    """``error`` for a field the user may type over: without the thousands commas, which a typed
+    number may not have ("3,500" is 3500 to some readers and 3.5 to others: refused as ambiguous),
+    so that editing the digits shown gives a number the field takes."""
+    return error(value, digits).replace(",", "")
+
+
 def unit_words(units: str) -> str:
     """The model's unit names as a reader says them after a number ("units of income" -> "income");
     a proportion or unnamed data has none."""

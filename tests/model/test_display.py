@@ -2,6 +2,8 @@
 
 from dpplanner.cli import main
 from dpplanner.model import display
+from dpplanner.model.field_rules import FIELD_RULES
+from dpplanner.model.typed import parse_text
 
 
 def test_upper_rounds_up_and_lower_rounds_down():
@@ -36,6 +38,10 @@ def test_errors_round_up_and_group_their_digits():
     assert display.error_with_units(9582875.2, "records") == "± 9,582,876 records"
     assert display.error_with_units(12826.1, "units of income") == "± 12,827 income"
     assert display.error_with_units(0.0123, "proportion") == "± 1.2300 % points"    # issue 24
+    # in a field the user may type over: the same number, without the commas a typed one may not have
+    assert display.error_field(9582875.2) == "9582876"
+    assert display.error_field(0.010783) == "0.01079"
+    assert parse_text(FIELD_RULES["error"], display.error_field(999.99991)) == 1000
 
 
 def test_exact_values_read_back_as_the_same_number():

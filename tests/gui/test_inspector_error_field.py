@@ -1,0 +1,38 @@
+"""The Statistic tab's "Error ±" field shows an error bound the user can edit: a large error is
+shown without thousands commas (census-tables' median rent, 3903), so changing its digits gives
+a number the field takes ("3,500" was refused as not a number, with advice about decimals)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from dpplanner.model import files
+from dpplanner.model.examples import example_path
+from keys import field, show_tab, wait_idle
+
+
+@pytest.mark.parametrize("redistribute", [True, False])
+def test_the_digits_of_a_large_error_shown_can_be_edited(qtbot, shown, redistribute):
+    window = shown
+    window.document.load(files.load_plan(example_path("census-tables")), None, "census-tables")
+    wait_idle(qtbot, window)
+    if window.plan.budget.redistribute != redistribute:
+        QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+        wait_idle(qtbot, window)
+    show_tab(window, "Statistic")
+    window.statistics_panel.select_row(2)
+    wait_idle(qtbot, window)
+    error = field(window.statistics_panel.inspector, "Target error")
+    shown_before = error.text()
+    assert shown_before.isdigit() and int(shown_before) >= 1000, shown_before     # (no comma)
+    error.setFocus()
+    QTest.keyClick(error, Qt.Key.Key_End)
+    for _ in range(3):
+        QTest.keyClick(error, Qt.Key.Key_Backspace)
+    QTest.keyClicks(error, "500")
+    QTest.keyClick(error, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan[2].target_error == float(shown_before[:-3] + "500")
+    assert error.text() == f"{window.plan[2].target_error:g}"
