@@ -68,7 +68,7 @@ class StatisticsTableModel(QAbstractTableModel):
         self._privacy = RowPrivacy(plan)
         # The first and last rows on screen (the view's, once it says so: set_screen).
         self._screen: Callable[[], tuple[int, int]] = lambda: (0, -1)
-        # After a reset (a plan opened) the first paint leaves the cells that need a block's
+        # After a reset (a plan opened, Undo/Redo) the first paint leaves the cells that need a block's
         # privacy empty and they are filled a block a turn of the event loop later: a block's
         # Gaussian and OpenDP calibrations cost a few ms, the paint after opening a plan ~10 ms.
         self._fill_later = True

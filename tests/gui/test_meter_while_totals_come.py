@@ -43,6 +43,7 @@ def test_lowering_the_budget_with_redistribution_never_reads_over_budget(qtbot, 
     for action in (window.undo_action, window.redo_action):
         seen += readings_while(qtbot, window, lambda a=action: QTest.keySequence(window, a.shortcut()))
     assert window.plan.budget.epsilon == 0.5
+    assert any(not current for _eps, current, *_rest in seen)      # (read while pending)
     for eps, current, enabled, text, red, reason, button, note in seen:
         assert not red and not reason and button != FIT and "over budget" not in text, seen
         assert enabled == current == note, seen     # greyed exactly while the totals are not the plan's
@@ -55,6 +56,7 @@ def test_a_budget_the_plan_overspends_reads_red_once_its_totals_come(qtbot, wind
     assert not window.plan.budget.redistribute
     seen = readings_while(qtbot, window, lambda: type_into(qtbot, field(window, "Global epsilon"), "0.5"))
     assert window.plan.budget.epsilon == 0.5 and sum(s.epsilon for s in window.plan) == 1
+    assert any(eps == 0.5 and not current for eps, current, *_rest in seen)    # (read while pending)
     for eps, current, enabled, text, red, reason, button, note in seen:
         if eps == 0.5 and not current:
             assert not enabled and not note and not red and not reason and "over budget" not in text, seen
