@@ -84,10 +84,12 @@ class SpentMeter(QObject):
         comp = self._spent
         if comp is not None and self._of != b:
             # The total is another budget's: greyed, no verdict; the note (of the budget before)
-            # greyed with it, and the button, wait too.
+            # greyed with it, and the button as for a plan within its budget.
             self._show(self.bar.value(), PENDING, pending=True)
             self.assumption.setEnabled(False)
             self._show_reason("")
+            self.button.setEnabled(not b.redistribute)
+            self.button.setText(REDISTRIBUTE)
             return
         self.assumption.setEnabled(True)
         available = b.spendable_epsilon

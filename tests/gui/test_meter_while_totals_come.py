@@ -63,3 +63,18 @@ def test_a_budget_the_plan_overspends_reads_red_once_its_totals_come(qtbot, wind
         elif eps == 0.5:
             assert enabled and red and reason and button == FIT and "(over budget)" in text, seen
     assert seen[-1][1] and seen[-1][4]
+
+
+def test_undoing_an_overspending_budget_gives_no_verdict_meanwhile(qtbot, window):
+    """Back from a budget the plan overspends (redistribution off): while the restored budget's
+    total is computed, neither red nor the fix ("Redistribute to fit") is offered any more."""
+    QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    type_into(qtbot, field(window, "Global epsilon"), "0.5")
+    wait_idle(qtbot, window)
+    assert window.budget_panel.rebalance_button.text() == FIT
+    seen = readings_while(qtbot, window, lambda: QTest.keySequence(window, window.undo_action.shortcut()))
+    assert window.plan.budget.epsilon == 1
+    assert any(not current for _eps, current, *_rest in seen)      # (read while pending)
+    for eps, current, enabled, text, red, reason, button, note in seen:
+        assert eps == 1 and not red and not reason and button != FIT, seen
