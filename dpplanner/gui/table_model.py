@@ -166,8 +166,7 @@ class StatisticsTableModel(QAbstractTableModel):
                 for row in rows]
 
     def fill_first_paint(self) -> None:
-        """Let the next paint draw every number: the window's first (nothing on screen yet
-        could react meanwhile)."""
+        """Let the next paint draw every number: the window's first (nothing could react yet)."""
         self._fill_later = False
 
     def filling(self) -> bool:
@@ -285,6 +284,8 @@ class StatisticsTableModel(QAbstractTableModel):
     # -- plan events ----------------------------------------------------------------------------
     def _on_plan_event(self, event: PlanEvent) -> None:
         new_rows = self._plan.statistics
+        if self._fill_later and not self.filling():
+            self._fill_later = False    # the reset's paint left nothing to fill (every row kept)
         self._privacy.forget(new_rows)
         painted, self._cells = self._cells, {}
         if event.kind == "inserted" and len(event.rows) == 1 and len(new_rows) == len(self._rows) + 1:

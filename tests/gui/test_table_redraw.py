@@ -197,3 +197,32 @@ def test_a_fill_due_from_before_a_reset_leaves_the_new_cells_to_their_own_fill(q
         column = COLUMN_INDEX[key]
         widest = max(metrics.horizontalAdvance(model.index(r, column).data()) for r in range(first, last + 1))
         assert view.columnWidth(column) >= widest, key
+
+
+def test_an_edit_after_a_reset_that_left_nothing_to_fill_draws_its_numbers_at_once(
+        qtbot, opened, monkeypatch):
+    """An Undo whose paint finds every row on screen kept leaves nothing to fill; the next edit's
+    cells are drawn with their numbers, not left empty for a fill a turn later."""
+    model, view = opened.statistics_panel.model, opened.statistics_panel.view
+    QTest.mouseClick(opened.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, opened)
+    far = len(opened.plan) - 1
+    assert far > view.rowAt(view.viewport().height() - 1) + 5       # (off screen)
+    assert opened.editor.update_statistic(far, {"name": "renamed"}, "Rename")
+    wait_idle(qtbot, opened)
+    opened.undo_action.trigger()
+    wait_idle(qtbot, opened)
+    handle_posted_events()
+    empty = []
+    painted = model._painted
+
+    def watched(row, column):
+        cell = painted(row, column)
+        if column in (COLUMN_INDEX["delta"], COLUMN_INDEX["error"]) and cell[Qt.ItemDataRole.DisplayRole] == "":
+            empty.append((row, column))
+        return cell
+
+    monkeypatch.setattr(model, "_painted", watched)
+    row = next(r for r in range(3, 10) if not opened.plan[r].held)
+    _type_epsilon(qtbot, opened, row, 0.9)
+    assert not empty
