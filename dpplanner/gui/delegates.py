@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from dpplanner.gui import formatting
 from dpplanner.gui.fields import refused_style
 from dpplanner.gui.table_model import COLUMNS
 from dpplanner.model import FIELD_RULES, Kind, Mechanism, PlanError
@@ -104,4 +105,4 @@ def refuse_in_editor(editor: QLineEdit, message: str) -> None:
     """Mark an open cell editor and say beneath it why its text cannot be stored."""
     editor.setStyleSheet(refused_style(editor))
     editor.setAccessibleDescription(message)
-    QToolTip.showText(editor.mapToGlobal(QPoint(0, editor.height())), message, editor)
+    QToolTip.showText(editor.mapToGlobal(QPoint(0, editor.height())), formatting.as_plain(message), editor)

@@ -70,6 +70,7 @@ class RuleField(QWidget):
         self.edit.setPlaceholderText("—" if rule.optional else "")
         # Every line of the reason is shown (WrappingLabel): the allowed range is read here.
         self.message = WrappingLabel("")
+        self.message.setTextFormat(Qt.TextFormat.PlainText)     # (it quotes what was typed)
         self.message.setAccessibleName(f"{accessible_name}: problem")
         self.message.hide()
         row = QHBoxLayout()

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
+from dpplanner.gui import formatting
 from dpplanner.gui.add_dialog import AddStatisticDialog
 from dpplanner.gui.delegates import StatisticDelegate
 from dpplanner.gui.editing import PlanEditor, Refusal
@@ -249,7 +250,7 @@ class StatisticsPanel(QGroupBox):
         column = COLUMN_INDEX.get(refusal.field or "", COLUMN_INDEX["name"])
         rect = self.view.visualRect(self.model.index(refusal.row, column))
         point = self.view.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom()))
-        QToolTip.showText(point, refusal.message, self.view, rect, 8000)
+        QToolTip.showText(point, formatting.as_plain(refusal.message), self.view, rect, 8000)
         self.view.setCurrentIndex(self.model.index(refusal.row, column))
 
     def index_of(self, row: int, key: str) -> QModelIndex:

@@ -111,3 +111,24 @@ def test_a_message_box_quoting_a_name_shows_it_as_typed(qtbot, window, tmp_path,
     path.write_text(f"name,kind,epsilon\n{MARKUP},mean,0.1\n")      # a mean without its bounds
     assert not window.exports.import_csv(path)
     assert len(shown) == 1 and f"('{MARKUP}')" in as_qt_shows(shown[0])
+
+
+def test_a_refused_markup_reads_as_typed_in_the_cell_tooltip_and_the_statistic_tab(qtbot, window):
+    """A refusal quotes what was typed: in the table cell's tooltip and beneath the Statistic
+    tab's field it reads as typed, not as markup."""
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QToolTip
+
+    from keys import open_cell, retype
+
+    editor = open_cell(window, 1, "epsilon")
+    retype(editor, MARKUP)
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    assert MARKUP in as_qt_shows(QToolTip.text())
+    QTest.keyClick(editor, Qt.Key.Key_Escape)
+    wait_idle(qtbot, window)
+    show_tab(window, "Statistic")
+    message = window.statistics_panel.inspector.numbers["epsilon"].message
+    type_into(qtbot, field(window.statistics_panel.inspector, "Statistic epsilon"), MARKUP)
+    assert message.isVisible() and MARKUP in message.text()
+    assert message.textFormat() == Qt.TextFormat.PlainText
