@@ -152,14 +152,18 @@ class RuleField(QWidget):
         return parse_text(self.rule, self.edit.text())
 
     def _finish(self) -> None:
-        if self.edit.text().strip() == self._text(self._value) and not self.is_refused():
+        # a derived value shown (an error bound) typed over, even with the same digits, is the
+        # user's own: a target (set_value's text clears the modified flag)
+        typed_over = self._shown is not None and self.edit.isModified()
+        if self.edit.text().strip() == self._text(self._value) and not self.is_refused() and not typed_over:
             return          # nothing new typed
         try:
             value = self.parsed()
         except PlanError as exc:
             self.show_refusal(str(exc))
             return
-        if value == self._value and type(value) is type(self._value):
+        # the same value typed again is no change (but not over a derived one)
+        if value == self._value and type(value) is type(self._value) and self._shown is None:
             self.set_value(value)
             return
         self.submitted.emit(value)

@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 
 from dpplanner.model import files
 from dpplanner.model.examples import example_path
-from keys import field, show_tab, wait_idle
+from keys import field, retype, show_tab, wait_idle
 
 
 @pytest.mark.parametrize("redistribute", [True, False])
@@ -36,3 +36,22 @@ def test_the_digits_of_a_large_error_shown_can_be_edited(qtbot, shown, redistrib
     wait_idle(qtbot, window)
     assert window.plan[2].target_error == float(shown_before[:-3] + "500")
     assert error.text() == f"{window.plan[2].target_error:g}"
+
+
+def test_the_error_bound_shown_typed_again_becomes_the_target(qtbot, shown):
+    """Typing over the error bound shown with the same number is the user's choice of that error:
+    it is stored as the statistic's target (it was dropped as "nothing new typed")."""
+    window = shown
+    window.document.load(files.load_plan(example_path("census-tables")), None, "census-tables")
+    wait_idle(qtbot, window)
+    show_tab(window, "Statistic")
+    window.statistics_panel.select_row(2)
+    wait_idle(qtbot, window)
+    error = field(window.statistics_panel.inspector, "Target error")
+    shown_before = error.text()
+    assert window.plan[2].target_error is None
+    error.setFocus()
+    retype(error, shown_before)
+    QTest.keyClick(error, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan[2].target_error == float(shown_before)
