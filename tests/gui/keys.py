@@ -105,3 +105,10 @@ def reachable_states(window) -> list[tuple[str, object]]:
         found += [(f"undo step {i} ({command.text()}) before", command.before),
                   (f"undo step {i} ({command.text()}) after", command.after)]
     return found
+
+
+def click_row(window, row: int) -> None:
+    """A click on the statistics table's row ``row`` (its name), as a user selects a statistic."""
+    view = window.statistics_panel.view
+    rect = view.visualRect(window.statistics_panel.index_of(row, "name"))
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())

@@ -11,13 +11,7 @@ from PySide6.QtWidgets import QToolButton
 
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model.examples import example_path
-from keys import field, show_tab, type_into, wait_idle
-
-
-def click_row(window, row: int) -> None:
-    view = window.statistics_panel.view
-    rect = view.visualRect(window.statistics_panel.index_of(row, "name"))
-    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+from keys import click_row, field, show_tab, type_into, wait_idle
 
 
 def click_remove(qtbot, window) -> None:

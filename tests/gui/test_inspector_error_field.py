@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 
 from dpplanner.model import files
 from dpplanner.model.examples import example_path
-from keys import field, retype, show_tab, wait_idle
+from keys import click_row, field, retype, show_tab, wait_idle
 
 
 @pytest.mark.parametrize("redistribute", [True, False])
@@ -22,7 +22,7 @@ def test_the_digits_of_a_large_error_shown_can_be_edited(qtbot, shown, redistrib
         QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
         wait_idle(qtbot, window)
     show_tab(window, "Statistic")
-    window.statistics_panel.select_row(2)
+    click_row(window, 2)
     wait_idle(qtbot, window)
     error = field(window.statistics_panel.inspector, "Target error")
     shown_before = error.text()
@@ -45,7 +45,7 @@ def test_the_error_bound_shown_typed_again_becomes_the_target(qtbot, shown):
     window.document.load(files.load_plan(example_path("census-tables")), None, "census-tables")
     wait_idle(qtbot, window)
     show_tab(window, "Statistic")
-    window.statistics_panel.select_row(2)
+    click_row(window, 2)
     wait_idle(qtbot, window)
     error = field(window.statistics_panel.inspector, "Target error")
     shown_before = error.text()

@@ -102,9 +102,10 @@ def test_a_typed_epsilon_without_redistribution_signals_its_row_only(qtbot, open
     signalled whole: a view draws nothing there). (The table then draws every cell once more as
     the cell editor closes and gives it the focus back: Qt's own.)"""
     model = opened.statistics_panel.model
-    assert opened.editor.set_budget(redistribute=False)
+    QTest.mouseClick(opened.budget_panel.redistribute, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, opened)
     handle_posted_events()
+    assert not opened.plan.budget.redistribute
     row = _free_row(opened)
     _type_epsilon(qtbot, opened, row, 0.9)      # (uncounted: the pin, and columns a digit wider)
     view = opened.statistics_panel.view

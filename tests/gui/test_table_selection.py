@@ -9,17 +9,11 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
 from dpplanner.model import Kind, Plan, Statistic, files
-from keys import field, show_tab, type_into, wait_idle
+from keys import click_row, field, show_tab, type_into, wait_idle
 
 
 def names(window) -> list[str]:
     return [s.name for s in window.plan.statistics]
-
-
-def click_row(window, row: int) -> None:
-    view = window.statistics_panel.view
-    rect = view.visualRect(window.statistics_panel.index_of(row, "name"))
-    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
 
 
 def add_count(qtbot, window, name: str) -> None:
