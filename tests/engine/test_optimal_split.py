@@ -254,3 +254,4 @@ def test_a_large_plan_that_misses_eta_on_the_finer_lattice_keeps_the_skipped_one
                                  None)
     assert math.isfinite(up) and b.upper >= up and b.upper == refine.widen_up(up)
     assert b.lower <= b.upper
+    assert b.method.startswith("pld d=2^-10 ")      # (the lattice its upper end is from)

@@ -98,6 +98,8 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
         try:
             up, lo, _ = split_side(e, m, delta_bar, skipped, SMOOTH_SHARE * eta, cancel, eta / 4,
                                    delta_bar_hi)
+            if up < best_up:
+                step = skipped      # the lattice named is the one the upper end shown is from
             best_up, best_lo = min(best_up, up), max(best_lo, lo)
         except OutOfTime:
             why = cancel.reason()
