@@ -275,14 +275,17 @@ class StatisticInspector(QGroupBox):
         if not 0 <= row < len(self.editor.plan):
             return
         stat: Statistic = self.editor.plan[row]
-        changes = {**self._pending, key: value}
+        # A value typed again in a refused field replaces the refused one; the others still wait.
+        waiting = {k: v for k, v in self._pending.items() if k != key}
+        changes = {**waiting, key: value}
         act: Callable[[], bool]
-        if key == "epsilon" and not self._pending:
+        if key == "epsilon" and not waiting:
             act = lambda: self.editor.set_epsilon(row, value)            # noqa: E731
-        elif key == "error" and not self._pending:
+        elif key == "error" and not waiting:
             act = lambda: self.editor.set_target_error(row, value)       # noqa: E731
         else:
-            act = lambda: self.editor.update_statistic(row, changes, f"Edit {stat.name!r}")  # noqa: E731
+            act = lambda: self.editor.update_statistic(row, statistic_changes(changes),  # noqa: E731
+                                                       f"Edit {stat.name!r}")
         self._submitting = True
         try:
             accepted = act()
@@ -323,6 +326,15 @@ class StatisticInspector(QGroupBox):
         widget = self.numbers.get(refusal.field or "") or self.grouping.numbers.get(refusal.field or "")
         if widget is not None and widget.isVisibleTo(self):
             widget.show_refusal(refusal.message)
+
+
+def statistic_changes(changes: dict[str, Any]) -> dict[str, Any]:
+    """The fields typed for a waiting change as the statistic's own: a target error typed is its
+    ``target_error``, and a typed ε_i or target error pins it, as when typed alone."""
+    fields = {("target_error" if k == "error" else k): v for k, v in changes.items()}
+    if "epsilon" in changes or "error" in changes:
+        fields["held"] = True
+    return fields
 
 
 def moves_text(budget, stat: Statistic, privacy) -> str:

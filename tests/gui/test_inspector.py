@@ -91,6 +91,24 @@ def test_count_to_mean_asks_for_the_bounds_right_there(qtbot, window):
     assert window.plan.snapshot() == before
 
 
+def test_a_target_error_typed_while_a_change_waits_for_its_bounds_joins_it(qtbot, window):
+    """Count to mean waits for its bounds; a target error typed meanwhile waits with it and is
+    the mean's target once the bounds are typed (it was passed on as an unknown field)."""
+    window.statistics_panel.select_row(0)           # count a
+    inspector = window.statistics_panel.inspector
+    before = window.plan.snapshot()
+    choose(field(inspector, "Kind", QComboBox), Kind.MEAN.value)
+    with qtbot.capture_exceptions() as caught:
+        type_into(field(inspector, "Target error"), "30")
+        type_into(field(inspector, "Lower bound"), "0")
+        assert window.plan.snapshot() == before
+        type_into(field(inspector, "Upper bound"), "120")
+    assert not caught, caught
+    s = window.plan[0]
+    assert (s.kind, s.lower, s.upper, s.target_error, s.held) == (Kind.MEAN, 0.0, 120.0, 30.0, True)
+    assert window.plan.privacy(0).error <= 30
+
+
 def test_a_refused_assumption_stays_typed_with_its_reason(qtbot, window):
     window.statistics_panel.select_row(1)
     inspector = window.statistics_panel.inspector

@@ -55,3 +55,32 @@ def test_the_error_bound_shown_typed_again_becomes_the_target(qtbot, shown):
     QTest.keyClick(error, Qt.Key.Key_Return)
     wait_idle(qtbot, window)
     assert window.plan[2].target_error == float(shown_before)
+
+
+@pytest.mark.parametrize("redistribute", [True, False])
+def test_a_target_error_typed_after_a_refused_one_is_taken_on_its_own(qtbot, shown, redistribute):
+    """A target error the plan cannot reach is refused; the next one typed in the same field is
+    stored (or refused with its own reason): the refused value does not wait beside it."""
+    window = shown
+    window.document.load(files.load_plan(example_path("psi-survey")), None, "psi-survey")
+    wait_idle(qtbot, window)
+    if window.plan.budget.redistribute != redistribute:
+        QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+        wait_idle(qtbot, window)
+    show_tab(window, "Statistic")
+    click_row(window, 1)
+    wait_idle(qtbot, window)
+    inspector = window.statistics_panel.inspector
+    error = field(inspector, "Target error")
+    with qtbot.capture_exceptions() as caught:
+        for typed in ("1e-9", "2"):
+            error.setFocus()
+            retype(error, typed)
+            QTest.keyClick(error, Qt.Key.Key_Return)
+            wait_idle(qtbot, window)
+            if typed == "1e-9":
+                assert window.plan[1].target_error is None
+                assert "1e-09" in inspector.numbers["error"].message.text()
+    assert not caught, caught
+    assert window.plan[1].target_error == 2.0 and window.plan[1].held
+    assert not inspector.numbers["error"].message.isVisible()
