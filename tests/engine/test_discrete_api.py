@@ -107,6 +107,8 @@ def test_discrete_gaussian_bracket_properties(eps, delta, S, k):
     (lambda: discrete_gaussian_sigma(0.5, 0.0), "delta = 0.0 is not allowed"),
     (lambda: discrete_gaussian_sigma(-1.0, 1e-6), "epsilon = -1.0 is not allowed"),
     (lambda: discrete_gaussian_sigma(0.5, 1e-6, 0), "shift = 0 is not allowed"),
+    (lambda: discrete_gaussian_sigma(1e-300, 1e-6), "outside what discrete Gaussian noise can be calibrated"),
+    (lambda: discrete_gaussian_sigma(2000.0, 1e-6, 1, 3), "between 5.43e-20 and 1024"),
     (lambda: compose([0.1], [0.0], 1e-6, mechanisms=["discrete-laplace:0"]), "shift '0'"),
     (lambda: compose([0.1], [0.0], 1e-6, mechanisms=["discrete-laplace:9223372036854775808"]), "shift"),
     (lambda: compose([0.1], [0.0], 1e-6, mechanisms=["discrete-laplace:x"]), "shift 'x'"),

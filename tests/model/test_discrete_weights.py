@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from dpplanner.model import Budget, Kind, PlanError, Statistic
+from dpplanner.engine import compose_all
+from dpplanner.model import Budget, Kind, Mechanism, PlanError, Statistic
+from dpplanner.model.engine_inputs import composition_inputs
+from dpplanner.model.releases import statistic_mechanisms
 from dpplanner.model.statistic import Noise
 from dpplanner.model.redistribution import rebalanced
 from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
@@ -86,3 +89,19 @@ def test_the_least_weight_a_refusal_names_is_accepted_when_typed():
         validate_state(budget, stats)
     hint = float(str(caught.value).rsplit("at least ", 1)[1])
     validate_state(budget, [stats[0].replace(weight=hint)] + stats[1:])
+
+
+@pytest.mark.parametrize("mechanism", [Mechanism.LAPLACE, Mechanism.GAUSSIAN])
+def test_a_pinned_epsilon_below_what_discrete_noise_takes_is_composed_as_its_epsilon_and_delta(mechanism):
+    """A pin at ε_i 1e-300 (typed) on an OpenDP statistic: its noise cannot be calibrated there,
+    so the noise-aware theorems count it by its (ε_i, δ_i), as for a custom statistic; the discrete
+    Gaussian was tagged as noise the engine then refused, and every total failed."""
+    budget = Budget(epsilon=1.0, delta=1e-6, theorem="pld", dataset_size=1000, redistribute=False)
+    stats = [Statistic("tiny", kind=Kind.COUNT, mechanism=mechanism, epsilon=1e-300, held=True),
+             Statistic("other", kind=Kind.COUNT, epsilon=0.5)]
+    budget, stats = validate_state(budget, stats)
+    assert statistic_mechanisms(budget, stats)[0] == "eps-delta"
+    inputs = composition_inputs(budget, stats)
+    totals = compose_all(inputs.epsilons, inputs.deltas, inputs.delta_g, multiplicities=inputs.multiplicities,
+                         mechanisms=inputs.mechanisms, theorems=("pld",))
+    assert totals["pld"].epsilon <= 0.5 + 1e-9

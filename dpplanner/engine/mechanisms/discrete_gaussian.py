@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..memo import Memo
+from ..validation import DISCRETE_MIN_EPSILON
 from ..optimal.atoms import TINY, U
 from .discrete_objects import MAX_SIGMA, check_scale, check_shift
 from .gauss_sums import (DIRECT_SIGMA, direct_terms, run_sum_bounds, tail_z, theta_bounds, theta_direct,
@@ -88,9 +89,14 @@ def discrete_gaussian_sigma(epsilon, delta, shift=1, cells=1) -> float:
 
 
 def _check_eps_delta(epsilon, delta) -> tuple[float, float]:
+    """The range a discrete Gaussian release is composed in (engine.validation refuses one outside
+    it): a calibration outside it would give noise no plan could be composed with."""
     eps, d = float(epsilon), float(delta)
     if not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"epsilon = {epsilon!r} is not allowed; discrete Gaussian noise needs a finite epsilon > 0")
+    if not DISCRETE_MIN_EPSILON <= eps <= 1024.0:
+        raise ValueError(f"epsilon = {epsilon!r} is outside what discrete Gaussian noise can be calibrated "
+                         "for: epsilon must be between 5.43e-20 and 1024")
     if not (0.0 < d < 1.0):
         raise ValueError(f"delta = {delta!r} is not allowed; discrete Gaussian noise needs 0 < delta < 1")
     return eps, d
