@@ -209,6 +209,9 @@ class Evaluation(QObject):
         self._awaited = None
         self._stale_delay.stop()
         self.results_panel.set_stale(f"The computation failed: {message}")
+        # the plot and the Spent bar held the plan before's: nothing is drawn as this plan's
+        self.cost_plot.clear()
+        self.budget_panel.set_spent(None)
         self.message.emit(f"The computation failed: {message}", 15000, True)
         self.evaluationFailed.emit(message)
 

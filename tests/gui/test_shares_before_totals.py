@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
@@ -98,6 +99,10 @@ def test_totals_that_fail_after_the_shares_were_adopted_leave_the_edit_made(qtbo
     wait_idle(qtbot, window)
     assert window.plan[1].epsilon == 0.125 and window.editor.undo_stack.count() == 1
     assert "The computation failed" in window.status.label.text()
+    # the totals before the edit are drawn nowhere as the plan's
+    assert window.budget_panel.spent.bar.format() == "—"
+    assert not window.cost_plot.items or all(
+        np.isnan(window.cost_plot.curve_data(name)[1]).all() for name in window.cost_plot.items)
     assert "the totals broke" in window.status.label.text()
     assert not window.evaluation.result_is_current(window.evaluation.last_result)
 
