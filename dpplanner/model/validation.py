@@ -361,9 +361,18 @@ def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
                         f"{release_clause(stats, held)}", held_indices=held)
 
 
+#: How many pinned statistics a refusal names: those that spend the most (a long session pins
+#: dozens, and a sentence naming them all pushed the table off screen).
+NAMED_PINS = 5
+
+
 def release_clause(stats: Sequence[Statistic], held: Sequence[int], other: bool = False) -> str:
     """"unpin or lower some of: 1 ('a'), 3 ('b')" (``other``: of the other pinned statistics,
-    when the one being edited is not among them)."""
-    names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in held)
+    when the one being edited is not among them); beyond NAMED_PINS, the ones that spend the most
+    ε (ε_i times repetitions), in plan order, "and N more"."""
+    named = sorted(sorted(held, key=lambda i: -stats[i].epsilon * stats[i].repetitions)[:NAMED_PINS])
+    names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in named)
+    if len(held) > len(named):
+        names += f" and {len(held) - len(named)} more"
     return f"unpin or lower some of the other pinned statistics: {names}" if other else \
         f"unpin or lower some of: {names}"

@@ -328,3 +328,14 @@ def test_an_allocation_written_back_checks_and_compares_the_epsilons_alone(monke
     rec.events.clear()
     assert_refused(plan, rec, lambda: plan.apply_allocation(epsilons[:4] + [200.0] + epsilons[5:]),
                    r"statistic 5 \('s4'\) after redistribution: epsilon = 200.0 is not allowed")
+
+
+def test_pins_that_leave_no_room_are_named_by_the_five_that_spend_most():
+    """A long session pins dozens: the refusal names the five pinned statistics spending the
+    most ε, in plan order, and counts the rest (it listed every one)."""
+    stats = [Statistic(f"q{i}", kind=Kind.COUNT, epsilon=0.01 * (1 + i % 7), held=True) for i in range(40)]
+    stats.append(Statistic("free", kind=Kind.COUNT))
+    with pytest.raises(PlanError) as info:
+        check_holds(Budget(epsilon=1.0, delta=1e-6, theorem="basic"), stats)
+    tail = str(info.value).split("unpin or lower some of: ")[1]
+    assert tail == "7 ('q6'), 14 ('q13'), 21 ('q20'), 28 ('q27'), 35 ('q34') and 35 more"
