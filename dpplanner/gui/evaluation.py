@@ -209,9 +209,7 @@ class Evaluation(QObject):
         self._awaited = None
         self._stale_delay.stop()
         self.results_panel.set_stale(f"The computation failed: {message}")
-        # the plot and the Spent bar held the plan before's: nothing is drawn as this plan's
-        self.cost_plot.clear()
-        self.budget_panel.set_spent(None)
+        self._drop_drawn_totals()
         self.message.emit(f"The computation failed: {message}", 15000, True)
         self.evaluationFailed.emit(message)
 
@@ -219,4 +217,11 @@ class Evaluation(QObject):
         self._awaited = None
         self._stale_delay.stop()
         self.results_panel.set_stale("Cancelled: the totals shown are from before the last edit.")
+        self._drop_drawn_totals()
         self.message.emit("Computation cancelled.", 5000, False)
+
+    def _drop_drawn_totals(self) -> None:
+        """No total for the plan as it is: the plot and the Spent bar held the plan before's, which
+        must not be drawn as this plan's (the Totals table keeps them, greyed, and says whose)."""
+        self.cost_plot.clear()
+        self.budget_panel.set_spent(None)
