@@ -29,8 +29,11 @@ FILTERS = ("basic", "rruv", "wrrw")
 #: mechanisms/cells.py for what each kind then adds per cell.
 MECHANISMS = ("eps-delta", "laplace", "gaussian", "discrete-laplace", "discrete-gaussian")
 DISCRETE = ("discrete-laplace", "discrete-gaussian")
-#: The least epsilon a discrete (OpenDP) release is calibrated for.
+#: The epsilons a discrete (OpenDP) release is calibrated and composed for (below 2^-64 its noise
+#: would not fit the lattice; above 1024 its loss is below 2^-64: discrete_objects.py).
 DISCRETE_MIN_EPSILON = 2.0 ** -64
+DISCRETE_MAX_EPSILON = 1024.0
+DISCRETE_RANGE = "epsilon between 5.43e-20 and 1024"
 #: Largest shift S of a discrete release (exact in a double).
 MAX_SHIFT = 2 ** 53
 #: Largest number of cells of one release (a grouped statistic moves at most 2 L0 <= 2 c cells).
@@ -198,13 +201,12 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
             if kind == "eps-delta" and cells > 1 and delta[i] != 0.0:
                 raise ValueError(f"mechanisms[{i}] is {m!r} but delta = {float(delta[i])!r}; a release of several "
                                  "(epsilon, delta) cells must be pure (delta 0): give its cells' noise instead")
-            if kind == "discrete-laplace" and (delta[i] != 0.0 or not DISCRETE_MIN_EPSILON <= eps[i] <= 1024.0):
+            if kind == "discrete-laplace" and (delta[i] != 0.0 or not DISCRETE_MIN_EPSILON <= eps[i] <= DISCRETE_MAX_EPSILON):
                 raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, {float(delta[i])!r}); "
-                                 "a discrete Laplace release has delta 0 and epsilon between 5.43e-20 and 1024")
-            if kind == "discrete-gaussian" and not (0.0 < delta[i] and DISCRETE_MIN_EPSILON <= eps[i] <= 1024.0):
+                                 f"a discrete Laplace release has delta 0 and {DISCRETE_RANGE}")
+            if kind == "discrete-gaussian" and not (0.0 < delta[i] and DISCRETE_MIN_EPSILON <= eps[i] <= DISCRETE_MAX_EPSILON):
                 raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, {float(delta[i])!r}); "
-                                 "a discrete Gaussian release needs delta > 0 and epsilon between 5.43e-20 "
-                                 "and 1024")
+                                 f"a discrete Gaussian release needs delta > 0 and {DISCRETE_RANGE}")
             if kind == "laplace" and (delta[i] != 0.0 or eps[i] == 0.0):
                 raise ValueError(f"mechanisms[{i}] is {m!r} but (epsilon, delta) = ({float(eps[i])!r}, "
                                  f"{float(delta[i])!r}); a Laplace release has epsilon > 0 and delta 0")

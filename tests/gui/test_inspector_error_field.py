@@ -83,4 +83,5 @@ def test_a_target_error_typed_after_a_refused_one_is_taken_on_its_own(qtbot, sho
                 assert "1e-09" in inspector.numbers["error"].message.text()
     assert not caught, caught
     assert window.plan[1].target_error == 2.0 and window.plan[1].held
+    assert window.editor.undo_stack.undoText() == f"Set error of {window.plan[1].name!r}"
     assert not inspector.numbers["error"].message.isVisible()

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..memo import Memo
-from ..validation import DISCRETE_MIN_EPSILON
+from ..validation import DISCRETE_MAX_EPSILON, DISCRETE_MIN_EPSILON, DISCRETE_RANGE
 from ..optimal.atoms import TINY, U
 from .discrete_objects import MAX_SIGMA, check_scale, check_shift
 from .gauss_sums import (DIRECT_SIGMA, direct_terms, run_sum_bounds, tail_z, theta_bounds, theta_direct,
@@ -94,9 +94,9 @@ def _check_eps_delta(epsilon, delta) -> tuple[float, float]:
     eps, d = float(epsilon), float(delta)
     if not (eps > 0 and math.isfinite(eps)):
         raise ValueError(f"epsilon = {epsilon!r} is not allowed; discrete Gaussian noise needs a finite epsilon > 0")
-    if not DISCRETE_MIN_EPSILON <= eps <= 1024.0:
+    if not DISCRETE_MIN_EPSILON <= eps <= DISCRETE_MAX_EPSILON:
         raise ValueError(f"epsilon = {epsilon!r} is outside what discrete Gaussian noise can be calibrated "
-                         "for: epsilon must be between 5.43e-20 and 1024")
+                         f"for: {DISCRETE_RANGE}")
     if not (0.0 < d < 1.0):
         raise ValueError(f"delta = {delta!r} is not allowed; discrete Gaussian noise needs 0 < delta < 1")
     return eps, d

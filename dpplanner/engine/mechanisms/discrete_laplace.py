@@ -36,6 +36,7 @@ import numpy as np
 
 from ..optimal.atoms import TINY, U
 from ..optimal.lattice import LatticePMF
+from ..validation import DISCRETE_RANGE
 from .discrete_objects import check_scale, check_shift
 from .kernels import KERNEL_ULPS, floor_frac, rr_lower, rr_upper
 
@@ -72,7 +73,7 @@ def _scale(eps: float, s: int) -> float:
         t = math.nextafter(t, math.inf)
     if not math.isfinite(t) or not (s * 2.0 ** -10 <= t <= s * 2.0 ** 64):
         raise ValueError(f"epsilon = {eps!r} with shift {s} is outside what discrete Laplace noise can be "
-                         f"calibrated for: epsilon must be between 5.43e-20 and 1024")
+                         f"calibrated for: {DISCRETE_RANGE}")
     return check_scale(t, s, "DiscreteLaplace", "scale")
 
 
