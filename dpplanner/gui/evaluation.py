@@ -84,6 +84,12 @@ class Evaluation(QObject):
         # would flash on every quick edit): the table already shows the new epsilons.
         self._stale_delay = QTimer(self, singleShot=True, interval=PROGRESS_DELAY_MS)
         self._stale_delay.timeout.connect(self._grey_out)
+        # What waits for the plan's result to be drawn (after_drawn), at most as long as the
+        # totals are shown un-greyed while it is computed.
+        self._after_drawn: dict[Callable[[], None], None] = {}
+        self._after_limit = QTimer(self, singleShot=True, interval=PROGRESS_DELAY_MS)
+        self._after_limit.timeout.connect(self._release)
+        statistics_panel.model.set_after_result(self.after_drawn)
         plots.currentChanged.connect(lambda _i: self._start_profile())
         editor.view = self.view
         editor.precomputed.connect(self._prepare)
@@ -104,6 +110,21 @@ class Evaluation(QObject):
         self._profile_wanted = None
         self.controller.discard(PROFILE)    # out of date; it follows the next totals
 
+    def after_drawn(self, piece: Callable[[], None]) -> None:
+        """Run ``piece`` once the result of the plan as it is now is drawn (on a turn after the
+        cost plot's paint: the table's numbers that wait for it, gui/table_numbers.py), or its
+        computation failed or was cancelled, or after PROGRESS_DELAY_MS at the latest. (Asked
+        as the plan's change reaches its views, before this schedules its evaluation.)"""
+        self._after_drawn[piece] = None
+        if not self._after_limit.isActive():
+            self._after_limit.start()
+
+    def _release(self) -> None:
+        self._after_limit.stop()
+        pieces, self._after_drawn = self._after_drawn, {}
+        for piece in pieces:
+            piece()
+
     def result_is_current(self, result: jobs.EvaluateResult) -> bool:
         return self._current and result is self.last_result
 
@@ -119,6 +140,7 @@ class Evaluation(QObject):
             self.cost_plot.clear()
             self.profile_plot.clear()
             self.budget_panel.set_spent(None)
+            self._release()
             return
         # Equal states give equal requests (the request is a function of the state alone).
         state = self._wanted()
@@ -133,6 +155,7 @@ class Evaluation(QObject):
             self._apply(prepared[1], state)
             return
         if self._current and self._shown_state == state:
+            self._release()
             return                              # shown already: nothing to recompute
         if self._current:
             self._stale_delay.start()           # (a new view of the same plan)
@@ -173,6 +196,8 @@ class Evaluation(QObject):
             else:
                 plan_k = request.multiplicities[request.repeat_index]
             self.cost_plot.set_curve(result.curve, plan_k, budget.spendable_epsilon)
+        if self._after_drawn:
+            self.cost_plot.after_paint(self._release)
         # The profile is slower than everything above: it runs as its own job, only while its
         # tab is shown and once edits have paused, so it never delays the next edit.
         self._profile_wanted = request.profile_request()
@@ -208,6 +233,7 @@ class Evaluation(QObject):
     def _on_failed(self, message: str) -> None:
         self._awaited = None
         self._stale_delay.stop()
+        self._release()
         self.results_panel.set_stale(f"The computation failed: {message}")
         self._drop_drawn_totals()
         self.message.emit(f"The computation failed: {message}", 15000, True)
@@ -216,6 +242,7 @@ class Evaluation(QObject):
     def _on_cancelled(self) -> None:
         self._awaited = None
         self._stale_delay.stop()
+        self._release()
         self.results_panel.set_stale("Cancelled: the totals shown are from before the last edit.")
         self._drop_drawn_totals()
         self.message.emit("Computation cancelled.", 5000, False)

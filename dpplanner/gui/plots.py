@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QRegion
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QRadioButton,
                                QSpinBox, QWidget)
 
 from dpplanner.gui import formatting, theme as themes
 from dpplanner.gui.cost_curves import TheoremCurves
+from dpplanner.gui.curve_paint import CurvePaint
 from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.formatting import as_caption, as_plain
 from dpplanner.gui.lazy_canvas import LazyCanvas
@@ -34,7 +34,7 @@ K_MAX_LIMIT = 100_000
 _HEADROOM = 1.12
 
 
-class CostPlot(TheoremCurves, LazyCanvas):
+class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
     """Total epsilon against k, one curve per theorem, with the plan's k and eps_g marked.
 
     The view is framed from the data, not left to pyqtgraph's auto-range: k from the first to the
@@ -58,9 +58,9 @@ class CostPlot(TheoremCurves, LazyCanvas):
     def __init__(self, parent: QWidget | None = None, turns: Turns | None = None) -> None:
         super().__init__(parent)
         self._theme = themes.current()
-        # A result's curves are painted on a turn of their own (see set_curve); the window's
+        # A result's curves are painted on a turn of their own (gui/curve_paint.py); the window's
         # pieces share one queue, one piece a turn.
-        self._turns = turns if turns is not None else Turns(self)
+        self._init_paint(turns if turns is not None else Turns(self))
         self._init_curves()
         self._legend_fitted: tuple = ()         # (legend edits, width) it was last fitted to
         self._ks = np.zeros(0)
@@ -68,7 +68,6 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._plan_k: int | None = None
         self._epsilon_g: float | None = None
         self._repeat_name = ""
-        self._held = QRegion()          # the view's paints held back until the curves' turn
         self._budget_moved = QTimer(self, singleShot=True, interval=0)
         self._budget_moved.timeout.connect(self._draw_moved_budget)
 
@@ -184,40 +183,7 @@ class CostPlot(TheoremCurves, LazyCanvas):
         self._set_epsilon_g(epsilon_g)
         self._draw_budget()
         self._frame()
-        # Painted on a turn of its own (gui/turns.py): the paint of eight curves and their axes
-        # (~12 ms of the GUI thread) came right after the result's slot and the table's repaint,
-        # one ~40 ms stall while a large plan opened. The first turn: an edit is watched here.
-        self._turns.later(self, self._paint_curves, first=True)
-
-    def drawing(self) -> bool:
-        """Whether curves set are still to be painted (a turn of the event loop after set_curve)."""
-        return self._turns.pending(self)
-
-    def eventFilter(self, watched, event) -> bool:     # noqa: N802  (Qt's name)
-        # The view's paints wait for the turn set_curve queued: turning its updates off was not enough, a
-        # repaint of the window around it (the results' table) painted it with the slot.
-        if event.type() == QEvent.Type.Paint and self._turns.pending(self):
-            self._held += event.region()
-            return True
-        return False
-
-    def _paint_curves(self) -> None:
-        """Settle what the paint reads, then paint what was held back, once, on the next turn: the
-        view's transform and the lines' extents (settled as a paint began, the items they moved
-        asked for a second paint: ~5 ms), and the axes' ticks and labels (drawn by the paint,
-        they were ~6 ms of its ~16 ms while a large plan opened)."""
-        self.view.scene().prepareForPaint()
-        for line in (self.k_line, self.budget_line, self.hover_line):
-            line.boundingRect()
-        self._turns.later(self, self._paint_held, first=True)
-        if self.view.isVisible():       # (a hidden view paints nothing)
-            from dpplanner.gui.plot_common import draw_axes_ahead
-
-            draw_axes_ahead(self.plot_item)
-
-    def _paint_held(self) -> None:
-        held, self._held = self._held, QRegion()
-        self.view.viewport().update(held)
+        self._paint_later()         # on a turn of its own (gui/curve_paint.py)
 
     def set_budget(self, epsilon_g: float | None) -> None:
         """Mark ε_g. The window calls this on every plan change and the result's curve brings it

@@ -20,6 +20,7 @@ from dpplanner.gui import formatting
 from dpplanner.gui.icons import pin_icon
 from dpplanner.gui.row_privacy import PRIVACY_BLOCK, RowPrivacy
 from dpplanner.gui.table_columns import COLUMN_INDEX, COLUMNS
+from dpplanner.gui.table_numbers import PlanWideNumbers
 from dpplanner.gui.table_tooltips import cell_tooltip
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
@@ -28,11 +29,6 @@ from dpplanner.model.statistic import noise_words
 from dpplanner.model.typed import parse_text
 
 
-#: The columns every change of the plan may change in every row (side by side).
-_PLAN_WIDE = (COLUMN_INDEX["epsilon"], COLUMN_INDEX["delta"], COLUMN_INDEX["error"])
-#: Qt's table view redraws a changed range's own cells only when it has at most 200 of them (the
-#: whole view otherwise): a change of every row is signalled in ranges of this many rows.
-_RANGE_ROWS = 200 // len(_PLAN_WIDE)
 #: The fields each other column shows of a statistic (its text, pin, or greyed text), and all of them.
 _COLUMN_FIELDS = {COLUMN_INDEX[key]: attrgetter(*fields) for key, fields in (
     ("name", ("name",)), ("variable", ("variable",)), ("kind", ("kind",)),
@@ -45,7 +41,7 @@ NUMERIC = {"epsilon", "delta", "error", "weight", "repetitions"}
 RawRole = Qt.ItemDataRole.UserRole + 1
 #: Role with the text a cell shows now: None for a cell left empty until its block's privacy is
 #: computed, or off screen with its privacy not computed (what a column's fit measures: it
-#: computes nothing).
+#: computes nothing); a number kept as drawn until a change's result is drawn, that number.
 ShownRole = Qt.ItemDataRole.UserRole + 2
 _R = Qt.ItemDataRole
 _DISPLAY, _EDIT, _CHECK, _DECORATION, _TOOLTIP, _ALIGNMENT, _FONT, _FOREGROUND = (int(r) for r in (
@@ -59,7 +55,7 @@ _CHECKABLE = _SELECTABLE | Qt.ItemFlag.ItemIsUserCheckable
 _EDITABLE = _SELECTABLE | Qt.ItemFlag.ItemIsEditable
 
 
-class StatisticsTableModel(QAbstractTableModel):
+class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
     def __init__(self, plan: Plan, editor: Optional[PlanEditor] = None, parent=None) -> None:
         super().__init__(parent)
         self._plan = plan
@@ -77,6 +73,7 @@ class StatisticsTableModel(QAbstractTableModel):
         self._fill_timer = QTimer(self, singleShot=True, interval=0)
         self._fill_timer.timeout.connect(self._fill)
         self._fill_armed = False
+        self._init_numbers()
         plan.subscribe(self._on_plan_event)
 
     def detach(self) -> None:
@@ -137,7 +134,7 @@ class StatisticsTableModel(QAbstractTableModel):
         row = index.row()
         if not index.isValid() or not (0 <= row < len(self._rows)):
             return
-        cell = self._cells.get((row, index.column()))
+        cell = self._cells.get((row, index.column())) or self._waiting.get((row, index.column()))
         if cell is None:
             cell = self._painted(row, index.column())
         for wanted in roles:
@@ -160,8 +157,9 @@ class StatisticsTableModel(QAbstractTableModel):
 
     def shown_texts(self, column: int, rows) -> list:
         """``rows``' ShownRole in ``column``, in one call (a column fit reads ~50 cells)."""
-        key, cells = COLUMNS[column].key, self._cells
+        key, cells, waiting = COLUMNS[column].key, self._cells, self._waiting
         return [cells[row, column][_DISPLAY] if (row, column) in cells else
+                waiting[row, column][_DISPLAY] if (row, column) in waiting else
                 None if self._measured_later(row, key) else self._display(row, self._rows[row], key)
                 for row in rows]
 
@@ -236,7 +234,9 @@ class StatisticsTableModel(QAbstractTableModel):
         if role == RawRole:
             return self._raw(row, stat, key)
         if role == ShownRole:
-            return None if self._measured_later(row, key) else self._display(row, stat, key)
+            kept = self._waiting.get((row, COLUMN_INDEX[key]))      # (gui/table_numbers.py)
+            return kept[_DISPLAY] if kept is not None else \
+                None if self._measured_later(row, key) else self._display(row, stat, key)
         if role == _TOOLTIP:
             return formatting.as_plain(cell_tooltip(self._plan.budget, stat, key, lambda: self.privacy(row)))
         return None
@@ -288,6 +288,7 @@ class StatisticsTableModel(QAbstractTableModel):
             self._fill_later = False    # the reset's paint left nothing to fill (every row kept)
         self._privacy.forget(new_rows)
         painted, self._cells = self._cells, {}
+        waiting = self._take_waiting(event.kind)
         if event.kind == "inserted" and len(event.rows) == 1 and len(new_rows) == len(self._rows) + 1:
             row = event.rows[0]
             self.beginInsertRows(QModelIndex(), row, row)
@@ -306,7 +307,7 @@ class StatisticsTableModel(QAbstractTableModel):
             self.endMoveRows()
         elif event.kind in ("changed", "budget", "metadata") and len(new_rows) == len(self._rows):
             old_rows, self._rows = self._rows, new_rows
-            self._plan_wide_changed(painted)
+            self._plan_wide_changed(painted, waiting, old_rows, event.rows)
             # The other cells of a row only where what they show changed (an edited statistic; a
             # redistribution moves epsilons alone): a view redraws the cells named, no more.
             for row in event.rows:
@@ -322,25 +323,6 @@ class StatisticsTableModel(QAbstractTableModel):
             self.endResetModel()
         if event.rebalanced and event.kind in ("inserted", "removed", "moved"):
             self._plan_wide_changed()     # the same change redistributed the other rows' epsilons
-
-    def _plan_wide_changed(self, painted: Optional[dict] = None) -> None:
-        """Every row's epsilon, delta and error: a redistribution moves the epsilons, and deltas
-        and errors depend on the budget and on the number of Gaussian statistics. On screen, a
-        row's are drawn again only where they differ from ``painted`` (the cells as drawn before
-        the change): their new roles are computed here, as their paint would have (an edit of
-        one row, and the deltas an edit of epsilons leaves alone, are not repainted: ~40 us a
-        cell). Cells left empty after a reset are all signalled (they are filled a block a turn)."""
-        top, bottom = self._screen() if painted is not None and not self._fill_later else (0, -1)
-        bottom = min(bottom, len(self._rows) - 1)
-        for row in range(top, bottom + 1):
-            for column in _PLAN_WIDE:
-                before = painted.get((row, column))
-                if before is None or self._painted(row, column) != before:
-                    self.dataChanged.emit(self.index(row, column), self.index(row, column))
-        for first, end in ((0, top), (bottom + 1, len(self._rows))):
-            for start in range(first, end, _RANGE_ROWS):
-                last = min(start + _RANGE_ROWS, end) - 1
-                self.dataChanged.emit(self.index(start, _PLAN_WIDE[0]), self.index(last, _PLAN_WIDE[-1]))
 
     # -- cell helpers ---------------------------------------------------------------------------
     @staticmethod

@@ -13,12 +13,14 @@ from PySide6.QtWidgets import QApplication, QComboBox, QLineEdit, QWidget
 
 def wait_idle(qtbot, w):
     """Until the window has nothing left to compute (the table's cells left empty by its first
-    paint of a plan included: filled a block a turn; what a result changes, drawn a piece a turn),
+    paint of a plan included: filled a block a turn; its numbers kept as drawn until a result is;
+    what a result changes, drawn a piece a turn),
     and still nothing once the events its last result posted have been handled (a follow-up job
     would have been submitted by then)."""
     def idle() -> bool:
         return (not w.controller.is_busy() and not w.editor.is_redistributing()
-                and not w.statistics_panel.model.filling() and not w.turns.pending())
+                and not w.statistics_panel.model.filling() and not w.statistics_panel.model.waiting()
+                and not w.turns.pending())
 
     for _ in range(100):
         qtbot.waitUntil(idle)

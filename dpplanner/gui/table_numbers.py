@@ -1,0 +1,143 @@
+"""The statistics table's numbers a change of the plan may move in every row (ε_i, δ_i, error),
+drawn again where they moved. A part of ``StatisticsTableModel`` (gui/table_model.py).
+
+A redistribution moves every free row's ε_i, and with it its error; a change of the budget moves
+every error and δ_i. A row's error needs its Gaussian and OpenDP calibrations (~0.3 ms a row on
+the GUI thread): made with the change for every row on screen, they came before the cost plot
+painted the change's curves (~4 ms of each edit of a 100-row plan). Given ``after_result``
+(``set_after_result``), the δ_i and error of the rows on screen whose accuracy the change made
+unknown are kept as drawn until the window has drawn the change's result, as the totals beside
+them are; then they are computed and drawn again where they moved. The ε_i, and every number of
+the rows the change names (a typed ε_i or target error), are drawn with the change.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Callable, Optional, Sequence
+
+from PySide6.QtCore import Qt
+
+from dpplanner.gui.table_columns import COLUMN_INDEX
+
+_EPSILON = COLUMN_INDEX["epsilon"]
+#: The columns every change of the plan may change in every row (side by side).
+PLAN_WIDE = (_EPSILON, COLUMN_INDEX["delta"], COLUMN_INDEX["error"])
+#: Of those, the ones whose cells need the row's accuracy.
+_ACCURACY = PLAN_WIDE[1:]
+#: Qt's table view redraws a changed range's own cells only when it has at most 200 of them (the
+#: whole view otherwise): a change of every row is signalled in ranges of at most that many cells.
+_RANGE_CELLS = 200
+#: What a δ_i or error cell shows besides its number (greyed when computed, bold when a target):
+#: a cell kept as drawn keeps these.
+_STYLE = attrgetter("kind", "target_error")
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+
+
+class PlanWideNumbers:
+    """Mixed into ``StatisticsTableModel``: see the module docstring."""
+
+    def _init_numbers(self) -> None:
+        #: (row, column) -> the roles of a δ_i or error cell as drawn before the change whose result
+        #: it waits for (served to paints and column fits until then).
+        self._waiting: dict[tuple[int, int], dict] = {}
+        self._after_result: Optional[Callable[[Callable[[], None]], None]] = None
+
+    def set_after_result(self, later: Callable[[Callable[[], None]], None]) -> None:
+        """``later(piece)`` runs ``piece`` once the window has drawn the result of the plan as it is
+        when asked (see the module docstring); without it every number is drawn with its change."""
+        self._after_result = later
+
+    def waiting(self) -> bool:
+        """Whether numbers on screen are kept as drawn, waiting for the result of a change."""
+        return bool(self._waiting)
+
+    def _take_waiting(self, kind: str) -> dict:
+        """The cells kept as drawn, before the plan's change of ``kind`` reaches the table. A change
+        of the rows' order or number leaves none kept: where they are on screen is drawn again
+        (a redistribution with the change is signalled whole anyway)."""
+        waiting, self._waiting = self._waiting, {}
+        if waiting and kind in ("inserted", "removed", "moved"):
+            self._signal_screen(_ACCURACY)
+        return waiting
+
+    def _plan_wide_changed(self, painted: Optional[dict] = None, waiting: Optional[dict] = None,
+                           before: Sequence = (), edited: Sequence[int] = ()) -> None:
+        """Every row's epsilon, delta and error: a redistribution moves the epsilons, and deltas
+        and errors depend on the budget and on the number of Gaussian statistics. On screen, a
+        row's are drawn again only where they differ from ``painted`` (the cells as drawn before
+        the change, and those still ``waiting`` for an earlier change's result): their new roles
+        are computed here, as their paint would have (an edit of one row, and the deltas an edit
+        of epsilons leaves alone, are not repainted: ~40 us a cell) - or, for a row not
+        ``edited`` whose accuracy is unknown now, kept as drawn until the change's result is
+        drawn (``before``: the rows before the change). Cells left empty after a reset are all
+        signalled (they are filled a block a turn)."""
+        top, bottom = self._screen() if painted is not None and not self._fill_later else (0, -1)
+        bottom = min(bottom, len(self._rows) - 1)
+        drawn = {**(waiting or {}), **(painted or {})}
+        keep = self._after_result is not None and len(before) == len(self._rows)
+        moved: dict[int, list[int]] = {column: [] for column in PLAN_WIDE}     # column -> rows
+        for row in range(top, bottom + 1):
+            stat = self._rows[row]
+            was = drawn.get((row, _EPSILON))
+            # (an ε_i cell shows nothing else that a change of the plan moves)
+            if was is not None and was[_DISPLAY] == self._display(row, stat, "epsilon"):
+                self._cells[row, _EPSILON] = was
+            else:
+                moved[_EPSILON].append(row)
+            wait = keep and row not in edited and not self._privacy.known(row) and \
+                _STYLE(before[row]) == _STYLE(stat)
+            if keep and not wait:
+                self._privacy.compute(row, row)     # (its own: not with the rows kept below)
+            for column in _ACCURACY:
+                was = drawn.get((row, column))
+                if wait and was is not None:
+                    self._waiting[row, column] = was
+                elif was is None or self._painted(row, column) != was:
+                    moved[column].append(row)
+        for column, rows in moved.items():
+            self._signal_rows(column, rows)
+        self._signal_off_screen((_EPSILON,) if self._waiting else PLAN_WIDE, top, bottom)
+        if self._waiting:
+            self._after_result(self._draw_waiting)
+
+    def _draw_waiting(self) -> None:
+        """The result of the change the kept cells wait for is drawn: compute them (the rows on
+        screen now, in one batch) and draw those that moved."""
+        waiting, self._waiting = self._waiting, {}
+        if not waiting:
+            return          # (drawn already, or the rows moved since)
+        top, bottom = self._screen()
+        bottom = min(bottom, len(self._rows) - 1)
+        shown = {row for row, _column in waiting if top <= row <= bottom}
+        if shown:
+            self._privacy.compute(min(shown), max(shown))
+        moved: dict[int, list[int]] = {column: [] for column in _ACCURACY}
+        for (row, column), was in sorted(waiting.items()):     # (off screen: drawn when shown)
+            if row in shown and self._painted(row, column) != was:
+                moved[column].append(row)
+        for column, rows in moved.items():
+            self._signal_rows(column, rows)
+        self._signal_off_screen(_ACCURACY, top, bottom)
+
+    def _signal_rows(self, column: int, rows: Sequence[int]) -> None:
+        """``column`` of ``rows`` changed: a signal a cell (a view draws a range's bounding
+        rectangle again, a pixel into the cells beside it, which are drawn too)."""
+        for row in rows:
+            self.dataChanged.emit(self.index(row, column), self.index(row, column))
+
+    def _signal_screen(self, columns: Sequence[int]) -> None:
+        """``columns`` of every row on screen changed (a view draws them again)."""
+        top, bottom = self._screen()
+        bottom = min(bottom, len(self._rows) - 1)
+        if top <= bottom:
+            self.dataChanged.emit(self.index(top, columns[0]), self.index(bottom, columns[-1]))
+
+    def _signal_off_screen(self, columns: Sequence[int], top: int, bottom: int) -> None:
+        """``columns`` (side by side) of the rows off screen changed: in ranges a view redraws
+        cell by cell (it draws nothing there; a column fit measures them again)."""
+        step = _RANGE_CELLS // len(columns)
+        for first, end in ((0, top), (bottom + 1, len(self._rows))):
+            for start in range(first, end, step):
+                last = min(start + step, end) - 1
+                self.dataChanged.emit(self.index(start, columns[0]), self.index(last, columns[-1]))
