@@ -30,7 +30,7 @@ from .mechanisms.zcdp import cks_epsilon
 from .numerics import round_up
 from .optimal import deadline as clock
 from .optimal.deadline import with_limit
-from .scale_search import AIM, NEAR, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
+from .scale_search import AIM, NEAR, OFF, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
@@ -57,6 +57,17 @@ def _scale_now(eps: np.ndarray, w: np.ndarray, free: np.ndarray) -> float:
         if np.array_equal(t * w[free], eps[free]):
             return t
     return mean
+
+
+def _start_rung(theorem: str, eps: np.ndarray, plan: Releases, delta_g: float, eta: float) -> int:
+    """The rung of pld's ladder the search starts on, read from the plan at its first scale
+    (mechanisms.theorems.pld_start_rung); 0 for the other theorems."""
+    if theorem != "pld":
+        return 0
+    from .mechanisms.theorems import pld_start_rung
+
+    eps.flags.writeable = False
+    return pld_start_rung(Releases(eps, plan.delta, plan.mult, plan.mech), delta_g, eta)
 
 
 def _pinned_as_free(t0: float, eps: np.ndarray, weights: list, held: np.ndarray) -> bool:
@@ -193,7 +204,14 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     limited = deadline is not cancel
     t0 = _scale_now(plan.eps, w, free)
     coarse = max(eta, _SEARCH_ETA * epsilon_g)
-    composed, totals = composer(not limited and coarse == eta)
+    # (own, below: pld lays its lattice under the releases and the search starts OFF below the
+    # plan's own scale, on the rung its bracket there likely stops on, ladder.likely_rung)
+    own = None if registry_entry(theorem).generic else \
+        NEAR if _pinned_as_free(t0, plan.eps, weights, held_mask) else 0.0
+    upper_only = not limited and coarse == eta
+    searched = _start_rung(theorem, eps_at(t0 * (1 - OFF)), plan, delta_g, eta) \
+        if upper_only and own is not None and t0 > 0 else 0
+    composed, totals = composer(upper_only, searched)
     weight = float(w[free].sum())
     def bend(t: float, total: float) -> float:
         """d log total / d log t at t, modelled on two cheap totals' bends: the plain sum's (basic
@@ -225,9 +243,6 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         return mixed if math.isfinite(mixed) and mixed > 0 else share
 
     search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend)
-    # pld lays its lattice under the releases: the search starts OFF below the plan's own scale
-    own = None if registry_entry(theorem).generic else \
-        NEAR if _pinned_as_free(t0, plan.eps, weights, held_mask) else 0.0
     try:
         t = search.scale(coarse, t0, own=own)
     except BudgetError:
@@ -251,15 +266,17 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         """Whether the whole total at t fits and leaves less than the waste allowed unspent."""
         return 0 <= epsilon_g - verified(t).epsilon < WASTE * epsilon_g
 
-    if not limited and verified(t).epsilon < composed(t, eta).epsilon and not spends(t):
-        # The whole total's bracket climbed to a finer lattice (pld's ladder). The search goes on
-        # with upper ends on that lattice, from where that total and the slope searched on put
-        # the crossing: a whole bracket would climb every lattice below it, with both ends, at
-        # each scale (issue 26's table plan, late edits: 2 whole totals and 2 upper ends on the
-        # third lattice instead of 4 whole totals).
+    rung = (verified(t).extra or {}).get("rung", 0) if upper_only else searched
+    if not limited and (verified(t).epsilon < composed(t, eta).epsilon or rung != searched) and not spends(t):
+        # The whole total's bracket stopped on another lattice of pld's ladder than the one
+        # searched on: a finer one (the first one's lower end left more than eta), or a coarser one
+        # (likely_rung guessed a climb that did not come: its total may be over the budget). The
+        # search goes on with upper ends on that lattice, from where that total and the slope
+        # searched on put the crossing: a whole bracket would climb every lattice below it, with
+        # both ends, at each scale (issue 26's table plan, late edits: 2 whole totals and 2 upper
+        # ends on the third lattice instead of 4 whole totals).
         slope = slope_near(totals, t, eta)
-        rung = (verified(t).extra or {}).get("rung", 0)
-        if rung:
+        if rung != searched:
             gap = epsilon_g - verified(t).epsilon - AIM * epsilon_g
             start = min(t + gap / slope, 4 * t) if slope else t
             composed, totals = composer(True, rung)

@@ -18,7 +18,10 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
+
 from ..memo import Memo
+from ..optimal.pld import TAIL_FRACTION
 from ..numerics import round_down, round_up
 from . import spectral
 from .bracket import (MAX_POINTS, Twins, _gaussian_root, aligned_step, exact_key, finer_for_ctd, lattice_points,
@@ -101,6 +104,61 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0) -> Bracket:
     if cap < up:
         detail += f"; the {cap_name} bound is smaller, reported instead"
     return Bracket(float(round_up(min(up, cap))), 0.0, detail, step, 0.0, n)
+
+
+#: likely_rung says the second rung where this share of the first rung's estimated width is above
+#: eta: the estimate was 1.14-1.22 times the width on synthetic-100 with 8 to 60 statistics pinned
+#: by the benchmark's edits, 1.19-1.27 on census with 6 to 36 (a climb is guessed wrongly only
+#: where it is above 1.33).
+CLIMB_SHARE = 0.75
+#: ... on plans of at least this many kinds: the estimate is a normal approximation of the total
+#: loss (psi-survey's 5 kinds with 3 pinned: 4.4 times the width).
+MIN_KINDS = 16
+
+
+def likely_rung(r: Twins, eta: float) -> int:
+    """The rung (0 or 1) a bracket of ``r`` at eta is likely to stop on, estimated from the
+    releases alone (no composition): where an allocation's search starts (allocate.py), so that it
+    does not search on the first rung's upper ends only for its forward check to climb to the
+    second, and search again there (synthetic-100 from ~40 statistics pinned: 7.1 compositions
+    an edit instead of 4.0). A wrong guess costs compositions, never soundness.
+
+    Without the hybrid bound the first rung's lower end is the lower twins' (kernels.py): each
+    Laplace kind off the lattice shrinks to a' = a - f / 2 (2a = m step + f), each discrete kind's
+    kernel is rounded down, so the total loss's mean falls by D = sum n (its mean's fall), and the
+    lower end by about D (1 + z / sigma) (a normal approximation of the total loss: epsilon = its
+    mean + z sd, z = sqrt(2 log(1 / delta_bar)), sd sigma; d sd = (sum n a da) / sigma, the top
+    atoms carrying the loss). Every pinned statistic is a kind of its own, off the lattice, and
+    adds its share: ~2.5e-4 of synthetic-100's budget each, past eta = 1e-2 at ~40 pins."""
+    start = _start(r, eta)
+    if isinstance(start, Bracket) or spectral.hybrid_applies(r) or not r.delta_bar < 1.0:
+        return 0
+    step = start[3]
+    if r.a_lo.size + r.rr_eps.size + len(r.disc) < MIN_KINDS or _next_rung(r, step) is None:
+        return 0
+    return 1 if CLIMB_SHARE * first_rung_width(r, step) > eta else 0
+
+
+def first_rung_width(r: Twins, step: float) -> float:
+    """likely_rung's estimate of the width the lower twins leave on lattice ``step``."""
+    a, mult = r.a_lo, r.lo_mult
+    # (a Laplace kind whose top atom is pooled instead, f <= a^2, kernels.laplace_lower, falls less:
+    # counted as shrunk all the same, the estimate followed the width more closely)
+    fall = math.fsum((mult * a * np.mod(2.0 * a, step) / 2.0).tolist())
+    var = float(np.sum(mult * a * a) + np.sum(r.rr_eps ** 2 * r.rr_mult)) + r.mu_lo ** 2
+    tail = TAIL_FRACTION * r.delta_bar / (sum(int(k) for k in r.disc_mult) + 1)
+    for d, k in zip(r.disc, r.disc_mult):
+        up, lo = d.kernel(step, True, tail), d.kernel(step, False, tail)
+        fall += int(k) * (_mean(up) - _mean(lo))
+        var += int(k) * d.variance()
+    if not (var > 0 and fall > 0):
+        return 0.0
+    return fall * (1.0 + math.sqrt(2.0 * math.log(1.0 / r.delta_bar) / var))
+
+
+def _mean(k) -> float:
+    """The mean loss of a lattice kernel."""
+    return float(np.sum(k.p * (k.offset + k.step * (k.start + np.arange(k.p.size, dtype=float)))))
 
 
 def _first_guess(cap: float, floor: "_Floor") -> float:

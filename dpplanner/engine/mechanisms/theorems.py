@@ -25,7 +25,7 @@ from ..optimal.deadline import Deadline
 from ..types import Composition
 from ..validation import Releases
 from .bracket import MAX_POINTS, aligned_step, composed_pmf, initial_step, lattice_points, side
-from .ladder import CHEAP_POINTS, bracket
+from .ladder import CHEAP_POINTS, bracket, likely_rung
 from .composition import compose_releases, twins
 from .cells import CellRows, cell_rows, only_generic
 from .discrete import from_rows
@@ -133,6 +133,14 @@ def _releases(plan: Releases, delta_g: float, eta: float):
         known = (c, None, None) if only_generic(c) else (c, *plan_releases(c, delta_g, eta))
         _RELEASES.put(key, known)
     return known
+
+
+def pld_start_rung(plan: Releases, delta_g: float, eta: float) -> int:
+    """The rung of pld's ladder an allocation's search of this plan starts on (ladder.likely_rung;
+    0 where no lattice is composed): read from the releases its first composition brackets (the
+    same memory)."""
+    c, r, _ = _releases(plan, delta_g, eta)
+    return 0 if r is None or only_generic(c) else likely_rung(r, eta)
 
 
 def _never_above_zcdp(result: Composition, plan: Releases, delta_g: float) -> Composition:

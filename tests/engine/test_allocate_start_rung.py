@@ -1,0 +1,66 @@
+"""An allocation under pld starts its search on the rung of the ladder its forward check's bracket
+is likely to stop on (ladder.likely_rung, read from the releases alone): where the first lattice's
+lower end leaves more than eta, no upper end is composed on the first lattice; a wrong guess costs
+a search on the rung the bracket stopped on, never the budget."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from dpplanner.engine import allocate
+from dpplanner.engine.memo import forget
+from dpplanner.engine.scale_search import WASTE
+
+#: Forty discrete Laplace releases of distinct epsilons (each a kind of its own, off the lattice, as
+#: statistics pinned one by one are), the last thirty pinned.
+N = 40
+EPS = (0.03 * (1 + np.arange(N) / 97.0)).tolist()
+HELD = [i >= 10 for i in range(N)]
+
+
+def _allocated(monkeypatch, eta: float, guess=None):
+    """The allocation of the plan at eta, and the rung of each upper end alone its search composed
+    and the number of whole totals composed (the forward checks); ``guess``: likely_rung's answer
+    instead of its own."""
+    compose = importlib.import_module("dpplanner.engine.compose")
+    theorems = importlib.import_module("dpplanner.engine.mechanisms.theorems")
+    if guess is not None:
+        monkeypatch.setattr(theorems, "likely_rung", lambda r, eta: guess)
+    rungs, whole, real = [], [], compose.compose_one
+
+    def counted(name, inputs):
+        (rungs.append(inputs.upper_rung) if inputs.upper_only else whole.append(1))
+        return real(name, inputs)
+    monkeypatch.setattr(compose, "compose_one", counted)
+    monkeypatch.setattr(importlib.import_module("dpplanner.engine.allocate"), "compose_one", counted)
+    forget()
+    result = allocate(EPS, [0.0] * N, HELD, [1.0] * N, 1.0, 1e-7, theorem="pld", eta=eta,
+                      mechanisms=["discrete-laplace:1"] * N)
+    return result, rungs, len(whole)
+
+
+def test_a_plan_whose_first_lattice_misses_eta_is_searched_on_the_second_alone(monkeypatch):
+    result, rungs, whole = _allocated(monkeypatch, 3e-3)
+    assert result.composition.extra["rung"] == 1
+    assert rungs and set(rungs) == {1}          # (guessed the first rung: three on it, then two more)
+    assert whole == 1
+    assert result.composition.epsilon <= 1.0 and result.waste < WASTE
+
+
+def test_a_plan_whose_first_lattice_meets_eta_is_searched_there(monkeypatch):
+    result, rungs, whole = _allocated(monkeypatch, 5e-2)
+    assert result.composition.extra["rung"] == 0 and set(rungs) == {0} and whole == 1
+    assert result.composition.epsilon <= 1.0 and result.waste < WASTE
+
+
+def test_a_wrong_guess_of_the_second_rung_is_searched_again_on_the_first(monkeypatch):
+    """Guessed a climb that does not come: the forward check's total, on the first lattice, is
+    above the budget; the search goes on with that lattice's upper ends from there (not stepping
+    the scale down by hairs with whole totals), and the budget is spent as without the guess."""
+    result, rungs, whole = _allocated(monkeypatch, 5e-2, guess=1)
+    assert result.composition.extra["rung"] == 0
+    assert rungs[0] == 1 and rungs[-1] == 0 and len(rungs) <= 7
+    assert whole == 2
+    assert result.composition.epsilon <= 1.0 and result.waste < WASTE
