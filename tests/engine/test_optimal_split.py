@@ -255,3 +255,32 @@ def test_a_large_plan_that_misses_eta_on_the_finer_lattice_keeps_the_skipped_one
     assert math.isfinite(up) and b.upper >= up and b.upper == refine.widen_up(up)
     assert b.lower <= b.upper
     assert b.method.startswith("pld d=2^-10 ")      # (the lattice its upper end is from)
+
+
+def test_a_skipped_lattice_the_cap_made_the_first_is_composed_once(monkeypatch):
+    """With a cap of 5,000 points the finer lattice (2^-11, 8,904 points) does not fit, so the
+    refinement starts on the one it skipped (2^-10, 4,452): the bracket still misses eta at
+    delta_bar 1e-14, and that lattice is not composed a second time at the end."""
+    steps = _steps(monkeypatch)
+    b = refine.split_bracket(*_GROUPED, 1e-14, 1e-2, max_points=5000)
+    assert steps == [2.0 ** -10]
+    assert b.upper - b.lower > 1e-2 and "cap of 5,000 points" in b.method
+
+
+class _TimeUp:
+    """A caller's time limit already reached (deadline.Deadline without its clock)."""
+
+    def check(self):
+        raise refine.OutOfTime
+
+    def reason(self):
+        return "stopped at the time limit of 1 s"
+
+
+def test_a_time_limit_reached_composes_no_skipped_lattice_after_it(monkeypatch):
+    """The refinement stopped by the caller's time limit returns what it has; the lattice skipped
+    at the start (2^-10) is not composed after the limit (it may run long without a check)."""
+    steps = _steps(monkeypatch)
+    b = refine.split_bracket(*_GROUPED, 1e-14, 1e-2, cancel=_TimeUp())
+    assert steps == [2.0 ** -11]
+    assert b.method.endswith("stopped at the time limit of 1 s") and b.lower <= b.upper
