@@ -161,11 +161,13 @@ class ScaleSearch:
                     f"{epsilon_g:.6g}; release some of them or raise the budget", held_indices=held_indices)
             if base.epsilon >= seen["ok"][1]:
                 seen["ok"] = (0.0, base.epsilon)
-            t_lo, t_hi = 0.0, epsilon_g / self.weight
-            for _ in range(200):
+            t_lo, t_hi = 0.0, max(epsilon_g / self.weight, 5e-324)
+            for i in range(200):
                 if composed(t_hi, at).epsilon > epsilon_g:
                     break
-                t_hi *= 2.0
+                # steps of 2^1 ... 2^16: a total delta_g absorbs stays 0 from epsilon_g = 1e-300
+                # up to ~1e-7 per query, 2^800 above (doubling gave up at 2^200)
+                t_lo, t_hi = t_hi, t_hi * 2.0 ** min(1 << i, 16)
             else:  # pragma: no cover - every theorem grows without bound in t
                 raise BudgetError("could not find a scale that exhausts the budget", held_indices=held_indices)
             if t_hi < seen["bad"][0]:

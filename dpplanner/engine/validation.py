@@ -46,6 +46,11 @@ MAX_QUERIES = 10**9
 #: The least accuracy eta: a certified bracket is never narrower than its floating-point error
 #: bounds, about 1e-12 relative (numerics.BRACKET_MARGIN), so a smaller eta could only be missed.
 MIN_ETA = 1e-12
+#: Largest total epsilon (a plan's sum of multiplicity x epsilon, and epsilon_g): every theorem's
+#: total, rounded up and widened by its error bounds, and every scale an allocation tries a few
+#: times above its budget, stay finite doubles (above ~1.8e308 a sum is inf, and 10^6 copies of
+#: 1e308 came out as 2.2e298 under optimal, far below the single release).
+MAX_TOTAL_EPSILON = 1e305
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,7 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
         if int(mult.sum()) > MAX_QUERIES:
             raise ValueError(f"the multiplicities add up to {int(mult.sum()):,} queries; a plan composes at "
                              f"most {MAX_QUERIES:,}")
+    _check_total(eps, mult)
     mech = ("eps-delta",) * len(eps_list)
     if mechanisms is not None:
         mech_list = _as_sequence(mechanisms, "mechanisms")
@@ -218,6 +224,18 @@ def validate_plan(epsilons: Sequence[float], deltas: Sequence[float],
     delta.flags.writeable = False
     mult.flags.writeable = False
     return Releases(eps, delta, mult, mech)
+
+
+def _check_total(eps: np.ndarray, mult: np.ndarray) -> None:
+    with np.errstate(over="ignore"):
+        parts = eps * mult
+        total = float(parts.sum())
+    if not total <= MAX_TOTAL_EPSILON:
+        i = int(np.argmax(parts))
+        times = f" x {int(mult[i]):,} (its multiplicity)" if mult[i] > 1 else ""
+        said = f"{total:.4g}" if math.isfinite(total) else "more than the largest double (1.798e+308)"
+        raise ValueError(f"the epsilons add up to {said} (multiplicities counted); the engine totals at "
+                         f"most {MAX_TOTAL_EPSILON:g}: the largest part is epsilons[{i}] = {float(eps[i])!r}{times}")
 
 
 #: Element types converted in one numpy pass (the same doubles as float(x); bool is not among them).
@@ -274,9 +292,9 @@ def validate_delta_g(delta_g) -> float:
 
 def validate_epsilon_g(epsilon_g) -> float:
     e = _as_real(epsilon_g, "epsilon_g")
-    if not math.isfinite(e) or e < 0:
-        raise ValueError(f"epsilon_g = {e!r} is not allowed; the target epsilon must be a finite "
-                         "number >= 0")
+    if not 0 <= e <= MAX_TOTAL_EPSILON:
+        raise ValueError(f"epsilon_g = {e!r} is not allowed; the target epsilon must be a number from 0 "
+                         f"to {MAX_TOTAL_EPSILON:g}")
     return e
 
 
