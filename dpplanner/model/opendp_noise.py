@@ -244,6 +244,8 @@ def _dl_count(t: float, beta: float) -> int:
         return math.log(2.0) + (j + 1) * log_a - math.log1p(math.exp(log_a))
     target = math.log(beta)
     j = max(0, math.ceil((target - math.log(2.0) + math.log1p(math.exp(log_a))) / log_a) - 1)
+    if j >= 2 ** 52:    # steps of 1 no longer move tail(j) (ε_g 1e-15: j ~ 1.5e16, a loop without
+        return math.ceil(j * (1 + 1e-12)) + 2    # end): the closed form, widened past its rounding
     while j > 0 and tail(j - 1) <= target:       # the closed form may be off by a rounding
         j -= 1
     while tail(j) > target:
