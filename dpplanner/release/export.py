@@ -52,6 +52,9 @@ def script_plan(plan: Plan) -> dict:
                                  eta=inputs.eta, multiplicities=list(inputs.multiplicities),
                                  mechanisms=list(inputs.mechanisms))
     own = results[plan.budget.theorem]
+    if not own.applicable:      # (kov on unequal releases: not a delta that cannot be met)
+        raise ExportError(f"cannot write a release script for this plan: its theorem "
+                          f"({plan.budget.theorem}) does not apply to it: {own.reason}; choose another theorem")
     if not own.feasible or plan.balance(own.epsilon).over:
         raise ExportError(f"cannot write a release script for this plan: under its theorem "
                           f"({plan.budget.theorem}) it is {plan.balance(own.epsilon).describe()}; "
