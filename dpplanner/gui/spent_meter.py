@@ -24,6 +24,7 @@ from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.gui.turns import Turns
 from dpplanner.model import Budget
+from dpplanner.model.explanations import above_global
 from dpplanner.model.spending import total_note
 
 #: The over-budget bar: the refusal red, with white text.
@@ -63,6 +64,7 @@ class SpentMeter(QObject):
         self._of: Optional[Budget] = None       # the budget self._spent is the total of
         self._totals: dict[str, Composition] = {}
         self._over = False
+        self._largest: tuple[int, float] = (-1, 0.0)     # (plan revision, its largest ε_i)
 
     def set_spent(self, composition: Optional[Composition],
                   totals: Optional[Mapping[str, Composition]] = None) -> None:
@@ -116,6 +118,10 @@ class SpentMeter(QObject):
         note = ""
         if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
             note = total_note(comp.theorem, self._totals or {comp.theorem: comp}, available)
+            largest = self._largest_epsilon()
+            if not over and largest > available:
+                # sound (δ_g pays for it), but it reads as one statistic spending the whole budget
+                note += "\n" + above_global(b, largest)
         if self.assumption.text() != note:
             self.assumption.setText(note)
             self.assumption.setVisible(bool(note))
@@ -124,6 +130,13 @@ class SpentMeter(QObject):
         # over budget it is the fix the red reason above it names
         self.button.setEnabled(not b.redistribute or over)
         self.button.setText(FIT if over else REDISTRIBUTE)
+
+    def _largest_epsilon(self) -> float:
+        """The plan's largest ε_i, once per plan revision (a plan of thousands is read once)."""
+        plan = self.editor.plan
+        if self._largest[0] != plan.revision:
+            self._largest = (plan.revision, max((s.epsilon for s in plan), default=0.0))
+        return self._largest[1]
 
     def _show(self, value: int, text: str, *, pending: bool) -> None:
         if (value, text, not pending) != (self.bar.value(), self.bar.format(), self.bar.isEnabled()):

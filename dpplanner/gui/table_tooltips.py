@@ -1,6 +1,7 @@
 """What a cell of the statistics table says in its tooltip: the column's own text, after what the
-row's values add to it (an error bound in full and how it is reached, a pin, the functioning ε,
-how the noise is implemented, a kind's assumptions, a description)."""
+row's values add to it (an error bound in full and how it is reached, a pin, the functioning ε
+and why an ε_i may be above the global ε, how the noise is implemented, a kind's assumptions, a
+description)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Callable
 from dpplanner.gui import formatting
 from dpplanner.gui.table_columns import COLUMN_INDEX, COLUMNS
 from dpplanner.model import Budget, Statistic, StatisticPrivacy
+from dpplanner.model.explanations import above_global_tip
 from dpplanner.model.implementation import implementation
 from dpplanner.model.statistic import assumptions
 
@@ -41,6 +43,8 @@ def cell_tooltip(budget: Budget, stat: Statistic, key: str, privacy: Callable[[]
         text = f"ε_i = {formatting.exact(stat.epsilon)}"
         if p.functioning_epsilon != stat.epsilon:
             text += f" (functioning ε after amplification: {formatting.upper(p.functioning_epsilon, 6)})"
+        if stat.epsilon > budget.spendable_epsilon:
+            text += f"\n\n{above_global_tip(budget)}"
         return f"{text}\n\n{column.tooltip}"
     if key == "mechanism":
         impl = implementation(budget, stat, privacy())

@@ -1,12 +1,15 @@
-"""The plain-language sentence that says what a statistic's error bound means."""
+"""The plain-language sentences of the window and the report: what a statistic's error bound
+means, and why a statistic's ε_i may be above the global ε."""
 
 from __future__ import annotations
 
 import math
 from typing import Optional
 
+from dpplanner import engine
+
 from . import display
-from .statistic import Kind, Statistic
+from .statistic import Budget, Kind, Statistic
 
 
 _WHAT = {
@@ -77,3 +80,32 @@ def _grouped(stat: Statistic, error: float, cell_error: float, pct: str, sens) -
         if stat.kind in (Kind.MEAN, Kind.PROPORTION) else ""
     return (f"In any one group by {by}, the released {what}{of} will be within {one}{unit} of the truth "
             f"with probability {pct}; in {groups} at once, within {every}{unit}{smallest}.")
+
+
+def _budget_words(budget: Budget) -> str:
+    """"the global ε (1)", or with a reserve "the spendable ε (0.9, after the reserve)"."""
+    if budget.reserve:
+        return f"the spendable ε ({display.value(budget.spendable_epsilon, 4)}, after the reserve)"
+    return f"the global ε ({display.value(budget.epsilon, 4)})"
+
+
+def _delta_covers(budget: Budget) -> str:
+    return (f"the global δ (the small probability, {display.exact(budget.delta)}, that the ε "
+            "guarantee may fail) cover the difference")
+
+
+def above_global(budget: Budget, largest: float) -> str:
+    """Beneath the Spent bar of a plan within its budget whose largest ε_i (``largest``) is above
+    the spendable ε: a sound allocation (a theorem that spends δ_g certifies ε_g for a statistic
+    at a slightly larger ε_i), which reads as one statistic spending more than the whole budget."""
+    return (f"Why an ε_i ({display.upper(largest)}) can be above {_budget_words(budget)}: "
+            f"{engine.theorem(budget.theorem).label} composition judges the plan as a whole and "
+            f"lets {_delta_covers(budget)}, so the plan still spends no more than its budget.")
+
+
+def above_global_tip(budget: Budget) -> str:
+    """The tooltip of an ε_i cell above the spendable ε. Whether the plan is within its budget
+    (under basic composition, which adds the ε_i up, it is not) the Spent bar says."""
+    return (f"This ε_i is above {_budget_words(budget)}. That is not in itself an overspend (the "
+            "Spent bar says whether the plan is within its budget): a theorem that judges the plan "
+            f"as a whole can let {_delta_covers(budget)}.")

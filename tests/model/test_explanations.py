@@ -17,3 +17,14 @@ def test_a_quantile_with_an_unbounded_error_still_has_its_sentence():
     p = plan.privacy(0)
     assert p.problem is None and math.isinf(p.error)
     assert "0th and 100th percentiles" in p.explanation     # anywhere: what an unbounded error means
+
+
+def test_an_epsilon_above_the_budget_is_explained_by_the_plan_theorem_and_reserve():
+    from dpplanner.model.explanations import above_global, above_global_tip
+
+    pld = Budget(epsilon=1.0, delta=1e-5, theorem=Budget().theorem)
+    assert above_global(pld, 1.0000132768467285).startswith(
+        "Why an ε_i (1.0001) can be above the global ε (1): noise-aware (PLD) composition")
+    reserved = Budget(epsilon=1.0, delta=1e-5, reserve=0.1)
+    assert "above the spendable ε (0.9, after the reserve)" in above_global_tip(reserved)
+    assert "the small probability, 1e-05, that the ε guarantee may fail" in above_global_tip(reserved)
