@@ -24,6 +24,7 @@ from dpplanner.model import (
     ALLOCATION_THEOREMS, BUDGET_RULES, CUSTOM_TIER, SENSITIVITY_TIERS, TIERS_BY_KEY, Budget,
     Neighbouring, PlanEvent,
 )
+from dpplanner.model.explanations import unit_label
 
 
 class BudgetPanel(QGroupBox):
@@ -64,18 +65,15 @@ class BudgetPanel(QGroupBox):
                                 "(functioning ε).")
         self.reserve = field("reserve", "Reserve", "Share of the global ε (in %) kept back for future "
                              "releases.")
-        self.contributions = field("contributions", "Rows per individual",
-                                   "c: the most rows (records) one protected individual contributes "
-                                   "to the dataset. Every sensitivity is derived from it.")
+        # (its tooltip, and the check box's text, name the plan's unit: refresh)
+        self.contributions = field("contributions", "Rows per individual", "")
         self.unit = QLineEdit()
         self.unit.setAccessibleName("Unit of privacy")
         self.unit.setToolTip("What one protected individual is, in your words (a person, a "
                              "household, a firm): the plan protects every one of them.")
         self.unit.editingFinished.connect(self._on_unit)
-        self.truncate = QCheckBox("the release keeps at most c rows per individual")
+        self.truncate = QCheckBox()
         self.truncate.setAccessibleName("Truncate to c rows")
-        self.truncate.setToolTip("Ticked: the release drops rows beyond c per individual. Unticked: "
-                                 "the data already guarantee at most c rows each.")
         self.truncate.toggled.connect(lambda on: self._edit("truncation", truncate=on))
         self._labelled = {"Global ε": self.epsilon, "Global δ": self.delta, "Records n": self.dataset_size,
                           "Population N": self.population, "Confidence": self.confidence,
@@ -224,10 +222,19 @@ class BudgetPanel(QGroupBox):
         for key, widget in self.fields.items():
             widget.set_value(getattr(b, key))
         self.unit.setText(b.unit)
+        self._name_unit(unit_label(b.unit))
         self._reset_choices()
         self.slack.setText(f"δ left for composition {formatting.lower(b.delta_slack, 2)}")
         self._show_warnings()
         self.spent.update()
+
+    def _name_unit(self, unit: str) -> None:
+        """The texts that speak of one protected individual, in the plan's word ("household")."""
+        self.truncate.setText(f"the release keeps at most c rows per {unit}")
+        self.truncate.setToolTip(f"Ticked: the release drops rows beyond c per {unit}. Unticked: the "
+                                 "data already guarantee at most c rows each.")
+        self.contributions.set_tip(f"c: the most rows (records) one protected {unit} contributes to "
+                                   "the dataset. Every sensitivity is derived from it.")
 
     # -- the meter ------------------------------------------------------------------------------
     def set_spent(self, composition: Optional[Composition],

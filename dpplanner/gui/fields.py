@@ -65,8 +65,7 @@ class RuleField(QWidget):
         self._value: Optional[Number] = None
         self.edit = _Edit()
         self.edit.setAccessibleName(accessible_name)
-        allowed = f"Allowed: {rule.describe()}" + (" or empty." if rule.optional else ".")
-        self.edit.setToolTip(f"{tip}\n{allowed}" if tip else allowed)
+        self.set_tip(tip)
         self.edit.setPlaceholderText("—" if rule.optional else "")
         # Every line of the reason is shown (WrappingLabel): the allowed range is read here.
         self.message = WrappingLabel("")
@@ -88,6 +87,11 @@ class RuleField(QWidget):
         self.edit.escaped.connect(self.restore)
         self.edit.escaped.connect(self.dismissed)
         self.edit.textEdited.connect(lambda _t: self.message.isVisible() and self._clear_mark())
+
+    def set_tip(self, tip: str) -> None:
+        """The field's tooltip: ``tip`` (what it means), then what the rule allows."""
+        allowed = f"Allowed: {self.rule.describe()}" + (" or empty." if self.rule.optional else ".")
+        self.edit.setToolTip(f"{tip}\n{allowed}" if tip else allowed)
 
     # -- the plan's side ------------------------------------------------------------------------
     def set_shown(self, shown: Optional[Callable[[Number], str]]) -> None:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QCheckBox, QFormLayout, QLineEdit
 from dpplanner.gui.fields import RuleField
 from dpplanner.model import FIELD_RULES, Budget, Statistic
 from dpplanner.model.contributions import default_max_groups, default_max_rows, group_count
+from dpplanner.model.explanations import unit_label
 
 #: The number fields, with their accessible names and form labels.
 GROUP_NUMBERS = (("groups", "Number of groups", "Groups g"),
@@ -43,15 +44,10 @@ class GroupingFields:
         self.keys.setAccessibleName("Group keys")
         self.keys.setPlaceholderText("e.g. north, south, east (or give g)")
         self.keys.setToolTip("The groups' public keys, comma-separated (their number is g).")
-        self.one_each = QCheckBox("one group per individual (L0 = 1)")
+        self.one_each = QCheckBox()           # (its texts name the plan's unit: _name_unit)
         self.one_each.setAccessibleName("One group per individual")
-        self.one_each.setToolTip("Tick when the grouping is a property of the individual (region of "
-                                 "residence, age group): every individual is in exactly one group.")
         self.select = QCheckBox("groups not known in advance: select them privately")
         self.select.setAccessibleName("Select the groups privately")
-        self.select.setToolTip("The keys are not public (e.g. the occupations that occur): each group "
-                               "is released only if its noisy count of individuals reaches a "
-                               "threshold, paid for with a share of the statistic's ε (and δ).")
         self.numbers: dict[str, RuleField] = {}
         for key, name, _label in GROUP_NUMBERS:
             field = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].label.capitalize())
@@ -60,6 +56,7 @@ class GroupingFields:
         # (``show`` puts the derived defaults' values here once a statistic is shown)
         self.numbers["max_groups"].edit.setPlaceholderText("default: 1 if one group each, or min(c, g)")
         self.numbers["max_rows"].edit.setPlaceholderText("default: c")
+        self._name_unit("individual")
         self.group_by.editingFinished.connect(lambda: self._text("group_by", self.group_by))
         self.keys.editingFinished.connect(lambda: self._text("group_keys", self.keys))
         self.one_each.toggled.connect(lambda on: self._submit("one_group_each", on))
@@ -78,6 +75,19 @@ class GroupingFields:
         form.addRow(labels["max_rows"], self.numbers["max_rows"])
         form.addRow("", self.select)
         form.addRow(labels["selection_share"], self.numbers["selection_share"])
+
+    def _name_unit(self, unit: str) -> None:
+        """The texts that speak of one protected individual, in the plan's word ("household")."""
+        self.one_each.setText(f"one group per {unit} (L0 = 1)")
+        self.one_each.setToolTip(f"Tick when the grouping is a property of the {unit} (region of "
+                                 f"residence, age group): every {unit} is in exactly one group.")
+        self.select.setToolTip(f"The keys are not public (e.g. the occupations that occur): each group "
+                               f"is released only if its noisy count (each {unit} counted once) "
+                               "reaches a threshold, paid for with a share of the statistic's ε (and δ).")
+        self.numbers["max_groups"].set_tip(f"Groups per {unit}: at most how many groups one {unit}'s "
+                                           "rows fall in")
+        self.numbers["max_rows"].set_tip(f"Rows per {unit} in one group: at most how many of one "
+                                         f"{unit}'s rows fall in one group")
 
     def _follow(self) -> None:
         self.set_grouped(bool(self.group_by.text().strip()), self.select.isChecked())
@@ -100,12 +110,14 @@ class GroupingFields:
             field.set_value(getattr(stat, key))
         grouped = bool(stat.group_by.strip())
         c = budget.contributions
+        unit = unit_label(budget.unit)
+        self._name_unit(unit)
         if grouped:
             g = group_count(stat)
             self.numbers["groups"].edit.setPlaceholderText("the keys listed" if stat.group_keys.strip()
                                                            else "—")
             self.numbers["max_groups"].edit.setPlaceholderText(
-                "1 (one group per individual)" if stat.one_group_each else
+                f"1 (one group per {unit})" if stat.one_group_each else
                 f"{default_max_groups(stat, c)} (derived from c = {c}" + (f" and g = {g})" if g else ")"))
             self.numbers["max_rows"].edit.setPlaceholderText(f"{default_max_rows(stat, c)} (c)")
         self.set_grouped(grouped, stat.select_groups)

@@ -16,6 +16,7 @@ they are typed. Selecting another statistic (or a change of the plan) drops what
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from PySide6.QtCore import Qt
@@ -30,6 +31,7 @@ from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.gui.formatting import as_caption
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Kind, Mechanism, PlanEvent, Statistic
 from dpplanner.model import display
+from dpplanner.model.explanations import unit_label
 from dpplanner.model.implementation import implementation
 from dpplanner.model.statistic import WHOLE_NUMBER_KINDS, Noise
 
@@ -38,6 +40,8 @@ NUMBER_FIELDS = (("lower", "Lower bound"), ("upper", "Upper bound"), ("bins", "N
                  ("granularity", "Granularity"), ("n", "Records"), ("weight", "Weight"),
                  ("repetitions", "Releases"), ("epsilon", "Statistic epsilon"),
                  ("delta", "Statistic delta"), ("error", "Target error"))
+#: "individual" in the derivation's lines (contributions.py), for the plan's unit of privacy.
+_INDIVIDUAL = re.compile(r"\bindividual\b")
 _KIND_ONLY = {"lower", "upper", "bins", "granularity", "n", "delta"}
 
 
@@ -347,7 +351,10 @@ def moves_text(budget, stat: Statistic, privacy) -> str:
     lines = [f"Protects one {budget.unit}, who contributes at most c = {c} row{'s' if c != 1 else ''} "
              f"({how}; set in the Budget panel)."]
     if privacy.moves is not None:
-        lines += [line[:1].upper() + line[1:] + "." for line in privacy.moves.lines]
+        # (the derivation's lines speak of "an individual": here, in the plan's word)
+        unit = unit_label(budget.unit)
+        lines += [_INDIVIDUAL.sub(lambda _m: unit, line[:1].upper() + line[1:]) + "."
+                  for line in privacy.moves.lines]
         if stat.group_by:
             lines.append(_cost(budget.unit, stat, privacy.moves))
     if stat.group_by and privacy.cell_error is not None and privacy.error is not None:

@@ -1,5 +1,6 @@
 """The plain-language sentences of the window and the report: what a statistic's error bound
-means, and why a statistic's ε_i may be above the global ε."""
+means, why a statistic's ε_i may be above the global ε, and the plan's unit of privacy in a
+label."""
 
 from __future__ import annotations
 
@@ -80,6 +81,17 @@ def _grouped(stat: Statistic, error: float, cell_error: float, pct: str, sens) -
         if stat.kind in (Kind.MEAN, Kind.PROPORTION) else ""
     return (f"In any one group by {by}, the released {what}{of} will be within {one}{unit} of the truth "
             f"with probability {pct}; in {groups} at once, within {every}{unit}{smallest}.")
+
+
+#: The most characters of the unit of privacy a one-line label shows (a unit may be 200 long).
+UNIT_SHOWN = 24
+
+
+def unit_label(unit: str) -> str:
+    """The plan's unit of privacy ("household") for a one-line label: cut to UNIT_SHOWN characters
+    with an ellipsis, so a long one never widens the window (it is read in full in its field)."""
+    unit = " ".join(unit.split()) or "individual"
+    return unit if len(unit) <= UNIT_SHOWN else unit[:UNIT_SHOWN - 1].rstrip() + "…"
 
 
 def _budget_words(budget: Budget) -> str:

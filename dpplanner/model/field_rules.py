@@ -112,7 +112,7 @@ FIELD_RULES: dict[str, FieldRule] = {r.name: r for r in (
     FieldRule("upper", "upper bound", -1e15, 1e15, optional=True),
     FieldRule("bins", "number of bins", 1, 1_000_000, integer=True, optional=True),
     FieldRule("granularity", "granularity", 0.0, 1e15, min_inclusive=False, optional=True),
-    FieldRule("n", "dataset size n", 1, 1e12, integer=True, optional=True),
+    FieldRule("n", "records n", 1, 1e12, integer=True, optional=True),      # (a statistic's own)
     FieldRule("groups", "number of groups g", 1, MAX_GROUPS, integer=True, optional=True),
     FieldRule("max_groups", "groups per individual L0", 1, MAX_CONTRIBUTIONS, integer=True, optional=True),
     FieldRule("max_rows", "rows per individual in one group L∞", 1, MAX_CONTRIBUTIONS, integer=True,

@@ -147,7 +147,7 @@ def test_the_add_dialog_widens_to_its_grouping_rows_and_asks_for_the_smallest_gr
     qtbot.addWidget(dialog)
     dialog.show()
     n_label = dialog._form.labelForField(dialog.fields["n"])
-    assert n_label.text() == "Dataset size n"
+    assert n_label.text() == "Records n"
     type_into(field(dialog, "Grouped by"), "region", Qt.Key.Key_Tab)
     handle_posted_events()
     # every box's text shows whole once the grouping's rows appear
@@ -157,7 +157,7 @@ def test_the_add_dialog_widens_to_its_grouping_rows_and_asks_for_the_smallest_gr
     assert n_label.text() == "Smallest group's n"
     assert "smallest" in field(dialog, "Records").placeholderText()
     type_into(field(dialog, "Grouped by"), "", Qt.Key.Key_Tab)
-    assert n_label.text() == "Dataset size n"
+    assert n_label.text() == "Records n"
 
 
 def test_l0_says_where_its_default_comes_from(qtbot, window):
@@ -170,7 +170,7 @@ def test_l0_says_where_its_default_comes_from(qtbot, window):
     field(inspector, "One group per individual", QCheckBox).click()
     wait_idle(qtbot, window)
     assert plan[0].one_group_each
-    assert field(inspector, "Groups per individual").placeholderText() == "1 (one group per individual)"
+    assert field(inspector, "Groups per individual").placeholderText() == "1 (one group per person)"
 
 
 def test_the_inspector_asks_a_mean_by_group_for_its_smallest_group(qtbot, window):

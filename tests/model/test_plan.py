@@ -51,7 +51,7 @@ def test_budget_rules():
     assert_refused(plan, rec, lambda: plan.set_budget(theorem="filter"),
                     "theorem = 'filter' is not allowed for redistribution")
     assert_refused(plan, rec, lambda: plan.set_budget(dataset_size=None),
-                    "a mean statistic needs dataset size n")
+                    "a mean statistic needs records n")
     assert_refused(plan, rec, lambda: plan.apply_tier("bogus"), "unknown sensitivity tier")
     assert_refused(plan, rec, lambda: plan.set_budget(epsilonn=1), "unknown budget setting 'epsilonn'")
     assert_refused(plan, rec, lambda: plan.set_budget(neighbouring="swap"),

@@ -1,0 +1,59 @@
+"""The window speaks of what the plan protects in the plan's own word: census-tables protects one
+household, so the Budget panel's check box and the Statistic tab's grouping fields say
+"household", and follow the word as it is retyped; a statistic's Records field refuses a
+fraction by its own name, not as the plan's dataset size."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QWidget
+
+from dpplanner.model.examples import example_path
+from keys import click_row, field, show_tab, type_into, wait_idle
+
+
+def problem(root: QWidget, name: str) -> str:
+    labels = [w for w in root.findChildren(QWidget) if w.accessibleName() == f"{name}: problem"]
+    assert len(labels) == 1
+    return labels[0].text() if labels[0].isVisible() else ""
+
+
+def test_census_tables_speaks_of_households_and_names_the_records_field(qtbot, shown):
+    window = shown
+    assert window.document.open_example(example_path("census-tables"), confirm=False)
+    wait_idle(qtbot, window)
+    panel, inspector = window.budget_panel, window.statistics_panel.inspector
+    assert window.plan.budget.unit == "household"
+    truncate = field(panel, "Truncate to c rows", QCheckBox)
+    assert truncate.text() == "the release keeps at most c rows per household"
+    assert "one protected household" in field(panel, "Rows per individual").toolTip()
+
+    grouped = next(i for i, s in enumerate(window.plan) if s.group_by)
+    click_row(window, grouped)
+    show_tab(window, "Statistic")
+    wait_idle(qtbot, window)
+    one_each = field(inspector, "One group per individual", QCheckBox)
+    assert one_each.text() == "one group per household (L0 = 1)"
+    assert "per household" in inspector.moves.text() and "individual" not in inspector.moves.text()
+
+    type_into(qtbot, field(panel, "Unit of privacy"), "firm", Qt.Key.Key_Tab)
+    wait_idle(qtbot, window)
+    assert window.plan.budget.unit == "firm"
+    assert truncate.text() == "the release keeps at most c rows per firm"
+    assert one_each.text() == "one group per firm (L0 = 1)"
+    # a long word is cut in a one-line label: the window stays as narrow as it was
+    type_into(qtbot, field(panel, "Unit of privacy"), "firm of the business register, as sampled in 2021",
+              Qt.Key.Key_Tab)
+    wait_idle(qtbot, window)
+    assert truncate.text() == "the release keeps at most c rows per firm of the business re…"
+    assert window.minimumSizeHint().width() <= 1280
+
+    # an ungrouped mean: its Records field ("Over (records)") refuses 100.5 by that name
+    mean = next(i for i, s in enumerate(window.plan) if s.kind.value == "mean" and not s.group_by)
+    click_row(window, mean)
+    wait_idle(qtbot, window)
+    n_before = window.plan[mean].n
+    type_into(qtbot, field(inspector, "Records"), "100.5")
+    said = problem(inspector, "Records")
+    assert "records n = 100.5 is not a whole number" in said and "dataset size" not in said
+    assert window.plan[mean].n == n_before
