@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpplanner.gui.editing import Refusal
-from dpplanner.gui.fields import REFUSED_COLOUR, RuleField, refused_style
+from dpplanner.gui.fields import REFUSED_COLOUR, RuleField, mark_refused
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.gui.grouping_fields import GroupingFields
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Budget, Kind, Mechanism, Statistic, validate_statistic
@@ -159,7 +159,7 @@ class AddStatisticDialog(QDialog):
             target.message.setText(message[:1].upper() + message[1:])
             target.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
             target.message.show()
-            target.edit.setStyleSheet(refused_style(target.edit))
+            mark_refused(target.edit)
             target.edit.setAccessibleDescription(target.message.text())
             target.edit.setFocus()
         else:

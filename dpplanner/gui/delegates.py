@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from dpplanner.gui import formatting
-from dpplanner.gui.fields import refused_style
+from dpplanner.gui.fields import mark_refused
 from dpplanner.gui.table_model import COLUMNS
 from dpplanner.model import FIELD_RULES, Kind, Mechanism, PlanError
 from dpplanner.model.typed import format_value, parse_text
@@ -103,6 +103,6 @@ class StatisticDelegate(QStyledItemDelegate):
 
 def refuse_in_editor(editor: QLineEdit, message: str) -> None:
     """Mark an open cell editor and say beneath it why its text cannot be stored."""
-    editor.setStyleSheet(refused_style(editor))
+    mark_refused(editor)
     editor.setAccessibleDescription(message)
     QToolTip.showText(editor.mapToGlobal(QPoint(0, editor.height())), formatting.as_plain(message), editor)

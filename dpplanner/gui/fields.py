@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QPalette
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
@@ -34,6 +34,36 @@ def refused_style(edit: QLineEdit) -> str:
     tint = QColor(*(round(b + (r - b) * REFUSED_TINT / 255) for b, r in
                     ((base.red(), red.red()), (base.green(), red.green()), (base.blue(), red.blue()))))
     return f"QLineEdit {{ border: 1px solid {REFUSED_COLOUR}; background: {tint.name()}; }}"
+
+
+def mark_refused(edit: QLineEdit) -> None:
+    """Give ``edit`` the refusal's frame and tint (``setStyleSheet("")`` takes it off), blended
+    again whenever the application's palette changes (a light/dark switch) while it is shown."""
+    keeper = edit.findChild(_TintKeeper)
+    if keeper is None:
+        keeper = _TintKeeper(edit)
+    keeper.style = refused_style(edit)
+    edit.setStyleSheet(keeper.style)
+
+
+class _TintKeeper(QObject):
+    """The tint is blended onto the base colour of the scheme of the moment: after a switch it
+    would lie under the new scheme's text colour (a near-white pink behind light text). Qt tells
+    the windows of a new palette, not a field with a style sheet of its own: the keeper watches
+    the field's window (and goes with the field, its parent)."""
+
+    def __init__(self, edit: QLineEdit) -> None:
+        super().__init__(edit)
+        self.style = ""
+        edit.window().installEventFilter(self)
+
+    def eventFilter(self, _window, event) -> bool:
+        edit = self.parent()
+        # a field no longer refused (its style sheet taken off) is left alone
+        if event.type() == QEvent.Type.ApplicationPaletteChange and edit.styleSheet() == self.style:
+            self.style = refused_style(edit)
+            edit.setStyleSheet(self.style)
+        return False
 
 
 class _Edit(QLineEdit):
@@ -124,7 +154,7 @@ class RuleField(QWidget):
         self.message.setText(f"Not applied: {message.rstrip('.')}. {keeps}")
         self.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
         self.message.show()
-        self.edit.setStyleSheet(refused_style(self.edit))
+        mark_refused(self.edit)
         self.edit.setAccessibleDescription(self.message.text())
 
     def show_prompt(self, message: str) -> None:
