@@ -87,6 +87,9 @@ class BudgetPanel(QGroupBox):
         for n in Neighbouring:
             self.neighbouring.addItem(n.label, n.value)
         self.neighbouring.setAccessibleName("Neighbouring datasets")
+        # (its items name the plan's unit and c: _name_unit; a long one never widens the panel)
+        self.neighbouring.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.neighbouring.setMinimumContentsLength(16)
         self.neighbouring.setToolTip("Which datasets count as neighbours; replace-one doubles some "
                                      "sensitivities.")
         self.redistribute = QCheckBox("redistribute automatically")
@@ -222,14 +225,16 @@ class BudgetPanel(QGroupBox):
         for key, widget in self.fields.items():
             widget.set_value(getattr(b, key))
         self.unit.setText(b.unit)
-        self._name_unit(unit_label(b.unit))
+        self._name_unit(unit_label(b.unit), b.contributions)
         self._reset_choices()
         self.slack.setText(f"δ left for composition {formatting.lower(b.delta_slack, 2)}")
         self._show_warnings()
         self.spent.update()
 
-    def _name_unit(self, unit: str) -> None:
+    def _name_unit(self, unit: str, c: int) -> None:
         """The texts that speak of one protected individual, in the plan's word ("household")."""
+        for i, n in enumerate(Neighbouring):
+            self.neighbouring.setItemText(i, n.of(unit, c))
         self.truncate.setText(f"the release keeps at most c rows per {unit}")
         self.truncate.setToolTip(f"Ticked: the release drops rows beyond c per {unit}. Unticked: the "
                                  "data already guarantee at most c rows each.")

@@ -96,10 +96,6 @@ class StatisticInspector(QGroupBox):
                                "Typing an ε_i or a target error pins it.")
         self.pinned.toggled.connect(lambda on: self._submit("held", on))
         self.units = QLabel("")
-        self.group_form = QFormLayout()
-        self.group_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        self.grouping = GroupingFields(self.group_form, lambda k, v: self._submit(k, v))
-        self.grouping.group_by.textChanged.connect(lambda text: self._name_n(bool(text.strip())))
         self.moves = WrappingLabel("")
         self.moves.setAccessibleName("How one individual moves it")
         self.moves.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -123,16 +119,18 @@ class StatisticInspector(QGroupBox):
             self.form.addRow(labels[key], self.numbers[key])
             if key == "upper":
                 self.form.addRow("", self.whole)
-        self.form.addRow("", self.pinned)
         self.form.addRow("", self.units)
+        self.form.addRow("", self.pinned)
         self.form.addRow("Notes", self.notes)
+        # the grouping's rows in the same form: their fields line up with those above
+        self.group_title = QLabel("<b>Groups and the unit of privacy</b>")
+        self.form.addRow(self.group_title)
+        self.grouping = GroupingFields(self.form, lambda k, v: self._submit(k, v))
+        self.grouping.group_by.textChanged.connect(lambda text: self._name_n(bool(text.strip())))
         self.stat_box = QWidget()
         stat_layout = QVBoxLayout(self.stat_box)
         stat_layout.setContentsMargins(0, 0, 0, 0)
         stat_layout.addLayout(self.form)
-        self.group_title = QLabel("<b>Groups and the unit of privacy</b>")
-        stat_layout.addWidget(self.group_title)
-        stat_layout.addLayout(self.group_form)
         stat_layout.addWidget(self.moves)
         stat_layout.addWidget(self.sentence)
         stat_layout.addWidget(self.implementation)
@@ -231,8 +229,8 @@ class StatisticInspector(QGroupBox):
         self.pinned.setText("pinned at its target error" if targeted else
                             "pinned at its ε_i" if stat.held else "pinned")
         self.pinned.blockSignals(False)
-        self.units.setText((f"errors in {privacy.units}" + (" per group" if stat.group_by else ""))
-                           if privacy.units else "")
+        per = ", for one group" if stat.group_by else ""
+        self.units.setText(f"the error above is in {privacy.units}{per}" if privacy.units else "")
         self.sentence.setText(privacy.problem and f"Cannot be released as set up: {privacy.problem}"
                               or privacy.explanation)
         self.grouping.show(stat, plan.budget)
@@ -263,9 +261,9 @@ class StatisticInspector(QGroupBox):
         self.form.setRowVisible(self.mechanism, kind is not Kind.CUSTOM)
         self.form.setRowVisible(self.noise_source, kind is not Kind.CUSTOM)
         self.form.setRowVisible(self.whole, kind in WHOLE_NUMBER_KINDS)
-        for widget in (self.group_title, self.moves):
-            widget.setVisible(kind is not Kind.CUSTOM)
-        self.group_form.setRowVisible(self.grouping.group_by, kind is not Kind.CUSTOM)
+        self.moves.setVisible(kind is not Kind.CUSTOM)
+        for widget in (self.group_title, self.grouping.group_by):
+            self.form.setRowVisible(widget, kind is not Kind.CUSTOM)
         if kind is Kind.CUSTOM:
             self.grouping.set_grouped(False)
 

@@ -6,7 +6,8 @@ fraction by its own name, not as the plan's dataset size."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QWidget
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QCheckBox, QComboBox, QToolButton, QWidget
 
 from dpplanner.model.examples import example_path
 from keys import click_row, field, show_tab, type_into, wait_idle
@@ -27,6 +28,12 @@ def test_census_tables_speaks_of_households_and_names_the_records_field(qtbot, s
     truncate = field(panel, "Truncate to c rows", QCheckBox)
     assert truncate.text() == "the release keeps at most c rows per household"
     assert "one protected household" in field(panel, "Rows per individual").toolTip()
+    QTest.mouseClick(field(panel, "Advanced settings", QToolButton), Qt.MouseButton.LeftButton)
+    neighbours = field(panel, "Neighbouring datasets", QComboBox)
+    assert [neighbours.itemText(i) for i in range(neighbours.count())] == [
+        "add / remove one household (all of their rows, at most c = 4)",
+        "replace one household (all of their rows, at most c = 4)"]
+    assert window.minimumSizeHint().width() <= 1280
 
     grouped = next(i for i, s in enumerate(window.plan) if s.group_by)
     click_row(window, grouped)
