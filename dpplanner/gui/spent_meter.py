@@ -33,6 +33,8 @@ OVER_BUDGET = "#c0392b"
 REDISTRIBUTE, FIT = "Redistribute now", "Redistribute to fit"
 #: The bar's text while the total of the budget as it is now is still to come.
 PENDING = "— (the total of this budget is not computed yet)"
+#: The bar's text for a plan with no statistics (a bare "—" read as a fault on a new plan).
+EMPTY = "— (nothing spent: no statistics yet)"
 
 
 class SpentMeter(QObject):
@@ -97,7 +99,7 @@ class SpentMeter(QObject):
         available = b.spendable_epsilon
         over = False
         if comp is None or not comp.applicable or math.isnan(comp.epsilon):
-            value, text = 0, "—"
+            value, text = 0, ("—" if len(self.editor.plan) else EMPTY)
         else:
             # exactly: a total a hair over the budget is over it (the allocation never is)
             over = self.editor.plan.balance(comp.epsilon).over

@@ -29,6 +29,7 @@ from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.results_panel import COLUMNS as RESULT_COLUMNS, ResultsPanel
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.shares_plot import SharesPlot
+from dpplanner.gui.spent_meter import EMPTY
 from dpplanner.gui.table_model import COLUMNS, RawRole, StatisticsTableModel
 from dpplanner.model import files
 from dpplanner.model.engine_inputs import allocation_request, composition_inputs
@@ -265,7 +266,7 @@ def _totals_mismatches(window, totals) -> list[str]:
                 found.append(f"totals table row {row} {title}: shown {a!r}, fresh {b!r}")
     spent = totals.get(window.plan.budget.theorem)
     known = spent is not None and spent.applicable and not math.isnan(spent.epsilon)
-    if known == (window.budget_panel.meter.format() == "—"):
+    if known == (window.budget_panel.meter.format() in ("—", EMPTY)):
         found.append(f"the budget meter shows {window.budget_panel.meter.format()!r} for {spent}")
     expected.deleteLater()
     return found

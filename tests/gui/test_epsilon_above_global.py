@@ -44,3 +44,13 @@ def test_a_count_above_the_global_epsilon_says_why(qtbot, shown):
     assert len(window.plan) == 2 and max(s.epsilon for s in window.plan) < 1.0
     assert "above the global ε" not in window.budget_panel.assumption.text()
     assert "above the global ε" not in epsilon_tip(window, 0)
+
+
+def test_a_new_plan_says_nothing_is_spent_yet(qtbot, shown):
+    window = shown
+    QTest.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)      # File > New
+    wait_idle(qtbot, window)
+    assert window.budget_panel.meter.format() == "— (nothing spent: no statistics yet)"
+    add_count_as_offered(window)
+    wait_idle(qtbot, window)
+    assert window.budget_panel.meter.format().startswith("ε 1.0000 of 1 (100.0%)")
