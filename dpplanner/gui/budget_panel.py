@@ -88,7 +88,8 @@ class BudgetPanel(QGroupBox):
             self.neighbouring.addItem(n.label, n.value)
         self.neighbouring.setAccessibleName("Neighbouring datasets")
         # (its items name the plan's unit and c: _name_unit; a long one never widens the panel)
-        self.neighbouring.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.neighbouring.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.neighbouring.setMinimumContentsLength(16)
         self.neighbouring.setToolTip("Which datasets count as neighbours; replace-one doubles some "
                                      "sensitivities.")
@@ -157,9 +158,11 @@ class BudgetPanel(QGroupBox):
         expert.setContentsMargins(0, 0, 0, 0)
         expert.addWidget(self.slack, 0, 2, 1, 2)
         next_row = self._field_row(expert, 0, ("δ to statistics", None))
-        expert.addWidget(QLabel("Neighbours"), next_row, 2)
-        expert.addWidget(self.neighbouring, next_row, 3)
         next_row = self._field_row(expert, next_row, ("Engine accuracy η", None))
+        # as wide as the theorem's: its items say what a neighbour is in the plan's words
+        expert.addWidget(QLabel("Neighbours"), next_row, 0)
+        expert.addWidget(self.neighbouring, next_row, 1, 1, 3)
+        next_row += 1
         expert.addWidget(QLabel("Theorem"), next_row, 0)
         expert.addWidget(self.theorem, next_row, 1, 1, 3)
         expert.setColumnStretch(1, 1)

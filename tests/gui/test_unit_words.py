@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QToolButton, QWidget
 
 from dpplanner.model.examples import example_path
-from keys import click_row, field, show_tab, type_into, wait_idle
+from keys import click_row, field, handle_posted_events, show_tab, type_into, wait_idle
 
 
 def problem(root: QWidget, name: str) -> str:
@@ -34,6 +34,8 @@ def test_census_tables_speaks_of_households_and_names_the_records_field(qtbot, s
         "add / remove one household (all of their rows, at most c = 4)",
         "replace one household (all of their rows, at most c = 4)"]
     assert window.minimumSizeHint().width() <= 1280
+    handle_posted_events()      # (laid out) the choice reads whole at 1280 px: 40 px for the arrow
+    assert neighbours.fontMetrics().horizontalAdvance(neighbours.currentText()) + 40 <= neighbours.width()
 
     grouped = next(i for i, s in enumerate(window.plan) if s.group_by)
     click_row(window, grouped)
