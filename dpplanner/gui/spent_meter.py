@@ -66,7 +66,7 @@ class SpentMeter(QObject):
         self._of: Optional[Budget] = None       # the budget self._spent is the total of
         self._totals: dict[str, Composition] = {}
         self._over = False
-        self._largest: tuple[int, float] = (-1, 0.0)     # (plan revision, its largest ε_i)
+        self._largest = 0.0         # the largest ε_i of the plan self._spent is the total of
 
     def set_spent(self, composition: Optional[Composition],
                   totals: Optional[Mapping[str, Composition]] = None) -> None:
@@ -74,6 +74,9 @@ class SpentMeter(QObject):
         and every theorem's total, for the sentence beneath the bar."""
         self._spent = composition
         self._of = self.editor.plan.budget
+        # of the same state as the total (a result is shown only for the plan as it is): an Undo
+        # repaints the bar before its own total comes, with the total before
+        self._largest = max((st.epsilon for st in self.editor.plan), default=0.0) if composition else 0.0
         self._totals = dict(totals or {})
         # On a turn of its own (gui/turns.py): the new sentence and bar repaint the table too
         # (~10 ms of the GUI thread), in one stall with the result's slot when drawn from it.
@@ -120,10 +123,10 @@ class SpentMeter(QObject):
         note = ""
         if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
             note = total_note(comp.theorem, self._totals or {comp.theorem: comp}, available)
-            largest = self._largest_epsilon()
-            if not over and largest > available:
-                # sound (δ_g pays for it), but it reads as one statistic spending the whole budget
-                note += "\n" + above_global(b, largest)
+            if not over and self._largest > available:
+                # sound (δ_g pays for it), but it reads as one statistic spending the whole budget;
+                # never under basic composition (its total is at least every ε_i)
+                note += "\n" + above_global(b, self._largest)
         if self.assumption.text() != note:
             self.assumption.setText(note)
             self.assumption.setVisible(bool(note))
@@ -132,13 +135,6 @@ class SpentMeter(QObject):
         # over budget it is the fix the red reason above it names
         self.button.setEnabled(not b.redistribute or over)
         self.button.setText(FIT if over else REDISTRIBUTE)
-
-    def _largest_epsilon(self) -> float:
-        """The plan's largest ε_i, once per plan revision (a plan of thousands is read once)."""
-        plan = self.editor.plan
-        if self._largest[0] != plan.revision:
-            self._largest = (plan.revision, max((s.epsilon for s in plan), default=0.0))
-        return self._largest[1]
 
     def _show(self, value: int, text: str, *, pending: bool) -> None:
         if (value, text, not pending) != (self.bar.value(), self.bar.format(), self.bar.isEnabled()):

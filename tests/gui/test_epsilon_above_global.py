@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
 
 from dpplanner.model import Kind
-from keys import cell, wait_idle
+from keys import cell, open_cell, retype, wait_idle
 
 
 def add_count_as_offered(window) -> None:
@@ -54,3 +54,26 @@ def test_a_new_plan_says_nothing_is_spent_yet(qtbot, shown):
     add_count_as_offered(window)
     wait_idle(qtbot, window)
     assert window.budget_panel.meter.format().startswith("ε 1.0000 of 1 (100.0%)")
+
+
+def test_the_sentence_is_of_the_state_the_total_is_of(qtbot, window):
+    """Redistribution off, ε_i 1.5 typed (over budget), Undo, Redo: Redo repaints the bar with the
+    total before it (within budget) until its own comes; the sentence read after every turn never
+    says that plan's ε_i 1.5 stays within the budget."""
+    QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    editor = open_cell(window, 0, "epsilon")
+    retype(editor, "1.5")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan[0].epsilon == 1.5 and window.budget_panel.over_reason.isVisible()
+    seen: list[str] = []
+    timer = QTimer(interval=0)
+    timer.timeout.connect(lambda: seen.append(window.budget_panel.assumption.text()))
+    timer.start()
+    for action in (window.undo_action, window.redo_action):
+        QTest.keySequence(window, action.shortcut())
+        wait_idle(qtbot, window)
+    timer.stop()
+    assert window.plan[0].epsilon == 1.5 and seen
+    assert not [text for text in seen if "Why an ε_i" in text]
