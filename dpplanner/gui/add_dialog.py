@@ -72,7 +72,7 @@ class AddStatisticDialog(QDialog):
             if field_name == "n" and budget.dataset_size is not None:
                 edit.edit.setPlaceholderText(f"plan's dataset size ({budget.dataset_size})")
             self.fields[field_name] = edit
-            form.addRow(rule.label.capitalize(), edit)
+            form.addRow(rule.title, edit)
         self.grouping: Optional[GroupingFields] = None
         if kind is not Kind.CUSTOM:
             self.grouping = GroupingFields(form)
@@ -111,7 +111,7 @@ class AddStatisticDialog(QDialog):
         n = self.fields.get("n")
         if n is not None:
             label = self._form.labelForField(n)
-            label.setText("Smallest group's n" if grouped else FIELD_RULES["n"].label.capitalize())
+            label.setText("Smallest group's n" if grouped else FIELD_RULES["n"].title)
             n.edit.setPlaceholderText("each group's size is public: the smallest one" if grouped else
                                       (f"plan's dataset size ({self.budget.dataset_size})"
                                        if self.budget.dataset_size is not None else ""))

@@ -50,7 +50,7 @@ class GroupingFields:
         self.select.setAccessibleName("Select the groups privately")
         self.numbers: dict[str, RuleField] = {}
         for key, name, _label in GROUP_NUMBERS:
-            field = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].label.capitalize())
+            field = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].title)
             field.submitted.connect(lambda v, k=key: self._submit(k, v))
             self.numbers[key] = field
         # (``show`` puts the derived defaults' values here once a statistic is shown)

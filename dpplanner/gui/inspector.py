@@ -84,7 +84,7 @@ class StatisticInspector(QGroupBox):
         self.numbers: dict[str, RuleField] = {}
         for key, name in NUMBER_FIELDS:
             shown = display.error_field if key == "error" else None
-            widget = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].label.capitalize(), shown=shown)
+            widget = RuleField(FIELD_RULES[key], name, FIELD_RULES[key].title, shown=shown)
             widget.submitted.connect(lambda v, k=key: self._submit(k, v))
             widget.dismissed.connect(lambda k=key: self._pending.pop(k, None))
             self.numbers[key] = widget

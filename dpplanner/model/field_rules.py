@@ -58,6 +58,12 @@ class FieldRule:
     optional: bool = False
     percent: bool = False
 
+    @property
+    def title(self) -> str:
+        """The label at the start of a sentence: "Groups per individual L0" (capitalize() wrote
+        "l0", "l∞")."""
+        return self.label[:1].upper() + self.label[1:]
+
     def describe(self) -> str:
         lo = "[" if self.min_inclusive else "("
         hi = "]" if self.max_inclusive else ")"

@@ -18,7 +18,7 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
     PlanError saying why it cannot be stored. Nothing is dropped, rounded or clamped: "150" for a
     field that allows up to 100 is refused, never read as 15. Percent rules read "50" or "50 %"
     as 0.5. An empty text is None for optional fields."""
-    where = where or rule.label.capitalize()
+    where = where or rule.title
     raw = text.strip()
     if rule.percent and raw.endswith("%"):
         raw = raw[:-1].strip()

@@ -66,3 +66,16 @@ def test_census_tables_speaks_of_households_and_names_the_records_field(qtbot, s
     said = problem(inspector, "Records")
     assert "records n = 100.5 is not a whole number" in said and "dataset size" not in said
     assert window.plan[mean].n == n_before
+
+
+def test_a_grouping_bound_is_named_with_its_capital_l(qtbot, statistic_tab_window):
+    """"1,5" typed as L0: the reason names "Groups per individual L0" ("l0" before)."""
+    window = statistic_tab_window
+    inspector = window.statistics_panel.inspector
+    click_row(window, 0)
+    wait_idle(qtbot, window)
+    type_into(qtbot, field(inspector, "Grouped by"), "region")
+    wait_idle(qtbot, window)
+    type_into(qtbot, field(inspector, "Groups per individual"), "1,5")
+    said = problem(inspector, "Groups per individual")
+    assert "Groups per individual L0: '1,5' is not a number" in said and "l0" not in said
