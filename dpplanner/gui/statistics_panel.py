@@ -248,10 +248,15 @@ class StatisticsPanel(QGroupBox):
         self.refusal.setText(f"Not changed (row {refusal.row + 1}): {refusal.message}")
         self.refusal.show()
         column = COLUMN_INDEX.get(refusal.field or "", COLUMN_INDEX["name"])
-        rect = self.view.visualRect(self.model.index(refusal.row, column))
+        index = self.model.index(refusal.row, column)
+        self.view.setCurrentIndex(index)
+        # the reason takes its lines from the table now, not at the next layout: the refused row,
+        # at the table's bottom, was left out of sight beneath it
+        self.layout().activate()
+        self.view.scrollTo(index)
+        rect = self.view.visualRect(index)
         point = self.view.viewport().mapToGlobal(QPoint(rect.left(), rect.bottom()))
         QToolTip.showText(point, formatting.as_plain(refusal.message), self.view, rect, 8000)
-        self.view.setCurrentIndex(self.model.index(refusal.row, column))
 
     def index_of(self, row: int, key: str) -> QModelIndex:
         return self.model.index(row, COLUMN_INDEX[key])
