@@ -250,6 +250,10 @@ class BudgetPanel(QGroupBox):
         """The latest evaluation's total and every theorem's, for the Spent bar (SpentMeter)."""
         self.spent.set_spent(composition, totals)
 
+    def set_spent_late(self) -> None:
+        """The plan's total is late: the Spent bar greys the one before (SpentMeter.set_late)."""
+        self.spent.set_late()
+
     def drawing(self) -> bool:
         """Whether a result's total is still to be shown (a turn of the event loop after set_spent)."""
         return self.spent.drawing()

@@ -212,6 +212,7 @@ class Evaluation(QObject):
     def _grey_out(self) -> None:
         if not self._current and self.last_result is not None:
             self.results_panel.set_stale(COMPUTING)
+            self.budget_panel.set_spent_late()
 
     def _start_profile(self) -> None:
         if self._profile_wanted is None or self.plots.currentWidget() is not self.profile_plot:

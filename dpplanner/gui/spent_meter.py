@@ -32,7 +32,7 @@ OVER_BUDGET = "#c0392b"
 #: The redistribution button's text, and its text while the plan is over budget (the fix).
 REDISTRIBUTE, FIT = "Redistribute now", "Redistribute to fit"
 #: The bar's text while the total of the budget as it is now is still to come.
-PENDING = "— (the total of this budget is not computed yet)"
+PENDING = "— (the total of this plan is not computed yet)"
 #: The bar's text for a plan with no statistics (a bare "—" read as a fault on a new plan).
 EMPTY = "— (nothing spent: no statistics yet)"
 
@@ -67,6 +67,7 @@ class SpentMeter(QObject):
         self._totals: dict[str, Composition] = {}
         self._over = False
         self._largest = 0.0         # the largest ε_i of the plan self._spent is the total of
+        self._late = False          # the plan changed and its total is late (set_late)
 
     def set_spent(self, composition: Optional[Composition],
                   totals: Optional[Mapping[str, Composition]] = None) -> None:
@@ -74,6 +75,7 @@ class SpentMeter(QObject):
         and every theorem's total, for the sentence beneath the bar."""
         self._spent = composition
         self._of = self.editor.plan.budget
+        self._late = False
         # of the same state as the total (a result is shown only for the plan as it is): an Undo
         # repaints the bar before its own total comes, with the total before
         self._largest = max((st.epsilon for st in self.editor.plan), default=0.0) if composition else 0.0
@@ -82,6 +84,12 @@ class SpentMeter(QObject):
         # (~10 ms of the GUI thread), in one stall with the result's slot when drawn from it.
         self._turns.later(self, self.update)
 
+    def set_late(self) -> None:
+        """The plan changed and its total is still being computed after the window's progress
+        delay: the total shown is the plan before's, greyed with the Totals table, until set_spent."""
+        self._late = True
+        self.update()
+
     def drawing(self) -> bool:
         """Whether a result's total is still to be shown (a turn of the event loop after set_spent)."""
         return self._turns.pending(self)
@@ -89,9 +97,9 @@ class SpentMeter(QObject):
     def update(self) -> None:
         b = self.editor.plan.budget
         comp = self._spent
-        if comp is not None and self._of != b:
-            # The total is another budget's: greyed, no verdict; the note (of the budget before)
-            # greyed with it, and the button as for a plan within its budget.
+        if comp is not None and (self._of != b or self._late):
+            # The total is another budget's or another plan's: greyed, no verdict; the note (of
+            # the plan before) greyed with it, and the button as for a plan within its budget.
             self._show(self.bar.value(), PENDING, pending=True)
             self.assumption.setEnabled(False)
             self._show_reason("")
