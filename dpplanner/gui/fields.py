@@ -113,6 +113,8 @@ class RuleField(QWidget):
         layout.addLayout(row)
         layout.addWidget(self.message)
         layout.addStretch(1)
+        self._confirmed = False     # Return pressed: the editing about to finish is confirmed
+        self.edit.returnPressed.connect(lambda: setattr(self, "_confirmed", True))
         self.edit.editingFinished.connect(self._finish)
         self.edit.escaped.connect(self.restore)
         self.edit.escaped.connect(self.dismissed)
@@ -186,9 +188,11 @@ class RuleField(QWidget):
         return parse_text(self.rule, self.edit.text())
 
     def _finish(self) -> None:
-        # a derived value shown (an error bound) typed over, even with the same digits, is the
-        # user's own: a target (set_value's text clears the modified flag)
-        typed_over = self._shown is not None and self.edit.isModified()
+        # a derived value shown (an error bound) typed over and confirmed with Return, even with
+        # the same digits, is the user's own: a target (set_value's text clears the modified
+        # flag); left by Tab or a click with the text as shown (a key typed and erased), nothing
+        confirmed, self._confirmed = self._confirmed, False
+        typed_over = self._shown is not None and self.edit.isModified() and confirmed
         if self.edit.text().strip() == self._text(self._value) and not self.is_refused() and not typed_over:
             return          # nothing new typed
         try:

@@ -85,3 +85,24 @@ def test_a_target_error_typed_after_a_refused_one_is_taken_on_its_own(qtbot, sho
     assert window.plan[1].target_error == 2.0 and window.plan[1].held
     assert window.editor.undo_stack.undoText() == f"Set error of {window.plan[1].name!r}"
     assert not inspector.numbers["error"].message.isVisible()
+
+
+def test_a_key_typed_and_erased_in_the_error_shown_changes_nothing(qtbot, shown):
+    """A digit typed and erased again, then Tab: the error bound shown is left as it was; it is
+    not made the statistic's target (the plan is changed only by what is typed and confirmed)."""
+    window = shown
+    window.document.load(files.load_plan(example_path("census-tables")), None, "census-tables")
+    wait_idle(qtbot, window)
+    show_tab(window, "Statistic")
+    click_row(window, 2)
+    wait_idle(qtbot, window)
+    error = field(window.statistics_panel.inspector, "Target error")
+    shown_before, undo_steps = error.text(), window.editor.undo_stack.count()
+    error.setFocus()
+    QTest.keyClick(error, Qt.Key.Key_End)
+    QTest.keyClicks(error, "5")
+    QTest.keyClick(error, Qt.Key.Key_Backspace)
+    QTest.keyClick(error, Qt.Key.Key_Tab)
+    wait_idle(qtbot, window)
+    assert window.plan[2].target_error is None and not window.plan[2].held
+    assert window.editor.undo_stack.count() == undo_steps and error.text() == shown_before
