@@ -132,3 +132,26 @@ def test_a_refused_markup_reads_as_typed_in_the_cell_tooltip_and_the_statistic_t
     type_into(qtbot, field(window.statistics_panel.inspector, "Statistic epsilon"), MARKUP)
     assert message.isVisible() and MARKUP in message.text()
     assert message.textFormat() == Qt.TextFormat.PlainText
+
+
+def test_the_pins_refusal_quotes_a_statistics_name_as_typed(qtbot, window, monkeypatch):
+    """The refusal of pins that leave no room names the other pinned statistics; its tooltip at
+    the table shows a name typed as markup as typed."""
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QToolTip
+
+    from keys import open_cell, retype
+
+    def type_cell(row: int, key: str, text: str) -> None:
+        editor = open_cell(window, row, key)
+        retype(editor, text)
+        QTest.keyClick(editor, Qt.Key.Key_Return)
+        wait_idle(qtbot, window)
+
+    type_cell(0, "name", MARKUP)
+    type_cell(0, "epsilon", "0.9")
+    shown, show = [], QToolTip.showText
+    monkeypatch.setattr(QToolTip, "showText", staticmethod(lambda *a, **k: shown.append(a[1]) or show(*a, **k)))
+    type_cell(1, "epsilon", "0.5")
+    assert window.plan[0].name == MARKUP and window.plan[1].epsilon != 0.5
+    assert any(MARKUP in as_qt_shows(text) for text in shown), shown
