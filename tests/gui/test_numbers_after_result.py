@@ -185,3 +185,20 @@ def test_numbers_wait_for_a_slow_result_no_longer_than_the_totals_stay_ungreyed(
     assert _shown(window, ERROR, rows) == [model.index(r, ERROR).data() for r in rows]
     for r in rows:
         assert model.index(r, ERROR).data(RawRole) == window.plan.privacy(r).shown_error
+
+
+def test_numbers_waiting_for_a_cancelled_result_are_drawn_at_the_cancel(qtbot, held_evaluation):
+    """Cancel pressed while the totals are computed: the numbers that waited are drawn then, not
+    at the window's progress delay (made endless here)."""
+    window, _gate = held_evaluation
+    window.evaluation._after_limit.setInterval(10 ** 6)
+    model = window.statistics_panel.model
+    type_into(qtbot, field(window, "Confidence"), "90")
+    assert model.waiting()
+    qtbot.waitUntil(window.status.cancel_button.isVisible)
+    QTest.mouseClick(window.status.cancel_button, Qt.MouseButton.LeftButton)
+    handle_posted_events()
+    assert not model.waiting()
+    rows = _rows_on_screen(window)
+    for r in rows:
+        assert model.index(r, ERROR).data(RawRole) == window.plan.privacy(r).shown_error
