@@ -213,6 +213,7 @@ class Evaluation(QObject):
         if not self._current and self.last_result is not None:
             self.results_panel.set_stale(COMPUTING)
             self.budget_panel.set_spent_late()
+            self.cost_plot.set_late()
 
     def _start_profile(self) -> None:
         if self._profile_wanted is None or self.plots.currentWidget() is not self.profile_plot:

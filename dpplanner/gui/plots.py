@@ -32,6 +32,8 @@ __all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "K_MAX_LIMIT"]
 K_MAX_LIMIT = 100_000
 #: Room above the highest curve (or ε_g) so the ε_g label is never cut at the top.
 _HEADROOM = 1.12
+#: How the curves of the plan before are drawn while the plan's own are late (set_late).
+LATE_OPACITY = 0.3
 
 
 class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
@@ -182,8 +184,19 @@ class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
         self._budget_moved.stop()               # drawn here with the rest
         self._set_epsilon_g(epsilon_g)
         self._draw_budget()
+        self._fade(1.0)
         self._frame()
         self._paint_later()         # on a turn of its own (gui/curve_paint.py)
+
+    def set_late(self) -> None:
+        """The plan's result is late: the curves drawn are the plan before's, faded (with the
+        greyed totals beside them) until the result's curve is set, or the plot cleared."""
+        self._fade(LATE_OPACITY)
+
+    def _fade(self, opacity: float) -> None:
+        for item in self.items.values():
+            if item.opacity() != opacity:
+                item.setOpacity(opacity)
 
     def set_budget(self, epsilon_g: float | None) -> None:
         """Mark ε_g. The window calls this on every plan change and the result's curve brings it

@@ -13,6 +13,7 @@ from PySide6.QtTest import QTest
 
 from dpplanner.compute import jobs
 from dpplanner.gui.evaluation import COMPUTING
+from dpplanner.gui.plots import LATE_OPACITY
 from dpplanner.gui.spent_meter import FIT, OVER_BUDGET, PENDING
 from keys import field, open_cell, retype, type_into, wait_idle
 
@@ -86,7 +87,7 @@ def test_undoing_an_overspending_budget_gives_no_verdict_meanwhile(qtbot, window
 
 def test_a_total_that_is_late_greys_the_bar_with_the_totals(qtbot, make_window, small_plan):
     """ε_i 5 typed (the plan then spends 5.75 of 1) while its totals take long: once the Totals
-    table greys ("computing"), the bar greys too, with no verdict (it read "ε 1.0000 of 1 (100.0%)",
+    table greys ("computing"), the bar greys too, with no verdict, and the plot's curves fade (it read "ε 1.0000 of 1 (100.0%)",
     within budget, for the whole computation); red when the total comes."""
     slow, release = [], threading.Event()
 
@@ -107,7 +108,10 @@ def test_a_total_that_is_late_greys_the_bar_with_the_totals(qtbot, make_window, 
     qtbot.waitUntil(lambda: window.results_panel.status.text() == COMPUTING)
     _eps, current, enabled, text, red, reason, _button, note = reading(window)
     assert (current, enabled, text, red, reason, note) == (False, False, PENDING, False, False, False)
+    curves = window.cost_plot.items.values()
+    assert curves and all(item.opacity() == LATE_OPACITY for item in curves)     # faded with them
     release.set()
     wait_idle(qtbot, window)
     _eps, current, enabled, text, red, reason, button, _note = reading(window)
     assert current and enabled and red and reason and button == FIT and "(over budget)" in text
+    assert all(item.opacity() == 1.0 for item in window.cost_plot.items.values())
