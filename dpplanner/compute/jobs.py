@@ -14,6 +14,7 @@ from dpplanner import engine
 from dpplanner.compute import answered, early, engine_process, helper_process, split
 from dpplanner.compute.ahead import Ahead
 from dpplanner.compute.handover import FAILED, hand_over
+from dpplanner.compute.prepared import Prepared
 from dpplanner.compute.engine_process import in_engine_process
 from dpplanner.engine.theorems import OPTIMAL
 from dpplanner.engine.types import CancelToken, Composition
@@ -119,35 +120,24 @@ def _evaluate(request: EvaluateRequest, cancel: CancelToken, progress: Progress)
                           meet_totals(curve, totals, request.plan_curve_k), problems)
 
 
-def _totals(request: EvaluateRequest, cancel: CancelToken, progress: Progress) -> dict[str, Composition]:
-    return engine.compose_all(
-        list(request.epsilons), list(request.deltas), request.delta_g, eta=request.eta,
-        multiplicities=list(request.multiplicities), mechanisms=_mechanisms(request),
-        theorems=request.theorems, cancel=cancel, progress=progress)
+def _totals(request: EvaluateRequest, cancel: CancelToken, progress: Progress,
+            prepared: Optional[Prepared] = None) -> dict[str, Composition]:
+    """The totals of ``request.theorems`` (from ``prepared``: its plan's inputs, shared by its parts)."""
+    from dpplanner.engine.compose import compose_rows
 
-
-def _mechanisms(request: EvaluateRequest) -> list:
-    return list(request.mechanisms) or ["eps-delta"] * len(request.epsilons)
+    inputs = (prepared or Prepared(request, cancel)).compose_inputs()
+    return compose_rows(inputs, request.theorems, cancel, progress)
 
 
 def _curve(request: EvaluateRequest, theorems: tuple, cancel: CancelToken, progress: Progress,
-           optimal_curve=None) -> tuple[Any, dict[str, str]]:
-    """(the upper curve of ``theorems``, or None and the problem that stopped it)."""
-    eps, dels, mech = list(request.epsilons), list(request.deltas), _mechanisms(request)
+           optimal_curve=None, prepared: Optional[Prepared] = None) -> tuple[Any, dict[str, str]]:
+    """(the upper curve of ``theorems``, or None and the problem that stopped it); ``prepared``
+    as for ``_totals`` (built with its ``optimal_curve``)."""
+    from dpplanner.engine.curve import curve_rows
+
     try:
-        if request.curve_mode == "repeat":
-            i = request.repeat_index
-            k_max = request.curve_k_max or max(request.k, 1)
-            curve = engine.curve(
-                [eps[i]], [dels[i]], request.delta_g, mode="repeat", k_max=k_max, mechanisms=[mech[i]],
-                points=request.curve_points, theorems=theorems, lower=False, cancel=cancel,
-                progress=progress)
-        else:
-            curve = engine.curve(
-                eps, dels, request.delta_g, mode="prefix", k_max=request.curve_k_max,
-                points=request.curve_points, theorems=theorems, multiplicities=list(request.multiplicities),
-                mechanisms=mech, lower=False, cancel=cancel, progress=progress,
-                optimal_curve=optimal_curve)
+        inputs = (prepared or Prepared(request, cancel, optimal_curve)).curve_inputs()
+        curve = curve_rows(inputs, theorems, cancel, progress)
     except engine.Cancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - the totals are still worth showing
@@ -180,20 +170,21 @@ def _helper_half(job: _HelperJob, cancel: CancelToken, progress: Progress) -> _H
     curves. (A repeated query's optimal curve is the exact homogeneous roots kov's curve computes
     there anyway: the sender keeps both.)"""
     request = job.request
-    totals = _totals(request, cancel, progress)
+    prepared = Prepared(request, cancel)
+    totals = _totals(request, cancel, progress, prepared)
     optimal = either = spare = None
     if request.curve_mode == "prefix" and OPTIMAL in request.theorems and \
             engine_process.take_part(split.OPTIMAL_CURVE):
-        curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore)
+        curve, _problem = _curve(request, (OPTIMAL,), cancel, _ignore, prepared=prepared)
         if curve is not None:       # (else the sender computes it, and says what went wrong)
             import numpy as np      # here: the window imports this module before numpy is needed
 
             up, lo = curve.upper[OPTIMAL], curve.lower[OPTIMAL]
             optimal = (up, np.zeros_like(up) if lo is None else lo)
     if job.spare and engine_process.take_part(split.SPARE_TOTALS):
-        spare = _totals(replace(request, theorems=job.spare), cancel, _ignore)
+        spare = _totals(replace(request, theorems=job.spare), cancel, _ignore, prepared)
     if job.either and engine_process.take_part(split.EITHER_CURVES):
-        either, _problem = _curve(request, job.either, cancel, _ignore)
+        either, _problem = _curve(request, job.either, cancel, _ignore, prepared=prepared)
     return _Half(totals, optimal, either, spare)
 
 
@@ -212,12 +203,13 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
 
     rows: list = []         # the "either" rows' (curve, problems), once computed here
     spared: list = []       # whether this process took the spare totals, once asked; then them
+    prepared = Prepared(request, cancel, lambda: taken(split.OPTIMAL_CURVE, "optimal_curve"))
 
     def take_spare() -> None:
         if spare and not spared:
             spared.append(side.take_part(job, split.SPARE_TOTALS))
             if spared[0]:
-                spared.append(_totals(replace(request, theorems=spare), cancel, _ignore))
+                spared.append(_totals(replace(request, theorems=spare), cancel, _ignore, prepared))
 
     def taken(part: int, name: str):
         """None if this process takes the part (the helper has not started it), else the
@@ -229,20 +221,19 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
         if part == split.OPTIMAL_CURVE:
             take_spare()
             if either and side.take_part(job, split.EITHER_CURVES):
-                rows.append(_curve(request, either, cancel, _ignore))
+                rows.append(_curve(request, either, cancel, _ignore, prepared=prepared))
         theirs = collect()
         return None if theirs is FAILED else getattr(theirs, name)
 
     try:
-        mine = _totals(replace(request, theorems=here), cancel, _part(progress, 0.0, 0.3))
+        mine = _totals(replace(request, theorems=here), cancel, _part(progress, 0.0, 0.3), prepared)
         # the helper's theorems' curves last: by then the helper may have the optimal one
         own = tuple(t for t in here + spare + there if t not in either)
-        curve, problems = _curve(request, own, cancel, _part(progress, 0.3, 1.0),
-                                 lambda: taken(split.OPTIMAL_CURVE, "optimal_curve"))
+        curve, problems = _curve(request, own, cancel, _part(progress, 0.3, 1.0), prepared=prepared)
         if either and curve is not None:
             rest = None if rows else taken(split.EITHER_CURVES, "either_curves")
             if rest is None:
-                rest, problems = rows[0] if rows else _curve(request, either, cancel, _ignore)
+                rest, problems = rows[0] if rows else _curve(request, either, cancel, _ignore, prepared=prepared)
             curve = None if rest is None else _joined((curve, rest), request.theorems)
         take_spare()
     except BaseException:
@@ -252,11 +243,12 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
             pass
         raise
     half = collect()
-    theirs = _totals(replace(request, theorems=there), cancel, _ignore) if half is FAILED else half.totals
+    theirs = _totals(replace(request, theorems=there), cancel, _ignore, prepared) if half is FAILED \
+        else half.totals
     if spared[1:]:
         theirs = {**theirs, **spared[1]}
     elif spare:     # (the helper took them)
-        theirs = {**theirs, **(_totals(replace(request, theorems=spare), cancel, _ignore)
+        theirs = {**theirs, **(_totals(replace(request, theorems=spare), cancel, _ignore, prepared)
                                if half is FAILED else half.spare_totals)}
     totals = {n: (mine if n in mine else theirs)[n] for n in request.theorems}
     if curve is not None:

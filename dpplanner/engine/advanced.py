@@ -67,22 +67,24 @@ def steinke_epsilon(sum_sq, delta):
     return round_up(0.5 * sum_sq + np.sqrt(2 * _safe_log_inv(delta) * sum_sq))
 
 
-#: The candidates of the last Sums asked about, with it (held: no other object can take its id),
-#: if it is of at most KEEP_POINTS plans or prefixes (a few hundred kilobytes at most). An
+#: The candidates of the last KEEP Sums asked about, with them (held: no other object can take
+#: their ids), each of at most KEEP_POINTS plans or prefixes (a few hundred kilobytes at most). An
 #: evaluation asks twice for the same ones, for the advanced row and for optimal's cap
-#: (never_worse), in its totals and again in its curve.
-_last: list = [None]
-KEEP_POINTS = 1024
+#: (never_worse), of its plan's Sums and of its curve's, in either order (the window's engine
+#: process computes the optimal total, its curve, then the advanced row's total and curve).
+_last: list = []
+KEEP, KEEP_POINTS = 2, 1024
 
 
 def advanced_candidates(s: Sums, delta_g: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every candidate's (epsilon, total delta) arrays; epsilon is inf where it does not apply.
-    The arrays are shared with the next caller asking about the same ``s``: never modify them."""
-    last = _last[0]
-    if last is not None and last[0] is s and last[1] == delta_g:
-        return last[2]
+    The arrays are shared with the next callers asking about the same ``s``: never modify them."""
+    for held, d, out in _last:
+        if held is s and d == delta_g:
+            return out
     out = _candidates(s, delta_g)
-    _last[0] = (s, delta_g, out) if s.k.size <= KEEP_POINTS else None
+    if s.k.size <= KEEP_POINTS:
+        _last[:] = [(s, delta_g, out)] + _last[:KEEP - 1]
     return out
 
 

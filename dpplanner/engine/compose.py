@@ -68,16 +68,30 @@ def compose_all(epsilons, deltas, delta_g, eta: float = 1e-3, multiplicities=Non
     """Every requested theorem at once; a theorem that does not apply comes back applicable=False.
     ``time_limit``: as for ``compose``, one limit for the whole call (the optimal engine's one
     computation is shared by optimal and concurrent)."""
+    inputs = compose_inputs(epsilons, deltas, delta_g, eta, multiplicities, mechanisms=mechanisms,
+                            cancel=cancel, time_limit=time_limit)
+    return compose_rows(inputs, theorems, cancel, progress)
+
+
+def compose_inputs(epsilons, deltas, delta_g, eta: float = 1e-3, multiplicities=None, *, mechanisms=None,
+                   cancel: Optional[CancelToken] = None, time_limit: Optional[float] = None) -> ComposeInputs:
+    """``compose_all``'s validated inputs, for a caller that asks for the theorems in parts
+    (``compose_rows``): the work they share (sums, the optimal composition) is done once."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
-    inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta),
-                           with_limit(cancel, validate_time_limit(time_limit)))
+    return ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta),
+                         with_limit(cancel, validate_time_limit(time_limit)))
+
+
+def compose_rows(inputs: ComposeInputs, theorems=THEOREMS, cancel: Optional[CancelToken] = None,
+                 progress: Optional[ProgressCallback] = None) -> dict[str, Composition]:
+    """``compose_all`` of ``theorems`` on ``compose_inputs``."""
     names = validate_theorems(theorems)
     results: dict[str, Composition] = {}
     for j, name in enumerate(names):
         if cancel is not None:
             cancel.check()
-        if progress is not None:
-            inputs.progress = lambda f, j=j: progress((j + min(max(f, 0.0), 1.0)) / len(names))
+        inputs.progress = None if progress is None else \
+            (lambda f, j=j: progress((j + min(max(f, 0.0), 1.0)) / len(names)))
         start = time.perf_counter()
         try:
             results[name] = compose_one(name, inputs)

@@ -87,16 +87,28 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     (a plot of the totals); every ``lower[name]`` is then None and the theorems that can skip their
     lower side (pld: half its work) do. ``optimal_curve``: where the generic optimal curve of the
     same request is being computed elsewhere (another process), a function that waits for its
-    ``(upper, lower)`` arrays (or None: compute it here); pld's curve, never above it, asks for it
-    only once its own read-outs are done. ``time_limit`` (seconds, optional, one limit for the
-    whole call): a theorem still working then gives, at every point, the least of the cheaper
-    theorems' bounds (valid for any releases with these (eps_i, delta_i)), no lower bound, and a
-    note saying so; without it the curve depends only on the arguments.
+    ``(upper, lower)`` arrays as this call's "optimal" row would give them (met with the cheaper
+    theorems' bounds already: not met again here), or None (compute it here); pld's curve, never
+    above it, asks for it only once its own read-outs are done. ``time_limit`` (seconds, optional,
+    one limit for the whole call): a theorem still working then gives, at every point, the least
+    of the cheaper theorems' bounds (valid for any releases with these (eps_i, delta_i)), no lower
+    bound, and a note saying so; without it the curve depends only on the arguments.
     """
+    inputs = curve_inputs(epsilons, deltas, delta_g, mode=mode, k_max=k_max, points=points, eta=eta,
+                          multiplicities=multiplicities, mechanisms=mechanisms, lower=lower, cancel=cancel,
+                          optimal_curve=optimal_curve, time_limit=time_limit)
+    return curve_rows(inputs, theorems, cancel, progress)
+
+
+def curve_inputs(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points=None, eta: float = 1e-2,
+                 multiplicities=None, mechanisms=None, lower: bool = True, cancel: Optional[CancelToken] = None,
+                 optimal_curve: Optional[Callable[[], Optional[tuple]]] = None,
+                 time_limit: Optional[float] = None) -> CurveInputs:
+    """``curve``'s validated inputs, for a caller that asks for the theorems' rows in parts
+    (``curve_rows``): the work they share (running sums, the optimal curve) is done once."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)
-    names = validate_theorems(theorems)
     if not isinstance(lower, bool):
         raise ValueError(f"lower = {lower!r} is not allowed; it must be True or False")
     if mode not in MODES:
@@ -121,26 +133,37 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     delta_bars, delta_bars_hi = prefix_delta_bar_bounds(delta_g, delta_seq, ks)
     # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
-    inputs = CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
-                         with_limit(cancel, limit), want_lower=lower, optimal_source=optimal_curve)
+    return CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
+                       with_limit(cancel, limit), want_lower=lower, optimal_source=optimal_curve)
+
+
+def curve_rows(inputs: CurveInputs, theorems=THEOREMS, cancel: Optional[CancelToken] = None,
+               progress: Optional[ProgressCallback] = None) -> Curve:
+    """``curve`` of ``theorems`` on ``curve_inputs`` (also while a row of another call on them is
+    computed: that call's progress is restored)."""
+    names = validate_theorems(theorems)
     uppers: dict = {}
     lowers: dict = {}
     notes: dict = {}
-    for j, name in enumerate(names):
-        if cancel is not None:
-            cancel.check()
-        if progress is not None:
-            inputs.progress = lambda f, j=j: progress((j + min(max(f, 0.0), 1.0)) / len(names))
-        try:
-            out = registry_entry(name).curve(inputs)
-        except OutOfTime:
-            out = _out_of_time(inputs, name)
-        uppers[name], low = out[0], out[1]
-        lowers[name] = low if lower else None
-        notes[name] = tuple(out[2]) if len(out) > 2 else width_notes(uppers[name], lowers[name], eta)
+    before = inputs.progress
+    try:
+        for j, name in enumerate(names):
+            if cancel is not None:
+                cancel.check()
+            inputs.progress = None if progress is None else \
+                (lambda f, j=j: progress((j + min(max(f, 0.0), 1.0)) / len(names)))
+            try:
+                out = registry_entry(name).curve(inputs)
+            except OutOfTime:
+                out = _out_of_time(inputs, name)
+            uppers[name], low = out[0], out[1]
+            lowers[name] = low if inputs.want_lower else None
+            notes[name] = tuple(out[2]) if len(out) > 2 else width_notes(uppers[name], lowers[name], inputs.eta)
+    finally:
+        inputs.progress = before
     if progress is not None:
         progress(1.0)
-    return Curve(ks=ks, upper=uppers, lower=lowers, notes=notes)
+    return Curve(ks=inputs.ks, upper=uppers, lower=lowers, notes=notes)
 
 
 def _out_of_time(inputs: CurveInputs, name: str) -> tuple:

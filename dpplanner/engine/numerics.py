@@ -23,11 +23,19 @@ BRACKET_FLOOR = 1e-15
 
 def round_up(x, rel: float = CLOSED_FORM_MARGIN):
     """x widened upwards by ``rel`` relative plus a few ulps (inf and nan pass through)."""
+    if isinstance(x, float):    # (the same operations on Python's floats: ~10x faster than numpy's)
+        x = float(x)
+        return x + abs(x) * rel + 4 * _spacing(abs(x)) if math.isfinite(x) and x != 0 else x
     a = np.asarray(x, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):
         out = a + np.abs(a) * rel + 4 * np.spacing(np.abs(a))
     out = np.where(np.isfinite(a) & (a != 0), out, a)  # an exact zero stays zero
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _spacing(a: float) -> float:
+    """np.spacing of a >= 0: the gap to the next double up (inf above the largest finite one)."""
+    return math.nextafter(a, math.inf) - a
 
 
 def widen_up(x: float) -> float:
@@ -45,6 +53,12 @@ def widen_down(x: float) -> float:
 
 def round_down(x, rel: float = CLOSED_FORM_MARGIN):
     """x widened downwards by ``rel`` relative plus a few ulps, never below zero for x >= 0."""
+    if isinstance(x, float):    # (as in round_up)
+        x = float(x)
+        if not math.isfinite(x):
+            return x
+        out = x - abs(x) * rel - 4 * _spacing(abs(x))
+        return max(out, 0.0) if x >= 0 else out
     a = np.asarray(x, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):
         out = a - np.abs(a) * rel - 4 * np.spacing(np.abs(a))

@@ -116,7 +116,8 @@ class CurveInputs:
     cancel: Optional[CancelToken] = None
     want_lower: bool = True    # False: the caller drops the lower bounds, a theorem may skip them
     progress: Optional[ProgressCallback] = None
-    optimal_source: Optional[Callable[[], Optional[tuple]]] = None  # the optimal curve, computed elsewhere
+    #: The optimal row computed elsewhere, as ``optimal()`` gives it (met with the cheap bounds)
+    optimal_source: Optional[Callable[[], Optional[tuple]]] = None
     _shared: dict = field(default_factory=dict, repr=False)
 
     def check(self) -> None:
@@ -157,9 +158,13 @@ class CurveInputs:
         """The optimal composition per k: homogeneous roots when repeating one query, else the
         optimal core's incremental prefix curve; the upper ends met with the cheaper theorems'."""
         if "optimal" not in self._shared:
-            up, lo = self._optimal_core()
-            cheap, _names = best_cheap(self.sums, self.delta_g)
-            self._shared["optimal"] = (np.minimum(up, cheap), lo)
+            given = self._given_optimal()
+            if given is not None:       # (met with the cheap bounds where it was computed)
+                self._shared["optimal"] = given
+            else:
+                up, lo = self._optimal_core()
+                cheap, _names = best_cheap(self.sums, self.delta_g)
+                self._shared["optimal"] = (np.minimum(up, cheap), lo)
         up, lo = self._shared["optimal"]
         return up.copy(), lo.copy()
 
@@ -196,16 +201,19 @@ class CurveInputs:
                 self.progress((j + 1) / self.ks.size)
         return up, lo
 
+    def _given_optimal(self) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """The prefix curve's optimal row computed elsewhere (``optimal_source``), or None."""
+        given = self.optimal_source() if self.optimal_source is not None and self.mode == "prefix" else None
+        if given is None:
+            return None
+        up, lo = (np.asarray(a, dtype=float) for a in given)
+        if up.shape != self.ks.shape or lo.shape != self.ks.shape:
+            raise ValueError(f"the optimal curve given has {up.size} points for {self.ks.size} values of k")
+        return up, lo
+
     def _optimal_core(self) -> tuple[np.ndarray, np.ndarray]:
         if self.mode == "repeat":
             return self.homogeneous()
-        if self.optimal_source is not None:
-            given = self.optimal_source()
-            if given is not None:
-                up, lo = (np.asarray(a, dtype=float) for a in given)
-                if up.shape != self.ks.shape or lo.shape != self.ks.shape:
-                    raise ValueError(f"the optimal curve given has {up.size} points for {self.ks.size} values of k")
-                return up, lo
         if self.few_kinds():
             return self._optimal_per_point()
         from .optimal import optimal_prefix_curve

@@ -143,6 +143,7 @@ def test_the_optimal_curve_can_come_from_elsewhere(monkeypatch):
     """The window's evaluation computes the generic optimal curve in a helper process; pld's curve
     (never above it) waits for it instead of computing its own, and only once it needs it."""
     import dpplanner.engine.optimal as optimal_core
+    from dpplanner.engine import theorem_inputs
 
     eps, delta, mult = [0.2, 0.05, 0.3, 0.1], [0.0, 1e-8, 0.0, 1e-9], [2, 1, 3, 4]
     mech = ["laplace", "gaussian", "eps-delta", "eps-delta"]
@@ -154,11 +155,14 @@ def test_the_optimal_curve_can_come_from_elsewhere(monkeypatch):
         return here.upper["optimal"] * 0.5, np.zeros(here.ks.size)   # smaller: visible in pld's min
 
     real = optimal_core.optimal_prefix_curve
-    computed = []
+    computed, cheap = [], []
     monkeypatch.setattr(optimal_core, "optimal_prefix_curve", lambda *a, **k: computed.append(1) or real(*a, **k))
+    real_cheap = theorem_inputs.best_cheap
+    monkeypatch.setattr(theorem_inputs, "best_cheap", lambda *a: cheap.append(1) or real_cheap(*a))
     got = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",), lower=False,
                 optimal_curve=given)
-    assert asked == [1] and not computed
+    # (the curve given was met with the cheaper theorems' bounds where it was computed)
+    assert asked == [1] and not computed and not cheap
     np.testing.assert_array_equal(got.upper["pld"], np.minimum(here.upper["pld"], here.upper["optimal"] * 0.5))
     again = curve(eps, delta, 1e-6, multiplicities=mult, mechanisms=mech, theorems=("pld",), lower=False,
                   optimal_curve=lambda: None)       # the helper failed: computed here

@@ -149,4 +149,20 @@ def test_the_candidates_kept_are_a_small_plans_only():
     for n, kept in ((advanced.KEEP_POINTS, True), (advanced.KEEP_POINTS + 1, False)):
         s = prefix_sums(eps, np.zeros(eps.size), np.arange(1, n + 1))
         advanced.advanced_candidates(s, 1e-6)
-        assert (advanced._last[0] is not None and advanced._last[0][0] is s) == kept
+        assert any(held is s for held, _d, _out in advanced._last) == kept
+
+
+def test_a_plans_candidates_and_its_curves_are_each_computed_once(monkeypatch):
+    """An evaluation asks about its plan's sums and its curve's in turn (optimal's total and
+    curve, then the advanced row's total and curve): each one's candidates are computed once."""
+    import dpplanner.engine.advanced as advanced
+    from dpplanner.engine.stats import prefix_sums
+
+    computed = []
+    real = advanced._candidates
+    monkeypatch.setattr(advanced, "_candidates", lambda s, d: computed.append(s) or real(s, d))
+    eps = [0.1, 0.2, 0.3]
+    plan, curve = plan_sums(validate_plan(eps, [0.0] * 3)), prefix_sums(np.array(eps), np.zeros(3), np.arange(1, 4))
+    first = [advanced.advanced_candidates(s, 1e-6) for s in (plan, curve)]
+    again = [advanced.advanced_candidates(s, 1e-6) for s in (plan, curve)]
+    assert again[0] is first[0] and again[1] is first[1] and computed == [plan, curve]

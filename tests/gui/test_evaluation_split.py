@@ -112,6 +112,33 @@ def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch,
         assert got.curve.lower[name] is None and got.curve.notes[name] == alone.curve.notes[name]
 
 
+@pytest.mark.parametrize("eager, validated", [(True, {"totals": 2, "curve": 2}),
+                                               (False, {"totals": 2, "curve": 1})])
+def test_each_process_validates_the_plan_once_for_its_totals_and_once_for_its_curves(
+        monkeypatch, eager, validated):
+    """Whichever parts each process takes (the helper all it can, or the sender all but the
+    helper's own totals), the parts one process computes share one validated plan for their
+    totals and one for their curves, with the numbers of one process."""
+    import importlib
+
+    compose, curve = (importlib.import_module(f"dpplanner.engine.{m}") for m in ("compose", "curve"))
+    request = synthetic_100_request()
+    alone = jobs._evaluate(request, None, lambda f: None)
+    counts = {"totals": 0, "curve": 0}
+    for module, name in ((compose, "totals"), (curve, "curve")):
+        real = module.validate_plan
+        monkeypatch.setattr(module, "validate_plan",
+                            lambda *a, real=real, name=name: counts.__setitem__(name, counts[name] + 1) or real(*a))
+    side = _Racing(eager)
+    monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
+    got = jobs._evaluate_beside(side, request, *split.halves(request.theorems, total_known=True),
+                                engine.CancelToken(), lambda f: None)
+    assert counts == validated
+    assert {n: repr(c.epsilon) for n, c in got.totals.items()} == {n: repr(c.epsilon) for n, c in alone.totals.items()}
+    for name in alone.curve.upper:
+        np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
+
+
 def test_a_repeated_querys_optimal_curve_stays_with_kovs(monkeypatch):
     """In "repeat" mode the optimal curve is the homogeneous roots kov's curve computes in this
     process anyway: the helper leaves it (and takes only the spare totals it gets to first), and
