@@ -17,7 +17,8 @@ from dpplanner.engine.types import CancelToken
 FAILED = object()
 
 
-def hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[[], Any], int]]:
+def hand_over(side, fn, request, token: CancelToken, complete: Optional[Callable[[Any], Any]] = None
+              ) -> Optional[tuple[Callable[[], Any], int]]:
     """Send ``fn(request)`` to the helper ``side`` if it is idle now (claimed without waiting) and
     return a callable that collects its value once and ends the claim (the value, or FAILED if
     the helper failed; a cancellation is raised), with the job's id; dropped uncalled, or its
@@ -26,10 +27,17 @@ def hand_over(side, fn, request, token: CancelToken) -> Optional[tuple[Callable[
     or the job could not be sent (a dead pipe, a request that would not pickle). The job is sent
     from this thread before it computes its own part: a sending thread first needed the
     interpreter lock from the computing one, up to the 5 ms switch interval of the helper's head
-    start. A cancelled token raises Cancelled here: nothing is sent."""
+    start. A cancelled token raises Cancelled here: nothing is sent. ``complete``: a function
+    of the request giving the one sent, called once the helper is claimed (work worth doing only
+    for a job that is sent; if it fails, the request goes as it is)."""
     token.check()
     if not side.claim():
         return None
+    if complete is not None:
+        try:
+            request = complete(request)
+        except Exception:  # noqa: BLE001 - sent as it is: the helper does that work itself
+            pass
     try:
         job = side.start_claimed(fn, request)
     except Exception:  # noqa: BLE001 - not sent: computed here instead

@@ -39,11 +39,13 @@ class EvaluateResult:
 
 
 class _Sent(NamedTuple):
-    """The helper's half of an evaluation, sent (handover.hand_over)."""
+    """The helper's half of an evaluation, sent (handover.hand_over), and the request's inputs
+    built here to be sent with it (this process's own parts compose from them too)."""
 
     side: Any
     collect: Callable[[], Any]
     job: int
+    prepared: Prepared
 
 
 @in_engine_process
@@ -81,8 +83,10 @@ def _send_half(side, request: EvaluateRequest, here: tuple, there: tuple,
     here). A cancelled token raises Cancelled: nothing is sent."""
     job = _HelperJob(replace(request, theorems=there), split.either(request),
                      split.spare(request, here, there))
-    sent = hand_over(side, _helper_half, job, cancel if cancel is not None else CancelToken())
-    return None if sent is None else _Sent(side, *sent)
+    prepared = Prepared(request, cancel)
+    sent = hand_over(side, _helper_half, job, cancel if cancel is not None else CancelToken(),
+                     lambda job: replace(job, received=prepared.shipped()))
+    return None if sent is None else _Sent(side, *sent, prepared)
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ class _HelperJob:
     request: EvaluateRequest            # with the theorems whose totals the helper computes
     either: tuple[str, ...] = ()        # the rows whose curves it may take
     spare: tuple[str, ...] = ()         # the rows whose totals it may take
+    received: tuple = (None, None)      # the request's inputs built by the sender (Prepared.shipped)
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,7 @@ def _helper_half(job: _HelperJob, cancel: CancelToken, progress: Progress) -> _H
     curves. (A repeated query's optimal curve is the exact homogeneous roots kov's curve computes
     there anyway: the sender keeps both.)"""
     request = job.request
-    prepared = Prepared(request, cancel)
+    prepared = Prepared(request, cancel, received=job.received)
     totals = _totals(request, cancel, progress, prepared)
     optimal = either = spare = None
     if request.curve_mode == "prefix" and OPTIMAL in request.theorems and \
@@ -203,7 +208,8 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
 
     rows: list = []         # the "either" rows' (curve, problems), once computed here
     spared: list = []       # whether this process took the spare totals, once asked; then them
-    prepared = Prepared(request, cancel, lambda: taken(split.OPTIMAL_CURVE, "optimal_curve"))
+    prepared = sent.prepared
+    prepared.take_optimal_curve(lambda: taken(split.OPTIMAL_CURVE, "optimal_curve"))
 
     def take_spare() -> None:
         if spare and not spared:
@@ -233,7 +239,8 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
         if either and curve is not None:
             rest = None if rows else taken(split.EITHER_CURVES, "either_curves")
             if rest is None:
-                rest, problems = rows[0] if rows else _curve(request, either, cancel, _ignore, prepared=prepared)
+                rest, problems = rows[0] if rows else \
+                    _curve(request, either, cancel, _ignore, prepared=prepared)
             curve = None if rest is None else _joined((curve, rest), request.theorems)
         take_spare()
     except BaseException:

@@ -11,7 +11,6 @@ Two results are reported and the better valid one is used:
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp
 
 from .numerics import log_expm1, round_up
 from .types import Composition
@@ -51,12 +50,23 @@ def vadhan_wang_delta(eps: np.ndarray, delta: np.ndarray, mult: np.ndarray | Non
     if not has.any():
         return 0.0, [int(i) for i in order]
     logs = np.log(d[has]) + before[has] + _log_geometric(e[has], m[has])
-    log_total = float(logsumexp(logs))
+    log_total = _log_sum_exp(logs)
     total = np.inf if log_total > 1.0 else float(np.exp(log_total))
     # Each log term carries an absolute error of about (rows) * ulp(prefix + |log delta|); e^error
     # turns that into a relative error of the total.
     log_error = 8 * len(order) * 2.0 ** -53 * (prefix + abs(log_total) + 50.0)
     return round_up(total, rel=1e-12 + 2 * log_error), [int(i) for i in order]
+
+
+def _log_sum_exp(a: np.ndarray) -> float:
+    """log(sum e^a) by scipy.special.logsumexp's operations (the largest terms apart, their count
+    m: log1p(s / m) + log(m) + max), without its array-API dispatch (~0.3-0.5 ms a call)."""
+    a_max = np.max(a)
+    at = a == a_max
+    m = float(np.count_nonzero(at))
+    s = np.sum(np.exp(np.where(at, -np.inf, a) - a_max))
+    s = s / m if s != 0 else s
+    return float(np.log1p(s) + np.log(m) + a_max)
 
 
 def concurrent(plan: Releases, delta_g: float, sum_eps_up: float, optimal: Composition) -> Composition:

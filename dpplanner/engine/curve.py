@@ -100,8 +100,9 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     return curve_rows(inputs, theorems, cancel, progress)
 
 
-def curve_inputs(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points=None, eta: float = 1e-2,
-                 multiplicities=None, mechanisms=None, lower: bool = True, cancel: Optional[CancelToken] = None,
+def curve_inputs(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points=None,
+                 eta: float = 1e-2, multiplicities=None, mechanisms=None, lower: bool = True,
+                 cancel: Optional[CancelToken] = None,
                  optimal_curve: Optional[Callable[[], Optional[tuple]]] = None,
                  time_limit: Optional[float] = None) -> CurveInputs:
     """``curve``'s validated inputs, for a caller that asks for the theorems' rows in parts
@@ -158,7 +159,8 @@ def curve_rows(inputs: CurveInputs, theorems=THEOREMS, cancel: Optional[CancelTo
                 out = _out_of_time(inputs, name)
             uppers[name], low = out[0], out[1]
             lowers[name] = low if inputs.want_lower else None
-            notes[name] = tuple(out[2]) if len(out) > 2 else width_notes(uppers[name], lowers[name], inputs.eta)
+            notes[name] = tuple(out[2]) if len(out) > 2 else \
+                width_notes(uppers[name], lowers[name], inputs.eta)
     finally:
         inputs.progress = before
     if progress is not None:

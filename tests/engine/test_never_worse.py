@@ -162,7 +162,8 @@ def test_a_plans_candidates_and_its_curves_are_each_computed_once(monkeypatch):
     real = advanced._candidates
     monkeypatch.setattr(advanced, "_candidates", lambda s, d: computed.append(s) or real(s, d))
     eps = [0.1, 0.2, 0.3]
-    plan, curve = plan_sums(validate_plan(eps, [0.0] * 3)), prefix_sums(np.array(eps), np.zeros(3), np.arange(1, 4))
+    plan = plan_sums(validate_plan(eps, [0.0] * 3))
+    curve = prefix_sums(np.array(eps), np.zeros(3), np.arange(1, 4))
     first = [advanced.advanced_candidates(s, 1e-6) for s in (plan, curve)]
     again = [advanced.advanced_candidates(s, 1e-6) for s in (plan, curve)]
     assert again[0] is first[0] and again[1] is first[1] and computed == [plan, curve]
