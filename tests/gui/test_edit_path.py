@@ -3,6 +3,7 @@ per edit, and never a composition on the GUI thread."""
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 from PySide6.QtCore import QSettings
@@ -73,13 +74,16 @@ def test_one_edit_is_one_validation_one_plan_event_and_one_worker_trip(qtbot, tm
 
 def test_the_gui_thread_never_composes(qtbot, tmp_path, monkeypatch):
     threads: list[str] = []
-    for name in ("compose", "compose_all", "allocate", "curve", "privacy_profile"):
-        real = getattr(engine, name)
+    # (an evaluation's parts compose from the engine's inputs: compose_rows, curve_rows)
+    modules = {m: importlib.import_module(f"dpplanner.engine.{m}") for m in ("compose", "curve")}
+    for where, name in [(engine, n) for n in ("compose", "compose_all", "allocate", "curve", "privacy_profile")] \
+            + [(modules["compose"], "compose_rows"), (modules["curve"], "curve_rows")]:
+        real = getattr(where, name)
 
         def recording(*args, _real=real, **kwargs):
             threads.append(threading.current_thread().name)
             return _real(*args, **kwargs)
-        monkeypatch.setattr(engine, name, recording)
+        monkeypatch.setattr(where, name, recording)
 
     window = _window(qtbot, tmp_path)
     window.show()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -71,7 +72,8 @@ def test_worker_failure_fails_the_smoke_test(qapp, capsys, monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("engine broken on purpose")
 
-    monkeypatch.setattr("dpplanner.engine.compose_all", broken)   # what jobs.evaluate calls
+    # what jobs.evaluate calls (the module: the package's name "compose" is the function)
+    monkeypatch.setattr(importlib.import_module("dpplanner.engine.compose"), "compose_rows", broken)
     assert smoke.run() == 1
     err = capsys.readouterr().err
     assert "FAILED at composition: the worker reported: evaluate: engine broken on purpose" in err
@@ -87,8 +89,9 @@ def run_smoke_subprocess(code: str, **env) -> subprocess.CompletedProcess:
 def test_hung_step_ends_the_process_with_the_timeout_code():
     # The worker sleeps far longer than the smoke test's time limit: the watchdog must end it.
     code = ("import sys, time\n"
-            "import dpplanner.engine as engine\n"
-            "engine.compose_all = lambda *args, **kwargs: time.sleep(600)\n"
+            "import importlib\n"
+            "compose = importlib.import_module('dpplanner.engine.compose')\n"
+            "compose.compose_rows = lambda *args, **kwargs: time.sleep(600)\n"
             "from dpplanner.gui import smoke\n"
             "sys.exit(smoke.run(timeout_s=3))\n")
     proc = run_smoke_subprocess(code)

@@ -1,5 +1,6 @@
-"""Two closed forms computed for one plan by the operations of their many-row (or library) form:
-the same bits, without the arrays' overhead (engine/filters.py, engine/concurrent.py)."""
+"""The closed forms' work for one evaluation: a plan's filter and Vadhan-Wang totals by the
+operations of their many-row (or library) form, the same bits without the arrays' overhead
+(engine/filters.py, engine/concurrent.py); the room delta_g leaves computed once per sums."""
 
 import numpy as np
 from scipy.special import logsumexp
@@ -31,3 +32,21 @@ def test_the_log_sum_is_scipys():
         cases.append(a)
     for a in cases:
         assert repr(_log_sum_exp(a)) == repr(float(logsumexp(a)))
+
+
+def test_the_room_left_for_delta_is_computed_once_per_sums(monkeypatch):
+    """advanced's Steinke, the generic zCDP cap and the filters all ask a curve's sums for the
+    room delta_g leaves: the exact subtraction runs once per delta_g, and its array is read-only."""
+    from dpplanner.engine import never_worse, stats
+    from dpplanner.engine.filters import filter_candidates
+
+    calls = []
+    real = stats.room_down
+    monkeypatch.setattr(stats, "room_down", lambda *a: calls.append(a[0]) or real(*a))
+    eps = np.full(100, 0.01)
+    s = stats.prefix_sums(eps, np.full(100, 1e-9), np.arange(1, 101))
+    never_worse.best_cheap(s, 1e-6)
+    filter_candidates(s, 1e-6, least_only=True)
+    assert calls == [1e-6]
+    s.delta_room(1e-5)
+    assert calls == [1e-6, 1e-5] and not s.delta_room(1e-6).flags.writeable
