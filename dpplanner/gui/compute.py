@@ -150,6 +150,7 @@ class ComputeController(QObject):
         self._debounce.timeout.connect(self._flush_debounced)
         self._engine_process = engine_process
         self._queued = 0        # jobs handed to the worker whose outcome has not come back yet
+        self._closed = False    # shut down: no job is sent from here any more (see _send_now)
         self._sent: list[Job] = []      # of those, the ones sent on submit
         self._thread = QThread()
         self._thread.setObjectName("dpplanner-compute")
@@ -247,6 +248,7 @@ class ComputeController(QObject):
 
     def shutdown(self) -> None:
         """Cancel everything and stop the worker thread (called when the window closes)."""
+        self._closed = True
         self._debounce.stop()
         self._pending.clear()
         for job in self._active.values():
@@ -285,9 +287,11 @@ class ComputeController(QObject):
         free (see the module doc): its id there, or None (the worker sends it, as any other job;
         it also reports a request that would not go). Only with an idle worker: a job queued
         before this one and waiting for the process would wait for this claim, which only the
-        worker behind it ends."""
+        worker behind it ends. Never after ``shutdown``: the stopped worker would not collect it,
+        and its claim would keep the shared process from every other window (a job submitted
+        while the window closes, e.g. as its document closes)."""
         engine = self._engine_process
-        if self._queued or engine is None or not getattr(fn, "in_engine_process", False) or \
+        if self._closed or self._queued or engine is None or not getattr(fn, "in_engine_process", False) or \
                 not engine.claim():
             return None
         try:

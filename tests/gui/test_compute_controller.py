@@ -293,6 +293,26 @@ def test_an_engine_job_is_sent_before_submit_returns_when_the_worker_is_idle(qtb
         ctl.shutdown()
 
 
+def test_a_job_submitted_after_shutdown_leaves_the_shared_engine_process_free(qtbot, probe):
+    """A closing window may still submit a job (its document closing): nothing may claim the
+    engine process for it, since the stopped worker would never collect it and every other
+    window's jobs would wait for that claim for ever."""
+    claims: list = []
+    process = InlineProcess()
+    process.claim = lambda: claims.append(1) or True
+    closed = ComputeController(debounce_ms=20, engine_process=process)
+    closed.shutdown()
+    closed.submit("profile", engine_doubles, FakeRequest(1), Probe().handlers)
+    assert claims == [] and process.sent_from == []
+    other = ComputeController(debounce_ms=20, engine_process=process)
+    try:
+        with qtbot.waitSignal(probe.result) as blocker:
+            other.submit("evaluate", engine_doubles, FakeRequest(21), probe.handlers)
+        assert blocker.args == [42] and claims == [1]
+    finally:
+        other.shutdown()
+
+
 def test_an_engine_job_submitted_while_the_worker_is_busy_waits_its_turn(qtbot, probe):
     process = InlineProcess()
     ctl = ComputeController(debounce_ms=20, engine_process=process)
