@@ -288,7 +288,8 @@ def validate_state(budget: Budget, stats: Sequence[Statistic],
 
 def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
     """Where the free statistics are redistributed (the plan's redistribution on, or one
-    redistribution asked for: redistribution.allocated), a free statistic with OpenDP (discrete)
+    redistribution asked for: redistribution.allocated), a free statistic's share by weight is
+    above 0 (what basic composition gives it), and a free statistic with OpenDP (discrete)
     noise gets at least its weight's share of the spendable epsilon the pins' plain sum leaves
     (what basic composition gives it; the plan's theorem, never worse than basic, gives no less).
     A share below DISCRETE_MIN_EPSILON is refused where it is typed (with redistribution off, when
@@ -303,6 +304,16 @@ def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
         return      # (the pins' check says what there is to say)
     discrete = [i for i, s in enumerate(stats) if not s.held and s.noise is Noise.OPENDP
                 and s.kind is not Kind.CUSTOM and not (s.group_by and s.select_groups)]
+    # a continuous one's share must not underflow to 0 (global ε 5e-324 under basic: no noise
+    # is calibrated for ε 0, and the redistribution failed naming an internal release)
+    zero = [i for i, s in enumerate(stats) if not s.held and s.kind is not Kind.CUSTOM
+            and i not in discrete and not s.weight * (left / weights) > 0]
+    if zero:
+        s = stats[zero[0]]
+        raise PlanError(f"{_name(s, zero[0])}: its share of the spendable ε by weight (global ε "
+                        f"{budget.epsilon!r}, weight {s.weight!r} of {weights:.4g}) underflows to 0, and no "
+                        "noise is calibrated for ε 0; raise the global ε or its weight",
+                        index=zero[0], field="weight")
     if not discrete:
         return
     from dpplanner.engine.validation import DISCRETE_MIN_EPSILON  # here: its module imports numpy
