@@ -212,15 +212,17 @@ def pld_total_only(request, cancel, progress):
 
 @pytest.mark.skipif(helper_process.usable_cpus() < 2, reason="needs two usable cores")
 def test_a_cancelled_evaluation_leaves_the_helper_free(process):
-    """Cancelled once it runs (its first progress comes after the helper got its half): the
-    evaluation ends as cancelled however fast it was, and the helper is free for the next job."""
+    """Cancelled once it runs (its first progress comes after the helper was sent its half): the
+    evaluation ends as cancelled however fast it was, and the helper is free for the next job.
+    (Whether the helper started that half before the cancel reached it depends on the machine's
+    speed: on a busy one it may find it cancelled first.)"""
     helper_up(process)
     before = helper_ran(process, jobs._helper_half)
     token = engine.CancelToken()
     with pytest.raises(engine.Cancelled):
         process.run(jobs.evaluate, synthetic_100_request(), token, lambda f: token.cancel())
     assert helper_up(process, timeout_s=30.0)
-    assert helper_ran(process, jobs._helper_half) == before + 1     # it had its half, and let it go
+    assert helper_ran(process, jobs._helper_half) in (before, before + 1)
 
 
 def test_a_result_holding_its_request_gets_the_callers_own_back(process, small_plan):
