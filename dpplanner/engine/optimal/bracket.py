@@ -12,6 +12,7 @@ from .exact import GROUPED_MAX_OUTCOMES, _pure_sum, grouped_bracket, grouped_out
 from .pld import common_lattice, lattice_bracket, lattice_points, pld_bracket
 from .result import Bracket
 from .refine import split_bracket
+from .split import model_step
 from .two_sets import two_set_bracket
 from .window import window_bracket
 
@@ -19,6 +20,10 @@ from .window import window_bracket
 FAST_MAX_SUM = 1e5
 #: Largest composed lattice (points) for the exact common-lattice path.
 LATTICE_MAX_POINTS = 1 << 20
+#: Largest work of the fast path (``fast_work``, point-squarings): beyond it no lattice is composed
+#: and the exact paths' bracket is returned, met with the cheaper theorems by the caller (the test
+#: suite's and benchmarks' plans stay below 10^7; the app's 10^5 queries in a few groups, ~10^9).
+FAST_MAX_WORK = float(1 << 31)
 
 
 def merge_groups(eps: np.ndarray, mult: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -90,8 +95,15 @@ def _bracket(eps, mult, delta_bar, eta, delta_bar_hi=None, *, cancel=None, progr
     if e.size < 2 and best is not None:  # the homogeneous root is exact: no lattice does better
         return _with_reason(best, eta, "")
     if float(np.sum(m * e)) > FAST_MAX_SUM:
-        return _with_reason(_meet(best, _beyond_lattices(e, m, delta_bar, delta_bar_hi, total)), eta,
+        cause = f"sum of epsilons above {FAST_MAX_SUM:g}, beyond the lattice engine"
+        return _with_reason(_meet(best, _beyond_lattices(e, m, delta_bar_hi, total, cause)), eta,
                             f"; width > eta = {eta:.3g}: the sum of the epsilons is beyond every lattice")
+    work = fast_work(e, m, eta)
+    if work > FAST_MAX_WORK:
+        cause = "the lattice engine's work bound"
+        return _with_reason(_meet(best, _beyond_lattices(e, m, delta_bar_hi, total, cause)), eta,
+                            f"; width > eta = {eta:.3g}: the lattice engine's work ({work:.3g} point-"
+                            f"squarings) is beyond its bound of {FAST_MAX_WORK:.3g}")
     b = split_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
     if b is None:
         b = pld_bracket(e, m, delta_bar, eta, cancel=cancel, progress=progress, delta_bar_hi=delta_bar_hi)
@@ -110,13 +122,35 @@ def _with_reason(out: Bracket, eta: float, fast_method: str) -> Bracket:
     return Bracket(out.upper, out.lower, out.method + why)
 
 
-def _beyond_lattices(e, m, delta_bar, delta_bar_hi, total: Bracket) -> Bracket:
-    """Sum of eps above 1e5: no lattice resolves it. OptComp <= the plain sum, and OptComp of the
-    whole plan >= that of its largest group alone (dropping queries is post-processing)."""
+def lattices_skipped(eps, mult, eta: float) -> bool:
+    """True where ``optimal_bracket`` composes no lattice on its fast path (the sum of the epsilons
+    or the fast path's work beyond its bound): its total is then the exact paths' and the cheaper
+    theorems', computed in a fraction of a second."""
+    e, m = merge_groups(eps, mult)
+    if e.size < 2:
+        return False
+    return float(np.sum(m * e)) > FAST_MAX_SUM or fast_work(e, m, eta) > FAST_MAX_WORK
+
+
+def fast_work(e: np.ndarray, m: np.ndarray, eta: float) -> float:
+    """The fast path's work bound, a function of the plan and eta alone: the lattice points its
+    groups of repeated queries span on its first lattice (``model_step``) times the squarings that
+    raise them to their powers. Where delta_bar is tiny the FFT rounding floor keeps every tail, so
+    that span is what gets composed: three groups of 10^6 queries (epsilons 1e-3 .. 3e-3, delta_bar
+    1e-14) span 7.9e8 points on 2^-16, 1.6e10 point-squarings, minutes per lattice, and no certified
+    upper end on any. Single queries are batched by shifted adds and not counted."""
+    step = model_step(e, m, eta)
+    big = m > 1
+    squarings = np.array([int(x).bit_length() for x in m[big].tolist()], dtype=float)
+    return float(np.sum(2.0 * m[big] * e[big] / step * squarings))
+
+
+def _beyond_lattices(e, m, delta_bar_hi, total: Bracket, cause: str) -> Bracket:
+    """No lattice is composed (``cause``): OptComp <= the plain sum, and OptComp of the whole plan
+    >= that of its largest group alone (dropping queries is post-processing)."""
     g = int(np.argmax(m * e))
     lo = homogeneous_bracket(float(e[g]), int(m[g]), delta_bar_hi).lower
-    return Bracket(total.upper, lo, f"sum of epsilons above {FAST_MAX_SUM:g}, beyond the lattice engine: "
-                                    f"the plain sum above, the largest group alone below")
+    return Bracket(total.upper, lo, f"{cause}: the plain sum above, the largest group alone below")
 
 
 def _edge(db: float, total: Bracket, upper: bool) -> Optional[float]:
@@ -150,7 +184,9 @@ def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, clustered: bool = Fal
     if outcomes <= GROUPED_MAX_OUTCOMES:
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
     lat = common_lattice(e)
-    if lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS:
+    # lattice_pmf builds each group's whole binomial (sum a_g m_g points) before truncating
+    if (lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS
+            and int(np.sum(lat[0] * m)) <= LATTICE_MAX_POINTS):
         yield lambda e, m, db, hi, c: lattice_bracket(e, m, db, lat, c, hi)
 
 
