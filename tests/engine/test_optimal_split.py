@@ -284,3 +284,51 @@ def test_a_time_limit_reached_composes_no_skipped_lattice_after_it(monkeypatch):
     b = refine.split_bracket(*_GROUPED, 1e-14, 1e-2, cancel=_TimeUp())
     assert steps == [2.0 ** -11]
     assert b.method.endswith("stopped at the time limit of 1 s") and b.lower <= b.upper
+
+
+def test_the_method_names_the_lattice_the_upper_end_is_from(monkeypatch):
+    """Refined on 2^-10, 2^-11 then 2^-9 (its width missing eta at delta_bar 3.6e-12), the best
+    upper end is 2^-10's: the method names that lattice, not the last one composed."""
+    e, m = np.array([0.046413, 0.096303, 0.135666, 0.210157]), np.array([322, 68, 319, 320])
+    ends, side = [], refine.split_side
+
+    def recorded(e, m, db, step, *a):
+        out = side(e, m, db, step, *a)
+        ends.append((out[0], step))
+        return out
+
+    monkeypatch.setattr(refine, "split_side", recorded)
+    b = refine.split_bracket(e, m, 3.62e-12, 0.00398)
+    up, step = min(ends)
+    assert len(ends) > 1 and ends[-1][1] != step
+    assert b.upper == refine.widen_up(up) and b.method.startswith(f"pld d=2^{int(math.log2(step))} ")
+
+
+class _TimeUpOnTheSkippedLattice:
+    """A caller's time limit, reached while the lattice skipped at the start is composed last."""
+
+    def check(self):
+        pass
+
+    def reason(self):
+        return "stopped at the time limit of 1 s"
+
+
+def test_a_time_limit_reached_on_the_skipped_lattice_keeps_the_bracket_found(monkeypatch):
+    """The skipped lattice (2^-10) composed last runs into the caller's time limit: the bracket is
+    the one the refinement found (2^-11's), and the method says the limit stopped it."""
+    steps = []
+    side = refine.split_side
+
+    def timed(e, m, db, step, *a):
+        steps.append(step)
+        if len(steps) == 2:
+            raise refine.OutOfTime
+        return side(e, m, db, step, *a)
+
+    monkeypatch.setattr(refine, "split_side", timed)
+    b = refine.split_bracket(*_GROUPED, 1e-14, 1e-2, cancel=_TimeUpOnTheSkippedLattice())
+    assert steps == [2.0 ** -11, 2.0 ** -10]
+    up, lo, _ = side(*_GROUPED, 1e-14, 2.0 ** -11, split.SMOOTH_SHARE * 1e-2, None, 1e-2 / 4, None)
+    assert (b.upper, b.lower) == (refine.widen_up(up), refine.widen_down(lo))
+    assert b.method.endswith("stopped at the time limit of 1 s")

@@ -43,7 +43,8 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
         skipped = _within(e, m, step, max_points)
         step /= 2
     step = _within(e, m, step, max_points)
-    best_up, best_lo, n_smooth = math.inf, 0.0, 0
+    # the lattice the best upper end is from, and its groups rounded down: what the method names
+    best_up, best_lo, best_step, best_smooth = math.inf, 0.0, step, 0
     history: list[tuple[float, float]] = []
     why, first, timed_out = "", step, False
     for it in range(MAX_ROUNDS):
@@ -53,6 +54,8 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
         except OutOfTime:
             why, timed_out = cancel.reason(), True
             break
+        if up < best_up:
+            best_step, best_smooth = step, n_smooth
         best_up, best_lo = min(best_up, up), max(best_lo, lo)
         width = best_up - best_lo
         if progress is not None:
@@ -96,14 +99,14 @@ def split_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, eta: float, *,
         # 2^-11 against 1017.312453 on 2^-12; 1000 queries in a few large groups at delta_bar
         # 1e-14, 1.797 on 2^-10 where 2^-11 certified no upper end
         try:
-            up, lo, _ = split_side(e, m, delta_bar, skipped, SMOOTH_SHARE * eta, cancel, eta / 4,
-                                   delta_bar_hi)
+            up, lo, n_smooth = split_side(e, m, delta_bar, skipped, SMOOTH_SHARE * eta, cancel,
+                                          eta / 4, delta_bar_hi)
             if up < best_up:
-                step = skipped      # the lattice named is the one the upper end shown is from
+                best_step, best_smooth = skipped, n_smooth
             best_up, best_lo = min(best_up, up), max(best_lo, lo)
         except OutOfTime:
             why = cancel.reason()
-    method = f"pld d=2^{int(math.log2(step))} (second-order lower bound, {n_smooth} groups rounded down)"
+    method = f"pld d=2^{int(math.log2(best_step))} (second-order lower bound, {best_smooth} groups rounded down)"
     if why:
         method += f"; width > eta = {eta:.3g}: {why}"
     return Bracket(widen_up(best_up), widen_down(best_lo), method)
