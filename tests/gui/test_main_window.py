@@ -15,7 +15,8 @@ from dpplanner.model import Kind, Statistic
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from keys import cell, open_cell, retype, wait_idle
+from held_totals import overspend_while_totals_wait
+from keys import cell, wait_idle
 
 
 def total_basic(plan) -> float:
@@ -222,22 +223,7 @@ def test_cancel_button_stops_the_computation(qtbot, make_window, small_plan):
 def test_a_cancelled_total_leaves_no_total_drawn_as_the_edited_plans(qtbot, make_window, small_plan):
     """ε_i 5 typed (the plan now spends 5.75 of 1), its totals cancelled: the Spent bar and the
     cost plot no longer show the total before the edit as this plan's (it read "within budget")."""
-    slow, release = [], threading.Event()
-
-    def engine_fn(request, cancel, progress):
-        while slow and not release.wait(0.005):
-            cancel.check()
-        return jobs.evaluate(request, cancel, progress)
-
-    window = make_window(evaluate_fn=engine_fn)
-    window.document.load(small_plan(redistribute=False), None, "t")
-    window.show()
-    wait_idle(qtbot, window)
-    assert window.budget_panel.meter.format().startswith("ε 1.0000 of 1")
-    slow.append(1)
-    editor = open_cell(window, 0, "epsilon")
-    retype(editor, "5")
-    QTest.keyClick(editor, Qt.Key.Key_Return)
+    window, release = overspend_while_totals_wait(qtbot, make_window, small_plan)
     qtbot.waitUntil(window.status.cancel_button.isVisible)
     QTest.mouseClick(window.status.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.controller.is_busy())

@@ -5,17 +5,15 @@ red as soon as the new totals say the plan overspends."""
 
 from __future__ import annotations
 
-import threading
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
 
-from dpplanner.compute import jobs
 from dpplanner.gui.evaluation import COMPUTING
 from dpplanner.gui.plots import LATE_OPACITY
 from dpplanner.gui.spent_meter import FIT, OVER_BUDGET, PENDING
-from keys import field, open_cell, retype, type_into, wait_idle
+from held_totals import overspend_while_totals_wait
+from keys import field, type_into, wait_idle
 
 
 def reading(window) -> tuple:
@@ -87,24 +85,10 @@ def test_undoing_an_overspending_budget_gives_no_verdict_meanwhile(qtbot, window
 
 def test_a_total_that_is_late_greys_the_bar_with_the_totals(qtbot, make_window, small_plan):
     """ε_i 5 typed (the plan then spends 5.75 of 1) while its totals take long: once the Totals
-    table greys ("computing"), the bar greys too, with no verdict, and the plot's curves fade (it read "ε 1.0000 of 1 (100.0%)",
-    within budget, for the whole computation); red when the total comes."""
-    slow, release = [], threading.Event()
-
-    def engine_fn(request, cancel, progress):
-        while slow and not release.wait(0.005):
-            cancel.check()
-        return jobs.evaluate(request, cancel, progress)
-
-    window = make_window(evaluate_fn=engine_fn)
-    window.document.load(small_plan(redistribute=False), None, "t")
-    window.show()
-    wait_idle(qtbot, window)
-    assert window.budget_panel.meter.format().startswith("ε 1.0000 of 1")
-    slow.append(1)
-    editor = open_cell(window, 0, "epsilon")
-    retype(editor, "5")
-    QTest.keyClick(editor, Qt.Key.Key_Return)
+    table greys ("computing"), the bar greys too, with no verdict (it read "ε 1.0000 of 1
+    (100.0%)", within budget, for the whole computation), and the plot's curves fade; red when
+    the total comes."""
+    window, release = overspend_while_totals_wait(qtbot, make_window, small_plan)
     qtbot.waitUntil(lambda: window.results_panel.status.text() == COMPUTING)
     _eps, current, enabled, text, red, reason, _button, note = reading(window)
     assert (current, enabled, text, red, reason, note) == (False, False, PENDING, False, False, False)
