@@ -114,7 +114,7 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
     # the floor (3 x 10^6 Laplace queries: 0.4 s against 8 s) and the answer is the same either way
     # (a floor at or above pld's total means "optimal" is too)
     noisy = c.lap | c.gau | c.disc
-    if (not lattices_skipped(plan.eps, plan.mult, eta)
+    if (not lattices_skipped(plan.eps, plan.mult, eta, delta_g)
             and result.epsilon <= _optimal_floor(plan, noisy, c.ed, delta_g, result, cancel)):
         return replace(result, seconds=time.perf_counter() - start)
     generic = generic_total()
