@@ -20,6 +20,11 @@ from .window import window_bracket
 FAST_MAX_SUM = 1e5
 #: Largest composed lattice (points) for the exact common-lattice path.
 LATTICE_MAX_POINTS = 1 << 20
+#: Largest whole binomials (sum of a_g m_g points) the exact common-lattice path builds where
+#: delta_bar lets their tails be dropped (UNTRUNCATED): three groups of 6 x 10^5 queries at delta_bar
+#: 1e-6 are exact in ~2 s; below, LATTICE_MAX_POINTS (at 1e-14 no lattice's rounding fits delta_bar,
+#: and 6 x 10^6 points took 20 s for the plain sum).
+LATTICE_MAX_WHOLE = 1 << 22
 #: Largest work of the fast path (``fast_work``, point-squarings): beyond it no lattice is composed
 #: and the exact paths' bracket is returned, met with the cheaper theorems by the caller (the test
 #: suite's and benchmarks' plans stay below 10^7; the app's 10^5 queries in a few groups, ~10^9).
@@ -92,7 +97,7 @@ def _bracket(eps, mult, delta_bar, eta, delta_bar_hi=None, *, cancel=None, progr
                        b.lower if edge[False] is None else edge[False], b.method)
     best = None
     if not force_pld:
-        for path in _exact_paths(e, m, eta):
+        for path in _exact_paths(e, m, eta, delta_bar):
             best = _meet(best, _clamp(path(e, m, delta_bar, delta_bar_hi, cancel), total))
             if _done(best, eta):
                 return best
@@ -129,7 +134,8 @@ def _with_reason(out: Bracket, eta: float, fast_method: str) -> Bracket:
 def lattices_skipped(eps, mult, eta: float, delta_bar: float) -> bool:
     """True where ``optimal_bracket`` composes no lattice on its fast path (the sum of the epsilons
     or the fast path's work beyond its bound): its total is then the exact paths' and the cheaper
-    theorems', computed in a fraction of a second."""
+    theorems', computed in a fraction of a second. Asked at a delta_bar above the plan's own (its
+    delta_g), True still means skipped: the work only grows as delta_bar shrinks."""
     e, m = merge_groups(eps, mult)
     if e.size < 2:
         return False
@@ -137,15 +143,15 @@ def lattices_skipped(eps, mult, eta: float, delta_bar: float) -> bool:
 
 
 def fast_work(e: np.ndarray, m: np.ndarray, eta: float, delta_bar: float) -> float:
-    """The fast path's work bound, a function of the plan and eta alone: the lattice points its
-    groups of repeated queries span on its first lattice (``model_step``) times the squarings that
-    raise them to their powers. Where delta_bar is tiny the FFT rounding floor keeps every tail, so
-    that span is what gets composed: three groups of 10^6 queries (epsilons 1e-3 .. 3e-3, delta_bar
-    1e-14) span 7.9e8 points on 2^-16, 1.6e10 point-squarings, minutes per lattice, and no certified
-    upper end on any. Single queries are batched by shifted adds and not counted. Where delta_bar
-    lets truncation drop the tails (UNTRUNCATED), each lattice's size is capped (MAX_POINTS) and
-    the work is not counted (0): three groups of 3 x 10^5 queries at delta_bar 1e-6 are composed in
-    about a second (11.3266, where the count alone gave zCDP's 12.04)."""
+    """The fast path's work bound, a function of the plan, eta and delta_bar alone: the lattice
+    points its groups of repeated queries span on its first lattice (``model_step``) times the
+    squarings that raise them to their powers. Where delta_bar is tiny the FFT rounding floor keeps
+    every tail, so that span is what gets composed: three groups of 10^6 queries (epsilons 1e-3 ..
+    3e-3, delta_bar 1e-14) span 7.9e8 points on 2^-16, 1.6e10 point-squarings, minutes per lattice,
+    and no certified upper end on any. Single queries are batched by shifted adds and not counted.
+    Where delta_bar lets truncation drop the tails (UNTRUNCATED), each lattice's size is capped
+    (MAX_POINTS) and the work is not counted (0): three groups of 10^6 queries at delta_bar 1e-9
+    are composed in about a second."""
     if TAIL_FRACTION * delta_bar >= UNTRUNCATED:
         return 0.0
     step = model_step(e, m, eta)
@@ -170,7 +176,7 @@ def _edge(db: float, total: Bracket, upper: bool) -> Optional[float]:
     return 0.0 if db >= 1 else None
 
 
-def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, clustered: bool = False):
+def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, delta_bar: float, clustered: bool = False):
     """The exact paths that apply, cheapest first (two small enumerated halves cost
     milliseconds; enumerating everything or a fine common lattice can cost seconds). Before the
     costly ones, the loss window of a plan of a few thousand queries (not exact, but within eta
@@ -194,8 +200,9 @@ def _exact_paths(e: np.ndarray, m: np.ndarray, eta: float, clustered: bool = Fal
         yield lambda e, m, db, hi, c: grouped_bracket(e, m, db, hi)
     lat = common_lattice(e)
     # lattice_pmf builds each group's whole binomial (sum a_g m_g points) before truncating
+    whole = LATTICE_MAX_WHOLE if TAIL_FRACTION * delta_bar >= UNTRUNCATED else LATTICE_MAX_POINTS
     if (lat is not None and lattice_points(e, m, 2 * lat[1]) <= LATTICE_MAX_POINTS
-            and int(np.sum(lat[0] * m)) <= LATTICE_MAX_POINTS):
+            and int(np.sum(lat[0] * m)) <= whole):
         yield lambda e, m, db, hi, c: lattice_bracket(e, m, db, lat, c, hi)
 
 
@@ -234,11 +241,11 @@ def _clustered(e, m, ids, db, hi, cancel) -> Optional[Bracket]:
     e_up = np.array([float(e[ids == c].max()) for c in range(n)])
     e_lo = np.array([float(e[ids == c].min()) for c in range(n)])
     up = lo = None
-    for path in _exact_paths(e_up, mc, math.inf, clustered=True):
+    for path in _exact_paths(e_up, mc, math.inf, db, clustered=True):
         up = _meet(up, path(e_up, mc, db, db, cancel))
         if up is not None and _done(up, 1e-9 * (1.0 + up.upper)):   # (a path may find nothing)
             break
-    for path in _exact_paths(e_lo, mc, math.inf, clustered=True):
+    for path in _exact_paths(e_lo, mc, math.inf, hi, clustered=True):
         lo = _meet(lo, path(e_lo, mc, hi, hi, cancel))
         if lo is not None and _done(lo, 1e-9 * (1.0 + lo.upper)):
             break
