@@ -166,7 +166,7 @@ class ScaleSearch:
                 if composed(t_hi, at).epsilon > epsilon_g:
                     break
                 # steps of 2^1 ... 2^16: a total delta_g absorbs stays 0 from epsilon_g = 1e-300
-                # up to ~1e-7 per query, 2^800 above (doubling gave up at 2^200)
+                # up to ~1e-7 per query, 2^800 above (beyond what 200 doublings reach)
                 t_lo, t_hi = t_hi, t_hi * 2.0 ** min(1 << i, 16)
             else:  # pragma: no cover - every theorem grows without bound in t
                 raise BudgetError("could not find a scale that exhausts the budget", held_indices=held_indices)

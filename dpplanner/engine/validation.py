@@ -33,7 +33,7 @@ DISCRETE = ("discrete-laplace", "discrete-gaussian")
 #: would not fit the lattice; above 1024 its loss is below 2^-64: discrete_objects.py).
 DISCRETE_MIN_EPSILON = 2.0 ** -64
 DISCRETE_MAX_EPSILON = 1024.0
-DISCRETE_RANGE = "epsilon between 5.43e-20 and 1024"
+DISCRETE_RANGE = "epsilon between 5.43e-20 and 1024"      # (2^-64 = 5.421e-20, shown rounded up)
 #: Largest shift S of a discrete release (exact in a double).
 MAX_SHIFT = 2 ** 53
 #: Largest number of cells of one release (a grouped statistic moves at most 2 L0 <= 2 c cells).
@@ -48,8 +48,8 @@ MAX_QUERIES = 10**9
 MIN_ETA = 1e-12
 #: Largest total epsilon (a plan's sum of multiplicity x epsilon, and epsilon_g): every theorem's
 #: total, rounded up and widened by its error bounds, and every scale an allocation tries a few
-#: times above its budget, stay finite doubles (above ~1.8e308 a sum is inf, and 10^6 copies of
-#: 1e308 came out as 2.2e298 under optimal, far below the single release).
+#: times above its budget, stay finite doubles (above ~1.8e308 a sum is inf, and the lattices'
+#: arithmetic on 10^6 copies of 1e308 loses them: 2.2e298 under optimal, far below one release).
 MAX_TOTAL_EPSILON = 1e305
 
 

@@ -60,8 +60,8 @@ class FieldRule:
 
     @property
     def title(self) -> str:
-        """The label at the start of a sentence: "Groups per individual L0" (capitalize() wrote
-        "l0", "l∞")."""
+        """The label at the start of a sentence: "Groups per individual L0" (its first letter
+        upper-cased, the others kept: capitalize() lowers "L0" and "L∞")."""
         return self.label[:1].upper() + self.label[1:]
 
     def describe(self) -> str:

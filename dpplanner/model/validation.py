@@ -372,8 +372,8 @@ def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
                         f"{release_clause(stats, held)}", held_indices=held)
 
 
-#: How many pinned statistics a refusal names: those that spend the most (a long session pins
-#: dozens, and a sentence naming them all pushed the table off screen).
+#: How many pinned statistics a refusal names: those that spend the most (a plan edited for long
+#: may pin dozens, and a sentence naming them all would push the table off screen).
 NAMED_PINS = 5
 
 

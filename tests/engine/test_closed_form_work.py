@@ -25,7 +25,8 @@ def test_a_lone_rows_rruv_root_is_that_of_the_row_among_its_copies():
 
 def test_the_log_sum_is_scipys():
     rng = np.random.default_rng(12)
-    cases = [np.array([1.0]), np.array([-np.inf, 2.0]), np.array([np.inf, 1.0]), np.array([3.0, 3.0, 1.0])]
+    cases = [np.array([1.0]), np.array([-np.inf, 2.0]), np.array([np.inf, 1.0]), np.array([3.0, 3.0, 1.0]),
+             np.array([-np.inf, -np.inf])]
     for _ in range(2000):
         a = rng.normal(rng.uniform(-700, 10), rng.uniform(0, 50), int(rng.integers(1, 200)))
         a[rng.integers(0, a.size, 2)] = a.max() if rng.random() < 0.3 else a[0]

@@ -331,8 +331,8 @@ def test_an_allocation_written_back_checks_and_compares_the_epsilons_alone(monke
 
 
 def test_pins_that_leave_no_room_are_named_by_the_five_that_spend_most():
-    """A long session pins dozens: the refusal names the five pinned statistics spending the
-    most ε, in plan order, and counts the rest (it listed every one)."""
+    """A plan edited for long may pin dozens: the refusal names the five pinned statistics
+    spending the most ε, in plan order, and counts the rest."""
     stats = [Statistic(f"q{i}", kind=Kind.COUNT, epsilon=0.01 * (1 + i % 7), held=True) for i in range(40)]
     stats.append(Statistic("free", kind=Kind.COUNT))
     with pytest.raises(PlanError) as info:

@@ -268,7 +268,8 @@ def initial_step(eps: np.ndarray, mult: np.ndarray, delta_bar: float, eta: float
 def lattice_points(eps: np.ndarray, mult: np.ndarray, step: float) -> float:
     """Rough size of the composed pmf on this lattice (after truncation to ~ +-8 sigma)."""
     span = 2.0 * float(np.sum(mult * eps))
-    sigma = math.sqrt(float(np.sum(mult * eps * eps)))
+    with np.errstate(over="ignore"):        # (an inf sigma leaves the span, itself an upper size)
+        sigma = math.sqrt(float(np.sum(mult * eps * eps)))
     return min(span, 18.0 * sigma + 4.0 * float(np.max(eps))) / step
 
 
