@@ -28,3 +28,16 @@ def test_an_epsilon_above_the_budget_is_explained_by_the_plan_theorem_and_reserv
     reserved = Budget(epsilon=1.0, delta=1e-5, reserve=0.1)
     assert "above the spendable ε (0.9, after the reserve)" in above_global_tip(reserved)
     assert "the small probability, 1e-05, that the ε guarantee may fail" in above_global_tip(reserved)
+
+
+def test_the_unit_of_privacy_shown_in_a_label_fits_one_line():
+    """A one-line label shows the plan's unit as typed (spaces collapsed), cut with an ellipsis
+    beyond UNIT_SHOWN characters; no unit reads "individual"."""
+    from dpplanner.model.explanations import UNIT_SHOWN, unit_label
+
+    assert unit_label("household") == "household"
+    assert unit_label("  farm   holding ") == "farm holding"
+    assert unit_label("") == unit_label("   ") == "individual"
+    long = "registered business and all of its branches"
+    shown = unit_label(long)
+    assert len(shown) == UNIT_SHOWN and shown.endswith("…") and long.startswith(shown[:-1])
