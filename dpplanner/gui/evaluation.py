@@ -196,8 +196,11 @@ class Evaluation(QObject):
             else:
                 plan_k = request.multiplicities[request.repeat_index]
             self.cost_plot.set_curve(result.curve, plan_k, budget.spendable_epsilon)
-        if self._after_drawn:
-            self.cost_plot.after_paint(self._release)
+            if self._after_drawn:
+                self.cost_plot.after_paint(self._release)
+        else:       # (its curve failed: the plan before's is not left drawn as this plan's)
+            self.cost_plot.clear()
+            self._release()
         # The profile is slower than everything above: it runs as its own job, only while its
         # tab is shown and once edits have paused, so it never delays the next edit.
         self._profile_wanted = request.profile_request()

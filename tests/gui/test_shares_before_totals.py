@@ -107,6 +107,28 @@ def test_totals_that_fail_after_the_shares_were_adopted_leave_the_edit_made(qtbo
     assert not window.evaluation.result_is_current(window.evaluation.last_result)
 
 
+def test_totals_whose_curve_failed_leave_no_curve_of_the_plan_before(qtbot, window, monkeypatch):
+    """The totals came, the curve did not: the totals are shown, the failure said, and the plot
+    holds no curve (it kept the plan before's, drawn as this plan's)."""
+    import dataclasses
+
+    evaluate = jobs.evaluate
+
+    def without_curve(request, cancel, progress, **kwargs):
+        result = evaluate(request, cancel, progress, **kwargs)
+        return dataclasses.replace(result, curve=None, problems={"curve": "the curve broke"})
+
+    assert window.cost_plot.items
+    monkeypatch.setattr(jobs, "evaluate", without_curve)
+    type_epsilon(window, 1, "0.125")
+    wait_idle(qtbot, window)
+    assert window.plan[1].epsilon == 0.125
+    assert window.evaluation.result_is_current(window.evaluation.last_result)
+    assert "the curve broke" in window.status.label.text()
+    assert not window.cost_plot.items or all(
+        np.isnan(window.cost_plot.curve_data(name)[1]).all() for name in window.cost_plot.items)
+
+
 def greyed(panel) -> bool:
     table, grey = panel.table, panel.palette().placeholderText().color()
     return all(table.item(r, c).foreground().color() == grey
