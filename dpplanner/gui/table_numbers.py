@@ -22,9 +22,9 @@ from dpplanner.gui.table_columns import COLUMN_INDEX
 
 _EPSILON = COLUMN_INDEX["epsilon"]
 #: The columns every change of the plan may change in every row (side by side).
-PLAN_WIDE = (_EPSILON, COLUMN_INDEX["delta"], COLUMN_INDEX["error"])
+_PLAN_WIDE = (_EPSILON, COLUMN_INDEX["delta"], COLUMN_INDEX["error"])
 #: Of those, the ones whose cells need the row's accuracy.
-_ACCURACY = PLAN_WIDE[1:]
+_ACCURACY = _PLAN_WIDE[1:]
 #: Qt's table view redraws a changed range's own cells only when it has at most 200 of them (the
 #: whole view otherwise): a change of every row is signalled in ranges of at most that many cells.
 _RANGE_CELLS = 200
@@ -76,7 +76,7 @@ class PlanWideNumbers:
         bottom = min(bottom, len(self._rows) - 1)
         drawn = {**(waiting or {}), **(painted or {})}
         keep = self._after_result is not None and len(before) == len(self._rows)
-        moved: dict[int, list[int]] = {column: [] for column in PLAN_WIDE}     # column -> rows
+        moved: dict[int, list[int]] = {column: [] for column in _PLAN_WIDE}     # column -> rows
         for row in range(top, bottom + 1):
             stat = self._rows[row]
             was = drawn.get((row, _EPSILON))
@@ -97,7 +97,7 @@ class PlanWideNumbers:
                     moved[column].append(row)
         for column, rows in moved.items():
             self._signal_rows(column, rows)
-        self._signal_off_screen((_EPSILON,) if self._waiting else PLAN_WIDE, top, bottom)
+        self._signal_off_screen((_EPSILON,) if self._waiting else _PLAN_WIDE, top, bottom)
         if self._waiting:
             self._after_result(self._draw_waiting)
 

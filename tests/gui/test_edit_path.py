@@ -76,8 +76,8 @@ def test_the_gui_thread_never_composes(qtbot, tmp_path, monkeypatch):
     threads: list[str] = []
     # (an evaluation's parts compose from the engine's inputs: compose_rows, curve_rows)
     modules = {m: importlib.import_module(f"dpplanner.engine.{m}") for m in ("compose", "curve")}
-    for where, name in [(engine, n) for n in ("compose", "compose_all", "allocate", "curve", "privacy_profile")] \
-            + [(modules["compose"], "compose_rows"), (modules["curve"], "curve_rows")]:
+    watched = [(engine, n) for n in ("compose", "compose_all", "allocate", "curve", "privacy_profile")]
+    for where, name in watched + [(modules["compose"], "compose_rows"), (modules["curve"], "curve_rows")]:
         real = getattr(where, name)
 
         def recording(*args, _real=real, **kwargs):

@@ -135,7 +135,8 @@ def test_the_plan_is_validated_once_for_the_totals_and_once_for_the_curves(monke
     got = jobs._evaluate_beside(side, request, *split.halves(request.theorems, total_known=True),
                                 engine.CancelToken(), lambda f: None)
     assert counts == {"totals": 1, "curve": 1}
-    assert {n: repr(c.epsilon) for n, c in got.totals.items()} == {n: repr(c.epsilon) for n, c in alone.totals.items()}
+    assert ({n: repr(c.epsilon) for n, c in got.totals.items()}
+            == {n: repr(c.epsilon) for n, c in alone.totals.items()})
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
 
@@ -153,7 +154,8 @@ def test_a_repeated_querys_optimal_curve_stays_with_kovs(monkeypatch):
     here, there = split.halves(request.theorems, total_known=True)
     got = jobs._evaluate_beside(side, request, here, there, engine.CancelToken(), lambda f: None)
     assert side.parts == {2: "helper"} and not got.problems
-    assert {n: repr(c.epsilon) for n, c in got.totals.items()} == {n: repr(c.epsilon) for n, c in alone.totals.items()}
+    assert ({n: repr(c.epsilon) for n, c in got.totals.items()}
+            == {n: repr(c.epsilon) for n, c in alone.totals.items()})
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
 
@@ -196,6 +198,7 @@ def test_the_sender_computes_the_either_rows_while_the_helper_has_the_optimal_cu
                                 engine.CancelToken(), lambda f: None)
     assert side.parts == {0: "helper", 1: "sender", 2: "sender"}
     assert events == ["either rows", "collected"]
-    assert {n: repr(c.epsilon) for n, c in got.totals.items()} == {n: repr(c.epsilon) for n, c in alone.totals.items()}
+    assert ({n: repr(c.epsilon) for n, c in got.totals.items()}
+            == {n: repr(c.epsilon) for n, c in alone.totals.items()})
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])

@@ -8,12 +8,12 @@ import threading
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 
 from dpplanner import engine
 from dpplanner.compute import jobs
 from dpplanner.model import Kind, Statistic
-from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
 
 from held_totals import overspend_while_totals_wait
 from keys import cell, wait_idle
