@@ -13,18 +13,24 @@ from dpplanner.model.examples import example_path
 from keys import click_row, field, retype, show_tab, wait_idle
 
 
-@pytest.mark.parametrize("redistribute", [True, False])
-def test_the_digits_of_a_large_error_shown_can_be_edited(qtbot, shown, redistribute):
-    window = shown
-    window.document.load(files.load_plan(example_path("census-tables")), None, "census-tables")
+def target_error_field(qtbot, window, example: str, row: int, redistribute=None):
+    """``example`` opened (redistribution switched by its checkbox to ``redistribute`` unless None),
+    the Statistic tab shown on ``row`` clicked in the table: its "Target error" field."""
+    window.document.load(files.load_plan(example_path(example)), None, example)
     wait_idle(qtbot, window)
-    if window.plan.budget.redistribute != redistribute:
+    if redistribute is not None and window.plan.budget.redistribute != redistribute:
         QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
         wait_idle(qtbot, window)
     show_tab(window, "Statistic")
-    click_row(window, 2)
+    click_row(window, row)
     wait_idle(qtbot, window)
-    error = field(window.statistics_panel.inspector, "Target error")
+    return field(window.statistics_panel.inspector, "Target error")
+
+
+@pytest.mark.parametrize("redistribute", [True, False])
+def test_the_digits_of_a_large_error_shown_can_be_edited(qtbot, shown, redistribute):
+    window = shown
+    error = target_error_field(qtbot, window, "census-tables", 2, redistribute)
     shown_before = error.text()
     assert shown_before.isdigit() and int(shown_before) >= 1000, shown_before     # (no comma)
     error.setFocus()
@@ -42,12 +48,7 @@ def test_the_error_bound_shown_typed_again_becomes_the_target(qtbot, shown):
     """Typing over the error bound shown with the same number is the user's choice of that error:
     it is stored as the statistic's target (it was dropped as "nothing new typed")."""
     window = shown
-    window.document.load(files.load_plan(example_path("census-tables")), None, "census-tables")
-    wait_idle(qtbot, window)
-    show_tab(window, "Statistic")
-    click_row(window, 2)
-    wait_idle(qtbot, window)
-    error = field(window.statistics_panel.inspector, "Target error")
+    error = target_error_field(qtbot, window, "census-tables", 2)
     shown_before = error.text()
     assert window.plan[2].target_error is None
     error.setFocus()
@@ -62,16 +63,8 @@ def test_a_target_error_typed_after_a_refused_one_is_taken_on_its_own(qtbot, sho
     """A target error the plan cannot reach is refused; the next one typed in the same field is
     stored (or refused with its own reason): the refused value does not wait beside it."""
     window = shown
-    window.document.load(files.load_plan(example_path("psi-survey")), None, "psi-survey")
-    wait_idle(qtbot, window)
-    if window.plan.budget.redistribute != redistribute:
-        QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
-        wait_idle(qtbot, window)
-    show_tab(window, "Statistic")
-    click_row(window, 1)
-    wait_idle(qtbot, window)
+    error = target_error_field(qtbot, window, "psi-survey", 1, redistribute)
     inspector = window.statistics_panel.inspector
-    error = field(inspector, "Target error")
     with qtbot.capture_exceptions() as caught:
         for typed in ("1e-9", "2"):
             error.setFocus()
@@ -91,12 +84,7 @@ def test_a_key_typed_and_erased_in_the_error_shown_changes_nothing(qtbot, shown)
     """A digit typed and erased again, then Tab: the error bound shown is left as it was; it is
     not made the statistic's target (the plan is changed only by what is typed and confirmed)."""
     window = shown
-    window.document.load(files.load_plan(example_path("census-tables")), None, "census-tables")
-    wait_idle(qtbot, window)
-    show_tab(window, "Statistic")
-    click_row(window, 2)
-    wait_idle(qtbot, window)
-    error = field(window.statistics_panel.inspector, "Target error")
+    error = target_error_field(qtbot, window, "census-tables", 2)
     shown_before, undo_steps = error.text(), window.editor.undo_stack.count()
     error.setFocus()
     QTest.keyClick(error, Qt.Key.Key_End)
