@@ -139,6 +139,19 @@ def shown(qtbot, make_window):
 
 
 @pytest.fixture
+def synthetic_100(qtbot, shown):
+    """The shown window on synthetic-100 (redistributing), settled and painted."""
+    from dpplanner.model import files
+    from dpplanner.model.examples import example_path
+    from keys import handle_posted_events, wait_idle
+
+    shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
+    wait_idle(qtbot, shown)
+    handle_posted_events()
+    return shown
+
+
+@pytest.fixture
 def window(qtbot, tmp_path):
     """A shown window on ``small_plan()`` with its first evaluation done, settings in tmp_path
     (test files that need another window define their own ``window``)."""

@@ -18,16 +18,6 @@ from keys import field, handle_posted_events, open_cell, retype, type_into, wait
 ERROR, DELTA = COLUMN_INDEX["error"], COLUMN_INDEX["delta"]
 
 
-@pytest.fixture
-def opened(qtbot, shown):
-    """The window on synthetic-100 (redistributing), settled and painted."""
-    window = shown
-    window.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
-    wait_idle(qtbot, window)
-    handle_posted_events()
-    return window
-
-
 class PlotPaints(QObject):
     """Counts the cost plot's paints of curves set (not those held back until their turn)."""
 
@@ -58,8 +48,9 @@ def _type_epsilon(window, row: int, factor: float) -> None:
     QTest.keyClick(editor, Qt.Key.Key_Return)
 
 
-def test_the_other_rows_errors_are_computed_after_the_plot_paints_the_result(qtbot, opened, monkeypatch):
-    window = opened
+def test_the_other_rows_errors_are_computed_after_the_plot_paints_the_result(qtbot, synthetic_100,
+                                                                             monkeypatch):
+    window = synthetic_100
     rows = _rows_on_screen(window)
     row = next(r for r in rows if r > 2 and not window.plan[r].held)
     errors_before = _shown(window, ERROR, rows)
@@ -91,11 +82,11 @@ def test_the_other_rows_errors_are_computed_after_the_plot_paints_the_result(qtb
     assert len({r for r, a, b in zip(rows, errors_before, after) if a != b and r != row}) > 3
 
 
-def test_numbers_waiting_for_a_result_are_drawn_again_when_rows_move(qtbot, opened):
+def test_numbers_waiting_for_a_result_are_drawn_again_when_rows_move(qtbot, synthetic_100):
     """A row removed before the result of the edit before it is drawn: the numbers that waited
     are signalled as changed at once, in the rows where they are now (views draw them again, the
     column fit measures them), without redistribution too (which signals every number anyway)."""
-    window = opened
+    window = synthetic_100
     model, view = window.statistics_panel.model, window.statistics_panel.view
     QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
     wait_idle(qtbot, window)
