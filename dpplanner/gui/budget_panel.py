@@ -239,8 +239,9 @@ class BudgetPanel(QGroupBox):
         for i, n in enumerate(Neighbouring):
             self.neighbouring.setItemText(i, n.of(unit, c))
         self.truncate.setText(f"the release keeps at most c rows per {unit}")
-        self.truncate.setToolTip(f"Ticked: the release drops rows beyond c per {unit}. Unticked: the "
-                                 "data already guarantee at most c rows each.")
+        self.truncate.setToolTip(formatting.as_plain(
+            f"Ticked: the release drops rows beyond c per {unit}. Unticked: the data already guarantee "
+            "at most c rows each."))
         self.contributions.set_tip(f"c: the most rows (records) one protected {unit} contributes to "
                                    "the dataset. Every sensitivity is derived from it.")
 

@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QKeyEvent, QPalette
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
 from dpplanner.gui.fitted_label import WrappingLabel
+from dpplanner.gui.formatting import as_plain
 
 from dpplanner.model import FieldRule, PlanError
 from dpplanner.model.typed import format_value, parse_text
@@ -123,7 +124,8 @@ class RuleField(QWidget):
     def set_tip(self, tip: str) -> None:
         """The field's tooltip: ``tip`` (what it means), then what the rule allows."""
         allowed = f"Allowed: {self.rule.describe()}" + (" or empty." if self.rule.optional else ".")
-        self.edit.setToolTip(f"{tip}\n{allowed}" if tip else allowed)
+        # (as plain text: a tip may quote the plan's own words, its unit of privacy)
+        self.edit.setToolTip(as_plain(f"{tip}\n{allowed}" if tip else allowed))
 
     # -- the plan's side ------------------------------------------------------------------------
     def set_shown(self, shown: Optional[Callable[[Number], str]]) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QLineEdit
 
 from dpplanner.gui.fields import RuleField
+from dpplanner.gui.formatting import as_plain
 from dpplanner.model import FIELD_RULES, Budget, Statistic
 from dpplanner.model.contributions import default_max_groups, default_max_rows, group_count
 from dpplanner.model.explanations import unit_label
@@ -79,11 +80,13 @@ class GroupingFields:
     def _name_unit(self, unit: str) -> None:
         """The texts that speak of one protected individual, in the plan's word ("household")."""
         self.one_each.setText(f"one group per {unit} (L0 = 1)")
-        self.one_each.setToolTip(f"Tick when the grouping is a property of the {unit} (region of "
-                                 f"residence, age group): every {unit} is in exactly one group.")
-        self.select.setToolTip(f"The keys are not public (e.g. the occupations that occur): each group "
-                               f"is released only if its noisy count (each {unit} counted once) "
-                               "reaches a threshold, paid for with a share of the statistic's ε (and δ).")
+        # (as plain text: the unit is the plan's own word)
+        self.one_each.setToolTip(as_plain(f"Tick when the grouping is a property of the {unit} (region "
+                                          f"of residence, age group): every {unit} is in exactly one group."))
+        self.select.setToolTip(as_plain(f"The keys are not public (e.g. the occupations that occur): each "
+                                        f"group is released only if its noisy count (each {unit} counted "
+                                        "once) reaches a threshold, paid for with a share of the statistic's "
+                                        "ε (and δ)."))
         self.numbers["max_groups"].set_tip(f"Groups per {unit}: at most how many groups one {unit}'s "
                                            "rows fall in")
         self.numbers["max_rows"].set_tip(f"Rows per {unit} in one group: at most how many of one "

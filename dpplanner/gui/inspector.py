@@ -97,6 +97,7 @@ class StatisticInspector(QGroupBox):
         self.pinned.toggled.connect(lambda on: self._submit("held", on))
         self.units = QLabel("")
         self.moves = WrappingLabel("")
+        self.moves.setTextFormat(Qt.TextFormat.PlainText)       # (it quotes the plan's unit)
         self.moves.setAccessibleName("How one individual moves it")
         self.moves.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.sentence = WrappingLabel("")

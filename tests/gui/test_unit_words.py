@@ -79,3 +79,25 @@ def test_a_grouping_bound_is_named_with_its_capital_l(qtbot, statistic_tab_windo
     type_into(qtbot, field(inspector, "Groups per individual"), "1,5")
     said = problem(inspector, "Groups per individual")
     assert "Groups per individual L0: '1,5' is not a number" in said and "l0" not in said
+
+
+def test_a_unit_typed_as_markup_reads_as_typed(qtbot, shown):
+    """The unit of privacy is the plan's own text: typed as "<b>hh</b>", the tooltips and the
+    Statistic tab's lines that quote it show those characters, not bold text."""
+    from test_plan_text_shown_plain import as_qt_shows
+
+    window = shown
+    assert window.document.open_example(example_path("census-tables"), confirm=False)
+    wait_idle(qtbot, window)
+    panel, inspector = window.budget_panel, window.statistics_panel.inspector
+    type_into(qtbot, field(panel, "Unit of privacy"), "<b>hh</b>", Qt.Key.Key_Tab)
+    wait_idle(qtbot, window)
+    assert window.plan.budget.unit == "<b>hh</b>"
+    click_row(window, next(i for i, s in enumerate(window.plan) if s.group_by))
+    show_tab(window, "Statistic")
+    wait_idle(qtbot, window)
+    tips = [field(panel, "Truncate to c rows", QCheckBox).toolTip(), field(panel, "Rows per individual").toolTip(),
+            field(inspector, "One group per individual", QCheckBox).toolTip()]
+    for tip in tips:
+        assert "<b>hh</b>" in as_qt_shows(tip), tip
+    assert inspector.moves.textFormat() == Qt.TextFormat.PlainText and "<b>hh</b>" in inspector.moves.text()
