@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton, QWidget
 
 from dpplanner.model import Kind, Mechanism
 from dpplanner.model.report import render_report
-from keys import field
+from keys import click_row, field
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_count_to_mean_asks_for_the_bounds_right_there(qtbot, window):
 def test_a_target_error_typed_while_a_change_waits_for_its_bounds_joins_it(qtbot, window):
     """Count to mean waits for its bounds; a target error typed meanwhile waits with it and is
     the mean's target once the bounds are typed (it was passed on as an unknown field)."""
-    window.statistics_panel.select_row(0)           # count a
+    click_row(window, 0)                            # count a
     inspector = window.statistics_panel.inspector
     before = window.plan.snapshot()
     choose(field(inspector, "Kind", QComboBox), Kind.MEAN.value)
