@@ -306,8 +306,9 @@ def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
                 and s.kind is not Kind.CUSTOM and not (s.group_by and s.select_groups)]
     # a continuous one's share must not underflow to 0 (global ε 5e-324 under basic: no noise
     # is calibrated for ε 0, and the redistribution failed naming an internal release)
+    noisy = set(discrete)
     zero = [i for i, s in enumerate(stats) if not s.held and s.kind is not Kind.CUSTOM
-            and i not in discrete and not s.weight * (left / weights) > 0]
+            and i not in noisy and not s.weight * (left / weights) > 0]
     if zero:
         s = stats[zero[0]]
         raise PlanError(f"{_name(s, zero[0])}: its share of the spendable ε by weight (global ε "
