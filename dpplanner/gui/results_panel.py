@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner import engine
 from dpplanner.engine.types import Composition
-from dpplanner.gui import formatting
+from dpplanner.gui import formatting, theme
 from dpplanner.gui.fitted_label import WrappingLabel
 
 COLUMNS = ("theorem", "total ε", "total δ", "exact total lies in", "time")
@@ -124,7 +124,7 @@ class ResultsPanel(QGroupBox):
             for col in range(self.table.columnCount()):
                 item = self.table.item(row, col)
                 if item is not None:
-                    item.setForeground(self.palette().placeholderText())
+                    item.setForeground(theme.late_text(self.palette()))
 
     def text_at(self, theorem: str, column: str) -> str:
         col = COLUMNS.index(column)

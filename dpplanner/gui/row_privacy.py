@@ -49,6 +49,15 @@ class RowPrivacy:
             self._all = self._plan.privacy_all() if len(self._plan) else []
         return self._all
 
+    def delta(self, row: int) -> float:
+        """One row's δ_i: the plan's split of δ, which needs no calibration (its accuracy's δ)."""
+        return self._row_deltas()[row]
+
+    def _row_deltas(self) -> list[float]:
+        if self._deltas is None:
+            self._deltas = statistic_deltas(self._plan.budget, self._rows)
+        return self._deltas
+
     def known(self, row: int) -> bool:
         return self._all is not None or self._kept_for(row) is not None
 
@@ -73,9 +82,7 @@ class RowPrivacy:
         wanted = [r for r in range(first, min(through, len(rows) - 1) + 1) if self._kept_for(r) is None]
         if not wanted:
             return
-        if self._deltas is None:
-            self._deltas = statistic_deltas(self._plan.budget, rows)
-        deltas = self._deltas
+        deltas = self._row_deltas()
         computed = statistics_privacy(self._budget, [rows[r] for r in wanted], [deltas[r] for r in wanted])
         for r, privacy in zip(wanted, computed):
             self._kept[id(rows[r])] = (rows[r], deltas[r], privacy)
@@ -87,9 +94,7 @@ class RowPrivacy:
             entry = self._before.get(id(stat))
             if entry is None:
                 return None
-            if self._deltas is None:
-                self._deltas = statistic_deltas(self._plan.budget, self._rows)
-            if entry[1] != self._deltas[row]:
+            if entry[1] != self._row_deltas()[row]:
                 return None
             self._kept[id(stat)] = entry
         return entry[2]

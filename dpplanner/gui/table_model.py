@@ -21,7 +21,7 @@ from dpplanner.gui.icons import pin_icon
 from dpplanner.gui.row_privacy import PRIVACY_BLOCK, RowPrivacy
 from dpplanner.gui.table_columns import COLUMN_INDEX, COLUMNS
 from dpplanner.gui.table_numbers import PlanWideNumbers
-from dpplanner.gui.table_tooltips import cell_tooltip
+from dpplanner.gui.table_tooltips import cell_tooltip, waiting_tooltip
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.model import (FIELD_RULES, Kind, Mechanism, Plan, PlanError, PlanEvent, Statistic,
                              StatisticPrivacy)
@@ -173,12 +173,12 @@ class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
 
     def _shown_later(self, row: int, key: str) -> bool:
         """Whether the cell is left empty until its block is filled (after a reset)."""
-        return self._fill_later and key in ("delta", "error") and not self._privacy.known(row)
+        return self._fill_later and key == "error" and not self._privacy.known(row)
 
     def _measured_later(self, row: int, key: str) -> bool:
         """Whether a column fit skips the cell (ShownRole None): left empty for now, or off screen
         with its accuracy not known (a fit computes nothing; the cell is measured once drawn)."""
-        if key not in ("delta", "error") or self._privacy.known(row):
+        if key != "error" or self._privacy.known(row):
             return False
         first, last = self._screen()
         return self._fill_later or not first <= row <= last
@@ -210,11 +210,16 @@ class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
             return
         last = min(first + PRIVACY_BLOCK, len(self._rows)) - 1
         self._privacy.compute(first, last)      # every row of the block: none is left empty again
-        self.dataChanged.emit(self.index(first, COLUMN_INDEX["delta"]),
+        self.dataChanged.emit(self.index(first, COLUMN_INDEX["error"]),
                               self.index(last, COLUMN_INDEX["error"]), [Qt.ItemDataRole.DisplayRole])
 
     def _data(self, row: int, stat: Statistic, key: str, role: int) -> Any:
         # Roles compared as plain ints, flags and brushes made once.
+        if self._waiting and role != _EDIT and role != RawRole:
+            kept = self._waiting.get((row, COLUMN_INDEX[key]))      # (gui/table_numbers.py)
+            if kept is not None:
+                return waiting_tooltip(kept[_DISPLAY], key) if role == _TOOLTIP else \
+                    kept[_DISPLAY] if role == ShownRole else kept.get(role)
         if role == _DISPLAY:
             return self._display(row, stat, key)
         if role == _CHECK:
@@ -234,9 +239,7 @@ class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
         if role == RawRole:
             return self._raw(row, stat, key)
         if role == ShownRole:
-            kept = self._waiting.get((row, COLUMN_INDEX[key]))      # (gui/table_numbers.py)
-            return kept[_DISPLAY] if kept is not None else \
-                None if self._measured_later(row, key) else self._display(row, stat, key)
+            return None if self._measured_later(row, key) else self._display(row, stat, key)
         if role == _TOOLTIP:
             return formatting.as_plain(cell_tooltip(self._plan.budget, stat, key, lambda: self.privacy(row)))
         return None
@@ -337,7 +340,7 @@ class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
 
     def _raw(self, row: int, stat: Statistic, key: str) -> Any:
         if key == "delta":
-            return self.privacy(row).delta
+            return self._privacy.delta(row)
         if key == "error":     # a target error as typed; otherwise the bound the ε_i gives
             return stat.target_error if stat.target_error is not None else self.privacy(row).shown_error
         return getattr(stat, key)
@@ -352,7 +355,7 @@ class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
         if key == "epsilon":
             return formatting.upper(stat.epsilon)
         if key == "delta":
-            d = self.privacy(row).delta
+            d = self._privacy.delta(row)
             return "0" if d == 0 else formatting.upper(d, 3)
         if key == "error":
             p = self.privacy(row)

@@ -5,10 +5,13 @@ A redistribution moves every free row's ε_i, and with it its error; a change of
 every error and δ_i. A row's error needs its Gaussian and OpenDP calibrations (~0.3 ms a row on
 the GUI thread): made with the change for every row on screen, they came before the cost plot
 painted the change's curves (~4 ms of each edit of a 100-row plan). Given ``after_result``
-(``set_after_result``), the δ_i and error of the rows on screen whose accuracy the change made
-unknown are kept as drawn until the window has drawn the change's result, as the totals beside
-them are; then they are computed and drawn again where they moved. The ε_i, and every number of
-the rows the change names (a typed ε_i or target error), are drawn with the change.
+(``set_after_result``), the error of the rows on screen whose accuracy the change made unknown is
+kept as drawn until the window has drawn the change's result, as the totals beside it are; then
+it is computed and drawn again. The ε_i and δ_i (the plan's split of δ: no calibration), and every
+number of the rows the change names (a typed ε_i or target error), are drawn with the change. A
+kept cell is greyed, as the Totals table greys totals that are late, and answers every role but
+the plan's own values (its editor's, RawRole) as drawn: its tooltip says it waits, and nothing of
+it is computed meanwhile.
 """
 
 from __future__ import annotations
@@ -18,28 +21,30 @@ from typing import Callable, Optional, Sequence
 
 from PySide6.QtCore import Qt
 
+from dpplanner.gui import theme
 from dpplanner.gui.table_columns import COLUMN_INDEX
 
-_EPSILON = COLUMN_INDEX["epsilon"]
+_EPSILON, _DELTA, _ERROR = (COLUMN_INDEX[key] for key in ("epsilon", "delta", "error"))
 #: The columns every change of the plan may change in every row (side by side).
-_PLAN_WIDE = (_EPSILON, COLUMN_INDEX["delta"], COLUMN_INDEX["error"])
-#: Of those, the ones whose cells need the row's accuracy.
-_ACCURACY = _PLAN_WIDE[1:]
+_PLAN_WIDE = (_EPSILON, _DELTA, _ERROR)
+#: Of those, the ones drawn with the change (not needing the row's accuracy), and their keys.
+_WITH_CHANGE = _PLAN_WIDE[:2]
+_KEYS = ((_EPSILON, "epsilon"), (_DELTA, "delta"))
 #: Qt's table view redraws a changed range's own cells only when it has at most 200 of them (the
 #: whole view otherwise): a change of every row is signalled in ranges of at most that many cells.
 _RANGE_CELLS = 200
-#: What a δ_i or error cell shows besides its number (greyed when computed, bold when a target):
-#: a cell kept as drawn keeps these.
+#: What an error cell shows besides its number (bold when a target): a cell kept as drawn keeps these.
 _STYLE = attrgetter("kind", "target_error")
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
 
 
 class PlanWideNumbers:
     """Mixed into ``StatisticsTableModel``: see the module docstring."""
 
     def _init_numbers(self) -> None:
-        #: (row, column) -> the roles of a δ_i or error cell as drawn before the change whose result
-        #: it waits for (served to paints and column fits until then).
+        #: (row, column) -> the roles of an error cell as drawn before the change whose result it
+        #: waits for, greyed (served to paints, column fits and tooltips until then).
         self._waiting: dict[tuple[int, int], dict] = {}
         self._after_result: Optional[Callable[[Callable[[], None]], None]] = None
 
@@ -58,7 +63,7 @@ class PlanWideNumbers:
         (a redistribution with the change is signalled whole anyway)."""
         waiting, self._waiting = self._waiting, {}
         if waiting and kind in ("inserted", "removed", "moved"):
-            self._signal_screen(_ACCURACY)
+            self._signal_screen((_ERROR,))
         return waiting
 
     def _plan_wide_changed(self, painted: Optional[dict] = None, waiting: Optional[dict] = None,
@@ -68,57 +73,58 @@ class PlanWideNumbers:
         row's are drawn again only where they differ from ``painted`` (the cells as drawn before
         the change, and those still ``waiting`` for an earlier change's result): their new roles
         are computed here, as their paint would have (an edit of one row, and the deltas an edit
-        of epsilons leaves alone, are not repainted: ~40 us a cell) - or, for a row not
-        ``edited`` whose accuracy is unknown now, kept as drawn until the change's result is
-        drawn (``before``: the rows before the change). Cells left empty after a reset are all
-        signalled (they are filled a block a turn)."""
+        of epsilons leaves alone, are not repainted: ~40 us a cell) - or, for the error of a row
+        not ``edited`` whose accuracy is unknown now, kept as drawn (greyed) until the change's
+        result is drawn (``before``: the rows before the change). Cells left empty after a reset
+        are all signalled (they are filled a block a turn)."""
         top, bottom = self._screen() if painted is not None and not self._fill_later else (0, -1)
         bottom = min(bottom, len(self._rows) - 1)
         drawn = {**(waiting or {}), **(painted or {})}
         keep = self._after_result is not None and len(before) == len(self._rows)
+        late = theme.late_text()
         moved: dict[int, list[int]] = {column: [] for column in _PLAN_WIDE}     # column -> rows
         for row in range(top, bottom + 1):
             stat = self._rows[row]
-            was = drawn.get((row, _EPSILON))
-            # (an ε_i cell shows nothing else that a change of the plan moves)
-            if was is not None and was[_DISPLAY] == self._display(row, stat, "epsilon"):
-                self._cells[row, _EPSILON] = was
-            else:
-                moved[_EPSILON].append(row)
+            for column, key in _KEYS:
+                was = drawn.get((row, column))
+                # (an ε_i or δ_i cell shows nothing else that a change of the plan moves, but for
+                # the kind of an edited row: a δ_i typed or not)
+                if was is not None and was[_DISPLAY] == self._display(row, stat, key) and \
+                        before[row].kind is stat.kind:
+                    self._cells[row, column] = was
+                else:
+                    moved[column].append(row)
             wait = keep and row not in edited and not self._privacy.known(row) and \
                 _STYLE(before[row]) == _STYLE(stat)
             if keep and not wait:
                 self._privacy.compute(row, row)     # (its own: not with the rows kept below)
-            for column in _ACCURACY:
-                was = drawn.get((row, column))
-                if wait and was is not None:
-                    self._waiting[row, column] = was
-                elif was is None or self._painted(row, column) != was:
-                    moved[column].append(row)
+            was = drawn.get((row, _ERROR))
+            if wait and was is not None:
+                if was[_FOREGROUND] != late:
+                    was = {**was, _FOREGROUND: late}
+                    moved[_ERROR].append(row)       # (drawn greyed)
+                self._waiting[row, _ERROR] = was
+            elif was is None or self._painted(row, _ERROR) != was:
+                moved[_ERROR].append(row)
         for column, rows in moved.items():
             self._signal_rows(column, rows)
-        self._signal_off_screen((_EPSILON,) if self._waiting else _PLAN_WIDE, top, bottom)
+        self._signal_off_screen(_WITH_CHANGE if self._waiting else _PLAN_WIDE, top, bottom)
         if self._waiting:
             self._after_result(self._draw_waiting)
 
     def _draw_waiting(self) -> None:
         """The result of the change the kept cells wait for is drawn: compute them (the rows on
-        screen now, in one batch) and draw those that moved."""
+        screen now, in one batch) and draw them again, un-greyed (off screen: when shown)."""
         waiting, self._waiting = self._waiting, {}
         if not waiting:
             return          # (drawn already, or the rows moved since)
         top, bottom = self._screen()
         bottom = min(bottom, len(self._rows) - 1)
-        shown = {row for row, _column in waiting if top <= row <= bottom}
+        shown = sorted(row for row, _column in waiting if top <= row <= bottom)
         if shown:
-            self._privacy.compute(min(shown), max(shown))
-        moved: dict[int, list[int]] = {column: [] for column in _ACCURACY}
-        for (row, column), was in sorted(waiting.items()):     # (off screen: drawn when shown)
-            if row in shown and self._painted(row, column) != was:
-                moved[column].append(row)
-        for column, rows in moved.items():
-            self._signal_rows(column, rows)
-        self._signal_off_screen(_ACCURACY, top, bottom)
+            self._privacy.compute(shown[0], shown[-1])
+        self._signal_rows(_ERROR, shown)
+        self._signal_off_screen((_ERROR,), top, bottom)
 
     def _signal_rows(self, column: int, rows: Sequence[int]) -> None:
         """``column`` of ``rows`` changed: a signal a cell (a view draws a range's bounding

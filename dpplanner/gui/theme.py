@@ -1,11 +1,12 @@
-"""Light/dark colours for the plots, following the system colour scheme."""
+"""Light/dark colours for the plots and the window's marks, following the system colour scheme."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication, QPalette
+from PySide6.QtGui import QBrush, QGuiApplication, QPalette
 
 from dpplanner.engine.theorems import REGISTRY
 
@@ -71,3 +72,9 @@ def current() -> PlotTheme:
 
 def curve_colour(theme: PlotTheme, theorem: str) -> str:
     return theme.curves.get(theorem, theme.foreground)
+
+
+def late_text(palette: Optional[QPalette] = None) -> QBrush:
+    """The text of numbers drawn from before the plan's last change while its result is late (the
+    Totals table's, the statistics table's waiting cells): ``palette``'s, else the application's."""
+    return (palette or QGuiApplication.palette()).placeholderText()

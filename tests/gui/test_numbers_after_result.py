@@ -15,7 +15,7 @@ from dpplanner.model import files
 from dpplanner.model.examples import example_path
 from keys import field, handle_posted_events, open_cell, retype, type_into, wait_idle
 
-ERROR, DELTA = COLUMN_INDEX["error"], COLUMN_INDEX["delta"]
+ERROR = COLUMN_INDEX["error"]
 
 
 class PlotPaints(QObject):
@@ -109,7 +109,7 @@ def test_numbers_waiting_for_a_result_are_drawn_again_when_rows_move(qtbot, synt
     handle_posted_events()
     assert len(window.plan) == count - 1 and not model.waiting()
     above = range(rows[0], last)
-    assert {(r, c) for r in above for c in (DELTA, ERROR)} <= signalled
+    assert {(r, ERROR) for r in above} <= signalled
     assert _shown(window, ERROR, above) == [model.index(r, ERROR).data() for r in above]
     for r in above:
         assert model.index(r, ERROR).data(RawRole) == window.plan.privacy(r).shown_error
