@@ -51,6 +51,9 @@ def _type_epsilon(window, row: int, factor: float) -> None:
 def test_the_other_rows_errors_are_computed_after_the_plot_paints_the_result(qtbot, synthetic_100,
                                                                              monkeypatch):
     window = synthetic_100
+    # (the numbers wait for the plot's paint however long it takes: not the window's progress
+    # delay, which a busy machine reached first)
+    window.evaluation._after_limit.setInterval(10 ** 6)
     rows = _rows_on_screen(window)
     row = next(r for r in rows if r > 2 and not window.plan[r].held)
     errors_before = _shown(window, ERROR, rows)
