@@ -19,6 +19,20 @@ _U = 2.0 ** -53
 #: absolute covers them with room to spare.
 BRACKET_MARGIN = 1e-12
 BRACKET_FLOOR = 1e-15
+#: The smallest normal double. Below it a result's rounding error is absolute (up to half of 2^-1074
+#: per operation), so no relative margin covers it: a product of tiny numbers can round to 0.
+TINY = 2.0 ** -1022
+_STEP = 2.0 ** -1074
+
+
+def tiny_up(x, positive):
+    """``x``, the result of at most a few correctly rounded operations, with every value below TINY
+    raised by four steps of 2^-1074 (exact there), which covers up to eight roundings of half a step;
+    ``positive``: where the true value is > 0 (elsewhere an exact 0 stays 0). Above TINY the
+    caller's relative margin covers the rounding as before."""
+    x = np.asarray(x, dtype=float)
+    out = np.where((x < TINY) & np.asarray(positive), x + 4 * _STEP, x)
+    return float(out) if out.ndim == 0 else out
 
 
 def round_up(x, rel: float = CLOSED_FORM_MARGIN):

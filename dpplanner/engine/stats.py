@@ -15,13 +15,21 @@ import numpy as np
 
 from .delta import log_survival, log_survival_prefix
 from .exact import exact_cumsum, exact_total, fits, floats_up, room_down
-from .numerics import cumsum_up, round_up
+from .numerics import cumsum_up, round_up, tiny_up
 from .validation import Releases
 
 
 def eps_tanh(eps: np.ndarray) -> np.ndarray:
-    """eps (e^eps - 1)/(e^eps + 1) = eps tanh(eps/2): the mean privacy loss (KL) of eps-RR."""
-    return eps * np.tanh(eps / 2.0)
+    """eps (e^eps - 1)/(e^eps + 1) = eps tanh(eps/2): the mean privacy loss (KL) of eps-RR (a
+    product that underflows is raised, not rounded to 0: numerics.tiny_up)."""
+    return tiny_up(eps * np.tanh(eps / 2.0), eps > 0)
+
+
+def squares(eps: np.ndarray) -> np.ndarray:
+    """eps^2 of each eps >= 0, never below the true square's rounding (numerics.tiny_up); inf
+    for eps > 1e154: a valid (useless) upper bound."""
+    with np.errstate(over="ignore"):
+        return tiny_up(eps * eps, eps > 0)
 
 
 @dataclass(frozen=True)
@@ -61,7 +69,7 @@ class Sums:
 def _drv_terms(eps: np.ndarray) -> np.ndarray:
     out = np.full(eps.shape, np.inf)
     small = eps <= 700.0  # beyond this e^eps overflows; the term is astronomically large anyway
-    out[small] = eps[small] * np.expm1(eps[small])
+    out[small] = tiny_up(eps[small] * np.expm1(eps[small]), eps[small] > 0)
     return out
 
 
@@ -77,11 +85,9 @@ def plan_sums(plan: Releases) -> Sums:
             return np.array([math.inf])
 
     eps_ex, delta_ex = [exact_total(e, plan.mult)], [exact_total(d, plan.mult)]
-    with np.errstate(over="ignore"):  # eps^2 of eps > 1e154 is inf: a valid (useless) upper bound
-        squares = e * e
     return Sums(
         k=np.array([plan.k]),
-        sum_eps=floats_up(eps_ex), sum_sq=up(squares), sum_tanh=up(eps_tanh(e)), sum_kl_drv=up(_drv_terms(e)),
+        sum_eps=floats_up(eps_ex), sum_sq=up(squares(e)), sum_tanh=up(eps_tanh(e)), sum_kl_drv=up(_drv_terms(e)),
         max_eps=np.array([e.max()]), max_delta=np.array([d.max()]), sum_delta=floats_up(delta_ex),
         log_surv=np.array([log_survival(d, plan.mult)]), sum_eps_exact=eps_ex, sum_delta_exact=delta_ex,
     )
@@ -95,13 +101,11 @@ def prefix_sums(eps_seq: np.ndarray, delta_seq: np.ndarray, ks: np.ndarray) -> S
         return arr[idx]
 
     eps_all, delta_all = exact_cumsum(eps_seq), exact_cumsum(delta_seq)
-    with np.errstate(over="ignore"):  # eps^2 of eps > 1e154 is inf: a valid (useless) upper bound
-        squares = eps_seq * eps_seq
     eps_ex = [eps_all[i] for i in idx.tolist()]
     delta_ex = [delta_all[i] for i in idx.tolist()]
     return Sums(
         k=np.asarray(ks, dtype=np.int64),
-        sum_eps=floats_up(eps_ex), sum_sq=pick(cumsum_up(squares)),
+        sum_eps=floats_up(eps_ex), sum_sq=pick(cumsum_up(squares(eps_seq))),
         sum_tanh=pick(cumsum_up(eps_tanh(eps_seq))), sum_kl_drv=pick(cumsum_up(_drv_terms(eps_seq))),
         max_eps=pick(np.maximum.accumulate(eps_seq)), max_delta=pick(np.maximum.accumulate(delta_seq)),
         sum_delta=floats_up(delta_ex), log_surv=pick(log_survival_prefix(delta_seq)),

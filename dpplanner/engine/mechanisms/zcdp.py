@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..numerics import round_up
+from ..numerics import round_up, tiny_up
 
 #: Newton steps on eps'(alpha) = 0 (eps is convex in alpha, and any alpha gives a valid eps). Eight
 #: land within 4e-13 (relative) of the 48 golden-section steps they replace, over 20,000 random
@@ -88,16 +88,19 @@ def _cks_scalar(rho: float, delta: float) -> float:
 
 
 def rho_gaussian(m):
-    """1/(2 m^2), rounded up (three roundings: 4 ulps of margin)."""
+    """1/(2 m^2), rounded up (three roundings: 4 ulps of margin; below the smallest normal double,
+    numerics.tiny_up). Above 1e154 divided twice by m: m * m overflows there, and 0.5/inf is 0."""
     m = np.asarray(m, dtype=float)
-    return 0.5 / (m * m) * (1 + 8 * 2.0 ** -53)
+    with np.errstate(over="ignore", under="ignore"):
+        rho = np.where(m < 1e154, 0.5 / (m * m), 0.5 / m / m) * (1 + 8 * 2.0 ** -53)
+    return tiny_up(rho, np.isfinite(m))
 
 
 def rho_pure(eps):
-    """eps^2/2, rounded up."""
+    """eps^2/2, rounded up (numerics.tiny_up where it underflows)."""
     eps = np.asarray(eps, dtype=float)
-    with np.errstate(over="ignore"):    # (inf for eps ~ 1e200: an honest upper bound)
-        return 0.5 * eps * eps * (1 + 8 * 2.0 ** -53)
+    with np.errstate(over="ignore", under="ignore"):    # (inf for eps ~ 1e200: an honest upper bound)
+        return tiny_up(0.5 * eps * eps * (1 + 8 * 2.0 ** -53), eps > 0)
 
 
 def sum_up(values) -> float:
