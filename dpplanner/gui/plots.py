@@ -136,7 +136,11 @@ class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
         self.budget_label = pg.TextItem(anchor=(0, 1))
         self.plot_item.addItem(self.budget_label, ignoreBounds=True)
         self._place_canvas(self.view)
-        self.view.viewport().installEventFilter(self)
+        self.view.viewport().installEventFilter(self)     # (curve_paint.py: paints held back)
+        # The view paints every pixel it is asked to (its background brush first); without this Qt
+        # fills the background into the window's backing store before each Paint event, and a
+        # paint held back was flushed to the screen as an empty plot for a frame.
+        self.view.viewport().setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
         self.view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         # What was set before the canvas existed.
         self.plot_item.setLogMode(x=self.log_k.isChecked(), y=False)
