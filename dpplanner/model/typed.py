@@ -45,7 +45,12 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
                             f"{rule.describe()}", index=index, field=rule.name) from None
     if rule.integer and number == number.to_integral_value() and ok_range(rule, float(number)):
         return rule.check(int(number), where, index, shown)
-    return rule.check(float(number), where, index, shown)
+    value = float(number) + 0.0     # (+ 0.0: "-0" is stored as 0)
+    if number and not value:        # nearer 0 than any double ("1e-400", "-1e-400"): it would be 0
+        raise PlanError(f"{where}: {rule.label} = {shown} is too close to 0 to store (a number "
+                        f"nearer 0 than 5e-324 would be kept as 0); it must be {rule.describe()}",
+                        index=index, field=rule.name)
+    return rule.check(value, where, index, shown)
 
 
 def format_value(rule: FieldRule, value: Optional[Number]) -> str:

@@ -20,6 +20,8 @@ from dpplanner.model.typed import format_value, parse_text
     (BUDGET_RULES["reserve"], "10 %", 0.1),
     (BUDGET_RULES["confidence"], "95", 0.95),
     (FIELD_RULES["repetitions"], "3", 3),
+    (FIELD_RULES["delta"], "-0", 0.0),
+    (FIELD_RULES["delta"], "1e-320", 1e-320),           # (a subnormal double: the nearest one)
 ])
 def test_typed_text_is_stored_exactly(rule, text, value):
     parsed = parse_text(rule, text)
@@ -41,6 +43,14 @@ def test_typed_text_is_stored_exactly(rule, text, value):
     (BUDGET_RULES["delta_split"], "100", r"delta to statistics = 100 % is not allowed"),
     (FIELD_RULES["repetitions"], "0", r"number of releases = 0 is not allowed"),
     (FIELD_RULES["repetitions"], "2.5", r"number of releases = 2.5 is not a whole number"),
+    # Nearer 0 than any double: it would have been stored as 0 (a pure release, a pure-DP budget)
+    # or as -0.0 (a negative number typed), or refused as outside a range it is in.
+    (FIELD_RULES["delta"], "1e-400", r"delta = 1e-400 is too close to 0 to store"),
+    (FIELD_RULES["delta"], "-1e-400", r"delta = -1e-400 is too close to 0 to store"),
+    (BUDGET_RULES["delta"], "1e-330", r"global delta = 1e-330 is too close to 0 to store"),
+    (BUDGET_RULES["delta_split"], "5e-324", r"delta to statistics = 5e-324 % is too close to 0"),
+    (FIELD_RULES["epsilon"], "1e-330", r"epsilon = 1e-330 is too close to 0 to store .*"
+                                       r"it must be a number in \(0, 100\]"),
 ])
 def test_unacceptable_text_is_refused_with_the_reason(rule, text, reason):
     with pytest.raises(PlanError, match=reason) as info:
