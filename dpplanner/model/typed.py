@@ -60,7 +60,10 @@ def format_value(rule: FieldRule, value: Optional[Number]) -> str:
     if rule.integer:
         return str(int(value))
     if rule.percent:
-        text = f"{Decimal(repr(float(value))) * 100:f}"
+        percent = Decimal(repr(float(value))) * 100     # (exact: repr has at most 17 digits)
+        if percent and not -7 < percent.adjusted() < 16:    # "1e-300", not 300 digits of zeros
+            return f"{percent.normalize():e}"
+        text = f"{percent:f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
     value = float(value)
     if value.is_integer() and abs(value) < 1e15:
