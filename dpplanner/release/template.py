@@ -7,6 +7,8 @@ Needs OpenDP 0.16 (pip install "opendp==0.16.*"); nothing else outside Python's 
     python release.py DATA.csv [--column STATISTIC=COLUMN ...] [--categories STATISTIC=a,b,c ...]
                       [--out FOLDER] [--check-only]
 
+(a statistic by group reads its group from the column --column "STATISTIC (group)=COLUMN" names)
+
 In order, it: reads the CSV (first row: column names); builds every statistic's OpenDP measurement
 from ONE input domain (the dataset's records) at the plan's noise scale; checks, before releasing
 anything, each measurement's privacy map against the plan, the domain's size and clamping bounds,
@@ -72,7 +74,8 @@ def read_records(path: str, columns: list[str], id_column=None) -> tuple[list[st
         missing = [c for c in columns + ([id_column] if id_column else []) if c not in header]
         if missing:
             raise Refused(f"{path}: no column named {', '.join(map(repr, missing))} (the file has: "
-                          f"{', '.join(header) or 'no header row'}); set COLUMNS, ID_COLUMN or the options")
+                          f"{', '.join(header) or 'no header row'}); set COLUMNS, GROUP_COLUMNS, ID_COLUMN "
+                          f"or the options (--column, --id-column)")
         where = [header.index(c) for c in columns]
         at = header.index(id_column) if id_column else None
         records, ids = [], []
@@ -357,9 +360,10 @@ def main(argv=None) -> int:
         return 2
     dp.enable_features("contrib", "honest-but-curious")   # the field selector is a user transformation
     warnings.simplefilter("ignore", DeprecationWarning)
-    columns = dict(COLUMNS, **pairs(args.column, "column"))
+    # (the options after the DATA block: a group column given as --column "X (group)=C" is read)
+    columns = {**COLUMNS, **{f"{k} (group)": v for k, v in GROUP_COLUMNS.items()},
+               **pairs(args.column, "column")}
     categories = dict(CATEGORIES, **{k: v.split(",") for k, v in pairs(args.categories, "categories").items()})
-    columns.update({f"{k} (group)": v for k, v in GROUP_COLUMNS.items()})
     groups = dict(GROUPS, **{k: v.split(",") for k, v in pairs(args.groups, "groups").items()})
     try:
         order = needed_columns(PLAN, columns)

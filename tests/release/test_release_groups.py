@@ -128,3 +128,22 @@ def test_an_individual_beyond_the_bounds_is_refused_or_truncated(tmp_path):
         else:
             assert done.returncode == 1 and "more than 2 row(s) in group 'f'" in done.stderr
 
+
+
+def test_a_group_column_given_as_an_option_is_the_one_read(tmp_path):
+    """The usage's --column "STATISTIC (group)=COLUMN" names a statistic's group column; the DATA
+    block's GROUP_COLUMNS (the default, "region") had overwritten it."""
+    plan = grouped_plan()
+    script = tmp_path / "release.py"
+    export(plan, script)
+    columns = write(tmp_path / "data.csv", 590, seed=3)
+    text = (tmp_path / "data.csv").read_text(encoding="utf-8")
+    (tmp_path / "data.csv").write_text(text.replace("hh,region,", "hh,area,", 1), encoding="utf-8")
+    area = ["--column", "people by region (group)=area", "--column", "income by region (group)=area",
+            "--column", "age by sex (group)=sex", "--id-column", "hh",
+            "--groups", f"income by region={','.join(REGIONS)}", "--check-only"]
+    done = run(script, tmp_path / "data.csv", columns, tmp_path / "out", *area)
+    assert done.returncode == 0, done.stderr
+    done = run(script, tmp_path / "data.csv", columns, tmp_path / "out", *area[4:])
+    assert done.returncode == 1 and "no column named 'region'" in done.stderr
+    assert "--column" in done.stderr and "GROUP_COLUMNS" in done.stderr
