@@ -31,16 +31,22 @@ RRUV_H_CONSTANT = 28.04
 _DOUBLINGS = 2.0 ** np.arange(0, 15)  # lo .. 16384 lo
 
 
+def _log_over(a: float, delta_g: float) -> float:
+    """ln(a / delta_g); in two logs where a / delta_g overflows (delta_g below ~1e-308), else as one
+    (the bits of every ordinary total kept; either way within round_up's margin)."""
+    return math.log(a / delta_g) if delta_g > 1e-300 else math.log(a) - math.log(delta_g)
+
+
 def rruv_statistic(sum_kl, sum_sq, epsilon_g, delta_g):
     """RRUV K = sum eps(e^eps - 1)/2 + sqrt(2 (V + H)(1 + ln(V/H + 1)/2) ln(2/delta_g)), rounded up.
 
     ``sum_kl`` is sum eps (e^eps - 1); V = sum eps^2; H = eps_g^2 / (28.04 ln(1/delta_g)).
     """
     sum_kl, sum_sq, eg = (np.asarray(a, dtype=float) for a in (sum_kl, sum_sq, epsilon_g))
-    h = eg * eg / (RRUV_H_CONSTANT * math.log(1 / delta_g))
+    h = eg * eg / (RRUV_H_CONSTANT * _log_over(1.0, delta_g))
     with np.errstate(divide="ignore", invalid="ignore"):
         log_term = np.where(sum_sq > 0, np.log1p(sum_sq / h), 0.0)
-        root = np.sqrt(2 * (sum_sq + h) * (1 + 0.5 * log_term) * math.log(2 / delta_g))
+        root = np.sqrt(2 * (sum_sq + h) * (1 + 0.5 * log_term) * _log_over(2.0, delta_g))
     return round_up(sum_kl / 2 + root)
 
 
@@ -53,7 +59,7 @@ def _rruv_floor(kl, v, delta_g: float):
     """A lower bound on K(x) for every x > 0 (H >= 0 and its log term >= 0), computed so that the
     computed K(x) is never below it either: the same operations on smaller operands (rounding is
     monotone), then rounded down where K is rounded up."""
-    return round_down(kl / 2 + np.sqrt(2 * v * math.log(2 / delta_g)))
+    return round_down(kl / 2 + np.sqrt(2 * v * _log_over(2.0, delta_g)))
 
 
 def _rruv_needed(sum_kl: np.ndarray, sum_sq: np.ndarray, delta_g: float, cap=None) -> np.ndarray:
