@@ -45,6 +45,10 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
                             f"{rule.describe()}", index=index, field=rule.name) from None
     if rule.integer and number == number.to_integral_value() and ok_range(rule, float(number)):
         return rule.check(int(number), where, index, shown)
+    if rule.integer and number != number.to_integral_value():     # ("0.99999999999999999": its double is 1)
+        reason = "is not a whole number" if ok_range(rule, float(number)) else "is not allowed"
+        raise PlanError(f"{where}: {rule.label} = {shown} {reason}; it must be {rule.describe()}",
+                        index=index, field=rule.name)
     value = float(number) + 0.0     # (+ 0.0: "-0" is stored as 0)
     if number and not value:        # nearer 0 than any double ("1e-400", "-1e-400"): it would be 0
         raise PlanError(f"{where}: {rule.label} = {shown} is too close to 0 to store (a number "

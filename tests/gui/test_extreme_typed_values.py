@@ -20,6 +20,7 @@ from keys import field, open_cell, retype, type_into, wait_idle
     ("Global delta", "0.999999", "delta must be below 1/n"),
     ("Dataset size", "1e15", "dataset size n = 1e15 is not allowed"),
     ("Global delta", "1e-330", "global delta = 1e-330 is too close to 0 to store"),
+    ("Dataset size", "0.99999999999999999", "dataset size n = 0.99999999999999999 is not a whole number"),
 ])
 def test_an_extreme_budget_value_is_refused_beside_its_field(qtbot, window, name, text, reason):
     before = window.plan.snapshot()

@@ -43,6 +43,11 @@ def test_typed_text_is_stored_exactly(rule, text, value):
     (BUDGET_RULES["delta_split"], "100", r"delta to statistics = 100 % is not allowed"),
     (FIELD_RULES["repetitions"], "0", r"number of releases = 0 is not allowed"),
     (FIELD_RULES["repetitions"], "2.5", r"number of releases = 2.5 is not a whole number"),
+    # Not whole, though the nearest double is: typed values are kept or refused, never rounded.
+    (BUDGET_RULES["dataset_size"], "0.99999999999999999", r"dataset size n = 0.99999999999999999 is not "
+                                                         r"a whole number"),
+    (BUDGET_RULES["dataset_size"], "1.0000000000000001", r"= 1.0000000000000001 is not a whole number"),
+    (FIELD_RULES["repetitions"], "1e20", r"number of releases = 1e20 is not allowed"),
     # Nearer 0 than any double: it would have been stored as 0 (a pure release, a pure-DP budget)
     # or as -0.0 (a negative number typed), or refused as outside a range it is in.
     (FIELD_RULES["delta"], "1e-400", r"delta = 1e-400 is too close to 0 to store"),
