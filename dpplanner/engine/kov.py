@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from scipy.special import gammaln, logsumexp
 
 from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .errors import NotApplicable
@@ -30,34 +28,42 @@ def require_homogeneous(plan: Releases) -> None:
                 "use 'optimal' for unequal queries")
 
 
-def kov_grid_epsilon(eps: float, k: int, delta_bar_value: float) -> float:
-    """KOV Thm 3.3 as literally stated: the least (k - 2i) eps whose delta_i <= delta_bar.
+def _grid_index(eps: float, k: int, x: float) -> int:
+    """The largest i in [0, k // 2] with (k - 2i) eps >= x (0 if none): the least grid point >= x."""
+    i = min(k // 2, max(0, math.floor((k * eps - x) / (2 * eps))))
+    # (the quotient's rounding may put i one off either way)
+    while i > 0 and (k - 2 * i) * eps < x:
+        i -= 1
+    while i < k // 2 and (k - 2 * (i + 1)) * eps >= x:
+        i += 1
+    return i
 
-    delta_i = sum_{l<i} C(k,l) (e^{(k-l)eps} - e^{(k-2i+l)eps}) / (1+e^eps)^k, in log space. Only
-    informative (the continuous root is never larger), so plain float accuracy is enough.
+
+def kov_grid_epsilon(eps: float, k: int, lower: float, upper: float, delta_bar_value: float) -> float:
+    """KOV Thm 3.3 as literally stated: the least (k - 2i) eps, 0 <= i <= k/2, whose delta_i <=
+    delta_bar, from the continuous root's bracket [lower, upper] at delta_bar.
+
+    At epsilon_g = (k - 2i) eps the continuous condition's left side equals delta_i, and it falls as
+    epsilon_g grows: delta_i <= delta_bar exactly where (k - 2i) eps >= the root. The least grid
+    point >= upper is therefore certified and those below lower are not; the few in between (a
+    root on a grid point: 0 for an even k and a large delta_bar) are told apart by the certified
+    upper delta there, in O(log k) read-outs of the binomial's window. The sums delta_i themselves
+    cost O(k) each: 10^6 queries made them most of an allocation's time.
     """
-    if delta_bar_value < 0:
-        return math.inf
     if eps == 0:
         return 0.0
-    log_norm = k * np.logaddexp(0.0, eps)
-    ls = np.arange(k + 1)
-    log_binom = gammaln(k + 1) - gammaln(ls + 1) - gammaln(k - ls + 1)
-    log_target = math.log(delta_bar_value) if delta_bar_value > 0 else -math.inf
+    lo, hi = _grid_index(eps, k, upper), _grid_index(eps, k, lower)
+    if hi > lo:
+        from .optimal.atoms import delta_fn
+        from .optimal.exact import homogeneous_atoms
 
-    def log_delta_i(i: int) -> float:
-        # e^{(k-l)eps} - e^{(k-2i+l)eps} = e^{(k-l)eps} (1 - e^{-2(i-l)eps})
-        l = ls[:i]
-        terms = log_binom[:i] + (k - l) * eps + np.log(-np.expm1(-2.0 * (i - l) * eps))
-        return float(logsumexp(terms) - log_norm)
-
-    lo, hi = 0, k // 2  # delta_i grows with i: find the largest i with delta_i <= delta_bar
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if log_delta_i(mid) <= log_target:
-            lo = mid
-        else:
-            hi = mid - 1
+        delta_up = delta_fn(homogeneous_atoms(eps, k, True, delta_bar_value))
+        while lo < hi:      # the largest i whose grid point is certified
+            mid = (lo + hi + 1) // 2
+            if delta_up((k - 2 * mid) * eps) <= delta_bar_value:
+                lo = mid
+            else:
+                hi = mid - 1
     return float((k - 2 * lo) * eps)
 
 
@@ -70,8 +76,7 @@ def kov(plan: Releases, delta_g: float) -> Composition:
         forced = float(total_delta_up(0.0, log_survival(plan.delta, plan.mult)))
         return Composition(NAME, math.inf, delta_g, detail="infeasible", reason=infeasible_reason(delta_g, forced))
     bracket = homogeneous_bracket(float(plan.eps[0]), plan.k, db, db_hi)
-    extra = {"delta_bar": db}
-    if plan.k <= 1_000_000:
-        extra["grid (Thm 3.3)"] = kov_grid_epsilon(float(plan.eps[0]), plan.k, db)
+    grid = kov_grid_epsilon(float(plan.eps[0]), plan.k, float(bracket.lower), float(bracket.upper), db)
+    extra = {"delta_bar": db, "grid (Thm 3.3)": grid}
     return Composition(NAME, float(bracket.upper), delta_g, epsilon_lower=float(bracket.lower),
                        detail=f"KOV Thm 3.3 continuous root ({bracket.method})", extra=extra)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath as mp
 import pytest
 
 from dpplanner.engine import compose, delta_for_epsilon, privacy_profile
@@ -36,8 +37,37 @@ def test_kov_infeasible_vector():
 
 def test_kov_grid_is_never_below_continuous():
     for eps, k, dg in [(0.3, 40, 1e-5), (0.05, 200, 1e-8), (2.0, 7, 1e-3)]:
-        cont = compose([eps], [0.0], dg, "kov", multiplicities=[k]).epsilon
-        assert kov_grid_epsilon(eps, k, dg) >= cont * (1 - 1e-12)
+        r = compose([eps], [0.0], dg, "kov", multiplicities=[k])
+        assert kov_grid_epsilon(eps, k, r.epsilon_lower, r.epsilon, dg) >= r.epsilon
+
+
+def _literal_grid(eps, k, delta_bar):
+    """Thm 3.3 read literally in 60 digits: the least (k - 2i) eps with delta_i <= delta_bar."""
+    with mp.workdps(60):
+        e = mp.mpf(eps)
+        for i in range(k // 2, -1, -1):
+            d = mp.fsum(mp.binomial(k, l) * (mp.exp((k - l) * e) - mp.exp((k - 2 * i + l) * e))
+                        for l in range(i)) / (1 + mp.exp(e)) ** k
+            if d <= delta_bar:
+                return float((k - 2 * i) * eps)
+    return float(k * eps)
+
+
+@pytest.mark.parametrize("eps, k, delta_g", [
+    (0.1, 100, 1e-6), (0.3, 41, 1e-3), (1.0, 10, 0.3), (0.002, 60, 0.05),  # (0.05: a root at 0)
+    (3.0, 9, 1e-9), (0.7, 1, 0.5),
+])
+def test_kov_grid_is_the_literal_theorem(eps, k, delta_g):
+    r = compose([eps], [0.0], delta_g, "kov", multiplicities=[k])
+    assert r.extra["grid (Thm 3.3)"] == _literal_grid(eps, k, delta_g)
+
+
+def test_kov_grid_is_given_at_any_multiplicity():
+    # The grid comes from the continuous root's bracket (the sums delta_i cost O(k) each: at 10^6
+    # queries they were most of an allocation's minutes), so it is given up to the plan's limit.
+    r = compose([1e-4], [0.0], 1e-6, "kov", multiplicities=[10**9])
+    grid = r.extra["grid (Thm 3.3)"]
+    assert r.epsilon <= grid < r.epsilon + 2e-4 and round(grid / 1e-4) % 2 == 0
 
 
 @pytest.mark.parametrize("eps, deltas, delta_g, exact", [
