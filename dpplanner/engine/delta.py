@@ -208,12 +208,14 @@ def total_delta_up(delta_bar_value: float | np.ndarray, log_surv: float | np.nda
     """Total delta 1 - (1 - delta_bar) prod(1 - delta_i), rounded UP."""
     db = np.asarray(delta_bar_value, dtype=float)
     ls = np.asarray(log_surv, dtype=float)
-    a = np.log1p(-np.clip(db, 0.0, 1.0))
+    with np.errstate(divide="ignore"):     # (delta_bar = 1: -inf)
+        a = np.log1p(-np.clip(db, 0.0, 1.0))
     with np.errstate(invalid="ignore"):
         y = a + ls
         y_down = y - (np.abs(a) + np.abs(ls)) * _LOG_MARGIN - 2 * np.spacing(np.abs(y))
     y_down = np.where((a == 0) & (ls == 0), 0.0, y_down)
-    out = -np.expm1(y_down)
+    y_down = np.where(a == -np.inf, -np.inf, y_down)     # delta_bar = 1: the total is 1 (nan before)
+    out = -np.expm1(y_down) + 0.0                        # (+ 0.0: -expm1(0) is -0.0)
     out = np.minimum(out * (1 + _LOG_MARGIN), 1.0)
     return float(out) if np.ndim(out) == 0 else out
 
@@ -222,11 +224,12 @@ def total_delta_down(delta_bar_value: float | np.ndarray, log_surv: float | np.n
     """Total delta 1 - (1 - delta_bar) prod(1 - delta_i), rounded DOWN (for lower bounds)."""
     db = np.asarray(delta_bar_value, dtype=float)
     ls = np.asarray(log_surv, dtype=float)
-    a = np.log1p(-np.clip(db, 0.0, 1.0))
+    with np.errstate(divide="ignore"):     # (delta_bar = 1: -inf)
+        a = np.log1p(-np.clip(db, 0.0, 1.0))
     with np.errstate(invalid="ignore"):
         y = a + ls
         y_up = y + (np.abs(a) + np.abs(ls)) * _LOG_MARGIN + 2 * np.spacing(np.abs(y))
-    y_up = np.minimum(y_up, 0.0)
+    y_up = np.where(a == -np.inf, -np.inf, np.minimum(y_up, 0.0))     # delta_bar = 1: the total is 1
     out = np.maximum(-np.expm1(y_up) * (1 - _LOG_MARGIN), 0.0)
     return float(out) if np.ndim(out) == 0 else out
 

@@ -25,6 +25,7 @@ from scipy.special import log_ndtr
 from ..memo import Memo
 
 U = 2.0 ** -53
+SUB = 2.0 ** -1074  # the smallest positive double
 #: Assumed accuracy of scipy.special.log_ndtr (cephes ndtr / erfc based), in ulps of |result| + 1.
 LOG_NDTR_ULPS = 16
 
@@ -90,6 +91,18 @@ def _reported_delta(m: np.ndarray, eps: np.ndarray) -> np.ndarray:
     """gaussian_delta of arrays (the same operations, so the same bits)."""
     with np.errstate(over="ignore", divide="ignore", under="ignore"):
         return np.minimum(1.0, np.exp(log_delta_bound(1.0 / m, eps, True)) * (1 + 4 * U))
+
+
+def delta_upper(mu, eps):
+    """An upper bound on delta(eps) of a Gaussian with mu = 1/m > 0 (broadcasts), for a privacy
+    profile. Never 0: no Gaussian's delta is, and where exp underflows (eps >= ~40 mu^2) the
+    smallest double bounds it; nor 1 where log Phi(x1) overflows (eps >= ~1e154 mu): there
+    delta <= Phi(x1) is below every double. (The calibrations keep log_delta_bound's own reading.)"""
+    mu, eps = np.asarray(mu, dtype=float), np.asarray(eps, dtype=float)
+    with np.errstate(over="ignore", divide="ignore", under="ignore", invalid="ignore"):
+        log_up = log_delta_bound(mu, eps, True)
+        log_up = np.where(log_ndtr(mu / 2.0 - eps / mu) == -np.inf, -np.inf, log_up)
+        return np.minimum(1.0, np.exp(log_up) * (1 + 4 * U) + SUB)
 
 
 def _fits(mu: np.ndarray, eps: np.ndarray, log_target: np.ndarray) -> np.ndarray:

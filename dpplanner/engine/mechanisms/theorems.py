@@ -272,11 +272,11 @@ def pld_delta(plan: Releases, eps_values, eta: float):
     # (continuous twins' slacks within a share of the profile's middling delta, not of 0.5)
     r, _ = plan_releases(c, 0.5, eta, PROFILE_DELTA)
     if r.a_up.size == 0 and r.rr_eps.size == 0 and not r.disc:
-        from .gaussian import log_delta_bounds
+        from .gaussian import delta_upper, log_delta_bounds
         if r.mu_up == 0:
             up = lo = np.zeros(eps_values.size)
         else:
-            up = np.minimum(np.exp(log_delta_bounds(r.mu_up, eps_values)[1]) * (1 + 4 * U), 1.0)
+            up = delta_upper(r.mu_up, eps_values)
             lo = np.exp(log_delta_bounds(r.mu_lo, eps_values)[0]) * (1 - 4 * U)
     else:
         # the lattice is the one a bracket at a middling delta settles on; both twins are read there
