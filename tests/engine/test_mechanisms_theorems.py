@@ -240,3 +240,14 @@ def test_one_rho_converts_to_the_same_bits_as_in_an_array():
     together = cks_epsilon(rho, delta)
     alone = np.array([cks_epsilon(float(r), float(d)) for r, d in zip(rho.tolist(), delta.tolist())])
     assert np.array_equal(together, alone)
+
+
+@pytest.mark.parametrize("eps, mech", [([1e155], ["laplace"]), ([1e200, 1.0], ["eps-delta", "gaussian"])])
+def test_zcdp_says_why_rho_beyond_the_doubles_has_no_finite_total(eps, mech):
+    # eps_i^2 / 2 overflows from eps_i ~ 1.34e154 (sums of eps up to 1e305 are allowed): zCDP's
+    # epsilon, at least rho less 711, has no finite bound; it was inf with no reason.
+    r = engine.compose(eps, [0.0 if m == "laplace" else 1e-9 for m in mech], 1e-6, "zcdp", mechanisms=mech)
+    assert r.epsilon == math.inf and r.extra["rho"] == math.inf
+    assert r.detail == "no finite bound" and "above the largest double" in r.reason
+    r = engine.compose([1e154], [0.0], 1e-6, "zcdp", mechanisms=["laplace"])     # rho 5e307: finite
+    assert 5e307 < r.epsilon < math.inf and r.reason is None

@@ -31,7 +31,7 @@ from .cells import CellRows, cell_rows, only_generic
 from .discrete import from_rows
 from .gaussian import gaussian_multipliers
 from .readout import mixed_delta
-from .zcdp import cks_epsilon, rho_gaussian, rho_pure, sum_up
+from .zcdp import beyond_doubles, cks_epsilon, rho_gaussian, rho_pure, sum_up
 
 U = 2.0 ** -53
 #: The profile's lattice is the one a bracket at this delta settles on; truncation and FFT budgets
@@ -257,6 +257,10 @@ def _zcdp_composition(plan: Releases, delta_g: float) -> Composition:
                            reason=f"delta_g = {delta_g:.6g} is too small: the (epsilon, delta) releases' own "
                                   f"deltas add up to {spent:.6g}; raise delta_g or lower some delta_i")
     eps = cks_epsilon(rho, delta_used) if rho > 0 else 0.0
+    if not math.isfinite(eps):
+        return Composition("zcdp", math.inf, delta_g, detail="no finite bound",
+                           reason=beyond_doubles(rho), seconds=time.perf_counter() - start,
+                           extra={"rho": rho, "delta_used": delta_used})
     return Composition("zcdp", float(eps), delta_g,
                        detail=f"rho = {rho:.6g}, converted at delta = {delta_used:.6g}",
                        seconds=time.perf_counter() - start, extra={"rho": rho, "delta_used": delta_used})

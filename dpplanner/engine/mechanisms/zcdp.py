@@ -87,6 +87,16 @@ def _cks_scalar(rho: float, delta: float) -> float:
     return float(round_up(max(eps, 0.0)))
 
 
+def beyond_doubles(rho: float) -> str:
+    """Why rho (beyond or near the largest double) has no finite CKS epsilon: at every alpha,
+    alpha rho + log1p(-1/alpha) >= rho - log rho - log 2 (alpha - 1 = 1/rho gives the least below
+    alpha = 2) and the rest of eps(alpha) is above -1."""
+    said = f"rho = {rho:.6g}" if math.isfinite(rho) else "rho is above the largest double (1.8e308)"
+    return (f"{said} (each release adds eps_i^2 / 2, a Gaussian 1 / (2 m^2)), and zCDP's epsilon is at "
+            "least rho less 711 (CKS20 Prop 12): no finite epsilon is certified this way; the other "
+            "theorems' totals still hold")
+
+
 def rho_gaussian(m):
     """1/(2 m^2), rounded up (three roundings: 4 ulps of margin; below the smallest normal double,
     numerics.tiny_up). Above 1e154 divided twice by m: m * m overflows there, and 0.5/inf is 0."""
