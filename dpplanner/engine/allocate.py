@@ -30,7 +30,7 @@ from .mechanisms.zcdp import cks_epsilon
 from .numerics import round_up
 from .optimal import deadline as clock
 from .optimal.deadline import with_limit
-from .scale_search import AIM, NEAR, OFF, REFINE_ROUNDS, WASTE, ScaleSearch, slope_near
+from .scale_search import AIM, NEAR, OFF, REFINE_ROUNDS, WASTE, ScaleSearch, no_room, slope_near
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
@@ -201,6 +201,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     # then the result) and at an eta finer than the search's (the first lattice is the same at
     # any eta: only a coarse eta's whole bracket guides a fine eta's search).
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
+    floored = tuple(int(i) for i in np.flatnonzero(floor))     # (what a refusal names besides the held)
     limited = deadline is not cancel
     t0 = _scale_now(plan.eps, w, free)
     coarse = max(eta, _SEARCH_ETA * epsilon_g)
@@ -242,7 +243,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             if near_plain + near_zcdp > 0 else share
         return mixed if math.isfinite(mixed) and mixed > 0 else share
 
-    search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend)
+    search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend, floored)
     try:
         t = search.scale(coarse, t0, own=own)
     except BudgetError:
@@ -280,10 +281,12 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             gap = epsilon_g - verified(t).epsilon - AIM * epsilon_g
             start = min(t + gap / slope, 4 * t) if slope else t
             composed, totals = composer(True, rung)
-            t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend).scale(eta, start, slope)
+            t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend,
+                            floored).scale(eta, start, slope)
         if not spends(t):   # (the bracket at t stopped on another lattice: its total is above or below)
             composed, totals = composer(False)
-            t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend).scale(eta, t, slope)
+            t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend,
+                            floored).scale(eta, t, slope)
     # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).
     for attempt in range(REFINE_ROUNDS + 1):
         final = eps_at(t)
@@ -297,10 +300,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             break
         t = 0.0 if attempt == REFINE_ROUNDS - 1 else t * (1.0 - min(1e-12 * 4.0 ** attempt, 0.5))
     else:   # not even t = 0 fits by the verified total (the warm start never composed t = 0 itself)
-        raise BudgetError(f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need "
-                          f"epsilon = {result.epsilon:.6g} under '{theorem}', which leaves nothing of "
-                          f"epsilon_g = {epsilon_g:.6g}; release some of them or raise the budget",
-                          held_indices=held_indices)
+        raise no_room(result.epsilon, theorem, epsilon_g, held_indices, floored)
     if progress is not None:
         progress(1.0)
     waste = (epsilon_g - result.epsilon) / epsilon_g if epsilon_g > 0 else 0.0

@@ -116,15 +116,37 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
     return (ok[0], bad[0]) if ok is not None and bad is not None else None
 
 
+def no_room(total: float, theorem: str, epsilon_g: float, held: tuple, floored: tuple = ()) -> BudgetError:
+    """The refusal where the scale 0 already spends epsilon_g: what is there then is the held
+    queries at their epsilons and the ``floored`` free ones at the least epsilon they are given
+    (a discrete release's noise is calibrated for no less), each named only if there are any."""
+    need = (f"need epsilon = {total:.6g} under '{theorem}', which leaves nothing of epsilon_g = "
+            f"{epsilon_g:.6g}")
+    held_list = [i + 1 for i in held]
+    if floored:
+        from .validation import DISCRETE_MIN_EPSILON
+        with_held = f" and the held queries {held_list}" if held else ""
+        return BudgetError(
+            f"the free discrete (OpenDP) queries {[i + 1 for i in floored]}{with_held} (counted from 1), the "
+            f"discrete ones at the least epsilon their noise is calibrated for ({DISCRETE_MIN_EPSILON:.3g}), "
+            f"{need}; raise the budget{' or release some held queries' if held else ''}", held_indices=held)
+    if held:
+        return BudgetError(f"the held queries {held_list} (counted from 1) alone {need}; release some of them "
+                           "or raise the budget", held_indices=held)
+    return BudgetError(f"with every query at epsilon 0 the releases still {need}; raise the budget",
+                       held_indices=held)
+
+
 class ScaleSearch:
     """The scale whose total composed at an eta spends epsilon_g (see the module doc): the secant
     search near t0, Brent's method, bisection of what is left. ``composed(t, eta)`` composes the
     plan with the free queries at scale t."""
 
     def __init__(self, composed, epsilon_g: float, weight: float, theorem: str, held_indices: tuple,
-                 bend=lambda t, total: 1.0) -> None:
+                 bend=lambda t, total: 1.0, floored: tuple = ()) -> None:
         self.composed, self.epsilon_g, self.weight = composed, epsilon_g, weight
         self.theorem, self.held_indices, self.bend = theorem, held_indices, bend
+        self.floored = floored
 
     def scale(self, at: float, t0: float, slope: float = 0.0, own: Optional[float] = None) -> float:
         """The largest scale found whose total at ``at`` fits, searching from t0. ``own``: t0 is
@@ -155,10 +177,7 @@ class ScaleSearch:
             if not math.isfinite(base.epsilon):
                 raise BudgetError(f"no allocation is possible: {base.reason}", held_indices=held_indices)
             if base.epsilon >= epsilon_g:
-                raise BudgetError(
-                    f"the held queries {[i + 1 for i in held_indices]} (counted from 1) alone need epsilon = "
-                    f"{base.epsilon:.6g} under '{self.theorem}', which leaves nothing of epsilon_g = "
-                    f"{epsilon_g:.6g}; release some of them or raise the budget", held_indices=held_indices)
+                raise no_room(base.epsilon, self.theorem, epsilon_g, held_indices, self.floored)
             if base.epsilon >= seen["ok"][1]:
                 seen["ok"] = (0.0, base.epsilon)
             t_lo, t_hi = 0.0, max(epsilon_g / self.weight, 5e-324)

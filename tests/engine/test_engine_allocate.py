@@ -43,6 +43,33 @@ def test_held_alone_exceeding_budget_names_them():
     assert err.value.held_indices == (0, 2)
 
 
+@pytest.mark.parametrize("theorem", ["basic", "kov"])
+def test_a_refusal_with_nothing_held_names_what_is_there(theorem):
+    # Free discrete releases are given at least 2^-64 each: at a budget below what that costs, the
+    # refusal names them (it named "the held queries []" alone).
+    with pytest.raises(BudgetError) as err:
+        allocate([0.1, 0.1], [0.0] * 2, [False, False], [1, 1], 1e-19, 1e-6, theorem=theorem,
+                 mechanisms=["discrete-laplace"] * 2)
+    assert "[]" not in str(err.value) and err.value.held_indices == ()
+    assert "free discrete (OpenDP) queries [1, 2] (counted from 1), the discrete ones at the least epsilon" \
+        in str(err.value)
+    with pytest.raises(BudgetError, match=r"queries \[2\] and the held queries \[1\] \(counted from 1\)"):
+        allocate([1e-19, 0.1], [0.0] * 2, [True, False], [1, 1], 1e-19, 1e-6, theorem="basic",
+                 mechanisms=["laplace", "discrete-laplace"])
+
+
+def test_a_refusal_with_nothing_held_or_floored_names_neither(monkeypatch):
+    """A theorem whose total at epsilon 0 were above the budget (none is known: a bound's slack)."""
+    import importlib
+    from dataclasses import replace
+
+    module = importlib.import_module("dpplanner.engine.allocate")
+    real = module.compose_one
+    monkeypatch.setattr(module, "compose_one", lambda *args: replace(real(*args), epsilon=1.0))
+    with pytest.raises(BudgetError, match=r"^with every query at epsilon 0 the releases still need epsilon = 1 "):
+        allocate([0.1, 0.1], [0.0] * 2, [False, False], [1, 1], 0.5, 1e-6, theorem="basic")
+
+
 def test_no_free_query():
     with pytest.raises(BudgetError, match="no query is free"):
         allocate([0.1, 0.1], [0.0] * 2, [True, True], [1, 1], 1.0, 1e-6, theorem="basic")
