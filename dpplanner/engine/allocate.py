@@ -34,8 +34,8 @@ from .scale_search import AIM, NEAR, OFF, REFINE_ROUNDS, WASTE, ScaleSearch, no_
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
-from .validation import (DISCRETE, DISCRETE_MIN_EPSILON, Releases, parse_tag, validate_delta_g,
-                         validate_epsilon_g, validate_eta, validate_plan, validate_time_limit)
+from .validation import (Releases, least_epsilon, validate_delta_g, validate_epsilon_g, validate_eta,
+                         validate_plan, validate_time_limit)
 
 #: The search composes at eta, or at this share of epsilon_g where that is coarser (see above).
 _SEARCH_ETA = 2e-4
@@ -165,10 +165,11 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     # A free discrete (OpenDP) release is never given less than the least epsilon its noise is
     # calibrated for: the search probes scales below its answer (weight 3e-19 next to 2, pins
     # leaving 0.5: a probe at 0.1 per weight against the answer's 0.25), and a release there is
-    # not one the engine composes. Raising an epsilon only raises the total, so every total
-    # certified on these epsilons holds, and they are the ones returned.
-    floor = np.array([DISCRETE_MIN_EPSILON if is_free and parse_tag(m)[0] in DISCRETE else 0.0
-                      for m, is_free in zip(plan.mech, free)])
+    # not one the engine composes (a discrete Gaussian of shift 1.5e12 at delta 2.5e-7: none below
+    # eps 1.7e-5, where its sigma would pass 2^57). Raising an epsilon only raises the total, so
+    # every total certified on these epsilons holds, and they are the ones returned.
+    floor = np.array([least_epsilon(m, d) if is_free else 0.0
+                      for m, d, is_free in zip(plan.mech, plan.delta.tolist(), free)])
 
     def eps_at(t: float) -> np.ndarray:
         return np.where(free, np.maximum(t * w, floor), plan.eps)
@@ -201,7 +202,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     # then the result) and at an eta finer than the search's (the first lattice is the same at
     # any eta: only a coarse eta's whole bracket guides a fine eta's search).
     held_indices = tuple(int(i) for i in np.flatnonzero(held_mask))
-    floored = tuple(int(i) for i in np.flatnonzero(floor))     # (what a refusal names besides the held)
+    floored = {int(i): float(floor[i]) for i in np.flatnonzero(floor)}     # (a refusal names them)
     limited = deadline is not cancel
     t0 = _scale_now(plan.eps, w, free)
     coarse = max(eta, _SEARCH_ETA * epsilon_g)

@@ -116,23 +116,28 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
     return (ok[0], bad[0]) if ok is not None and bad is not None else None
 
 
-def no_room(total: float, theorem: str, epsilon_g: float, held: tuple, floored: tuple = ()) -> BudgetError:
+def no_room(total: float, theorem: str, epsilon_g: float, held: tuple,
+            floored: Optional[dict] = None) -> BudgetError:
     """The refusal where the scale 0 already spends epsilon_g: what is there then is the held
-    queries at their epsilons and the ``floored`` free ones at the least epsilon they are given
-    (a discrete release's noise is calibrated for no less), each named only if there are any."""
+    queries at their epsilons and the free ones ``floored`` at the least epsilon their noise is
+    calibrated for (index: that epsilon; validation.least_epsilon), each named only if any."""
     need = (f"need epsilon = {total:.6g} under '{theorem}', which leaves nothing of epsilon_g = "
             f"{epsilon_g:.6g}")
     held_list = [i + 1 for i in held]
     if floored:
         from .validation import DISCRETE_MIN_EPSILON
+        top = max(floored, key=lambda i: (floored[i], -i))
+        said = f"{DISCRETE_MIN_EPSILON:.3g}" if floored[top] == DISCRETE_MIN_EPSILON else \
+            f"up to {floored[top]:.3g}: below it query {top + 1}'s discrete Gaussian noise would need a sigma " \
+            "above 2^57 lattice units, more than the engine accounts"
         with_held = f" and the held queries {held_list}" if held else ""
         return BudgetError(
             f"the free discrete (OpenDP) queries {[i + 1 for i in floored]}{with_held} (counted from 1), the "
-            f"discrete ones at the least epsilon their noise is calibrated for ({DISCRETE_MIN_EPSILON:.3g}), "
-            f"{need}; raise the budget{' or release some held queries' if held else ''}", held_indices=held)
+            f"discrete ones at the least epsilon their noise is calibrated for ({said}), {need}; raise the "
+            f"budget{' or release some held queries' if held else ''}", held_indices=held)
     if held:
-        return BudgetError(f"the held queries {held_list} (counted from 1) alone {need}; release some of them "
-                           "or raise the budget", held_indices=held)
+        return BudgetError(f"the held queries {held_list} (counted from 1) alone {need}; release some of "
+                           "them or raise the budget", held_indices=held)
     return BudgetError(f"with every query at epsilon 0 the releases still {need}; raise the budget",
                        held_indices=held)
 
@@ -143,7 +148,7 @@ class ScaleSearch:
     plan with the free queries at scale t."""
 
     def __init__(self, composed, epsilon_g: float, weight: float, theorem: str, held_indices: tuple,
-                 bend=lambda t, total: 1.0, floored: tuple = ()) -> None:
+                 bend=lambda t, total: 1.0, floored: Optional[dict] = None) -> None:
         self.composed, self.epsilon_g, self.weight = composed, epsilon_g, weight
         self.theorem, self.held_indices, self.bend = theorem, held_indices, bend
         self.floored = floored

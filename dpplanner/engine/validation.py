@@ -121,6 +121,46 @@ def _parsed(tag: Optional[str], what: str) -> tuple[str, int, int]:
     return base, shift, cells
 
 
+def least_epsilon(tag: str, delta: float) -> float:
+    """The least epsilon a discrete release of this tag is calibrated for (0 for a continuous
+    one): DISCRETE_MIN_EPSILON, or for a discrete Gaussian more where its sigma would pass 2^57
+    lattice units (discrete_objects.MAX_SIGMA): from the epsilon at which the continuous noise
+    it is calibrated through needs sigma = 2^57 (1 - 1e-3), doubled until the calibration
+    holds there (its exact profile, used at a tiny delta, may need more). Every epsilon above
+    it is calibrated too (sigma falls as epsilon grows)."""
+    base, shift, cells = parse_tag(tag)
+    if base not in DISCRETE:
+        return 0.0
+    if base != "discrete-gaussian":
+        return DISCRETE_MIN_EPSILON
+    key = (tag, float(delta))
+    if key not in _LEAST:
+        from .mechanisms.discrete_objects import MAX_SIGMA
+        top = MAX_SIGMA * (1 - 1e-3)
+        if cells == 1:
+            from .mechanisms.gaussian import gaussian_epsilon
+            eps = gaussian_epsilon(top / shift, delta)
+        else:   # (through zCDP: C S^2 / (2 sigma^2)-zCDP, as discrete_gaussian._cells_sigma)
+            from .mechanisms.zcdp import cks_epsilon
+            eps = cks_epsilon(cells * shift * shift / (2 * top * top), delta)
+        from .mechanisms.discrete_gaussian import discrete_gaussian_sigma
+        eps = max(DISCRETE_MIN_EPSILON, float(eps))
+        for _ in range(64):
+            try:
+                discrete_gaussian_sigma(eps, delta, shift, cells)
+                break
+            except ValueError:
+                eps *= 2.0
+        if len(_LEAST) >= _tag_room:
+            _LEAST.clear()
+        _LEAST[key] = eps
+    return _LEAST[key]
+
+
+#: least_epsilon's answers, by (tag, delta).
+_LEAST: dict = {}
+
+
 #: Tags already parsed. A plan of thousands of rows usually has a few distinct tags, but one of
 #: discrete sums of distinct bounds has one per row (its shift), asked for in one pass, in order,
 #: on every validation: the memory holds the largest plan validated (``_hold_tags``), at least

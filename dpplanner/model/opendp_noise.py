@@ -204,7 +204,18 @@ def _recipe(cert: Certified, gaussian: bool, shift: int) -> tuple[str, str]:
 def _calibrated(how: str, cert: Certified, shift: int, epsilon: float, delta: float) -> float:
     """The engine's t or sigma (lattice units) for ``_recipe``'s ``how``; ValueError where none."""
     if how == "gaussian-cells":
-        return engine.discrete_gaussian_sigma(epsilon, delta, shift, cert.cells)
+        try:
+            return engine.discrete_gaussian_sigma(epsilon, delta, shift, cert.cells)
+        except ValueError:
+            from dpplanner.engine.validation import DISCRETE_MIN_EPSILON, least_epsilon
+            least = least_epsilon(_cells("discrete-gaussian:%d" % shift, cert.cells), delta)
+            if not DISCRETE_MIN_EPSILON <= epsilon < least:
+                raise
+            # (the engine's words name its sigma and shift: say what the user can change)
+            raise ValueError(f"at ε {epsilon:.3g} and δ {delta:.3g} its OpenDP discrete Gaussian noise would "
+                             f"need σ above 2^57 steps of its lattice (a shift of {shift} steps), more than "
+                             f"the engine accounts; it needs ε {least:.3g} or more: raise its ε or the "
+                             "global ε, narrow its bounds, or give it Laplace noise") from None
     if how == "gaussian-whole":
         return engine.zcdp_gaussian_sigma(epsilon, delta, cert.whole_l2_squared)
     if how == "laplace-cells":

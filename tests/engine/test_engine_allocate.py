@@ -58,6 +58,26 @@ def test_a_refusal_with_nothing_held_names_what_is_there(theorem):
                  mechanisms=["laplace", "discrete-laplace"])
 
 
+def test_a_discrete_gaussian_is_never_given_less_than_its_sigma_allows():
+    # Shift 1.5e12 lattice steps at delta 2.5e-7: below eps ~1.67e-5 its sigma would pass 2^57.
+    # At epsilon_g 1e-15 a probe of the search failed with the calibration's ValueError.
+    from dpplanner.engine import discrete_gaussian_sigma
+    from dpplanner.engine.validation import least_epsilon
+
+    tag = "discrete-gaussian:1511828488214"
+    least = least_epsilon(tag, 2.5e-7)
+    assert discrete_gaussian_sigma(least, 2.5e-7, 1511828488214) <= 2.0 ** 57
+    with pytest.raises(ValueError, match="sigma above"):
+        discrete_gaussian_sigma(least / 1.01, 2.5e-7, 1511828488214)
+    with pytest.raises(BudgetError, match=r"up to 1.67e-05: below it query 1's discrete Gaussian noise would "
+                                          r"need a sigma above 2\^57 lattice units.*raise the budget"):
+        allocate([0.1, 0.1], [2.5e-7, 0.0], [False, False], [1, 1], 1e-15, 1e-6, theorem="pld",
+                 mechanisms=[tag, "discrete-laplace"])
+    a = allocate([0.1, 0.1], [2.5e-7, 0.0], [False, False], [1, 1], 3.3e-5, 1e-6, theorem="pld",
+                 mechanisms=[tag, "discrete-laplace"])
+    assert a.epsilons[0] >= least and a.composition.epsilon <= 3.3e-5
+
+
 def test_a_refusal_with_nothing_held_or_floored_names_neither(monkeypatch):
     """A theorem whose total at epsilon 0 were above the budget (none is known: a bound's slack)."""
     import importlib
