@@ -35,6 +35,21 @@ def tiny_up(x, positive):
     return float(out) if out.ndim == 0 else out
 
 
+def tiny_down(x):
+    """``x`` >= 0 as in ``tiny_up``, every value below TINY lowered by four steps of 2^-1074 (not
+    below 0): a lower bound where the true value's rounding below TINY is absolute."""
+    x = np.asarray(x, dtype=float)
+    out = np.where(x < TINY, np.maximum(x - 4 * _STEP, 0.0), x)
+    return float(out) if out.ndim == 0 else out
+
+
+def inverse_square(x):
+    """1/x^2 of x > 0 (two roundings), as 1/x/x above 1e154, where x * x overflows and 1/inf is 0."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        return np.where(x < 1e154, 1.0 / (x * x), 1.0 / x / x)
+
+
 def round_up(x, rel: float = CLOSED_FORM_MARGIN):
     """x widened upwards by ``rel`` relative plus a few ulps (inf and nan pass through)."""
     if isinstance(x, float):    # (the same operations on Python's floats: ~10x faster than numpy's)

@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpplanner.engine import allocate, compose
+from dpplanner.engine import allocate, compose, compose_all
 from dpplanner.engine.mechanisms.zcdp import rho_gaussian, rho_pure
 from dpplanner.engine.stats import eps_tanh, plan_sums, prefix_sums, squares
 from dpplanner.engine.validation import validate_plan
@@ -55,4 +55,24 @@ def test_an_allocation_of_a_tiny_budget_never_overspends(theorem):
     # Ten pure releases at delta_g 1e-300 cost exactly the sum of their epsilons (their privacy
     # losses all agree with probability >= 2^-10, far above delta_g): it must stay within budget.
     spent = sum(_exact(float(e)) for e in done.epsilons)
+    assert spent <= _exact(budget)
+
+
+def test_the_noise_aware_total_of_tiny_laplace_releases_is_no_smaller_than_one_of_them():
+    # (its cheap bounds squared on their own: zCDP's rho and KOV's sums were 0, and so the total)
+    total = compose_all([1.572e-162] * 10, [0.0] * 10, 1e-300, mechanisms=["laplace"] * 10)["pld"]
+    assert total.epsilon >= 1.572e-162 and total.epsilon >= (total.epsilon_lower or 0.0)
+
+
+def test_the_noise_aware_total_of_gaussians_with_huge_multipliers_is_no_smaller_than_one_of_them():
+    # (m = 3.6e161: m * m overflowed, every 1/m^2 was 0, "no release adds privacy loss")
+    total = compose_all([1e-160] * 10, [1e-300] * 10, 1e-290, mechanisms=["gaussian"] * 10)["pld"]
+    assert total.epsilon >= 1e-160
+
+
+def test_a_noise_aware_allocation_of_a_tiny_budget_never_overspends():
+    budget = 1e-165
+    done = allocate([1.0] * 10, [0.0] * 10, [False] * 10, [1.0] * 10, budget, 1e-300, theorem="pld",
+                    mechanisms=["laplace"] * 10)
+    spent = sum(_exact(float(e)) for e in done.epsilons)   # (exact here, as above)
     assert spent <= _exact(budget)

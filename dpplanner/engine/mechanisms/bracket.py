@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..numerics import round_down, round_up
+from ..numerics import inverse_square, round_down, round_up, tiny_down, tiny_up
 from ..optimal.atoms import sup_root
 from ..optimal.binomial import log_rr
 from ..optimal.lattice import LatticePMF, compose_balanced, direct_convolve, power
@@ -102,14 +102,16 @@ def laplace_params(m) -> tuple[np.ndarray, np.ndarray]:
 
 def gaussian_params(m: np.ndarray, mult: np.ndarray) -> tuple[float, float]:
     """mu = sqrt(sum mult_i / m_i^2), bracketed: each term has relative error <= 3 U, fsum adds one
-    rounding, sqrt one more; 16 U of margin each way covers them."""
+    rounding, sqrt one more; 16 U of margin each way covers them (below the smallest normal double
+    the terms' error is absolute: numerics.tiny_up, tiny_down)."""
     m = np.asarray(m, dtype=float)
     if m.size == 0:
         return 0.0, 0.0
     with np.errstate(divide="ignore", under="ignore", over="ignore"):  # (mu = inf: beyond doubles)
-        terms = np.asarray(mult, dtype=float) / (m * m)
-    s = math.fsum(terms.tolist())
-    return math.sqrt(s * (1 + 16 * U)) * (1 + 4 * U), math.sqrt(s * (1 - 16 * U)) * (1 - 4 * U)
+        terms = np.asarray(mult, dtype=float) * inverse_square(m)
+    s_up = math.fsum(tiny_up(terms, np.isfinite(m)).tolist())
+    s_lo = math.fsum(tiny_down(terms).tolist())
+    return math.sqrt(s_up * (1 + 16 * U)) * (1 + 4 * U), math.sqrt(s_lo * (1 - 16 * U)) * (1 - 4 * U)
 
 
 def pure_sum(r: Twins, upper: bool) -> float:

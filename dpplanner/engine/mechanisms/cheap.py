@@ -27,10 +27,10 @@ import math
 import numpy as np
 
 from ..advanced import kov35_b, kov35_c
-from ..stats import eps_tanh
+from ..stats import eps_tanh, squares
 from ..numerics import round_down, round_up
 from .gaussian import epsilon_bracket
-from .zcdp import cks_epsilon, sum_up
+from .zcdp import cks_epsilon, rho_pure, sum_up
 
 U = 2.0 ** -53
 
@@ -46,9 +46,9 @@ def cheap_upper(r) -> tuple[float, str]:
     mult = np.concatenate([r.up_mult, r.rr_mult, np.array(d_mult, dtype=float)]).astype(float)
     best, name = math.inf, "none"
     with np.errstate(over="ignore"):    # (epsilons ~ 1e200: rho = inf, no bound)
-        rho_terms = (0.5 * pure * pure * (1 + 8 * U) * mult).tolist() + [0.5 * r.mu_up * r.mu_up * (1 + 8 * U)]
+        rho_terms = (rho_pure(pure) * mult).tolist() + [float(rho_pure(r.mu_up))]
         rho_terms += [d.rho() * m for d, m in zip(r.disc, r.disc_mult) if d.kind != "laplace"]
-        sum_sq = sum_up(pure * pure * (1 + 4 * U) * mult)
+        sum_sq = sum_up(squares(pure) * (1 + 4 * U) * mult)
     rho = sum_up(rho_terms)
     if math.isfinite(rho):
         best, name = (float(cks_epsilon(rho, r.delta_bar)), "zCDP") if rho > 0 else (0.0, "zCDP")

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..delta import delta_bar_from_log, delta_bar_up_from_log, log_survival_prefix
 from ..memo import Memo
-from ..numerics import cumsum_up, round_down, round_up
+from ..numerics import cumsum_up, inverse_square, round_down, round_up, tiny_down, tiny_up
 from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_all, convolve, power
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
@@ -133,9 +133,8 @@ def pld_curve(inputs):
         # Gaussian twins, in closed form), but a release of C > 1 cells keeps its discrete kernel
         # here: any lattice is sound for it, so the ladder's first one
         step = initial_step(eta)
-    with np.errstate(divide="ignore"):
-        inv2_up = np.where(gau, 1.0 / np.where(gau, rows.m_up, 1.0) ** 2, 0.0)
-        inv2_lo = np.where(gau, 1.0 / np.where(gau, rows.m_lo, 1.0) ** 2, 0.0)
+    inv2_up = np.where(gau, tiny_up(inverse_square(np.where(gau, rows.m_up, 1.0)), True), 0.0)
+    inv2_lo = np.where(gau, tiny_down(inverse_square(np.where(gau, rows.m_lo, 1.0))), 0.0)
     mu2_up = cumsum_up(inv2_up * (1 + 8 * U))[ks - 1]
     mu2_lo = np.cumsum(inv2_lo * (1 - 8 * U))[ks - 1] * (1 - 2 * (ks + 2.0) * U)
     db_min = float(dbars[feasible].min())

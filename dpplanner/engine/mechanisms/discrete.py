@@ -23,6 +23,7 @@ from .discrete_gaussian_kernel import dg_ctd_lower, dg_kernel
 from .discrete_laplace import SPARSE_ATOMS, discrete_laplace_scales, dl_ctd_lower, dl_kernel, epsilon_bounds
 from .discrete_objects import DiscreteGaussian, DiscreteLaplace
 from .discrete_sandwich import gaussian_twins, laplace_twins
+from .zcdp import rho_pure
 from .spectral import HYBRID_SHARE
 
 #: A typical truncation point of a discrete Gaussian's kernel (in sd), for lattice size estimates.
@@ -62,8 +63,7 @@ class DiscreteRelease:
 
     def rho(self) -> float:
         """Its zCDP rho, rounded up: eps^2 / 2 (pure DP), S^2 / (2 sigma^2) (CKS20)."""
-        r = self.ratio
-        return 0.5 * r * r * (1 + 8 * 2.0 ** -53)
+        return float(rho_pure(self.ratio))
 
     def kernel(self, step: float, upper: bool, tail: float) -> LatticePMF:
         if self.kind == "laplace":

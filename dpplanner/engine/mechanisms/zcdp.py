@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..numerics import round_up, tiny_up
+from ..numerics import inverse_square, round_up, tiny_up
 
 #: Newton steps on eps'(alpha) = 0 (eps is convex in alpha, and any alpha gives a valid eps). Eight
 #: land within 4e-13 (relative) of the 48 golden-section steps they replace, over 20,000 random
@@ -99,11 +99,10 @@ def beyond_doubles(rho: float) -> str:
 
 def rho_gaussian(m):
     """1/(2 m^2), rounded up (three roundings: 4 ulps of margin; below the smallest normal double,
-    numerics.tiny_up). Above 1e154 divided twice by m: m * m overflows there, and 0.5/inf is 0."""
+    numerics.tiny_up; numerics.inverse_square: m * m overflows above 1.3e154)."""
     m = np.asarray(m, dtype=float)
-    with np.errstate(over="ignore", under="ignore"):
-        rho = np.where(m < 1e154, 0.5 / (m * m), 0.5 / m / m) * (1 + 8 * 2.0 ** -53)
-    return tiny_up(rho, np.isfinite(m))
+    with np.errstate(under="ignore"):
+        return tiny_up(0.5 * inverse_square(m) * (1 + 8 * 2.0 ** -53), np.isfinite(m))
 
 
 def rho_pure(eps):
