@@ -116,6 +116,13 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
     return (ok[0], bad[0]) if ok is not None and bad is not None else None
 
 
+def _listed(indices) -> str:
+    """Query numbers counted from 1, the first five and how many more."""
+    shown = [i + 1 for i in list(indices)[:5]]
+    more = len(indices) - len(shown)
+    return f"{shown}" + (f" and {more} more" if more else "")
+
+
 def no_room(total: float, theorem: str, epsilon_g: float, held: tuple,
             floored: Optional[dict] = None) -> BudgetError:
     """The refusal where the scale 0 already spends epsilon_g: what is there then is the held
@@ -123,20 +130,20 @@ def no_room(total: float, theorem: str, epsilon_g: float, held: tuple,
     calibrated for (index: that epsilon; validation.least_epsilon), each named only if any."""
     need = (f"need epsilon = {total:.6g} under '{theorem}', which leaves nothing of epsilon_g = "
             f"{epsilon_g:.6g}")
-    held_list = [i + 1 for i in held]
     if floored:
         from .validation import DISCRETE_MIN_EPSILON
         top = max(floored, key=lambda i: (floored[i], -i))
         said = f"{DISCRETE_MIN_EPSILON:.3g}" if floored[top] == DISCRETE_MIN_EPSILON else \
             f"up to {floored[top]:.3g}: below it query {top + 1}'s discrete Gaussian noise would need a sigma " \
             "above 2^57 lattice units, more than the engine accounts"
-        with_held = f" and the held queries {held_list}" if held else ""
+        with_held = f" and the held queries {_listed(held)}" if held else ""
         return BudgetError(
-            f"the free discrete (OpenDP) queries {[i + 1 for i in floored]}{with_held} (counted from 1), the "
+            f"the free discrete (OpenDP) queries {_listed(sorted(floored))}{with_held} (counted from 1), the "
             f"discrete ones at the least epsilon their noise is calibrated for ({said}), {need}; raise the "
-            f"budget{' or release some held queries' if held else ''}", held_indices=held)
+            f"budget{' or release some held queries' if held else ''}", held_indices=held, floored=floored,
+            needed=total)
     if held:
-        return BudgetError(f"the held queries {held_list} (counted from 1) alone {need}; release some of "
+        return BudgetError(f"the held queries {_listed(held)} (counted from 1) alone {need}; release some of "
                            "them or raise the budget", held_indices=held)
     return BudgetError(f"with every query at epsilon 0 the releases still {need}; raise the budget",
                        held_indices=held)

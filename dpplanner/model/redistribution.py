@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence
 from .engine_inputs import allocation_request, with_epsilons
 from .plan import Plan
 from .statistic import Budget, Statistic
-from .validation import PlanError, amplification_ratio, check_discrete_shares, check_holds
+from .validation import PlanError, amplification_ratio, check_discrete_shares, check_holds, floors_refusal
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,8 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
         # composition of the pinned statistics), as an allocation that succeeds proves they leave room
         check_holds(budget, stats)
         held = list(exc.held_indices or [i for i, h in enumerate(request.held) if h])
-        raise PlanError(f"redistribution refused: {exc}", held_indices=held) from None
+        why = floors_refusal(budget, stats, exc.floored, exc.needed) if exc.floored else str(exc)
+        raise PlanError(f"redistribution refused: {why}", held_indices=held) from None
     except ValueError as exc:
         raise PlanError(f"redistribution failed under the {request.theorem} theorem: {exc}") from None
     return with_epsilons(stats, list(result.epsilons), [not h for h in request.held]), result

@@ -342,6 +342,22 @@ def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
                     f"for these statistics and weights is {upper(least, 2)}", field="epsilon")
 
 
+def floors_refusal(budget: Budget, stats: Sequence[Statistic], floored: dict, needed: float) -> str:
+    """Why redistribution is refused where the free statistics with OpenDP noise at their least ε
+    (``floored``: row -> ε) and the pinned ones need ``needed`` (engine.allocate's BudgetError)."""
+    from dpplanner.engine import theorem
+    from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
+    from .display import upper
+    top = max(floored, key=lambda i: (floored[i], -i))
+    pinned = ", with the pinned ones," if any(s.held for s in stats) else ""
+    why = "" if floored[top] <= DISCRETE_MIN_EPSILON else \
+        (f": {_name(stats[top], top)}'s discrete Gaussian noise cannot be calibrated below ε "
+         f"{floored[top]:.3g} (its σ would pass 2^57 lattice steps)")
+    return (f"the statistics with OpenDP noise{pinned} need ε {upper(needed)} under the "
+            f"{theorem(budget.theorem).label} theorem even at the least ε each one's noise is calibrated "
+            f"for, more than the spendable ε {budget.spendable_epsilon:g}{why}")
+
+
 def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
     """Before redistributing: raise PlanError if no statistic is free, or if the pinned ones
     (``held``) alone use up the spendable budget under the plan's theorem."""

@@ -53,6 +53,10 @@ def test_a_refusal_with_nothing_held_names_what_is_there(theorem):
     assert "[]" not in str(err.value) and err.value.held_indices == ()
     assert "free discrete (OpenDP) queries [1, 2] (counted from 1), the discrete ones at the least epsilon" \
         in str(err.value)
+    with pytest.raises(BudgetError, match=r"queries \[1, 2, 3, 4, 5\] and 3 more \(counted from 1\)") as err:
+        allocate([0.1] * 8, [0.0] * 8, [False] * 8, [1] * 8, 1e-19, 1e-6, theorem="basic",
+                 mechanisms=["discrete-laplace"] * 8)
+    assert sorted(err.value.floored) == list(range(8)) and err.value.needed > 1e-19
     with pytest.raises(BudgetError, match=r"queries \[2\] and the held queries \[1\] \(counted from 1\)"):
         allocate([1e-19, 0.1], [0.0] * 2, [True, False], [1, 1], 1e-19, 1e-6, theorem="basic",
                  mechanisms=["laplace", "discrete-laplace"])

@@ -34,8 +34,11 @@ def test_a_redistribution_at_a_tiny_global_epsilon_is_refused_naming_the_gaussia
     with pytest.raises(PlanError) as err:
         rebalance(plan)
     text = str(err.value)
-    assert "redistribution refused" in text and "query 8's discrete Gaussian noise would need a sigma above " \
-        "2^57 lattice units" in text and "raise the budget" in text
+    assert text.startswith("redistribution refused: the statistics with OpenDP noise need ε ")
+    assert "under the noise-aware (PLD) theorem even at the least ε each one's noise is calibrated for, more " \
+        "than the spendable ε 1e-15: statistic 8 ('mean household size')'s discrete Gaussian noise cannot be " \
+        "calibrated below ε 1.67e-05 (its σ would pass 2^57 lattice steps)" in text
+    assert "quer" not in text and "epsilon_g" not in text
 
 
 def test_a_pinned_epsilon_too_small_for_its_noise_says_what_to_change():
