@@ -64,7 +64,7 @@ class MainWindow(QMainWindow):
         self.turns = Turns(self)        # what a result changes on screen, a piece a turn
         self.budget_panel = BudgetPanel(self.editor, turns=self.turns)
         self.statistics_panel = StatisticsPanel(self.editor, turns=self.turns)
-        self.results_panel = ResultsPanel()
+        self.results_panel = ResultsPanel(turns=self.turns)
         self.cost_plot = CostPlot(turns=self.turns)
         self.profile_plot = ProfilePlot()
         self.shares_plot = SharesPlot()

@@ -1,4 +1,9 @@
-"""The totals under every theorem side by side, the best valid one marked."""
+"""The totals under every theorem side by side, the best valid one marked.
+
+A result's totals are drawn on a turn of the event loop of their own (gui/turns.py), queued after
+the cost plot's paint of the same result: the table's ~40 cells and their repaint (~2 ms of the
+GUI thread) no longer come between the result and its curves on screen. Until then the table
+shows the totals before, as it does while they are computed (greyed once they are late)."""
 
 from __future__ import annotations
 
@@ -15,13 +20,15 @@ from dpplanner import engine
 from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting, theme
 from dpplanner.gui.fitted_label import WrappingLabel
+from dpplanner.gui.turns import Turns
 
 COLUMNS = ("theorem", "total ε", "total δ", "exact total lies in", "time")
 
 
 class ResultsPanel(QGroupBox):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, turns: Turns | None = None) -> None:
         super().__init__("Totals", parent)
+        self._turns = turns if turns is not None else Turns(self)     # see set_results
         self.setToolTip("The total privacy cost of the whole plan under every composition theorem. "
                         "★ marks the smallest valid total.")
         self.table = QTableWidget(0, len(COLUMNS))
@@ -50,6 +57,7 @@ class ResultsPanel(QGroupBox):
         self._bold = QFont()
         self._shown: list[tuple] = []       # per row: (theorem, cell texts, tooltip, is best)
         self._stale = False
+        self._due: tuple | None = None      # set_results' arguments, drawn on a turn of their own
 
     def preferred_height(self, rows: int = len(engine.THEOREMS)) -> int:
         """Tall enough for every theorem's row and the note, no taller."""
@@ -63,7 +71,19 @@ class ResultsPanel(QGroupBox):
     def best(self) -> str | None:
         return self._best
 
+    def drawing(self) -> bool:
+        """Whether totals set are still to be drawn (a turn of the event loop after set_results)."""
+        return self._due is not None
+
     def set_results(self, totals: dict[str, Composition], best: str | None, note: str = "") -> None:
+        """Show ``totals`` (``best`` marked) and ``note`` beneath them, on a turn of their own."""
+        self._due = (totals, best, note)
+        self._turns.later(self, self._draw_due)
+
+    def _draw_due(self) -> None:
+        if self._due is None:
+            return          # (drawn already by set_stale)
+        (totals, best, note), self._due = self._due, None
         self._best = best
         bold = QFont(self.font())
         bold.setBold(True)
@@ -117,7 +137,9 @@ class ResultsPanel(QGroupBox):
             self._shown.append(shown)
 
     def set_stale(self, message: str) -> None:
-        """Grey the numbers out while they no longer describe the plan (computing, or failed)."""
+        """Grey the numbers out while they no longer describe the plan (computing, or failed): those
+        set last, if still to be drawn, are drawn now, greyed."""
+        self._draw_due()
         self.status.setText(message)
         self._stale = True
         for row in range(self.table.rowCount()):

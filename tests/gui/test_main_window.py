@@ -129,7 +129,8 @@ def test_budget_edit_redistributes_and_a_bad_budget_is_refused(qtbot, make_windo
 def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan):
     window = make_window()
     window.document.load(small_plan(redistribute=False), None, "t")
-    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and window.evaluation.result_is_current(window.evaluation.last_result))
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and window.evaluation.result_is_current(window.evaluation.last_result)
+                    and not window.results_panel.drawing())
     inputs = window.plan.composition_inputs()
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
@@ -277,6 +278,7 @@ def _has_action_tip(widget) -> bool:
 def test_the_empty_plan_shows_a_hint_not_an_error(qtbot, make_window):
     window = make_window()
     assert len(window.plan) == 0
+    qtbot.waitUntil(lambda: not window.results_panel.drawing())
     assert "Add a statistic" in window.results_panel.status.text()
     assert math.isnan(float("nan"))
 

@@ -21,12 +21,14 @@ def test_the_totals_table_changes_only_the_cells_whose_text_changed(qtbot):
     panel.show()
     totals = engine.compose_all([0.1, 0.2], [0.0, 0.0], 1e-6, mechanisms=["laplace", "laplace"])
     panel.set_results(totals, "basic")
+    qtbot.waitUntil(lambda: not panel.drawing())       # (on a turn of its own)
     changed: list[tuple[int, int]] = []
     panel.table.model().dataChanged.connect(
         lambda top, bottom, _roles: changed.extend((r, c) for r in range(top.row(), bottom.row() + 1)
                                                    for c in range(top.column(), bottom.column() + 1)))
     later = {k: dataclasses.replace(v, seconds=v.seconds + 1.0) for k, v in totals.items()}
     panel.set_results(later, "basic")
+    qtbot.waitUntil(lambda: not panel.drawing())
     time_column = COLUMNS.index("time")
     assert changed and {c for _r, c in changed} == {time_column}
     assert panel.text_at("basic", "time").endswith("s")
@@ -34,6 +36,7 @@ def test_the_totals_table_changes_only_the_cells_whose_text_changed(qtbot):
     panel.set_stale("Computing")
     other = next(name for name in totals if name != "basic" and totals[name].applicable)
     panel.set_results(later, other)
+    qtbot.waitUntil(lambda: not panel.drawing())
     table = panel.table
     for row in range(table.rowCount()):
         for col in range(table.columnCount()):
@@ -41,6 +44,24 @@ def test_the_totals_table_changes_only_the_cells_whose_text_changed(qtbot):
             assert item.data(Qt.ItemDataRole.ForegroundRole) is None
             assert item.font().bold() == (item.row() == _row_of(table, other))
     assert panel.text_at(other, "theorem").endswith("★") and not panel.text_at("basic", "theorem").endswith("★")
+
+
+def test_totals_greyed_before_their_turn_are_drawn_greyed(qtbot):
+    """Totals set, then greyed before their turn came (the plan changed again and its own are
+    late): drawn at once, greyed, never later as current."""
+    panel = ResultsPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    totals = engine.compose_all([0.1, 0.2], [0.0, 0.0], 1e-6, mechanisms=["laplace", "laplace"])
+    panel.set_results(totals, "basic")
+    panel.set_stale("Computing")
+    assert not panel.drawing() and panel.best() == "basic"
+    qtbot.wait(1)
+    QCoreApplication.processEvents()
+    grey = panel.palette().placeholderText()
+    assert panel.status.text() == "Computing"
+    assert all(panel.table.item(r, c).foreground() == grey
+               for r in range(panel.table.rowCount()) for c in range(panel.table.columnCount()))
 
 
 def _row_of(table, theorem: str) -> int:

@@ -1,0 +1,30 @@
+"""The Totals table after an edit: drawn on a turn after the cost plot has painted the edit's
+result (its cells and their repaint no longer come between the result and its curves), with the
+result's totals."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from dpplanner.gui import formatting
+from event_count import EventCount
+from keys import handle_posted_events, open_cell, retype, wait_idle
+
+
+def test_the_totals_are_drawn_after_the_plot_paints_the_result(qtbot, window):
+    plot, panel = window.cost_plot, window.results_panel
+    paints = EventCount(plot.view.viewport(), when=lambda: not plot.drawing())     # (curves set)
+    at_change: list[int] = []       # the plot's paints by each change of a Totals cell
+    panel.table.model().dataChanged.connect(lambda *_: at_change.append(paints.count))
+    editor = open_cell(window, 0, "epsilon")
+    retype(editor, "0.3")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    handle_posted_events()
+    assert window.plan[0].epsilon == 0.3
+    assert at_change and min(at_change) >= 1, at_change
+    result = window.evaluation.last_result
+    assert window.evaluation.result_is_current(result) and panel.best() == result.best
+    theorem = window.plan.budget.theorem
+    assert panel.text_at(theorem, "total ε") == formatting.upper(result.totals[theorem].epsilon)
