@@ -119,7 +119,10 @@ class TheoremCurves:
     def _new_item(self, name: str):
         from dpplanner.gui.plot_common import curve_pen, pg
 
-        item = pg.PlotDataItem([], [], pen=curve_pen(self._theme, name))
+        # No dynamic range limit: the frame holds every curve shown (_frame), so its clipping of
+        # points far off the view never applies; it took every curve's bounds again at each
+        # setData and each change of the y range (about half of setData's ~0.2 ms a curve).
+        item = pg.PlotDataItem([], [], pen=curve_pen(self._theme, name), dynamicRangeLimit=None)
         self._styled[name] = (self._theme, False)
         # The legend's click toggles visibility; remember it so the choice survives redraws.
         item.visibleChanged.connect(lambda n=name, it=item: self._on_visibility(n, it))

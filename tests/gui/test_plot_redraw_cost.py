@@ -53,6 +53,20 @@ def test_a_new_curve_restyles_nothing_unless_the_markers_change(plot, monkeypatc
     np.testing.assert_array_equal(y, 0.05 * np.arange(1, _MARKERS_UP_TO + 1))
 
 
+def test_a_results_curves_are_set_without_taking_their_bounds(plot, monkeypatch):
+    """The plot frames its curves itself: a result's curves are set without their data's bounds
+    taken (pyqtgraph's dynamic range limit took them at every setData and change of the y range)."""
+    from pyqtgraph.graphicsItems.PlotDataItem import PlotDataset
+
+    plot.set_curve(_curve(50), 50, 1.0)
+    taken: list = []
+    real = PlotDataset.dataRect
+    monkeypatch.setattr(PlotDataset, "dataRect", lambda self: taken.append(1) or real(self))
+    plot.set_curve(_curve(50, 3.0), 50, 1.0)        # (framed anew: three times as high)
+    assert taken == []
+    np.testing.assert_array_equal(plot.curve_data("basic")[1], _curve(50, 3.0).upper["basic"])
+
+
 def test_the_theme_restyles_every_curve(plot, monkeypatch):
     plot.set_curve(_curve(50), 50, 1.0)
     pens = _count_pens(plot, monkeypatch)
