@@ -198,7 +198,7 @@ def screen_mismatches(qtbot, window) -> list[str]:
     totals = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
                                 eta=inputs.eta, multiplicities=list(inputs.multiplicities),
                                 mechanisms=list(inputs.mechanisms) or None)
-    found += _totals_mismatches(window, totals)
+    found += _totals_mismatches(qtbot, window, totals)
     request = fresh.evaluation_request(window.evaluation.view())
     shown = window.evaluation.last_result
     if shown is None:
@@ -238,7 +238,7 @@ def _table_mismatches(window, fresh) -> list[str]:
     return found
 
 
-def _totals_mismatches(window, totals) -> list[str]:
+def _totals_mismatches(qtbot, window, totals) -> list[str]:
     found = []
     result = window.evaluation.last_result
     if result is None:
@@ -254,6 +254,7 @@ def _totals_mismatches(window, totals) -> list[str]:
         best = None
     expected = ResultsPanel()
     expected.set_results(totals, best)
+    qtbot.waitUntil(lambda: not expected.drawing())    # (drawn on a turn of its own)
     table, fresh_table = window.results_panel.table, expected.table
     if table.rowCount() != fresh_table.rowCount():
         return found + [f"the totals table has {table.rowCount()} rows, fresh {fresh_table.rowCount()}"]

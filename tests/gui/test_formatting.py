@@ -39,9 +39,11 @@ def test_the_totals_columns_still_fit_their_numbers_after_an_update(qtbot):
     panel.resize(900, 300)
     panel.show()
     panel.set_results(totals, "basic")
+    qtbot.waitUntil(lambda: not panel.drawing())       # (drawn on a turn of its own)
     narrow = panel.table.columnWidth(1)
     wide = {k: dataclasses.replace(v, epsilon=123456.789012) for k, v in totals.items()}
     panel.set_results(wide, "basic")
+    qtbot.waitUntil(lambda: not panel.drawing())
     handle_posted_events()
     metrics = panel.table.fontMetrics()
     assert panel.table.columnWidth(1) > narrow

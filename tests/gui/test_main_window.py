@@ -199,7 +199,8 @@ def test_stale_results_are_dropped_and_the_newest_plan_is_shown(qtbot, make_wind
         window.statistics_panel.model.setData(cell(window, 0, "epsilon"), value)
     qtbot.waitUntil(lambda: fake.cancelled >= 1)
     fake.release.set()
-    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and not window.controller.is_busy())
+    qtbot.waitUntil(lambda: window.evaluation.last_result is not None and not window.controller.is_busy()
+                    and not window.results_panel.drawing())
     assert window.evaluation.last_result.request.epsilons[0] == 0.4
     assert window.evaluation.result_is_current(window.evaluation.last_result)
     assert window.results_panel.text_at("basic", "total ε") == "1.1500"

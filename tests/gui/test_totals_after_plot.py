@@ -15,8 +15,9 @@ from keys import handle_posted_events, open_cell, retype, wait_idle
 def test_the_totals_are_drawn_after_the_plot_paints_the_result(qtbot, window):
     plot, panel = window.cost_plot, window.results_panel
     paints = EventCount(plot.view.viewport(), when=lambda: not plot.drawing())     # (curves set)
-    at_change: list[int] = []       # the plot's paints by each change of a Totals cell
-    panel.table.model().dataChanged.connect(lambda *_: at_change.append(paints.count))
+    at_change: list[int] = []       # the plot's paints by each new text of a Totals cell
+    panel.table.model().dataChanged.connect(lambda _top, _bottom, roles: at_change.append(paints.count)
+                                            if Qt.ItemDataRole.DisplayRole in roles else None)
     editor = open_cell(window, 0, "epsilon")
     retype(editor, "0.3")
     QTest.keyClick(editor, Qt.Key.Key_Return)
