@@ -72,7 +72,7 @@ def test_the_upper_certificate_compares_delta_not_its_log(monkeypatch):
     assert np.log(hair) == np.log(db)
     far = honest * (1 + 1e-6)
 
-    def bound(sets, books, mus, xs, upper):
+    def bound(sets, books, mus, xs, upper, zs=None):
         return np.where(np.asarray(xs) < far, hair, db / 2)
 
     monkeypatch.setattr(readout, "_deltas", bound)
@@ -154,6 +154,42 @@ def test_atoms_far_above_x_are_counted_in_closed_form_on_their_side(upper, monke
             for li, pi in zip(a.l.tolist(), a.p.tolist()))
         assert (bound >= exact) if upper else (bound <= exact)
         assert abs(bound - exact) <= 1e-12 * exact        # (the sum's rounding margin: ~3e-13)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+def test_a_certificate_against_a_delta_bar_reads_a_narrower_window(upper, monkeypatch):
+    """Compared with a delta_bar of 1e-7, a bound counts the atoms beyond certify_z (10.4 Gaussian
+    sd, not WINDOW_Z's 15) in closed form: log_ndtr on at most 3/4 the atoms, the bound still on its
+    side of the exact delta (mpmath) and within 1e-12 of it, and the batch's certified roots those
+    of the wide window (the pld curve's read-outs: a quarter of their certification's time)."""
+    import mpmath
+
+    from dpplanner.engine.optimal.atoms import Atoms
+
+    locs = np.linspace(-0.5, 2.0, 501)
+    p = np.exp(-0.5 * (locs / 0.3) ** 2)
+    a = Atoms(locs, p / p.sum(), upper)
+    mu, xs = 0.02, np.array([0.4, 0.7, 1.0])
+    near = []
+    real = readout.log_delta_bound
+    monkeypatch.setattr(readout, "log_delta_bound", lambda m, y, up: near.append(np.size(y)) or real(m, y, up))
+    wide = readout.mixed_deltas([a] * 3, [mu] * 3, xs, upper)
+    wide_atoms, near[:] = sum(near), []
+    got = readout.mixed_deltas([a] * 3, [mu] * 3, xs, upper, [1e-7] * 3)
+    assert 0 < sum(near) <= 0.75 * wide_atoms
+    mpmath.mp.dps = 40
+    for x, bound, w in zip(xs.tolist(), got.tolist(), wide.tolist()):
+        exact = mpmath.fsum(
+            mpmath.mpf(pi) * (mpmath.ncdf(mu / 2 - (x - mpmath.mpf(li)) / mu)
+                              - mpmath.exp(x - mpmath.mpf(li)) * mpmath.ncdf(-mu / 2 - (x - mpmath.mpf(li)) / mu))
+            for li, pi in zip(a.l.tolist(), a.p.tolist()))
+        assert (bound >= exact) if upper else (bound <= exact)
+        assert abs(bound - exact) <= 1e-12 * exact and abs(bound - w) <= 1e-12 * w
+    items = _prefix_atoms(upper, sizes=(3, 5, 8))
+    atoms, mus, dbs = zip(*items)
+    narrow = readout.mixed_roots(list(atoms), mus, dbs, upper)
+    monkeypatch.setattr(readout, "certify_z", lambda dbs: np.full(np.shape(dbs), readout.WINDOW_Z))
+    assert np.array_equal(narrow, readout.mixed_roots(list(atoms), mus, dbs, upper))
 
 
 @pytest.mark.parametrize("upper", [True, False])

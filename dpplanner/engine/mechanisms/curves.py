@@ -385,7 +385,7 @@ class _MixedReads:
         if not waiting:
             return bool(self.out[j] <= x if self.upper else self.out[j] >= x)
         _j, pmf, mu, db = waiting[0]
-        d = float(mixed_deltas([pmf.atoms()], [mu], [x], self.upper)[0])
+        d = float(mixed_deltas([pmf.atoms()], [mu], [x], self.upper, [db])[0])
         return d <= db if self.upper else d > db
 
     def flush(self) -> None:

@@ -45,16 +45,36 @@ DIRECT_ATOMS = 512
 #: Phi(-WINDOW_Z + 1e-12) < FAR_PHI, so delta_G(y) = -expm1(y) within FAR_PHI (see _far_delta):
 #: no log_ndtr there (~40% of a curve's atoms).
 FAR_PHI = 1e-50
+#: A read-out certified against a delta_bar counts the atoms beyond a narrower window (certify_z)
+#: at bounds that add at most this share of delta_bar in all: far below the sum's own rounding
+#: margin (sum_margin: (n + 4) u and more), so the certification decides as at WINDOW_Z.
+CERTIFY_SHARE = 1e-16
 
 
-def _far_delta(y: np.ndarray, upper: bool) -> np.ndarray:
-    """Bounds on delta_G(y) at far atoms (atom_sets.far at WINDOW_Z), y rounded to its side. There
-    delta_G(y) = (1 - e^y) - Phi(-x1) + e^y Phi(-z) with x1 = z + mu >= z >= WINDOW_Z - 1e-12 and
-    e^y <= 1, so it is within FAR_PHI of -expm1(y) (within an ulp; 8 u charged, so that FAR_PHI
-    counts even where the sum rounds it away)."""
+def certify_z(delta_bars: np.ndarray) -> np.ndarray:
+    """Per read-out, the z of its window when it is certified against delta_bars[i] (no delta_bar,
+    0 or less: WINDOW_Z). Atoms outside it count at most 2 e^{-z^2/2} <= CERTIFY_SHARE delta_bar
+    each side per unit of mass (_far_phi, _left_out): at delta_bar 1e-7, z = 10.4 against
+    WINDOW_Z's 15, 2/3 the atoms that need log_ndtr (most of a read-out's certification)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.sqrt(2.0 * (np.maximum(-np.log(delta_bars), 0.0) - math.log(CERTIFY_SHARE / 2)))
+    return np.where(delta_bars > 0, np.minimum(z, WINDOW_Z), WINDOW_Z)
+
+
+def _far_phi(z):
+    """A bound on Phi(-z') for every z' >= z - 1e-12 (the far test's rounding): FAR_PHI at
+    WINDOW_Z, else e^{-(z - 1e-6)^2 / 2} >= 2 Phi(-(z - 1e-6)) (rounding of exp: ulps)."""
+    return np.where(z >= WINDOW_Z, FAR_PHI, np.exp(-0.5 * (z - 1e-6) ** 2))
+
+
+def _far_delta(y: np.ndarray, upper: bool, phi=FAR_PHI) -> np.ndarray:
+    """Bounds on delta_G(y) at far atoms (atom_sets.far at z), y rounded to its side. There
+    delta_G(y) = (1 - e^y) - Phi(-x1) + e^y Phi(-z') with x1 = z' + mu >= z' >= z - 1e-12 and
+    e^y <= 1, so it is within phi >= Phi(-z') of -expm1(y) (_far_phi; within an ulp; 8 u
+    charged, so that phi counts even where the sum rounds it away)."""
     if upper:
-        return -np.expm1(y) * (1 + 8 * U) + FAR_PHI
-    return np.maximum(-np.expm1(y) * (1 - 8 * U) - FAR_PHI, 0.0)
+        return -np.expm1(y) * (1 + 8 * U) + phi
+    return np.maximum(-np.expm1(y) * (1 - 8 * U) - phi, 0.0)
 
 
 #: A batch of read-outs gathers at most about this many atoms at once (memory: a few arrays of it).
@@ -97,9 +117,11 @@ def mixed_delta(a: Atoms, mu: float, xs, upper: bool) -> np.ndarray:
     return mixed_deltas([a] * xs.size, np.full(xs.size, float(mu)), xs, upper)
 
 
-def mixed_deltas(atoms: Sequence[Atoms], mus, xs, upper: bool) -> np.ndarray:
-    """mixed_delta of each atoms[i] with its mus[i] at its xs[i] (all in one direction)."""
-    return _deltas(*_laid_out(atoms), np.asarray(mus, dtype=float), np.asarray(xs, dtype=float), upper)
+def mixed_deltas(atoms: Sequence[Atoms], mus, xs, upper: bool, delta_bars=None) -> np.ndarray:
+    """mixed_delta of each atoms[i] with its mus[i] at its xs[i] (all in one direction); with
+    ``delta_bars``, bounds that serve only to compare each with delta_bars[i] (certify_z)."""
+    zs = WINDOW_Z if delta_bars is None else certify_z(np.asarray(delta_bars, dtype=float))
+    return _deltas(*_laid_out(atoms), np.asarray(mus, dtype=float), np.asarray(xs, dtype=float), upper, zs)
 
 
 class _Books:
@@ -154,10 +176,13 @@ def _laid_out(atoms) -> tuple[AtomSets, _Books]:
     return AtomSets([(a.l, a.p) for a in atoms]), _Books.of(atoms)
 
 
-def _deltas(sets: AtomSets, books: _Books, mus: np.ndarray, xs: np.ndarray, upper: bool) -> np.ndarray:
+def _deltas(sets: AtomSets, books: _Books, mus: np.ndarray, xs: np.ndarray, upper: bool,
+            zs=WINDOW_Z) -> np.ndarray:
+    """The bounds on delta at each read-out's x, with its window's z (``zs``: one or per read-out)."""
     n = sets.n
     everyone = np.arange(n)
-    js = sets.windows(everyone, xs, mus, WINDOW_Z)
+    zs = np.broadcast_to(np.asarray(zs, dtype=float), (n,))
+    js = sets.windows(everyone, xs, mus, zs)
     s = np.empty(n)
     for part in _chunks((sets.size - js).tolist()):
         i0, i1 = part.start, part.stop
@@ -167,10 +192,10 @@ def _deltas(sets: AtomSets, books: _Books, mus: np.ndarray, xs: np.ndarray, uppe
         # one rounding: widen it to the side where delta_G (decreasing in y) is larger/smaller
         y = spread(xs[i0:i1], seg) - locs
         y = y - 2 * U * np.abs(y) if upper else y + 2 * U * np.abs(y)
-        m = spread(mus[i0:i1], seg)
-        above = far(y, m, WINDOW_Z)
+        m, z = spread(mus[i0:i1], seg), spread(zs[i0:i1], seg)
+        above = far(y, m, z)
         values = np.empty(y.size)
-        values[above] = _far_delta(y[above], upper)
+        values[above] = _far_delta(y[above], upper, _far_phi(z if seg is None else z[above]))
         near = ~above
         with np.errstate(under="ignore"):
             values[near] = np.exp(log_delta_bound(m if seg is None else m[near], y[near], upper))
@@ -228,7 +253,7 @@ def _upper_end(xp, s, tail, rel, err, inf_mass, size):
 
 def _left_out(xp, x, l_top, mu, mass):
     """What the atoms below a window (the highest at l_top, lam added) add at most to delta(x):
-    there delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= WINDOW_Z, on their exact mass, at
+    there delta_G(y) <= Phi(mu/2 - y/mu) <= e^{-t^2/2}, t >= the window's z, on their exact mass, at
     most 1 (their computed ``mass`` may be mostly rounding)."""
     y0 = x - l_top
     t = (y0 - 2 * U * abs(y0)) / mu - mu / 2
@@ -288,11 +313,11 @@ def mixed_roots(atoms: Sequence[Atoms], mus, delta_bars, upper: bool, guesses=No
     fine = np.isfinite(xs) & (xs > 0)
     out = xs.copy()
     if fine.all():
-        d = _deltas(sets, books, mus, xs, upper)
+        d = _deltas(sets, books, mus, xs, upper, certify_z(dbs))
         fine = d <= dbs if upper else d > dbs
     elif fine.any():
         idx = np.flatnonzero(fine)
-        d = mixed_deltas([atoms[i] for i in idx.tolist()], mus[idx], xs[idx], upper)
+        d = mixed_deltas([atoms[i] for i in idx.tolist()], mus[idx], xs[idx], upper, dbs[idx])
         passed = d <= dbs[idx] if upper else d > dbs[idx]
         fine[idx[~passed]] = False
     for i in np.flatnonzero(~fine).tolist():     # rare: walk from x until it is certified
