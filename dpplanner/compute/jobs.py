@@ -233,8 +233,7 @@ def _evaluate_beside(side, request: EvaluateRequest, here: tuple, there: tuple, 
 
     try:
         mine = _totals(replace(request, theorems=here), cancel, _part(progress, 0.0, 0.3), prepared)
-        # the helper's theorems' curves last: by then the helper may have the optimal one
-        own = tuple(t for t in here + spare + there if t not in either)
+        own = split.curve_order(tuple(t for t in here + spare + there if t not in either), there)
         curve, problems = _curve(request, own, cancel, _part(progress, 0.3, 1.0), prepared=prepared)
         if either and curve is not None:
             rest = None if rows else taken(split.EITHER_CURVES, "either_curves")

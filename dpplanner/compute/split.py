@@ -36,6 +36,20 @@ def spare(request, here: tuple, there: tuple) -> tuple[str, ...]:
     return tuple(t for t in request.theorems if t not in here and t not in there)
 
 
+def curve_order(rows: tuple, there: tuple) -> tuple:
+    """The order in which this process computes its rows' curves: those that need nothing of the
+    helper first, then those met with the optimal curve, then the helper's theorems' own (by then
+    the helper may have the optimal curve). Where this process waits for the helper's optimal
+    curve (in pld's), nothing but the rows made of it is left after (the zcdp row's curve was:
+    ~0.5 ms of CPU after the wait, on the 100-query example)."""
+    from dpplanner.engine.curve import MEETS_OPTIMAL   # (here: the window imports this module early)
+
+    def rank(t: str) -> int:
+        return 2 if t in there else 1 if t in MEETS_OPTIMAL else 0
+
+    return tuple(sorted(rows, key=rank))
+
+
 def either(request) -> tuple[str, ...]:
     """The rows whose curves either process computes (none in repeat mode)."""
     return tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either") \

@@ -25,6 +25,9 @@ from .types import CancelToken, ProgressCallback
 from .validation import validate_delta_g, validate_eta, validate_expandable, validate_plan, validate_time_limit
 
 MODES = ("prefix", "repeat")
+#: The theorems whose curves ask for the generic optimal curve (``optimal_curve`` below) only once
+#: their own work is done, to be met with it: pld's, never above it (mechanisms/curves.py).
+MEETS_OPTIMAL = ("pld",)
 
 
 @dataclass(frozen=True)

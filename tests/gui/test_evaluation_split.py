@@ -202,3 +202,33 @@ def test_the_sender_computes_the_either_rows_while_the_helper_has_the_optimal_cu
             == {n: repr(c.epsilon) for n, c in alone.totals.items()})
     for name in alone.curve.upper:
         np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
+
+
+def test_the_senders_curves_that_need_nothing_of_the_helper_come_before_it_waits(monkeypatch):
+    """pld's curve waits, at its end, for the optimal curve the helper has taken: this process
+    computes the zcdp row's curve (which needs nothing of the helper) before it, so that after
+    the wait only the rows made of the optimal curve are left; the numbers are those of one
+    process."""
+    import dataclasses
+    import importlib
+
+    engine_curve = importlib.import_module("dpplanner.engine.curve")
+    events = []
+    real_entry = engine_curve.registry_entry
+
+    def entry(name):
+        t = real_entry(name)
+        return dataclasses.replace(t, curve=lambda c, t=t: events.append(t.name) or t.curve(c))
+
+    request = synthetic_100_request()
+    alone = jobs._evaluate(request, None, lambda f: None)
+    side = _OnItsOptimalCurve(events)
+    monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
+    monkeypatch.setattr(engine_curve, "registry_entry", entry)
+    got = jobs._evaluate_beside(side, request, *split.halves(request.theorems, total_known=True),
+                                engine.CancelToken(), lambda f: None)
+    assert events.index("zcdp") < events.index("pld") < events.index("collected")
+    # (the stand-in helper computes its optimal curve when collected, in this process)
+    assert set(events[events.index("collected") + 1:]) == {"optimal", "concurrent"}
+    for name in alone.curve.upper:
+        np.testing.assert_array_equal(got.curve.upper[name], alone.curve.upper[name])
