@@ -14,8 +14,9 @@ from PySide6.QtWidgets import (
     QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QVBoxLayout, QWidget,
 )
 
+from dpplanner.gui import theme
 from dpplanner.gui.editing import Refusal
-from dpplanner.gui.fields import REFUSED_COLOUR, RuleField, mark_refused
+from dpplanner.gui.fields import RuleField, mark_refused
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.gui.grouping_fields import GroupingFields
 from dpplanner.model import FIELD_RULES, KIND_FIELDS, Budget, Kind, Mechanism, Statistic, validate_statistic
@@ -86,7 +87,7 @@ class AddStatisticDialog(QDialog):
             self.epsilon.edit.setToolTip("Starting ε; with automatic redistribution on, the free "
                                          "statistics are rescaled to spend the global budget.")
         self.error_label = WrappingLabel("")        # every line of the reason shows
-        self.error_label.setStyleSheet(f"color: {REFUSED_COLOUR}")
+        theme.red_text(self.error_label)
         self.error_label.setAccessibleName("Why the statistic was not added")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -157,7 +158,7 @@ class AddStatisticDialog(QDialog):
             (self.epsilon if field == "epsilon" else None)
         if target is not None:
             target.message.setText(message[:1].upper() + message[1:])
-            target.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
+            theme.red_text(target.message)
             target.message.show()
             mark_refused(target.edit)
             target.edit.setAccessibleDescription(target.message.text())

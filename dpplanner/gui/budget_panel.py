@@ -4,7 +4,6 @@ whether the release truncates to c rows)."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Mapping, Optional
 
 from PySide6.QtCore import QSignalBlocker, Qt
@@ -14,7 +13,7 @@ from PySide6.QtWidgets import (
 
 from dpplanner import engine
 from dpplanner.engine.types import Composition
-from dpplanner.gui import formatting
+from dpplanner.gui import formatting, theme
 from dpplanner.gui.editing import PlanEditor, Refusal
 from dpplanner.gui.fields import RuleField
 from dpplanner.gui.fitted_label import WrappingLabel
@@ -319,10 +318,11 @@ class BudgetPanel(QGroupBox):
         if target is not None:
             target.show_refusal(refusal.message)
         elif refusal.row is None:
-            self.message.setText(f"<span style='color:#c0392b'>Not applied: "
-                                 f"{escape(refusal.message)}</span>")
-            self.message.setTextFormat(Qt.TextFormat.RichText)
+            self.message.setTextFormat(Qt.TextFormat.PlainText)
+            self.message.setText(f"Not applied: {refusal.message}")
+            theme.red_text(self.message)
 
     def _show_warnings(self) -> None:
         self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setText("\n".join(self.editor.plan.warnings()))
+        theme.red_text(self.message, False)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QKeyEvent, QPalette
 from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QLineEdit, QVBoxLayout, QWidget
 
+from dpplanner.gui import theme
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.gui.formatting import as_plain
 
@@ -22,7 +23,6 @@ from dpplanner.model import FieldRule, PlanError
 from dpplanner.model.typed import format_value, parse_text
 from dpplanner.model.validation import Number
 
-REFUSED_COLOUR = "#c0392b"
 #: How strongly the refusal red tints a refused field's background (of 255).
 REFUSED_TINT = 40
 
@@ -31,40 +31,17 @@ def refused_style(edit: QLineEdit) -> str:
     """A red frame on the field's own background tinted red, opaque: a translucent tint let the
     cell's number beneath an open table editor show through ("-1" read "-10.2575"). (The
     application's base colour for the field: its own palette already holds a refusal's tint.)"""
-    base, red = QApplication.palette(edit).color(QPalette.ColorRole.Base), QColor(REFUSED_COLOUR)
+    base, red = QApplication.palette(edit).color(QPalette.ColorRole.Base), QColor(theme.error_red())
     tint = QColor(*(round(b + (r - b) * REFUSED_TINT / 255) for b, r in
                     ((base.red(), red.red()), (base.green(), red.green()), (base.blue(), red.blue()))))
-    return f"QLineEdit {{ border: 1px solid {REFUSED_COLOUR}; background: {tint.name()}; }}"
+    return f"QLineEdit {{ border: 1px solid {red.name()}; background: {tint.name()}; }}"
 
 
 def mark_refused(edit: QLineEdit) -> None:
     """Give ``edit`` the refusal's frame and tint (``setStyleSheet("")`` takes it off), blended
-    again whenever the application's palette changes (a light/dark switch) while it is shown."""
-    keeper = edit.findChild(_TintKeeper)
-    if keeper is None:
-        keeper = _TintKeeper(edit)
-    keeper.style = refused_style(edit)
-    edit.setStyleSheet(keeper.style)
-
-
-class _TintKeeper(QObject):
-    """The tint is blended onto the base colour of the scheme of the moment: after a switch it
-    would lie under the new scheme's text colour (a near-white pink behind light text). Qt tells
-    the windows of a new palette, not a field with a style sheet of its own: the keeper watches
-    the field's window (and goes with the field, its parent)."""
-
-    def __init__(self, edit: QLineEdit) -> None:
-        super().__init__(edit)
-        self.style = ""
-        edit.window().installEventFilter(self)
-
-    def eventFilter(self, _window, event) -> bool:
-        edit = self.parent()
-        # a field no longer refused (its style sheet taken off) is left alone
-        if event.type() == QEvent.Type.ApplicationPaletteChange and edit.styleSheet() == self.style:
-            self.style = refused_style(edit)
-            edit.setStyleSheet(self.style)
-        return False
+    again whenever the application's palette changes (a light/dark switch) while it is marked: a
+    tint blended once would lie under the new scheme's text (a near-white pink behind light text)."""
+    theme.follow_scheme(edit, lambda: refused_style(edit))
 
 
 class _Edit(QLineEdit):
@@ -156,7 +133,7 @@ class RuleField(QWidget):
         keeps = (f"The plan keeps {kept} (Esc puts it back)." if kept else
                  "The plan keeps this field empty (Esc empties it again).")
         self.message.setText(f"Not applied: {message.rstrip('.')}. {keeps}")
-        self.message.setStyleSheet(f"color: {REFUSED_COLOUR}")
+        theme.red_text(self.message)
         self.message.show()
         mark_refused(self.edit)
         self.edit.setAccessibleDescription(self.message.text())
@@ -165,7 +142,7 @@ class RuleField(QWidget):
         """Ask for a value (a field a change of kind needs): said beneath the field in the
         normal text colour, the field not marked, nothing refused."""
         self.message.setText(message[:1].upper() + message[1:])
-        self.message.setStyleSheet("")
+        theme.red_text(self.message, False)
         self.message.show()
         self.edit.setStyleSheet("")
         self.edit.setAccessibleDescription(self.message.text())

@@ -8,8 +8,7 @@ import functools
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPainterPath, QPen, QPixmap
 
-#: The pin's colour: the same red in light and dark schemes (it marks a decision, like a refusal).
-PIN_COLOUR = "#c0392b"
+from dpplanner.gui import theme
 
 
 @functools.lru_cache(maxsize=None)
@@ -30,7 +29,7 @@ def _pin_pixmap(size: int) -> QPixmap:
     p.translate(size / 2, size / 2)
     p.rotate(35)
     p.translate(-size / 2, -size / 2)
-    colour = QColor(PIN_COLOUR)
+    colour = QColor(theme.ERROR_RED)    # (in either scheme: a fill, outlined darker; 3:1 on #1e1e1e)
     needle = QPen(QColor("#555555"), max(1.0, 1.2 * s))
     needle.setCapStyle(Qt.PenCapStyle.RoundCap)
     p.setPen(needle)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
-from dpplanner.model import Plan
 
-#: The refusal red of the window (the status bar, the fields, the Spent bar).
-REFUSAL_RED = "#c0392b"
+from dpplanner.gui import theme
+from dpplanner.model import Plan
 
 
 class InlineMessage(QFrame):
@@ -18,13 +17,13 @@ class InlineMessage(QFrame):
         super().__init__(parent)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setObjectName("inlineMessage")
-        self.setStyleSheet(f"#inlineMessage {{ border: 1px solid {REFUSAL_RED}; }}")
+        theme.follow_scheme(self, lambda: f"#inlineMessage {{ border: 1px solid {theme.error_red()}; }}")
         # (a plain word-wrapped label: the box layout above it asks its height for the width it
         # gets, so it needs no WrappingLabel's minimum height)
         self.label = QLabel("")
         self.label.setWordWrap(True)
         self.label.setTextFormat(Qt.TextFormat.PlainText)      # it may quote a statistic's name
-        self.label.setStyleSheet(f"color: {REFUSAL_RED}")
+        theme.red_text(self.label)
         self.label.setAccessibleName(name)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.close_button = QToolButton()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QDialog, QDialogButtonBox, QFormLayout, QLabel, QLineEdit, QPlainTextEdit, QVBoxLayout, QWidget,
 )
 
+from dpplanner.gui import theme
 from dpplanner.gui.editing import PlanEditor
 
 
@@ -37,7 +38,7 @@ class PlanDetailsDialog(QDialog):
         self.refusal = QLabel("")
         self.refusal.setTextFormat(Qt.TextFormat.PlainText)
         self.refusal.setWordWrap(True)
-        self.refusal.setStyleSheet("color: #c0392b")
+        theme.red_text(self.refusal)
         self.refusal.setAccessibleName("Why the title or description was not applied")
         self.refusal.hide()
         form = QFormLayout()

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QProgressBar, QPushButton
 
 from dpplanner import engine
 from dpplanner.engine.types import Composition
-from dpplanner.gui import formatting
+from dpplanner.gui import formatting, theme
 from dpplanner.gui.editing import PlanEditor
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.gui.turns import Turns
@@ -28,7 +28,7 @@ from dpplanner.model.explanations import above_global
 from dpplanner.model.spending import total_note
 
 #: The over-budget bar: the refusal red, with white text.
-OVER_BUDGET = "#c0392b"
+OVER_BUDGET = theme.ERROR_RED
 #: The redistribution button's text, and its text while the plan is over budget (the fix).
 REDISTRIBUTE, FIT = "Redistribute now", "Redistribute to fit"
 #: The bar's text while the total of the budget as it is now is still to come.
@@ -59,7 +59,7 @@ class SpentMeter(QObject):
         #: Why the plan is over budget, in red under the Spent bar (hidden while it is not).
         self.over_reason = WrappingLabel("")
         self.over_reason.setTextFormat(Qt.TextFormat.PlainText)
-        self.over_reason.setStyleSheet(f"color: {OVER_BUDGET};")
+        theme.red_text(self.over_reason)
         self.over_reason.setAccessibleName("Why over budget")
         self.over_reason.setVisible(False)
         self._spent: Optional[Composition] = None

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QToolButton, QToolTip, QVBoxLayout, QWidget,
 )
 
-from dpplanner.gui import formatting
+from dpplanner.gui import formatting, theme
 from dpplanner.gui.add_dialog import AddStatisticDialog
 from dpplanner.gui.delegates import StatisticDelegate
 from dpplanner.gui.editing import PlanEditor, Refusal
@@ -95,7 +95,7 @@ class StatisticsPanel(QGroupBox):
         self.refusal = QLabel("")
         self.refusal.setTextFormat(Qt.TextFormat.PlainText)    # it may quote a statistic's name
         self.refusal.setWordWrap(True)
-        self.refusal.setStyleSheet("color: #c0392b")
+        theme.red_text(self.refusal)
         self.refusal.setAccessibleName("Why the last edit was refused")
         self.refusal.hide()
         self.inspector = StatisticInspector(editor)

@@ -7,6 +7,7 @@ from typing import Callable, Optional
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QProgressBar, QStatusBar, QToolButton
 
+from dpplanner.gui import theme
 from dpplanner.gui.fitted_label import FittedLabel
 
 #: Progress is only shown for jobs that are still running after this long (no flicker).
@@ -68,7 +69,7 @@ class StatusArea(QObject):
     def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
         self._drop_pending()            # (a refusal shown meanwhile stays readable)
         self._showing_error = error and bool(text)
-        self.label.setStyleSheet("color: #c0392b" if error else "")
+        theme.red_text(self.label, error)
         self.label.setText(text)
         self._message_timer.stop()
         if timeout_ms:

@@ -207,6 +207,22 @@ def gate(window):
     event.set()
 
 
+@pytest.fixture
+def dark_switch(qapp):
+    """``dark_switch(True)`` switches the application to a dark palette as the platform does,
+    ``dark_switch(False)`` back to the light one (also at the end)."""
+    from PySide6.QtGui import QColor, QPalette
+    from PySide6.QtWidgets import QApplication
+
+    light = QPalette(qapp.palette())
+    dark = QPalette(light)
+    for role, colour in ((QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e8e8e8"),
+                         (QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e8e8e8")):
+        dark.setColor(role, QColor(colour))
+    yield lambda on: QApplication.setPalette(dark if on else light)
+    QApplication.setPalette(light)
+
+
 def pytest_collection_modifyitems(config, items):
     """Every GUI test is ``slow``: each opens a window with its worker thread (about a second
     apiece), so ``pytest -m "not slow"`` stays the quick engine/model loop and ``pytest tests/gui``

@@ -9,6 +9,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QComboBox, QFileDialog
 
 from dpplanner.model.statistic import Noise
+from dpplanner.gui import theme
 from keys import field, open_cell, retype, show_tab, wait_idle
 from test_release_window import pick_with_keys
 
@@ -36,7 +37,7 @@ def test_a_refused_export_says_why_in_the_window_without_a_modal_box(qtbot, stat
     assert inline.isVisible() and reason in inline.label.text()
     assert inline.label.text().startswith("Not exported: cannot write a release script")
     status = window.status.label
-    assert status.text() == inline.label.text() and "c0392b" in status.styleSheet()
+    assert status.text() == inline.label.text() and theme.error_red() in status.styleSheet()
     # the user goes on working at once: the plan changes and the reason no longer stands
     show_tab(window, "Statistic")
     pick_with_keys(field(window.statistics_panel.inspector, "Noise implemented by", QComboBox),

@@ -11,7 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox, QLabel, QMenu, QWidget
 
 from dpplanner import engine
-from dpplanner.gui import layout
+from dpplanner.gui import layout, theme
 from dpplanner.gui.main_window import MainWindow
 from dpplanner.gui.settings import Settings
 from dpplanner.gui.table_model import COLUMN_INDEX
@@ -163,7 +163,7 @@ def test_the_add_dialog_refusal_is_read_in_full_and_never_marks_the_global_delta
         seen["open"] = dialog.isVisible()
         seen["shown"] = (message.isVisible() and fully_shown(message, message.parentWidget())
                          and fully_shown(message, dialog))
-        seen["red"] = "c0392b" in message.styleSheet() and "c0392b" in dialog.fields["delta"].edit.styleSheet()
+        seen["red"] = all(theme.error_red() in w.styleSheet() for w in (message, dialog.fields["delta"].edit))
         seen["global"] = window.budget_panel.delta.is_refused()
         dialog.reject()
 

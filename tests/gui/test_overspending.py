@@ -17,6 +17,7 @@ from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
 
 from dpplanner.model import Budget, Kind, Plan, Statistic
+from dpplanner.gui import theme
 from keys import field, open_cell, reachable_states, retype, type_into, wait_idle
 
 
@@ -215,7 +216,7 @@ def test_a_plan_opened_over_budget_says_why_at_the_spent_bar(qtbot, window, smal
     wait_idle(qtbot, window)
     panel = window.budget_panel
     qtbot.waitUntil(lambda: "over budget" in panel.meter.format())
-    assert panel.meter.palette().color(QPalette.ColorRole.Highlight).name() == "#c0392b"
+    assert panel.meter.palette().color(QPalette.ColorRole.Highlight).name() == theme.ERROR_RED
     assert panel.over_reason.isVisibleTo(panel)
     assert "as the plan was opened" in panel.over_reason.text()
     assert panel.rebalance_button.isEnabled()

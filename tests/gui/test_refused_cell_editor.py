@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from dpplanner.gui.fields import REFUSED_COLOUR
+from dpplanner.gui import theme
 from keys import handle_posted_events, open_cell, retype, wait_idle
 
 
@@ -35,7 +35,7 @@ def test_a_refused_number_is_read_alone_in_its_editor(qtbot, palette, window):
     QTest.keyClick(editor, Qt.Key.Key_Return)
     handle_posted_events()
     assert window.plan[1].epsilon == before and editor.isVisible() and editor.text() == "-1"
-    assert REFUSED_COLOUR in editor.styleSheet()
+    assert theme.error_red() in editor.styleSheet()
     # the right part of the editor, past "-1" (left-aligned), where the cell's right-aligned
     # number lies beneath: one colour, the tint, with nothing of the number in it
     area = editor.geometry().adjusted(editor.width() // 2, 3, -3, -3)

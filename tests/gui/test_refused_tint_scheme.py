@@ -5,13 +5,13 @@ later switch leaves the field unmarked."""
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from dpplanner.gui.fields import REFUSED_COLOUR, REFUSED_TINT
+from dpplanner.gui import theme
+from dpplanner.gui.fields import REFUSED_TINT
 from keys import field, handle_posted_events, type_into
 
 
@@ -22,22 +22,9 @@ def background(edit) -> QColor:
 
 
 def tint_on(base: QColor) -> QColor:
-    red = QColor(REFUSED_COLOUR)
+    red = QColor(theme.error_red())       # (the red of the scheme of the moment)
     return QColor(*(round(b + (r - b) * REFUSED_TINT / 255) for b, r in
                     ((base.red(), red.red()), (base.green(), red.green()), (base.blue(), red.blue()))))
-
-
-@pytest.fixture
-def dark_switch(qapp):
-    """``dark_switch(True)`` switches the application to a dark palette as the platform does,
-    ``dark_switch(False)`` back to the light one (also at the end)."""
-    light = QPalette(qapp.palette())
-    dark = QPalette(light)
-    for role, colour in ((QPalette.ColorRole.Base, "#1e1e1e"), (QPalette.ColorRole.Text, "#e8e8e8"),
-                         (QPalette.ColorRole.Window, "#2b2b2b"), (QPalette.ColorRole.WindowText, "#e8e8e8")):
-        dark.setColor(role, QColor(colour))
-    yield lambda on: QApplication.setPalette(dark if on else light)
-    QApplication.setPalette(light)
 
 
 def test_a_refused_field_is_tinted_again_on_a_switch_to_dark(qtbot, window, dark_switch):

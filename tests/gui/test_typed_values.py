@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLineEdit, QWidget
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Plan, Statistic
 from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
+from dpplanner.gui import theme
 from keys import field, handle_posted_events, open_cell, retype, type_into, wait_idle
 
 NAMES = ("Global epsilon", "Global delta", "Dataset size", "Population size", "Confidence", "Reserve",
@@ -267,7 +268,7 @@ def test_the_meter_turns_red_over_budget_and_back_restyled_only_when_that_change
     # Issue 24: red with white text, centred (a style sheet on the chunk gave black on dark red).
     palette = meter.palette()
     assert "over budget" in meter.format() and meter.value() == 1000
-    assert palette.color(QPalette.ColorRole.Highlight).name() == "#c0392b"
+    assert palette.color(QPalette.ColorRole.Highlight).name() == theme.ERROR_RED
     assert palette.color(QPalette.ColorRole.HighlightedText).name() == "#ffffff"
     assert meter.alignment() & Qt.AlignmentFlag.AlignHCenter and meter.styleSheet() == ""
     type_into(qtbot, field(window, "Global epsilon"), "0.002")
@@ -277,7 +278,7 @@ def test_the_meter_turns_red_over_budget_and_back_restyled_only_when_that_change
     wait_idle(qtbot, window)
     assert window.plan.budget.epsilon == 5
     assert "over budget" not in meter.format() and len(palettes) == 2
-    assert meter.palette().color(QPalette.ColorRole.Highlight).name() != "#c0392b"
+    assert meter.palette().color(QPalette.ColorRole.Highlight).name() != theme.ERROR_RED
     assert meter.updatesEnabled()
 
 
