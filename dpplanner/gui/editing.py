@@ -39,6 +39,7 @@ from dpplanner.model.events import follow_row
 from dpplanner.model.redistribution import UnspentReasons
 from dpplanner.model.requests import CurveView
 from dpplanner.model.display import exact, upper
+from dpplanner.model.targets import typed_fields
 
 ALLOCATE = "allocate"
 
@@ -90,7 +91,7 @@ class PlanEditor(QObject):
         name = self.plan[row].name
         return self._edit_row(
             row, f"Set ε_i of {name!r}",
-            lambda p, r: p.update_statistic(r, p[r].replace(epsilon=epsilon, held=True)),
+            lambda p, r: p.update_statistic(r, p[r].replace(**typed_fields({"epsilon": epsilon}))),
             field="epsilon", cause=lambda _t, _r: (f"ε_i = {exact(epsilon)} for {name!r} does not fit",
                                                    "type a smaller ε_i or raise the budget"))
 

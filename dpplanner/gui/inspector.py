@@ -34,6 +34,7 @@ from dpplanner.model import display
 from dpplanner.model.explanations import unit_label
 from dpplanner.model.implementation import implementation
 from dpplanner.model.statistic import WHOLE_NUMBER_KINDS, Noise
+from dpplanner.model.targets import typed_fields
 
 #: The rule-checked number fields, in the order shown, with their accessible names.
 NUMBER_FIELDS = (("lower", "Lower bound"), ("upper", "Upper bound"), ("bins", "Number of bins"),
@@ -287,7 +288,7 @@ class StatisticInspector(QGroupBox):
         elif key == "error" and not waiting:
             act = lambda: self.editor.set_target_error(row, value)       # noqa: E731
         else:
-            act = lambda: self.editor.update_statistic(row, statistic_changes(changes),  # noqa: E731
+            act = lambda: self.editor.update_statistic(row, typed_fields(changes),  # noqa: E731
                                                        f"Edit {stat.name!r}")
         self._submitting = True
         try:
@@ -329,15 +330,6 @@ class StatisticInspector(QGroupBox):
         widget = self.numbers.get(refusal.field or "") or self.grouping.numbers.get(refusal.field or "")
         if widget is not None and widget.isVisibleTo(self):
             widget.show_refusal(refusal.message)
-
-
-def statistic_changes(changes: dict[str, Any]) -> dict[str, Any]:
-    """The fields typed for a waiting change as the statistic's own: a target error typed is its
-    ``target_error``, and a typed ε_i or target error pins it, as when typed alone."""
-    fields = {("target_error" if k == "error" else k): v for k, v in changes.items()}
-    if "epsilon" in changes or "error" in changes:
-        fields["held"] = True
-    return fields
 
 
 def moves_text(budget, stat: Statistic, privacy) -> str:

@@ -21,7 +21,7 @@ from .events import Listener, PlanEvent
 from .privacy import BudgetBalance, StatisticPrivacy, statistic_privacy, statistics_privacy
 from .requests import CurveView, EvaluateRequest, evaluation_request
 from .saveable import check_saveable
-from .targets import ended_targets, epsilon_for_target, meet_targets
+from .targets import ended_targets, epsilon_for_target, meet_targets, typed_fields
 from .validation import (PlanError, amplification_ratio, budget_warnings, validate_metadata,
                          statistic_deltas, validate_state)
 
@@ -308,7 +308,7 @@ class Plan:
         epsilon (``targets.py``)."""
         self.epsilon_for_error(i, error)        # refused now, with the plain reason, if impossible
         stats = list(self._stats)
-        stats[i] = stats[i].replace(target_error=error, held=True)
+        stats[i] = stats[i].replace(**typed_fields({"error": error}))
         self._commit(self._budget, stats, [PlanEvent("changed", (i,))])
 
     # composition and redistribution

@@ -15,7 +15,7 @@ exceeds the target). Typing an ε_i, or unpinning, ends the target (``ended_targ
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import math
 
@@ -87,6 +87,16 @@ def meet_targets(budget: Budget, stats: Sequence[Statistic]) -> tuple[Statistic,
         if eps != s.epsilon:
             out[i] = s.replace(epsilon=eps)
     return tuple(out)
+
+
+def typed_fields(typed: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a statistic that values the user typed set (``error``: a target error): a
+    typed ε_i or target error is the user's decision and pins the statistic (``held``), which
+    redistribution then leaves (the one pin rule of the plan, the window's editors and fields)."""
+    fields = {("target_error" if key == "error" else key): value for key, value in typed.items()}
+    if "epsilon" in fields or "target_error" in fields:
+        fields["held"] = True
+    return fields
 
 
 def ended_targets(before: Statistic, after: Statistic) -> Statistic:
