@@ -60,7 +60,7 @@ def cell_tooltip(budget: Budget, stat: Statistic, key: str, privacy: Callable[[]
 
 
 def waiting_tooltip(shown: str, key: str) -> str:
-    """The tooltip of a δ_i or error cell drawn, greyed, as it was before the plan's last change
-    until the change's result is drawn (gui/table_numbers.py)."""
+    """The tooltip of an error cell drawn, greyed, as it was before the plan's last change until
+    the change's result is drawn (gui/table_numbers.py)."""
     return (f"{shown}: as before the last change, drawn again in a moment with the change's totals."
             f"\n\n{COLUMNS[COLUMN_INDEX[key]].tooltip}")

@@ -1,5 +1,5 @@
-"""A row whose δ_i and error wait for the result of a redistributing edit (gui/table_numbers.py)
-reads the same however it is asked: its display, its tooltip on hover and its paint all give the
+"""A row whose error waits for the result of a redistributing edit (gui/table_numbers.py) reads
+the same however it is asked: its display, its tooltip on hover and its paint all give the
 numbers drawn before the edit, greyed as the Totals table greys late totals, and nothing of it is
 computed meanwhile. Once the result is drawn it reads the plan's numbers, un-greyed."""
 
