@@ -179,7 +179,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         on the ``rung`` of its ladder of lattices)."""
         totals: dict[tuple[float, float], Composition] = {}   # (t, eta): Brent asks again for its ends
 
-        def composed(t: float, at: float) -> Composition:
+        def composed(t: float, at: float, last: bool = False) -> Composition:
+            """``last``: likely the search's last (its whole total asked for next)."""
             if (t, at) not in totals:
                 if cancel is not None:
                     cancel.check()
@@ -190,7 +191,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
                 e.flags.writeable = False
                 totals[(t, at)] = compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech),
                                                                      delta_g, at, deadline, upper_only=upper_only,
-                                                                     upper_rung=rung))
+                                                                     upper_rung=rung, lower_ahead=last))
             return totals[(t, at)]
         return composed, totals
 

@@ -20,11 +20,17 @@ def set_runner(runner: Optional[Runner]) -> None:
     _runner = runner
 
 
+def start(fn: Callable, args: tuple, cancel=None) -> Optional[Callable[[], Any]]:
+    """A callable that waits for ``fn(*args, cancel)``, handed to the runner now; None where no
+    runner takes it (then nothing is computed)."""
+    return _runner(fn, args, cancel) if _runner is not None else None
+
+
 def both(here: tuple[Callable, tuple], there: tuple[Callable, tuple], cancel=None) -> tuple[Any, Any]:
     """(here_fn(*here_args, cancel), there_fn(*there_args, cancel)), the second handed to the
     runner while the first is computed here (both here when no runner takes it)."""
     fn, args = there
-    pending = _runner(fn, args, cancel) if _runner is not None else None
+    pending = start(fn, args, cancel)
     try:
         first = here[0](*here[1], cancel)
     except BaseException:

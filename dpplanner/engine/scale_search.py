@@ -76,13 +76,16 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
     plan's own epsilons may sit at round ratios, a statistic pinned at 21/20 of the free ones, on
     which pld lays its lattice otherwise than at any scale near, bracket.aligned_step: the total
     there is off the smooth curve by up to ~8e-5 of the budget, and a secant through it missed by
-    1-18%: synthetic-100's x1.05 / x0.95 edits, one more composition in 12 of 20.)"""
+    1-18%: synthetic-100's x1.05 / x0.95 edits, one more composition in 12 of 20.) A secant step's
+    total is asked for as ``excess(t, True)``: likely the last (18 of those 20 edits' secant steps
+    ended their search), the caller may compose its verification meanwhile."""
     if not (math.isfinite(t0) and t0 > 0):
         return None
     ok = bad = prev = model = None
     aim = AIM * epsilon_g      # (each step solves excess(t) + aim = 0)
     t, f = t0, excess(t0)
     for _ in range(WARM_STEPS):
+        secant = False
         if not math.isfinite(f):
             return None
         if f <= 0 and (ok is None or t > ok[0]):
@@ -106,13 +109,14 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
             t_next = t - (f + CLOSE / 2 * epsilon_g) * t / ((f + epsilon_g) * model)
         else:
             t_next = t - (f + aim) * (t - prev[0]) / (f - prev[1])
+            secant = True
         t_next = min(max(t_next * (1 - 2 * RTOL), t / 4), t * 4)   # no wild jump on a step of the total
         if ok is not None and bad is not None and not ok[0] < t_next < bad[0]:
             t_next = 0.5 * (ok[0] + bad[0])
         if not t_next > 0:          # over budget all the way down: perhaps the held queries alone
             return None
         prev = (t, f)
-        t, f = t_next, excess(t_next)
+        t, f = t_next, excess(t_next, secant)
     return (ok[0], bad[0]) if ok is not None and bad is not None else None
 
 
@@ -152,7 +156,8 @@ def no_room(total: float, theorem: str, epsilon_g: float, held: tuple,
 class ScaleSearch:
     """The scale whose total composed at an eta spends epsilon_g (see the module doc): the secant
     search near t0, Brent's method, bisection of what is left. ``composed(t, eta)`` composes the
-    plan with the free queries at scale t."""
+    plan with the free queries at scale t (``composed(t, eta, True)``: a secant step's, likely the
+    search's last)."""
 
     def __init__(self, composed, epsilon_g: float, weight: float, theorem: str, held_indices: tuple,
                  bend=lambda t, total: 1.0, floored: Optional[dict] = None) -> None:
@@ -174,8 +179,8 @@ class ScaleSearch:
         # best fitting t and least over-budget t, with their totals
         seen = {"ok": (0.0, -math.inf), "bad": (math.inf, math.inf)}
 
-        def excess(x: float) -> float:
-            total = composed(x, at).epsilon
+        def excess(x: float, last: bool = False) -> float:
+            total = composed(x, at, last).epsilon
             if total <= epsilon_g and total >= seen["ok"][1]:
                 seen["ok"] = (x, total)
             elif total > epsilon_g and x < seen["bad"][0]:

@@ -79,6 +79,9 @@ class ComposeInputs:
     #: With upper_only: the rung of pld's ladder of lattices to read it on (0: the first; a later
     #: one where a whole total at a nearby scale climbed there, see allocate.py).
     upper_rung: int = 0
+    #: With upper_only: the whole total of these releases is likely asked for next (an allocation's
+    #: search step likely its last): pld composes its lower end meanwhile where it can (ladder.upper_end).
+    lower_ahead: bool = False
     _optimal: Optional[Composition] = field(default=None, repr=False)
 
     @cached_property

@@ -246,7 +246,7 @@ and Doroshenko, Ghazi, Kamath, Kumar, Manurangsi (2022) for composing privacy lo
 distributions.
 """,
         lambda c: pld_composition(c.plan, c.delta_g, c.eta, c.cancel, c.progress, c.optimal,
-                                  c.upper_only, c.upper_rung),
+                                  c.upper_only, c.upper_rung, c.lower_ahead),
         pld_curve,
         allocates=True, colours=("#d55e00", "#ff8c4d"), evaluated="here", remembers_total=True,
         assumption="holds only if each statistic adds exactly the noise it is planned with (OpenDP's "

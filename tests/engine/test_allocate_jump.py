@@ -21,7 +21,7 @@ def _jumping_search(slope):
 
     asked = []
 
-    def composed(t, at):
+    def composed(t, at, last=False):
         asked.append(t)
         return SimpleNamespace(epsilon=0.5 * t + (2e-4 if t >= 1.9999 else 0.0), extra=None)
 

@@ -23,7 +23,7 @@ def test_a_total_read_on_another_lattice_is_a_bracket_end_not_a_secant_point():
     def run(alike):
         asked = []
 
-        def excess(t):
+        def excess(t, last=False):
             asked.append(t)
             return 1.002 * t - (6e-5 if t == 1.0 else 0.0) - 1.0
 
@@ -46,7 +46,7 @@ def test_a_step_along_the_model_aims_at_the_middle_of_the_window(power):
 
     asked = []
 
-    def excess(t):
+    def excess(t, last=False):
         asked.append(t)
         return 1.002 * t ** power - (6e-5 if t == 1.0 else 0.0) - 1.0
 

@@ -242,7 +242,7 @@ def test_the_warm_start_takes_a_scale_within_8e_7_below_the_budget():
     totals = iter([1.0 + 1e-3, 1.0 + 1e-4, 1.0 - 7e-7, 1.0 - 1e-9])
     asked = []
 
-    def excess(t):
+    def excess(t, last=False):
         asked.append(t)
         return next(totals) - 1.0
 
@@ -259,7 +259,7 @@ def test_the_warm_start_aims_below_the_budget_within_the_window_it_accepts():
 
     asked = []
 
-    def excess(t):          # total = 2 t: the proportional step is exact
+    def excess(t, last=False):          # total = 2 t: the proportional step is exact
         asked.append(t)
         return 2.0 * t - 1.0
 

@@ -100,8 +100,8 @@ def test_where_the_whole_total_is_lower_than_the_upper_ends_searched_on_the_sear
     request = _edited_example()
     real = composition.upper_end
     try:     # an upper end 1e-4 above the first lattice's (as a coarse first rung's would be)
-        composition.upper_end = lambda r, eta, cancel=None, rung=0: Bracket(real(r, eta, cancel).upper + 1e-4,
-                                                                            0.0, "coarse", 0.0, 0.0)
+        composition.upper_end = lambda r, eta, cancel=None, rung=0, lower_ahead=False: Bracket(
+            real(r, eta, cancel).upper + 1e-4, 0.0, "coarse", 0.0, 0.0)
         forget()
         a = request.run()
     finally:

@@ -90,13 +90,15 @@ def _grouped(values, mult) -> tuple[np.ndarray, np.ndarray]:
 
 
 def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, eta: float,
-                     cancel=None, progress=None, upper_only: bool = False, rung: int = 0) -> Composition:
-    """The bracket of ``r`` at eta, or (``upper_only``) the upper end on the ladder's ``rung``;
-    ``extra["rung"]``: the rung read (where an allocation's search goes on with upper ends)."""
+                     cancel=None, progress=None, upper_only: bool = False, rung: int = 0,
+                     lower_ahead: bool = False) -> Composition:
+    """The bracket of ``r`` at eta, or (``upper_only``) the upper end on the ladder's ``rung``
+    (``lower_ahead`` as ladder.upper_end takes it); ``extra["rung"]``: the rung read (where an
+    allocation's search goes on with upper ends)."""
     start = time.perf_counter()
     if r is None:
         return Composition("pld", math.inf, delta_g, detail="infeasible", reason=reason)
-    up, lo, detail, step, _, read = upper_end(r, eta, cancel, rung) if upper_only else \
+    up, lo, detail, step, _, read = upper_end(r, eta, cancel, rung, lower_ahead) if upper_only else \
         bracket(r, eta, cancel, progress)
     why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
         if math.isinf(up) and r.delta_bar == 0 and r.unbounded else None

@@ -76,7 +76,7 @@ def bracket(r: Twins, eta: float, cancel=None, progress=None) -> Bracket:
 _FIRST_UPPERS = Memo(_BRACKETS_MAX)
 
 
-def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0) -> Bracket:
+def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0, lower_ahead: bool = False) -> Bracket:
     """A certified upper end of ``r``'s composition, cheaper than its bracket where a lattice is
     composed: the upper end on the ladder's rung ``rung`` (the last one if the ladder is shorter),
     capped as the bracket caps it (lower end 0). On the first rung, where it meets eta, it is the
@@ -84,7 +84,10 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0) -> Bracket:
     it tries, for the whole bracket only at the last one (the lower end, half a rung's work with
     discrete kinds, only decides when the climb stops). Where that bracket climbed to rung n, the
     search goes on with rung n's upper ends, a few times cheaper than climbing: where the bracket
-    there climbs to rung n too, its upper end on rung n (the same number) is not composed again."""
+    there climbs to rung n too, its upper end on rung n (the same number) is not composed again.
+    ``lower_ahead``: that bracket is likely asked for next (the search's likely last step): the
+    rung's lower end is composed meanwhile in the engine process's helper where it is idle
+    (spectral.upper_end), and the bracket reads it instead of composing it."""
     start = _start(r, eta)
     if isinstance(start, Bracket):
         return start
@@ -96,7 +99,7 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0) -> Bracket:
     up = _FIRST_UPPERS.get(key)
     if up is None:
         try:
-            up = spectral.upper_end(r, step, _first_guess(cap, floor), cancel)
+            up = spectral.upper_end(r, step, _first_guess(cap, floor), cancel, lower_ahead)
         except WindowTooWide:
             up = math.inf
         _FIRST_UPPERS.put(key, up)

@@ -136,16 +136,50 @@ def _read(atoms, mu: float, delta_bar: float, upper: bool, guess: float) -> floa
 _UPPERS = Memo(2)
 
 
-def upper_end(r, step: float, x_guess: float, cancel=None) -> float:
-    """``rung``'s upper end alone (the same number)."""
+def upper_end(r, step: float, x_guess: float, cancel=None, lower_ahead: bool = False) -> float:
+    """``rung``'s upper end alone (the same number). ``lower_ahead``: where rung's lower end is
+    a composition of its own (lower_end), it is composed meanwhile by the runner of
+    engine/offload.py if one takes it now (the engine process's helper, idle), and kept for rung."""
     key = exact_key(r, step, x_guess)
     up_side = side_of(r, step, True, True)
     tilted = _tilt(r, up_side, step, x_guess)
+    lower = offload.start(lower_end, (r, step, *tilted), cancel) if lower_ahead and _lower_apart(r) else None
     comp, _, up, theta, x_guess = _upper_tilted(r, replace(up_side, gaps=None), step, *tilted, cancel)
     # (the first tilt kept too: rung starts from it as it would without this memo, so its lower
     # end does not depend on whether the upper end was read first)
     _UPPERS.put(key, (comp, up, theta, x_guess, *tilted))
+    if lower is not None:
+        _LOWERS.put(exact_key(r, step, *tilted), lower())
     return up
+
+
+#: Lower ends composed ahead (upper_end), keyed by their arguments.
+_LOWERS = Memo(2)
+
+
+def _lower_end(r, step: float, theta: float, x_guess: float, cancel=None) -> float:
+    """lower_end, or its value composed ahead."""
+    known = _LOWERS.get(exact_key(r, step, theta, x_guess))
+    return known if known is not None else lower_end(r, step, theta, x_guess, cancel)
+
+
+def _lipschitz(r) -> tuple[list, float]:
+    """(each discrete kind's Lipschitz move or None, the charge of one composition serving both
+    ends: see rung)."""
+    moves = [d.lipschitz() for d in r.disc]
+    return moves, (0.5 * _laplace_moves(r) + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)
+                   + math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None)) * (1 + 1e-9)
+
+
+def _one_composition(r, moves: list, lipschitz: float) -> bool:
+    """Whether rung reads both ends from one composition (see rung)."""
+    return hybrid_applies(r) and all(m is not None for m in moves) and \
+        (not r.disc or lipschitz <= LIPSCHITZ_SHARE * r.delta_bar_hi)
+
+
+def _lower_apart(r) -> bool:
+    """Whether rung may compose its lower end on its own (lower_end)."""
+    return not _one_composition(r, *_lipschitz(r))
 
 
 def _tilt(r, up_side: Side, step: float, x_guess: float) -> tuple[float, float]:
@@ -177,13 +211,10 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     known = _UPPERS.get(exact_key(r, step, x_guess))
     up_side = side_of(r, step, True, True)
     theta, x_guess = known[4:] if known is not None else _tilt(r, up_side, step, x_guess)
-    moves = [d.lipschitz() for d in r.disc]
-    lipschitz = (0.5 * _laplace_moves(r) + (r.mu_up - r.mu_lo) / math.sqrt(2 * math.pi)
-                 + math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None)) * (1 + 1e-9)
+    moves, lipschitz = _lipschitz(r)
     # (with discrete kinds only where that charge is a small share of delta: else the lower end
     # read from their own lower twins is tighter)
-    if hybrid_applies(r) and all(m is not None for m in moves) and \
-            (not r.disc or lipschitz <= LIPSCHITZ_SHARE * r.delta_bar_hi):
+    if _one_composition(r, moves, lipschitz):
         # (one composition: upper_end's where it was just read, with its upper end)
         comp, log_ratio, up, theta, x_guess = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
         top = up if math.isfinite(up) else x_guess
@@ -196,9 +227,9 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
         lo = _shifted_lower(r, step, comp, log_ratio, theta, up, own, enough)
         if lo is not None and up - lo <= enough:
             return up, lo
-        return up, max(lo or 0.0, lower_end(r, step, theta, x_guess, cancel))
+        return up, max(lo or 0.0, _lower_end(r, step, theta, x_guess, cancel))
     if upper is not None:
-        return upper, lower_end(r, step, theta, x_guess, cancel)
+        return upper, _lower_end(r, step, theta, x_guess, cancel)
     up_only = replace(up_side, gaps=None)       # (no hybrid charge to sum on this end)
     here = (lambda cancel: _upper_tilted(r, up_only, step, theta, x_guess, cancel)[2], ())
     return offload.both(here, (lower_end, (r, step, theta, x_guess)), cancel)

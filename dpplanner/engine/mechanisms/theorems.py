@@ -79,24 +79,26 @@ _TOTALS = Memo(16)
 
 
 def pld_composition(plan: Releases, delta_g: float, eta: float, cancel=None, progress=None,
-                    generic_total=None, upper_only: bool = False, rung: int = 0) -> Composition:
+                    generic_total=None, upper_only: bool = False, rung: int = 0,
+                    lower_ahead: bool = False) -> Composition:
     """Theorem "pld": the certified total of the actual releases, never above "optimal".
     ``generic_total()``: that "optimal" total where it is shared with the "optimal" row (computed
     here otherwise). ``upper_only``: a certified upper end only (ladder.upper_end on the ladder's
-    ``rung``), no lower end, not met with the zcdp row's total."""
+    ``rung``, ``lower_ahead`` as it takes it), no lower end, not met with the zcdp row's total."""
     start = time.perf_counter()
     key = (plan.eps.tobytes(), plan.delta.tobytes(), plan.mult.tobytes(), tuple(plan.mech),
            float(delta_g), float(eta), upper_only, rung if upper_only else 0)
     known = _TOTALS.get(key)
     if known is None:
-        known = _pld_composition(plan, delta_g, eta, cancel, progress, generic_total, upper_only, rung)
+        known = _pld_composition(plan, delta_g, eta, cancel, progress, generic_total, upper_only, rung,
+                                 lower_ahead)
         if not isinstance(cancel, Deadline):    # under a caller's time limit it may be cut short
             _TOTALS.put(key, known)
     return replace(known, seconds=time.perf_counter() - start)
 
 
 def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progress, generic_total,
-                     upper_only: bool, rung: int = 0) -> Composition:
+                     upper_only: bool, rung: int = 0, lower_ahead: bool = False) -> Composition:
     from ..optimal.bracket import lattices_skipped
     from ..theorem_inputs import optimal
 
@@ -106,7 +108,7 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
     c, r, reason = _releases(plan, delta_g, eta)
     if only_generic(c):
         return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
-    result = compose_releases(r, reason, delta_g, eta, cancel, progress, upper_only, rung)
+    result = compose_releases(r, reason, delta_g, eta, cancel, progress, upper_only, rung, lower_ahead)
     if not upper_only:  # (an upper end alone guides an allocation's search, whose forward check composes
         # the whole total: the bracket's own zCDP cap is a few ulps from the zcdp row's, ~0.2 ms a search step)
         result = _never_above_zcdp(result, plan, delta_g)
