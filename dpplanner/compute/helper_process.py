@@ -22,14 +22,12 @@ _helper_lock = threading.Lock()
 #: start-up and first drawing should not share the cores with a second interpreter's imports.
 HELPER_DELAY_S = 2.0
 #: What the helper imports before it is ready: what its jobs (an evaluation's generic half, see
-#: jobs.evaluate; a pld bracket's lower twin, spectral.lower_end; an allocation search's upper
-#: end, allocate._upper_total) import on first use. Left to its first job, they were ~150-250 ms
-#: of CPU (scipy.optimize alone ~100-190, the optimal core ~45) that the first edit after the
-#: helper started waited for (tests/gui/test_helper_warm_up.py).
-HELPER_IMPORTS = ("dpplanner.compute.jobs", "dpplanner.engine.allocate", "dpplanner.engine.compose",
-                  "dpplanner.engine.curve", "dpplanner.engine.optimal.bracket",
-                  "dpplanner.engine.optimal.prefix", "dpplanner.engine.mechanisms.spectral", "scipy.fft",
-                  "scipy.optimize")
+#: jobs.evaluate; a pld bracket's lower twin, spectral.lower_end) import on first use. Left to its
+#: first job, they were ~150-250 ms of CPU (scipy.optimize alone ~100-190, the optimal core ~45)
+#: that the first edit after the helper started waited for (tests/gui/test_helper_warm_up.py).
+HELPER_IMPORTS = ("dpplanner.compute.jobs", "dpplanner.engine.compose", "dpplanner.engine.curve",
+                  "dpplanner.engine.optimal.bracket", "dpplanner.engine.optimal.prefix",
+                  "dpplanner.engine.mechanisms.spectral", "scipy.fft", "scipy.optimize")
 
 
 def usable_cpus() -> int:

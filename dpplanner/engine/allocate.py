@@ -24,7 +24,6 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from . import offload
 from .compose import compose, compose_one
 from .errors import BudgetError
 from .mechanisms.zcdp import cks_epsilon
@@ -69,13 +68,6 @@ def _start_rung(theorem: str, eps: np.ndarray, plan: Releases, delta_g: float, e
 
     eps.flags.writeable = False
     return pld_start_rung(Releases(eps, plan.delta, plan.mult, plan.mech), delta_g, eta)
-
-
-def _upper_total(theorem: str, releases: Releases, delta_g: float, eta: float, rung: int,
-                 cancel) -> Composition:
-    """An upper end a search composes (``composed`` in allocate), wherever it is computed."""
-    return compose_one(theorem, ComposeInputs(releases, delta_g, eta, cancel, upper_only=True,
-                                              upper_rung=rung))
 
 
 def _pinned_as_free(t0: float, eps: np.ndarray, weights: list, held: np.ndarray) -> bool:
@@ -187,31 +179,21 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         on the ``rung`` of its ladder of lattices)."""
         totals: dict[tuple[float, float], Composition] = {}   # (t, eta): Brent asks again for its ends
 
-        def releases(t: float) -> Releases:
-            if cancel is not None:
-                cancel.check()
-            if progress is not None:
-                asked[0] += 1
-                progress(min(0.99, asked[0] / 80))
-            e = eps_at(t)
-            e.flags.writeable = False
-            return Releases(e, plan.delta, plan.mult, plan.mech)
-
         def composed(t: float, at: float, last: bool = False) -> Composition:
             """``last``: likely the search's last (its whole total asked for next)."""
             if (t, at) not in totals:
-                totals[(t, at)] = compose_one(theorem, ComposeInputs(releases(t), delta_g, at, deadline,
-                                                                     upper_only=upper_only, upper_rung=rung,
-                                                                     lower_ahead=last))
+                if cancel is not None:
+                    cancel.check()
+                if progress is not None:
+                    asked[0] += 1
+                    progress(min(0.99, asked[0] / 80))
+                e = eps_at(t)
+                e.flags.writeable = False
+                totals[(t, at)] = compose_one(theorem, ComposeInputs(Releases(e, plan.delta, plan.mult, plan.mech),
+                                                                     delta_g, at, deadline, upper_only=upper_only,
+                                                                     upper_rung=rung, lower_ahead=last))
             return totals[(t, at)]
-
-        def both(t: float, u: float, at: float) -> None:
-            """Upper ends at t and u: u's by engine/offload's runner (the engine process's helper,
-            where idle) while t's is composed here; the same numbers either way."""
-            there = (_upper_total, (theorem, releases(u), delta_g, at, rung))
-            here = (lambda cancel: composed(t, at), ())
-            totals[(t, at)], totals[(u, at)] = offload.both(here, there, cancel)
-        return composed, totals, both
+        return composed, totals
 
     # The search needs upper ends only (a theorem may then skip its lower end: pld composes the
     # first lattice's upper end, half its work with discrete kinds); the forward check composes
@@ -232,7 +214,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     upper_only = not limited and coarse == eta
     searched = _start_rung(theorem, eps_at(t0 * (1 - OFF)), plan, delta_g, eta) \
         if upper_only and own is not None and t0 > 0 else 0
-    composed, totals, both = composer(upper_only, searched)
+    composed, totals = composer(upper_only, searched)
     weight = float(w[free].sum())
     def bend(t: float, total: float) -> float:
         """d log total / d log t at t, modelled on two cheap totals' bends: the plain sum's (basic
@@ -263,9 +245,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             if near_plain + near_zcdp > 0 else share
         return mixed if math.isfinite(mixed) and mixed > 0 else share
 
-    # (a pair of upper ends starts a search from the plan's own scale: pld's, see scale_search.PAIR)
-    search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend, floored,
-                         both if upper_only and theorem == "pld" else None)
+    search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend, floored)
     try:
         t = search.scale(coarse, t0, own=own)
     except BudgetError:
@@ -302,11 +282,11 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         if rung != searched:
             gap = epsilon_g - verified(t).epsilon - AIM * epsilon_g
             start = min(t + gap / slope, 4 * t) if slope else t
-            composed, totals, _ = composer(True, rung)
+            composed, totals = composer(True, rung)
             t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend,
                             floored).scale(eta, start, slope)
         if not spends(t):   # (the bracket at t stopped on another lattice: its total is above or below)
-            composed, totals, _ = composer(False)
+            composed, totals = composer(False)
             t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend,
                             floored).scale(eta, t, slope)
     # Verify with the public forward composition; step down until it fits (t = 0 fits, checked above).

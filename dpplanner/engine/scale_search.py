@@ -57,16 +57,10 @@ ALIKE = 0.1
 OFF = 4 * ALIGN_TOLERANCE
 NEAR = 2e-4
 OWN_BAND = 32 * (CLOSE + 2 * OFF)
-#: A search from the plan's own scale (pld's) composes a second scale PAIR below its start at
-#: once (``both``: the two may be composed side by side), and steps along the slope of log total
-#: in log t between them: it lands within CLOSE in 15 of synthetic-100's 20 benchmark edits, where
-#: the model of the bend left a third composition in 18. (-1e-4 and -3e-4: no better; -3e-3 and
-#: +1e-3: 8 and 10.)
-PAIR = 1e-3
 
 
 def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=lambda t, total: 1.0,
-                 alike=lambda t, u: True, other: Optional[float] = None) -> Optional[tuple[float, float]]:
+                 alike=lambda t, u: True) -> Optional[tuple[float, float]]:
     """Secant search for the crossing from t0, the scale the free queries have now: (t, t) when a
     fitting scale within CLOSE of the budget is found, else (t_ok, t_over) around the crossing
     for Brent, or None (t0 unusable, an infinite total, no progress): search up from t = 0.
@@ -84,23 +78,13 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
     there is off the smooth curve by up to ~8e-5 of the budget, and a secant through it missed by
     1-18%: synthetic-100's x1.05 / x0.95 edits, one more composition in 12 of 20.) A secant step's
     total is asked for as ``excess(t, True)``: likely the last (18 of those 20 edits' secant steps
-    ended their search), the caller may compose its verification meanwhile. ``other``: a second
-    scale composed with t0 (ScaleSearch's pair): the first step is from the nearer of the two,
-    along log total's slope in log t between them where their lattices are laid alike."""
+    ended their search), the caller may compose its verification meanwhile."""
     if not (math.isfinite(t0) and t0 > 0):
         return None
     ok = bad = prev = model = None
     aim = AIM * epsilon_g      # (each step solves excess(t) + aim = 0)
     t, f = t0, excess(t0)
-    if other is not None:
-        f_other = excess(other)
-        if not math.isfinite(f_other):     # (below t0: then t0's total is infinite too)
-            return None
-        prev = (other, f_other)
-        if abs(f_other) < abs(f):
-            prev, (t, f) = (t, f), prev
-        ok, bad = (prev, None) if prev[1] <= 0 else (None, prev)
-    for step in range(WARM_STEPS):
+    for _ in range(WARM_STEPS):
         secant = False
         if not math.isfinite(f):
             return None
@@ -116,9 +100,6 @@ def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=la
             return ok[0], bad[0]        # (Brent stops at once on it: see ScaleSearch.scale)
         if prev is None and slope > 0:
             t_next = t - (f + aim) / slope
-        elif step == 0 and other is not None and f != prev[1] and alike(prev[0], t) and \
-                (t_next := _log_step(t, f + epsilon_g, prev[0], prev[1] + epsilon_g, epsilon_g - aim)) > 0:
-            secant = True
         elif prev is None or f == prev[1] or not alike(prev[0], t):
             if f + epsilon_g <= 0:
                 return None
@@ -172,17 +153,6 @@ def no_room(total: float, theorem: str, epsilon_g: float, held: tuple,
                        held_indices=held)
 
 
-def _log_step(t: float, total: float, u: float, total_u: float, target: float) -> float:
-    """The scale where log total, a line in log t through (t, total) and (u, total_u), reaches
-    ``target`` (0 where the totals give no such line). pld's total grows as t^0.6-1.05 on
-    synthetic-100: from a pair, a line in t landed within CLOSE in 11 of its 20 edits, not 15."""
-    if not (total > 0 and total_u > 0 and target > 0 and t > 0 and u > 0):
-        return 0.0
-    power = math.log(total / total_u) / math.log(t / u)
-    step = math.log(target / total) / power if power > 0 and math.isfinite(power) else math.nan
-    return t * math.exp(step) if math.isfinite(step) and abs(step) < 1.0 else 0.0
-
-
 class ScaleSearch:
     """The scale whose total composed at an eta spends epsilon_g (see the module doc): the secant
     search near t0, Brent's method, bisection of what is left. ``composed(t, eta)`` composes the
@@ -190,23 +160,18 @@ class ScaleSearch:
     search's last)."""
 
     def __init__(self, composed, epsilon_g: float, weight: float, theorem: str, held_indices: tuple,
-                 bend=lambda t, total: 1.0, floored: Optional[dict] = None, both=None) -> None:
+                 bend=lambda t, total: 1.0, floored: Optional[dict] = None) -> None:
         self.composed, self.epsilon_g, self.weight = composed, epsilon_g, weight
         self.theorem, self.held_indices, self.bend = theorem, held_indices, bend
         self.floored = floored
-        self.both = both    # both(t, u, at): compose the two scales at once (then ``composed`` has them)
 
     def scale(self, at: float, t0: float, slope: float = 0.0, own: Optional[float] = None) -> float:
         """The largest scale found whose total at ``at`` fits, searching from t0. ``own``: t0 is
         the plan's own scale, started OFF below; it is composed too where the total there is
         within ``own`` above (a share of epsilon_g) or OWN_BAND below the budget."""
         epsilon_g, composed, held_indices = self.epsilon_g, self.composed, self.held_indices
-        other = None
         if own is not None and t0 > 0:
             start = t0 * (1 - OFF)
-            if self.both is not None and slope == 0.0:
-                other = start * (1 - PAIR)
-                self.both(start, other, at)
             if -OWN_BAND * epsilon_g <= composed(start, at).epsilon - epsilon_g <= own * epsilon_g \
                     and 0 <= epsilon_g - composed(t0, at).epsilon <= CLOSE * epsilon_g:
                 return t0
@@ -223,7 +188,7 @@ class ScaleSearch:
             return total - epsilon_g
 
         found = search_near(t0, excess, epsilon_g, slope, self.bend,
-                             lambda x, y: alike(x, composed(x, at), y, composed(y, at)), other)
+                             lambda x, y: alike(x, composed(x, at), y, composed(y, at)))
         if found is None:
             base = composed(0.0, at)
             if not math.isfinite(base.epsilon):

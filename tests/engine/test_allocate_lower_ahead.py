@@ -1,8 +1,7 @@
-"""An allocation's search hands work to the engine's offload runner where it takes it (the
-engine process's helper, idle during the search): the second upper end of the pair it starts
-with, and the lower end of the bracket at a secant step (likely its last), composed beside that
-step's upper end, which the forward check then reads instead of composing it. The allocation is
-the same to the bit with or without a runner."""
+"""An allocation's secant step, likely its search's last, has pld compose the lower end of that
+scale's bracket beside its upper end where the engine's offload runner takes it (the engine
+process's helper, idle during the search): the forward check then reads it instead of composing
+it. The allocation is the same to the bit with or without a runner."""
 
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ def _benchmark_edits(edits: int = 3):
     return out
 
 
-def test_the_pair_s_second_upper_end_and_the_secant_step_s_lower_end_are_composed_by_the_runner(monkeypatch):
+def test_the_forward_check_reads_the_lower_end_composed_beside_the_secant_step(monkeypatch):
     spectral = importlib.import_module("dpplanner.engine.mechanisms.spectral")
     real, where, taken = spectral.lower_end, [], []
     inside = [False]
@@ -61,6 +60,7 @@ def test_the_pair_s_second_upper_end_and_the_secant_step_s_lower_end_are_compose
     monkeypatch.setattr(offload, "_runner", runner)
     forget()
     assert _benchmark_edits() == alone
-    # each edit: the pair's second upper end, then the lower end of the step along log total from
-    # the pair, the search's last (its forward check composes no lower end of its own)
-    assert taken == ["_upper_total", "lower_end"] * 3 and where == ["runner"] * 3
+    # one lower end an edit, never composed twice: the second and third edits' searches ended on a
+    # secant step, whose lower end the runner composed (the first ended on a step along the model
+    # of the bend: its verification composed it here)
+    assert where == ["here", "runner", "runner"] and taken == ["lower_end"] * 2

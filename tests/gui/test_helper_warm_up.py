@@ -4,7 +4,6 @@ CPU)."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import replace
 
 import pytest
@@ -17,8 +16,6 @@ from dpplanner.model import files
 from dpplanner.model.examples import example_paths
 from dpplanner.model.requests import CurveView
 from engine_jobs import helper_up, in_helper, loaded_modules
-
-allocate_module = importlib.import_module("dpplanner.engine.allocate")   # (engine.allocate: the function)
 
 #: It talks to spawned child processes (seconds to start on a busy machine).
 pytestmark = pytest.mark.slow
@@ -45,9 +42,7 @@ def test_the_helpers_jobs_import_nothing_it_has_not_imported_at_its_start():
                 either = tuple(t for t in request.theorems if engine.theorem(t).evaluated == "either")
                 in_the_helper(jobs._helper_half, jobs._HelperJob(replace(request, theorems=there), either))
         assert sorted(in_the_helper(loaded_modules, None) - ready) == []
-        # the work engine/offload.py hands it (a pld rung's lower end, an allocation search's upper
-        # end) comes from a module it has
+        # the work engine/offload.py hands it (a pld rung's lower end) comes from a module it has
         assert offload.both.__module__ in ready and spectral.lower_end.__module__ in ready
-        assert allocate_module._upper_total.__module__ in ready
     finally:
         process.close()
