@@ -30,6 +30,8 @@ def tiny_up(x, positive):
     raised by four steps of 2^-1074 (exact there), which covers up to eight roundings of half a step;
     ``positive``: where the true value is > 0 (elsewhere an exact 0 stays 0). Above TINY the
     caller's relative margin covers the rounding as before."""
+    if isinstance(x, float):    # (a float: ~30x faster than through numpy; rho_pure's hot path)
+        return float(x) + 4 * _STEP if x < TINY and positive else float(x)
     x = np.asarray(x, dtype=float)
     out = np.where((x < TINY) & np.asarray(positive), x + 4 * _STEP, x)
     return float(out) if out.ndim == 0 else out

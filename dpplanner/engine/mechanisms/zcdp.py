@@ -107,6 +107,9 @@ def rho_gaussian(m):
 
 def rho_pure(eps):
     """eps^2/2, rounded up (numerics.tiny_up where it underflows)."""
+    if isinstance(eps, float):      # (a discrete release's rho, once per release and composition)
+        eps = float(eps)
+        return tiny_up(0.5 * eps * eps * (1 + 8 * 2.0 ** -53), eps > 0)
     eps = np.asarray(eps, dtype=float)
     with np.errstate(over="ignore", under="ignore"):    # (inf for eps ~ 1e200: an honest upper bound)
         return tiny_up(0.5 * eps * eps * (1 + 8 * 2.0 ** -53), eps > 0)
