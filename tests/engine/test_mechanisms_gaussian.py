@@ -40,6 +40,12 @@ def test_calibration_vectors(eps, delta, sigma):
     assert g.gaussian_delta(1 / 3, 1.0) == pytest.approx(0.7876007414, rel=1e-9)
 
 
+@pytest.mark.parametrize("m, eps", [(1.0, 50.0), (1.0, 1e3), (0.1, 1e4), (1.0, 1e200)])
+def test_a_delta_below_every_double_is_bounded_by_the_smallest_one(m, eps):
+    """Where exp underflows (or log Phi overflows) the true delta is still > 0: 0 is no bound."""
+    assert g.gaussian_delta(m, eps) == 5e-324
+
+
 @SET
 @given(st.floats(1e-6, 50.0), st.floats(1e-14, 0.5))
 def test_calibrated_multiplier_is_valid_and_nearly_least(eps, delta):

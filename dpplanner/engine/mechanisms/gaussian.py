@@ -79,16 +79,18 @@ def _check_delta(delta) -> float:
 
 
 def gaussian_delta(m: float, eps: float) -> float:
-    """delta of N(0, (m D)^2) noise on a query of L2 sensitivity D at eps, rounded up."""
+    """delta of N(0, (m D)^2) noise on a query of L2 sensitivity D at eps, rounded up (never 0:
+    ``delta_upper``)."""
     m = _check_multiplier(m)
     eps = float(eps)
     if math.isnan(eps):
         raise ValueError("epsilon is nan; give a number")
-    return float(_reported_delta(np.array([m]), np.array([eps]))[0])
+    return float(delta_upper(1.0 / m, eps))
 
 
 def _reported_delta(m: np.ndarray, eps: np.ndarray) -> np.ndarray:
-    """gaussian_delta of arrays (the same operations, so the same bits)."""
+    """The calibrations' reading of delta at m (log_delta_bound's own: gaussian_delta is the same
+    bits wherever delta is above ~4.5e-308, where it adds the smallest double)."""
     with np.errstate(over="ignore", divide="ignore", under="ignore"):
         return np.minimum(1.0, np.exp(log_delta_bound(1.0 / m, eps, True)) * (1 + 4 * U))
 
