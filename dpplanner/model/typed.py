@@ -51,8 +51,9 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
                         index=index, field=rule.name)
     value = float(number) + 0.0     # (+ 0.0: "-0" is stored as 0)
     if number and not value:        # nearer 0 than any double ("1e-400", "-1e-400"): it would be 0
-        raise PlanError(f"{where}: {rule.label} = {shown} is too close to 0 to store (a number "
-                        f"nearer 0 than 5e-324 would be kept as 0); it must be {rule.describe()}",
+        least = "5e-322 %" if rule.percent else "5e-324"
+        raise PlanError(f"{where}: {rule.label} = {shown} is too close to 0 to store (the smallest "
+                        f"number above 0 that can be kept is {least}); it must be {rule.describe()}",
                         index=index, field=rule.name)
     return rule.check(value, where, index, shown)
 

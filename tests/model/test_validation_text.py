@@ -53,7 +53,8 @@ def test_typed_text_is_stored_exactly(rule, text, value):
     (FIELD_RULES["delta"], "1e-400", r"delta = 1e-400 is too close to 0 to store"),
     (FIELD_RULES["delta"], "-1e-400", r"delta = -1e-400 is too close to 0 to store"),
     (BUDGET_RULES["delta"], "1e-330", r"global delta = 1e-330 is too close to 0 to store"),
-    (BUDGET_RULES["delta_split"], "5e-324", r"delta to statistics = 5e-324 % is too close to 0"),
+    (BUDGET_RULES["delta_split"], "5e-324", r"delta to statistics = 5e-324 % is too close to 0 to store "
+                                            r"\(the smallest number above 0 that can be kept is 5e-322 %\)"),
     (FIELD_RULES["epsilon"], "1e-330", r"epsilon = 1e-330 is too close to 0 to store .*"
                                        r"it must be a number in \(0, 100\]"),
 ])
