@@ -233,3 +233,16 @@ def pytest_collection_modifyitems(config, items):
         if "tests/gui" in str(item.fspath).replace("\\", "/"):
             item.add_marker(marker)
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def cost_plot(qtbot):
+    """A cost plot on its own, 800 x 400, shown and exposed."""
+    from dpplanner.gui.plots import CostPlot
+
+    widget = CostPlot()
+    qtbot.addWidget(widget)
+    widget.resize(800, 400)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget

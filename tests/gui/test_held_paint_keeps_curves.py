@@ -32,12 +32,8 @@ def _colours(image) -> int:
 
 
 @pytest.fixture
-def plot(qtbot):
-    widget = CostPlot()
-    qtbot.addWidget(widget)
-    widget.resize(800, 400)
-    widget.show()
-    qtbot.waitExposed(widget)
+def plot(qtbot, cost_plot):
+    widget = cost_plot
     widget.set_curve(_curve(1.0), 50, 3.0)
     qtbot.waitUntil(lambda: not widget.drawing())
     qtbot.wait(50)

@@ -23,13 +23,8 @@ def _curve(k: int, scale: float = 1.0):
 
 
 @pytest.fixture
-def plot(qtbot):
-    widget = CostPlot()
-    qtbot.addWidget(widget)
-    widget.resize(800, 400)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
+def plot(cost_plot):
+    return cost_plot
 
 
 def _count_pens(plot, monkeypatch) -> list:
