@@ -64,3 +64,22 @@ def test_the_forward_check_reads_the_lower_end_composed_beside_the_secant_step(m
     # secant step, whose lower end the runner composed (the first ended on a step along the model
     # of the bend: its verification composed it here)
     assert where == ["here", "runner", "runner"] and taken == ["lower_end"] * 2
+
+
+def test_a_lower_end_that_fails_ahead_leaves_the_upper_end_and_the_allocation_as_without_it(monkeypatch):
+    """A lower end composed ahead that fails (its window too wide, as where the helper failed and
+    it was composed here again) is left to the rung: the upper end read first had become inf."""
+    spectral = importlib.import_module("dpplanner.engine.mechanisms.spectral")
+    tilted = importlib.import_module("dpplanner.engine.mechanisms.tilted")
+    monkeypatch.setattr(offload, "_runner", None)
+    forget()
+    alone = _benchmark_edits()
+
+    def runner(fn, args, cancel):
+        def wait():
+            raise tilted.WindowTooWide("the look-ahead's window")
+        return wait
+
+    monkeypatch.setattr(offload, "_runner", runner)
+    forget()
+    assert _benchmark_edits() == alone

@@ -30,7 +30,7 @@ from .readout import mixed_root
 from .rowtree import Rows, kernel_tree, reduce_rows, tilt_rows
 from .rung_side import Side, side_of, side_offset
 from .saddle import saddle_tilt
-from .tilted import Tilted, compose, tilt
+from .tilted import Tilted, WindowTooWide, compose, tilt
 
 U = 2.0 ** -53
 #: The hybrid lower bound is used when the Gaussians carry at least this share of the variance.
@@ -149,7 +149,10 @@ def upper_end(r, step: float, x_guess: float, cancel=None, lower_ahead: bool = F
     # end does not depend on whether the upper end was read first)
     _UPPERS.put(key, (comp, up, theta, x_guess, *tilted))
     if lower is not None:
-        _LOWERS.put(exact_key(r, step, *tilted), lower())
+        try:
+            _LOWERS.put(exact_key(r, step, *tilted), lower())
+        except WindowTooWide:   # (the rung composes it itself and says so, as with no look-ahead:
+            pass                # the upper end read here never depends on whether a helper took it)
     return up
 
 
