@@ -36,13 +36,13 @@ def plot(qtbot, cost_plot):
     widget = cost_plot
     widget.set_curve(_curve(1.0), 50, 3.0)
     qtbot.waitUntil(lambda: not widget.drawing())
-    qtbot.wait(50)
+    # (the curves, the grid, the axes on screen: not one flat colour)
+    qtbot.waitUntil(lambda: _colours(_on_screen(widget)) > 3)
     return widget
 
 
 def test_a_held_paint_leaves_the_curves_drawn_last_on_screen(plot):
     drawn = _on_screen(plot)
-    assert _colours(drawn) > 3     # (the curves, the grid, the axes: not one flat colour)
     plot.set_curve(_curve(1.5), 50, 3.0)
     assert plot.drawing()
     plot.view.viewport().repaint()      # a paint while the new curves wait for their turn: held back

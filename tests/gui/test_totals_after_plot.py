@@ -29,3 +29,18 @@ def test_the_totals_are_drawn_after_the_plot_paints_the_result(qtbot, window):
     assert window.evaluation.result_is_current(result) and panel.best() == result.best
     theorem = window.plan.budget.theorem
     assert panel.text_at(theorem, "total ε") == formatting.upper(result.totals[theorem].epsilon)
+
+
+def test_an_emptied_plan_shows_no_totals_beside_its_cleared_plot(qtbot, window, monkeypatch):
+    """The last statistic removed: the plot is cleared at once, and so are the Totals (they had
+    waited a turn, the removed plan's totals shown un-greyed beside the empty plot meanwhile)."""
+    panel, plot = window.results_panel, window.cost_plot
+    rows_when_cleared: list[int] = []
+    clear = plot.clear
+    monkeypatch.setattr(plot, "clear", lambda: rows_when_cleared.append(panel.table.rowCount()) or clear())
+    view = window.statistics_panel.view
+    view.setFocus()
+    QTest.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(view, Qt.Key.Key_Delete)
+    wait_idle(qtbot, window)
+    assert len(window.plan) == 0 and rows_when_cleared and rows_when_cleared[-1] == 0
