@@ -151,6 +151,8 @@ def least_epsilon(tag: str, delta: float) -> float:
                 break
             except ValueError:
                 eps *= 2.0
+        else:       # (never a floor that is not calibrated)
+            raise ValueError(f"no epsilon up to {eps:.3g} calibrates a discrete Gaussian of shift {shift}")
         if len(_LEAST) >= _tag_room:
             _LEAST.clear()
         _LEAST[key] = eps

@@ -90,7 +90,7 @@ def gaussian_delta(m: float, eps: float) -> float:
 
 def _reported_delta(m: np.ndarray, eps: np.ndarray) -> np.ndarray:
     """The calibrations' reading of delta at m (log_delta_bound's own: gaussian_delta is the same
-    bits wherever delta is above ~4.5e-308, where it adds the smallest double)."""
+    bits wherever delta is above 2^-1020 (~8.9e-308); below, it adds the smallest double)."""
     with np.errstate(over="ignore", divide="ignore", under="ignore"):
         return np.minimum(1.0, np.exp(log_delta_bound(1.0 / m, eps, True)) * (1 + 4 * U))
 

@@ -46,8 +46,9 @@ DIRECT_ATOMS = 512
 #: no log_ndtr there (~40% of a curve's atoms).
 FAR_PHI = 1e-50
 #: A read-out certified against a delta_bar counts the atoms beyond a narrower window (certify_z)
-#: at bounds that add at most this share of delta_bar in all: far below the sum's own rounding
-#: margin (sum_margin: (n + 4) u and more), so the certification decides as at WINDOW_Z.
+#: at bounds that add at most this share of delta_bar on each side (about 2 u in all), below the
+#: sum's own rounding margin (sum_margin: (n + 4) u and more): it may rarely decide otherwise
+#: than at WINDOW_Z, and is sound either way.
 CERTIFY_SHARE = 1e-16
 
 
