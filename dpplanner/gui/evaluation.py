@@ -136,7 +136,8 @@ class Evaluation(QObject):
             self.last_result = None
             self._current = False
             self._stale_delay.stop()
-            self.results_panel.set_results({}, None, "Add a statistic to see the totals.", now=True)
+            self.results_panel.set_results({}, None, "Add a statistic to see the totals.")
+            self.results_panel.draw_now()
             self.cost_plot.clear()
             self.profile_plot.clear()
             self.budget_panel.set_spent(None)

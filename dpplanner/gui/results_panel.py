@@ -75,15 +75,15 @@ class ResultsPanel(QGroupBox):
         """Whether totals set are still to be drawn (a turn of the event loop after set_results)."""
         return self._due is not None
 
-    def set_results(self, totals: dict[str, Composition], best: str | None, note: str = "",
-                    now: bool = False) -> None:
-        """Show ``totals`` (``best`` marked) and ``note`` beneath them, on a turn of their own (``now``:
-        at once, where no curves are to be painted first: an emptied plan's plot is cleared at once)."""
+    def set_results(self, totals: dict[str, Composition], best: str | None, note: str = "") -> None:
+        """Show ``totals`` (``best`` marked) and ``note`` beneath them, on a turn of their own."""
         self._due = (totals, best, note)
-        if now:
-            self._draw_due()
-        else:
-            self._turns.later(self, self._draw_due)
+        self._turns.later(self, self._draw_due)
+
+    def draw_now(self) -> None:
+        """Draw what ``set_results`` left to its turn at once: where no curves are painted first
+        (an emptied plan's plot is cleared at once)."""
+        self._draw_due()
 
     def _draw_due(self) -> None:
         if self._due is None:
