@@ -61,7 +61,7 @@ class Prepared:
                 self._curve = curve_inputs(eps, dels, r.delta_g, mode="prefix", k_max=r.curve_k_max,
                                            points=r.curve_points, multiplicities=list(r.multiplicities),
                                            mechanisms=mech, lower=False, cancel=self.cancel,
-                                           optimal_curve=self.optimal_curve)
+                                           optimal_curve=self.optimal_curve, total_eta=r.eta)
         return self._curve
 
     def shipped(self) -> tuple:

@@ -107,12 +107,15 @@ def curve_inputs(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None,
                  eta: float = 1e-2, multiplicities=None, mechanisms=None, lower: bool = True,
                  cancel: Optional[CancelToken] = None,
                  optimal_curve: Optional[Callable[[], Optional[tuple]]] = None,
-                 time_limit: Optional[float] = None) -> CurveInputs:
+                 time_limit: Optional[float] = None, total_eta: Optional[float] = None) -> CurveInputs:
     """``curve``'s validated inputs, for a caller that asks for the theorems' rows in parts
-    (``curve_rows``): the work they share (running sums, the optimal curve) is done once."""
+    (``curve_rows``): the work they share (running sums, the optimal curve) is done once.
+    ``total_eta``: the eta the same plan's totals are composed at (pld's curve then reads its
+    lattice from that whole-plan bracket, already composed, not one at the curve's ``eta``)."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)
+    total_eta = None if total_eta is None else validate_eta(total_eta)
     if not isinstance(lower, bool):
         raise ValueError(f"lower = {lower!r} is not allowed; it must be True or False")
     if mode not in MODES:
@@ -138,7 +141,8 @@ def curve_inputs(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None,
     # where sum delta_i <= delta_g exactly, delta_bar >= 0 exactly (see delta.delta_bar_bounds)
     delta_bars = np.where((delta_bars < 0) & s.delta_fits(delta_g), 0.0, delta_bars)
     return CurveInputs(eps_seq, delta_seq, mech_seq, ks, delta_g, eta, mode, s, delta_bars, delta_bars_hi,
-                       with_limit(cancel, limit), want_lower=lower, optimal_source=optimal_curve)
+                       with_limit(cancel, limit), want_lower=lower, optimal_source=optimal_curve,
+                       total_eta=total_eta)
 
 
 def curve_rows(inputs: CurveInputs, theorems=THEOREMS, cancel: Optional[CancelToken] = None,

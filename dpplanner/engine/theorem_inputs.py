@@ -121,6 +121,9 @@ class CurveInputs:
     progress: Optional[ProgressCallback] = None
     #: The optimal row computed elsewhere, as ``optimal()`` gives it (met with the cheap bounds)
     optimal_source: Optional[Callable[[], Optional[tuple]]] = None
+    #: The eta of the same plan's totals where it differs from the curve's (None: the curve's):
+    #: pld's curve reads its lattice from the whole plan's bracket at that eta, the one its total has
+    total_eta: Optional[float] = None
     _shared: dict = field(default_factory=dict, repr=False)
 
     def check(self) -> None:

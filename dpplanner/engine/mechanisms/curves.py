@@ -106,7 +106,9 @@ def pld_curve(inputs):
     d_head = [d for d in disc[:k_last] if d is not None]
     d_cells = [int(c) for d, c in zip(disc[:k_last], c_head.tolist()) if d is not None]
     db_min = float(dbars[feasible].min())
-    eta = float(inputs.eta)
+    # the whole plan's bracket (and its twins) at the totals' eta: the one its total composed, in
+    # memory (at the curve's own, coarser eta it was composed again: a third of an edit's curve)
+    eta = float(inputs.eta if getattr(inputs, "total_eta", None) is None else inputs.total_eta)
     r, _ = twins((_up2(a), _down2(a)), c_head[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
                  m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
                  delta[head][ed[head]], c_head[ed[head]], delta_g, d_head, d_cells, eta, db_min)
@@ -121,7 +123,7 @@ def pld_curve(inputs):
     dbars_hi = np.where(tau_lo > 0, (dbars_hi + tau_lo) * (1 + 2 * U), dbars_hi)
     feasible = dbars >= 0
     want_lower = getattr(inputs, "want_lower", True)
-    full = bracket(r, float(inputs.eta), cancel) if r is not None else None
+    full = bracket(r, eta, cancel) if r is not None else None
     step = 0.0 if full is None else full.step
     if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size or r.disc):
         # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the

@@ -1,0 +1,71 @@
+"""An edit's evaluation (every total, then the plot's curve) composes nothing its totals have
+composed already, counted in calls (never time)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpplanner.engine import compose
+from dpplanner.engine.curve import curve_inputs, curve_rows
+from dpplanner.engine.memo import forget
+
+#: A plan of the grouped bench's kinds (Laplace releases of three cells, Gaussians, eps-delta) at the
+#: default eta of a plan's totals (1e-3), finer than the plot's (1e-2).
+EPS = [0.05, 0.04, 0.08, 0.05, 0.03, 0.06]
+DELTA = [0.0, 1e-8, 0.0, 2e-9, 0.0, 0.0]
+MECH = ["laplace*3", "gaussian", "eps-delta", "gaussian", "laplace", "laplace*3"]
+DELTA_G, TOTAL_ETA = 1e-6, 1e-3
+
+
+def test_the_pld_curve_reads_its_lattice_from_the_totals_bracket(monkeypatch):
+    """The window's plot is a curve at eta 1e-2 of a plan whose totals are at 1e-3: pld's curve
+    takes the whole plan's bracket (its lattice) at the totals' eta, which the pld total has just
+    composed, instead of composing one at its own eta (a third of a grouped plan's curve). Its
+    points stay certified: at least the total's lower end at the last k, never above its upper."""
+    import dpplanner.engine.mechanisms.spectral as spectral
+
+    forget()
+    total = compose(EPS, DELTA, DELTA_G, "pld", eta=TOTAL_ETA, mechanisms=MECH)
+    rungs = []
+    real = spectral.rung
+    monkeypatch.setattr(spectral, "rung", lambda *a, **k: rungs.append(a) or real(*a, **k))
+    inputs = curve_inputs(EPS, DELTA, DELTA_G, eta=1e-2, mechanisms=MECH, lower=False, total_eta=TOTAL_ETA)
+    up = curve_rows(inputs, ("pld",)).upper["pld"]
+    assert rungs == []
+    assert total.epsilon_lower <= up[-1] <= total.epsilon
+    assert np.all(np.diff(up) >= 0)
+    # without the totals' eta the curve composes a bracket of its own
+    up_own = curve_rows(curve_inputs(EPS, DELTA, DELTA_G, eta=1e-2, mechanisms=MECH, lower=False),
+                        ("pld",)).upper["pld"]
+    assert rungs and np.all(np.abs(up_own - up) <= 1e-2)
+
+
+def test_the_windows_evaluation_composes_pld_once(monkeypatch):
+    """An evaluation of the window's plot and totals (compute/jobs.py, in this process) composes
+    pld's whole-plan bracket once, for its total: its curve reads it at the request's eta."""
+    import importlib
+
+    import dpplanner.engine.mechanisms.spectral as spectral
+    from dpplanner.compute import jobs
+    from dpplanner.engine.types import CancelToken
+    from dpplanner.model.engine_inputs import CompositionInputs
+    from dpplanner.model.requests import CurveView, evaluation_request
+
+    engine_curve = importlib.import_module("dpplanner.engine.curve")     # (engine.curve is the function)
+    forget()
+    request = evaluation_request(CompositionInputs(tuple(EPS), tuple(DELTA), (1,) * len(EPS), DELTA_G, TOTAL_ETA,
+                                                   tuple(MECH)), CurveView())
+    rungs, in_curve = [], []
+    real_rung, real_rows = spectral.rung, engine_curve.curve_rows
+    monkeypatch.setattr(spectral, "rung", lambda *a, **k: rungs.append(a) or real_rung(*a, **k))
+
+    def curve_rows(*a, **k):
+        before = len(rungs)
+        out = real_rows(*a, **k)
+        in_curve.append(len(rungs) - before)
+        return out
+
+    monkeypatch.setattr(engine_curve, "curve_rows", curve_rows)
+    result = jobs.evaluate(request, CancelToken(), lambda _f: None)
+    assert rungs and in_curve == [0]
+    assert result.curve.upper["pld"][-1] <= result.totals["pld"].epsilon
