@@ -4,19 +4,12 @@ must not leave the background Qt fills before it in the window's backing store."
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtGui import QGuiApplication
 
-from dpplanner import engine
 from dpplanner.gui.plots import CostPlot
-
-
-def _curve(scale: float):
-    ks = np.arange(1, 51)
-    return engine.Curve(ks=ks, upper={"basic": 0.1 * ks * scale, "optimal": 0.05 * ks * scale},
-                        lower={"basic": None, "optimal": None})
+from plot_curves import two_curves
 
 
 def _on_screen(plot: CostPlot):
@@ -34,7 +27,7 @@ def _colours(image) -> int:
 @pytest.fixture
 def plot(qtbot, cost_plot):
     widget = cost_plot
-    widget.set_curve(_curve(1.0), 50, 3.0)
+    widget.set_curve(two_curves(50, 1.0), 50, 3.0)
     qtbot.waitUntil(lambda: not widget.drawing())
     # (the curves, the grid, the axes on screen: not one flat colour)
     qtbot.waitUntil(lambda: _colours(_on_screen(widget)) > 3)
@@ -43,7 +36,7 @@ def plot(qtbot, cost_plot):
 
 def test_a_held_paint_leaves_the_curves_drawn_last_on_screen(plot):
     drawn = _on_screen(plot)
-    plot.set_curve(_curve(1.5), 50, 3.0)
+    plot.set_curve(two_curves(50, 1.5), 50, 3.0)
     assert plot.drawing()
     plot.view.viewport().repaint()      # a paint while the new curves wait for their turn: held back
     assert plot.drawing()

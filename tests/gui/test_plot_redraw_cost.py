@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -13,13 +12,7 @@ from PySide6.QtTest import QTest
 from dpplanner import engine
 from dpplanner.gui.cost_curves import _MARKERS_UP_TO
 from dpplanner.gui.plots import CostPlot
-from event_count import EventCount
-
-
-def _curve(k: int, scale: float = 1.0):
-    ks = np.arange(1, k + 1)
-    return engine.Curve(ks=ks, upper={"basic": 0.1 * ks * scale, "optimal": 0.05 * ks * scale},
-                        lower={"basic": None, "optimal": None})
+from plot_curves import two_curves
 
 
 @pytest.fixture
@@ -37,11 +30,11 @@ def _count_pens(plot, monkeypatch) -> list:
 
 
 def test_a_new_curve_restyles_nothing_unless_the_markers_change(plot, monkeypatch):
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     pens = _count_pens(plot, monkeypatch)
-    plot.set_curve(_curve(50, 1.1), 50, 1.0)
+    plot.set_curve(two_curves(50, 1.1), 50, 1.0)
     assert pens == []
-    plot.set_curve(_curve(_MARKERS_UP_TO), _MARKERS_UP_TO, 1.0)   # few points: markers on
+    plot.set_curve(two_curves(_MARKERS_UP_TO), _MARKERS_UP_TO, 1.0)   # few points: markers on
     assert len(pens) == 2
     assert all(item.opts["symbol"] == "o" for item in plot.items.values())
     x, y = plot.curve_data("optimal")
@@ -53,17 +46,17 @@ def test_a_results_curves_are_set_without_taking_their_bounds(plot, monkeypatch)
     taken (pyqtgraph's dynamic range limit took them at every setData and change of the y range)."""
     from pyqtgraph.graphicsItems.PlotDataItem import PlotDataset
 
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     taken: list = []
     real = PlotDataset.dataRect
     monkeypatch.setattr(PlotDataset, "dataRect", lambda self: taken.append(1) or real(self))
-    plot.set_curve(_curve(50, 3.0), 50, 1.0)        # (framed anew: three times as high)
+    plot.set_curve(two_curves(50, 3.0), 50, 1.0)        # (framed anew: three times as high)
     assert taken == []
-    np.testing.assert_array_equal(plot.curve_data("basic")[1], _curve(50, 3.0).upper["basic"])
+    np.testing.assert_array_equal(plot.curve_data("basic")[1], two_curves(50, 3.0).upper["basic"])
 
 
 def test_the_theme_restyles_every_curve(plot, monkeypatch):
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     pens = _count_pens(plot, monkeypatch)
     plot.apply_theme(plot._theme)
     assert len(pens) == 2
@@ -75,11 +68,11 @@ def test_the_legend_is_laid_out_again_only_when_its_entries_or_width_change(qtbo
     fits = []
     real = common.fit_legend
     monkeypatch.setattr(common, "fit_legend", lambda *a: fits.append(1) or real(*a))
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     fits.clear()
-    plot.set_curve(_curve(50, 1.2), 50, 1.0)
+    plot.set_curve(two_curves(50, 1.2), 50, 1.0)
     assert fits == []
-    three = _curve(50)
+    three = two_curves(50)
     three.upper["advanced"] = 0.07 * three.ks
     three.lower["advanced"] = None
     plot.set_curve(three, 50, 1.0)
@@ -103,10 +96,10 @@ def test_a_plans_first_result_draws_on_curves_made_beforehand(qtbot, plot, monke
     real = pg.PlotDataItem.__init__
     monkeypatch.setattr(pg.PlotDataItem, "__init__",
                         lambda self, *a, **k: made.append(1) or real(self, *a, **k))
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     plot.clear()
     assert plot.items == {} and plot.legend.items == []
-    plot.set_curve(_curve(50, 1.1), 50, 1.0)
+    plot.set_curve(two_curves(50, 1.1), 50, 1.0)
     assert made == []
     assert set(plot.items) == {"basic", "optimal"} and len(plot.legend.items) == 2
     np.testing.assert_array_equal(plot.curve_data("basic")[1], 0.1 * np.arange(1, 51) * 1.1)
@@ -132,7 +125,7 @@ def test_a_plans_first_result_makes_no_legend_entry_and_sets_no_pen(qtbot, plot,
     for item in plot._spare.values():
         real = item.setPen
         monkeypatch.setattr(item, "setPen", lambda *a, real=real, **k: pens.append(1) or real(*a, **k))
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     assert labels == [] and pens == [] and fits == [1]
     assert [label.text for _sample, label in plot.legend.items] == ["basic", "optimal"]
 
@@ -144,7 +137,7 @@ def test_entries_made_ahead_take_the_colour_scheme_of_when_they_are_shown(qtbot,
     qtbot.waitUntil(plot.spares_made)
     other = themes.LIGHT if plot._theme.name == "dark" else themes.DARK
     plot.apply_theme(other)
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     for _sample, label in plot.legend.items:
         assert other.foreground in label.item.toHtml().lower()
     for name, item in plot.items.items():
@@ -154,11 +147,11 @@ def test_entries_made_ahead_take_the_colour_scheme_of_when_they_are_shown(qtbot,
 def test_a_curve_replaced_by_another_lays_the_legend_out_again(qtbot, plot, monkeypatch):
     import dpplanner.gui.plot_common as common
 
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     fits = []
     real = common.fit_legend
     monkeypatch.setattr(common, "fit_legend", lambda *a: fits.append(1) or real(*a))
-    other = _curve(50)
+    other = two_curves(50)
     other.upper["advanced"] = other.upper.pop("optimal")
     other.lower["advanced"] = other.lower.pop("optimal")
     plot.set_curve(other, 50, 1.0)
@@ -170,7 +163,7 @@ def test_a_result_leaves_no_layout_of_the_plot_for_later(qtbot, plot):
     """The legend's new height is laid out with the result: one paint shows it."""
     plot.build_canvas()
     qtbot.waitUntil(plot.spares_made)
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     assert plot.view.ci.layout.isActivated()
 
 
@@ -225,115 +218,24 @@ def test_an_edit_frames_the_cost_plot_once(qtbot, window, monkeypatch):
     assert plot.budget_line.value() == window.plan.budget.spendable_epsilon
 
 
-def test_a_results_curves_are_painted_on_a_turn_of_their_own(qtbot, plot):
-    """The slot that sets a result's curves and what it posts (the table's and panels' repaint)
-    paint no curve: the curves are painted on a timer's turn after them (all of it in one go held
-    the GUI thread ~40 ms while a 10,000-query plan opened), and then show the result."""
-    from PySide6.QtCore import QCoreApplication
-
-    plot.build_canvas()
-    qtbot.waitUntil(plot.spares_made)
-    paints = []     # pyqtgraph's view prepares its scene at each paint it is given
-    plot.view.scene().sigPrepareForPaint.connect(lambda: paints.append(plot.curve_data("basic")[1].copy()))
-    plot.set_curve(_curve(50), 50, 1.0)
-    plot.view.repaint()                         # as a repaint of the window around it does
-    for _ in range(3):
-        QCoreApplication.sendPostedEvents()     # posted events only: no timer's turn
-    assert paints == [] and plot.drawing()
-    qtbot.waitUntil(lambda: bool(paints))
-    assert not plot.drawing()
-    np.testing.assert_array_equal(paints[0], 0.1 * np.arange(1, 51))
-
-
-def _painted(qtbot, plot) -> int:
-    """Waits for the curves' turn and its paint, then handles what they posted; returns how
-    many paints the view was given."""
-    from keys import handle_posted_events
-
-    paints = EventCount(plot.view.viewport(), when=lambda: not plot.drawing())
-    qtbot.waitUntil(lambda: paints.count > 0)
-    for _ in range(3):
-        handle_posted_events()
-    plot.view.viewport().removeEventFilter(paints)
-    return paints.count
-
-
-def test_a_result_is_painted_once(qtbot, plot):
-    """The view's new transform and its lines' extents are settled before the curves' turn
-    paints: settled by pyqtgraph as the paint begins, they marked the view for a second paint
-    (~5 ms of the GUI thread after every result)."""
-    plot.build_canvas()
-    qtbot.waitUntil(plot.spares_made)
-    plot.set_curve(_curve(50), 50, 1.0)
-    _painted(qtbot, plot)
-    # A new frame (every item moves; the axes keep their width: ticks that need another width
-    # lay the plot out again, and paint it again)
-    plot.set_curve(_curve(50, 1.3), 50, 1.0)
-    assert _painted(qtbot, plot) == 1
-
-
-def _count_paints(monkeypatch, items) -> list:
-    """A list that grows by one each time one of ``items`` paints itself."""
-    paints: list = []
-    for item in items:
-        real = item.paint
-        monkeypatch.setattr(item, "paint", lambda *a, real=real: paints.append(1) or real(*a))
-    return paints
-
-
-def test_a_small_change_of_the_curves_repaints_neither_axes_nor_legend(qtbot, plot, monkeypatch):
-    """The top of the total-ε axis is rounded up to two significant digits, so an edit that moves
-    the highest curve by a hair keeps the frame, and only what the new curves cover is repainted:
-    not the axes' tick labels (~5 ms of the GUI thread a paint) nor the legend."""
-    import pyqtgraph as pg
-
-    plot.build_canvas()
-    qtbot.waitUntil(plot.spares_made)
-    plot.set_curve(_curve(50, 1.01), 50, 1.0)
-    _painted(qtbot, plot)
-    top = plot.y_range()[1]
-    assert top == pytest.approx(5.7)        # (the highest curve ends at 5.05; 12% above it: 5.656)
-    ticks = []
-    real = pg.AxisItem.generateDrawSpecs
-    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *a: ticks.append(1) or real(*a))
-    legend = _count_paints(monkeypatch, [sample for sample, _label in plot.legend.items])
-    plot.set_curve(_curve(50, 1.011), 50, 1.0)
-    assert _painted(qtbot, plot) == 1
-    assert plot.y_range()[1] == top and ticks == [] and legend == []
-    np.testing.assert_array_equal(plot.curve_data("basic")[1], 0.1 * np.arange(1, 51) * 1.011)
-
-
 def test_totals_of_subnormal_size_are_framed(qtbot):
     """(A global ε of 1e-323 can be typed: no two-digit rounding step is that small. Not shown:
     pyqtgraph's axis finds no tick spacing for such a range.)"""
     plot = CostPlot()
     qtbot.addWidget(plot)
-    plot.set_curve(_curve(50, 1e-323), 50, 1e-323)       # (the highest curve ends at 5e-323)
+    plot.set_curve(two_curves(50, 1e-323), 50, 1e-323)       # (the highest curve ends at 5e-323)
     assert 0 < 5e-323 <= plot.y_range()[1] < math.inf
-
-
-def test_the_axes_are_drawn_from_a_cache(qtbot, plot, monkeypatch):
-    """A repaint of the whole plot in the same frame (the window uncovered) draws the axes from a
-    cache, not their tick labels again."""
-    plot.build_canvas()
-    qtbot.waitUntil(plot.spares_made)
-    plot.set_curve(_curve(50), 50, 1.0)
-    _painted(qtbot, plot)
-    axes = _count_paints(monkeypatch, [plot.plot_item.getAxis(name) for name in ("left", "bottom")])
-    legend = _count_paints(monkeypatch, [sample for sample, _label in plot.legend.items])
-    plot.view.viewport().repaint()
-    assert axes == [] and len(legend) == 2      # (the legend is painted: the repaint took place)
 
 
 def test_a_result_leaves_an_unchanged_read_out_alone(plot, monkeypatch):
     """(Setting its text, the same again, repainted the plot's controls beneath it.)"""
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     texts = []
     real = plot.readout.setText
     monkeypatch.setattr(plot.readout, "setText", lambda text: texts.append(text) or real(text))
-    plot.set_curve(_curve(50, 1.1), 50, 1.0)
+    plot.set_curve(two_curves(50, 1.1), 50, 1.0)
     assert texts == []
-    same = _curve(50)
+    same = two_curves(50)
     same.upper["optimal"] = same.upper["basic"]
     plot.set_curve(same, 50, 1.0)
     assert len(texts) == 1 and "same totals" in plot.readout.text()
@@ -348,11 +250,11 @@ def test_a_plans_first_result_adds_no_curve_to_the_plot(qtbot, plot, monkeypatch
     added = []
     real = plot.plot_item.addItem
     monkeypatch.setattr(plot.plot_item, "addItem", lambda *a, **k: added.append(1) or real(*a, **k))
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     assert added == [] and plot.hidden() == []
     assert all(item.isVisible() for item in plot.items.values())
     assert not any(item.isVisible() for item in plot._spare.values())
-    other = _curve(50)
+    other = two_curves(50)
     other.upper["advanced"] = other.upper.pop("optimal")
     other.lower["advanced"] = other.lower.pop("optimal")
     plot.set_curve(other, 50, 1.0)
@@ -363,49 +265,19 @@ def test_a_plans_first_result_adds_no_curve_to_the_plot(qtbot, plot, monkeypatch
 def test_a_result_that_moves_no_curve_sets_no_data(plot, monkeypatch):
     """A statistic renamed is computed again and brings the same curves: they are not set again
     (each set costs ~0.3 ms and repaints the curve); a curve that moved, or new k, is."""
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     sets: list[int] = []
     for item in list(plot.items.values()) + list(plot._spare.values()):
         real = item.setData
         monkeypatch.setattr(item, "setData", lambda *a, real=real, **k: sets.append(1) or real(*a, **k))
-    plot.set_curve(_curve(50), 50, 1.0)
+    plot.set_curve(two_curves(50), 50, 1.0)
     assert sets == []
-    plot.set_curve(_curve(50, 1.1), 50, 1.0)
+    plot.set_curve(two_curves(50, 1.1), 50, 1.0)
     assert len(sets) == 2
     np.testing.assert_array_equal(plot.curve_data("basic")[1], 0.1 * np.arange(1, 51) * 1.1)
-    plot.set_curve(_curve(40, 1.1), 40, 1.0)
+    plot.set_curve(two_curves(40, 1.1), 40, 1.0)
     assert len(sets) == 4
     np.testing.assert_array_equal(plot.curve_data("optimal")[0], np.arange(1, 41))
     plot.clear()                    # the curves go back to the spares with their data
-    plot.set_curve(_curve(40, 1.1), 40, 1.0)
+    plot.set_curve(two_curves(40, 1.1), 40, 1.0)
     assert len(sets) == 4 and all(item.isVisible() for item in plot.items.values())
-
-
-def _inside_a_paint() -> bool:
-    frame = sys._getframe()
-    while frame is not None and frame.f_code.co_name != "paintEvent":
-        frame = frame.f_back
-    return frame is not None
-
-
-def test_a_new_frames_axes_are_drawn_before_the_paint_that_shows_them(qtbot, plot, monkeypatch):
-    """The axes' ticks and labels of a new frame are worked out on the turn before the curves'
-    paint (they were ~6 ms of its ~16 ms while a large plan opened); the paint shows them as a
-    fresh drawing of every axis does."""
-    import pyqtgraph as pg
-
-    plot.build_canvas()
-    qtbot.waitUntil(plot.spares_made)
-    plot.set_curve(_curve(50), 50, 1.0)
-    _painted(qtbot, plot)
-    in_paint = []
-    real = pg.AxisItem.generateDrawSpecs
-    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", lambda *a: in_paint.append(_inside_a_paint()) or real(*a))
-    plot.set_curve(_curve(50, 1.3), 50, 1.0)      # (a new frame; the axes keep their width)
-    assert _painted(qtbot, plot) == 1
-    assert in_paint and not any(in_paint)
-    shown = plot.view.grab().toImage()
-    for entry in plot.plot_item.axes.values():
-        entry["item"].picture = None        # (drawn again, and its cached pixmap too)
-        entry["item"].update()
-    assert plot.view.grab().toImage() == shown
