@@ -5,7 +5,8 @@ redistribution button turned into the fix.
 A total is judged against the budget it was computed for, never another: after a budget change
 (typed, or by Undo/Redo) the bar is greyed, with no verdict, until the total of the new budget
 comes (a lower ε_g judged against the total before the redistribution read "over budget"); the
-sentence beneath it, of the budget before, is greyed meanwhile too.
+sentence beneath it, of the budget before, is greyed meanwhile too. Drawn a turn after the
+Totals table (gui/turns.py), a new total greys the bar and the sentence it changes at once.
 """
 
 from __future__ import annotations
@@ -80,6 +81,12 @@ class SpentMeter(QObject):
         # repaints the bar before its own total comes, with the total before
         self._largest = max((st.epsilon for st in self.editor.plan), default=0.0) if composition else 0.0
         self._totals = dict(totals or {})
+        # The Totals table takes the same totals on its turn, before this one: meanwhile a bar and
+        # a sentence that will read otherwise are the plan before's, greyed (they sat un-greyed
+        # beside the table's new totals for up to ~0.5 s).
+        if self._reading(self.editor.plan.budget)[1:] != (self.bar.format(), self.assumption.text()):
+            self.bar.setEnabled(False)
+            self.assumption.setEnabled(False)
         # On a turn of its own (gui/turns.py): the new sentence and bar repaint the table too
         # (~10 ms of the GUI thread), in one stall with the result's slot when drawn from it.
         self._turns.later(self, self.update)
@@ -107,34 +114,17 @@ class SpentMeter(QObject):
             self.button.setText(REDISTRIBUTE)
             return
         self.assumption.setEnabled(True)
-        available = b.spendable_epsilon
-        over = False
-        if comp is None or not comp.applicable or math.isnan(comp.epsilon):
-            value, text = 0, ("—" if len(self.editor.plan) else EMPTY)
-        else:
-            # exactly: a total a hair over the budget is over it (the allocation never is)
-            over = self.editor.plan.balance(comp.epsilon).over
-            if comp.epsilon == math.inf:
-                value, text = 1000, f"infeasible under {engine.theorem(comp.theorem).label}"
-            else:
-                ratio = comp.epsilon / available        # may overflow to inf: only the bar's length
-                value = int(min(ratio, 1.0) * 1000)
-                text = (f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
-                        f"({formatting.percent_of(comp.epsilon, available)}) under "
-                        f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
+        over, text, note = self._reading(b)
+        value = 0
+        if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
+            # may overflow to inf: only the bar's length
+            value = int(min(comp.epsilon / b.spendable_epsilon, 1.0) * 1000)
         self._show(value, text, pending=False)
         # Over budget: a red bar with white, centred text (a style sheet on the chunk alone
         # gave black text on dark red, top-aligned).
         if over != self._over:
             self._over = over
             self.bar.setPalette(_over_palette(self.bar) if over else QPalette())
-        note = ""
-        if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
-            note = total_note(comp.theorem, self._totals or {comp.theorem: comp}, available)
-            if not over and self._largest > available:
-                # sound (δ_g pays for it), but it reads as one statistic spending the whole budget;
-                # never under basic composition (its total is at least every ε_i)
-                note += "\n" + above_global(b, self._largest)
         if self.assumption.text() != note:
             self.assumption.setText(note)
             self.assumption.setVisible(bool(note))
@@ -143,6 +133,26 @@ class SpentMeter(QObject):
         # over budget it is the fix the red reason above it names
         self.button.setEnabled(not b.redistribute or over)
         self.button.setText(FIT if over else REDISTRIBUTE)
+
+    def _reading(self, b: Budget) -> tuple[bool, str, str]:
+        """(over budget, the bar's text, the sentence beneath it) for the total set last under ``b``."""
+        comp, available = self._spent, b.spendable_epsilon
+        if comp is None or not comp.applicable or math.isnan(comp.epsilon):
+            return False, ("—" if len(self.editor.plan) else EMPTY), ""
+        # exactly: a total a hair over the budget is over it (the allocation never is)
+        over = self.editor.plan.balance(comp.epsilon).over
+        if comp.epsilon == math.inf:
+            text = f"infeasible under {engine.theorem(comp.theorem).label}"
+        else:
+            text = (f"ε {formatting.upper(comp.epsilon)} of {formatting.value(available, 4)} "
+                    f"({formatting.percent_of(comp.epsilon, available)}) under "
+                    f"{engine.theorem(comp.theorem).label}{'  (over budget)' if over else ''}")
+        note = total_note(comp.theorem, self._totals or {comp.theorem: comp}, available)
+        if not over and self._largest > available:
+            # sound (δ_g pays for it), but it reads as one statistic spending the whole budget;
+            # never under basic composition (its total is at least every ε_i)
+            note += "\n" + above_global(b, self._largest)
+        return over, text, note
 
     def _show(self, value: int, text: str, *, pending: bool) -> None:
         if (value, text, not pending) != (self.bar.value(), self.bar.format(), self.bar.isEnabled()):

@@ -5,15 +5,18 @@ red as soon as the new totals say the plan overspends."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
 
+from dpplanner import engine
 from dpplanner.gui.evaluation import COMPUTING
 from dpplanner.gui.plots import LATE_OPACITY
 from dpplanner.gui.spent_meter import FIT, OVER_BUDGET, PENDING
 from held_totals import overspend_while_totals_wait
-from keys import field, type_into, wait_idle
+from keys import field, open_cell, retype, type_into, wait_idle
 
 
 def reading(window) -> tuple:
@@ -99,3 +102,55 @@ def test_a_total_that_is_late_greys_the_bar_with_the_totals(qtbot, make_window, 
     _eps, current, enabled, text, red, reason, button, _note = reading(window)
     assert current and enabled and red and reason and button == FIT and "(over budget)" in text
     assert all(item.opacity() == 1.0 for item in window.cost_plot.items.values())
+
+
+def _number(text: str, before: str) -> str:
+    """The number shown after ``before`` in ``text`` ("" if none)."""
+    found = re.search(re.escape(before) + r"([0-9.]+)", text)
+    return found.group(1) if found else ""
+
+
+def test_the_bar_and_its_sentence_never_read_other_totals_than_the_table(qtbot, make_window, small_plan):
+    """ε_i typed in the table (redistribution off, under the noise-aware theorem): the Totals table
+    takes the new totals a turn before the Spent bar does; meanwhile the bar's total and the
+    sentence's "spends ε X under optimal" (the plan before's) are greyed, never shown beside the
+    table's new ones as the plan's (they were, un-greyed, for up to ~0.5 s)."""
+    window = make_window()
+    window.document.load(small_plan(theorem="pld", redistribute=False), None, "t")
+    window.show()
+    wait_idle(qtbot, window)
+    panel, table = window.budget_panel, window.results_panel
+    labels = {engine.theorem(name).label: name for name in engine.THEOREMS}
+
+    def sample() -> tuple:
+        """(the Totals table greyed, its noise-aware total, the bar's, the bar enabled, its generic
+        total, the sentence's, the sentence enabled)."""
+        note = panel.assumption.text()
+        under = re.search(r"under (.+) composition\.", note)
+        generic = labels[under.group(1)] if under else None
+        return (table._stale, table.text_at("pld", "total ε"), _number(panel.meter.format(), "ε "),
+                panel.meter.isEnabled(), table.text_at(generic, "total ε") if generic else "",
+                _number(note, "spends ε "), panel.assumption.isEnabled())
+
+    seen = []
+    timer = QTimer(interval=0)
+    timer.timeout.connect(lambda: seen.append(sample()))
+    timer.start()
+    for text in ("0.2", "0.15"):
+        editor = open_cell(window, 0, "epsilon")
+        retype(editor, text)
+        QTest.keyClick(editor, Qt.Key.Key_Return)
+        wait_idle(qtbot, window)
+    timer.stop()
+    assert window.plan[0].epsilon == 0.15
+    seen.append(sample())
+    for stale, table_total, bar_total, bar_on, table_generic, note_total, note_on in seen:
+        if stale:
+            continue
+        if bar_total != table_total:
+            assert not bar_on, seen
+        if note_total != table_generic:
+            assert not note_on, seen
+    # read while the table showed totals the bar had still to take (else the test proves nothing)
+    assert any(not s[0] and s[1] != s[2] for s in seen), seen
+    assert seen[-1][1:] == (seen[-1][2], seen[-1][2], True, seen[-1][5], seen[-1][5], True), seen
