@@ -53,8 +53,8 @@ def test_the_windows_evaluation_composes_pld_once(monkeypatch):
 
     engine_curve = importlib.import_module("dpplanner.engine.curve")     # (engine.curve is the function)
     forget()
-    request = evaluation_request(CompositionInputs(tuple(EPS), tuple(DELTA), (1,) * len(EPS), DELTA_G, TOTAL_ETA,
-                                                   tuple(MECH)), CurveView())
+    plan = CompositionInputs(tuple(EPS), tuple(DELTA), (1,) * len(EPS), DELTA_G, TOTAL_ETA, tuple(MECH))
+    request = evaluation_request(plan, CurveView())
     rungs, in_curve = [], []
     real_rung, real_rows = spectral.rung, engine_curve.curve_rows
     monkeypatch.setattr(spectral, "rung", lambda *a, **k: rungs.append(a) or real_rung(*a, **k))
@@ -69,3 +69,43 @@ def test_the_windows_evaluation_composes_pld_once(monkeypatch):
     result = jobs.evaluate(request, CancelToken(), lambda _f: None)
     assert rungs and in_curve == [0]
     assert result.curve.upper["pld"][-1] <= result.totals["pld"].epsilon
+
+
+def test_the_pld_and_zcdp_curves_read_the_queries_once(monkeypatch):
+    """The plot's pld and zcdp rows of one request are made of the same queries: their cells
+    (cells.py) and discrete releases are built once for both, not once per row."""
+    import dpplanner.engine.mechanisms.curves as curves
+
+    built, released = [], []
+    real_cells, real_disc = curves.cell_rows, curves.discrete_rows
+    monkeypatch.setattr(curves, "cell_rows", lambda *a: built.append(1) or real_cells(*a))
+    monkeypatch.setattr(curves, "discrete_rows", lambda *a: released.append(1) or real_disc(*a))
+    mech = [*MECH[:-1], "discrete-laplace:1"]
+    inputs = curve_inputs(EPS, DELTA, DELTA_G, mechanisms=mech, lower=False)
+    out = curve_rows(inputs, ("pld", "zcdp"))
+    assert built == [1] and released == [1]
+    assert np.all(np.isfinite(out.upper["pld"])) and np.all(np.isfinite(out.upper["zcdp"]))
+
+
+def test_the_two_set_lower_root_is_found_from_the_upper_one(monkeypatch):
+    """The exact bracket of a few large groups (two enumerated sets) finds its lower end by Newton
+    steps from its upper end, which it lies within float error of: two reads of the lower side where
+    a search from 0 took six. It stays certified: the lower read of delta there is above delta_bar,
+    and within 1e-9 of the upper end (as the search from 0 found it)."""
+    import dpplanner.engine.optimal.two_sets as two_sets
+
+    reads = []
+    real = two_sets._delta
+    monkeypatch.setattr(two_sets, "_delta",
+                        lambda a, r, x, upper, *s: reads.append((upper, x)) or real(a, r, x, upper, *s))
+    for e, m in (([0.01, 0.02, 0.05], [300, 200, 100]), ([0.003, 0.1, 0.02, 0.04], [1000, 10, 150, 40])):
+        reads.clear()
+        e, m = np.array(e), np.array(m)
+        b = two_sets.two_set_bracket(e, m, 1e-6, delta_bar_hi=1e-6 * (1 + 1e-12))
+        lower_reads = [x for upper, x in reads if not upper]
+        assert len(lower_reads) <= 2 and b.lower < lower_reads[0] <= b.upper     # (from the upper root)
+        mask = two_sets.split_sets(m)
+        a = two_sets.grouped_atoms(e[mask], m[mask], True)
+        reader = two_sets._Reader(two_sets.grouped_atoms(e[~mask], m[~mask], True))
+        assert real(a, reader, b.lower, False) > 1e-6 * (1 + 1e-12)
+        assert 0 < b.upper - b.lower <= 1e-9

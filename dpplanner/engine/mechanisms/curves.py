@@ -43,8 +43,17 @@ U = 2.0 ** -53
 _ALONE = Memo(1 << 12)
 
 
-def _cells_of(inputs) -> CellRows:
-    return cell_rows(inputs.eps, inputs.delta, np.ones(len(inputs.eps), dtype=np.int64), inputs.mech)
+def _queries(inputs) -> tuple:
+    """(cells, _columns of them, discrete releases) of the curve's queries: the pld and zcdp rows
+    of one request build them once (kept with the inputs' shared work). Never modified."""
+    shared = getattr(inputs, "_shared", None)
+    known = None if shared is None else shared.get("queries")
+    if known is None:
+        c = cell_rows(inputs.eps, inputs.delta, np.ones(len(inputs.eps), dtype=np.int64), inputs.mech)
+        known = (c, _columns(c), discrete_rows(inputs.eps, inputs.delta, inputs.mech))
+        if shared is not None:
+            shared["queries"] = known
+    return known
 
 
 def _columns(c: CellRows):
@@ -59,12 +68,11 @@ def _columns(c: CellRows):
 
 def zcdp_curve(inputs):
     """(upper, None): the zCDP + CKS total after each k (inf where the deltas do not fit)."""
-    eps, delta, lap, gau, ed, m, cells = _columns(_cells_of(inputs))
+    _c, (eps, delta, lap, gau, ed, m, cells), disc = _queries(inputs)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     terms = np.where(lap | ed, rho_pure(eps), 0.0)
     with np.errstate(divide="ignore"):
         terms = np.where(gau, rho_gaussian(np.where(gau, m * (1 - 2 * U), 1.0)), terms)
-    disc = discrete_rows(inputs.eps, inputs.delta, inputs.mech)
     # (equal rows share one release object: each distinct release's rho once, not per query)
     rho_of = {id(d): d.rho() for d in {id(d): d for d in disc if d is not None}.values()}
     terms = np.array([rho_of[id(d)] if d is not None else t for d, t in zip(disc, terms.tolist())])
@@ -81,13 +89,11 @@ def zcdp_curve(inputs):
 def pld_curve(inputs):
     """(upper, lower, notes) over inputs.ks: certified bounds on the exact epsilon of each prefix,
     and per point "" where it met eta, else its width and why not (Curve.notes)."""
-    c = _cells_of(inputs)
+    c, (eps, delta, lap, gau, ed, m, cells), disc = _queries(inputs)
     if only_generic(c) and hasattr(inputs, "optimal_curve"):
         # (computed once per request for both rows; per query on pld's lattice it cost ~20x more:
         # 5000 generic releases, ~65 s against ~3 s)
         return inputs.optimal_curve()
-    eps, delta, lap, gau, ed, m, cells = _columns(c)
-    disc = discrete_rows(inputs.eps, inputs.delta, inputs.mech)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     delta_g, cancel, progress = float(inputs.delta_g), inputs.cancel, inputs.progress
     log_surv = log_survival_prefix(np.where(ed, delta, 0.0))[ks - 1]

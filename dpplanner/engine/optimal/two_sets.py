@@ -88,7 +88,9 @@ class _Reader:
         self.extra = atoms.err + atoms.inf_mass + n * SUB  # S and T entries that underflowed
         self.l_next = np.append(self.l, np.inf)              # the atom above each segment
 
-    def read(self, y: np.ndarray, upper: bool) -> np.ndarray:
+    def read(self, y: np.ndarray, upper: bool, slope: bool = False):
+        """F_B(y) bounded from above (``upper``) or below; ``slope``: with e^{y - l_j} T_j, minus
+        F_B's derivative (unbounded: a Newton step's estimate)."""
         y = y - self.lam if upper else y + self.lam
         # y falls along A's ascending atoms: searched rising (numpy's search starts from the last
         # answer), ~1.6x faster for a few thousand of them
@@ -96,12 +98,16 @@ class _Reader:
         lj = self.l_next[j]
         with np.errstate(under="ignore", invalid="ignore"):
             ex = np.where(np.isfinite(lj), np.exp(np.minimum(y - lj, 0.0)), 0.0)
+        fall = ex * self.T[j]
         if upper:
-            return np.minimum(1.0, self.S[j] * (1 + self.rS) - ex * self.T[j] * (1 - self.rT))
-        return np.maximum(0.0, self.S[j] * (1 - self.rS) - ex * self.T[j] * (1 + self.rT))
+            out = np.minimum(1.0, self.S[j] * (1 + self.rS) - fall * (1 - self.rT))
+        else:
+            out = np.maximum(0.0, self.S[j] * (1 - self.rS) - fall * (1 + self.rT))
+        return (out, fall) if slope else out
 
 
-def _delta(a_atoms, reader: _Reader, x: float, upper: bool) -> float:
+def _delta(a_atoms, reader: _Reader, x: float, upper: bool, slope: bool = False):
+    """An upper (or lower) bound on delta(x); ``slope`` (lower side): with an estimate of delta'(x)."""
     n = a_atoms.p.size
     gam = 1.01 * (n + 4) * U
     lam = a_atoms.lam
@@ -110,9 +116,33 @@ def _delta(a_atoms, reader: _Reader, x: float, upper: bool) -> float:
         f = reader.read(x - a_atoms.l - lam, True)
         s = float(np.sum(a_atoms.p * f)) * (1 + a_atoms.rel) * (1 + gam)
         return s + (reader.extra + a_atoms.err + a_atoms.inf_mass) * (1 + 4 * U)
-    f = reader.read(x - a_atoms.l + lam, False)
+    f = reader.read(x - a_atoms.l + lam, False, slope)
+    f, fall = f if slope else (f, None)
     s = float(np.sum(a_atoms.p * f)) * (1 - a_atoms.rel) * (1 - gam)
-    return s - reader.extra * (1 + 4 * U)
+    out = s - reader.extra * (1 + 4 * U)
+    return (out, -float(np.sum(a_atoms.p * fall))) if slope else out
+
+
+#: Newton steps the lower root takes from the upper one before it is searched for as that was.
+NEWTON_STEPS = 4
+
+
+def _lower_near(value_slope, up: float, db: float, tol: float) -> Optional[float]:
+    """A point x <= ``up`` whose lower bound on delta is above ``db`` (a certified lower end), by
+    Newton steps on log delta from the upper root ``up``, which the lower one lies within float
+    error of; each step lands ``tol`` past its estimate, so that it is taken. ~2 evaluations where
+    Brent's search of [0, up] took ~6. None if it is not reached in NEWTON_STEPS."""
+    x = up
+    for _ in range(NEWTON_STEPS):
+        d, slope = value_slope(x)
+        if d > db:
+            return x
+        if not (d > 0 and slope < 0):
+            return None
+        x -= math.log(db / d) * d / -slope + tol
+        if not x >= 0:
+            return None
+    return None
 
 
 def _root(f, hi: float, want_upper: bool, search=None) -> float:
@@ -173,7 +203,18 @@ def two_set_bracket(e: np.ndarray, m: np.ndarray, delta_bar: float, cancel=None,
             # the largest loss counts as 1e-320)
             return math.log(max(delta(x), 1e-320)) - math.log(db)
 
-        # the lower root lies below the upper one, within float error of it
-        out.append(_root(f, hi if upper else min(hi, out[0] * (1 + 1e-6) + 1e-9), upper, log_f))
+        if upper:
+            out.append(_root(f, hi, True, log_f))
+            continue
+
+        def value_slope(x: float) -> tuple[float, float]:
+            if cancel is not None:
+                cancel.check()
+            return _delta(a_atoms, reader, x, False, True)
+
+        # the lower root lies below the upper one, within float error of it: Newton steps from
+        # there, or (where they do not get there) a search of [0, a little above it]
+        near = _lower_near(value_slope, out[0], db, max(1e-13, 4 * U * hi)) if 0 < out[0] < math.inf else None
+        out.append(near if near is not None else _root(f, min(hi, out[0] * (1 + 1e-6) + 1e-9), False, log_f))
     up, lo = out
     return Bracket(widen_up(up), widen_down(lo), "exact (two enumerated sets)")
