@@ -181,7 +181,7 @@ class Evaluation(QObject):
         if state != self._wanted():     # (a plan that took a state without an event, say)
             self.schedule()             # never shown under another plan or view: the wanted follows
             return
-        self._stale_delay.stop()
+        # (the stale delay keeps running: the Totals are drawn a turn after the plot's paint)
         self.last_result = result
         self._shown_state = state
         self._current = True
@@ -214,7 +214,9 @@ class Evaluation(QObject):
         self.evaluated.emit(result)
 
     def _grey_out(self) -> None:
-        if not self._current and self.last_result is not None:
+        if self._current:       # here but not yet drawn (its turn waits on a slow paint): draw it now
+            self.results_panel.draw_now()
+        elif self.last_result is not None:
             self.results_panel.set_stale(COMPUTING)
             self.budget_panel.set_spent_late()
             self.cost_plot.set_late()

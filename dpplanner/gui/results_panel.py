@@ -3,7 +3,9 @@
 A result's totals are drawn on a turn of the event loop of their own (gui/turns.py), queued after
 the cost plot's paint of the same result: the table's ~40 cells and their repaint (~2 ms of the
 GUI thread) no longer come between the result and its curves on screen. Until then the table
-shows the totals before, as it does while they are computed (greyed once they are late)."""
+shows the totals before, as it does while they are computed; a quarter of a second after the
+edit they are greyed if the result has not come, or the result is drawn at once if its turn has
+not (gui/evaluation.py)."""
 
 from __future__ import annotations
 
