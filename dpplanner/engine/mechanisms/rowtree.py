@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Optional
 
 import numpy as np
 from scipy import fft as sfft
@@ -49,6 +50,8 @@ class Rows:
     rel: np.ndarray
     e1: np.ndarray
     e2: np.ndarray
+    #: Each row's l2 norm where the level that made it computed it (None: computed when needed)
+    norm: Optional[np.ndarray] = None
 
 
 def tilt_rows(p: np.ndarray, rel: np.ndarray, err: np.ndarray, step: float, theta: float) -> Rows:
@@ -160,7 +163,8 @@ def _append_identity(r: Rows) -> Rows:
     one = np.zeros((1, r.t.shape[1]))
     one[0, 0] = 1.0
     return Rows(np.vstack([r.t, one]), np.append(r.start, 0), np.append(r.log_m, 0.0),
-                np.append(r.rel, 0.0), np.append(r.e1, 0.0), np.append(r.e2, 0.0))
+                np.append(r.rel, 0.0), np.append(r.e1, 0.0), np.append(r.e2, 0.0),
+                None if r.norm is None else np.append(r.norm, 1.0))
 
 
 def _level(r: Rows) -> Rows:
@@ -171,14 +175,16 @@ def _level(r: Rows) -> Rows:
     c = sfft.irfft(f[0::2] * f[1::2], n, axis=1, workers=1)[:, :out_w]
     np.maximum(c, 0.0, out=c)
     a, b = slice(0, None, 2), slice(1, None, 2)
-    norm = np.sqrt(np.sum(r.t * r.t, axis=1))
-    fft_err = FFT_C * U * (math.log2(n) + 2) * (norm[a] + norm[b] + np.sqrt(np.sum(c * c, axis=1)))
+    # (the last level's output norms are this one's input norms: the same sums of the same rows)
+    norm = np.sqrt(np.sum(r.t * r.t, axis=1)) if r.norm is None else r.norm
+    out_norm = np.sqrt(np.sum(c * c, axis=1))
+    fft_err = FFT_C * U * (math.log2(n) + 2) * (norm[a] + norm[b] + out_norm)
     rel_a, rel_b, e1_a, e1_b, e2_a, e2_b = r.rel[a], r.rel[b], r.e1[a], r.e1[b], r.e2[a], r.e2[b]
     return Rows(c, r.start[a] + r.start[b], r.log_m[a] + r.log_m[b],
                 rel_a + rel_b + rel_a * rel_b,
                 e1_a * (1 + rel_b) + e1_b * (1 + rel_a) + e1_a * e1_b,
                 (e2_a * (1 + rel_b + e1_b) + e2_b * (1 + rel_a + e1_a) + e2_a * e2_b * math.sqrt(width)
-                 + fft_err) * (1 + 1e-9))
+                 + fft_err) * (1 + 1e-9), out_norm)
 
 
 def _trim(r: Rows) -> Rows:
