@@ -159,3 +159,25 @@ def test_an_allocation_allocated_again_is_kept_where_its_coarse_total_is_uneven(
     again = engine.allocate([float(e) for e in first.epsilons], deltas, held, weights, epsilon_g,
                             delta_g, theorem="pld", mechanisms=mechanisms)
     assert [float(e) for e in again.epsilons] == [float(e) for e in first.epsilons]
+
+
+def test_a_secant_through_a_far_total_aims_lower_by_its_curvature_term():
+    """census-tables' edits that lower a pinned statistic: the first total 8.7e-3 below the budget,
+    the step along the model ~1e-4 below, and the secant through both (aimed 1e-7 below) landed
+    1-2.6e-7 over: one more composition in half of its edits. A secant misses by about the
+    product of the two excesses it is drawn through (times the curvature, either way): aimed lower
+    by half of it, up to the window's middle, it lands within the window."""
+    from dpplanner.engine.scale_search import search_near
+
+    asked = []
+
+    def total(t):
+        return 0.9913 + 0.87 * (t - 1.0) + 0.3 * (t - 1.0) ** 2
+
+    def excess(t, last=False):
+        asked.append(t)
+        return total(t) - 1.0
+
+    t_ok, t_over = search_near(1.0, excess, 1.0, bend=lambda t, total: 0.89)
+    assert t_ok == t_over == asked[-1] and -8e-7 <= total(t_ok) - 1.0 <= 0
+    assert len(asked) == 3
