@@ -30,7 +30,7 @@ from .mechanisms.zcdp import cks_epsilon
 from .numerics import round_up
 from .optimal import deadline as clock
 from .optimal.deadline import with_limit
-from .scale_search import AIM, NEAR, OFF, REFINE_ROUNDS, WASTE, ScaleSearch, no_room, slope_near
+from .scale_search import AIM, NEAR, OFF, REFINE_ROUNDS, WASTE, ScaleSearch, no_room, same_laying, slope_near
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
@@ -245,7 +245,18 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             if near_plain + near_zcdp > 0 else share
         return mixed if math.isfinite(mixed) and mixed > 0 else share
 
-    search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend, floored)
+    def laid(t: float) -> Optional[float]:
+        """The lattice of pld's upper end searched on at scale t, not composed (None: unknown)."""
+        if theorem != "pld" or not upper_only:
+            return None
+        from .mechanisms.theorems import pld_upper_step
+
+        e = eps_at(t)
+        e.flags.writeable = False
+        return pld_upper_step(Releases(e, plan.delta, plan.mult, plan.mech), delta_g, eta, searched)
+
+    search = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend, floored,
+                         lambda t, u: same_laying(t, laid(t), u, laid(u)))
     try:
         t = search.scale(coarse, t0, own=own)
     except BudgetError:

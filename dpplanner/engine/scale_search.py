@@ -51,13 +51,17 @@ ALIKE = 0.1
 #: OWN_BAND below the budget, or NEAR above it where a statistic is pinned as it was (its
 #: epsilon the own scale times its weight: there the own scale's lattice is laid under it too).
 #: So allocating an allocation's result again, or after pinning a statistic as it is, keeps it.
-#: OWN_BAND is 32 times the CLOSE + 2 OFF a smooth total would need: read at a coarse eta the
-#: total moves faster than the scale over OFF (an allocation of a Gaussian and two (eps, delta)
-#: releases: 5.5e-6 of the budget below it OFF below, 8.5e-8 below at its own scale); at 32 the
-#: search composes 0.1 more upper ends per edit of synthetic-100 (2.9).
+#: OWN_BAND is 32 times the CLOSE + 2 OFF a smooth total would need: where the two scales' lattices
+#: are laid otherwise (steps not in proportion to the scales, same_laying) the total moves faster
+#: than the scale over OFF (an allocation of a Gaussian and two (eps, delta) releases, steps 3e-4
+#: apart: 5.5e-6 of the budget below it OFF below, 8.5e-8 below at its own scale). Where they are
+#: laid alike (the caller tells) the total is smooth there, and SMOOTH_BAND, twice what it needs,
+#: is the band (synthetic-100's benchmark edits 5 and 19, 1.8e-5 and 6e-6 below: no own scale,
+#: 2.8 upper ends per edit instead of 2.9).
 OFF = 4 * ALIGN_TOLERANCE
 NEAR = 2e-4
 OWN_BAND = 32 * (CLOSE + 2 * OFF)
+SMOOTH_BAND = 2 * (CLOSE + 2 * OFF)
 
 
 def search_near(t0: float, excess, epsilon_g: float, slope: float = 0.0, bend=lambda t, total: 1.0,
@@ -164,20 +168,25 @@ class ScaleSearch:
     search's last)."""
 
     def __init__(self, composed, epsilon_g: float, weight: float, theorem: str, held_indices: tuple,
-                 bend=lambda t, total: 1.0, floored: Optional[dict] = None) -> None:
+                 bend=lambda t, total: 1.0, floored: Optional[dict] = None,
+                 laid_alike=lambda t, u: False) -> None:
         self.composed, self.epsilon_g, self.weight = composed, epsilon_g, weight
         self.theorem, self.held_indices, self.bend = theorem, held_indices, bend
-        self.floored = floored
+        self.floored, self.laid_alike = floored, laid_alike
 
     def scale(self, at: float, t0: float, slope: float = 0.0, own: Optional[float] = None) -> float:
         """The largest scale found whose total at ``at`` fits, searching from t0. ``own``: t0 is
         the plan's own scale, started OFF below; it is composed too where the total there is
-        within ``own`` above (a share of epsilon_g) or OWN_BAND below the budget."""
+        within ``own`` above (a share of epsilon_g) or the band below the budget: SMOOTH_BAND where
+        ``laid_alike(start, t0)`` (its totals there are read on lattices laid alike, not composed
+        to tell), else OWN_BAND."""
         epsilon_g, composed, held_indices = self.epsilon_g, self.composed, self.held_indices
         if own is not None and t0 > 0:
             start = t0 * (1 - OFF)
-            if -OWN_BAND * epsilon_g <= composed(start, at).epsilon - epsilon_g <= own * epsilon_g \
-                    and 0 <= epsilon_g - composed(t0, at).epsilon <= CLOSE * epsilon_g:
+            off = composed(start, at).epsilon - epsilon_g
+            near = -OWN_BAND * epsilon_g <= off <= own * epsilon_g and \
+                not (off < -SMOOTH_BAND * epsilon_g and self.laid_alike(start, t0))
+            if near and 0 <= epsilon_g - composed(t0, at).epsilon <= CLOSE * epsilon_g:
                 return t0
             t0 = start      # (the own scale's total, read on its own lattice, is no point of the search)
         # best fitting t and least over-budget t, with their totals
@@ -275,6 +284,13 @@ def alike(t: float, at_t: Composition, u: float, at_u: Composition) -> bool:
     step_t, step_u = (at_t.extra or {}).get("step"), (at_u.extra or {}).get("step")
     return step_t is None or step_u is None or step_t == step_u or \
         abs(step_t * u - step_u * t) <= ALIKE * step_t * u
+
+
+def same_laying(t: float, step_t: Optional[float], u: float, step_u: Optional[float]) -> bool:
+    """Whether lattices of these steps at scales t and u are laid alike: steps in proportion to the
+    scales within OFF (aligned_step moves a step by at most ALIGN_TOLERANCE; a lattice laid under
+    other groups, or a whole number of steps more to one, is ~1e-4 or more away). None: unknown."""
+    return step_t is not None and step_u is not None and abs(step_t * u - step_u * t) <= OFF * step_t * u
 
 
 def slope_near(totals: dict, t: float, at: float) -> float:

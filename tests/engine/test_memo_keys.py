@@ -59,3 +59,33 @@ def test_allocations_in_a_row_equal_each_one_cold():
         cold.append(run(*case))
     forget()
     assert [run(*case) for case in cases] == cold
+
+
+def test_an_edit_s_allocation_is_the_same_whatever_edits_came_before():
+    """synthetic-100's third benchmark edit (statistic 14 pinned at 1.05 of its epsilon): its plan
+    allocated after the first two edits' allocations, after another plan's, and cold gives the
+    same bits (the search starts from the plan's own scale, whatever the memories hold)."""
+    from dpplanner.model import files
+    from dpplanner.model.examples import example_path
+    from dpplanner.model.redistribution import allocated
+
+    plan = files.load_plan(example_path("synthetic-100"))
+
+    def run(stats):
+        done, allocation = allocated(plan.budget, stats)
+        return [s.epsilon for s in done], allocation.composition.epsilon, allocation.composition.epsilon_lower
+
+    def edited(stats, row, factor):
+        return stats[:row] + [stats[row].replace(epsilon=stats[row].epsilon * factor, held=True)] + stats[row + 1:]
+
+    stats = list(plan.statistics)
+    forget()
+    for i in range(2):
+        stats = [s.replace(epsilon=e) for s, e in zip(stats, run(edited(stats, 7 * i, (1.05, 0.95)[i]))[0])]
+    third = edited(stats, 14, 1.05)
+    after_edits = run(third)
+    forget()
+    run(edited(stats, 50, 0.95))
+    after_another = run(third)
+    forget()
+    assert after_edits == after_another == run(third)

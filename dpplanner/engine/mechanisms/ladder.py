@@ -92,9 +92,7 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0, lower_ahead: boo
     if isinstance(start, Bracket):
         return start
     cap, cap_name, floor, step = start
-    n = 0
-    while n < rung and (nxt := _next_rung(r, step)) is not None:
-        step, n = nxt, n + 1
+    step, n = _climbed(r, step, rung)
     key = exact_key(r, eta) + ((n,) if n else ())
     up = _FIRST_UPPERS.get(key)
     if up is None:
@@ -107,6 +105,23 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0, lower_ahead: boo
     if cap < up:
         detail += f"; the {cap_name} bound is smaller, reported instead"
     return Bracket(float(round_up(min(up, cap))), 0.0, detail, step, 0.0, n)
+
+
+def upper_step(r: Twins, eta: float, rung: int = 0) -> float:
+    """The lattice ``upper_end`` reads its end on (0: none, a closed form or the cheap bounds),
+    without composing: where an allocation's search tells whether two scales' upper ends are read
+    on lattices laid alike."""
+    start = _start(r, eta)
+    return 0.0 if isinstance(start, Bracket) else _climbed(r, start[3], rung)[0]
+
+
+def _climbed(r: Twins, step: float, rung: int) -> tuple[float, int]:
+    """(the step of the ladder's rung ``rung`` from its first rung ``step``, or of its last one if the
+    ladder is shorter; which rung that is)."""
+    n = 0
+    while n < rung and (nxt := _next_rung(r, step)) is not None:
+        step, n = nxt, n + 1
+    return step, n
 
 
 #: likely_rung says the second rung where this share of the first rung's estimated width is above

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
+from typing import Optional
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from ..optimal.deadline import Deadline
 from ..types import Composition
 from ..validation import Releases
 from .bracket import MAX_POINTS, aligned_step, composed_pmf, initial_step, lattice_points, side
-from .ladder import CHEAP_POINTS, bracket, likely_rung
+from .ladder import CHEAP_POINTS, bracket, likely_rung, upper_step
 from .composition import compose_releases, twins
 from .cells import CellRows, cell_rows, only_generic
 from .discrete import from_rows
@@ -149,6 +150,15 @@ def pld_start_rung(plan: Releases, delta_g: float, eta: float) -> int:
     same memory)."""
     c, r, _ = _releases(plan, delta_g, eta)
     return 0 if r is None or only_generic(c) else likely_rung(r, eta)
+
+
+def pld_upper_step(plan: Releases, delta_g: float, eta: float, rung: int) -> Optional[float]:
+    """The lattice an upper end alone of this plan on ``rung`` is read on (ladder.upper_step; 0: none),
+    without composing it (the same memories); None where the plan's total is the generic optimal's."""
+    c, r, _ = _releases(plan, delta_g, eta)
+    if only_generic(c):
+        return None
+    return 0.0 if r is None else upper_step(r, eta, rung)
 
 
 def _never_above_zcdp(result: Composition, plan: Releases, delta_g: float) -> Composition:
