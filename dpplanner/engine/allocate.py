@@ -59,9 +59,10 @@ def _scale_now(eps: np.ndarray, w: np.ndarray, free: np.ndarray) -> float:
     return mean
 
 
-def _start_rung(theorem: str, eps: np.ndarray, plan: Releases, delta_g: float, eta: float) -> int:
+def _start_rung(theorem: str, eps: np.ndarray, plan: Releases, delta_g: float, eta: float) -> Optional[int]:
     """The rung of pld's ladder the search starts on, read from the plan at its first scale
-    (mechanisms.theorems.pld_start_rung); 0 for the other theorems."""
+    (mechanisms.theorems.pld_start_rung; None: the whole total there tells); 0 for the other
+    theorems."""
     if theorem != "pld":
         return 0
     from .mechanisms.theorems import pld_start_rung
@@ -214,6 +215,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     upper_only = not limited and coarse == eta
     searched = _start_rung(theorem, eps_at(t0 * (1 - OFF)), plan, delta_g, eta) \
         if upper_only and own is not None and t0 > 0 else 0
+    if searched is None:    # (its upper ends are the search's on that rung: none composed twice)
+        searched = (composer(False)[0](t0 * (1 - OFF), eta).extra or {}).get("rung", 0)
     composed, totals = composer(upper_only, searched)
     weight = float(w[free].sum())
     def bend(t: float, total: float) -> float:

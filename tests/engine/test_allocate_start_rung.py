@@ -64,3 +64,33 @@ def test_a_wrong_guess_of_the_second_rung_is_searched_again_on_the_first(monkeyp
     assert rungs[0] == 1 and rungs[-1] == 0 and len(rungs) <= 7
     assert whole == 2
     assert result.composition.epsilon <= 1.0 and result.waste < WASTE
+
+
+def test_the_guess_is_unsure_where_the_estimate_is_near_eta():
+    """Estimated widths from 1.1 to 1/CLIMB_SHARE times eta are too near it to tell (the bench edits'
+    climbs came from 1.19, and none came up to 1.36): likely_rung says None there."""
+    from dpplanner.engine.mechanisms import ladder, theorems
+    from dpplanner.engine.validation import validate_plan
+
+    plan = validate_plan(EPS, [0.0] * N, None, ["discrete-laplace:1"] * N)
+    _, r, _ = theorems._releases(plan, 1e-7, 3e-3)
+    width = ladder.first_rung_width(r, ladder._start(r, 3e-3)[3])
+    assert [ladder.likely_rung(r, width / share) for share in (1.0, 1.2, 1.5)] == [0, None, 1]
+
+
+def test_where_the_guess_is_unsure_the_whole_total_at_the_first_scale_picks_the_rung(monkeypatch):
+    """Unsure of the rung, the allocation composes the whole total at its search's first scale and
+    searches on the rung that bracket stopped on, from its upper end there (read again, not
+    composed): the bits of a right guess, for one whole total more."""
+    spectral = importlib.import_module("dpplanner.engine.mechanisms.spectral")
+    theorems = importlib.import_module("dpplanner.engine.mechanisms.theorems")
+    for eta, rung in ((3e-3, 1), (5e-2, 0)):
+        right, _, _ = _allocated(monkeypatch, eta, guess=rung)
+        monkeypatch.setattr(theorems, "likely_rung", lambda r, eta: None)
+        real, composed = spectral.upper_end, []
+        monkeypatch.setattr(spectral, "upper_end", lambda *a, **k: composed.append(1) or real(*a, **k))
+        unsure, rungs, whole = _allocated(monkeypatch, eta)
+        monkeypatch.setattr(spectral, "upper_end", real)
+        assert unsure.epsilons.tobytes() == right.epsilons.tobytes()
+        assert unsure.composition.epsilon == right.composition.epsilon
+        assert set(rungs) == {rung} and whole == 2 and len(composed) == len(rungs) - 1

@@ -68,5 +68,6 @@ def test_a_bracket_hands_its_lower_twin_over(monkeypatch):
     assert not spectral.hybrid_applies(r)
     alone = ladder._bracket(r, 1e-3, None, None)
     monkeypatch.setattr(offload, "_runner", runner)
+    forget()        # (the bracket keeps each rung's upper end: composed again, both ends)
     assert ladder._bracket(r, 1e-3, None, None) == alone
     assert offered and all(fn is spectral.lower_end for fn in offered)

@@ -16,7 +16,7 @@ floored by the largest single release's own epsilon.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -132,14 +132,22 @@ CLIMB_SHARE = 0.75
 #: ... on plans of at least this many kinds: the estimate is a normal approximation of the total
 #: loss (psi-survey's 5 kinds with 3 pinned: 4.4 times the width).
 MIN_KINDS = 16
+#: Between this share of eta and eta / CLIMB_SHARE the estimate cannot tell (likely_rung: None).
+#: The bench edits' estimates over eta where no climb came: synthetic-100 up to 1.19, census up to
+#: 1.36; where one came: from 1.20 and 1.19. There a wrong guess of the first rung cost its three
+#: upper ends (the search made again on the second), a wrong guess of the second more; the whole
+#: bracket at the search's first scale costs one lower end more where no climb comes.
+UNSURE = 1.1
 
 
-def likely_rung(r: Twins, eta: float) -> int:
+def likely_rung(r: Twins, eta: float) -> Optional[int]:
     """The rung (0 or 1) a bracket of ``r`` at eta is likely to stop on, estimated from the
-    releases alone (no composition): where an allocation's search starts (allocate.py), so that it
-    does not search on the first rung's upper ends only for its forward check to climb to the
-    second, and search again there (synthetic-100 from ~40 statistics pinned: 7.1 compositions
-    an edit instead of 4.0). A wrong guess costs compositions, never soundness.
+    releases alone (no composition), or None where the estimate is too near eta to tell: where
+    an allocation's search starts (allocate.py), so that it does not search on the first rung's
+    upper ends only for its forward check to climb to the second, and search again there
+    (synthetic-100 from ~40 statistics pinned: 7.1 compositions an edit instead of 4.0); where
+    unsure, it composes the whole bracket first (whose upper ends its search reads again, not
+    composed twice). A wrong guess costs compositions, never soundness.
 
     Without the hybrid bound the first rung's lower end is the lower twins' (kernels.py): each
     Laplace kind off the lattice shrinks to a' = a - f / 2 (2a = m step + f), each discrete kind's
@@ -154,7 +162,8 @@ def likely_rung(r: Twins, eta: float) -> int:
     step = start[3]
     if r.a_lo.size + r.rr_eps.size + len(r.disc) < MIN_KINDS or _next_rung(r, step) is None:
         return 0
-    return 1 if CLIMB_SHARE * first_rung_width(r, step) > eta else 0
+    width = first_rung_width(r, step)
+    return 1 if CLIMB_SHARE * width > eta else None if width >= UNSURE * eta else 0
 
 
 def first_rung_width(r: Twins, step: float) -> float:
@@ -272,12 +281,15 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
         try:
             # (a lower end read from the upper end's composition is kept where the width is at most
             # half of eta: census's, just within eta, was ten times the lower end's own composition's)
-            known = _FIRST_UPPERS.get(exact_key(r, eta) + ((it,) if it else ()))
-            known = known if known is not None and math.isfinite(known) else None  # (inf: a window too wide)
+            key = exact_key(r, eta) + ((it,) if it else ())
+            stored = _FIRST_UPPERS.get(key)
+            known = stored if stored is not None and math.isfinite(stored) else None  # (inf: a window too wide)
             up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=known, enough=eta / 2)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
             break
+        if stored is None:  # (upper_end's number, read from the same guess: an allocation's search
+            _FIRST_UPPERS.put(key, up_here)     # starting at this bracket's scale reads it again)
         used, used_rung = step, it
         up = min(up, up_here)
         lo = max(lo, lo_here)

@@ -144,10 +144,10 @@ def _releases(plan: Releases, delta_g: float, eta: float):
     return known
 
 
-def pld_start_rung(plan: Releases, delta_g: float, eta: float) -> int:
+def pld_start_rung(plan: Releases, delta_g: float, eta: float) -> Optional[int]:
     """The rung of pld's ladder an allocation's search of this plan starts on (ladder.likely_rung;
-    0 where no lattice is composed): read from the releases its first composition brackets (the
-    same memory)."""
+    0 where no lattice is composed; None: its whole bracket tells): read from the releases its
+    first composition brackets (the same memory)."""
     c, r, _ = _releases(plan, delta_g, eta)
     return 0 if r is None or only_generic(c) else likely_rung(r, eta)
 
