@@ -76,7 +76,8 @@ def test_an_edit_s_allocation_is_the_same_whatever_edits_came_before():
         return [s.epsilon for s in done], allocation.composition.epsilon, allocation.composition.epsilon_lower
 
     def edited(stats, row, factor):
-        return stats[:row] + [stats[row].replace(epsilon=stats[row].epsilon * factor, held=True)] + stats[row + 1:]
+        changed = stats[row].replace(epsilon=stats[row].epsilon * factor, held=True)
+        return stats[:row] + [changed] + stats[row + 1:]
 
     stats = list(plan.statistics)
     forget()

@@ -108,16 +108,14 @@ def upper_end(r: Twins, eta: float, cancel=None, rung: int = 0, lower_ahead: boo
 
 
 def upper_step(r: Twins, eta: float, rung: int = 0) -> float:
-    """The lattice ``upper_end`` reads its end on (0: none, a closed form or the cheap bounds),
-    without composing: where an allocation's search tells whether two scales' upper ends are read
-    on lattices laid alike."""
+    """The lattice ``upper_end`` reads its end on (0: none, a closed form or the cheap bounds), not
+    composed: an allocation's search tells from it whether two scales' lattices are laid alike."""
     start = _start(r, eta)
     return 0.0 if isinstance(start, Bracket) else _climbed(r, start[3], rung)[0]
 
 
 def _climbed(r: Twins, step: float, rung: int) -> tuple[float, int]:
-    """(the step of the ladder's rung ``rung`` from its first rung ``step``, or of its last one if the
-    ladder is shorter; which rung that is)."""
+    """(the step of rung ``rung`` (or of the last, on a shorter ladder) from the first's, its rung)."""
     n = 0
     while n < rung and (nxt := _next_rung(r, step)) is not None:
         step, n = nxt, n + 1
@@ -130,13 +128,13 @@ def _climbed(r: Twins, step: float, rung: int) -> tuple[float, int]:
 #: where it is above 1.33).
 CLIMB_SHARE = 0.75
 #: ... on plans of at least this many kinds: the estimate is a normal approximation of the total
-#: loss (psi-survey's 5 kinds with 3 pinned: 4.4 times the width).
+#: loss (psi-survey's 5 kinds with 3 pinned: 4.4 times the width; its edits: no climb at 1.26 and
+#: 2.5 times eta, climbs at 2.9-5.5), on fewer it cannot tell a climb from above UNSURE.
 MIN_KINDS = 16
-#: Between this share of eta and eta / CLIMB_SHARE the estimate cannot tell (likely_rung: None).
-#: The bench edits' estimates over eta where no climb came: synthetic-100 up to 1.19, census up to
-#: 1.36; where one came: from 1.20 and 1.19. There a wrong guess of the first rung cost its three
-#: upper ends (the search made again on the second), a wrong guess of the second more; the whole
-#: bracket at the search's first scale costs one lower end more where no climb comes.
+#: Between this share of eta and eta / CLIMB_SHARE the estimate cannot tell (likely_rung: None):
+#: the bench edits' estimates over eta with no climb reached 1.19 (synthetic-100), 1.36 (census),
+#: climbs came from 1.20 and 1.19. A wrong guess of the first rung cost its three upper ends;
+#: the whole bracket composed first costs a lower end where no climb comes.
 UNSURE = 1.1
 
 
@@ -160,10 +158,13 @@ def likely_rung(r: Twins, eta: float) -> Optional[int]:
     if isinstance(start, Bracket) or spectral.hybrid_applies(r) or not r.delta_bar < 1.0:
         return 0
     step = start[3]
-    if r.a_lo.size + r.rr_eps.size + len(r.disc) < MIN_KINDS or _next_rung(r, step) is None:
+    if _next_rung(r, step) is None:
         return 0
     width = first_rung_width(r, step)
-    return 1 if CLIMB_SHARE * width > eta else None if width >= UNSURE * eta else 0
+    if width < UNSURE * eta:
+        return 0
+    few = r.a_lo.size + r.rr_eps.size + len(r.disc) < MIN_KINDS
+    return 1 if CLIMB_SHARE * width > eta and not few else None
 
 
 def first_rung_width(r: Twins, step: float) -> float:
@@ -283,7 +284,7 @@ def _bracket(r: Twins, eta: float, cancel, progress) -> Bracket:
             # half of eta: census's, just within eta, was ten times the lower end's own composition's)
             key = exact_key(r, eta) + ((it,) if it else ())
             stored = _FIRST_UPPERS.get(key)
-            known = stored if stored is not None and math.isfinite(stored) else None  # (inf: a window too wide)
+            known = stored if stored is not None and math.isfinite(stored) else None  # (inf: window too wide)
             up_here, lo_here = spectral.rung(r, step, guess, cancel, upper=known, enough=eta / 2)
         except WindowTooWide as e:     # (a finer lattice needs a wider window still)
             why = str(e)
