@@ -87,7 +87,11 @@ def _difference(a: float, b: float, digits: int, mode: str) -> str:
 
 
 def error(value: float, digits: int = 4) -> str:
-    """Text for an error bound (an upper bound): "0.01079", "38.35", "9,582,876"."""
+    """Text for an error bound (an upper bound): "0.01079", "38.35", "9,582,876"; a whole number
+    (discrete noise's errors are whole numbers of records) without decimals: "20", never "20.000",
+    which claims digits a count has not and reads as twenty thousand where "." groups digits."""
+    if math.isfinite(value) and 0 < value < _WHOLE_UP_TO and value.is_integer():
+        return f"{int(value):,}"
     text = upper(value, digits)
     if math.isfinite(value) and value < _WHOLE_UP_TO and float(text) >= _WHOLE_FROM:
         # ceil of a double is exact (math.ceil returns the integer, no rounding).

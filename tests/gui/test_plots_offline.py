@@ -77,7 +77,7 @@ def test_shares_are_percentages_of_the_summed_epsilon(qtbot):
     assert np.allclose(plot.shares, [25.0, 75.0])
     assert plot.errors[0] == 4.0 and math.isnan(plot.errors[1])
     assert plot.readout_at(2) == "2. b: 75% of Σε_i, no error formula"       # numbered from 1
-    assert plot.readout_at(1) == "1. a: 25% of Σε_i, error 4.0000% of its range (± 40 records)"
+    assert plot.readout_at(1) == "1. a: 25% of Σε_i, error 4% of its range (± 40 records)"
     x, y = plot.error_points.getData()           # the free statistic "a"
     assert list(x) == [1] and y[0] == pytest.approx(math.log10(4.0))   # log scale
 
@@ -101,7 +101,7 @@ def test_shares_show_relative_errors_and_stay_readable_at_1000_statistics(qtbot,
     axis = plot.error_plot.getAxis("bottom")
     assert axis._tickLevels is None              # numbers, not 1000 overlapping names
     assert all(float(s).is_integer() for s, _ in axis.tickSpacing(0.4, 1000.6, 480))
-    assert plot.readout_at(1000) == "1000. statistic 999: 0.1% of Σε_i, error 1.0000% of its range"
+    assert plot.readout_at(1000) == "1000. statistic 999: 0.1% of Σε_i, error 1% of its range"
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg"])

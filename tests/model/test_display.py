@@ -44,6 +44,17 @@ def test_errors_round_up_and_group_their_digits():
     assert parse_text(FIELD_RULES["error"], display.error_field(999.99991)) == 1000
 
 
+def test_a_whole_error_of_discrete_noise_has_no_decimals():
+    from dpplanner.model.examples import example_path
+    from dpplanner.model.files import load_plan
+
+    assert display.error(20.0) == "20" and display.error_with_units(81.0, "records") == "± 81 records"
+    assert display.error(20.5) == "20.500"      # (decimals where the bound has them)
+    privacy = [p for p in load_plan(example_path("psi-survey")).privacy_all() if p.error is not None]
+    whole = [display.error_with_units(p.error, p.units) for p in privacy if p.error.is_integer()]
+    assert whole and not any("." in t for t in whole), whole      # "± 23 records", not "± 23.000"
+
+
 def test_exact_values_read_back_as_the_same_number():
     for value in (0.1234567, 1e-06, 2500.0, 12345.678, 1.2349e-6):
         assert float(display.exact(value).replace(",", "")) == value
