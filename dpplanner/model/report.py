@@ -117,7 +117,8 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None,
             ("dataset size n", display.count(b.dataset_size) if b.dataset_size else "not given"),
             ("population N", f"{display.count(b.population)} (amplification N/n = {_num(plan.amplification(), 4)})"
              if b.population else "no amplification"),
-            ("redistribution", f"{'automatic' if b.redistribute else 'manual'}, theorem {b.theorem}"),
+            ("redistribution", f"{'automatic' if b.redistribute else 'manual'}, "
+                               f"under {engine.theorem(b.theorem).label}"),     # (the window's name)
             ("engine accuracy η", display.exact(b.eta)),
             ("queries composed k", str(plan.k))]
     out += [f"<dt>{markup(k)}</dt><dd>{markup(v)}</dd>" for k, v in rows]

@@ -170,6 +170,13 @@ def test_every_theorem_of_the_totals_is_named_with_what_it_assumes():
     assert any(key.startswith("zCDP") for key in report.formulas)
 
 
+def test_the_budget_names_its_theorem_as_the_window_does():
+    plan = load_plan(example_path("psi-survey"))
+    html = render_report(plan, totals={}, best=None, curve=None)
+    assert plan.budget.theorem == "pld" and plan.budget.redistribute
+    assert "automatic, under noise-aware (PLD)" in html and "theorem pld" not in html
+
+
 def test_statistics_that_differ_only_in_name_share_steps_but_not_rows():
     # the report writes the steps of look-alike statistics once; every row keeps its own name, and
     # one field apart (epsilon 0.2 vs 0.25, or delta 0.0 vs -0.0 as typed) is a different text
