@@ -87,11 +87,13 @@ def test_the_pld_and_zcdp_curves_read_the_queries_once(monkeypatch):
     assert np.all(np.isfinite(out.upper["pld"])) and np.all(np.isfinite(out.upper["zcdp"]))
 
 
-def test_the_two_set_lower_root_is_found_from_the_upper_one(monkeypatch):
-    """The exact bracket of a few large groups (two enumerated sets) finds its lower end by Newton
-    steps from its upper end, which it lies within float error of: two reads of the lower side where
-    a search from 0 took six. It stays certified: the lower read of delta there is above delta_bar,
-    and within 1e-9 of the upper end (as the search from 0 found it)."""
+def test_the_two_set_bracket_finds_its_roots_by_newton_steps(monkeypatch):
+    """The exact bracket of a few large groups (two enumerated sets) finds its upper end by Newton
+    steps on log delta from a normal approximation's root (at most 9 reads of the upper side where
+    Brent's search of [0, sum eps] and its checks took 13-15), and its lower end by Newton steps
+    from the upper one, which it lies within float error of (two reads of the lower side where a
+    search from 0 took six). Both stay certified: the upper read of delta at the upper end is at
+    most delta_bar, the lower read at the lower end above delta_bar_hi, within 1e-9 of each other."""
     import dpplanner.engine.optimal.two_sets as two_sets
 
     reads = []
@@ -102,10 +104,13 @@ def test_the_two_set_lower_root_is_found_from_the_upper_one(monkeypatch):
         reads.clear()
         e, m = np.array(e), np.array(m)
         b = two_sets.two_set_bracket(e, m, 1e-6, delta_bar_hi=1e-6 * (1 + 1e-12))
+        upper_reads = [x for upper, x in reads if upper]
         lower_reads = [x for upper, x in reads if not upper]
+        assert len(upper_reads) <= 9
         assert len(lower_reads) <= 2 and b.lower < lower_reads[0] <= b.upper     # (from the upper root)
         mask = two_sets.split_sets(m)
         a = two_sets.grouped_atoms(e[mask], m[mask], True)
         reader = two_sets._Reader(two_sets.grouped_atoms(e[~mask], m[~mask], True))
+        assert real(a, reader, b.upper, True) <= 1e-6
         assert real(a, reader, b.lower, False) > 1e-6 * (1 + 1e-12)
         assert 0 < b.upper - b.lower <= 1e-9
