@@ -150,8 +150,10 @@ def percent_of(part: float, whole: float) -> str:
 
     Divided in decimal arithmetic rounded up, so a spend just over its budget never reads
     "100.0%" and no ratio overflows to infinity (1e300 of 1e-300 is "1e+602%")."""
-    up = Context(prec=30, rounding=ROUND_CEILING)   # both steps round up (Decimal(x) is exact)
-    ratio = up.divide(up.multiply(Decimal(part), 100), Decimal(whole))
+    # Decimal(x) is exact, and so is 100 x at 1100 digits (a double has at most 767): only the
+    # division rounds, up, so a total equal to its budget reads "100.0%", never "100.1%".
+    hundred = Context(prec=1100).multiply(Decimal(part), 100)
+    ratio = Context(prec=30, rounding=ROUND_CEILING).divide(hundred, Decimal(whole))
     if ratio < 10_000:
         return f"{ratio.quantize(Decimal('0.1'), rounding=ROUND_CEILING)}%"
     exponent = ratio.adjusted()

@@ -85,6 +85,8 @@ def test_numpy_scalars_format_like_floats():
 
 def test_percentages_round_up_and_never_overflow():
     assert display.percent_of(1, 1) == "100.0%"
+    for x in (0.1, 0.3, 0.7, 0.8, 1e-3, 1e-15, 5e-324, 1.7976931348623157e308):
+        assert display.percent_of(x, x) == "100.0%", x      # a total equal to its budget
     assert display.percent_of(1.0000000000000002, 1) == "100.1%"     # just over never reads 100.0%
     assert display.percent_of(0.1234, 1) == "12.4%"
     assert display.percent_of(1e-300, 1) == "0.1%"
