@@ -130,6 +130,9 @@ def _run_block(block: Block, namespace: dict) -> None:
         with contextlib.redirect_stdout(out):
             exec(source, namespace)
         printed.write(out.getvalue())
+        # an output under a statement that shows nothing (an assignment) would go unchecked
+        assert printing or not expected or out.getvalue(), \
+            f"{source.co_filename}: output {expected} under a statement that shows no value"
         if printing and expected:
             got = out.getvalue().splitlines()
             assert len(got) == len(expected) and all(_matches(e, [g]) for e, g in zip(expected, got)), \
