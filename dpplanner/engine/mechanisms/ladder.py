@@ -128,8 +128,9 @@ def _climbed(r: Twins, step: float, rung: int) -> tuple[float, int]:
 #: where it is above 1.33).
 CLIMB_SHARE = 0.75
 #: ... on plans of at least this many kinds: the estimate is a normal approximation of the total
-#: loss (psi-survey's 5 kinds with 3 pinned: 4.4 times the width; its edits: no climb at 1.26 and
-#: 2.5 times eta, climbs at 2.9-5.5), on fewer it cannot tell a climb from above UNSURE.
+#: loss (psi-survey's 5 kinds with 3 pinned: 4.4 times the width; there the rung its bracket stops
+#: on moves with the scale, and a whole bracket at the search's first scale, 6e-3 of the budget
+#: off, chose wrongly: 6 edits cost 264 / 223 ms of CPU instead of 229 / 236 with the first rung).
 MIN_KINDS = 16
 #: Between this share of eta and eta / CLIMB_SHARE the estimate cannot tell (likely_rung: None):
 #: the bench edits' estimates over eta with no climb reached 1.19 (synthetic-100), 1.36 (census),
@@ -158,13 +159,10 @@ def likely_rung(r: Twins, eta: float) -> Optional[int]:
     if isinstance(start, Bracket) or spectral.hybrid_applies(r) or not r.delta_bar < 1.0:
         return 0
     step = start[3]
-    if _next_rung(r, step) is None:
+    if r.a_lo.size + r.rr_eps.size + len(r.disc) < MIN_KINDS or _next_rung(r, step) is None:
         return 0
     width = first_rung_width(r, step)
-    if width < UNSURE * eta:
-        return 0
-    few = r.a_lo.size + r.rr_eps.size + len(r.disc) < MIN_KINDS
-    return 1 if CLIMB_SHARE * width > eta and not few else None
+    return 1 if CLIMB_SHARE * width > eta else None if width >= UNSURE * eta else 0
 
 
 def first_rung_width(r: Twins, step: float) -> float:
