@@ -124,18 +124,25 @@ class RuleField(QWidget):
         self.set_value(self._value)
 
     def show_refusal(self, message: str) -> None:
-        """Keep the typed text, mark it, and say beneath it why the plan did not take it."""
+        """Keep the typed text, mark it, and say beneath it why the plan did not take it. A value
+        typed elsewhere (the table's cell) leaves the plan's value here: the reason only, unmarked,
+        with nothing for Esc to put back."""
         # "Global delta: global delta = 2 is not allowed" says the field's name twice
         label = self.rule.label
         if message.lower().startswith(f"{label}: {label} ".lower()):
             message = message[len(label) + 2:]
         kept = self._text(self._value)
-        keeps = (f"The plan keeps {kept} (Esc puts it back)." if kept else
-                 "The plan keeps this field empty (Esc empties it again).")
-        self.message.setText(f"Not applied: {message.rstrip('.')}. {keeps}")
+        typed = self.edit.text().strip() != kept
+        keeps = f"The plan keeps {kept}" if kept else "The plan keeps this field empty"
+        if typed:
+            keeps += " (Esc puts it back)" if kept else " (Esc empties it again)"
+        self.message.setText(f"Not applied: {message.rstrip('.')}. {keeps}.")
         theme.red_text(self.message)
         self.message.show()
-        mark_refused(self.edit)
+        if typed:
+            mark_refused(self.edit)
+        else:
+            self.edit.setStyleSheet("")
         self.edit.setAccessibleDescription(self.message.text())
 
     def show_prompt(self, message: str) -> None:

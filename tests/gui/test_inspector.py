@@ -8,11 +8,11 @@ from html import unescape
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QComboBox, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QWidget
 
 from dpplanner.model import Kind, Mechanism
 from dpplanner.model.report import render_report
-from keys import click_row, field
+from keys import click_row, field, open_cell, retype, wait_idle
 
 
 @pytest.fixture
@@ -182,3 +182,26 @@ def test_the_report_lists_every_statistics_assumptions(small_plan):
     html = unescape(render_report(small_plan(), totals={}, best=None, curve=None))
     assert "values in [0, 100]" in html and "over the plan's 1,000 records" in html
     assert "10 bins" in html
+
+
+def test_a_pin_refused_in_the_table_is_worded_for_the_inspector_field_that_shows_the_kept_value(
+        qtbot, window):
+    """ε_i 99 typed in the table's cell, the Statistic tab open on that row: its ε_i field holds
+    the plan's value, so the reason there is not worded as if the 99 were in it ("The plan keeps
+    0.5 (Esc puts it back)" beside a field holding 0.5, marked red, Esc putting back nothing)."""
+    QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    click_row(window, 1)
+    before = window.plan.snapshot()
+    kept = f"{window.plan[1].epsilon!r}"
+    editor = open_cell(window, 1, "epsilon")
+    retype(editor, "99")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan.snapshot() == before and window.plan.budget.redistribute
+    inspector = window.statistics_panel.inspector
+    epsilon = field(inspector, "Statistic epsilon")
+    reason = field(inspector, "Statistic epsilon: problem", cls=QLabel).text()
+    assert epsilon.text() == kept and epsilon.styleSheet() == ""      # the plan's value, unmarked
+    assert reason.startswith("Not applied: ε_i = 99 for 'mean b' does not fit"), reason
+    assert reason.endswith(f"The plan keeps {kept}.") and "Esc" not in reason, reason
