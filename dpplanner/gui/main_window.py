@@ -21,7 +21,7 @@ from dpplanner.gui.budget_panel import BudgetPanel
 from dpplanner.gui.formatting import as_plain
 from dpplanner.gui.compute import ComputeController
 from dpplanner.gui.document import Document
-from dpplanner.gui.editing import ALLOCATE, PlanEditor, Refusal
+from dpplanner.gui.editing import ALLOCATE, PlanEditor
 from dpplanner.gui.evaluation import Evaluation
 from dpplanner.gui.exports import Exports
 from dpplanner.gui.appearance import Appearance
@@ -119,7 +119,7 @@ class MainWindow(QMainWindow):
         stack.addWidget(self.exports.refusal)
         stack.addWidget(self.main_split, 1)
         self.setCentralWidget(central)
-        self.status = StatusArea(self.statusBar(), self._busy_text)
+        self.status = StatusArea(self.statusBar(), self._busy_text, self.editor)      # (its refusals)
         self.status.cancel_button.clicked.connect(self.cancel_computation)
         self._build_actions()
         menus.build_menus(self)
@@ -147,7 +147,6 @@ class MainWindow(QMainWindow):
         self.evaluation.retracted.connect(self.status.retract)
         self.controller.progressChanged.connect(lambda _channel, f: self.status.set_progress(f))
         self.controller.busyChanged.connect(self._on_busy)
-        self.editor.refused.connect(self._on_refused)
         self.editor.redistributing.connect(self._on_redistributing)
         self.cost_plot.optionsChanged.connect(self._on_plot_options)
         self.cost_plot.hiddenChanged.connect(lambda names: self.settings.set("hidden_curves", names))
@@ -301,9 +300,6 @@ class MainWindow(QMainWindow):
             self.evaluation.schedule()
 
     # == messages =================================================================================
-    def _on_refused(self, refusal: Refusal) -> None:
-        self.show_message(f"Not changed: {refusal.message}", 15000, error=True)
-
     def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
         self.status.show_message(text, timeout_ms, error=error)
 

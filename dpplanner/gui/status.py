@@ -12,6 +12,8 @@ from dpplanner.gui.fitted_label import FittedLabel
 
 #: Progress is only shown for jobs that are still running after this long (no flicker).
 PROGRESS_DELAY_MS = 250
+#: How the message of a refused edit begins.
+REFUSED = "Not changed: "
 #: The bar shows the latest progress at most this often: QProgressBar.setValue repaints at once
 #: (~1 ms of the GUI thread), and a long job reports every 50 ms.
 PROGRESS_PAINT_MS = 200
@@ -20,8 +22,9 @@ PROGRESS_PAINT_MS = 200
 class StatusArea(QObject):
     """Fills a window's status bar; owns the timers that clear messages and delay progress."""
 
-    def __init__(self, bar: QStatusBar, busy_text: Callable[[], Optional[str]]) -> None:
-        """``busy_text()`` says what is running ("Redistributing"), None when nothing is."""
+    def __init__(self, bar: QStatusBar, busy_text: Callable[[], Optional[str]], editor=None) -> None:
+        """``busy_text()`` says what is running ("Redistributing"), None when nothing is;
+        ``editor`` (a PlanEditor) the edits whose refusals are said here."""
         super().__init__(bar)
         self.busy_text = busy_text
         # One line, elided: a long message must not widen the window (the whole text is in the
@@ -65,6 +68,10 @@ class StatusArea(QObject):
         self._pending_delay.setSingleShot(True)
         self._pending_delay.setInterval(PROGRESS_DELAY_MS)
         self._pending_delay.timeout.connect(self._show_pending)
+        if editor is not None:
+            editor.refused.connect(lambda refusal: self.show_message(f"{REFUSED}{refusal.message}", 15000,
+                                                                     error=True))
+            editor.plan.subscribe(lambda _event: self._plan_changed(editor.last_refusal is not None))
 
     def show_message(self, text: str, timeout_ms: int = 5000, *, error: bool = False) -> None:
         self._drop_pending()            # (a refusal shown meanwhile stays readable)
@@ -74,6 +81,14 @@ class StatusArea(QObject):
         self._message_timer.stop()
         if timeout_ms:
             self._message_timer.start(timeout_ms)
+
+    def _plan_changed(self, refused_last: bool) -> None:
+        """The plan changed: a refusal shown is of the plan before, gone with it as beneath the
+        table, unless the latest edit is the refused one (an edit typed before it just landed).
+        (With redistribution off an edit changes the plan at once: no "Redistributing" message
+        replaces the refusal, which read as the fate of the edit just made.)"""
+        if not refused_last:
+            self.retract(REFUSED)
 
     def show_pending(self, text: str) -> None:
         """Show ``text`` (work under way, until retracted) if it is still under way after a

@@ -174,9 +174,16 @@ def test_a_typed_epsilon_is_pinned_and_a_too_large_one_names_the_real_cause(qtbo
     assert message in window.statistics_panel.refusal.text()        # shown at the table too
 
 
-def test_a_refusal_in_the_status_bar_is_gone_once_a_valid_edit_changed_the_plan(qtbot, window):
-    """The status bar must not go on saying "Not changed" about a plan that has just changed."""
-    refused_typing(qtbot, window, 2, "epsilon", "99")
+@pytest.mark.parametrize("redistribute, key, refused", [(True, "epsilon", "99"), (False, "error", "1e-9")])
+def test_a_refusal_in_the_status_bar_is_gone_once_a_valid_edit_changed_the_plan(
+        qtbot, window, redistribute, key, refused):
+    """The status bar must not go on saying "Not changed" about a plan that has just changed (with
+    redistribution off, the edit changes it at once: no redistribution's message replaces it)."""
+    if not redistribute:
+        QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+        wait_idle(qtbot, window)
+    assert window.plan.budget.redistribute == redistribute
+    refused_typing(qtbot, window, 2, key, refused)
     assert window.status.label.text().startswith("Not changed")
     type_in_cell(qtbot, open_cell(window, 2, "epsilon"), "0.0625")
     wait_idle(qtbot, window)
