@@ -6,7 +6,7 @@ A total is judged against the budget it was computed for, never another: after a
 (typed, or by Undo/Redo) the bar is greyed, with no verdict, until the total of the new budget
 comes (a lower ε_g judged against the total before the redistribution read "over budget"); the
 sentence beneath it, of the budget before, is greyed meanwhile too. Drawn a turn after the
-Totals table (gui/turns.py), a new total greys the bar and the sentence it changes at once.
+Totals table (gui/turns.py), a new total greys at once the bar or the sentence it changes.
 """
 
 from __future__ import annotations
@@ -81,11 +81,13 @@ class SpentMeter(QObject):
         # repaints the bar before its own total comes, with the total before
         self._largest = max((st.epsilon for st in self.editor.plan), default=0.0) if composition else 0.0
         self._totals = dict(totals or {})
-        # The Totals table takes the same totals on its turn, before this one: meanwhile a bar and
-        # a sentence that will read otherwise are the plan before's, greyed (they sat un-greyed
-        # beside the table's new totals for up to ~0.5 s).
-        if self._reading(self.editor.plan.budget)[1:] != (self.bar.format(), self.assumption.text()):
+        # The Totals table takes the same totals on its turn, before this one: meanwhile the bar
+        # or the sentence that will read otherwise is the plan before's, greyed (they sat un-greyed
+        # beside the table's new totals for up to ~0.5 s); what will read the same is left as it is.
+        _over, text, note = self._reading(self.editor.plan.budget)
+        if text != self.bar.format():
             self.bar.setEnabled(False)
+        if note != self.assumption.text():
             self.assumption.setEnabled(False)
         # On a turn of its own (gui/turns.py): the new sentence and bar repaint the table too
         # (~10 ms of the GUI thread), in one stall with the result's slot when drawn from it.

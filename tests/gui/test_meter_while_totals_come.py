@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtTest import QTest
@@ -110,47 +111,66 @@ def _number(text: str, before: str) -> str:
     return found.group(1) if found else ""
 
 
-def test_the_bar_and_its_sentence_never_read_other_totals_than_the_table(qtbot, make_window, small_plan):
-    """ε_i typed in the table (redistribution off, under the noise-aware theorem): the Totals table
-    takes the new totals a turn before the Spent bar does; meanwhile the bar's total and the
+def _load(window, name: str, small_plan) -> None:
+    from dpplanner.model import files
+    from dpplanner.model.examples import example_path
+
+    plan = (small_plan(theorem="pld", redistribute=False) if name == "small" else
+            files.load_plan(example_path(name)))
+    window.document.load(plan, None, name)
+
+
+@pytest.mark.parametrize("name, row, typed", [("small", 0, ("0.2", "0.15")),
+                                              ("psi-survey", 1, ("0.05", "0.06"))])
+def test_the_bar_and_its_sentence_never_read_other_totals_than_the_table(
+        qtbot, make_window, small_plan, name, row, typed):
+    """ε_i typed in the table (under the noise-aware theorem; small: redistribution off): the Totals
+    table takes the new totals a turn before the Spent bar does; meanwhile the bar's total and the
     sentence's "spends ε X under optimal" (the plan before's) are greyed, never shown beside the
-    table's new ones as the plan's (they were, un-greyed, for up to ~0.5 s)."""
+    table's new ones as the plan's (they were, un-greyed, for up to ~0.5 s). Only what is about to
+    change is greyed: psi-survey's bar reads "ε 1.0000 of 1" before and after, and stays as it is
+    (it flashed grey on every edit)."""
     window = make_window()
-    window.document.load(small_plan(theorem="pld", redistribute=False), None, "t")
+    _load(window, name, small_plan)
     window.show()
     wait_idle(qtbot, window)
+    assert window.plan.budget.theorem == "pld"
     panel, table = window.budget_panel, window.results_panel
     labels = {engine.theorem(name).label: name for name in engine.THEOREMS}
 
     def sample() -> tuple:
         """(the Totals table greyed, its noise-aware total, the bar's, the bar enabled, its generic
-        total, the sentence's, the sentence enabled)."""
+        total, the sentence's, the sentence enabled, the bar's text)."""
         note = panel.assumption.text()
         under = re.search(r"under (.+) composition\.", note)
         generic = labels[under.group(1)] if under else None
         return (table._stale, table.text_at("pld", "total ε"), _number(panel.meter.format(), "ε "),
                 panel.meter.isEnabled(), table.text_at(generic, "total ε") if generic else "",
-                _number(note, "spends ε "), panel.assumption.isEnabled())
+                _number(note, "spends ε "), panel.assumption.isEnabled(), panel.meter.format())
 
     seen = []
     timer = QTimer(interval=0)
     timer.timeout.connect(lambda: seen.append(sample()))
     timer.start()
-    for text in ("0.2", "0.15"):
-        editor = open_cell(window, 0, "epsilon")
+    for text in typed:
+        editor = open_cell(window, row, "epsilon")
         retype(editor, text)
         QTest.keyClick(editor, Qt.Key.Key_Return)
         wait_idle(qtbot, window)
     timer.stop()
-    assert window.plan[0].epsilon == 0.15
+    assert window.plan[row].epsilon == float(typed[-1])
     seen.append(sample())
-    for stale, table_total, bar_total, bar_on, table_generic, note_total, note_on in seen:
+    for i, (stale, table_total, bar_total, bar_on, table_generic, note_total, note_on, bar) in enumerate(seen):
+        if not bar_on and bar != PENDING:       # greyed with a total: the next one shown differs
+            assert next(s[7] for s in seen[i:] if s[3]) != bar, seen
         if stale:
             continue
         if bar_total != table_total:
             assert not bar_on, seen
         if note_total != table_generic:
             assert not note_on, seen
-    # read while the table showed totals the bar had still to take (else the test proves nothing)
-    assert any(not s[0] and s[1] != s[2] for s in seen), seen
-    assert seen[-1][1:] == (seen[-1][2], seen[-1][2], True, seen[-1][5], seen[-1][5], True), seen
+    # read while the table showed totals the bar or the sentence had still to take (else the test
+    # proves nothing)
+    assert any(not s[0] and (s[1] != s[2] or s[4] != s[5]) for s in seen), seen
+    last = seen[-1]
+    assert last[1:7] == (last[2], last[2], True, last[5], last[5], True), seen
