@@ -85,6 +85,12 @@ class StatisticsPanel(QGroupBox):
                                       "the prefix curve)", QKeySequence("Ctrl+Up"), lambda: self.move_selected(-1))
         self.down_action = self._action("Move down", "Move the selected statistic down",
                                         QKeySequence("Ctrl+Down"), lambda: self.move_selected(+1))
+        # greyed with nothing to act on (a new plan, or none selected): they did nothing, silently
+        selection = self.view.selectionModel()
+        for signal in (selection.currentChanged, selection.selectionChanged, self.model.modelReset,
+                       self.model.rowsInserted, self.model.rowsRemoved):
+            signal.connect(lambda *_args: self._enable_actions())
+        self._enable_actions()
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         for action in (self.duplicate_action, self.remove_action, self.up_action, self.down_action):
@@ -125,6 +131,11 @@ class StatisticsPanel(QGroupBox):
         action.triggered.connect(slot)
         self.view.addAction(action)
         return action
+
+    def _enable_actions(self) -> None:
+        some = self.current_row() >= 0 or self.view.selectionModel().hasSelection()
+        for action in (self.duplicate_action, self.remove_action, self.up_action, self.down_action):
+            action.setEnabled(some)
 
     def _draw_later(self, turns: Turns) -> None:
         """Another plan in the table (opened, or Undo past chained edits): the table is drawn on a

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QToolButton
 
 from dpplanner.model import Kind, Plan, Statistic, files
+from dpplanner.model.examples import example_path
 from keys import click_row, field, show_tab, type_into, wait_idle
 
 
@@ -110,3 +112,26 @@ def test_the_add_dialog_offers_a_fresh_name_while_the_last_add_waits(qtbot, wind
     wait_idle(qtbot, window)
     assert offered == ["count", "count (2)", "count (3)"]
     assert names(window)[-3:] == offered
+
+
+def test_duplicate_remove_and_move_are_greyed_with_no_statistic_to_act_on(qtbot, shown):
+    """A new plan has no statistic, and an opened one none selected: the buttons (the toolbar's and
+    the Edit menu's too) are greyed, not live buttons that do nothing."""
+    window, panel = shown, shown.statistics_panel
+    actions = (panel.duplicate_action, panel.remove_action, panel.up_action, panel.down_action)
+    buttons = [b for b in panel.findChildren(QToolButton) if b.defaultAction() in actions]
+    assert len(buttons) == 4 and not any(b.isEnabled() for b in buttons)
+    window.document.load(files.load_plan(example_path("psi-survey")), None, "psi-survey")
+    wait_idle(qtbot, window)
+    assert panel.current_row() < 0 and not any(b.isEnabled() for b in buttons)
+    click_row(window, 1)
+    assert all(b.isEnabled() for b in buttons)
+    QTest.mouseClick(next(b for b in buttons if b.defaultAction() is panel.duplicate_action),
+                     Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    assert len(window.plan) == 9 and all(b.isEnabled() for b in buttons)
+    panel.view.setFocus()
+    QTest.keyClick(panel.view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    QTest.keyClick(panel.view, Qt.Key.Key_Delete)
+    wait_idle(qtbot, window)
+    assert len(window.plan) == 0 and not any(b.isEnabled() for b in buttons)
