@@ -1,5 +1,5 @@
-"""The cost plot's paint of a result's curves, on a turn of the event loop of its own, and what
-waits for that paint. A part of ``CostPlot`` (gui/plots.py).
+"""The cost plot's drawing and paint of a result's curves, on turns of the event loop of their
+own, and what waits for that paint. A part of ``CostPlot`` (gui/plots.py).
 
 A result's slot and the events it posts run back to back (gui/turns.py): the paint of eight curves
 and their axes (~12 ms of the GUI thread) came right after the result's slot and the table's
@@ -20,7 +20,8 @@ from dpplanner.gui.turns import Turns
 
 
 class CurvePaint:
-    """Mixed into ``CostPlot`` (its ``view``, ``plot_item`` and marker lines): see the module docstring."""
+    """Mixed into ``CostPlot`` (its ``view``, ``plot_item``, marker lines and ``_draw_set``): see the
+    module docstring."""
 
     def _init_paint(self, turns: Turns) -> None:
         self._turns = turns
@@ -29,7 +30,7 @@ class CurvePaint:
         self._paint_due = False         # the held paints are asked for: after_paint waits for them
 
     def _paint_later(self) -> None:
-        self._turns.later(self, self._paint_curves, first=True)
+        self._turns.later(self, self._set_curves, first=True)
 
     def drawing(self) -> bool:
         """Whether curves set are still to be painted (a turn of the event loop after set_curve)."""
@@ -53,6 +54,12 @@ class CurvePaint:
                 self._paint_due = False
                 self._run_after_paint()     # (queued: they run after this paint)
         return False
+
+    def _set_curves(self) -> None:
+        """Set the curves kept by set_curve (``_draw_set``: their data, legend entries and frame;
+        ~12 ms while a large plan opened), on a turn of their own before the paint's."""
+        self._draw_set()
+        self._turns.later(self, self._paint_curves, first=True)
 
     def _paint_curves(self) -> None:
         """Settle what the paint reads, then paint what was held back, once, on the next turn: the

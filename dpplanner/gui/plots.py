@@ -69,6 +69,7 @@ class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
         self._upper: dict[str, np.ndarray] = {}
         self._plan_k: int | None = None
         self._epsilon_g: float | None = None
+        self._late = False                      # the curves drawn are the plan before's (set_late)
         self._repeat_name = ""
         self._budget_moved = QTimer(self, singleShot=True, interval=0)
         self._budget_moved.timeout.connect(self._draw_moved_budget)
@@ -175,26 +176,34 @@ class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
 
     # -- data ---------------------------------------------------------------------------------
     def set_curve(self, curve, plan_k: int | None, epsilon_g: float | None) -> None:
-        """Draw an engine Curve; ``plan_k`` and ``epsilon_g`` place the two marker lines."""
+        """Draw an engine Curve; ``plan_k`` and ``epsilon_g`` place the two marker lines. Drawn on
+        the turn of the event loop that paints it (gui/curve_paint.py), not in the result's slot:
+        the curves' data, legend and frame (~12 ms of the GUI thread while a 10,000-query plan
+        opened) made that slot one of the longest stalls."""
         self.build_canvas()
         self._ks = np.asarray(curve.ks, dtype=float)
         self._upper = {name: np.asarray(values, dtype=float) for name, values in curve.upper.items()}
-        self._draw_curves()
         self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
+        self._late = False
+        self._budget_moved.stop()               # drawn with the rest
+        self._set_epsilon_g(epsilon_g)
+        self._paint_later()
+
+    def _draw_set(self) -> None:
+        """Draw what set_curve kept (on the curves' turn)."""
+        self._draw_curves()
         self.hover_line.hide()
         note = self._coincide_note()
         if self.readout.text() != note:     # (a new text repaints the controls beneath the plot)
             self.readout.setText(note)
-        self._budget_moved.stop()               # drawn here with the rest
-        self._set_epsilon_g(epsilon_g)
         self._draw_budget()
-        self._fade(1.0)
+        self._fade(LATE_OPACITY if self._late else 1.0)
         self._frame()
-        self._paint_later()         # on a turn of its own (gui/curve_paint.py)
 
     def set_late(self) -> None:
         """The plan's result is late: the curves drawn are the plan before's, faded (with the
         greyed totals beside them) until the result's curve is set, or the plot cleared."""
+        self._late = True
         self._fade(LATE_OPACITY)
 
     def _fade(self, opacity: float) -> None:

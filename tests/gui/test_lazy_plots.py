@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from dpplanner import engine
+from plot_curves import draw
 
 #: A fresh interpreter: builds the window as `dpplanner` does, shows it, reports what was imported
 #: before and after its table was first painted, and whether the cost plot then had its canvas.
@@ -76,7 +77,7 @@ def test_what_is_set_before_the_canvas_is_on_it_once_built(qtbot):
     plot.set_mode("repeat")
     plot.set_budget(2.5)
     assert not plot.canvas_built()
-    plot.set_curve(_curve(30), 30, 2.5)          # drawing a curve builds it
+    draw(qtbot, plot, _curve(30), 30, 2.5)          # drawing a curve builds it
     assert plot.canvas_built()
     assert plot.plot_item.getAxis("bottom").logMode
     assert plot.budget_line.isVisible() and plot.budget_line.value() == 2.5

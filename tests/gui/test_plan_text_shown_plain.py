@@ -17,6 +17,7 @@ from dpplanner.gui.plots import CostPlot
 from dpplanner.gui.svg_export import export_plot
 from dpplanner.gui.table_model import COLUMN_INDEX
 from keys import field, show_tab, type_into, wait_idle
+from plot_curves import draw
 
 MARKUP = "<b>bold</b><img src=x>"
 
@@ -87,8 +88,8 @@ def test_a_statistic_name_in_the_plot_label_and_its_svg_and_png_export(qtbot, tm
     ks = np.arange(1, 6)
     plot.set_repeat_statistic(name)
     plot.repeat_button.setChecked(True)
-    plot.set_curve(SimpleNamespace(ks=ks, upper={"basic": 0.1 * ks}, lower={"basic": None}),
-                   plan_k=3, epsilon_g=0.5)
+    draw(qtbot, plot, SimpleNamespace(ks=ks, upper={"basic": 0.1 * ks}, lower={"basic": None}),
+         plan_k=3, epsilon_g=0.5)
     plot.show()
     qtbot.waitExposed(plot)
     shown = plot.plot_item.getAxis("bottom").label.toPlainText()
