@@ -58,6 +58,9 @@ class Evaluation(QObject):
         self.plan = editor.plan
         self.controller = controller
         self.settings = settings
+        # Read once: nothing in the window changes it, and view() is asked ~4 times an edit (a
+        # QSettings read each).
+        self._curve_points = settings.get("curve_points")
         self.results_panel = results_panel
         self.budget_panel = budget_panel
         self.cost_plot = cost_plot
@@ -98,7 +101,7 @@ class Evaluation(QObject):
         mode = self.cost_plot.mode()
         # (the prefix curve repeats no row: selecting one leaves its view, and its result, as it is)
         row = self.statistics_panel.current_row() if mode == "repeat" else 0
-        return CurveView(mode, self.cost_plot.k_limit(), self.settings.get("curve_points"), row)
+        return CurveView(mode, self.cost_plot.k_limit(), self._curve_points, row)
 
     def _wanted(self) -> tuple:
         """The state the window shows now: its result is the one to show."""

@@ -30,6 +30,7 @@ class FirstStartGuide(QFrame):
         self._budget_chosen = False
         self._finished = False          # all three done (or an opened plan): the guide has left
         self._asked = False             # shown from the Help menu: stays until hidden
+        self._wanted = settings.get("show_guide")      # (changed by dismiss and reopen only)
         texts = (("How sensitive are the data?", "Pick a harm level, or type the global ε and δ.",
                   "Choose"),
                  ("How many records?", "Type the dataset size n (needed for means and proportions).",
@@ -83,11 +84,13 @@ class FirstStartGuide(QFrame):
         return [self._budget_chosen or self._finished, b.dataset_size is not None, len(self._plan) > 0]
 
     def dismiss(self) -> None:
+        self._wanted = False
         self._settings.set("show_guide", False)
         self._asked = False
         self.hide()
 
     def reopen(self) -> None:
+        self._wanted = True
         self._settings.set("show_guide", True)
         self._asked = True
         self._update_marks()
@@ -97,10 +100,13 @@ class FirstStartGuide(QFrame):
         self._update_marks()
 
     def _update_marks(self) -> None:
+        """(On every change of the plan: only a mark whose step changed is set again.)"""
         done = self.done()
         for mark, step_done in zip(self.marks, done):
-            mark.setText("✓" if step_done else "○")
-            mark.setToolTip("done" if step_done else "still to do")
+            text = "✓" if step_done else "○"
+            if mark.text() != text:
+                mark.setText(text)
+                mark.setToolTip("done" if step_done else "still to do")
         if all(done):
             self._finished = True
-        self.setVisible(self._asked or (self._settings.get("show_guide") and not self._finished))
+        self.setVisible(self._asked or (self._wanted and not self._finished))
