@@ -111,7 +111,8 @@ def curve_inputs(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None,
     """``curve``'s validated inputs, for a caller that asks for the theorems' rows in parts
     (``curve_rows``): the work they share (running sums, the optimal curve) is done once.
     ``total_eta``: the eta the same plan's totals are composed at (pld's curve then reads its
-    lattice from that whole-plan bracket, already composed, not one at the curve's ``eta``)."""
+    lattice from that whole-plan bracket, already composed, not one at the curve's ``eta``, where
+    ``total_eta`` is no coarser than ``eta``)."""
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)

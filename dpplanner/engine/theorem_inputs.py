@@ -122,7 +122,8 @@ class CurveInputs:
     #: The optimal row computed elsewhere, as ``optimal()`` gives it (met with the cheap bounds)
     optimal_source: Optional[Callable[[], Optional[tuple]]] = None
     #: The eta of the same plan's totals where it differs from the curve's (None: the curve's):
-    #: pld's curve reads its lattice from the whole plan's bracket at that eta, the one its total has
+    #: pld's curve reads its lattice from the whole plan's bracket at that eta, the one its total has,
+    #: where it is no coarser than the curve's (a coarser one's lattice would miss the curve's eta)
     total_eta: Optional[float] = None
     _shared: dict = field(default_factory=dict, repr=False)
 

@@ -114,3 +114,23 @@ def test_the_two_set_bracket_finds_its_roots_by_newton_steps(monkeypatch):
         assert real(a, reader, b.upper, True) <= 1e-6
         assert real(a, reader, b.lower, False) > 1e-6 * (1 + 1e-12)
         assert 0 < b.upper - b.lower <= 1e-9
+
+
+def test_a_plan_coarser_than_the_plot_keeps_the_plots_eta():
+    """A plan whose totals are at eta 0.5, coarser than the plot's 1e-2: the window's pld curve
+    (the evaluation as the window asks for it) is read on a lattice meeting the plot's eta, the
+    same bits as engine.curve's at 1e-2 (the report's and the CLI's), not on the totals' coarse one."""
+    from dpplanner.compute import jobs
+    from dpplanner.engine import curve
+    from dpplanner.engine.types import CancelToken
+    from dpplanner.model.engine_inputs import CompositionInputs
+    from dpplanner.model.requests import CurveView, evaluation_request
+
+    forget()
+    plan = CompositionInputs(tuple(EPS), tuple(DELTA), (1,) * len(EPS), DELTA_G, 0.5, tuple(MECH))
+    request = evaluation_request(plan, CurveView())
+    window = jobs.evaluate(request, CancelToken(), lambda _f: None).curve
+    own = curve(EPS, DELTA, DELTA_G, eta=1e-2, mechanisms=MECH, k_max=request.curve_k_max,
+                points=request.curve_points, lower=False)
+    assert np.array_equal(window.upper["pld"], own.upper["pld"])
+    assert np.any(window.upper["pld"] < window.upper["optimal"])

@@ -112,9 +112,9 @@ def pld_curve(inputs):
     d_head = [d for d in disc[:k_last] if d is not None]
     d_cells = [int(c) for d, c in zip(disc[:k_last], c_head.tolist()) if d is not None]
     db_min = float(dbars[feasible].min())
-    # the whole plan's bracket (and its twins) at the totals' eta: the one its total composed, in
-    # memory (at the curve's own, coarser eta it was composed again: a third of an edit's curve)
-    eta = float(inputs.eta if getattr(inputs, "total_eta", None) is None else inputs.total_eta)
+    # the whole plan's bracket (and its twins) at the totals' eta where that is no coarser: the one
+    # its total composed, in memory (a third of an edit's curve); a coarser one would miss eta here
+    eta = float(min(inputs.eta, getattr(inputs, "total_eta", None) or inputs.eta))
     r, _ = twins((_up2(a), _down2(a)), c_head[lap[head]], (m[head][gau[head]] * (1 - 2 * U),
                  m[head][gau[head]] * (1 + 2 * U)), ones[gau[head]], eps[head][ed[head]],
                  delta[head][ed[head]], c_head[ed[head]], delta_g, d_head, d_cells, eta, db_min)
