@@ -30,7 +30,8 @@ from .mechanisms.zcdp import cks_epsilon
 from .numerics import round_up
 from .optimal import deadline as clock
 from .optimal.deadline import with_limit
-from .scale_search import AIM, NEAR, OFF, REFINE_ROUNDS, WASTE, ScaleSearch, no_room, same_laying, slope_near
+from .scale_search import (AIM, CLOSE, NEAR, OFF, OWN_BAND, REFINE_ROUNDS, WASTE, ScaleSearch,
+                           no_room, same_laying, slope_near)
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
 from .theorems import OPTIMAL, theorem as registry_entry
@@ -297,8 +298,12 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
             gap = epsilon_g - verified(t).epsilon - AIM * epsilon_g
             start = min(t + gap / slope, 4 * t) if slope else t
             composed, totals = composer(True, rung)
-            t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend,
-                            floored).scale(eta, start, slope)
+            if own is not None and 0 < t0 and abs(start - t0) <= OWN_BAND * t0 \
+                    and 0 <= epsilon_g - composed(t0, eta).epsilon <= CLOSE * epsilon_g:
+                t = t0      # the plan's own scale fits on this rung as searched: kept, as on the first
+            else:
+                t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend,
+                                floored).scale(eta, start, slope)
         if not spends(t):   # (the bracket at t stopped on another lattice: its total is above or below)
             composed, totals = composer(False)
             t = ScaleSearch(composed, epsilon_g, weight, theorem, held_indices, bend,

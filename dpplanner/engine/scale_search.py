@@ -50,7 +50,8 @@ ALIKE = 0.1
 #: composed as well only where its total may be in the window: the total OFF below is within
 #: OWN_BAND below the budget, or NEAR above it where a statistic is pinned as it was (its
 #: epsilon the own scale times its weight: there the own scale's lattice is laid under it too).
-#: So allocating an allocation's result again, or after pinning a statistic as it is, keeps it.
+#: So allocating an allocation's result again, or after pinning a statistic as it is, keeps it (the
+#: search on the rung the whole total stopped on tests the own scale too: allocate.py).
 #: OWN_BAND is 32 times the CLOSE + 2 OFF a smooth total would need: where the two scales' lattices
 #: are laid otherwise (steps not in proportion to the scales, same_laying) the total moves faster
 #: than the scale over OFF (an allocation of a Gaussian and two (eps, delta) releases, steps 3e-4

@@ -98,3 +98,23 @@ def test_where_the_guess_is_unsure_the_whole_total_at_the_first_scale_picks_the_
         assert unsure.epsilons.tobytes() == right.epsilons.tobytes()
         assert unsure.composition.epsilon == right.composition.epsilon
         assert set(rungs) == {rung} and whole == 2 and len(composed) == len(rungs) - 1
+
+
+def test_an_allocation_allocated_again_is_kept_where_its_bracket_climbs_past_the_guessed_rung():
+    """Three releases (Gaussian, Laplace, discrete Gaussian): the search starts on the first rung,
+    where the plan's own scale is 4.9e-4 of the budget over it, and the whole total stops on the
+    fourth. The search on that rung tests the own scale as the first search does: allocating the
+    result again keeps every epsilon to the bit ("Redistribute now" on a balanced plan changes
+    nothing; it moved them by 4e-8, then 6e-12, never settling)."""
+    deltas = [1.456489462679002e-09, 0.0, 2.3712023503296755e-08]
+    kw = dict(theorem="pld", eta=1e-3, multiplicities=[2, 2, 5],
+              mechanisms=["gaussian", "laplace", "discrete-gaussian"])
+    eps = [0.01799870972821514, 0.027862092639728005, 0.13307705464723277]
+    seen = []
+    for _ in range(3):
+        forget()
+        a = allocate(eps, deltas, [False] * 3, [1.0] * 3, 2.0, 1.7820178379312658e-07, **kw)
+        assert a.composition.epsilon <= 2.0
+        eps = [float(e) for e in a.epsilons]
+        seen.append(eps)
+    assert seen[1] == seen[0] and seen[2] == seen[0]
