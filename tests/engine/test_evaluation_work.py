@@ -74,12 +74,12 @@ def test_the_windows_evaluation_composes_pld_once(monkeypatch):
 def test_the_pld_and_zcdp_curves_read_the_queries_once(monkeypatch):
     """The plot's pld and zcdp rows of one request are made of the same queries: their cells
     (cells.py) and discrete releases are built once for both, not once per row."""
-    import dpplanner.engine.mechanisms.curves as curves
+    import dpplanner.engine.mechanisms.cells as cells
 
     built, released = [], []
-    real_cells, real_disc = curves.cell_rows, curves.discrete_rows
-    monkeypatch.setattr(curves, "cell_rows", lambda *a: built.append(1) or real_cells(*a))
-    monkeypatch.setattr(curves, "discrete_rows", lambda *a: released.append(1) or real_disc(*a))
+    real_cells, real_disc = cells.cell_rows, cells.discrete_rows
+    monkeypatch.setattr(cells, "cell_rows", lambda *a: built.append(1) or real_cells(*a))
+    monkeypatch.setattr(cells, "discrete_rows", lambda *a: released.append(1) or real_disc(*a))
     mech = [*MECH[:-1], "discrete-laplace:1"]
     inputs = curve_inputs(EPS, DELTA, DELTA_G, mechanisms=mech, lower=False)
     out = curve_rows(inputs, ("pld", "zcdp"))

@@ -39,6 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..validation import parse_tag
+from .discrete import discrete_rows
+from .gaussian import gaussian_multipliers
 
 
 @dataclass(frozen=True)
@@ -95,3 +97,27 @@ def kernel_ops(cells) -> int:
     2 log2 C): the truncation budget is shared by that many more operations."""
     c = int(cells)
     return 0 if c <= 1 else 2 * math.ceil(math.log2(c))
+
+
+def query_rows(inputs) -> tuple:
+    """(cells, _columns of them, discrete releases) of a curve's queries (theorem_inputs.CurveInputs:
+    the plan spelled out in order): the pld and zcdp curves of one request build them once (kept
+    with the inputs' shared work). Never modified."""
+    shared = getattr(inputs, "_shared", None)
+    known = None if shared is None else shared.get("queries")
+    if known is None:
+        c = cell_rows(inputs.eps, inputs.delta, np.ones(len(inputs.eps), dtype=np.int64), inputs.mech)
+        known = (c, _columns(c), discrete_rows(inputs.eps, inputs.delta, inputs.mech))
+        if shared is not None:
+            shared["queries"] = known
+    return known
+
+
+def _columns(c: CellRows):
+    """Per query: each cell's eps and delta, the kinds' masks, the Gaussian multipliers and the
+    number of cells C (a query of C cells adds C kernels, or for Gaussians one: see above)."""
+    eps, delta, lap, gau, ed = c.eps, c.delta, c.lap, c.gau, c.ed
+    m = np.zeros(eps.size)
+    if gau.any():
+        m[gau] = gaussian_multipliers(eps[gau], delta[gau])
+    return eps, delta, lap, gau, ed, m, np.where(gau, 1, c.cells)

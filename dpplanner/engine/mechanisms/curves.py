@@ -30,9 +30,8 @@ from ..optimal.prefix_reads import upper_root_from
 from .bracket import _gaussian_root, aligned_step, initial_step, lattice_points
 from .ladder import CHEAP_POINTS, FIRST_POINTS, bracket
 from .composition import beside, twins
-from .cells import CellRows, cell_rows, kernel_ops, only_generic
-from .discrete import choose_twins, discrete_rows, grouped
-from .gaussian import gaussian_multipliers
+from .cells import kernel_ops, only_generic, query_rows
+from .discrete import choose_twins, grouped
 from .kernels import laplace_lower, laplace_upper, rr_lower, rr_upper
 from .readout import BATCH_ATOMS, LatticeAtoms, mixed_deltas, mixed_roots
 from .zcdp import cks_epsilon, rho_gaussian, rho_pure
@@ -43,32 +42,9 @@ U = 2.0 ** -53
 _ALONE = Memo(1 << 12)
 
 
-def _queries(inputs) -> tuple:
-    """(cells, _columns of them, discrete releases) of the curve's queries: the pld and zcdp rows
-    of one request build them once (kept with the inputs' shared work). Never modified."""
-    shared = getattr(inputs, "_shared", None)
-    known = None if shared is None else shared.get("queries")
-    if known is None:
-        c = cell_rows(inputs.eps, inputs.delta, np.ones(len(inputs.eps), dtype=np.int64), inputs.mech)
-        known = (c, _columns(c), discrete_rows(inputs.eps, inputs.delta, inputs.mech))
-        if shared is not None:
-            shared["queries"] = known
-    return known
-
-
-def _columns(c: CellRows):
-    """Per query: each cell's eps and delta, the kinds' masks, the Gaussian multipliers and the
-    number of cells C (cells.py: a query of C cells adds C kernels, or for Gaussians one)."""
-    eps, delta, lap, gau, ed = c.eps, c.delta, c.lap, c.gau, c.ed
-    m = np.zeros(eps.size)
-    if gau.any():
-        m[gau] = gaussian_multipliers(eps[gau], delta[gau])
-    return eps, delta, lap, gau, ed, m, np.where(gau, 1, c.cells)
-
-
 def zcdp_curve(inputs):
     """(upper, None): the zCDP + CKS total after each k (inf where the deltas do not fit)."""
-    _c, (eps, delta, lap, gau, ed, m, cells), disc = _queries(inputs)
+    _c, (eps, delta, lap, gau, ed, m, cells), disc = query_rows(inputs)
     ks = np.asarray(inputs.ks, dtype=np.int64)
     terms = np.where(lap | ed, rho_pure(eps), 0.0)
     with np.errstate(divide="ignore"):
@@ -89,7 +65,7 @@ def zcdp_curve(inputs):
 def pld_curve(inputs):
     """(upper, lower, notes) over inputs.ks: certified bounds on the exact epsilon of each prefix,
     and per point "" where it met eta, else its width and why not (Curve.notes)."""
-    c, (eps, delta, lap, gau, ed, m, cells), disc = _queries(inputs)
+    c, (eps, delta, lap, gau, ed, m, cells), disc = query_rows(inputs)
     if only_generic(c) and hasattr(inputs, "optimal_curve"):
         # (computed once per request for both rows; per query on pld's lattice it cost ~20x more:
         # 5000 generic releases, ~65 s against ~3 s)
