@@ -170,8 +170,11 @@ class MainWindow(QMainWindow):
     # == building =================================================================================
     def _action(self, text: str, tip: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
-        if shortcut is not None:
+        if isinstance(shortcut, QKeySequence.StandardKey):
+            action.setShortcuts(shortcut)   # every key the platform has for it (Redo: Ctrl+Y, Ctrl+Shift+Z)
+        elif shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
+        if shortcut is not None:
             tip = f"{tip} ({action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)})"
         action.setToolTip(tip)
         action.setStatusTip(tip)

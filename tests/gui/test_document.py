@@ -122,3 +122,31 @@ def test_opening_a_one_statistic_plan_counts_in_the_singular(window, tmp_path):
     shown = window.status.label.text()
     assert f"Opened one.dpplan: 1 statistic, k = {window.plan.k}" in shown
     assert "1 optional field was not in the file" in shown
+
+
+def test_every_key_the_platform_has_for_undo_and_redo_works(qtbot, window):
+    """Redo held only the platform's first key (Ctrl+Y offscreen and on Windows): Ctrl+Shift+Z,
+    which Windows and most Linux desktops also give it, did nothing."""
+    from PySide6.QtGui import QKeySequence
+
+    assert window.document.open_example(example_path("psi-survey"))
+    window.editor.set_budget(redistribute=False)
+    name = window.plan[0].name
+    keys = {what: [k for k in QKeySequence.keyBindings(standard) if k.toString().startswith("Ctrl+")]
+            for what, standard in (("undo", QKeySequence.StandardKey.Undo),    # (QTest cannot press
+                                   ("redo", QKeySequence.StandardKey.Redo))}   # the keyboard's Undo key)
+    assert len(keys["redo"]) > 1 and any(k.toString() == "Ctrl+Shift+Z" for k in keys["redo"])
+    window.show()
+    qtbot.waitExposed(window)
+    view = window.statistics_panel.view     # (a text field has Undo keys of its own)
+    view.setFocus()
+    qtbot.waitUntil(view.hasFocus)
+    for undo_key in keys["undo"]:
+        for redo_key in keys["redo"]:
+            assert window.editor.update_statistic(0, {"name": "renamed"}, "Rename")
+            QTest.keySequence(view, undo_key)
+            assert window.plan[0].name == name, undo_key.toString()
+            QTest.keySequence(view, redo_key)
+            assert window.plan[0].name == "renamed", redo_key.toString()
+            QTest.keySequence(view, undo_key)
+            assert window.plan[0].name == name
