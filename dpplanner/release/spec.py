@@ -18,7 +18,7 @@ from dpplanner.model.accuracy import quantile_bins
 from dpplanner.model.contributions import bounds, group_count, listed_keys
 from dpplanner.model.opendp_sensitivity import d_in, missing_value
 from dpplanner.model.plan import Plan
-from dpplanner.model.statistic import Kind, Mechanism, Neighbouring, Noise, Statistic
+from dpplanner.model.statistic import WHOLE_NUMBER_KINDS, Kind, Mechanism, Neighbouring, Noise, Statistic
 from dpplanner.model.validation import amplification_ratio
 
 #: The OpenDP series the script is written for (and pins).
@@ -89,7 +89,9 @@ def _entry(s: Statistic, p, noise, cert, confidence: float, contributions: int) 
     the statistic's (epsilon, delta) (and rho), as the plan certified."""
     sens, shift = opendp_move(s, noise, cert)
     entry = {"name": s.name, "kind": s.kind.value, "column": s.variable,
-             "integer": bool(s.integer), "repetitions": s.repetitions,
+             # (whole numbers matter to sums and means only: a flag left from a kind before is not
+             # the script's, whose quantile edges are floats - the model's rule, implementation.py)
+             "integer": bool(s.integer) and s.kind in WHOLE_NUMBER_KINDS, "repetitions": s.repetitions,
              "noise": "gaussian" if s.mechanism is Mechanism.GAUSSIAN else "laplace",
              "d_in": cert.d_in, "sensitivity": sens, "k": noise.k,
              "shift": shift, "scale": noise.scale, "map_bound": map_bound(noise, shift),

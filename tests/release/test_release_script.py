@@ -72,6 +72,22 @@ def test_a_plan_with_every_kind_releases_what_it_planned(neighbouring, tmp_path)
         assert len(got) == p.opendp.certified.coordinates
 
 
+def test_a_whole_numbers_flag_left_from_a_mean_does_not_reach_other_kinds(tmp_path):
+    """"Values are whole numbers" ticked on a mean, then its kind changed (the tick is hidden for
+    the other kinds, and kept): the plan's numbers ignore it outside sums and means, and so must
+    the script - its quantile cast to integers crashed in OpenDP before any check."""
+    plan = every_kind_plan()
+    plan.replace_all([s if s.kind.value in ("sum", "mean") else s.replace(integer=True) for s in plan])
+    assert any(s.kind.value == "quantile" and s.integer for s in plan)
+    script = tmp_path / "release.py"
+    block = export(plan, script)
+    assert not any(st["integer"] for st in block["statistics"] if st["kind"] not in ("sum", "mean"))
+    columns = write_data(block, tmp_path / "data.csv", _rows(block), seed=3)
+    done = run(script, tmp_path / "data.csv", columns, tmp_path / "out", "--check-only")
+    assert done.returncode == 0, done.stderr
+    assert "all checks passed" in done.stdout
+
+
 def test_the_stated_errors_hold_at_the_stated_confidence(tmp_path):
     """>= 300 releases of every statistic (the noise drawn by OpenDP in one process): the share
     within the stated error is the confidence, within sampling error (a single value's error is
