@@ -163,7 +163,8 @@ class CurveInputs:
 
     def optimal(self) -> tuple[np.ndarray, np.ndarray]:
         """The optimal composition per k: homogeneous roots when repeating one query, else the
-        optimal core's incremental prefix curve; the upper ends met with the cheaper theorems'."""
+        optimal core's incremental prefix curve; the upper ends met with the cheaper theorems'
+        and, where the prefix is copies of query 0, with its exact homogeneous root (kov's)."""
         if "optimal" not in self._shared:
             given = self._given_optimal()
             if given is not None:       # (met with the cheap bounds where it was computed)
@@ -171,9 +172,23 @@ class CurveInputs:
             else:
                 up, lo = self._optimal_core()
                 cheap, _names = best_cheap(self.sums, self.delta_g)
-                self._shared["optimal"] = (np.minimum(up, cheap), lo)
+                up = np.minimum(up, cheap)
+                if self.mode == "prefix":
+                    # where the prefix is copies of query 0 the exact homogeneous root (kov's row,
+                    # the same for any order of rows asked) is a valid bound too: a lattice's is
+                    # wider (fmin: kov is nan past the run)
+                    up = np.fmin(up, self._homogeneous_quietly()[0])
+                self._shared["optimal"] = (up, lo)
         up, lo = self._shared["optimal"]
         return up.copy(), lo.copy()
+
+    def _homogeneous_quietly(self) -> tuple[np.ndarray, np.ndarray]:
+        """``homogeneous()`` without reporting progress (a part of another row's work)."""
+        before, self.progress = self.progress, None
+        try:
+            return self.homogeneous()
+        finally:
+            self.progress = before
 
     def optimal_curve(self) -> tuple[np.ndarray, np.ndarray, tuple]:
         """``optimal()`` with its per-point notes (where a point's width exceeds eta, and why)."""

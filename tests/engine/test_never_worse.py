@@ -111,6 +111,25 @@ def test_the_curve_is_never_worse_than_the_cheaper_curves():
         assert np.all(c.upper[name] <= c.upper["zcdp"])
 
 
+def test_the_curve_is_never_worse_than_kov_where_the_prefix_is_homogeneous():
+    """Three equal releases, then others: on k = 1..3 the optimal row (and pld's, never above it)
+    is met with the exact homogeneous root (kov's row), as the totals are, not left at the lattice's
+    wider bound (the plain sums here, 2.8e-5 relative above); the same bits whether or not the kov
+    row is asked for in the same call."""
+    eps, deltas, mult = [0.08485981294661854, 0.3, 0.05], [1.451416671187035e-10, 0.0, 1e-9], [3, 2, 10]
+    delta_g = 1e-6 + 3 * 1.451416671187035e-10 + 10 * 1e-9
+    kw = dict(eta=1e-2, multiplicities=mult, mechanisms=["eps-delta", "laplace", "gaussian"])
+    c = curve(eps, deltas, delta_g, theorems=("optimal", "pld", "kov"), **kw)
+    hom = ~np.isnan(c.upper["kov"])
+    assert c.ks[hom].tolist() == [1, 2, 3]
+    assert np.all(c.upper["optimal"][hom] <= c.upper["kov"][hom])
+    assert np.all(c.upper["pld"] <= c.upper["optimal"])
+    assert c.upper["optimal"][2] < 3 * eps[0] * (1 - 1e-5)
+    alone = curve(eps, deltas, delta_g, theorems=("optimal",), **kw)
+    assert np.array_equal(alone.upper["optimal"], c.upper["optimal"])
+    assert np.all(c.lower["optimal"] <= c.upper["optimal"])
+
+
 def test_curve_notes_say_where_a_point_missed_eta():
     """Every point of every row has a note: "" where it met eta, else the width and why not."""
     eps = np.random.default_rng(11).uniform(0.05, 0.6, 60).tolist()
