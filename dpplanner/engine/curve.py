@@ -80,7 +80,7 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
           lower: bool = True, cancel: Optional[CancelToken] = None,
           progress: Optional[ProgressCallback] = None,
           optimal_curve: Optional[Callable[[], Optional[tuple]]] = None,
-          time_limit: Optional[float] = None) -> Curve:
+          time_limit: Optional[float] = None, total_eta: Optional[float] = None) -> Curve:
     """Sound total epsilon under each theorem after k = 1..K queries.
 
     ``mode="prefix"``: the first k queries of the plan in order (multiplicities expanded), K = the
@@ -96,10 +96,13 @@ def curve(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None, points
     one limit for the whole call): a theorem still working then gives, at every point, the least
     of the cheaper theorems' bounds (valid for any releases with these (eps_i, delta_i)), no lower
     bound, and a note saying so; without it the curve depends only on the arguments.
+    ``total_eta``: the eta the same plan's totals are composed at, where the caller composes them
+    too (the window): pld's curve then reads the whole plan's bracket at it, in memory, where it is
+    no coarser than ``eta`` (the numbers move in their last digits; each is as sound).
     """
     inputs = curve_inputs(epsilons, deltas, delta_g, mode=mode, k_max=k_max, points=points, eta=eta,
                           multiplicities=multiplicities, mechanisms=mechanisms, lower=lower, cancel=cancel,
-                          optimal_curve=optimal_curve, time_limit=time_limit)
+                          optimal_curve=optimal_curve, time_limit=time_limit, total_eta=total_eta)
     return curve_rows(inputs, theorems, cancel, progress)
 
 

@@ -135,7 +135,8 @@ def test_plotted_curves_equal_the_engine_numbers(qtbot, make_window, small_plan)
     expected = engine.curve(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g, mode="prefix",
                             points=window.settings.get("curve_points"),
                             multiplicities=list(inputs.multiplicities), mechanisms=list(inputs.mechanisms),
-                            lower=False)    # as the window asks: the plot draws upper bounds only
+                            lower=False,    # as the window asks: the plot draws upper bounds only,
+                            total_eta=inputs.eta)   # and pld's reads the bracket its total composed
     totals = engine.compose_all(list(inputs.epsilons), list(inputs.deltas), inputs.delta_g,
                                 eta=inputs.eta, multiplicities=list(inputs.multiplicities),
                                 mechanisms=list(inputs.mechanisms))
