@@ -14,10 +14,10 @@ whole (tilted) vector, becomes relative to the part of the distribution that dec
 no long-double transforms, however small delta_bar is.
 
 Window. The product is a cyclic convolution on N points: index k of the composition lands on
-k mod N. The window [w0, w0 + N) is laid around the tilted mean, wide enough (Chernoff bounds of
-the tilted sum from its exact cumulant generating function) that the tilted mass outside it,
-``outside``, is negligible; that mass either lies outside (it is missing from the window) or is
-folded into it (added to some entries), and both are charged below.
+k mod N. The window [w0, w0 + N) ends where Chernoff bounds of the tilted sum (from its exact
+cumulant generating function) say the tilted mass beyond, ``outside``, is negligible; that mass
+either lies outside (it is missing from the window) or is folded into it (added to some entries),
+and both are charged below.
 
 Errors, in the tilted vector (l2, Higham Thm 24.2 with the optimal core's charge FFT_C u (log2 N
 + 2) for a transform): a kernel's transform errs by e_g <= FFT_C u (log2 N + 2) sqrt(N) ||t_g||_2;
@@ -68,16 +68,16 @@ class Tilted:
     mult: int
     e2: float = 0.0     # l2 error of t (a kind composed of many, rowtree.py)
 
-    def mean_var(self) -> tuple[float, float]:
+    def variance(self) -> float:
         j = np.arange(self.t.size, dtype=float)
         mean = float(np.sum(self.t * j))
-        return self.start + mean, float(np.sum(self.t * (j - mean) ** 2))
+        return float(np.sum(self.t * (j - mean) ** 2))
 
     def log_mgf(self, lams: np.ndarray) -> np.ndarray:
         """log E_t[e^{lam (index)}] at each lam (index-space cumulants of the tilted kernel)."""
-        j = np.arange(self.t.size, dtype=float)
-        with np.errstate(divide="ignore"):
-            e = np.log(self.t)[None, :] + lams[:, None] * j[None, :]
+        # (over the support only: a discrete Gaussian of small sigma is a few atoms ~1e5 points apart)
+        j = np.flatnonzero(self.t)
+        e = np.log(self.t[j])[None, :] + lams[:, None] * j.astype(float)[None, :]
         top = np.max(e, axis=1)
         return lams * self.start + top + np.log(np.sum(np.exp(e - top[:, None]), axis=1))
 
@@ -105,48 +105,43 @@ def tilt(kernel: LatticePMF, theta: float, mult: int) -> Tilted:
 
 def window(kinds: list[Tilted], min_points: int) -> tuple[int, int, float]:
     """(w0, N, outside): a window [w0, w0 + N) of the total index holding all but ``outside`` of
-    the tilted mass (two Chernoff bounds over a grid of tilts; any tilt gives a valid bound)."""
-    mean, var = 0.0, 0.0
-    for k in kinds:
-        m, v = k.mean_var()
-        mean += k.mult * m
-        var += k.mult * v
-    sd = math.sqrt(max(var, 1.0))
-    half = 8.0 * sd + 2.0       # (widened below until the Chernoff bounds say it holds the mass)
-    tails = _tails(kinds, sd)
-    tried = 0
-    for _ in range(60):
-        n = fft_len(max(int(2 * half) + 2, min_points))
+    the tilted mass. Its ends are where Chernoff bounds over a grid of tilts (any tilt gives a valid
+    bound) leave OUTSIDE / 2 beyond each, not a multiple of the standard deviation: a sum of a few
+    atoms far apart (a discrete Gaussian of small sigma) needs only the span of its atoms."""
+    var = sum(k.mult * k.variance() for k in kinds)
+    lams = np.concatenate([_CHERNOFF, -_CHERNOFF]) / math.sqrt(max(var, 1.0))
+    cumulant = sum(k.mult * k.log_mgf(lams) for k in kinds)
+    # e^{cumulant - lam c} <= OUTSIDE / 2 beyond c = (cumulant - log(OUTSIDE / 2)) / lam, each sign
+    edge = (cumulant - math.log(OUTSIDE / 2)) / lams
+    half = _CHERNOFF.size
+    lo, hi = math.floor(float(np.max(edge[half:]))), math.ceil(float(np.min(edge[:half])))
+    n = max(hi - lo + 2, min_points)
+    for _ in range(60):     # (the bound's own rounding: widened until it is certified)
+        n = fft_len(n)
         n += n % 2
         if n > WINDOW_MAX:
             raise WindowTooWide(f"the composition needs a window of more than {WINDOW_MAX:,} points")
-        w0 = int(math.floor(mean - n / 2))
-        if n != tried:      # (a wider half that gives the same n gives the same window: not read again)
-            outside, tried = tails(w0, w0 + n), n
+        w0 = (lo + hi - n) // 2
+        outside = _outside(lams, cumulant, w0, w0 + n)
         if outside <= OUTSIDE:
             break
-        half *= 1.25
+        n += n // 4
     return w0, n, outside
 
 
-#: The tilts of the Chernoff bounds, in units of 1/sd (any tilt gives a valid bound).
-_CHERNOFF = np.array([0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0])
+#: The tilts of the Chernoff bounds, in units of 1/sd (any tilt gives a valid bound; the large ones
+#: bound the gaps between atoms far apart).
+_CHERNOFF = 2.0 ** np.arange(-2, 11)
 
 
-def _tails(kinds: list[Tilted], sd: float):
-    """A function (lo, hi) -> P(K < lo) + P(K >= hi) (Chernoff: at most e^{-lam c + sum n log E e^{lam j}}
-    for every lam of the right sign; the cumulants are computed once for every window tried)."""
-    lams = np.concatenate([_CHERNOFF, -_CHERNOFF]) / sd
-    cumulant = sum(k.mult * k.log_mgf(lams) for k in kinds)
-
-    def outside(lo: int, hi: int) -> float:
-        edge = np.where(lams > 0, float(hi), float(lo))
-        with np.errstate(over="ignore"):
-            bound = np.exp(np.minimum(cumulant - lams * edge, 0.0))
-        half = _CHERNOFF.size
-        return (float(np.min(bound[:half])) + float(np.min(bound[half:]))) * (1 + 1e-6)
-
-    return outside
+def _outside(lams: np.ndarray, cumulant: np.ndarray, lo: int, hi: int) -> float:
+    """P(K < lo) + P(K >= hi) (Chernoff: at most e^{-lam c + sum n log E e^{lam j}} for every lam
+    of the right sign)."""
+    edge = np.where(lams > 0, float(hi), float(lo))
+    with np.errstate(over="ignore"):
+        bound = np.exp(np.minimum(cumulant - lams * edge, 0.0))
+    half = _CHERNOFF.size
+    return (float(np.min(bound[:half])) + float(np.min(bound[half:]))) * (1 + 1e-6)
 
 
 @dataclass(frozen=True)
