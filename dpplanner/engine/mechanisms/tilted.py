@@ -45,6 +45,9 @@ from ..optimal.lattice import FFT_C, LatticePMF, fft_len
 U = 2.0 ** -53
 #: Tilted mass allowed outside the window (relative to the tilted whole, which is 1).
 OUTSIDE = 1e-13
+#: Losses this far above a read-out's x_min have its psi within 1e-17 of 1: the hinge 1 - e^{x - l},
+#: and mixed with any Gaussian delta_G(x - l) >= Phi(40 / mu + mu / 2) - e^{-40} >= 1 - 1e-17.
+SATURATED = 40.0
 #: The largest window (points) a composition may use (a plan of 2^53 equal releases asked the
 #: Chernoff bounds, at the limit of double precision, for 8e8 points: 6 GB per array).
 WINDOW_MAX = 1 << 23
@@ -179,7 +182,12 @@ class Composed:
             dropped = float(weight(np.array([loc[cut - 1] + lam]))[0]) if upper and cut else 0.0
             k, loc, untilt = k[cut:], loc[cut:], untilt[cut:]
             p = np.exp(np.log(self.c[cut:]) + untilt)
-            w = np.exp(untilt + np.log(weight(loc)))
+            # (psi is a delta, at most 1, and within 1e-17 of it SATURATED above x_min: charged as 1
+            # there, not computed; a few atoms far apart make most of the window such losses)
+            psi = np.ones(loc.size)
+            near = int(np.searchsorted(loc, x_min + SATURATED))
+            psi[:near] = weight(loc[:near])
+            w = np.exp(untilt + np.log(psi))
         # (exp of an argument off by 4 u |arg|: a relative error of that)
         rel = self.rel + 4 * U * (abs(self.log_m) + abs(self.theta * self.step) * float(np.max(np.abs(k))) + 2)
         spill = math.exp(min(self.log_m - self.theta * (x_min - self.offset), 700.0)) * c_psi
