@@ -34,7 +34,7 @@ from .implementation import implementation
 from .plan import Plan
 from .safe_text import from_spreadsheet, spreadsheet
 from .statistic import KIND_FIELDS, Kind, Mechanism, Noise, Statistic, field_names, parse_enum, preview
-from .validation import MAX_STATISTICS, PlanError, validate_statistic
+from .validation import MAX_STATISTICS, PlanError, read_as_another, too_close_to_zero, validate_statistic
 
 EDITABLE_COLUMNS = field_names(Statistic)
 DERIVED_COLUMNS = ("delta_used", "n_used", "functioning_epsilon", "functioning_delta", "error",
@@ -112,6 +112,8 @@ def _cell_number(value: str, col: str, line: int, integer: bool):
         number = float(text)
     except ValueError:
         raise PlanFileError(f"CSV line {line}: {col} = {preview(value)} is not a number") from None
+    if read_as_another(text, number):
+        raise PlanFileError(f"CSV line {line}: {too_close_to_zero(col, preview(value))}")
     if integer:
         if not number.is_integer():
             raise PlanFileError(f"CSV line {line}: {col} = {preview(value)} must be a whole number")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Optional, Sequence, Union
 
 from .statistic import preview
@@ -97,6 +98,34 @@ class FieldRule:
             raise PlanError(f"{where}: {self.label} = {shown}{reason}; it must be "
                             f"{self.describe()}", index=index, field=self.name)
         return int(v) if self.integer else v
+
+
+#: The smallest positive normal double. Nearer 0 a double keeps fewer digits ("3e-324" would be
+#: stored as 4.94e-324, 65 % off): a non-zero number typed or read there is refused, not stored.
+MIN_NORMAL = 2.2250738585072014e-308
+
+
+def stored_inexactly(value: float, nonzero: bool) -> bool:
+    """Whether a number (non-zero as written, ``value`` its nearest double) is too close to 0 to store
+    exactly: its double is 0 ("1e-400") or subnormal ("3e-324")."""
+    return nonzero and not abs(value) >= MIN_NORMAL
+
+
+def read_as_another(literal: str, value: float) -> bool:
+    """Whether a number read from a file as ``value`` would be stored as another number: nearer 0
+    than MIN_NORMAL, and not the shortest text of its double ("3e-324", "1e-400" written by hand;
+    a share the window computed and wrote, "1e-310", reads back as the same number)."""
+    if not abs(value) < MIN_NORMAL:
+        return False
+    exact = Decimal(literal)
+    return bool(exact) and exact != Decimal(repr(value))
+
+
+def too_close_to_zero(label: str, shown: str, percent: bool = False) -> str:
+    """Why such a number is refused (``shown``: as it was written)."""
+    least = "2.2250738585072014e-306 %" if percent else "2.2250738585072014e-308"
+    return (f"{label} = {shown} is too close to 0 to store exactly (numbers nearer 0 than about "
+            f"{least} are not kept)")
 
 
 def ok_range(rule: FieldRule, v: float) -> bool:

@@ -22,6 +22,9 @@ MAX_DEPTH = 32
 MAX_VALUES = 1_000_000
 #: Most digits in one number literal (mantissa and exponent); a double needs at most 17 + 3.
 MAX_NUMBER_DIGITS = 30
+#: A literal's negative exponent from which it may be nearer 0 than the least normal double,
+#: 2.2e-308 (a mantissa of at most 30 digits moves it by at most 30).
+NEAR_ZERO_EXPONENT = 307 - MAX_NUMBER_DIGITS
 
 # a complete JSON string: the unrolled form has no nested quantifier to backtrack on
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -65,13 +68,15 @@ def check_structure(skeleton: bytes) -> None:
         level = int(depth[-1])
 
 
-def check_numbers(skeleton: bytes) -> bool:
+def check_numbers(skeleton: bytes) -> tuple[bool, bool]:
     """Refuse a number literal with more than MAX_NUMBER_DIGITS digits (integer or decimal);
-    return whether a literal might overflow a double (then check_text checks the parsed value).
+    return whether a literal might overflow a double, and whether one might be nearer 0 than a
+    normal double (then check_text checks the parsed value, or the literals).
 
     Works on the runs of number characters, found with numpy, so a file of a million short
     numbers costs a few vector passes. Only a run longer than MAX_NUMBER_DIGITS can hold that
-    many digits; with at most 30 digits only a positive exponent of 3 or more digits can overflow.
+    many digits; with at most 30 digits only a positive exponent of 3 or more digits can overflow,
+    and only a negative one of at least NEAR_ZERO_EXPONENT come near the least normal double.
     """
     import numpy as np      # here: importing the model imports no numpy
 
@@ -90,11 +95,13 @@ def check_numbers(skeleton: bytes) -> bool:
                                 f"{MAX_NUMBER_DIGITS} digits are allowed")
     marks = np.flatnonzero((codes == ord("e")) | (codes == ord("E")))
     if not len(marks):
-        return False
+        return False, False
     run_end = ends[np.searchsorted(ends, marks, side="right")]        # end of each mark's run
     after = np.append(codes, 0)[marks + 1]
     exponent_chars = run_end - marks - 1 - (after == ord("+"))
-    return bool(np.any((after != ord("-")) & (exponent_chars >= 3)))
+    negative = (after == ord("-")) & (exponent_chars >= 4)
+    tiny = any(int(skeleton[m + 2:e]) >= NEAR_ZERO_EXPONENT for m, e in zip(marks[negative], run_end[negative]))
+    return bool(np.any((after != ord("-")) & (exponent_chars >= 3))), tiny
 
 
 def _reject_constant(name: str):
@@ -109,7 +116,7 @@ def check_text(text: str) -> Any:
     """
     skeleton = _skeleton(text)
     check_structure(skeleton)
-    may_overflow = check_numbers(skeleton)
+    may_overflow, near_zero = check_numbers(skeleton)
     try:
         value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except PlanFileError:
@@ -122,6 +129,8 @@ def check_text(text: str) -> Any:
         _check_finite(value)
     if _SURROGATE_ESCAPE.search(text):
         _check_encodable(value)
+    if near_zero:
+        _check_stored(text)
     return value
 
 
@@ -157,18 +166,45 @@ def _where_duplicated(text: str) -> str:
 
     doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=remember)
     (target, key), = repeated.items()
-    stack: list[tuple[Any, str]] = [(doc, "")]
-    while stack:
-        value, path = stack.pop()
-        if id(value) == target:
-            break
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        for k, v in items:
-            if isinstance(v, (dict, list)):
-                stack.append((v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else k))
+    path = _find(doc, lambda value: id(value) == target)[0]
     where = f"in {_described(path)}" if path else "at the top level"
     return (f"the key {_preview(key)} appears more than once {where}; a plan file may give "
             "each field once (which one was meant is not known)")
+
+
+def _find(doc: Any, found) -> tuple[str, Any]:
+    """(path, value) of a value in ``doc`` for which ``found`` is true ("statistics[3].delta"; ""
+    for the whole document), or ("", None)."""
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        value, path = stack.pop()
+        if found(value):
+            return path, value
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for k, v in items:
+            stack.append((v, f"{path}[{k}]" if isinstance(k, int) else f"{path}.{k}" if path else k))
+    return "", None
+
+
+class _Unstored(str):
+    """A number literal that would be stored as a different number (see _check_stored)."""
+
+
+def _check_stored(text: str) -> None:
+    """A number nearer 0 than the least normal double, written by hand ("1e-400" reads as 0, "3e-324"
+    as 4.94e-324), is refused with its place named, as where it is typed. One the window wrote (a
+    share it computed, the shortest text of its double) reads back as the same number and is kept.
+    Parsed again with a hook per number: only files with such small exponents pay for it."""
+    from .validation import read_as_another, too_close_to_zero
+
+    def number(literal: str):
+        value = float(literal)
+        return _Unstored(literal) if read_as_another(literal, value) else value
+
+    doc = json.loads(text, parse_float=number, parse_constant=_reject_constant)
+    path, literal = _find(doc, lambda value: isinstance(value, _Unstored))
+    if literal is not None:
+        raise PlanFileError(too_close_to_zero(_described(path) if path else "the file's number", literal))
 
 
 def _described(path: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation, Overflow
 from typing import Optional
 
-from .validation import FieldRule, Number, PlanError, ok_range
+from .validation import FieldRule, Number, PlanError, ok_range, stored_inexactly, too_close_to_zero
 
 
 def parse_text(rule: FieldRule, text: str, where: str = "",
@@ -50,11 +50,9 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
         raise PlanError(f"{where}: {rule.label} = {shown} {reason}; it must be {rule.describe()}",
                         index=index, field=rule.name)
     value = float(number) + 0.0     # (+ 0.0: "-0" is stored as 0)
-    if number and not value:        # nearer 0 than any double ("1e-400", "-1e-400"): it would be 0
-        least = "5e-322 %" if rule.percent else "5e-324"
-        raise PlanError(f"{where}: {rule.label} = {shown} is too close to 0 to store (the smallest "
-                        f"number above 0 that can be kept is {least}); it must be {rule.describe()}",
-                        index=index, field=rule.name)
+    if stored_inexactly(value, bool(number)):     # ("1e-400" would be 0, "3e-324" 4.94e-324)
+        raise PlanError(f"{where}: {too_close_to_zero(rule.label, shown, rule.percent)}; it must be "
+                        f"{rule.describe()}", index=index, field=rule.name)
     return rule.check(value, where, index, shown)
 
 

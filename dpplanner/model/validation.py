@@ -19,7 +19,8 @@ from .display import upper
 # (all of field_rules: callers import every rule from this module)
 from .field_rules import (BUDGET_RULES, FIELD_RULES, MAX_CONTRIBUTIONS, MAX_GROUPS, MAX_KEYS_TEXT,
                           MAX_NAME_LENGTH, MAX_QUANTILE_BINS, MAX_QUERIES, MAX_STATISTICS, FieldRule,
-                          Number, PlanError, ok_range)
+                          Number, PlanError, ok_range, read_as_another, stored_inexactly,
+                          too_close_to_zero)
 from .grouping_rules import check_grouping
 from .statistic import (KIND_FIELDS, WHOLE_NUMBER_KINDS, Budget, Kind, Mechanism, Neighbouring, Noise,
                         Statistic, field_names, preview)

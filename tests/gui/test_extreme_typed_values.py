@@ -14,7 +14,7 @@ from keys import field, open_cell, retype, type_into, wait_idle
 @pytest.mark.parametrize("name, text, reason", [
     ("Global epsilon", "1e308", "global epsilon = 1e308 is not allowed; it must be a number in (0, 100]"),
     ("Global epsilon", "1.7976931348623157e308", "global epsilon = 1.7976931348623157e308 is not allowed"),
-    ("Global epsilon", "5e-324", "is too small for the statistics with OpenDP noise"),
+    ("Global epsilon", "5e-324", "global epsilon = 5e-324 is too close to 0 to store exactly"),
     ("Global epsilon", "1e-300", "is too small for the statistics with OpenDP noise"),
     ("Global epsilon", "-1e-15", "global epsilon = -1e-15 is not allowed"),
     ("Global delta", "0.999999", "delta must be below 1/n"),
@@ -65,9 +65,21 @@ def test_an_extreme_cell_value_is_refused_in_its_open_editor(qtbot, window, key,
     assert reason in editor.accessibleDescription()
 
 
-def test_the_least_double_typed_as_an_epsilon_is_stored_exactly_and_pinned(qtbot, window):
+def test_the_least_normal_double_typed_as_an_epsilon_is_stored_exactly_and_pinned(qtbot, window):
     editor = open_cell(window, 0, "epsilon")
-    retype(editor, "5e-324")
+    retype(editor, "2.2250738585072014e-308")
     QTest.keyClick(editor, Qt.Key.Key_Return)
     wait_idle(qtbot, window)
-    assert window.plan[0].epsilon == 5e-324 and window.plan[0].held
+    assert window.plan[0].epsilon == 2.2250738585072014e-308 and window.plan[0].held
+
+
+def test_a_subnormal_epsilon_typed_in_a_cell_is_refused_in_its_open_editor(qtbot, window):
+    """("3e-324" would be stored as 4.94e-324, 65 % off.)"""
+    before = window.plan.snapshot()
+    editor = open_cell(window, 0, "epsilon")
+    retype(editor, "3e-324")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan.snapshot() == before
+    assert editor.isVisible() and editor.text() == "3e-324"
+    assert "epsilon = 3e-324 is too close to 0 to store exactly" in editor.accessibleDescription()

@@ -254,9 +254,9 @@ def test_a_tiny_global_epsilon_reads_as_far_over_budget(qtbot, window, small_pla
     """Soak seed 106: a spend over a tiny budget overflowed the meter's ratio to inf and the
     percentage raised OverflowError out of the plan's listener."""
     window.document.load(small_plan(redistribute=False), None, "t")
-    type_into(qtbot, field(window, "Global epsilon"), "1e-320")
+    type_into(qtbot, field(window, "Global epsilon"), "2.2250738585072014e-308")
     wait_idle(qtbot, window)
-    assert window.plan.budget.epsilon == 1e-320
+    assert window.plan.budget.epsilon == 2.2250738585072014e-308
     meter = window.budget_panel.meter.format()
     assert "over budget" in meter and "e+" in meter and "%" in meter, meter
 
@@ -307,15 +307,16 @@ def test_typing_a_population_size_redistributes(qtbot, window, small_plan):
 
 
 def test_a_reserve_that_leaves_nothing_to_spend_is_refused_at_the_field(qtbot, window):
-    """ε_g = 5e-324 with a 50 % reserve: (1 − 0.5)·ε_g underflows to 0, which the budget meter
-    divided by. The reserve is refused with the reason; the plan keeps its value."""
+    """ε_g = 2.2250738585072014e-308 (the least that can be typed) with a reserve of
+    99.99999999999999 %: (1 − reserve)·ε_g underflows to 0, which the budget meter divided by. The
+    reserve is refused with the reason; the plan keeps its value."""
     QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
     assert not window.plan.budget.redistribute
-    type_into(qtbot, field(window, "Global epsilon"), "5e-324")
+    type_into(qtbot, field(window, "Global epsilon"), "2.2250738585072014e-308")
     wait_idle(qtbot, window)
-    assert window.plan.budget.epsilon == 5e-324
+    assert window.plan.budget.epsilon == 2.2250738585072014e-308
     edit = field(window, "Reserve")
-    type_into(qtbot, edit, "50")
+    type_into(qtbot, edit, "99.99999999999999")
     wait_idle(qtbot, window)
-    assert window.plan.budget.reserve == 0.0 and edit.text() == "50"
+    assert window.plan.budget.reserve == 0.0 and edit.text() == "99.99999999999999"
     assert "leaves no epsilon to spend" in edit.accessibleDescription()

@@ -54,6 +54,9 @@ def test_csv_keeps_unknown_columns_and_ignores_derived_ones():
     ("name,kind\na,histogram\n", r"CSV line 2: statistic 1 \('a'\): a histogram statistic needs"),
     ("name,held\na,maybe\n", "held = 'maybe' must be true or false"),
     ("name,kind\na,pie\n", "kind = 'pie' is not allowed"),
+    # (read as 0 and as 4.94e-324: another number than the one written)
+    ("name,epsilon\na,1e-400\n", "CSV line 2: epsilon = '1e-400' is too close to 0 to store exactly"),
+    ("name,delta\na,3e-324\n", "CSV line 2: delta = '3e-324' is too close to 0 to store exactly"),
 ])
 def test_csv_errors_name_the_line(text, match):
     with pytest.raises(PlanFileError, match=match):

@@ -204,9 +204,24 @@ def test_numbers_beyond_a_double_are_refused(literal):
         loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}'))
 
 
-@pytest.mark.parametrize("literal", ["1e308", "1.7976931348623157e+308", "1e-999", "-1E-400", "1e+99"])
+@pytest.mark.parametrize("literal", ["1e308", "1.7976931348623157e+308", "1e+99", "2.2250738585072014e-308",
+                                     "0e-999", "1e-310", "5e-324"])
 def test_numbers_within_a_double_load(literal):
+    """(The subnormal ones as the window writes them: the shortest text of their double.)"""
     assert loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}')).extra["x"] == float(literal)
+
+
+@pytest.mark.parametrize("where, literal, named", [
+    ('"delta": 1e-05', "1e-400", "the budget's delta"),
+    ('"delta": 1e-05', "3e-324", "the budget's delta"),
+    ('"epsilon": 0.5', "-1E-400", "statistic 1's epsilon"),
+    ('"epsilon": 0.5', "1.23456789e-320", "statistic 1's epsilon"),
+    ('"epsilon": 0.5', "0.00001e-320", "statistic 1's epsilon"),
+])
+def test_a_number_too_close_to_0_to_store_exactly_is_refused_naming_its_field(where, literal, named):
+    """Written by hand, 1e-400 would be read as 0 and 3e-324 as 4.94e-324: another number."""
+    with pytest.raises(PlanFileError, match=rf"{named} = {literal} is too close to 0 to store exactly"):
+        loads_plan(_text().replace(where, where.split(":")[0] + f": {literal}"))
 
 
 @pytest.mark.parametrize("extra", [{"x": 10 ** 30}, {"x": [0] * jsontext.MAX_VALUES},
