@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
-
+from .basic import basic_epsilon
 from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .errors import NotApplicable
+from .stats import plan_sums
 from .types import Composition
 from .validation import Releases
 
@@ -78,5 +79,12 @@ def kov(plan: Releases, delta_g: float) -> Composition:
     bracket = homogeneous_bracket(float(plan.eps[0]), plan.k, db, db_hi)
     grid = kov_grid_epsilon(float(plan.eps[0]), plan.k, float(bracket.lower), float(bracket.upper), db)
     extra = {"delta_bar": db, "grid (Thm 3.3)": grid}
-    return Composition(NAME, float(bracket.upper), delta_g, epsilon_lower=float(bracket.lower),
-                       detail=f"KOV Thm 3.3 continuous root ({bracket.method})", extra=extra)
+    upper, detail = float(bracket.upper), f"KOV Thm 3.3 continuous root ({bracket.method})"
+    # (the root's upper end carries its finder's margin, 1e-15 absolute: far above the plain sum of
+    # tiny releases, also a bound here (sum delta_i <= delta_g), and then above a budget of 1e-15
+    # that two releases at the least epsilon of their discrete noise, 5.4e-20, fit in)
+    plain = float(basic_epsilon(plan_sums(plan), delta_g)[0])
+    if plain < upper:
+        upper, detail = plain, detail + "; the basic sum is smaller, reported instead"
+    return Composition(NAME, upper, delta_g, epsilon_lower=min(float(bracket.lower), upper), detail=detail,
+                       extra=extra)

@@ -30,6 +30,21 @@ def test_kov_vectors(eps, delta, k, delta_g, grid, continuous):
     assert r.delta == delta_g
 
 
+def test_kov_of_tiny_releases_is_at_most_their_sum_and_a_budget_of_1e_15_is_spent():
+    """The continuous root's upper end carries 1e-15 of its finder's margin: two free discrete
+    releases, at least at the least epsilon their noise is calibrated for (5.4e-20), were refused
+    at epsilon_g 1e-15 ("need epsilon = 1e-15")."""
+    from dpplanner.engine import allocate
+    from dpplanner.engine.validation import DISCRETE_MIN_EPSILON
+
+    mechanisms = ["discrete-laplace:1"] * 2
+    r = compose([DISCRETE_MIN_EPSILON] * 2, [0.0, 0.0], 1e-6, "kov", mechanisms=mechanisms)
+    assert 0.0 <= r.epsilon_lower <= r.epsilon <= 2 * DISCRETE_MIN_EPSILON * (1 + 1e-12)
+    spent = allocate([0.1, 0.1], [0.0, 0.0], [False, False], [1.0, 1.0], 1e-15, 1e-6, theorem="kov",
+                     mechanisms=mechanisms)
+    assert spent.composition.epsilon <= 1e-15 and sum(spent.epsilons) >= 0.99e-15
+
+
 def test_kov_infeasible_vector():
     r = compose([0.1], [1e-7], 1e-6, "kov", multiplicities=[100])
     assert r.epsilon == math.inf and "too small" in r.reason
