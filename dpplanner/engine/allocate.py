@@ -339,7 +339,10 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
                                  f"({result.detail}); the allocation spends up to its upper end, so up to "
                                  f"{width:.3g} of the budget may be left unspent")
     elif waste >= WASTE:
-        extra["waste_reason"] = ("the total jumps by more than that at this scale (the optimal engine's "
-                                 "lattice follows the epsilons); the allocation stays within the budget")
+        # (only a lattice's theorem says why: a cheaper one's total jumps through its noise's calibration)
+        lattice = " (the optimal engine's lattice follows the epsilons)" if theorem in (OPTIMAL, "concurrent") \
+            else " (its lattices follow the epsilons)" if theorem == "pld" else ""
+        extra["waste_reason"] = (f"the total jumps by more than that at this scale{lattice}; the allocation "
+                                 "stays within the budget")
     result = replace(result, extra=extra)
     return Allocation(epsilons=final, scale=float(t), composition=result, waste=float(waste))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import mpmath as mp
 import pytest
@@ -43,6 +44,23 @@ def test_kov_of_tiny_releases_is_at_most_their_sum_and_a_budget_of_1e_15_is_spen
     spent = allocate([0.1, 0.1], [0.0, 0.0], [False, False], [1.0, 1.0], 1e-15, 1e-6, theorem="kov",
                      mechanisms=mechanisms)
     assert spent.composition.epsilon <= 1e-15 and sum(spent.epsilons) >= 0.99e-15
+
+
+def test_a_kov_allocation_left_short_by_a_jump_does_not_speak_of_a_lattice(monkeypatch):
+    """(A total in steps of 0.01 stands in for one that jumps at the scale found.)"""
+    from dpplanner.engine import allocate, kov as kov_module
+
+    real = kov_module.kov
+
+    def stepped(plan, delta_g):
+        c = real(plan, delta_g)
+        return replace(c, epsilon=math.ceil(c.epsilon * 100) / 100)
+
+    monkeypatch.setattr(kov_module, "kov", stepped)
+    spent = allocate([0.1, 0.1], [0.0, 0.0], [False, False], [1.0, 1.0], 1.005, 1e-6, theorem="kov")
+    assert spent.waste > 1e-3 and spent.composition.epsilon <= 1.005
+    reason = spent.composition.extra["waste_reason"]
+    assert reason.startswith("the total jumps by more than that at this scale") and "lattice" not in reason
 
 
 def test_kov_infeasible_vector():
