@@ -290,7 +290,7 @@ def validate_state(budget: Budget, stats: Sequence[Statistic],
 def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
     """Where the free statistics are redistributed (the plan's redistribution on, or one
     redistribution asked for: redistribution.allocated), a free statistic's share by weight is
-    above 0 (what basic composition gives it), and a free statistic with OpenDP (discrete)
+    an epsilon that could be typed, at least 2.2e-308 (what basic composition gives it), and a free statistic with OpenDP (discrete)
     noise gets at least its weight's share of the spendable epsilon the pins' plain sum leaves
     (what basic composition gives it; the plan's theorem, never worse than basic, gives no less).
     A share below DISCRETE_MIN_EPSILON is refused where it is typed (with redistribution off, when
@@ -305,17 +305,21 @@ def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
         return      # (the pins' check says what there is to say)
     discrete = [i for i, s in enumerate(stats) if not s.held and s.noise is Noise.OPENDP
                 and s.kind is not Kind.CUSTOM and not (s.group_by and s.select_groups)]
-    # a continuous one's share must not underflow to 0 (global ε 5e-324 under basic: no noise
-    # is calibrated for ε 0, and the redistribution failed naming an internal release)
+    # a continuous one's share must be an epsilon that could be typed: one that underflows to 0 has
+    # no noise calibrated for it, and one nearer 0 (global ε 1e-323 over three releases under basic:
+    # 3.3e-324) left the search's probes below it at 0 (the redistribution failed naming an internal
+    # release, "a Gaussian release needs epsilon > 0")
     noisy = set(discrete)
-    zero = [i for i, s in enumerate(stats) if not s.held and s.kind is not Kind.CUSTOM
-            and i not in noisy and not s.weight * (left / weights) > 0]
-    if zero:
-        s = stats[zero[0]]
-        raise PlanError(f"{_name(s, zero[0])}: its share of the spendable ε by weight (global ε "
-                        f"{budget.epsilon!r}, weight {s.weight!r} of {weights:.4g}) underflows to 0, and no "
-                        "noise is calibrated for ε 0; raise the global ε or its weight",
-                        index=zero[0], field="weight")
+    tiny = [i for i, s in enumerate(stats) if not s.held and s.kind is not Kind.CUSTOM
+            and i not in noisy and stored_inexactly(s.weight * (left / weights), True)]
+    if tiny:
+        s = stats[tiny[0]]
+        share = s.weight * (left / weights)
+        what = (f"its share of the spendable ε by weight (global ε {budget.epsilon!r}, weight "
+                f"{s.weight!r} of {weights:.4g})")
+        reason = f"{what} underflows to 0" if not share else too_close_to_zero(what, repr(share))
+        raise PlanError(f"{_name(s, tiny[0])}: {reason}, and no noise is calibrated there; raise the "
+                        "global ε or its weight", index=tiny[0], field="weight")
     if not discrete:
         return
     from dpplanner.engine.validation import DISCRETE_MIN_EPSILON  # here: its module imports numpy
@@ -331,7 +335,7 @@ def check_discrete_shares(budget: Budget, stats: Sequence[Statistic]) -> None:
     rest = (weights - s.weight * s.repetitions) / s.repetitions
     need = DISCRETE_MIN_EPSILON * rest / (left / s.repetitions - DISCRETE_MIN_EPSILON) * 1.01 \
         if left / s.repetitions > DISCRETE_MIN_EPSILON else math.inf
-    if need <= min(others, default=math.inf):
+    if others and need <= min(others):      # (alone, its weight is the whole: raising it does nothing)
         raise PlanError(f"{_name(s, i)}: weight = {s.weight!r} leaves it too little ε for its OpenDP "
                         f"noise: its share of the spendable ε by weight is {share:.3g}, and discrete "
                         f"noise cannot be calibrated below ε = {DISCRETE_MIN_EPSILON:.3g}; raise its "

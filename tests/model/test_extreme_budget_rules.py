@@ -1,11 +1,12 @@
-"""A global epsilon so small that a free statistic's share underflows to 0 is refused where it
-is typed, naming the statistic (the redistribution failed naming an engine release)."""
+"""A global epsilon so small that a free statistic's share underflows to 0, or comes nearer 0
+than an epsilon that can be typed, is refused where it is typed, naming the statistic (the
+redistribution failed naming an engine release)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dpplanner.model import Budget, Kind, Plan, PlanError, Statistic
+from dpplanner.model import Budget, Kind, Mechanism, Plan, PlanError, Statistic
 from dpplanner.model.statistic import Noise
 
 
@@ -19,6 +20,27 @@ def test_a_share_that_underflows_to_zero_is_refused():
                                         r"5e-324, weight 1.0 of 3\) underflows to 0") as refused:
         Plan(Budget(epsilon=5e-324, delta=1e-6, theorem="basic"), _stats())
     assert refused.value.field == "weight" and refused.value.index == 0
+
+
+def test_a_share_nearer_0_than_a_typed_epsilon_is_refused():
+    """Global ε 1e-323 over three Gaussian releases under basic: each share 3.3e-324 (stored as
+    4.94e-324); the search's probes below it were 0, and the redistribution failed with "a Gaussian
+    release needs epsilon > 0"."""
+    stats = [Statistic("a", mechanism=Mechanism.GAUSSIAN, noise=Noise.CONTINUOUS),
+             Statistic("b", mechanism=Mechanism.GAUSSIAN, noise=Noise.CONTINUOUS, repetitions=2)]
+    with pytest.raises(PlanError, match=r"statistic 1 \('a'\): its share of the spendable ε by weight \(global ε "
+                                        r"1e-323, weight 1.0 of 3\) = 5e-324 is too close to 0 to store exactly "
+                                        r".*; raise the global ε or its weight") as refused:
+        Plan(Budget(epsilon=1e-323, delta=1e-6, theorem="basic"), stats)
+    assert refused.value.field == "weight" and refused.value.index == 0
+
+
+def test_one_free_statistic_with_opendp_noise_is_told_of_the_global_epsilon_not_its_weight():
+    """(Its weight is the whole of the weights: the advice was "raise its weight to at least ∞".)"""
+    with pytest.raises(PlanError, match=r"global ε = 1e-30 is too small for the statistics with OpenDP "
+                                        r"noise: statistic 1 \('a'\) would get ε 1e-30") as refused:
+        Plan(Budget(epsilon=1e-30, delta=1e-6, theorem="basic"), [Statistic("a")])
+    assert refused.value.field == "epsilon"
 
 
 def test_a_tiny_share_above_zero_is_accepted():
