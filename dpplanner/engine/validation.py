@@ -138,7 +138,7 @@ def least_epsilon(tag: str, delta: float) -> float:
         from .mechanisms.discrete_objects import MAX_SIGMA
         top = MAX_SIGMA * (1 - 1e-3)
         if cells == 1:
-            from .mechanisms.gaussian import gaussian_epsilon
+            from .mechanisms.gaussian_inverse import gaussian_epsilon
             eps = gaussian_epsilon(top / shift, delta)
         else:   # (through zCDP: C S^2 / (2 sigma^2)-zCDP, as discrete_gaussian._cells_sigma)
             from .mechanisms.zcdp import cks_epsilon

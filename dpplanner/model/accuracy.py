@@ -270,7 +270,9 @@ def gaussian_epsilon(sigma: float, l2: float, delta: float, minimum: float) -> f
     (epsilon, delta)-DP."""
     if not delta > 0:
         raise ValueError(_NEEDS_DELTA)
-    return max(minimum, _engine_gaussian().gaussian_epsilon(sigma / l2, delta))
+    from ..engine.mechanisms.gaussian_inverse import gaussian_epsilon as engine_epsilon
+
+    return max(minimum, engine_epsilon(sigma / l2, delta))
 
 
 def gaussian_error(sigma: float, beta: float, coordinates: int = 1) -> float:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dpplanner.engine import memo
 from dpplanner.engine.mechanisms import gaussian as g
+from dpplanner.engine.mechanisms import gaussian_inverse as gi
 from dpplanner.model import accuracy as acc
 
 mpmath.mp.dps = 50
@@ -66,7 +67,7 @@ def test_model_sigma_is_sensitivity_times_the_engine_multiplier(l2):
         m = g.gaussian_multiplier(eps, delta)
         assert acc.gaussian_sigma(l2, eps, delta) == l2 * m
         assert acc.gaussian_delta(l2 * m, l2, eps) == g.gaussian_delta(l2 * m / l2, eps)
-        assert acc.gaussian_epsilon(l2 * m, l2, delta, 0.0) == g.gaussian_epsilon(l2 * m / l2, delta)
+        assert acc.gaussian_epsilon(l2 * m, l2, delta, 0.0) == gi.gaussian_epsilon(l2 * m / l2, delta)
 
 
 def test_tiny_epsilon_is_answered_fast_and_soundly(monkeypatch):
@@ -90,7 +91,7 @@ def test_tiny_epsilon_is_answered_fast_and_soundly(monkeypatch):
     (lambda: g.gaussian_multiplier("x", 1e-6), "not a number"),
     (lambda: g.gaussian_delta(0.0, 1.0), "finite number > 0"),
     (lambda: g.gaussian_delta(1.0, math.nan), "nan"),
-    (lambda: g.gaussian_epsilon(-1.0, 1e-6), "finite number > 0"),
+    (lambda: gi.gaussian_epsilon(-1.0, 1e-6), "finite number > 0"),
     (lambda: acc.gaussian_sigma(1.0, 1.0, 0.0), "needs delta > 0"),
 ])
 def test_bad_inputs_are_refused_with_a_reason(call, match):
@@ -100,10 +101,10 @@ def test_bad_inputs_are_refused_with_a_reason(call, match):
 
 def test_gaussian_epsilon_inverts_the_multiplier():
     m = g.gaussian_multiplier(0.8, 1e-7)
-    e = g.gaussian_epsilon(m, 1e-7)
+    e = gi.gaussian_epsilon(m, 1e-7)
     assert e <= 0.8 * (1 + 1e-12)
     assert exact_delta(1 / m, e) <= 1e-7
-    assert g.gaussian_epsilon(1e6, 0.5) == 0.0  # so much noise that delta(0) already fits
+    assert gi.gaussian_epsilon(1e6, 0.5) == 0.0  # so much noise that delta(0) already fits
 
 
 def test_remembered_multipliers_are_the_same_bits_as_a_fresh_calibration():
@@ -206,7 +207,7 @@ def test_epsilon_bracket_straddles_the_bound(mu, log_target, upper, rel_tol):
     """The Gaussian's epsilon at a delta (a prefix of Gaussians in a curve, an all-Gaussian plan,
     a typed noise scale's epsilon): the directed bound is above the target at lo and meets it at
     hi, rel_tol apart."""
-    lo, hi = g.epsilon_bracket(mu, log_target, upper, rel_tol)
+    lo, hi = gi.epsilon_bracket(mu, log_target, upper, rel_tol)
     assert g.log_delta_bound(mu, hi, upper) <= log_target
     assert (lo == hi == 0.0) or (0.0 <= lo < hi and hi - lo <= rel_tol * hi)
     assert lo == 0.0 or g.log_delta_bound(mu, lo, upper) > log_target
@@ -216,16 +217,16 @@ def test_epsilon_bracket_takes_a_dozen_evaluations(monkeypatch):
     """False position and straddling points: about a dozen evaluations of the bound per search
     (halving took about fifty; where the bound is noisy at the last digits, a few dozen)."""
     calls = []
-    real = g.log_delta_bound
-    monkeypatch.setattr(g, "log_delta_bound", lambda *args: calls.append(1) or real(*args))
+    real = gi.log_delta_bound
+    monkeypatch.setattr(gi, "log_delta_bound", lambda *args: calls.append(1) or real(*args))
     rng = np.random.default_rng(5)
     for _ in range(200):
-        g.epsilon_bracket(10 ** rng.uniform(-2, 1.5), -rng.uniform(2, 30), bool(rng.integers(2)), 1e-15)
+        gi.epsilon_bracket(10 ** rng.uniform(-2, 1.5), -rng.uniform(2, 30), bool(rng.integers(2)), 1e-15)
     assert len(calls) / 200 <= 15
     # a bound flat at the last digits around the root (two straddling points both meet the
     # target): the points move apart after each miss (a fixed spread walked down 5e-15 a time)
     calls.clear()
-    g.epsilon_bracket(0.001, -7.84380364761547, False, 1e-15)
+    gi.epsilon_bracket(0.001, -7.84380364761547, False, 1e-15)
     assert len(calls) <= 32
 
 

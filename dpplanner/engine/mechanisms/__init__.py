@@ -17,8 +17,8 @@ from ..memo import forget
 
 _HOMES = {
     "compose_mechanisms": "composition", "pld_curve": "curves", "zcdp_curve": "curves",
-    **dict.fromkeys(("gaussian_delta", "gaussian_epsilon", "gaussian_multiplier", "gaussian_multipliers"),
-                    "gaussian"),
+    **dict.fromkeys(("gaussian_delta", "gaussian_multiplier", "gaussian_multipliers"), "gaussian"),
+    "gaussian_epsilon": "gaussian_inverse",
     "discrete_gaussian_sigma": "discrete_gaussian", "discrete_gaussian_sigmas": "discrete_gaussian",
     "zcdp_gaussian_sigma": "zcdp", "discrete_laplace_scale": "discrete_laplace",
     **dict.fromkeys(("DiscreteGaussian", "DiscreteLaplace", "EpsDelta", "Gaussian", "Laplace"), "objects"),

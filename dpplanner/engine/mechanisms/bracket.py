@@ -26,7 +26,7 @@ from ..optimal.atoms import sup_root
 from ..optimal.binomial import log_rr
 from ..optimal.lattice import LatticePMF, compose_balanced, direct_convolve, power
 from ..optimal.pld import BATCH_POINTS, BATCH_QUERIES, FFT_FRACTION, TAIL_FRACTION
-from .gaussian import epsilon_bracket
+from .gaussian_inverse import epsilon_bracket
 from .readout import mixed_root
 from .discrete_gaussian_kernel import spacing_down
 from .discrete_laplace import directed_ratio

@@ -29,7 +29,7 @@ import numpy as np
 from ..advanced import kov35_b, kov35_c
 from ..stats import eps_tanh, squares
 from ..numerics import round_down, round_up
-from .gaussian import epsilon_bracket
+from .gaussian_inverse import epsilon_bracket
 from .zcdp import cks_epsilon, rho_pure, sum_up
 
 U = 2.0 ** -53
