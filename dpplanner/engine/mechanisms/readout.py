@@ -68,7 +68,7 @@ def _far_phi(z):
     return np.where(z >= WINDOW_Z, FAR_PHI, np.exp(-0.5 * (z - 1e-6) ** 2))
 
 
-def _far_delta(y: np.ndarray, upper: bool, phi=FAR_PHI) -> np.ndarray:
+def _far_delta(y: np.ndarray, upper: bool, phi) -> np.ndarray:
     """Bounds on delta_G(y) at far atoms (atom_sets.far at z), y rounded to its side. There
     delta_G(y) = (1 - e^y) - Phi(-x1) + e^y Phi(-z') with x1 = z' + mu >= z' >= z - 1e-12 and
     e^y <= 1, so it is within phi >= Phi(-z') of -expm1(y) (_far_phi; within an ulp; 8 u
