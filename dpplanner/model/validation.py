@@ -4,7 +4,8 @@ The Plan's mutating methods, the file loader, the CSV importer and the command l
 these functions; ``typed.py`` reads what a person typed into a field by these rules.
 Errors are ``PlanError`` (a ValueError) naming the statistic, the field and what is allowed.
 The rules of single numeric fields and the hard limits are in ``field_rules.py``, a grouped
-statistic's in ``grouping_rules.py``; both are imported here, the entry point.
+statistic's in ``grouping_rules.py``, the pinned statistics' before a redistribution in
+``pin_rules.py``; all are imported here, the entry point.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from .field_rules import (BUDGET_RULES, FIELD_RULES, MAX_CONTRIBUTIONS, MAX_GROU
                           Number, PlanError, ok_range, read_as_another, stored_inexactly,
                           too_close_to_zero)
 from .grouping_rules import check_grouping
+# (all of pin_rules: the redistribution and the window import the pins' rules from this module)
+from .pin_rules import NAMED_PINS, check_holds, release_clause
 from .statistic import (KIND_FIELDS, WHOLE_NUMBER_KINDS, Budget, Kind, Mechanism, Neighbouring, Noise,
                         Statistic, field_names, preview)
 
@@ -361,51 +364,3 @@ def floors_refusal(budget: Budget, stats: Sequence[Statistic], floored: dict, ne
     return (f"the statistics with OpenDP noise{pinned} need ε {upper(needed)} under the "
             f"{theorem(budget.theorem).label} theorem even at the least ε each one's noise is calibrated "
             f"for, more than the spendable ε {budget.spendable_epsilon:g}{why}")
-
-
-def check_holds(budget: Budget, stats: Sequence[Statistic]) -> None:
-    """Before redistributing: raise PlanError if no statistic is free, or if the pinned ones
-    (``held``) alone use up the spendable budget under the plan's theorem."""
-    held = [i for i, s in enumerate(stats) if s.held]
-    if not held:
-        return
-    if len(held) == len(stats):
-        raise PlanError("every statistic is pinned: at least one must stay free for redistribution; "
-                        "unpin one or switch automatic redistribution off", held_indices=held)
-    from dpplanner import engine
-    from .display import upper
-
-    from .releases import statistic_mechanisms
-
-    deltas = statistic_deltas(budget, stats)
-    mechanisms = statistic_mechanisms(budget, stats)
-    try:
-        used = engine.compose([stats[i].epsilon for i in held], [deltas[i] for i in held],
-                              budget.delta, theorem=budget.theorem, eta=budget.eta,
-                              multiplicities=[stats[i].repetitions for i in held],
-                              mechanisms=[mechanisms[i] for i in held]).epsilon
-    except ValueError:
-        # theorem not applicable to the pinned subset (kov): basic composition is always sound
-        used = sum(stats[i].epsilon * stats[i].repetitions for i in held)
-    target = budget.spendable_epsilon
-    if not used < target:
-        raise PlanError(f"the pinned statistics alone need ε {upper(used)}, which leaves nothing "
-                        f"of the spendable budget ε {target:g} for the free ones; "
-                        f"{release_clause(stats, held)}", held_indices=held)
-
-
-#: How many pinned statistics a refusal names: those that spend the most (a plan edited for long
-#: may pin dozens, and a sentence naming them all would push the table off screen).
-NAMED_PINS = 5
-
-
-def release_clause(stats: Sequence[Statistic], held: Sequence[int], other: bool = False) -> str:
-    """"unpin or lower some of: 1 ('a'), 3 ('b')" (``other``: of the other pinned statistics,
-    when the one being edited is not among them); beyond NAMED_PINS, the ones that spend the most
-    ε (ε_i times repetitions), in plan order, "and N more"."""
-    named = sorted(sorted(held, key=lambda i: -stats[i].epsilon * stats[i].repetitions)[:NAMED_PINS])
-    names = ", ".join(f"{i + 1} ({stats[i].name!r})" for i in named)
-    if len(held) > len(named):
-        names += f" and {len(held) - len(named)} more"
-    return f"unpin or lower some of the other pinned statistics: {names}" if other else \
-        f"unpin or lower some of: {names}"
