@@ -68,7 +68,8 @@ def check_bundle_contents() -> list[str]:
     for page in ("docs/guide/window.md", "docs/screenshot.png", "CHANGELOG.md"):   # what Help shows
         if not (bundle_root() / page).is_file():
             problems.append(f"{page} missing from {bundle_root()} (the Help window shows it)")
-    for part in ("template.py", "template_checks.py", "template_selection.py"):   # joined by release/export.py
+    for part in ("template.py", "template_checks.py", "template_selection.py", "template_release.py"):
+        # (joined by release/export.py)
         template = bundle_root() / "dpplanner" / "release" / part
         if not template.is_file():
             problems.append(f"the release script's template is missing ({template}): File > Export "

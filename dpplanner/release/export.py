@@ -1,8 +1,9 @@
 """Write a plan's release script: the template with its DATA, CUSTOM and PLAN blocks filled in.
 
 The script is self-contained: it imports nothing from dpplanner and pins OpenDP 0.16. Its template
-is read as text from two files, to keep each short: ``template.py`` and its checks,
-``template_checks.py``, joined at the ``# @@CHECKS@@`` line into the one file a depositor runs.
+is read as text from a few files, to keep each short: ``template.py`` and its parts (its checks,
+``template_checks.py``, the private selection of groups, the release itself), each joined at its
+marker line into the one file a depositor runs.
 ``render_script`` returns the script's text; ``export_script`` writes it atomically.
 """
 
@@ -26,7 +27,8 @@ from .spec import (ExportError, check_exportable, custom_statistics, default_cat
 TEMPLATE = Path(__file__).with_name("template.py")
 #: The template's other parts, each joined in at its marker line of ``template.py``.
 TEMPLATE_PARTS = {"# @@CHECKS@@": TEMPLATE.with_name("template_checks.py"),
-                  "# @@SELECTION@@": TEMPLATE.with_name("template_selection.py")}
+                  "# @@SELECTION@@": TEMPLATE.with_name("template_selection.py"),
+                  "# @@RELEASING@@": TEMPLATE.with_name("template_release.py")}
 DIGEST_LINE = "PLAN_DIGEST = "
 
 
