@@ -225,8 +225,9 @@ def test_an_edit_frames_the_cost_plot_once(qtbot, window, monkeypatch):
 
 
 def test_totals_of_subnormal_size_are_framed(qtbot):
-    """(A global ε of 1e-323 can be typed: no two-digit rounding step is that small. Not shown:
-    pyqtgraph's axis finds no tick spacing for such a range.)"""
+    """(A plan file may hold a global ε of 1e-323, the shortest text of its double, though a field
+    refuses it: no two-digit rounding step is that small. Not shown: pyqtgraph's axis finds no
+    tick spacing for such a range.)"""
     plot = CostPlot()
     qtbot.addWidget(plot)
     draw(qtbot, plot, two_curves(50, 1e-323), 50, 1e-323)       # (the highest curve ends at 5e-323)
