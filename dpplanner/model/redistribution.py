@@ -85,7 +85,11 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
         why = floors_refusal(budget, stats, exc.floored, exc.needed) if exc.floored else str(exc)
         raise PlanError(f"redistribution refused: {why}", held_indices=held) from None
     except ValueError as exc:
-        raise PlanError(f"redistribution failed under the {request.theorem} theorem: {exc}") from None
+        if request.theorem == "kov" and isinstance(exc, engine.NotApplicable):   # (the plan's shape)
+            raise PlanError(f"{engine.theorem('kov').label} applies only when every statistic gets the "
+                            "same ε_i, δ_i and noise, and this plan's weights, pins or noise give them "
+                            "different ones; choose optimal, which takes unequal statistics") from None
+        raise PlanError(f"redistribution failed under {engine.theorem(request.theorem).label}: {exc}") from None
     return with_epsilons(stats, list(result.epsilons), [not h for h in request.held]), result
 
 

@@ -339,3 +339,20 @@ def test_pins_that_leave_no_room_are_named_by_the_five_that_spend_most():
         check_holds(Budget(epsilon=1.0, delta=1e-6, theorem="basic"), stats)
     tail = str(info.value).split("unpin or lower some of: ")[1]
     assert tail == "7 ('q6'), 14 ('q13'), 21 ('q20'), 28 ('q27'), 35 ('q34') and 35 more"
+
+
+def test_kov_is_refused_for_unequal_statistics_in_the_plans_words():
+    """Choosing KOV (homogeneous) for a plan whose statistics differ (psi-survey: a weight of 2,
+    Gaussian beside Laplace noise) is refused saying why and what to choose, not in the engine's
+    words ("kov theorem", "query 3 is (eps=...)")."""
+    from dpplanner.model.examples import example_path
+    from dpplanner.model.files import load_plan
+
+    plan = load_plan(example_path("psi-survey"))
+    before = plan.snapshot()
+    with pytest.raises(PlanError) as refused:
+        rebalanced_edit(plan, lambda p: p.set_budget(theorem="kov"))
+    text = str(refused.value)
+    assert text.startswith("KOV (homogeneous) applies only when every statistic gets the same ε_i")
+    assert "choose optimal" in text and "query" not in text and "eps=" not in text
+    assert plan.snapshot() == before
