@@ -6,10 +6,14 @@ values with ``format_value``, so a field holds exactly what was typed or says wh
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation, Overflow
 from typing import Optional
 
 from .validation import FieldRule, Number, PlanError, ok_range, stored_inexactly, too_close_to_zero
+
+#: Digits grouped by spaces, as many write thousands ("1 000", "2 500 000.5").
+_GROUPED = re.compile(r"[-+]?\d{1,3}( \d{3})+(\.\d*)?")
 
 
 def parse_text(rule: FieldRule, text: str, where: str = "",
@@ -30,7 +34,8 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
     try:
         number = Decimal(raw)
     except InvalidOperation:
-        hint = " (write decimals with a point, e.g. 0.5)" if "," in raw else ""
+        hint = " (write decimals with a point, e.g. 0.5)" if "," in raw else \
+            f" (write it without spaces: {''.join(raw.split())})" if _GROUPED.fullmatch(raw) else ""
         raise PlanError(f"{where}: {text.strip()!r} is not a number{hint}; it must be "
                         f"{rule.describe()}", index=index, field=rule.name) from None
     shown = f"{raw} %" if rule.percent else raw
