@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
+from dpplanner.engine.theorems import KOV
+
 from .engine_inputs import allocation_request, with_epsilons
 from .plan import Plan
 from .statistic import Budget, Statistic
@@ -85,8 +87,8 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
         why = floors_refusal(budget, stats, exc.floored, exc.needed) if exc.floored else str(exc)
         raise PlanError(f"redistribution refused: {why}", held_indices=held) from None
     except ValueError as exc:
-        if request.theorem == "kov" and isinstance(exc, engine.NotApplicable):   # (the plan's shape)
-            raise PlanError(f"{engine.theorem('kov').label} applies only when every statistic gets the "
+        if request.theorem == KOV and isinstance(exc, engine.NotApplicable):   # (the plan's shape)
+            raise PlanError(f"{engine.theorem(KOV).label} applies only when every statistic gets the "
                             "same ε_i, δ_i and noise, and this plan's weights, pins or noise give them "
                             "different ones; choose optimal, which takes unequal statistics") from None
         raise PlanError(f"redistribution failed under {engine.theorem(request.theorem).label}: {exc}") from None
