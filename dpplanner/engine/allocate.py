@@ -342,8 +342,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
         # (only a lattice's theorem says why: a cheaper one's total jumps through its noise's calibration)
         lattice = " (the optimal engine's lattice follows the epsilons)" if theorem in (OPTIMAL, "concurrent") \
             else " (its lattices follow the epsilons)" if theorem == "pld" else ""
-        extra["waste_reason"] = (f"{waste:.3g} of the budget is left unspent: at this scale the total jumps "
-                                 f"by more than the {WASTE:g} a redistribution may leave{lattice}; the "
-                                 "allocation stays within the budget")
+        extra["waste_reason"] = (f"{100 * waste:.3g}% of the budget is left unspent: at this scale the total "
+                                 f"jumps by more than the {100 * WASTE:g}% a redistribution may leave{lattice}; "
+                                 "the allocation stays within the budget")
     result = replace(result, extra=extra)
     return Allocation(epsilons=final, scale=float(t), composition=result, waste=float(waste))

@@ -60,8 +60,8 @@ def test_a_kov_allocation_left_short_by_a_jump_does_not_speak_of_a_lattice(monke
     spent = allocate([0.1, 0.1], [0.0, 0.0], [False, False], [1.0, 1.0], 1.005, 1e-6, theorem="kov")
     assert spent.waste > 1e-3 and spent.composition.epsilon <= 1.005
     reason = spent.composition.extra["waste_reason"]
-    assert f"{spent.waste:.3g} of the budget is left unspent: at this scale the total jumps by more than the " \
-        "1e-06 a redistribution may leave; the allocation" in reason and "lattice" not in reason
+    assert f"{100 * spent.waste:.3g}% of the budget is left unspent: at this scale the total jumps by more " \
+        "than the 0.0001% a redistribution may leave; the allocation" in reason and "lattice" not in reason
 
 
 def test_kov_infeasible_vector():
