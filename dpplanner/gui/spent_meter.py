@@ -84,11 +84,13 @@ class SpentMeter(QObject):
         # The Totals table takes the same totals on its turn, before this one: meanwhile the bar
         # or the sentence that will read otherwise is the plan before's, greyed (they sat un-greyed
         # beside the table's new totals for up to ~0.5 s); what will read the same is left as it is.
-        _over, text, note = self._reading(self.editor.plan.budget)
+        over, text, note = self._reading(self.editor.plan.budget)
         if text != self.bar.format():
             self.bar.setEnabled(False)
         if note != self.assumption.text():
             self.assumption.setEnabled(False)
+        if (self._why() if over else "") != self.over_reason.text():
+            self.over_reason.setEnabled(False)      # (the red "over budget by" of the plan before)
         # On a turn of its own (gui/turns.py): the new sentence and bar repaint the table too
         # (~10 ms of the GUI thread), in one stall with the result's slot when drawn from it.
         self._turns.later(self, self.update)
@@ -116,6 +118,7 @@ class SpentMeter(QObject):
             self.button.setText(REDISTRIBUTE)
             return
         self.assumption.setEnabled(True)
+        self.over_reason.setEnabled(True)
         over, text, note = self._reading(b)
         value = 0
         if comp is not None and comp.applicable and not math.isnan(comp.epsilon):
@@ -130,11 +133,15 @@ class SpentMeter(QObject):
         if self.assumption.text() != note:
             self.assumption.setText(note)
             self.assumption.setVisible(bool(note))
-        self._show_reason(self.editor.plan.balance(comp.epsilon).why_over(b.redistribute) if over else "")
+        self._show_reason(self._why() if over else "")
         # with redistribution on the button is only needed to rebalance ε_i opened over budget;
         # over budget it is the fix the red reason above it names
         self.button.setEnabled(not b.redistribute or over)
         self.button.setText(FIT if over else REDISTRIBUTE)
+
+    def _why(self) -> str:
+        """The red reason beneath the bar for the total set last (over its budget)."""
+        return self.editor.plan.balance(self._spent.epsilon).why_over(self.editor.plan.budget.redistribute)
 
     def _reading(self, b: Budget) -> tuple[bool, str, str]:
         """(over budget, the bar's text, the sentence beneath it) for the total set last under ``b``."""

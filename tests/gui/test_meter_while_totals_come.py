@@ -177,3 +177,34 @@ def test_the_bar_and_its_sentence_never_read_other_totals_than_the_table(
     assert any(not s[0] and (s[1] != s[2] or s[4] != s[5]) for s in seen), seen
     last = seen[-1]
     assert last[1:7] == (last[2], last[2], True, last[5], last[5], True), seen
+
+
+def test_the_red_reason_never_gives_the_plan_before_s_excess_beside_the_new_totals(qtbot, window):
+    """Over budget, redistribution off, ε_i typed lower (still over): the red "over budget by"
+    beneath the bar follows with the bar, a turn after the Totals table; meanwhile the excess of
+    the plan before is greyed, never shown beside the table's new total as the plan's."""
+    QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+    wait_idle(qtbot, window)
+    window.evaluation._stale_delay.setInterval(10 ** 8)     # (as above: only the meter may grey it)
+    panel, table, theorem = window.budget_panel, window.results_panel, window.plan.budget.theorem
+    for text in ("5", "4"):
+        editor = open_cell(window, 0, "epsilon")
+        retype(editor, text)
+        QTest.keyClick(editor, Qt.Key.Key_Return)
+        wait_idle(qtbot, window)
+    assert window.plan[0].epsilon == 4 and panel.over_reason.isVisible()
+    final = panel.over_reason.text()
+    seen = []
+    timer = QTimer(interval=0)
+    timer.timeout.connect(lambda: seen.append((table.text_at(theorem, "total ε"), panel.over_reason.text(),
+                                               panel.over_reason.isVisible() and panel.over_reason.isEnabled())))
+    timer.start()
+    editor = open_cell(window, 0, "epsilon")
+    retype(editor, "3")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    timer.stop()
+    new_total = table.text_at(theorem, "total ε")
+    assert window.plan[0].epsilon == 3 and panel.over_reason.text() != final
+    assert any(total == new_total and reason == final for total, reason, _on in seen), seen    # (read between)
+    assert not any(total == new_total and reason == final and on for total, reason, on in seen), seen
