@@ -100,7 +100,9 @@ def check_numbers(skeleton: bytes) -> tuple[bool, bool]:
     after = np.append(codes, 0)[marks + 1]
     exponent_chars = run_end - marks - 1 - (after == ord("+"))
     negative = (after == ord("-")) & (exponent_chars >= 4)
-    tiny = any(int(skeleton[m + 2:e]) >= NEAR_ZERO_EXPONENT for m, e in zip(marks[negative], run_end[negative]))
+    # (a run whose exponent is not all digits is no number: json.loads says so, with the place)
+    tiny = any(skeleton[m + 2:e].isdigit() and int(skeleton[m + 2:e]) >= NEAR_ZERO_EXPONENT
+               for m, e in zip(marks[negative], run_end[negative]))
     return bool(np.any((after != ord("-")) & (exponent_chars >= 3))), tiny
 
 

@@ -204,6 +204,13 @@ def test_numbers_beyond_a_double_are_refused(literal):
         loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}'))
 
 
+@pytest.mark.parametrize("literal", ["1e-12.5", "1e-1e5", "1e-9-9", "1e-300e", "1e-3000x"])
+def test_a_malformed_exponent_is_refused_as_not_json(literal):
+    """(A run after "e-" that is not all digits is no number: not read as one on the way.)"""
+    with pytest.raises(PlanFileError, match="the file is not valid JSON"):
+        loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}'))
+
+
 @pytest.mark.parametrize("literal", ["1e308", "1.7976931348623157e+308", "1e+99", "2.2250738585072014e-308",
                                      "0e-999", "1e-310", "5e-324"])
 def test_numbers_within_a_double_load(literal):
