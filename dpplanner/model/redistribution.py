@@ -89,8 +89,8 @@ def allocated(budget: Budget, stats: Sequence[Statistic], *, cancel=None, progre
     except ValueError as exc:
         if request.theorem == KOV and isinstance(exc, engine.NotApplicable):   # (the plan's shape)
             raise PlanError(f"{engine.theorem(KOV).label} applies only when every statistic gets the "
-                            "same ε_i, δ_i and noise, and this plan's weights, pins or noise give them "
-                            "different ones; choose optimal, which takes unequal statistics") from None
+                            "same ε_i and δ_i, and this plan's weights, pins or noise (a Gaussian's δ_i) "
+                            "give them different ones; choose optimal, which takes unequal statistics") from None
         raise PlanError(f"redistribution failed under {engine.theorem(request.theorem).label}: {exc}") from None
     return with_epsilons(stats, list(result.epsilons), [not h for h in request.held]), result
 
