@@ -330,14 +330,14 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
     if limited and clock.now() > deadline.end:
         extra["time_limited"] = True
         extra["waste_reason"] = (f"{deadline.reason()}: the search ended on the best scale whose certified "
-                                 f"total fits the budget ({result.detail}); up to {waste:.3g} of the budget "
+                                 f"total fits the budget ({result.detail}); up to {100 * waste:.3g}% of the budget "
                                  "may be left unspent")
     elif width > eta:
         # the budget is met by the certified upper end; with a bracket wider than eta (its detail
         # says why) the exact total may be up to its width lower: that much may be left unspent
         extra["waste_reason"] = (f"the total's certified bracket is {width:.3g} wide, more than eta = {eta:g} "
                                  f"({result.detail}); the allocation spends up to its upper end, so up to "
-                                 f"{width:.3g} of the budget may be left unspent")
+                                 f"ε {width:.3g} of the budget may be left unspent")
     elif waste >= WASTE:
         # (only a lattice's theorem says why: a cheaper one's total jumps through its noise's calibration)
         lattice = " (the optimal engine's lattice follows the epsilons)" if theorem in (OPTIMAL, "concurrent") \
