@@ -13,7 +13,7 @@ from typing import Optional
 from .validation import FieldRule, Number, PlanError, ok_range, stored_inexactly, too_close_to_zero
 
 #: Digits grouped by spaces, as many write thousands ("1 000", "2 500 000.5").
-_GROUPED = re.compile(r"[-+]?\d{1,3}( \d{3})+(\.\d*)?")
+_GROUPED = re.compile(r"[-+]?\d{1,3}([ \u00a0\u202f]\d{3})+(\.\d*)?")     # (and no-break spaces)
 
 
 def parse_text(rule: FieldRule, text: str, where: str = "",

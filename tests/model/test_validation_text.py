@@ -36,6 +36,7 @@ def test_typed_text_is_stored_exactly(rule, text, value):
     (BUDGET_RULES["epsilon"], "nan", r"global epsilon = nan is not allowed"),
     (BUDGET_RULES["epsilon"], "0,5", r"'0,5' is not a number \(write decimals with a point"),
     (BUDGET_RULES["dataset_size"], "1 000", r"'1 000' is not a number \(write it without spaces: 1000\)"),
+    (BUDGET_RULES["dataset_size"], "2\u202f500", r"is not a number \(write it without spaces: 2500\)"),
     (BUDGET_RULES["epsilon"], "", r"global epsilon is required"),
     (BUDGET_RULES["dataset_size"], "-250.5", r"dataset size n = -250.5 is not allowed; it must be a "
                                              r"whole number in \[1, 1e\+12\]"),
