@@ -34,7 +34,7 @@ from .scale_search import (AIM, CLOSE, NEAR, OFF, OWN_BAND, REFINE_ROUNDS, WASTE
                            no_room, same_laying, slope_near)
 from .types import CancelToken, Composition, ProgressCallback
 from .theorem_inputs import ComposeInputs
-from .theorems import OPTIMAL, theorem as registry_entry
+from .theorems import CONCURRENT, OPTIMAL, PLD, ZCDP, theorem as registry_entry
 from .validation import (Releases, least_epsilon, validate_delta_g, validate_epsilon_g, validate_eta,
                          validate_plan, validate_time_limit)
 
@@ -46,7 +46,7 @@ _BEND_STEP = 1e-6
 
 def _zcdp(releases: Releases, delta_g: float, eta: float) -> Composition:
     """The "zcdp" row's total of ``releases`` (rho and the delta it was converted at in extra)."""
-    return registry_entry("zcdp").compose(ComposeInputs(releases, delta_g, eta, upper_only=True))
+    return registry_entry(ZCDP).compose(ComposeInputs(releases, delta_g, eta, upper_only=True))
 
 
 def _scale_now(eps: np.ndarray, w: np.ndarray, free: np.ndarray) -> float:
@@ -64,7 +64,7 @@ def _start_rung(theorem: str, eps: np.ndarray, plan: Releases, delta_g: float, e
     """The rung of pld's ladder the search starts on, read from the plan at its first scale
     (mechanisms.theorems.pld_start_rung; None: the whole total there tells); 0 for the other
     theorems."""
-    if theorem != "pld":
+    if theorem != PLD:
         return 0
     from .mechanisms.theorems import pld_start_rung
 
@@ -131,7 +131,7 @@ def upper_bound(epsilons, deltas, delta_g, theorem: str = OPTIMAL, eta: float = 
     plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
     inputs = ComposeInputs(plan, validate_delta_g(delta_g), validate_eta(eta), upper_only=True)
     name = registry_entry(theorem).name
-    if name == "pld":
+    if name == PLD:
         # (widened by 1e-9: a margin only; pld's whole totals never exceed the zcdp row's)
         zcdp = float(round_up(_zcdp(plan, inputs.delta_g, inputs.eta).epsilon, 1e-9))
         if zcdp < enough:
@@ -251,7 +251,7 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
 
     def laid(t: float) -> Optional[float]:
         """The lattice of pld's upper end searched on at scale t, not composed (None: unknown)."""
-        if theorem != "pld" or not upper_only:
+        if theorem != PLD or not upper_only:
             return None
         from .mechanisms.theorems import pld_upper_step
 
@@ -340,8 +340,8 @@ def allocate(epsilons, deltas, held, weights, epsilon_g, delta_g, *, theorem: st
                                  f"ε {width:.3g} of the budget may be left unspent")
     elif waste >= WASTE:
         # (only a lattice's theorem says why: a cheaper one's total jumps through its noise's calibration)
-        lattice = " (the optimal engine's lattice follows the epsilons)" if theorem in (OPTIMAL, "concurrent") \
-            else " (its lattices follow the epsilons)" if theorem == "pld" else ""
+        lattice = " (the optimal engine's lattice follows the epsilons)" if theorem in (OPTIMAL, CONCURRENT) \
+            else " (its lattices follow the epsilons)" if theorem == PLD else ""
         extra["waste_reason"] = (f"{100 * waste:.3g}% of the budget is left unspent: at this scale the total "
                                  f"jumps by more than the {100 * WASTE:g}% a redistribution may leave{lattice}; "
                                  "the allocation stays within the budget")

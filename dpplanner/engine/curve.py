@@ -20,14 +20,14 @@ from .never_worse import best_cheap
 from .optimal.deadline import OutOfTime, with_limit
 from .stats import prefix_sums
 from .theorem_inputs import CurveInputs
-from .theorems import KOV, THEOREMS, theorem as registry_entry, validate_theorems
+from .theorems import KOV, PLD, THEOREMS, theorem as registry_entry, validate_theorems
 from .types import CancelToken, ProgressCallback
 from .validation import validate_delta_g, validate_eta, validate_expandable, validate_plan, validate_time_limit
 
 MODES = ("prefix", "repeat")
 #: The theorems whose curves ask for the generic optimal curve (``optimal_curve`` below) only once
 #: their own work is done, to be met with it: pld's, never above it (mechanisms/curves.py).
-MEETS_OPTIMAL = ("pld",)
+MEETS_OPTIMAL = (PLD,)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import numpy as np
 from .delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
 from .never_worse import best_cheap, best_cheap_for
 from .stats import Sums, plan_sums
+from .theorems import OPTIMAL
 from .types import CancelToken, Composition, ProgressCallback
 from .validation import Releases
 
@@ -40,7 +41,7 @@ def optimal(plan: Releases, delta_g: float, eta: float, cancel: Optional[CancelT
     db, db_hi = delta_bar_bounds(delta_g, plan.delta, plan.mult)  # upper read at db, lower at db_hi
     if db < 0:
         forced = float(total_delta_up(0.0, log_survival(plan.delta, plan.mult)))
-        return Composition("optimal", math.inf, delta_g, detail="infeasible",
+        return Composition(OPTIMAL, math.inf, delta_g, detail="infeasible",
                            reason=infeasible_reason(delta_g, forced))
     eps_u, mult_u = grouped(plan)
     bracket = optimal_bracket(eps_u, mult_u, db, eta, cancel=cancel, progress=progress, delta_bar_hi=db_hi,
@@ -50,7 +51,7 @@ def optimal(plan: Releases, delta_g: float, eta: float, cancel: Optional[CancelT
     if cheap < upper:
         upper = cheap
         detail = never_worse_detail(detail, name, float(bracket.upper), upper - float(bracket.lower) <= eta)
-    return Composition("optimal", upper, delta_g, epsilon_lower=float(bracket.lower), detail=detail,
+    return Composition(OPTIMAL, upper, delta_g, epsilon_lower=float(bracket.lower), detail=detail,
                        extra={"delta_bar": db, "eta": eta, "cheaper bound": (name, cheap)})
 
 
@@ -165,10 +166,10 @@ class CurveInputs:
         """The optimal composition per k: homogeneous roots when repeating one query, else the
         optimal core's incremental prefix curve; the upper ends met with the cheaper theorems'
         and, where the prefix is copies of query 0, with its exact homogeneous root (kov's)."""
-        if "optimal" not in self._shared:
+        if OPTIMAL not in self._shared:
             given = self._given_optimal()
             if given is not None:       # (met with the cheap bounds where it was computed)
-                self._shared["optimal"] = given
+                self._shared[OPTIMAL] = given
             else:
                 up, lo = self._optimal_core()
                 cheap, _names = best_cheap(self.sums, self.delta_g)
@@ -178,8 +179,8 @@ class CurveInputs:
                     # the same for any order of rows asked) is a valid bound too: a lattice's is
                     # wider (fmin: kov is nan past the run)
                     up = np.fmin(up, self._homogeneous_quietly()[0])
-                self._shared["optimal"] = (up, lo)
-        up, lo = self._shared["optimal"]
+                self._shared[OPTIMAL] = (up, lo)
+        up, lo = self._shared[OPTIMAL]
         return up.copy(), lo.copy()
 
     def _homogeneous_quietly(self) -> tuple[np.ndarray, np.ndarray]:

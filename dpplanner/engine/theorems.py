@@ -280,15 +280,20 @@ Sources: Bun & Steinke (2016); Canonne, Kamath & Steinke (2020), Prop. 12 / Cor.
 )
 
 BY_NAME: dict[str, Theorem] = {t.name: t for t in REGISTRY}
-#: The theorem of a new plan; and of a file that names none (written before "pld" existed).
-DEFAULT_THEOREM = "pld"
-LEGACY_THEOREM = "optimal"
+#: The theorems other engine modules treat apart (each module's own name aside): named once, here.
 #: The generic optimal composition: pld's curve never exceeds its curve.
 OPTIMAL = "optimal"
 #: The exact homogeneous theorem: it applies only while the queries are copies of the first.
 KOV = "kov"
+#: The noise-aware theorems: pld's ladder of lattices, zCDP's rho of the actual noise.
+PLD, ZCDP = "pld", "zcdp"
+#: Optimal's concurrent twin: the same lattice engine.
+CONCURRENT = "concurrent"
+#: The theorem of a new plan; and of a file that names none (written before "pld" existed).
+DEFAULT_THEOREM = PLD
+LEGACY_THEOREM = OPTIMAL
 #: What the privacy profile brackets (the plan's actual noise): drawn in its colour.
-PROFILE_THEOREM = "pld"
+PROFILE_THEOREM = PLD
 #: Names in display order; ties in ``best`` go to the earlier one.
 THEOREMS: tuple[str, ...] = tuple(t.name for t in REGISTRY)
 #: The theorems redistribution can target.

@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 
 from ..delta import delta_bar_bounds, infeasible_reason, log_survival, total_delta_up
+from ..theorems import PLD
 from ..types import CancelToken, Composition, ProgressCallback
 from ..validation import validate_delta_g, validate_eta
 from ..optimal.atoms import U
@@ -97,14 +98,14 @@ def compose_releases(r: Optional[Twins], reason: Optional[str], delta_g: float, 
     allocation's search goes on with upper ends)."""
     start = time.perf_counter()
     if r is None:
-        return Composition("pld", math.inf, delta_g, detail="infeasible", reason=reason)
+        return Composition(PLD, math.inf, delta_g, detail="infeasible", reason=reason)
     up, lo, detail, step, _, read = upper_end(r, eta, cancel, rung, lower_ahead) if upper_only else \
         bracket(r, eta, cancel, progress)
     why = "Gaussian noise needs delta_g > 0 (its delta is positive at every epsilon)" \
         if math.isinf(up) and r.delta_bar == 0 and r.unbounded else None
     if math.isinf(up) and why is None:
         why = f"the privacy loss of these releases is beyond floating point ({detail})"
-    return Composition("pld", up, delta_g, epsilon_lower=lo, detail=detail, reason=why,
+    return Composition(PLD, up, delta_g, epsilon_lower=lo, detail=detail, reason=why,
                        seconds=time.perf_counter() - start,
                        extra={"delta_bar": r.delta_bar, "eta": eta, "step": step, "rung": read,
                               "met_eta": up - lo <= eta})
@@ -119,7 +120,7 @@ def _generic(eps, delta, mult, delta_g: float, eta: float, cancel, progress) -> 
     plan = Releases(np.asarray(eps, dtype=float), np.asarray(delta, dtype=float), np.asarray(mult, dtype=np.int64))
     result = optimal(plan, delta_g, eta, cancel, progress)
     lower = result.epsilon_lower if result.epsilon_lower is not None else 0.0
-    return replace(result, theorem="pld", extra={**result.extra, "met_eta": result.epsilon - lower <= eta})
+    return replace(result, theorem=PLD, extra={**result.extra, "met_eta": result.epsilon - lower <= eta})
 
 
 def compose_mechanisms(mechanisms, delta_g, eta: float = 1e-3, multiplicities=None, *,

@@ -27,6 +27,7 @@ from ..optimal.atoms import sup_root
 from ..optimal.lattice import LatticePMF, compose_all, convolve, power
 from ..optimal.pld import FFT_FRACTION, TAIL_FRACTION
 from ..optimal.prefix_reads import upper_root_from
+from ..theorem_inputs import CurveInputs
 from .bracket import _gaussian_root, aligned_step, initial_step, lattice_points
 from .ladder import CHEAP_POINTS, FIRST_POINTS, bracket
 from .composition import beside, twins
@@ -110,7 +111,7 @@ def pld_curve(inputs):
     if step == 0.0 and r is not None and (r.a_up.size or r.rr_eps.size or r.disc):
         # no lattice fits these releases (e.g. an epsilon of 1e300): nothing better than the
         # generic optimal curve above, and 0 below, is certified
-        upper = inputs.optimal()[0] if hasattr(inputs, "optimal") else upper
+        upper = inputs.optimal()[0] if isinstance(inputs, CurveInputs) else upper
         return upper, np.zeros(ks.size), _notes(inputs, upper, np.zeros(ks.size), f"no lattice fits ({full.detail})")
     if step == 0.0 and any(d is not None for d in rows.disc[:k_last]):
         # the whole plan's bracket needed no lattice (its discrete releases all composed as
@@ -237,7 +238,7 @@ def pld_curve(inputs):
     upper = np.where(np.isfinite(upper), round_up(upper), upper)
     if full is not None:        # the whole prefix's own bracket (what the total reports) is valid too
         upper[ks == k_last] = np.minimum(upper[ks == k_last], full.upper)
-    if hasattr(inputs, "optimal"):  # never above the generic optimal curve of the same releases
+    if isinstance(inputs, CurveInputs):  # never above the generic optimal curve of the same releases
         upper = np.minimum(upper, inputs.optimal()[0])
     lower = round_down(lower)
     if full is not None and want_lower:     # and its lower end

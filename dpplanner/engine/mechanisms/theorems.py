@@ -23,6 +23,7 @@ import numpy as np
 from ..delta import log_survival, total_delta_down, total_delta_up
 from ..memo import Memo
 from ..optimal.deadline import Deadline
+from ..theorems import PLD, ZCDP
 from ..types import Composition
 from ..validation import Releases
 from .bracket import MAX_POINTS, aligned_step, composed_pmf, initial_step, lattice_points, side
@@ -108,7 +109,7 @@ def _pld_composition(plan: Releases, delta_g: float, eta: float, cancel, progres
     start = time.perf_counter()
     c, r, reason = _releases(plan, delta_g, eta)
     if only_generic(c):
-        return replace(generic_total(), theorem="pld", seconds=time.perf_counter() - start)
+        return replace(generic_total(), theorem=PLD, seconds=time.perf_counter() - start)
     result = compose_releases(r, reason, delta_g, eta, cancel, progress, upper_only, rung, lower_ahead)
     if not upper_only:  # (an upper end alone guides an allocation's search, whose forward check composes
         # the whole total: the bracket's own zCDP cap is a few ulps from the zcdp row's, ~0.2 ms a search step)
@@ -264,16 +265,16 @@ def _zcdp_composition(plan: Releases, delta_g: float) -> Composition:
     spent = sum_up(c.delta[ed] * mult[ed] * (1 + 2 * U))
     delta_used = (delta_g - spent) * (1 - 2 * U)  # the subtraction and this product: rounded down
     if delta_used <= 0:
-        return Composition("zcdp", math.inf, delta_g, detail="infeasible",
+        return Composition(ZCDP, math.inf, delta_g, detail="infeasible",
                            seconds=time.perf_counter() - start,
                            reason=f"delta_g = {delta_g:.6g} is too small: the (epsilon, delta) releases' own "
                                   f"deltas add up to {spent:.6g}; raise delta_g or lower some delta_i")
     eps = cks_epsilon(rho, delta_used) if rho > 0 else 0.0
     if not math.isfinite(eps):
-        return Composition("zcdp", math.inf, delta_g, detail="no finite bound",
+        return Composition(ZCDP, math.inf, delta_g, detail="no finite bound",
                            reason=beyond_doubles(rho), seconds=time.perf_counter() - start,
                            extra={"rho": rho, "delta_used": delta_used})
-    return Composition("zcdp", float(eps), delta_g,
+    return Composition(ZCDP, float(eps), delta_g,
                        detail=f"rho = {rho:.6g}, converted at delta = {delta_used:.6g}",
                        seconds=time.perf_counter() - start, extra={"rho": rho, "delta_used": delta_used})
 
