@@ -1,8 +1,9 @@
 """An edit while it waits for its redistribution (``Pending``: the steps chained onto it, each
 where it was made), the redistribution's answer shown to the views before the plan takes it
 (``Precomputed``), and the rules the editor (gui/editing.py) applies to edits: whether a budget
-edit needs a redistribution, what a refusal says and which pins it names, a field change refused
-like a bad value."""
+edit needs a redistribution, what a refusal says (of one edit, of the waiting ones, of an edit
+whose row a waiting one removed) and which pins it names, a field change refused like a bad
+value."""
 
 from __future__ import annotations
 
@@ -36,6 +37,24 @@ def refusal(exc: PlanError, trial: Plan, row: Optional[int], field: Optional[str
         message = f"{asked}: {named}; {remedy}"
     where_row = row if row is not None or field is not None else exc.index
     return Refusal(message + note, where_row, field or exc.field)
+
+
+def pending_refusals(pending: Pending, exc: PlanError, causes: bool = True) -> list[Refusal]:
+    """Each waiting edit refused where it was made, in order (none of them is made); ``causes``:
+    say what each asked for, when its state's pins are what refused it."""
+    note = ""
+    if len(pending.steps) > 1:
+        note = (f" (the {len(pending.steps)} edits made before the redistribution answered "
+                f"were tried together and none was made: {pending.text})")
+    return [refusal(exc, trial, step.row, step.field, step.cause if causes else None, note,
+                    held_in=pending.trial)
+            for step, trial in zip(pending.steps, pending.trials)]
+
+
+def gone_refusal(row: int, text: str) -> Refusal:
+    """An edit of row ``row`` on screen that a waiting edit removed or replaced."""
+    return Refusal(f"{text}: statistic {row + 1} was removed or replaced by the edit made just "
+                   "before, so this one was not applied")
 
 
 @dataclass(frozen=True)

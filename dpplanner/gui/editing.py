@@ -33,8 +33,8 @@ from dpplanner.compute import answered, jobs
 from dpplanner.gui.commands import PlanStateCommand
 from dpplanner.gui.compute import ComputeController, Handlers
 from dpplanner.model import Budget, Plan, PlanError, Statistic
-from dpplanner.gui.edit_steps import (Pending, Precomputed, Refusal, Step, changes_allocation, refusal,
-                                      replaced)
+from dpplanner.gui.edit_steps import (Pending, Precomputed, Refusal, Step, changes_allocation,
+                                      gone_refusal, pending_refusals, refusal, replaced)
 from dpplanner.model.events import follow_row
 from dpplanner.model.redistribution import UnspentReasons
 from dpplanner.model.requests import CurveView
@@ -249,7 +249,7 @@ class PlanEditor(QObject):
         try:
             apply(trial)
         except PlanError as exc:    # the model refused: the plan is unchanged
-            self._refuse(exc, trial, shown_row, field, cause)
+            self._report(refusal(exc, trial, shown_row, field, cause))
             return False
         if not force and trial.snapshot() == base.snapshot():
             return True             # nothing to change (e.g. the same value typed again)
@@ -294,21 +294,11 @@ class PlanEditor(QObject):
         if after != before:
             self.undo_stack.push(PlanStateCommand(self.plan, text, before, after))
 
-    def _refuse(self, exc: PlanError, trial: Plan, row: Optional[int], field: Optional[str],
-                cause: Optional[Callable[[Plan], tuple[str, str]]], note: str = "",
-                held_in: Optional[Plan] = None) -> None:
-        self._report(refusal(exc, trial, row, field, cause, note, held_in))
-
     def _refuse_pending(self, pending: Pending, exc: PlanError, causes: bool = True) -> None:
         """None of the waiting edits is made: each is refused where it was made, the last last
         (the one the status bar keeps)."""
-        note = ""
-        if len(pending.steps) > 1:
-            note = (f" (the {len(pending.steps)} edits made before the redistribution answered "
-                    f"were tried together and none was made: {pending.text})")
-        for step, trial in zip(pending.steps, pending.trials):
-            self._refuse(exc, trial, step.row, step.field, step.cause if causes else None, note,
-                         held_in=pending.trial)
+        for each in pending_refusals(pending, exc, causes):
+            self._report(each)
 
     def _take_pending(self) -> Optional[Pending]:
         pending, self._pending, self._added = self._pending, None, None
@@ -336,8 +326,7 @@ class PlanEditor(QObject):
         self.refused.emit(refusal)
 
     def _refuse_gone(self, row: int, text: str) -> bool:
-        self._report(Refusal(f"{text}: statistic {row + 1} was removed or replaced by the edit made "
-                             "just before, so this one was not applied"))
+        self._report(gone_refusal(row, text))
         return False
 
     def _drop_pending(self) -> None:
