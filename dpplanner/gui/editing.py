@@ -65,7 +65,8 @@ class PlanEditor(QObject):
         #: The cost-curve view an evaluation is asked for (the window connects its own).
         self.view: Callable[[], CurveView] = CurveView
         self._pending: Optional[Pending] = None
-        #: Why the latest edit was refused (None after an accepted one), for dialogs that stay open.
+        #: Why the latest edit was refused (None after an accepted one, Undo or Redo), for dialogs
+        #: that stay open and the status bar.
         self.last_refusal: Optional[Refusal] = None
         self._unspent = UnspentReasons()        # of the states redistributions left
         #: (the waiting trial, the row in it) of the statistic added or gone on to last, while it waits
@@ -210,6 +211,7 @@ class PlanEditor(QObject):
     def undo(self) -> None:
         """Undo: the last edit still waiting for its redistribution is dropped (the ones before it
         are redistributed without it), else the last step."""
+        self.last_refusal = None        # (of the plan before: its message goes as the plan moves)
         pending = self._pending
         if pending is None:
             self.undo_stack.undo()
@@ -219,6 +221,10 @@ class PlanEditor(QObject):
             self.controller.discard(ALLOCATE)
             self._pending = None
             self._conclude(Pending(pending.trials[:-1], pending.steps[:-1], pending.rebalance))
+
+    def redo(self) -> None:
+        self.last_refusal = None
+        self.undo_stack.redo()
 
     def abandon(self) -> None:
         """Another plan replaces this one: edits waiting for their redistribution are dropped."""

@@ -208,7 +208,7 @@ class MainWindow(QMainWindow):
         editor = self.editor
         self.undo_action = self._step_action("&Undo", editor.undo, S.Undo, stack.undoTextChanged,
                                              "nothing to undo")
-        self.redo_action = self._step_action("&Redo", stack.redo, S.Redo, stack.redoTextChanged,
+        self.redo_action = self._step_action("&Redo", editor.redo, S.Redo, stack.redoTextChanged,
                                              "nothing to redo")
         # From the signals' arguments, not by asking the stack: it signals while being destroyed.
         stack.canUndoChanged.connect(lambda can: self.undo_action.setEnabled(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QLineEdit, QWidget
+from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
 from dpplanner.gui.table_model import COLUMN_INDEX
 from dpplanner.model import Kind, Plan, Statistic
@@ -189,6 +190,29 @@ def test_a_refusal_in_the_status_bar_is_gone_once_a_valid_edit_changed_the_plan(
     wait_idle(qtbot, window)
     assert window.plan[2].epsilon == 0.0625
     assert not window.status.label.text().startswith("Not changed")
+
+
+@pytest.mark.parametrize("redistribute, key, refused", [(True, "epsilon", "99"), (False, "error", "1e-9")])
+def test_a_refusal_in_the_status_bar_is_gone_once_undo_or_redo_changed_the_plan(
+        qtbot, window, redistribute, key, refused):
+    """Undo and Redo change the plan too: "Not changed: ..." said of the plan before goes with it."""
+    if not redistribute:
+        QTest.mouseClick(window.budget_panel.redistribute, Qt.MouseButton.LeftButton)
+        wait_idle(qtbot, window)
+    first = window.plan[2].epsilon
+    type_in_cell(qtbot, open_cell(window, 2, "epsilon"), "0.0625")
+    wait_idle(qtbot, window)
+    view = window.statistics_panel.view
+    for step, epsilon in ((QKeySequence.StandardKey.Undo, first), (QKeySequence.StandardKey.Redo, 0.0625)):
+        refused_typing(qtbot, window, 2, key, refused)
+        assert window.status.label.text().startswith("Not changed")
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Escape)       # the refused text let go
+        view.setFocus()             # (a text field has Undo keys of its own)
+        qtbot.waitUntil(view.hasFocus)
+        QTest.keySequence(view, QKeySequence(step))
+        wait_idle(qtbot, window)
+        assert window.plan[2].epsilon == epsilon
+        assert not window.status.label.text().startswith("Not changed")
 
 
 def test_a_weight_too_small_for_discrete_noise_is_refused_in_the_users_words(qtbot, window):
