@@ -1,5 +1,5 @@
 """The cost plot's curves, one per theorem: made ahead and reused, styled, listed in the legend,
-hidden and shown by a click on their legend entry.
+hidden and shown by a click on their legend entry, faded while they are the plan before's.
 
 A part of ``CostPlot`` (gui/plots.py), kept apart from its framing, read-out and options. It
 draws on the plot's ``plot_item``, ``legend``, ``_theme``, ``_ks`` (the k of the points drawn)
@@ -21,6 +21,8 @@ from dpplanner.gui import theme as themes
 
 #: Curves with at most this many points are drawn with markers.
 _MARKERS_UP_TO = 20
+#: How the curves of the plan before are drawn while the plan's own are late (set_late).
+LATE_OPACITY = 0.3
 
 
 class TheoremCurves:
@@ -37,6 +39,8 @@ class TheoremCurves:
         # name -> (theme, with markers) its curve is styled with: setPen redraws the curve.
         self._styled: dict[str, tuple] = {}
         self._hidden: set[str] = set()
+        self._late = False                     # the curves drawn are the plan before's (set_late)
+        self._unset = False                    # set_curve's curves are still to be set (_draw_set)
 
     def _make_spares(self) -> None:
         """Make the next theorem's curve and legend entry ahead of the first result, one a turn
@@ -93,6 +97,24 @@ class TheoremCurves:
             if x is None or not (np.array_equal(x, self._ks) and np.array_equal(y, drawn, equal_nan=True)):
                 item.setData(self._ks, drawn, connect="finite")
             self._style_item(name, item)
+
+    def set_late(self) -> None:
+        """The plan's result is late: the curves drawn are the plan before's, faded (with the
+        greyed totals beside them) until the result's curve is set, or the plot cleared."""
+        self._late = True
+        self._fade(LATE_OPACITY)
+
+    def fade_until_set(self) -> None:
+        """The plan's result is shown beside the plot (the Totals) while its curves still wait for
+        their turn (a slow paint before it): the curves drawn, the plan before's, are faded until
+        they are set."""
+        if self._unset:
+            self._fade(LATE_OPACITY)
+
+    def _fade(self, opacity: float) -> None:
+        for item in self.items.values():
+            if item.opacity() != opacity:
+                item.setOpacity(opacity)
 
     def _style_item(self, name: str, item, force: bool = False) -> None:
         from dpplanner.gui.plot_common import curve_pen

@@ -219,6 +219,7 @@ class Evaluation(QObject):
     def _grey_out(self) -> None:
         if self._current:       # here but not yet drawn (its turn waits on a slow paint): draw it now
             self.results_panel.draw_now()
+            self.cost_plot.fade_until_set()     # (never the plan before's curves as the new totals')
         elif self.last_result is not None:
             self.results_panel.set_stale(COMPUTING)
             self.budget_panel.set_spent_late()

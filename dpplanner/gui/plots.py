@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QGraphicsItem, QHBoxLayo
                                QSpinBox, QWidget)
 
 from dpplanner.gui import formatting, theme as themes
-from dpplanner.gui.cost_curves import TheoremCurves
+from dpplanner.gui.cost_curves import LATE_OPACITY, TheoremCurves
 from dpplanner.gui.curve_paint import CurvePaint
 from dpplanner.gui.fitted_label import FittedLabel
 from dpplanner.gui.formatting import as_caption, as_plain
@@ -32,8 +32,6 @@ __all__ = ["CostPlot", "ProfilePlot", "SharesPlot", "K_MAX_LIMIT"]
 K_MAX_LIMIT = 100_000
 #: Room above the highest curve (or ε_g) so the ε_g label is never cut at the top.
 _HEADROOM = 1.12
-#: How the curves of the plan before are drawn while the plan's own are late (set_late).
-LATE_OPACITY = 0.3
 
 
 class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
@@ -69,7 +67,6 @@ class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
         self._upper: dict[str, np.ndarray] = {}
         self._plan_k: int | None = None
         self._epsilon_g: float | None = None
-        self._late = False                      # the curves drawn are the plan before's (set_late)
         self._repeat_name = ""
         self._budget_moved = QTimer(self, singleShot=True, interval=0)
         self._budget_moved.timeout.connect(self._draw_moved_budget)
@@ -185,12 +182,14 @@ class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
         self._upper = {name: np.asarray(values, dtype=float) for name, values in curve.upper.items()}
         self._plan_k = plan_k if plan_k is not None and plan_k > 0 else None
         self._late = False
+        self._unset = True
         self._budget_moved.stop()               # drawn with the rest
         self._set_epsilon_g(epsilon_g)
         self._paint_later()
 
     def _draw_set(self) -> None:
         """Draw what set_curve kept (on the curves' turn)."""
+        self._unset = False
         self._draw_curves()
         self.hover_line.hide()
         note = self._coincide_note()
@@ -199,17 +198,6 @@ class CostPlot(CurvePaint, TheoremCurves, LazyCanvas):
         self._draw_budget()
         self._fade(LATE_OPACITY if self._late else 1.0)
         self._frame()
-
-    def set_late(self) -> None:
-        """The plan's result is late: the curves drawn are the plan before's, faded (with the
-        greyed totals beside them) until the result's curve is set, or the plot cleared."""
-        self._late = True
-        self._fade(LATE_OPACITY)
-
-    def _fade(self, opacity: float) -> None:
-        for item in self.items.values():
-            if item.opacity() != opacity:
-                item.setOpacity(opacity)
 
     def set_budget(self, epsilon_g: float | None) -> None:
         """Mark ε_g. The window calls this on every plan change and the result's curve brings it

@@ -14,7 +14,7 @@ from PySide6.QtTest import QTest
 
 from dpplanner import engine
 from dpplanner.gui.evaluation import COMPUTING
-from dpplanner.gui.plots import LATE_OPACITY
+from dpplanner.gui.cost_curves import LATE_OPACITY
 from dpplanner.gui.spent_meter import FIT, OVER_BUDGET, PENDING
 from held_totals import overspend_while_totals_wait
 from keys import field, open_cell, retype, type_into, wait_idle

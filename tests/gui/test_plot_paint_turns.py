@@ -157,7 +157,7 @@ def test_a_results_curves_are_set_on_their_turn_not_in_its_slot(qtbot, plot, mon
 def test_curves_late_before_their_turn_are_drawn_faded(qtbot, plot):
     """A result whose plan changed again before its curves' turn, and whose next result is late:
     its curves are the plan before's, drawn faded like the rest."""
-    from dpplanner.gui.plots import LATE_OPACITY
+    from dpplanner.gui.cost_curves import LATE_OPACITY
 
     plot.set_curve(two_curves(50), 50, 1.0)
     plot.set_late()
