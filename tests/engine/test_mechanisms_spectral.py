@@ -334,3 +334,19 @@ def test_each_level_of_the_rows_tree_sums_its_rows_squares_once(monkeypatch):
     again = reduce_rows(rows)
     assert np.array_equal(tree.t, again.t)
     assert (tree.e2, tree.err, tree.rel) == (again.e2, again.err, again.rel)
+
+
+def test_a_lower_end_read_below_its_first_charge_is_charged_from_just_below_that_root():
+    """psi-survey with redistribution off and one discrete Gaussian statistic at epsilon 100: its
+    lower ends read below x_min; charged from 4 gaps below the root read (the first retry's
+    gap), the bracket stayed 0.0112 wide; from one gap below, 0.00146 (the same lattices)."""
+    from dpplanner.engine import compose
+
+    eps = [0.12873836888668605] * 2 + [0.2574767377733721] + [0.12873836888668605] * 3 + [100.0, 0.12873836888668605]
+    deltas = [0.0] * 6 + [2.5e-07, 2.5e-07]
+    mechs = ["discrete-laplace:1", "discrete-laplace:1408749273111", "discrete-laplace:2097152000028",
+             "discrete-laplace:1*2", "discrete-laplace:1", "discrete-laplace:1*2", "discrete-gaussian:1*2",
+             "discrete-gaussian:1511828488214"]
+    r = compose(eps, deltas, 1e-6, "pld", 1e-3, mechanisms=mechs)
+    assert r.epsilon == 48.83810917981634
+    assert 48.8 < r.epsilon_lower <= r.epsilon and r.epsilon - r.epsilon_lower < 0.0015

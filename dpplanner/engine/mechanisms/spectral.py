@@ -373,8 +373,10 @@ def _lower(r, step: float, comp, log_ratio, theta: float, top: float, mu: float,
         if x_min == 0.0:
             return 0.0, first
         # the root read is below x_min (the lower twins' own distance from the upper end, e.g. a
-        # discrete release's atoms pooled off the lattice, exceeds the gap): charge from below that
-        # root next (lowering x_min only raises the charge, so the next root is at most this one)
-        gap *= 4.0
+        # discrete release's atoms pooled off the lattice, exceeds the gap): charge from one gap
+        # below that root next, from a gap four times wider at each retry after (lowering x_min
+        # only raises the charge, so the next root is at most this one; from four gaps below at
+        # once, the eps_i = 100 plan's bracket of the test was 0.0112 wide instead of 0.00146)
         x_min = max(0.0, min(top, root) - gap)
+        gap *= 4.0
     return 0.0, first
