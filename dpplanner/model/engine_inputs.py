@@ -11,7 +11,8 @@ from typing import Optional, Sequence
 
 from .statistic import Budget, Statistic
 from .releases import statistic_mechanisms
-from .validation import FIELD_RULES, PlanError, amplification_ratio, ok_range, statistic_deltas
+from .validation import (FIELD_RULES, MIN_NORMAL, PlanError, amplification_ratio, ok_range,
+                         statistic_deltas)
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,8 @@ def with_epsilons(stats: Sequence[Statistic], epsilons: Sequence[float],
     for i, (s, e) in enumerate(zip(stats, epsilons)):
         if only is None or only[i]:
             e = float(e)
-            if not ok_range(rule, e):   # (what rule.check refuses; its message built only then)
+            if not (ok_range(rule, e) and e >= MIN_NORMAL):   # (what rule.check refuses: its
+                # message built only then)
                 rule.check(e, f"statistic {i + 1} ({s.name!r}) after redistribution", i)
             # s.replace(epsilon=e) without dataclasses.replace's pass of every field through
             # __init__ (the others are checked and coerced already), and a shallow copy through

@@ -90,9 +90,16 @@ class FieldRule:
         ok = ok and (v <= self.maximum if self.max_inclusive else v < self.maximum)
         if ok and self.integer and v != math.floor(v):
             ok = False
+        if ok and stored_inexactly(v, bool(v)):
+            # one rule for typed fields, plan files and CSV: a plan holds no subnormal, so every
+            # value it shows reads back as itself when committed again
+            ok = None
         if not ok:
             if shown is None:
                 shown = f"{_fmt(v * 100)} %" if self.percent and math.isfinite(v) else repr(value)
+            if ok is None:
+                raise PlanError(f"{where}: {too_close_to_zero(self.label, shown, self.percent)}; it "
+                                f"must be {self.describe()}", index=index, field=self.name)
             reason = (" is not a whole number" if ok_range(self, v) and self.integer
                       else " is not allowed")
             raise PlanError(f"{where}: {self.label} = {shown}{reason}; it must be "
@@ -101,7 +108,8 @@ class FieldRule:
 
 
 #: The smallest positive normal double. Nearer 0 a double keeps fewer digits ("3e-324" would be
-#: stored as 4.94e-324, 65 % off): a non-zero number typed or read there is refused, not stored.
+#: stored as 4.94e-324, 65 % off): a non-zero number typed or read there is refused, not stored
+#: (FieldRule.check), so no field holds one.
 MIN_NORMAL = 2.2250738585072014e-308
 
 
@@ -114,7 +122,8 @@ def stored_inexactly(value: float, nonzero: bool) -> bool:
 def read_as_another(literal: str, value: float) -> bool:
     """Whether a number read from a file as ``value`` would be stored as another number: nearer 0
     than MIN_NORMAL, and not the shortest text of its double ("3e-324", "1e-400" written by hand;
-    a share the window computed and wrote, "1e-310", reads back as the same number)."""
+    "1e-310" reads back as the same number, which a field's rule then refuses as it refuses it
+    typed: FieldRule.check)."""
     if not abs(value) < MIN_NORMAL:
         return False
     exact = Decimal(literal)

@@ -10,7 +10,7 @@ import re
 from decimal import Decimal, InvalidOperation, Overflow
 from typing import Optional
 
-from .validation import FieldRule, Number, PlanError, ok_range, stored_inexactly, too_close_to_zero
+from .validation import FieldRule, Number, PlanError, ok_range, too_close_to_zero
 
 #: Digits grouped by spaces, as many write thousands ("1 000", "2 500 000.5").
 _GROUPED = re.compile(r"[-+]?\d{1,3}([ \u00a0\u202f]\d{3})+(\.\d*)?")     # (and no-break spaces)
@@ -55,7 +55,7 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
         raise PlanError(f"{where}: {rule.label} = {shown} {reason}; it must be {rule.describe()}",
                         index=index, field=rule.name)
     value = float(number) + 0.0     # (+ 0.0: "-0" is stored as 0)
-    if stored_inexactly(value, bool(number)):     # ("1e-400" would be 0, "3e-324" 4.94e-324)
+    if number and not value:     # ("1e-400" would be 0; "3e-324", 4.94e-324, is rule.check's)
         raise PlanError(f"{where}: {too_close_to_zero(rule.label, shown, rule.percent)}; it must be "
                         f"{rule.describe()}", index=index, field=rule.name)
     return rule.check(value, where, index, shown)

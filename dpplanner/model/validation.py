@@ -19,7 +19,8 @@ from .accuracy import sensitivity
 from .display import upper
 # (all of field_rules: callers import every rule from this module)
 from .field_rules import (BUDGET_RULES, FIELD_RULES, MAX_CONTRIBUTIONS, MAX_GROUPS, MAX_KEYS_TEXT,
-                          MAX_NAME_LENGTH, MAX_QUANTILE_BINS, MAX_QUERIES, MAX_STATISTICS, FieldRule,
+                          MAX_NAME_LENGTH, MAX_QUANTILE_BINS, MAX_QUERIES, MAX_STATISTICS, MIN_NORMAL,
+                          FieldRule,
                           Number, PlanError, ok_range, read_as_another, stored_inexactly,
                           too_close_to_zero)
 from .grouping_rules import check_grouping
@@ -184,7 +185,8 @@ def validate_budget(budget: Budget) -> Budget:
     _check_unicode(budget.unit, "budget", "unit", None)
     normalised = budget.replace(**values)
     if not normalised.spendable_epsilon > 0.0:
-        # e.g. epsilon = 5e-324 with a 50 % reserve: what redistribution may spend underflows to 0
+        # e.g. epsilon = 2.2250738585072014e-308 with a reserve of 99.99999999999999 %: what
+        # redistribution may spend underflows to 0
         raise PlanError(f"budget: global epsilon = {values['epsilon']!r} with a reserve of "
                         f"{values['reserve']:.4g} leaves no epsilon to spend (it underflows to 0); "
                         "raise the global epsilon or lower the reserve", field="reserve")

@@ -141,6 +141,28 @@ def test_report_export_and_recent_files(qtbot, make_window, small_plan, tmp_path
     assert titles == ["a.dpplan"]
 
 
+def test_a_file_with_a_subnormal_in_a_field_is_refused_naming_it_and_the_plan_stays(
+        qtbot, make_window, small_plan, tmp_path, monkeypatch):
+    """1e-310, the shortest text of its double, opened and then its field's shown text was refused
+    when committed again: the file is refused by the field's own rule instead."""
+    import json
+
+    shown = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]) or QMessageBox.StandardButton.Ok)
+    window = make_window()
+    window.document.load(small_plan(redistribute=False), None, "t")
+    before = window.plan.snapshot()
+    path = tmp_path / "tiny.dpplan"
+    files.save_plan(small_plan(redistribute=False), path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["statistics"][0]["epsilon"] = 1e-310
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert not window.document.open_path(path, confirm=False)
+    assert window.plan.snapshot() == before
+    assert len(shown) == 1 and "statistic 1" in shown[0]
+    assert "epsilon = 1e-310 is too close to 0 to store exactly" in shown[0]
+
+
 @pytest.mark.parametrize("content", ['{"format_version": 1, "statistics": [', '{"format_version": 99}', None])
 def test_a_bad_file_is_reported_and_the_plan_stays(qtbot, make_window, small_plan, tmp_path, monkeypatch,
                                                    content):

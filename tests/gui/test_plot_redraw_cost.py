@@ -225,8 +225,8 @@ def test_an_edit_frames_the_cost_plot_once(qtbot, window, monkeypatch):
 
 
 def test_totals_of_subnormal_size_are_framed(qtbot):
-    """(A plan file may hold a global ε of 1e-323, the shortest text of its double, though a field
-    refuses it: no two-digit rounding step is that small. Not shown: pyqtgraph's axis finds no
+    """(Curves this near 0, though no plan holds a global ε of 1e-323 since fields and plan files
+    refuse it alike: no two-digit rounding step is that small. Not shown: pyqtgraph's axis finds no
     tick spacing for such a range.)"""
     plot = CostPlot()
     qtbot.addWidget(plot)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from dpplanner.model import Budget, Plan, PlanError, Statistic
 from dpplanner.model import files, jsontext
+from dpplanner.model.validation import BUDGET_RULES, FIELD_RULES, ok_range
 from dpplanner.model.files import FORMAT_VERSION, MAX_FILE_BYTES, PlanFileError, load_plan, loads_plan, save_plan
 
 
@@ -214,7 +216,8 @@ def test_a_malformed_exponent_is_refused_as_not_json(literal):
 @pytest.mark.parametrize("literal", ["1e308", "1.7976931348623157e+308", "1e+99", "2.2250738585072014e-308",
                                      "0e-999", "1e-310", "5e-324"])
 def test_numbers_within_a_double_load(literal):
-    """(The subnormal ones as the window writes them: the shortest text of their double.)"""
+    """(The subnormal ones as the shortest text of their double, under a key no field reads: the
+    plan keeps it as written. In a field they are refused, below.)"""
     assert loads_plan(_text(x=0).replace('"x": 0', f'"x": {literal}')).extra["x"] == float(literal)
 
 
@@ -229,6 +232,29 @@ def test_a_number_too_close_to_0_to_store_exactly_is_refused_naming_its_field(wh
     """Written by hand, 1e-400 would be read as 0 and 3e-324 as 4.94e-324: another number."""
     with pytest.raises(PlanFileError, match=rf"{named} = {literal} is too close to 0 to store exactly"):
         loads_plan(_text().replace(where, where.split(":")[0] + f": {literal}"))
+
+
+_STAT_NUMBERS = [f.name for f in dataclasses.fields(Statistic) if f.name in FIELD_RULES]
+
+
+@pytest.mark.parametrize("part, field", [("budget", name) for name in BUDGET_RULES] +
+                         [("statistic", name) for name in _STAT_NUMBERS])
+def test_a_subnormal_in_any_numeric_field_is_refused_naming_the_field(part, field):
+    """1e-310 is the shortest text of its double, yet a field refuses it when typed ("too close to
+    0 to store exactly"): a file is refused by the same rule, naming the field, so that no plan
+    holds a value whose shown text the window would refuse when committed again."""
+    doc = _doc()
+    target = doc["budget"] if part == "budget" else doc["statistics"][0]
+    target[field] = 1e-310
+    rule = (BUDGET_RULES if part == "budget" else FIELD_RULES)[field]
+    shown = "1e-308 %" if rule.percent else "1e-310"
+    with pytest.raises(PlanFileError) as refused:
+        loads_plan(json.dumps(doc))
+    where = "budget" if part == "budget" else "statistic 1 ('c')"
+    named = f"{where}: {rule.label} = {shown} is "
+    assert named in str(refused.value)
+    if ok_range(rule, 1e-310) and not rule.integer:
+        assert f"{named}too close to 0 to store exactly" in str(refused.value)
 
 
 @pytest.mark.parametrize("extra", [{"x": 10 ** 30}, {"x": [0] * jsontext.MAX_VALUES},
