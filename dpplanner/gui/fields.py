@@ -127,10 +127,6 @@ class RuleField(QWidget):
         """Keep the typed text, mark it, and say beneath it why the plan did not take it. A value
         typed elsewhere (the table's cell) leaves the plan's value here: the reason only, unmarked,
         with nothing for Esc to put back."""
-        # "Global delta: global delta = 2 is not allowed" says the field's name twice
-        label = self.rule.label
-        if message.lower().startswith(f"{label}: {label} ".lower()):
-            message = message[len(label) + 2:]
         kept = self._text(self._value)
         typed = self.edit.text().strip() != kept
         keeps = f"The plan keeps {kept}" if kept else "The plan keeps this field empty"

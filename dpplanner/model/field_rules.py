@@ -75,14 +75,16 @@ class FieldRule:
 
     def check(self, value, where: str, index: Optional[int] = None, shown: Optional[str] = None):
         """Return the value as float/int, or raise PlanError saying what is allowed (``shown`` is
-        the value as the user typed it, for the message)."""
+        the value as the user typed it, for the message; ``where`` "" for a field that names
+        itself: "epsilon = 3e-324 is ...", not "Epsilon: epsilon = 3e-324 is ...")."""
+        at = f"{where}: " if where else ""
         if value is None:
             if self.optional:
                 return None
-            raise PlanError(f"{where}: {self.label} is required; it must be {self.describe()}",
+            raise PlanError(f"{at}{self.label} is required; it must be {self.describe()}",
                             index=index, field=self.name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise PlanError(f"{where}: {self.label} = {preview(value)} is not a number; it must be "
+            raise PlanError(f"{at}{self.label} = {preview(value)} is not a number; it must be "
                             f"{self.describe()}", index=index, field=self.name)
         v = float(value)
         ok = math.isfinite(v)
@@ -98,11 +100,11 @@ class FieldRule:
             if shown is None:
                 shown = f"{_fmt(v * 100)} %" if self.percent and math.isfinite(v) else repr(value)
             if ok is None:
-                raise PlanError(f"{where}: {too_close_to_zero(self.label, shown, self.percent)}; it "
+                raise PlanError(f"{at}{too_close_to_zero(self.label, shown, self.percent)}; it "
                                 f"must be {self.describe()}", index=index, field=self.name)
             reason = (" is not a whole number" if ok_range(self, v) and self.integer
                       else " is not allowed")
-            raise PlanError(f"{where}: {self.label} = {shown}{reason}; it must be "
+            raise PlanError(f"{at}{self.label} = {shown}{reason}; it must be "
                             f"{self.describe()}", index=index, field=self.name)
         return int(v) if self.integer else v
 

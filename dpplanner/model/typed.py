@@ -22,41 +22,41 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
     PlanError saying why it cannot be stored. Nothing is dropped, rounded or clamped: "150" for a
     field that allows up to 100 is refused, never read as 15. Percent rules read "50" or "50 %"
     as 0.5. An empty text is None for optional fields."""
-    where = where or rule.title
+    at = f"{where}: " if where else ""      # (a message that names the field needs no more)
     raw = text.strip()
     if rule.percent and raw.endswith("%"):
         raw = raw[:-1].strip()
     if not raw:
         if rule.optional:
             return None
-        raise PlanError(f"{where}: {rule.label} is required; it must be {rule.describe()}",
+        raise PlanError(f"{at}{rule.label} is required; it must be {rule.describe()}",
                         index=index, field=rule.name)
     try:
         number = Decimal(raw)
     except InvalidOperation:
         hint = " (write decimals with a point, e.g. 0.5)" if "," in raw else \
             f" (write it without spaces: {''.join(raw.split())})" if _GROUPED.fullmatch(raw) else ""
-        raise PlanError(f"{where}: {text.strip()!r} is not a number{hint}; it must be "
+        raise PlanError(f"{where or rule.title}: {text.strip()!r} is not a number{hint}; it must be "
                         f"{rule.describe()}", index=index, field=rule.name) from None
     shown = f"{raw} %" if rule.percent else raw
     if not number.is_finite():
-        raise PlanError(f"{where}: {rule.label} = {shown} is not allowed; it must be "
+        raise PlanError(f"{at}{rule.label} = {shown} is not allowed; it must be "
                         f"{rule.describe()}", index=index, field=rule.name)
     if rule.percent:
         try:
             number = number / 100       # exact in decimal: "33.3" becomes 0.333, not 0.33299..
         except Overflow:                # (beyond decimal's exponent range: beyond any percentage)
-            raise PlanError(f"{where}: {rule.label} = {shown} is not allowed; it must be "
+            raise PlanError(f"{at}{rule.label} = {shown} is not allowed; it must be "
                             f"{rule.describe()}", index=index, field=rule.name) from None
     if rule.integer and number == number.to_integral_value() and ok_range(rule, float(number)):
         return rule.check(int(number), where, index, shown)
     if rule.integer and number != number.to_integral_value():     # ("0.99999999999999999": its double is 1)
         reason = "is not a whole number" if ok_range(rule, float(number)) else "is not allowed"
-        raise PlanError(f"{where}: {rule.label} = {shown} {reason}; it must be {rule.describe()}",
+        raise PlanError(f"{at}{rule.label} = {shown} {reason}; it must be {rule.describe()}",
                         index=index, field=rule.name)
     value = float(number) + 0.0     # (+ 0.0: "-0" is stored as 0)
     if number and not value:     # ("1e-400" would be 0; "3e-324", 4.94e-324, is rule.check's)
-        raise PlanError(f"{where}: {too_close_to_zero(rule.label, shown, rule.percent)}; it must be "
+        raise PlanError(f"{at}{too_close_to_zero(rule.label, shown, rule.percent)}; it must be "
                         f"{rule.describe()}", index=index, field=rule.name)
     return rule.check(value, where, index, shown)
 
