@@ -118,3 +118,43 @@ def test_an_allocation_allocated_again_is_kept_where_its_bracket_climbs_past_the
         eps = [float(e) for e in a.epsilons]
         seen.append(eps)
     assert seen[1] == seen[0] and seen[2] == seen[0]
+
+
+def _random_plan(rng) -> dict:
+    """A few releases of every kind pld composes, some repeated, one in five pinned."""
+    n = int(rng.choice([3, 5, 8]))
+    mech = [str(rng.choice(["laplace", "gaussian", "eps-delta", "discrete-laplace", "discrete-gaussian"]))
+            for _ in range(n)]
+    deltas = [0.0 if m in ("laplace", "discrete-laplace") else float(10 ** rng.uniform(-10, -7)) for m in mech]
+    mult = [int(k) for k in rng.choice([1, 2, 5, 20], n)]
+    held = [i > 0 and bool(rng.random() < 0.2) for i in range(n)]
+    return dict(epsilons=[float(x) for x in 10 ** rng.uniform(-2, -1, n)], deltas=deltas, held=held,
+                weights=[float(rng.choice([1.0, 2.0, 0.5])) for _ in range(n)], epsilon_g=float(rng.choice([1.0, 2.0])),
+                delta_g=float(10 ** rng.uniform(-8, -6)) + sum(d * k for d, k in zip(deltas, mult)),
+                theorem="pld", eta=float(rng.choice([1e-3, 1e-2])), multiplicities=mult, mechanisms=mech)
+
+
+#: Five releases whose bracket stops on the fifth rung, where the search on that rung starts 5.3e-5
+#: of the scale from the plan's own scale (just outside OWN_BAND): it found a scale 2.5e-12 above it.
+OFF_BAND = dict(epsilons=[0.27530795914618394, 0.46896284199435473, 0.03662314654088013, 0.02694240339533711,
+                          0.18996026209984557],
+                deltas=[0.0, 2.6011446224112047e-08, 7.780591574150177e-08, 2.828619241208256e-10, 0.0],
+                held=[False, True, False, False, False], weights=[1.0, 1.0, 0.5, 1.0, 2.0], epsilon_g=2.0,
+                delta_g=1.9001872167261184e-07, theorem="pld", eta=1e-3, multiplicities=[1, 2, 1, 20, 5],
+                mechanisms=["laplace", "discrete-gaussian", "eps-delta", "discrete-gaussian", "discrete-laplace"])
+
+
+@pytest.mark.parametrize("plan", [OFF_BAND] + [_random_plan(np.random.default_rng(seed)) for seed in range(6)])
+def test_an_allocation_allocated_again_keeps_every_epsilon(plan):
+    """Allocating an allocation's result again ("Redistribute now" on a balanced plan) changes no
+    epsilon, also where a later search lands near the plan's own scale from a start further off."""
+    def allocated(eps):
+        keys = ("deltas", "held", "weights", "epsilon_g", "delta_g")
+        rest = {k: v for k, v in plan.items() if k not in keys + ("epsilons",)}
+        return allocate(eps, *(plan[k] for k in keys), **rest)
+
+    forget()
+    first = allocated(plan["epsilons"])
+    again = allocated([float(e) for e in first.epsilons])
+    assert again.epsilons.tobytes() == first.epsilons.tobytes()
+    assert again.composition.epsilon == first.composition.epsilon <= plan["epsilon_g"]
