@@ -231,10 +231,13 @@ class ComputeController(QObject):
         """The job running on ``channel`` (after its early answer) goes on as ``to``'s: a new
         request on ``channel`` no longer supersedes it, one on ``to`` does, and its outcome goes
         to ``handlers``; what ``to`` ran or had waiting is dropped. False if none runs."""
-        job = self._active.pop(channel, None)
+        job = self._active.get(channel)
         if job is None:
             return False
+        # (``to`` stopped while the job still counts as active: busy does not flip off and on,
+        # which reached the status bar and the Cancel action twice an edit)
         self._stop(to, notify=False)
+        del self._active[channel]
         job.channel, job.handlers = to, handlers
         self._active[to] = job
         self._latest[to] = job.request_id

@@ -203,3 +203,26 @@ def test_a_redistribution_is_sent_before_the_window_says_it_redistributes(qtbot,
     _set(window, 0, "epsilon", "0.05")
     wait_idle(qtbot, window)
     assert seen[0] == (True, True) and window.plan[0].epsilon == 0.05
+
+
+def test_a_redistributed_edit_makes_the_window_busy_once(qtbot, tmp_path):
+    """The window goes busy when the edit's job leaves and idle when its totals are in: handed on
+    from the redistribution to the totals after its early answer, the job does not flip it off and
+    on (each flip reaches the status bar's progress and the Cancel action)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from keys import open_cell, retype
+
+    window = _window(qtbot, tmp_path)
+    window.show()
+    assert window.document.open_example(example_path("psi-survey"))
+    wait_idle(qtbot, window)
+    flips: list[bool] = []
+    window.controller.busyChanged.connect(flips.append)
+    editor = open_cell(window, 0, "epsilon")
+    retype(editor, "0.05")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    wait_idle(qtbot, window)
+    assert window.plan[0].epsilon == 0.05 and window.evaluation.result_is_current(window.evaluation.last_result)
+    assert flips == [True, False]
