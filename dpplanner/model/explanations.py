@@ -1,13 +1,15 @@
 """The plain-language sentences of the window and the report: what a statistic's error bound
-means, why a statistic's ε_i may be above the global ε, and the plan's unit of privacy in a
-label."""
+means, why a statistic's ε_i may be above the global ε, the plan's unit of privacy in a label, and
+a total's method or reason in the window's and the plan's words."""
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Optional
 
 from dpplanner import engine
+from dpplanner.engine.theorems import KOV, OPTIMAL, PLD, REGISTRY
 
 from . import display
 from .statistic import Budget, Kind, Statistic
@@ -121,3 +123,45 @@ def above_global_tip(budget: Budget) -> str:
     return (f"This ε_i is above {_budget_words(budget)}. That is not in itself an overspend (the "
             "Spent bar says whether the plan is within its budget): a theorem that judges the plan "
             f"as a whole can let {_delta_covers(budget)}.")
+
+
+#: The engine's words for what the plan calls ε, δ, ρ and η, and its theorems' names where the
+#: window shows another label ("zcdp" is "zCDP (as OpenDP / Tumult)").
+_WORDS = [(re.compile(rf"\b{re.escape(PLD)} lattice\b"),
+           f"{engine.theorem(PLD).label}: privacy losses on a lattice of step"),
+          *((re.compile(rf"\b{re.escape(t.name)}\b"), t.label) for t in REGISTRY if t.label != t.name),
+          *((re.compile(rf"\b{word}\b"), sign) for word, sign in
+            (("epsilon", "ε"), ("eps", "ε"), ("delta", "δ"), ("rho", "ρ"), ("eta", "η")))]
+
+
+def composition_note(plan, name: str, comp) -> str:
+    """What the report's Totals table says beside a theorem's total (its method, or why it does
+    not apply or is not feasible) with the theorems named as the window names them and the
+    releases as the plan's statistics, not in the engine's words ("pld lattice 0.002", "query 2 is
+    (eps=0.2, delta=0)")."""
+    if name == KOV and not comp.applicable:
+        unequal = _kov_unequal(plan)
+        if unequal:
+            return unequal
+    note = comp.detail if comp.applicable and comp.reason is None else (comp.reason or comp.detail)
+    note = note or ""
+    for pattern, words in _WORDS:
+        note = pattern.sub(words, note)
+    return note
+
+
+def _kov_unequal(plan) -> str:
+    """Why KOV does not apply, naming the first statistic whose (ε_i, δ_i) differs from the first
+    one's (the engine composes one row per statistic, in plan order), or "" if none does."""
+    inputs = plan.composition_inputs()
+    pairs = list(zip(inputs.epsilons, inputs.deltas))
+    other = next((i for i, pair in enumerate(pairs) if pair != pairs[0]), None)
+    if other is None:
+        return ""
+
+    def gets(i: int) -> str:
+        return (f"statistic {i + 1} ({plan[i].name!r}) gets ε_i = {pairs[i][0]:.6g}, "
+                f"δ_i = {pairs[i][1]:.6g}")
+    return (f"{engine.theorem(KOV).label} applies only when every statistic gets the same ε_i and "
+            f"δ_i: {gets(other)}, but {gets(0)}; {engine.theorem(OPTIMAL).label} takes unequal "
+            "statistics")

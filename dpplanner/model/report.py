@@ -12,6 +12,7 @@ from dpplanner import engine
 
 from . import display
 from .curve_totals import meet_totals
+from .explanations import composition_note
 from .files import PlanFileError, atomic_write_text
 from .implementation import implementation
 from .plan import Plan
@@ -133,10 +134,10 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None,
     for name, c in totals.items():
         cls = ' class="best"' if name == best else ""
         mark = " ★" if name == best else ""
-        note = c.detail if c.applicable and c.reason is None else (c.reason or c.detail)
+        note = composition_note(plan, name, c)
         out.append(f"<tr{cls}><td>{markup(engine.theorem(name).title)}{mark}</td>"
                    f'<td class="num">{display.upper(c.epsilon, 6)}</td><td class="num">{display.upper(c.delta, 3)}</td>'
-                   f'<td class="num">{"—" if c.epsilon_lower is None else display.lower(c.epsilon_lower, 6)}</td><td>{markup(note or "")}</td></tr>')
+                   f'<td class="num">{"—" if c.epsilon_lower is None else display.lower(c.epsilon_lower, 6)}</td><td>{markup(note)}</td></tr>')
     out.append("</table>")
     # what each row assumes, from the registry (the noise-aware rows assume more than the rest)
     out.append("<dl>" + "".join(f"<dt>{markup(engine.theorem(n).label)}</dt><dd>{markup(engine.theorem(n).summary)}</dd>"

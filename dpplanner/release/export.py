@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from dpplanner import engine
+from dpplanner.model.explanations import composition_note
 from dpplanner.model.files import PlanFileError, atomic_write_text
 from dpplanner.model.plan import Plan
 
@@ -54,12 +55,14 @@ def script_plan(plan: Plan) -> dict:
                                  eta=inputs.eta, multiplicities=list(inputs.multiplicities),
                                  mechanisms=list(inputs.mechanisms))
     own = results[plan.budget.theorem]
+    label = engine.theorem(plan.budget.theorem).label
     if not own.applicable:      # (kov on unequal releases: not a delta that cannot be met)
         raise ExportError(f"cannot write a release script for this plan: its theorem "
-                          f"({plan.budget.theorem}) does not apply to it: {own.reason}; choose another theorem")
+                          f"({label}) does not apply to it: {composition_note(plan, plan.budget.theorem, own)}; "
+                          "choose another theorem")
     if not own.feasible or plan.balance(own.epsilon).over:
         raise ExportError(f"cannot write a release script for this plan: under its theorem "
-                          f"({plan.budget.theorem}) it is {plan.balance(own.epsilon).describe()}; "
+                          f"({label}) it is {plan.balance(own.epsilon).describe()}; "
                           "redistribute it to fit (Redistribute to fit in the window, or "
                           "dpplanner-cli allocate) or lower some epsilons first")
     return plan_block(plan, totals_block(results), privacy)

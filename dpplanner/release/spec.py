@@ -14,6 +14,7 @@ import math
 from fractions import Fraction
 from typing import Optional
 
+from dpplanner.engine import theorem
 from dpplanner.model.accuracy import quantile_bins
 from dpplanner.model.contributions import bounds, group_count, listed_keys
 from dpplanner.model.opendp_sensitivity import d_in, missing_value
@@ -77,7 +78,8 @@ def plan_block(plan: Plan, totals: dict, privacy) -> dict:
             "neighbouring": b.neighbouring.of(b.unit, b.contributions), "d_in": d_in(b.neighbouring, b.contributions),
             "unit": b.unit, "contributions": b.contributions, "truncate": b.truncate,
             "size": b.dataset_size if replace else None, "size_limit": size_limit,
-            "epsilon": b.epsilon, "delta": b.delta, "theorem": b.theorem,
+            # (the theorem as the window names it: the release record's words)
+            "epsilon": b.epsilon, "delta": b.delta, "theorem": theorem(b.theorem).label,
             "confidence": b.confidence, "totals": totals, "statistics": stats, "custom": custom}
 
 
@@ -156,11 +158,12 @@ def default_categories(plan: Plan) -> dict:
 
 
 def totals_block(results: dict) -> dict:
-    """{theorem: [epsilon, delta]} of the totals that apply (JSON numbers only)."""
+    """{theorem: [epsilon, delta]} of the totals that apply (JSON numbers only), each theorem by
+    the window's label."""
     out = {}
     for name, c in results.items():
         if c.applicable and c.feasible and math.isfinite(c.epsilon):
-            out[name] = [c.epsilon, c.delta]
+            out[theorem(name).label] = [c.epsilon, c.delta]
     return out
 
 

@@ -94,7 +94,7 @@ def test_report_is_self_contained_and_escaped():
     assert "<svg" in html and "Report &lt;test&gt; &amp; co" in html and "n &lt;all&gt;" in html
     assert not re.search(r"<(script|link|img)\b", html)     # nothing fetched from elsewhere
     assert 'class="best"' in html and "Balle &amp; Wang 2018" in html
-    assert "kov applies only when all queries are equal" in html     # the reason, not a number
+    assert "KOV (homogeneous) applies only when every statistic gets the same ε_i and δ_i" in html  # the reason
     for s, p in zip(plan.statistics, plan.privacy_all()):
         if p.error is not None:
             assert p.explanation.replace('"', "&quot;")[:40] in html

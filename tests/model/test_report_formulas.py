@@ -19,7 +19,7 @@ from dpplanner.model.statistic import Noise
 from dpplanner.model.derivation import shown
 from dpplanner.model.examples import example_path
 from dpplanner.model.files import load_plan
-from dpplanner.model.report import render_report
+from dpplanner.model.report import plan_totals, render_report, save_report
 
 
 class Report(HTMLParser):
@@ -215,3 +215,36 @@ def test_a_grouped_statistic_derives_the_error_of_one_group_the_table_shows(nois
         assert steps["cell_error"][0] < steps["error"][0]          # one group against all of them
         assert steps["cell_factor"][0] < steps["factor"][0]
     assert grouped >= 2
+
+
+def test_the_totals_detail_column_speaks_the_windows_and_the_plans_words(tmp_path):
+    """QA17 N2: the saved report's Totals table said "pld lattice 0.00195" and, for KOV, "query 3 is
+    (eps=0.257477, delta=0)": the engine's names. Read back from the file: the theorems by the
+    window's labels, the releases as the plan's statistics with their ε_i and δ_i."""
+    plan = load_plan(example_path("psi-survey"))
+    totals, best = plan_totals(plan, (engine.theorems.KOV, engine.theorems.PLD, engine.theorems.ZCDP))
+    path = tmp_path / "report.html"
+    save_report(plan, path, totals=totals, best=best, curve=None)
+    details = [row[-1] for row in _totals_rows(path.read_text(encoding="utf-8"))]
+    kov, pld, zcdp = (engine.theorem(name).label for name in (engine.theorems.KOV, engine.theorems.PLD,
+                                                               engine.theorems.ZCDP))
+    assert details[0] == (f"{kov} applies only when every statistic gets the same ε_i and δ_i: "
+                          f"statistic 3 ('{plan[2].name}') gets ε_i = {plan[2].epsilon:.6g}, δ_i = 0, but "
+                          f"statistic 1 ('{plan[0].name}') gets ε_i = {plan[0].epsilon:.6g}, δ_i = 0; "
+                          "optimal takes unequal statistics"), details[0]
+    assert details[1].startswith(f"{pld}: privacy losses on a lattice of step "), details[1]
+    assert details[2].startswith("ρ = ") and "converted at δ = " in details[2], details[2]
+    for words in ("pld", "kov", "zcdp", "query", "eps=", "delta", "rho"):
+        assert not any(re.search(rf"\b{words}", d) for d in details), (words, details)
+
+
+def _totals_rows(html: str) -> list[list[str]]:
+    """The cells of the Totals table's rows, as text (the header row left out)."""
+    table = html.split("<h2>Totals under every theorem</h2>")[1].split("</table>")[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]
+    return [[_cell_text(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)] for row in rows]
+
+
+def _cell_text(cell: str) -> str:
+    from html import unescape
+    return unescape(re.sub(r"<[^>]+>", "", cell))

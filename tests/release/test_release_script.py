@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from dpplanner import engine
 from dpplanner.model.examples import example_path
 from dpplanner.model.files import load_plan
 from dpplanner.model.statistic import Neighbouring
@@ -41,14 +42,19 @@ def test_every_shipped_example_exports_and_releases(name, tmp_path):
     names = {r["statistic"].split(" #")[0] for r in released["released"]}
     assert names == {s.name for s in plan}
     record = (tmp_path / "out" / "release-record.txt").read_text()
-    assert plan.title in record and "OpenDP: 0.16" in record and f"{plan.budget.theorem}:" in record
+    assert plan.title in record and "OpenDP: 0.16" in record
+    # the theorems as the window names them (QA17 N2: "under pld", "  pld: epsilon = ...")
+    label = engine.theorem(plan.budget.theorem).label
+    assert f"delta = {plan.budget.delta!r} under {label}\n" in record and f"\n  {label}: epsilon = " in record
+    for name in (n for n in engine.THEOREMS if engine.theorem(n).label != n):
+        assert f"under {name}\n" not in record and f"\n  {name}:" not in record, name
 
 
 def test_an_over_budget_plan_is_not_exported(tmp_path):
     plan = load_plan(example_path("psi-survey"))                     # balanced: it spends its budget
     plan.set_budget(redistribute=False)
     plan.replace_all([s.replace(epsilon=s.epsilon * 1.01) for s in plan])
-    with pytest.raises(ExportError, match=r"under its theorem \(pld\) it is over budget"):
+    with pytest.raises(ExportError, match=r"under its theorem \(noise-aware \(PLD\)\) it is over budget"):
         export(plan, tmp_path / "release.py")
     assert not (tmp_path / "release.py").exists()
 
