@@ -152,7 +152,7 @@ def test_a_calibration_refusal_names_plain_numbers_and_warns_nothing(tmp_path, c
 
 
 def test_a_quantile_whose_error_is_infinite_is_explained_not_a_traceback(tmp_path, capsys):
-    stat = {"name": "median", "kind": "quantile", "mechanism": "laplace", "epsilon": 1e-308,
+    stat = {"name": "median", "kind": "quantile", "mechanism": "laplace", "epsilon": 2.2250738585072014e-308,
             "lower": 0.0, "upper": 100.0, "granularity": 5.0, "noise": "continuous"}
     path = tmp_path / "p.dpplan"
     path.write_text(json.dumps({"format_version": 2, "budget": {
