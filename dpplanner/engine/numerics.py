@@ -115,3 +115,14 @@ def log_expm1(x: np.ndarray | float):
     with np.errstate(divide="ignore"):
         out = a + np.log(-np.expm1(-a))
     return float(out) if np.ndim(out) == 0 else out
+
+
+def illinois_step(x: float, g_x: float, lo: float, g_lo: float, hi: float, g_hi: float,
+                  kept: int) -> tuple[float, float, float, float, int]:
+    """One step of a false-position root search on a bracket [lo, hi] with g(lo) > 0 >= g(hi):
+    the point x (where g is g_x) replaces the end on its side, and the end kept a second time in a
+    row has its g halved (Illinois), so the next estimate moves off it. ``kept``: which end stayed
+    last time (-1 lo, +1 hi, 0 neither). Returns (lo, g_lo, hi, g_hi, kept)."""
+    if g_x <= 0:
+        return lo, g_lo / 2 if kept == -1 else g_lo, x, g_x, -1
+    return x, g_x, hi, g_hi / 2 if kept == 1 else g_hi, 1

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..memo import Memo
+from ..numerics import illinois_step
 from ..validation import DISCRETE_MAX_EPSILON, DISCRETE_MIN_EPSILON, DISCRETE_RANGE
 from ..optimal.atoms import TINY, U
 from .discrete_objects import MAX_SIGMA, check_scale, check_shift
@@ -191,15 +192,7 @@ def _exact_sigma(eps: float, d: float, S: int) -> float:
         if it % 3 != 2 and math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo != g_hi:
             x = hi - g_hi * (hi - lo) / (g_hi - g_lo)
             x = min(max(x, lo + 1e-3 * (hi - lo)), hi - 1e-3 * (hi - lo))
-        g_x = g(x)
-        if g_x <= 0:
-            hi, g_hi = x, g_x
-            g_lo = g_lo / 2 if kept == -1 else g_lo
-            kept = -1
-        else:
-            lo, g_lo = x, g_x
-            g_hi = g_hi / 2 if kept == 1 else g_hi
-            kept = 1
+        lo, g_lo, hi, g_hi, kept = illinois_step(x, g(x), lo, g_lo, hi, g_hi, kept)
     return check_scale(hi, S, "DiscreteGaussian", "sigma")
 
 

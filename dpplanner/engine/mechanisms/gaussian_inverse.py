@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..numerics import illinois_step
 from .gaussian import check_delta, check_multiplier, gaussian_multiplier, log_delta_bound
 
 
@@ -82,13 +83,5 @@ def epsilon_bracket(mu: float, log_target: float, upper: bool, rel_tol: float) -
             x = 0.5 * (lo + hi)
         if it % 2 == 1:
             width = hi - lo
-        g_x = float(g(x))
-        if g_x <= 0:
-            hi, g_hi = x, g_x
-            g_lo = g_lo / 2 if kept == -1 else g_lo
-            kept = -1
-        else:
-            lo, g_lo = x, g_x
-            g_hi = g_hi / 2 if kept == 1 else g_hi
-            kept = 1
+        lo, g_lo, hi, g_hi, kept = illinois_step(x, float(g(x)), lo, g_lo, hi, g_hi, kept)
     return lo, hi
