@@ -21,7 +21,8 @@ def parse_text(rule: FieldRule, text: str, where: str = "",
     """The value typed as ``text``, exactly (the nearest double to the decimal typed), or a
     PlanError saying why it cannot be stored. Nothing is dropped, rounded or clamped: "150" for a
     field that allows up to 100 is refused, never read as 15. Percent rules read "50" or "50 %"
-    as 0.5. An empty text is None for optional fields."""
+    as 0.5. An empty text is None for optional fields. ``where`` starts the message ("statistic 2
+    ('b')"); without it a message names the field once ("epsilon = 150 is not allowed ...")."""
     at = f"{where}: " if where else ""      # (a message that names the field needs no more)
     raw = text.strip()
     if rule.percent and raw.endswith("%"):

@@ -57,9 +57,9 @@ def script_plan(plan: Plan) -> dict:
     own = results[plan.budget.theorem]
     label = engine.theorem(plan.budget.theorem).label
     if not own.applicable:      # (kov on unequal releases: not a delta that cannot be met)
-        raise ExportError(f"cannot write a release script for this plan: its theorem "
-                          f"({label}) does not apply to it: {composition_note(plan, plan.budget.theorem, own)}; "
-                          "choose another theorem")
+        why = composition_note(plan, plan.budget.theorem, own)
+        raise ExportError(f"cannot write a release script for this plan: its theorem ({label}) does "
+                          f"not apply to it: {why}; choose another theorem")
     if not own.feasible or plan.balance(own.epsilon).over:
         raise ExportError(f"cannot write a release script for this plan: under its theorem "
                           f"({label}) it is {plan.balance(own.epsilon).describe()}; "
