@@ -3,7 +3,9 @@
 Three things are compared with what dpplanner writes for the plan today: the PLAN block (every
 number the script builds and checks with), its digest line, and the script's code outside the
 blocks a user may edit (DATA and CUSTOM) and the header's date. Each difference is reported with
-where it is; no difference means the script releases exactly what the plan certified.
+where it is; no difference means the script releases exactly what the plan certified. A theorem
+is the same theorem by its registry name or its label (scripts exported before the PLAN block
+carried labels name it by its name).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from dpplanner.engine.theorems import REGISTRY
 from dpplanner.model.plan import Plan
 
 from .export import DIGEST_LINE, plan_digest, render_script, script_plan
@@ -33,7 +36,7 @@ def check_script(text: str, plan: Plan) -> CheckResult:
         got_plan, got_digest = _plan_block(text)
     except ValueError as exc:
         return CheckResult(False, (str(exc),))
-    diffs += _compare("PLAN", got_plan, want_plan)
+    diffs += _compare("PLAN", _by_label(got_plan), want_plan)
     if got_digest != plan_digest(got_plan):
         diffs.append("PLAN_DIGEST does not match the PLAN block (the block was edited by hand)")
     diffs += _code_differences(text, render_script(plan))
@@ -56,6 +59,21 @@ def _plan_block(text: str) -> tuple[dict, str]:
     if not isinstance(plan, dict):
         raise ValueError("PLAN is not a dictionary")
     return plan, digest
+
+
+def _by_label(block: dict) -> dict:
+    """``block`` with its theorem and its totals' keys by the registry's labels, as exported
+    today (a name is only wording: the digest is checked over the block as written)."""
+    label = {t.name: t.label for t in REGISTRY}
+    out = dict(block)
+    if isinstance(out.get("theorem"), str):
+        out["theorem"] = label.get(out["theorem"], out["theorem"])
+    totals = out.get("totals")
+    if isinstance(totals, dict):
+        renamed = {label.get(k, k) if isinstance(k, str) else k: v for k, v in totals.items()}
+        if len(renamed) == len(totals):     # (a theorem twice, by name and label, stays a difference)
+            out["totals"] = renamed
+    return out
 
 
 def _compare(where: str, got, want) -> list[str]:

@@ -8,7 +8,9 @@ import json
 import pytest
 
 from dpplanner.cli import main
+from dpplanner.engine.theorems import REGISTRY
 from dpplanner.model.files import load_plan, save_plan
+from dpplanner.release.export import plan_text, script_plan
 from release_scripts import opendp_example
 
 
@@ -90,3 +92,35 @@ def test_json_says_what_implementing_each_statistic_needs(capsys, command, plans
     assert mean["d_in"] == 2 and mean["bounds"] == [1.0, 12.0] and mean["divisor"] == 2500
     assert mean["rho"] > 0 and mean["delta"] > 0 and mean["lattice"].startswith("multiples of 2^")
     assert mean["sensitivity_l2"] > 11.0
+
+
+
+def _named_the_old_way(block: dict) -> dict:
+    """A PLAN block as exported before the theorems were written by their labels: by name."""
+    names = {t.label: t.name for t in REGISTRY}
+    return dict(block, theorem=names[block["theorem"]],
+                totals={names[label]: total for label, total in block["totals"].items()})
+
+
+def test_a_script_naming_its_theorems_the_old_way_still_matches(capsys, tmp_path, plans):
+    script = tmp_path / "release.py"
+    run(capsys, "export-opendp", str(plans["psi-survey"]), "-o", str(script))
+    plan = load_plan(plans["psi-survey"])
+    block, text = script_plan(plan), script.read_text()
+    old = _named_the_old_way(block)
+    assert plan_text(block) in text
+    assert old["theorem"] != block["theorem"] and old["totals"].keys() != block["totals"].keys()
+
+    def check(edited: dict) -> tuple[int, list]:
+        script.write_text(text.replace(plan_text(block), plan_text(edited)))
+        code, out, _ = run(capsys, "check-opendp", str(script), str(plans["psi-survey"]), "--json")
+        return code, json.loads(out)["differences"]
+
+    assert check(old) == (0, [])
+    # ... but not one whose noise differs, nor one that names another theorem
+    scale = plan.privacy(0).opendp.scale
+    noisier = dict(old, statistics=[dict(old["statistics"][0], scale=scale * 0.99), *old["statistics"][1:]])
+    assert check(noisier) == (1, [f"PLAN.statistics[0].scale is {scale * 0.99!r}; the plan has {scale!r}"])
+    other = next(t for t in REGISTRY if t.name != t.label != block["theorem"])
+    code, differences = check(dict(old, theorem=other.name))
+    assert code == 1 and differences == [f"PLAN.theorem is {other.label!r}; the plan has {block['theorem']!r}"]
