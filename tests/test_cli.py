@@ -13,8 +13,11 @@ import pytest
 from dpplanner import engine
 
 from dpplanner.cli import main
+from dpplanner.engine import theorems
+from dpplanner.model.explanations import composition_note
 from dpplanner.model.examples import example_path
 from dpplanner.model.files import load_plan, save_plan
+from dpplanner.model.report import plan_totals
 from dpplanner.model.statistic import Noise
 
 
@@ -32,8 +35,23 @@ def test_compose_text_marks_the_best(capsys):
     lines = out.splitlines()
     assert lines[2].split()[:3] == ["theorem", "total", "eps"]
     assert any(line.startswith("basic *") or line.startswith("advanced *") for line in lines)
-    assert "kov applies only when all queries are equal" in out
+    assert "KOV (homogeneous) applies only when every statistic gets the same" in out
     assert "* best valid total:" in out
+
+
+def test_compose_table_says_each_method_in_the_plans_words(capsys):
+    """The detail column as the window and the report word it, not in the engine's words."""
+    code, out, _ = run(capsys, "compose", "census")
+    plan = load_plan(example_path("census"))
+    totals, _ = plan_totals(plan, engine.THEOREMS)
+    rows = {line.split()[0]: line for line in out.splitlines()[3:3 + len(totals)]}
+    assert code == 0 and set(rows) == set(totals)
+    for name, total in totals.items():
+        assert rows[name].endswith("  " + composition_note(plan, name, total))
+    assert "noise-aware (PLD): privacy losses on a lattice of step" in rows[theorems.PLD]
+    assert "statistic 2 ('" in rows[theorems.KOV] and "ρ = " in rows[theorems.ZCDP]
+    for engine_word in ("lattice 0.", "query", "eps=", "rho", "delta ="):
+        assert all(engine_word not in row for row in rows.values()), engine_word
 
 
 def test_compose_json(capsys):

@@ -12,6 +12,7 @@ from dpplanner.cli.output import (UserError, finite, header, implementations, lo
                                   table)
 from dpplanner.model import display
 from dpplanner.model.curve_totals import meet_totals
+from dpplanner.model.explanations import composition_note
 from dpplanner.model.report import plan_curve, plan_totals, save_report
 from dpplanner.model.spending import total_note
 
@@ -41,9 +42,8 @@ def cmd_compose(args) -> int:
     for name, c in totals.items():
         bracket = (f"[{display.lower(c.epsilon_lower, 6)}, {display.upper(c.epsilon, 6)}]" if c.epsilon_lower is not None
                    and c.applicable else "")
-        note = c.reason if (c.reason or not c.applicable) else c.detail
         rows.append([name + (" *" if name == best else ""), display.upper(c.epsilon, 6), display.upper(c.delta, 3), bracket,
-                     ms(c.seconds), note or ""])
+                     ms(c.seconds), composition_note(plan, name, c)])   # (the JSON keeps the engine's)
     print(header(plan))
     print(table(rows, right=(1, 2)))
     if best:
