@@ -61,7 +61,8 @@ class Prepared:
                 self._curve = curve_inputs(eps, dels, r.delta_g, mode="prefix", k_max=r.curve_k_max,
                                            points=r.curve_points, multiplicities=list(r.multiplicities),
                                            mechanisms=mech, lower=False, cancel=self.cancel,
-                                           optimal_curve=self.optimal_curve, total_eta=r.eta)
+                                           optimal_curve=self.optimal_curve, total_eta=r.eta,
+                                           validated=self.compose_inputs().plan)
         return self._curve
 
     def shipped(self) -> tuple:

@@ -22,7 +22,8 @@ from .stats import prefix_sums
 from .theorem_inputs import CurveInputs
 from .theorems import KOV, PLD, THEOREMS, theorem as registry_entry, validate_theorems
 from .types import CancelToken, ProgressCallback
-from .validation import validate_delta_g, validate_eta, validate_expandable, validate_plan, validate_time_limit
+from .validation import (Releases, validate_delta_g, validate_eta, validate_expandable, validate_plan,
+                         validate_time_limit)
 
 MODES = ("prefix", "repeat")
 #: The theorems whose curves ask for the generic optimal curve (``optimal_curve`` below) only once
@@ -110,13 +111,16 @@ def curve_inputs(epsilons, deltas, delta_g, *, mode: str = "prefix", k_max=None,
                  eta: float = 1e-2, multiplicities=None, mechanisms=None, lower: bool = True,
                  cancel: Optional[CancelToken] = None,
                  optimal_curve: Optional[Callable[[], Optional[tuple]]] = None,
-                 time_limit: Optional[float] = None, total_eta: Optional[float] = None) -> CurveInputs:
+                 time_limit: Optional[float] = None, total_eta: Optional[float] = None,
+                 validated: Optional[Releases] = None) -> CurveInputs:
     """``curve``'s validated inputs, for a caller that asks for the theorems' rows in parts
     (``curve_rows``): the work they share (running sums, the optimal curve) is done once.
     ``total_eta``: the eta the same plan's totals are composed at (pld's curve then reads its
     lattice from that whole-plan bracket, already composed, not one at the curve's ``eta``, where
-    ``total_eta`` is no coarser than ``eta``)."""
-    plan = validate_plan(epsilons, deltas, multiplicities, mechanisms)
+    ``total_eta`` is no coarser than ``eta``). ``validated``: what validate_plan gives for these
+    epsilons, deltas, multiplicities and mechanisms, where the caller has it (the same request's
+    compose_inputs): they are not validated again."""
+    plan = validated if validated is not None else validate_plan(epsilons, deltas, multiplicities, mechanisms)
     delta_g = validate_delta_g(delta_g)
     eta = validate_eta(eta)
     total_eta = None if total_eta is None else validate_eta(total_eta)

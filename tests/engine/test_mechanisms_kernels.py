@@ -94,3 +94,37 @@ def test_a_target_a_rounding_below_a_whole_ratio_keeps_the_lattice():
     for f in (1 - 4e-16, 1.0, 1 + 4e-16):
         step = bracket.aligned_step(r, float(r.a_lo[0]) / 640 * f)
         assert round(float(r.a_lo[0]) / step) == 640
+
+
+def test_the_lattice_is_laid_in_integers_as_exactly_as_with_fractions(monkeypatch):
+    """aligned_step's exact steps (each group's a q / p, the least of them, n steps fitting below
+    it) and directed_ratio's rounding are decided on the integers of each double's ratio, with no
+    Fraction (a few times its cost at each scale an allocation tries): the same step as Fraction
+    arithmetic gives, and a step that fits below its group's a exactly."""
+    from fractions import Fraction
+
+    from dpplanner.engine.mechanisms import discrete_laplace
+    from dpplanner.engine.mechanisms.discrete import DiscreteRelease
+
+    a = 0.0061602154505 * np.array([0.475, 0.5, 0.95, 1.0, 1.05, 1.9, 2.0, 2.1]) * (1 + 2.0 ** -52)
+    disc = [DiscreteRelease("laplace", 2147483667010 * (20.0 + 3 * i), 2147483667010) for i in range(3)]
+    r, _ = twins(bracket.laplace_params(1.0 / a), np.array([3, 203, 9, 387, 9, 3, 181, 3]),
+                 (np.zeros(0), np.zeros(0)), np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0),
+                 np.zeros(0, dtype=np.int64), 1e-7, disc, [1, 2, 1])
+    made, steps = [], []
+    for module in (bracket, discrete_laplace):
+        monkeypatch.setattr(module, "Fraction", lambda *a: made.append(a) or Fraction(*a))
+    discrete_laplace.directed_ratio.cache_clear()
+    for target in (2.0 ** -7, 2.0 ** -12, 1e-3 / 3):
+        steps.append(bracket.aligned_step(r, target))
+    assert made == []
+    monkeypatch.undo()
+    heaviest = float(r.a_lo[int(np.argmax(r.a_lo * r.lo_mult))])
+    for step in steps:
+        assert Fraction(step) * round(heaviest / step) <= Fraction(heaviest)
+    rng = np.random.default_rng(3)
+    for num, den in zip(rng.choice([1, 2, 7, 2147483667010, 2 ** 60 + 3], 400).tolist(),
+                        (10 ** rng.uniform(-200, 200, 400)).tolist()):
+        exact = Fraction(num) / Fraction(den)
+        up, down = (discrete_laplace.directed_ratio.__wrapped__(num, den, u) for u in (True, False))
+        assert Fraction(down) <= exact <= Fraction(up) and math.nextafter(down, math.inf) >= up

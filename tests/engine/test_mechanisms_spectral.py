@@ -350,3 +350,28 @@ def test_a_lower_end_read_below_its_first_charge_is_charged_from_just_below_that
     r = compose(eps, deltas, 1e-6, "pld", 1e-3, mechanisms=mechs)
     assert r.epsilon == 48.83810917981634
     assert 48.8 < r.epsilon_lower <= r.epsilon and r.epsilon - r.epsilon_lower < 0.0015
+
+
+def test_a_forward_check_after_its_upper_end_lays_out_the_lower_end_s_kinds_only(monkeypatch):
+    """An allocation's search reads a rung's upper end alone; its forward check's bracket then
+    composes only the lower end there: the upper end's kinds are not laid on the lattice again
+    (discrete Laplace releases of a huge shift, whose lower end is a composition of its own)."""
+    from dpplanner.engine import DiscreteLaplace
+    from dpplanner.engine.memo import forget
+    from dpplanner.engine.mechanisms import composition, ladder
+
+    shift = 2147483667010
+    releases = [DiscreteLaplace(shift * (20.0 + 3 * i), shift) for i in range(6)] + \
+        [DiscreteLaplace(40.0 + 7 * i, 1) for i in range(4)]
+    twins, real_bracket = [], ladder.bracket
+    monkeypatch.setattr(composition, "bracket", lambda r, *a, **k: twins.append(r) or real_bracket(r, *a, **k))
+    whole = compose_mechanisms(releases, 1e-7, eta=1e-2)
+    forget()
+    sides, real_side = [], spectral.side_of
+    monkeypatch.setattr(spectral, "side_of", lambda r, step, upper, ctd: sides.append(upper) or
+                        real_side(r, step, upper, ctd))
+    ladder.upper_end(twins[0], 1e-2)
+    assert sides == [True]
+    again = real_bracket(twins[0], 1e-2)
+    assert sides == [True, False]       # (the upper end's kinds laid out once)
+    assert (again.upper, again.lower) == (whole.epsilon, whole.epsilon_lower)

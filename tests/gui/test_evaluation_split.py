@@ -115,11 +115,11 @@ def test_the_optimal_curve_is_computed_once_where_it_is_taken_first(monkeypatch,
 
 
 @pytest.mark.parametrize("eager", [True, False])
-def test_the_plan_is_validated_once_for_the_totals_and_once_for_the_curves(monkeypatch, eager):
+def test_the_plan_is_validated_once_for_the_totals_and_the_curves(monkeypatch, eager):
     """Whichever parts each process takes (the helper all it can, or the sender all but the
-    helper's own totals), they share one validated plan for their totals and one for their
-    curves, built by the sender and sent with the helper's half (the helper builds none), with
-    the numbers of one process."""
+    helper's own totals), they share one validated plan for their totals and their curves (the
+    curves' inputs built from the totals'), built by the sender and sent with the helper's half
+    (the helper builds none), with the numbers of one process."""
     import importlib
 
     compose, curve = (importlib.import_module(f"dpplanner.engine.{m}") for m in ("compose", "curve"))
@@ -134,7 +134,7 @@ def test_the_plan_is_validated_once_for_the_totals_and_once_for_the_curves(monke
     monkeypatch.setattr(engine_process, "take_part", side.helper_takes_part)
     got = jobs._evaluate_beside(side, request, *split.halves(request.theorems, total_known=True),
                                 engine.CancelToken(), lambda f: None)
-    assert counts == {"totals": 1, "curve": 1}
+    assert counts == {"totals": 1, "curve": 0}
     assert ({n: repr(c.epsilon) for n, c in got.totals.items()}
             == {n: repr(c.epsilon) for n, c in alone.totals.items()})
     for name in alone.curve.upper:

@@ -325,17 +325,21 @@ def aligned_step(r: Twins, target: float) -> float:
         if not (den and num) or math.lcm(q, den) > 4096:    # (num = 0: an a_lo that underflowed to 0)
             continue
         q_i = math.lcm(q, den)
-        # base <= a_i den / num for every aligned group (exact), so n steps of base / n fit below each
-        base_i = Fraction(float(a_lo[i])) * den / num
-        base_i = base_i if base is None else min(base, base_i)
+        # base <= a_i den / num for every aligned group (exact: the integers (p, q) of p / q, compared
+        # and divided as Fraction would, a few times faster), so n steps of base / n fit below each
+        a_n, a_d = float(a_lo[i]).as_integer_ratio()
+        base_i = (a_n * den, a_d * num)
+        base_i = base_i if base is None or base_i[0] * base[1] < base[0] * base_i[1] else base
         # (a ratio within 1e-9 above a whole number counts as that number: an allocation scales
         # every release and the target with them, so the ratio sits on a whole number, and its
         # rounding must not flip n between edits - the total then jumped by ~1e-7 and the
         # allocation hunted that jump for a dozen compositions)
-        n = q_i * max(1, math.ceil(float(base_i) / (target * q_i) * (1 - 1e-9)))
-        step_i = float(base_i / n)
-        while Fraction(step_i) * n > base_i:
+        n = q_i * max(1, math.ceil(base_i[0] / base_i[1] / (target * q_i) * (1 - 1e-9)))
+        step_i = base_i[0] / (base_i[1] * n)        # (int / int: correctly rounded)
+        s_n, s_d = step_i.as_integer_ratio()
+        while s_n * n * base_i[1] > base_i[0] * s_d:
             step_i = math.nextafter(step_i, 0.0)
+            s_n, s_d = step_i.as_integer_ratio()
         if base is not None and step_i < min(target / 2, step * (1 - 1e-9)):
             continue        # too fine for what it buys: this group stays off the lattice
         # (one that only lays the step a hair lower, as a group at a whole ratio does, is taken)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from fractions import Fraction
 
 import numpy as np
@@ -113,10 +114,12 @@ def directed_ratio(num: int, den: float, up: bool) -> float:
     """num / den rounded up (or down), checked in rational arithmetic (remembered: the bracket
     asks for the same ones many times)."""
     v = num / den
-    exact = Fraction(num) / Fraction(den)
-    if up and Fraction(v) < exact:
+    (v_n, v_d), (d_n, d_d) = v.as_integer_ratio(), den.as_integer_ratio()
+    # v - num / den = (v_n d_n - num d_d v_d) / (v_d d_n), exactly in integers (Fraction's ~4x cost)
+    above = (v_n * d_n - operator.index(num) * d_d * v_d) * (1 if d_n > 0 else -1)
+    if up and above < 0:
         return math.nextafter(v, math.inf)
-    if not up and Fraction(v) > exact:
+    if not up and above > 0:
         return math.nextafter(v, 0.0)
     return v
 

@@ -212,20 +212,24 @@ def rung(r, step: float, x_guess: float, cancel=None, upper=None, enough: float 
     Otherwise the lower end is its own composition, independent of the upper one: it may be
     computed in the helper process (engine/offload.py), with the same numbers."""
     known = _UPPERS.get(exact_key(r, step, x_guess))
-    up_side = side_of(r, step, True, True)
-    theta, x_guess = known[4:] if known is not None else _tilt(r, up_side, step, x_guess)
     moves, lipschitz = _lipschitz(r)
     # (with discrete kinds only where that charge is a small share of delta: else the lower end
     # read from their own lower twins is tighter)
-    if _one_composition(r, moves, lipschitz):
+    one = _one_composition(r, moves, lipschitz)
+    own = math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None) * (1 + 1e-9)
+    shifted = not one and bool(r.disc) and r.mu_up > 0 and math.isfinite(r.mu_up) and \
+        all(m is not None for m in moves) and own <= LIPSCHITZ_SHARE * r.delta_bar_hi
+    # (the upper end's kinds are not laid out where it is known and only the lower end is composed:
+    # an allocation's forward check, after its search read that upper end)
+    up_side = side_of(r, step, True, True) if known is None or one or shifted or upper is None else None
+    theta, x_guess = known[4:] if known is not None else _tilt(r, up_side, step, x_guess)
+    if one:
         # (one composition: upper_end's where it was just read, with its upper end)
         comp, log_ratio, up, theta, x_guess = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
         top = up if math.isfinite(up) else x_guess
         lo = _lower(r, step, comp, log_ratio, theta, top, r.mu_up, lipschitz)[0]
         return up, lo
-    own = math.fsum(m * k for m, k in zip(moves, r.disc_mult) if m is not None) * (1 + 1e-9)
-    if r.disc and r.mu_up > 0 and math.isfinite(r.mu_up) and all(m is not None for m in moves) and \
-            own <= LIPSCHITZ_SHARE * r.delta_bar_hi:
+    if shifted:
         comp, log_ratio, up, theta, x_guess = _upper_composed(r, up_side, step, theta, x_guess, known, cancel)
         lo = _shifted_lower(r, step, comp, log_ratio, theta, up, own, enough)
         if lo is not None and up - lo <= enough:
