@@ -192,7 +192,7 @@ class Evaluation(QObject):
         budget = self.plan.budget
         note = (f"k = {request.k} queries, δ_g = {request.delta_g:g}, η = {request.eta:g}. "
                 "Totals are sound upper bounds, rounded up.")
-        self.results_panel.set_results(result.totals, result.best, note)
+        self.results_panel.set_results(result.totals, result.best, note, state[1], request)
         self.budget_panel.set_spent(result.totals.get(budget.theorem), result.totals)
         if result.curve is not None:
             if request.curve_mode == "prefix":

@@ -23,6 +23,7 @@ from dpplanner.engine.types import Composition
 from dpplanner.gui import formatting, theme
 from dpplanner.gui.fitted_label import WrappingLabel
 from dpplanner.gui.turns import Turns
+from dpplanner.model.explanations import composition_note
 
 COLUMNS = ("theorem", "total ε", "total δ", "exact total lies in", "time")
 
@@ -77,9 +78,18 @@ class ResultsPanel(QGroupBox):
         """Whether totals set are still to be drawn (a turn of the event loop after set_results)."""
         return self._due is not None
 
-    def set_results(self, totals: dict[str, Composition], best: str | None, note: str = "") -> None:
-        """Show ``totals`` (``best`` marked) and ``note`` beneath them, on a turn of their own."""
-        self._due = (totals, best, note)
+    def set_results(self, totals: dict[str, Composition], best: str | None, note: str = "",
+                    plan=None, inputs=None) -> None:
+        """Show ``totals`` (``best`` marked) and ``note`` beneath them, on a turn of their own;
+        each row's tooltip says its method in the words of ``plan`` (its statistics, with
+        ``inputs``: explanations.composition_note), worded now, while they are the totals' own."""
+        tips = {}
+        for name, comp in totals.items():
+            tip, words = engine.theorem(name).summary, composition_note(plan, name, comp, inputs)
+            if words:
+                tip += f"\n\nMethod: {words}" if comp.applicable and comp.reason is None else f"\n\n{words}"
+            tips[name] = tip
+        self._due = (totals, best, note, tips)
         self._turns.later(self, self._draw_due)
 
     def draw_now(self) -> None:
@@ -90,7 +100,7 @@ class ResultsPanel(QGroupBox):
     def _draw_due(self) -> None:
         if self._due is None:
             return          # (drawn already by set_stale)
-        (totals, best, note), self._due = self._due, None
+        (totals, best, note, tips), self._due = self._due, None
         self._best = best
         bold = QFont(self.font())
         bold.setBold(True)
@@ -104,12 +114,7 @@ class ResultsPanel(QGroupBox):
         self.table.setRowCount(len(totals))
         del self._shown[len(totals):]
         for row, (name, comp) in enumerate(totals.items()):
-            tip = engine.theorem(name).summary
-            if comp.detail:
-                tip += f"\n\nMethod: {comp.detail}"
-            if comp.reason:
-                tip += f"\n\n{comp.reason}"
-            self._show_row(row, (name, tuple(self._cells(name, comp, name == best)), tip, name == best))
+            self._show_row(row, (name, tuple(self._cells(name, comp, name == best)), tips[name], name == best))
         for col, mode in enumerate(modes):
             header.setSectionResizeMode(col, mode)
         self._stale = False

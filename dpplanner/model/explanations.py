@@ -134,13 +134,15 @@ _WORDS = [(re.compile(rf"\b{re.escape(PLD)} lattice\b"),
             (("epsilon", "ε"), ("eps", "ε"), ("delta", "δ"), ("rho", "ρ"), ("eta", "η")))]
 
 
-def composition_note(plan, name: str, comp) -> str:
-    """What the report's Totals table says beside a theorem's total (its method, or why it does
-    not apply or is not feasible) with the theorems named as the window names them and the
-    releases as the plan's statistics, not in the engine's words ("pld lattice 0.002", "query 2 is
-    (eps=0.2, delta=0)")."""
-    if name == KOV and not comp.applicable:
-        unequal = _kov_unequal(plan)
+def composition_note(plan, name: str, comp, inputs=None) -> str:
+    """What the window's Totals table, the report and dpplanner-cli compose say beside a theorem's
+    total (its method, or why it does not apply or is not feasible) with the theorems named as the
+    window names them and the releases as the plan's statistics, not in the engine's words ("pld
+    lattice 0.002", "query 2 is (eps=0.2, delta=0)"). ``plan``: the plan, or its statistics with
+    ``inputs`` (their composition inputs: the window's evaluated snapshot); None: the releases
+    stay numbered as the engine numbers them (a table shown without its plan)."""
+    if name == KOV and not comp.applicable and plan is not None:
+        unequal = _kov_unequal(plan, inputs or plan.composition_inputs())
         if unequal:
             return unequal
     note = comp.detail if comp.applicable and comp.reason is None else (comp.reason or comp.detail)
@@ -150,17 +152,16 @@ def composition_note(plan, name: str, comp) -> str:
     return note
 
 
-def _kov_unequal(plan) -> str:
+def _kov_unequal(statistics, inputs) -> str:
     """Why KOV does not apply, naming the first statistic whose (ε_i, δ_i) differs from the first
     one's (the engine composes one row per statistic, in plan order), or "" if none does."""
-    inputs = plan.composition_inputs()
     pairs = list(zip(inputs.epsilons, inputs.deltas))
     other = next((i for i, pair in enumerate(pairs) if pair != pairs[0]), None)
     if other is None:
         return ""
 
     def gets(i: int) -> str:
-        return (f"statistic {i + 1} ({plan[i].name!r}) gets ε_i = {pairs[i][0]:.6g}, "
+        return (f"statistic {i + 1} ({statistics[i].name!r}) gets ε_i = {pairs[i][0]:.6g}, "
                 f"δ_i = {pairs[i][1]:.6g}")
     return (f"{engine.theorem(KOV).label} applies only when every statistic gets the same ε_i and "
             f"δ_i: {gets(other)}, but {gets(0)}; {engine.theorem(OPTIMAL).label} takes unequal "

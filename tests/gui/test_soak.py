@@ -90,9 +90,9 @@ def test_stale_totals_on_screen_are_reported(qtbot, tmp_path, monkeypatch):
     """A results panel that always shows the totals before the latest (a lost update)."""
     original = ResultsPanel.set_results
 
-    def one_behind(self, totals, best, note=""):
-        previous = getattr(self, "_soak_previous", (totals, best, note))
-        self._soak_previous = (totals, best, note)
+    def one_behind(self, *args):
+        previous = getattr(self, "_soak_previous", args)
+        self._soak_previous = args
         original(self, *previous)
 
     monkeypatch.setattr(ResultsPanel, "set_results", one_behind)
