@@ -214,11 +214,17 @@ class ColumnFitter(QObject):
                 view.setColumnWidth(c, width)
         if view.isColumnHidden(self._stretch):
             return
-        room = view.viewport().width() - sum(view.columnWidth(c) for c in shown)
         if columns is None or self._stretch in columns or self._stretch_natural is None:
             self._stretch_natural = self.natural_width(self._stretch)
-        name_min = min(NAME_MIN_PX, self._stretch_natural)
-        width = max(room, name_min)
+        self._fit_stretch()
+
+    def _fit_stretch(self) -> None:
+        """The stretch column takes the room the others leave (at least its minimum)."""
+        view = self._view
+        if view.isColumnHidden(self._stretch) or self._stretch_natural is None:
+            return
+        room = view.viewport().width() - sum(view.columnWidth(c) for c in self.shown() if c != self._stretch)
+        width = max(room, min(NAME_MIN_PX, self._stretch_natural))
         if view.columnWidth(self._stretch) != width:
             view.setColumnWidth(self._stretch, width)
 
@@ -228,5 +234,10 @@ class ColumnFitter(QObject):
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() == QEvent.Type.Resize:
+            # The stretch column at once (the view sizes its scroll bars to the widths as they
+            # are now: the row header widened by a plan of thousands of rows showed a sideways
+            # one, drawn until the fit a turn later), the others, measuring the rows now on
+            # screen, a turn later.
+            self._fit_stretch()
             self._refit()
         return False

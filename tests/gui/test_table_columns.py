@@ -64,3 +64,26 @@ def test_a_fit_reads_each_column_in_one_call(qtbot, tmp_path, monkeypatch):
     metrics = view.fontMetrics()
     c = COLUMN_INDEX["error"]
     assert view.columnWidth(c) >= max(metrics.horizontalAdvance(t) for t in model.shown_texts(c, range(20)))
+
+
+def test_a_plan_of_thousands_of_rows_opens_without_a_sideways_scroll_bar(qtbot, shown):
+    """Its row numbers widen the row header and its rows bring the vertical scroll bar, both
+    narrowing the table: the name column gives way at once, so no sideways scroll bar shows (one
+    did for the table's first paint, until the fit a turn later hid it and the table was drawn
+    again)."""
+    from PySide6.QtCore import QEvent
+
+    from dpplanner.model import Plan, files
+    from event_count import EventCount
+
+    base = files.load_plan(example_path("synthetic-1000"))
+    plan = Plan(base.budget, [s.replace(repetitions=s.repetitions * 10) for s in base.statistics * 10])
+    view = shown.statistics_panel.view
+    sideways = EventCount(view.horizontalScrollBar(), QEvent.Type.Show)
+    shown.document.load(plan, None, "thousands of rows")
+    wait_idle(qtbot, shown)
+    handle_posted_events()
+    assert view.verticalScrollBar().isVisible()
+    assert sideways.count == 0 and not view.horizontalScrollBar().isVisible()
+    shown_columns = [c for c in range(view.model().columnCount()) if not view.isColumnHidden(c)]
+    assert sum(view.columnWidth(c) for c in shown_columns) == view.viewport().width()
