@@ -228,6 +228,13 @@ class ColumnFitter(QObject):
         if view.columnWidth(self._stretch) != width:
             view.setColumnWidth(self._stretch, width)
 
+    def fit_pending(self) -> None:
+        """The fit due after the event loop turns, now (before the table is drawn: drawn first,
+        it was drawn whole again when the fit moved the columns)."""
+        if self._timer.isActive():
+            self._timer.stop()
+            self._fit_changed()
+
     def _forget(self) -> None:
         """Another plan: numbers columns may narrow again."""
         self._floor.clear()

@@ -64,9 +64,11 @@ class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
         self._privacy = RowPrivacy(plan)
         # The first and last rows on screen (the view's, once it says so: set_screen).
         self._screen: Callable[[], tuple[int, int]] = lambda: (0, -1)
-        # After a reset (a plan opened, Undo/Redo) the first paint leaves the cells that need a block's
-        # privacy empty and they are filled a block a turn of the event loop later: a block's
-        # Gaussian and OpenDP calibrations cost a few ms, the paint after opening a plan ~10 ms.
+        # After a reset (a plan opened, Undo/Redo) the window computes the rows on screen a block a
+        # turn before it draws the table (fill_screen_block); a paint that comes first leaves the
+        # cells that need a block's privacy empty and they are filled a block a turn of the event
+        # loop later: a block's Gaussian and OpenDP calibrations cost a few ms, the paint after
+        # opening a plan ~10 ms.
         self._fill_later = True
         self._unfilled: set[int] = set()        # blocks left empty by a paint
         self._cells: dict[tuple[int, int], dict] = {}     # (row, column) -> its painted roles
@@ -205,6 +207,26 @@ class StatisticsTableModel(PlanWideNumbers, QAbstractTableModel):
             self._arm_fill()
         else:
             self._fill_later = False
+        self._compute_block(block)
+
+    def fill_screen_block(self) -> bool:
+        """Compute the block of the first row on screen whose accuracy is not known, and signal
+        its cells; False when every row on screen is known. After a reset the window computes
+        the rows on screen so, a block a turn, before it draws the table (gui/statistics_panel.py):
+        drawn first with their errors left empty, the table was drawn whole again when the first
+        block filled widened the error column."""
+        first, last = self._screen()
+        row = next((r for r in range(first, min(last, len(self._rows) - 1) + 1)
+                    if not self._privacy.known(r)), None)
+        if row is None:
+            if self._fill_later and not self.filling():
+                self._fill_later = False    # (what a reset's paint left empty is filled too)
+            return False
+        self._unfilled.discard(row // PRIVACY_BLOCK)
+        self._compute_block(row // PRIVACY_BLOCK)
+        return True
+
+    def _compute_block(self, block: int) -> None:
         first = block * PRIVACY_BLOCK
         if first >= len(self._rows):
             return

@@ -203,9 +203,46 @@ def test_a_plan_opened_paints_its_table_before_the_cost_plot_moves_its_budget_li
     qtbot.waitUntil(lambda: plot.budget_line.value() == plan.budget.spendable_epsilon)
 
 
+def test_an_opened_plan_is_drawn_once_with_every_number_on_screen(qtbot, shown, monkeypatch):
+    """The rows on screen are computed a block a turn before the table is drawn: its first paint
+    draws every error bound on screen, at the width they need (drawn first with them left empty,
+    the table was drawn whole again when the first block widened the error column)."""
+    import dpplanner.gui.row_privacy as row_privacy
+    from dpplanner.gui.table_columns import rows_on_screen
+    from dpplanner.gui.table_model import PRIVACY_BLOCK, ShownRole
+    from keys import handle_posted_events, wait_idle
+
+    computed = []
+    real = row_privacy.statistics_privacy
+    monkeypatch.setattr(row_privacy, "statistics_privacy",
+                        lambda budget, stats, deltas: computed.append(len(stats)) or real(budget, stats, deltas))
+    view, model = shown.statistics_panel.view, shown.statistics_panel.model
+    error = COLUMN_INDEX["error"]
+    first = []
+
+    class FirstPaint(QObject):
+        def eventFilter(self, watched, event) -> bool:     # noqa: N802
+            if event.type() == QEvent.Type.Paint and not first:
+                top, bottom = rows_on_screen(view)
+                first.append((view.columnWidth(error),
+                              [model.index(row, error).data(ShownRole) for row in range(top, bottom + 1)]))
+            return False
+
+    watcher = FirstPaint()
+    view.viewport().installEventFilter(watcher)
+    shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
+    wait_idle(qtbot, shown)
+    handle_posted_events()
+    width, errors = first[0]
+    assert len(errors) > PRIVACY_BLOCK and all(errors)
+    assert width == view.columnWidth(error)
+    assert computed and max(computed) <= PRIVACY_BLOCK      # a block a turn
+
+
 def test_the_first_block_is_filled_on_a_turn_after_the_paint_that_left_it_empty(qtbot, shown):
     """A timer due when the first paint after opening a plan ends runs before the first block's
-    fill: started by the paint, the fill ran right after it, one stall of the GUI thread with it."""
+    fill: started by the paint, the fill ran right after it, one stall of the GUI thread with it.
+    (A plan opened while the window is hidden: its first paint, when shown, leaves them empty.)"""
     from PySide6.QtCore import QTimer
 
     model = shown.statistics_panel.model
@@ -225,8 +262,10 @@ def test_the_first_block_is_filled_on_a_turn_after_the_paint_that_left_it_empty(
             return True
 
     watcher = AfterFirstPaint()
+    shown.hide()
     shown.document.load(files.load_plan(example_path("synthetic-100")), None, "synthetic-100")
     shown.statistics_panel.view.viewport().installEventFilter(watcher)
+    shown.show()
     qtbot.waitUntil(lambda: "fill" in order)
     assert order[:2] == ["paint", "other"]
     qtbot.waitUntil(lambda: not model.filling())
