@@ -7,7 +7,8 @@ the GUI thread): made with the change for every row on screen, they came before 
 painted the change's curves (~4 ms of each edit of a 100-row plan). Given ``after_result``
 (``set_after_result``), the error of the rows on screen whose accuracy the change made unknown is
 kept as drawn until the window has drawn the change's result, as the totals beside it are; then
-it is computed and drawn again. The ε_i and δ_i (the plan's split of δ: no calibration), and every
+it is computed and drawn again, a block of rows a turn of the event loop (a screenful's
+calibrations in one turn were ~5-9 ms of the GUI thread on the 10,000-query plan). The ε_i and δ_i (the plan's split of δ: no calibration), and every
 number of the rows the change names (a typed ε_i or target error), are drawn with the change. A
 kept cell is greyed, as the Totals table greys totals that are late, and answers every role but
 the plan's own values (its editor's, RawRole) as drawn: its tooltip says it waits, and nothing of
@@ -19,9 +20,10 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Callable, Optional, Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 
 from dpplanner.gui import theme
+from dpplanner.gui.row_privacy import PRIVACY_BLOCK
 from dpplanner.gui.table_columns import COLUMN_INDEX
 
 _EPSILON, _DELTA, _ERROR = (COLUMN_INDEX[key] for key in ("epsilon", "delta", "error"))
@@ -47,6 +49,11 @@ class PlanWideNumbers:
         #: waits for, greyed (served to paints, column fits and tooltips until then).
         self._waiting: dict[tuple[int, int], dict] = {}
         self._after_result: Optional[Callable[[Callable[[], None]], None]] = None
+        #: The result the kept cells waited for is drawn: they are drawn again a block a turn,
+        #: served as drawn until their block's turn.
+        self._released = False
+        self._release_timer = QTimer(self, singleShot=True, interval=0)
+        self._release_timer.timeout.connect(self._draw_released)
 
     def set_after_result(self, later: Callable[[Callable[[], None]], None]) -> None:
         """``later(piece)`` runs ``piece`` once the window has drawn the result of the plan as it is
@@ -55,13 +62,17 @@ class PlanWideNumbers:
 
     def waiting(self) -> bool:
         """Whether numbers on screen are kept as drawn, waiting for the result of a change."""
-        return bool(self._waiting)
+        return bool(self._waiting) and not self._released
+
+    def releasing(self) -> bool:
+        """Whether numbers whose result is drawn are still to be drawn again (a block a turn)."""
+        return self._released and bool(self._waiting)
 
     def _take_waiting(self, kind: str) -> dict:
         """The cells kept as drawn, before the plan's change of ``kind`` reaches the table. A change
         of the rows' order or number leaves none kept: where they are on screen is drawn again
         (a redistribution with the change is signalled whole anyway)."""
-        waiting, self._waiting = self._waiting, {}
+        waiting, self._waiting, self._released = self._waiting, {}, False
         if waiting and kind in ("inserted", "removed", "moved"):
             self._signal_screen((_ERROR,))
         return waiting
@@ -113,18 +124,31 @@ class PlanWideNumbers:
             self._after_result(self._draw_waiting)
 
     def _draw_waiting(self) -> None:
-        """The result of the change the kept cells wait for is drawn: compute them (the rows on
-        screen now, in one batch) and draw them again, un-greyed (off screen: when shown)."""
-        waiting, self._waiting = self._waiting, {}
-        if not waiting:
-            return          # (drawn already, or the rows moved since)
+        """The result of the change the kept cells wait for is drawn: compute them and draw them
+        again, un-greyed, the rows on screen now a block a turn (off screen: when shown)."""
+        if not self._waiting or self._released:
+            return          # (drawn already, or the rows moved since; or being drawn)
         top, bottom = self._screen()
         bottom = min(bottom, len(self._rows) - 1)
-        shown = sorted(row for row, _column in waiting if top <= row <= bottom)
-        if shown:
-            self._privacy.compute(shown[0], shown[-1])
-        self._signal_rows(_ERROR, shown)
+        self._waiting = {cell: kept for cell, kept in self._waiting.items() if top <= cell[0] <= bottom}
         self._signal_off_screen((_ERROR,), top, bottom)
+        self._released = True
+        self._draw_released()
+
+    def _draw_released(self) -> None:
+        """The next block of the cells released (a change since took them back: nothing)."""
+        if not self._released:
+            return
+        rows = sorted(row for row, _column in self._waiting)[:PRIVACY_BLOCK]
+        for row in rows:
+            del self._waiting[row, _ERROR]
+        if rows:
+            self._privacy.compute(rows[0], rows[-1])
+            self._signal_rows(_ERROR, rows)
+        if self._waiting:       # (started after the paint the signals posted: a turn of its own)
+            QTimer.singleShot(0, self, self._release_timer.start)
+        else:
+            self._released = False
 
     def _signal_rows(self, column: int, rows: Sequence[int]) -> None:
         """``column`` of ``rows`` changed: a signal a cell (a view draws a range's bounding

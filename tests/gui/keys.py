@@ -20,6 +20,7 @@ def wait_idle(qtbot, w):
     def idle() -> bool:
         return (not w.controller.is_busy() and not w.editor.is_redistributing()
                 and not w.statistics_panel.model.filling() and not w.statistics_panel.model.waiting()
+                and not w.statistics_panel.model.releasing()
                 and not w.turns.pending())
 
     for _ in range(100):

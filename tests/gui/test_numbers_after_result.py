@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtTest import QTest
 
 from dpplanner.gui import row_privacy
+from dpplanner.gui.row_privacy import PRIVACY_BLOCK
 from dpplanner.gui.table_model import COLUMN_INDEX, RawRole, ShownRole
 from dpplanner.model import files
 from dpplanner.model.examples import example_path
@@ -72,10 +73,11 @@ def test_the_other_rows_errors_are_computed_after_the_plot_paints_the_result(qtb
     assert [t for r, t in zip(rows, changes[0]) if r != row] == \
         [t for r, t in zip(rows, errors_before) if r != row]
     assert changes[0][rows.index(row)] != errors_before[rows.index(row)]
-    # Computed before the plot's paint: the edited row alone; the others after it, in one batch.
+    # Computed before the plot's paint: the edited row alone; the others after it, a block a turn.
     assert computed[0] == (1, 0)
     assert [n for n, by in computed if by == 0] == [1]
     assert paints.count >= 1 and sum(n for n, _by in computed[1:]) >= len(rows) - 1
+    assert len(rows) > PRIVACY_BLOCK + 1 and max(n for n, _by in computed[1:]) <= PRIVACY_BLOCK
     # What the table shows in the end is the plan's, the errors of other rows moved among it.
     model = window.statistics_panel.model
     after = _shown(window, ERROR, rows)
