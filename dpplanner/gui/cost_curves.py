@@ -110,6 +110,7 @@ class TheoremCurves:
         they are set."""
         if self._unset:
             self._fade(LATE_OPACITY)
+            self.paint_now()
 
     def _fade(self, opacity: float) -> None:
         for item in self.items.values():

@@ -28,6 +28,7 @@ class CurvePaint:
         self._held = QRegion()          # the view's paints held back until the curves' turn
         self._after_paint: dict[Callable[[], None], None] = {}     # (in order, each once)
         self._paint_due = False         # the held paints are asked for: after_paint waits for them
+        self._through = False           # one paint let past the hold (paint_now)
 
     def _paint_later(self) -> None:
         self._turns.later(self, self._set_curves, first=True)
@@ -47,13 +48,23 @@ class CurvePaint:
         # The view's paints wait for the turn set_curve queued: turning its updates off was not enough, a
         # repaint of the window around it (the results' table) painted it with the slot.
         if event.type() == QEvent.Type.Paint:
-            if self._turns.pending(self):
+            if self._turns.pending(self) and not self._through:
                 self._held += event.region()
                 return True
             if self._paint_due:
                 self._paint_due = False
                 self._run_after_paint()     # (queued: they run after this paint)
         return False
+
+    def paint_now(self) -> None:
+        """Paint the view at once, past the hold: what it shows changed while its curves' turn is
+        still to come (the plan before's curves faded beside the Totals drawn early:
+        cost_curves.fade_until_set; held, that fade never reached the screen)."""
+        self._through = True
+        try:
+            self.view.viewport().repaint()
+        finally:
+            self._through = False
 
     def _set_curves(self) -> None:
         """Set the curves kept by set_curve (``_draw_set``: their data, legend entries and frame;

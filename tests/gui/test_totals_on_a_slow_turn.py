@@ -5,7 +5,8 @@ drawn rather than the plan before's totals left un-greyed beside the new ε_i.""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
 
 from dpplanner.gui import formatting
@@ -70,3 +71,44 @@ def test_the_plot_is_faded_while_the_totals_drawn_early_are_not_its_curves(qtbot
     wait_idle(qtbot, window)
     assert all(item.opacity() == 1.0 for item in plot.items.values())
     assert drawn() != before
+
+
+def _plot_on_screen(plot):
+    """The plot's area as the screen has it (the window's backing store), not a fresh render."""
+    view = plot.view.viewport()
+    at = view.mapTo(plot.window(), view.rect().topLeft())
+    shot = QGuiApplication.primaryScreen().grabWindow(plot.window().winId()).toImage()
+    return shot.copy(QRect(at, view.size()))
+
+
+def test_the_faded_curves_reach_the_screen_while_their_turn_is_still_queued(qtbot, window, monkeypatch):
+    """The curves' turn still queued behind a slow paint (the view's paints held back meanwhile):
+    the fade of the plan before's curves at the quarter second is painted, not held with the rest."""
+    plot, evaluation = window.cost_plot, window.evaluation
+    wait_idle(qtbot, window)
+    qtbot.waitUntil(lambda: not plot.drawing())
+    before = _plot_on_screen(plot)
+    holding = [True]
+    later = plot._turns.later
+
+    def queued(key, piece, first=False):
+        if key is not plot:
+            return later(key, piece, first)
+
+        def again():            # queued again each turn while held: the turn never comes
+            (later(plot, again, True) if holding[0] else piece())
+        return later(key, again, first)
+    monkeypatch.setattr(plot._turns, "later", queued)
+    evaluation._stale_delay.setInterval(10 ** 8)     # the quarter second passes when told, below
+    editor = open_cell(window, 0, "epsilon")
+    retype(editor, "0.3")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.plan[0].epsilon == 0.3
+                    and evaluation.result_is_current(evaluation.last_result), timeout=60000)
+    assert plot.drawing() and _plot_on_screen(plot) == before
+    if evaluation._stale_delay.isActive():          # a quarter of a second after the change
+        evaluation._stale_delay.timeout.emit()
+    assert plot.drawing() and all(item.opacity() == LATE_OPACITY for item in plot.items.values())
+    assert _plot_on_screen(plot) != before          # the fade is on screen
+    holding[0] = False
+    qtbot.waitUntil(lambda: not plot.drawing())
