@@ -114,7 +114,8 @@ class ResultsPanel(QGroupBox):
         self.table.setRowCount(len(totals))
         del self._shown[len(totals):]
         for row, (name, comp) in enumerate(totals.items()):
-            self._show_row(row, (name, tuple(self._cells(name, comp, name == best)), tips[name], name == best))
+            cells = tuple(self._cells(name, comp, name == best))
+            self._show_row(row, (name, cells, tips[name], name == best))
         for col, mode in enumerate(modes):
             header.setSectionResizeMode(col, mode)
         self._stale = False

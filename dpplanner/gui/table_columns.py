@@ -9,8 +9,8 @@ Columns), and the choice is remembered. Widths:
   is never elided, whatever the rows hold;
 - a column of numbers (and the noise column) is as wide as its header and the texts of the first
   rows and of those on screen (an error or delta the table has not computed yet is measured once
-  it is drawn), and it never narrows while the plan is open (a new value with one more digit widens it; one with fewer does
-  not make the columns beside it jump);
+  it is drawn), and it never narrows while the plan is open (a new value with one more digit
+  widens it; one with fewer does not make the columns beside it jump);
 - the name column takes what is left, at least ``NAME_MIN_PX``; long names are elided (the
   tooltip has them in full). When the shown columns need more than the view's width, the table
   scrolls sideways instead of squeezing them.

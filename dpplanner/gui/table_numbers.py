@@ -8,11 +8,11 @@ painted the change's curves (~4 ms of each edit of a 100-row plan). Given ``afte
 (``set_after_result``), the error of the rows on screen whose accuracy the change made unknown is
 kept as drawn until the window has drawn the change's result, as the totals beside it are; then
 it is computed and drawn again, a block of rows a turn of the event loop (a screenful's
-calibrations in one turn were ~5-9 ms of the GUI thread on the 10,000-query plan). The ε_i and δ_i (the plan's split of δ: no calibration), and every
-number of the rows the change names (a typed ε_i or target error), are drawn with the change. A
-kept cell is greyed, as the Totals table greys totals that are late, and answers every role but
-the plan's own values (its editor's, RawRole) as drawn: its tooltip says it waits, and nothing of
-it is computed meanwhile.
+calibrations in one turn were ~5-9 ms of the GUI thread on the 10,000-query plan). The ε_i and δ_i
+(the plan's split of δ: no calibration), and every number of the rows the change names (a typed ε_i
+or target error), are drawn with the change. A kept cell is greyed, as the Totals table greys totals
+that are late, and answers every role but the plan's own values (its editor's, RawRole) as drawn:
+its tooltip says it waits, and nothing of it is computed meanwhile.
 """
 
 from __future__ import annotations

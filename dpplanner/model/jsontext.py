@@ -196,7 +196,8 @@ def _check_stored(text: str) -> None:
     """A number nearer 0 than the least normal double, written by hand ("1e-400" reads as 0, "3e-324"
     as 4.94e-324), is refused with its place named, as where it is typed. The shortest text of its
     double ("1e-310") reads back as the same number: a field's rule refuses it as it refuses it
-    typed (FieldRule.check); under a key no field reads it is kept as written. Parsed again with a hook per number: only files with such small exponents pay for it."""
+    typed (FieldRule.check); under a key no field reads it is kept as written. Parsed again with a
+    hook per number: only files with such small exponents pay for it."""
     from .validation import read_as_another, too_close_to_zero
 
     def number(literal: str):

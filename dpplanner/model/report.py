@@ -137,7 +137,8 @@ def render_report(plan: Plan, *, totals=None, best=None, curve=None,
         note = composition_note(plan, name, c)
         out.append(f"<tr{cls}><td>{markup(engine.theorem(name).title)}{mark}</td>"
                    f'<td class="num">{display.upper(c.epsilon, 6)}</td><td class="num">{display.upper(c.delta, 3)}</td>'
-                   f'<td class="num">{"—" if c.epsilon_lower is None else display.lower(c.epsilon_lower, 6)}</td><td>{markup(note)}</td></tr>')
+                   f'<td class="num">{"—" if c.epsilon_lower is None else display.lower(c.epsilon_lower, 6)}</td>'
+                   f"<td>{markup(note)}</td></tr>")
     out.append("</table>")
     # what each row assumes, from the registry (the noise-aware rows assume more than the rest)
     out.append("<dl>" + "".join(f"<dt>{markup(engine.theorem(n).label)}</dt><dd>{markup(engine.theorem(n).summary)}</dd>"
