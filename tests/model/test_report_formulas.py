@@ -248,3 +248,18 @@ def _totals_rows(html: str) -> list[list[str]]:
 def _cell_text(cell: str) -> str:
     from html import unescape
     return unescape(re.sub(r"<[^>]+>", "", cell))
+
+
+def test_advanced_compositions_detail_says_its_least_bound_was_taken(tmp_path):
+    """QA18 N2: the advanced row's detail was the name of the least of its bounds alone ("basic",
+    "KOV Thm 3.5 (b)"), which read as if that theorem had been used instead of advanced
+    composition. Read back from the saved report: it says that bound is the least of its own."""
+    from dpplanner.engine.advanced import CANDIDATES
+
+    plan = load_plan(example_path("census"))
+    totals, best = plan_totals(plan, ("advanced",))
+    path = tmp_path / "report.html"
+    save_report(plan, path, totals=totals, best=best, curve=None)
+    detail, = [row[-1] for row in _totals_rows(path.read_text(encoding="utf-8"))]
+    winner = totals["advanced"].detail
+    assert winner in CANDIDATES and detail == f"the least of its bounds here, {winner}", detail
