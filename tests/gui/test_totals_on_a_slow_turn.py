@@ -15,6 +15,23 @@ from dpplanner.gui.evaluation import COMPUTING
 from keys import open_cell, retype, wait_idle
 
 
+def _type_epsilon_and_wait_for_its_result(qtbot, window) -> None:
+    """ε_i 0.3 typed into the first row, until its result is in hand (the quarter second after the
+    change is told by _a_quarter_second_later, not by the clock)."""
+    evaluation = window.evaluation
+    evaluation._stale_delay.setInterval(10 ** 8)
+    editor = open_cell(window, 0, "epsilon")
+    retype(editor, "0.3")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.plan[0].epsilon == 0.3
+                    and evaluation.result_is_current(evaluation.last_result), timeout=60000)
+
+
+def _a_quarter_second_later(evaluation) -> None:
+    if evaluation._stale_delay.isActive():
+        evaluation._stale_delay.timeout.emit()
+
+
 def test_a_result_whose_turn_is_held_is_drawn_when_the_totals_would_grey(qtbot, window, monkeypatch):
     panel, evaluation = window.results_panel, window.evaluation
     wait_idle(qtbot, window)
@@ -26,16 +43,10 @@ def test_a_result_whose_turn_is_held_is_drawn_when_the_totals_would_grey(qtbot, 
     later = panel._turns.later
     monkeypatch.setattr(panel._turns, "later", lambda key, piece, first=False:
                         held.append(piece) if key is panel else later(key, piece, first))
-    evaluation._stale_delay.setInterval(10 ** 8)     # the quarter second passes when told, below
-    editor = open_cell(window, 0, "epsilon")
-    retype(editor, "0.3")
-    QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: window.plan[0].epsilon == 0.3
-                    and evaluation.result_is_current(evaluation.last_result), timeout=60000)
+    _type_epsilon_and_wait_for_its_result(qtbot, window)
     new = [formatting.upper(comp.epsilon) for comp in evaluation.last_result.totals.values()]
     assert new != before and held
-    if evaluation._stale_delay.isActive():          # a quarter of a second after the change
-        evaluation._stale_delay.timeout.emit()
+    _a_quarter_second_later(evaluation)
     assert shown() == new and not panel.drawing() and panel.status.text() != COMPUTING
 
 
@@ -52,15 +63,9 @@ def test_the_plot_is_faded_while_the_totals_drawn_early_are_not_its_curves(qtbot
     later = plot._turns.later
     monkeypatch.setattr(plot._turns, "later", lambda key, piece, first=False:
                         held.append(piece) if key is plot else later(key, piece, first))
-    evaluation._stale_delay.setInterval(10 ** 8)     # the quarter second passes when told, below
-    editor = open_cell(window, 0, "epsilon")
-    retype(editor, "0.3")
-    QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: window.plan[0].epsilon == 0.3
-                    and evaluation.result_is_current(evaluation.last_result), timeout=60000)
+    _type_epsilon_and_wait_for_its_result(qtbot, window)
     assert held and all(item.opacity() == 1.0 for item in plot.items.values())
-    if evaluation._stale_delay.isActive():          # a quarter of a second after the change
-        evaluation._stale_delay.timeout.emit()
+    _a_quarter_second_later(evaluation)
     new = [formatting.upper(comp.epsilon) for comp in evaluation.last_result.totals.values()]
     assert [panel.text_at(name, "total ε") for name in evaluation.last_result.totals] == new
     assert drawn() == before        # the plan before's curves, still
@@ -99,15 +104,9 @@ def test_the_faded_curves_reach_the_screen_while_their_turn_is_still_queued(qtbo
             (later(plot, again, True) if holding[0] else piece())
         return later(key, again, first)
     monkeypatch.setattr(plot._turns, "later", queued)
-    evaluation._stale_delay.setInterval(10 ** 8)     # the quarter second passes when told, below
-    editor = open_cell(window, 0, "epsilon")
-    retype(editor, "0.3")
-    QTest.keyClick(editor, Qt.Key.Key_Return)
-    qtbot.waitUntil(lambda: window.plan[0].epsilon == 0.3
-                    and evaluation.result_is_current(evaluation.last_result), timeout=60000)
+    _type_epsilon_and_wait_for_its_result(qtbot, window)
     assert plot.drawing() and _plot_on_screen(plot) == before
-    if evaluation._stale_delay.isActive():          # a quarter of a second after the change
-        evaluation._stale_delay.timeout.emit()
+    _a_quarter_second_later(evaluation)
     assert plot.drawing() and all(item.opacity() == LATE_OPACITY for item in plot.items.values())
     assert _plot_on_screen(plot) != before          # the fade is on screen
     holding[0] = False
