@@ -39,7 +39,9 @@ def test_target_by_number_and_refusals_name_the_problem(capsys, tmp_path):
     code, _, err = run(capsys, "target", "psi-survey", "nine", "0.5")
     assert code == 2 and "no statistic 'nine'" in err
     code, _, err = run(capsys, "target", "psi-survey", "2", "-1")
-    assert code == 2 and "target error" in err and "is not allowed" in err
+    assert code == 2 and "error: target error = -1 is not allowed" in err, err
+    code, _, err = run(capsys, "target", "psi-survey", "2", "0,5")    # the field named, once
+    assert code == 2 and "error: Target error: '0,5' is not a number" in err, err
     code, _, err = run(capsys, "target", "psi-survey", "2", "0.0001")      # needs ε > ε_g
     assert code == 2 and "mean age" in err
 

@@ -119,7 +119,7 @@ def _statistic_index(plan: Plan, spec: str) -> int:
 def cmd_target(args) -> int:
     plan = load(args.plan)
     i = _statistic_index(plan, args.statistic)
-    error = parse_text(FIELD_RULES["error"], args.error, "ERROR")
+    error = parse_text(FIELD_RULES["error"], args.error)     # (its message names the field)
     work = args.work
     total = None        # the redistribution's certified total (None: nothing redistributed)
     if plan.budget.redistribute:
