@@ -83,13 +83,13 @@ class ResultsPanel(QGroupBox):
         """Show ``totals`` (``best`` marked) and ``note`` beneath them, on a turn of their own;
         each row's tooltip says its method in the words of ``plan`` (its statistics, with
         ``inputs``: explanations.composition_note), worded now, while they are the totals' own."""
-        tips = {}
+        tips, notes = {}, {}
         for name, comp in totals.items():
             tip, words = engine.theorem(name).summary, composition_note(plan, name, comp, inputs)
             if words:
                 tip += f"\n\nMethod: {words}" if comp.applicable and comp.reason is None else f"\n\n{words}"
-            tips[name] = tip
-        self._due = (totals, best, note, tips)
+            tips[name], notes[name] = tip, words
+        self._due = (totals, best, note, tips, notes)
         self._turns.later(self, self._draw_due)
 
     def draw_now(self) -> None:
@@ -100,7 +100,7 @@ class ResultsPanel(QGroupBox):
     def _draw_due(self) -> None:
         if self._due is None:
             return          # (drawn already by set_stale)
-        (totals, best, note, tips), self._due = self._due, None
+        (totals, best, note, tips, notes), self._due = self._due, None
         self._best = best
         bold = QFont(self.font())
         bold.setBold(True)
@@ -114,7 +114,7 @@ class ResultsPanel(QGroupBox):
         self.table.setRowCount(len(totals))
         del self._shown[len(totals):]
         for row, (name, comp) in enumerate(totals.items()):
-            cells = tuple(self._cells(name, comp, name == best))
+            cells = tuple(self._cells(name, comp, name == best, notes[name]))
             self._show_row(row, (name, cells, tips[name], name == best))
         for col, mode in enumerate(modes):
             header.setSectionResizeMode(col, mode)
@@ -168,12 +168,13 @@ class ResultsPanel(QGroupBox):
                 return self.table.item(row, col).text()
         raise KeyError(f"no results row for theorem '{theorem}'")
 
-    def _cells(self, name: str, comp: Composition, is_best: bool) -> list[str]:
+    def _cells(self, name: str, comp: Composition, is_best: bool, why: str) -> list[str]:
+        """The row's texts; ``why``: an infeasible total's reason, in the plan's words."""
         label = engine.theorem(name).label + (" ★" if is_best else "")
         if not comp.applicable:
             return [label, "n/a", "", "does not apply (see tooltip)", ""]
         if comp.epsilon == math.inf:
-            return [label, "infeasible", formatting.upper(comp.delta, 2), comp.reason or "",
+            return [label, "infeasible", formatting.upper(comp.delta, 2), why,
                     formatting.seconds(comp.seconds)]
         bracket = ""
         if comp.epsilon_lower is not None:

@@ -126,13 +126,16 @@ def above_global_tip(budget: Budget) -> str:
             f"as a whole can let {_delta_covers(budget)}.")
 
 
-#: The engine's words for what the plan calls ε, δ, ρ and η, and its theorems' names where the
-#: window shows another label ("zcdp" is "zCDP (as OpenDP / Tumult)").
+#: The engine's words for what the plan calls ε, δ, ρ and η (and its queries, the plan's releases),
+#: and its theorems' names where the window shows another label ("zcdp" is "zCDP (as OpenDP /
+#: Tumult)"); the longer words first.
 _WORDS = [(re.compile(rf"\b{re.escape(PLD)} lattice\b"),
            f"{engine.theorem(PLD).label}: privacy losses on a lattice of step"),
           *((re.compile(rf"\b{re.escape(t.name)}\b"), t.label) for t in REGISTRY if t.label != t.name),
           *((re.compile(rf"\b{word}\b"), sign) for word, sign in
-            (("epsilon", "ε"), ("eps", "ε"), ("delta", "δ"), ("rho", "ρ"), ("eta", "η")))]
+            (("query deltas", "releases' δ_i"), ("queries", "releases"), ("query", "release"),
+             ("deltas", "δ_i"), ("delta_g", "δ_g"), ("delta_i", "δ_i"), ("epsilon_g", "ε_g"), ("eps_i", "ε_i"),
+             ("epsilon", "ε"), ("eps", "ε"), ("delta", "δ"), ("rho", "ρ"), ("eta", "η")))]
 
 
 def composition_note(plan, name: str, comp, inputs=None) -> str:

@@ -43,3 +43,21 @@ def test_the_method_in_each_totals_tooltip_is_in_the_plans_words(qtbot, window):
     methods = [tip.removeprefix(engine.theorem(name).summary) for name, tip in tips.items()]
     for engine_word in ("lattice 0.", "query", "eps=", "rho", "delta ="):
         assert all(engine_word not in method for method in methods), engine_word
+
+
+def test_an_infeasible_totals_cell_gives_its_reason_in_the_plans_words(qtbot, window):
+    """REVIEW18 R3: an infeasible row's cell showed the engine's reason as it came ("delta_g = 1e-06
+    is too small: the queries' own deltas ..."), where its tooltip is in the plan's words."""
+    from dpplanner import engine
+
+    totals = engine.compose_all([0.1, 0.2], [1e-6, 1e-6], 1e-6, eta=1e-3)
+    infeasible = [name for name, c in totals.items() if c.applicable and c.epsilon == float("inf")]
+    panel = window.results_panel
+    panel.set_results(totals, None)
+    panel.draw_now()
+    assert len(infeasible) >= 5
+    for name in infeasible:
+        cell = panel.text_at(name, "exact total lies in")
+        assert cell == composition_note(None, name, totals[name]) and "δ_g = 1e-06" in cell, cell
+        for word in ("delta", "queries", "query"):
+            assert word not in cell, (word, cell)
