@@ -16,7 +16,8 @@ def test_a_release_script_under_a_theorem_that_does_not_apply_says_so(tmp_path, 
     save_plan(plan, str(path))
     assert main(["export-opendp", str(path), "-o", str(tmp_path / "release.py")]) == 2
     err = capsys.readouterr().err
-    assert ("its theorem (KOV (homogeneous)) does not apply to it: KOV (homogeneous) applies only when "
+    assert ("cannot write a release script for this plan: KOV (homogeneous) applies only when "
             "every statistic gets the same ε_i and δ_i: statistic 3 ('mean income') gets") in err
+    assert err.count("KOV (homogeneous)") == 1, err       # (named once, not also in parentheses)
     assert "delta cannot be met" not in err and "Traceback" not in err
     assert not (tmp_path / "release.py").exists()

@@ -58,8 +58,8 @@ def script_plan(plan: Plan) -> dict:
     label = engine.theorem(plan.budget.theorem).label
     if not own.applicable:      # (kov on unequal releases: not a delta that cannot be met)
         why = composition_note(plan, plan.budget.theorem, own)
-        raise ExportError(f"cannot write a release script for this plan: its theorem ({label}) does "
-                          f"not apply to it: {why}; choose another theorem")
+        said = why if why.startswith(label) else f"its theorem, {label}, does not apply to it: {why}"
+        raise ExportError(f"cannot write a release script for this plan: {said}; choose another theorem")
     if not own.feasible or plan.balance(own.epsilon).over:
         raise ExportError(f"cannot write a release script for this plan: under its theorem "
                           f"({label}) it is {plan.balance(own.epsilon).describe()}; "
@@ -106,7 +106,7 @@ def data_block(plan: Plan) -> str:
              f"{plan.budget.contributions} row(s) per {plan.budget.unit}). It is",
              "#: read only to bound each individual's rows: the script keeps each one's first rows when the",
              "#: plan truncates, and otherwise refuses data where one has more rows than the plan allows.",
-             f"ID_COLUMN = None" + ("   # required: this plan truncates" if plan.budget.truncate else ""),
+             "ID_COLUMN = None" + ("   # required: this plan truncates" if plan.budget.truncate else ""),
              "#: Each histogram's categories as they appear in its column, one per bin in the plan's",
              "#: order (by default the codes 0 .. bins-1). Values outside them are not counted.",
              "CATEGORIES = " + _literal(default_categories(plan))]
