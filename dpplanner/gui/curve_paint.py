@@ -48,7 +48,9 @@ class CurvePaint:
         # The view's paints wait for the turn set_curve queued: turning its updates off was not enough, a
         # repaint of the window around it (the results' table) painted it with the slot.
         if event.type() == QEvent.Type.Paint:
-            if self._turns.pending(self) and not self._through:
+            if self._through:       # (paint_now's: a held paint asked for is still to come)
+                return False
+            if self._turns.pending(self):
                 self._held += event.region()
                 return True
             if self._paint_due:

@@ -133,7 +133,8 @@ _WORDS = [(re.compile(rf"\b{re.escape(PLD)} lattice\b"),
           *((re.compile(rf"\b{re.escape(t.name)}\b"), t.label) for t in REGISTRY if t.label != t.name),
           *((re.compile(rf"\b{word}\b"), sign) for word, sign in
             (("query deltas", "releases' δ_i"), ("queries", "releases"), ("query", "release"),
-             ("deltas", "δ_i"), ("delta_g", "δ_g"), ("delta_i", "δ_i"), ("epsilon_g", "ε_g"), ("eps_i", "ε_i"),
+             ("deltas", "δ_i"), ("delta_g", "δ_g"), ("delta_i", "δ_i"), ("epsilon_g", "ε_g"),
+             ("eps_i", "ε_i"),
              ("epsilon", "ε"), ("eps", "ε"), ("delta", "δ"), ("rho", "ρ"), ("eta", "η")))]
 
 
