@@ -18,9 +18,10 @@ import numpy as np
 from .delta import delta_bar_from_log, infeasible_reason, total_delta_up
 from .numerics import round_down, round_up
 from .stats import Sums
+from .theorems import ADVANCED
 from .types import Composition
 
-NAME = "advanced"
+NAME = ADVANCED
 CANDIDATES = ("basic", "DRV", "tanh", "KOV Thm 3.5 (b)", "KOV Thm 3.5 (c)", "Steinke")
 
 

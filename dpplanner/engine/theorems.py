@@ -285,6 +285,8 @@ BY_NAME: dict[str, Theorem] = {t.name: t for t in REGISTRY}
 OPTIMAL = "optimal"
 #: The exact homogeneous theorem: it applies only while the queries are copies of the first.
 KOV = "kov"
+#: Advanced composition: the least of its closed forms, which its detail names.
+ADVANCED = "advanced"
 #: The noise-aware theorems: pld's ladder of lattices, zCDP's rho of the actual noise.
 PLD, ZCDP = "pld", "zcdp"
 #: Optimal's concurrent twin: the same lattice engine.

@@ -9,7 +9,7 @@ import re
 from typing import Optional
 
 from dpplanner import engine
-from dpplanner.engine.theorems import KOV, OPTIMAL, PLD, REGISTRY
+from dpplanner.engine.theorems import ADVANCED, KOV, OPTIMAL, PLD, REGISTRY
 
 from . import display
 from .statistic import Budget, Kind, Statistic
@@ -151,9 +151,7 @@ def composition_note(plan, name: str, comp, inputs=None) -> str:
             return unequal
     note = comp.detail if comp.applicable and comp.reason is None else (comp.reason or comp.detail)
     note = note or ""
-    from dpplanner.engine.advanced import CANDIDATES     # (here: the window paints first without it)
-
-    if note in CANDIDATES and comp.applicable and comp.reason is None:
+    if name == ADVANCED and comp.applicable and comp.reason is None:
         # (advanced composition's detail names the least of its bounds: "basic" alone read as if
         # basic composition had been used instead of it)
         note = f"the least of its bounds here, {note}"

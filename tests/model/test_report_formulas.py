@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 
 import pytest
@@ -263,3 +265,17 @@ def test_advanced_compositions_detail_says_its_least_bound_was_taken(tmp_path):
     detail, = [row[-1] for row in _totals_rows(path.read_text(encoding="utf-8"))]
     winner = totals["advanced"].detail
     assert winner in CANDIDATES and detail == f"the least of its bounds here, {winner}", detail
+
+
+def test_wording_a_total_imports_no_theorem_into_the_window():
+    """The window words every result's totals on its GUI thread (the Totals tooltips): doing so
+    imports none of the engine's mathematics (engine.advanced and what it needs took ~18 ms there
+    at the first result)."""
+    child = ("import sys\n"
+             "from dpplanner.engine.types import Composition\n"
+             "from dpplanner.model.explanations import composition_note\n"
+             "for name in ('advanced', 'pld', 'zcdp'):\n"
+             "    composition_note(None, name, Composition(name, 1.0, 1e-6, detail='basic'))\n"
+             "print(sorted(m for m in sys.modules if m.startswith('dpplanner.engine.')))\n")
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout
+    assert "dpplanner.engine.advanced" not in out and "dpplanner.engine.validation" not in out, out
